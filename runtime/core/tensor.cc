@@ -1,0 +1,166 @@
+#include "runtime/core/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace xonnx {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  constexpr size_t kAlign = 64;
+  const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  if (!p) return nullptr;
+  std::memset(p, 0, rounded == 0 ? kAlign : rounded);
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = p;
+  s->bytes_ = bytes;
+  s->owned_ = true;
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::view(const void* data, size_t bytes,
+                                       std::shared_ptr<const void> keepalive) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = const_cast<void*>(data);  // views are read-only by contract: kernels never write inputs
+  s->bytes_ = bytes;
+  s->keepalive_ = keepalive ? std::move(keepalive) : std::make_shared<int>(0);
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::strings(size_t count) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->strings_.resize(count);
+  return s;
+}
+
+Storage::~Storage() {
+  if (owned_) std::free(data_);
+}
+
+Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {
+  const int64_t n = shape_numel(shape);
+  if (n < 0) return invalid_argument("cannot allocate tensor of shape ", shape_to_string(shape),
+                                     ": negative dimension or element count overflow");
+  if (dtype == DataType::kString) {
+    return Tensor(dtype, std::move(shape), Storage::strings(static_cast<size_t>(n)));
+  }
+  const int64_t bytes = dtype_storage_bytes(dtype, n);
+  if (bytes < 0 || (dtype_bits(dtype) == 0)) {
+    return unsupported("cannot allocate tensor of type ", dtype_name(dtype), " and shape ",
+                       shape_to_string(shape));
+  }
+  auto storage = Storage::allocate(static_cast<size_t>(bytes));
+  if (!storage) return resource_exhausted("out of memory allocating ", bytes, " bytes");
+  return Tensor(dtype, std::move(shape), std::move(storage));
+}
+
+Result<Tensor> Tensor::clone() const {
+  XONNX_ASSIGN_OR_RETURN(Tensor t, allocate(dtype_, shape_));
+  if (dtype_ == DataType::kString) {
+    for (int64_t i = 0; i < numel(); ++i) t.string_data()[i] = string_data()[i];
+  } else if (nbytes() > 0) {
+    std::memcpy(t.raw_data(), raw_data(), nbytes());
+  }
+  return t;
+}
+
+uint8_t subbyte_get(const void* data, DataType dtype, int64_t index) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  if (dtype_bits(dtype) == 2) return (p[index >> 2] >> ((index & 3) * 2)) & 0x3;
+  return (p[index >> 1] >> ((index & 1) * 4)) & 0xf;
+}
+
+void subbyte_set(void* data, DataType dtype, int64_t index, uint8_t code) {
+  uint8_t* p = static_cast<uint8_t*>(data);
+  if (dtype_bits(dtype) == 2) {
+    const int sh = static_cast<int>((index & 3) * 2);
+    p[index >> 2] = static_cast<uint8_t>((p[index >> 2] & ~(0x3 << sh)) | ((code & 0x3) << sh));
+    return;
+  }
+  const int sh = static_cast<int>((index & 1) * 4);
+  p[index >> 1] = static_cast<uint8_t>((p[index >> 1] & ~(0xf << sh)) | ((code & 0xf) << sh));
+}
+
+double Tensor::get_as_double(int64_t i) const {
+  const void* p = raw_data();
+  switch (dtype_) {
+    case DataType::kFloat: return static_cast<const float*>(p)[i];
+    case DataType::kDouble: return static_cast<const double*>(p)[i];
+    case DataType::kFloat16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DataType::kBFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat8E8M0: return float8_to_float(dtype_, static_cast<const uint8_t*>(p)[i]);
+    case DataType::kFloat4E2M1: return float4e2m1_to_float(subbyte_get(p, dtype_, i));
+    case DataType::kInt4: {
+      const int v = subbyte_get(p, dtype_, i);
+      return v >= 8 ? v - 16 : v;
+    }
+    case DataType::kInt2: {
+      const int v = subbyte_get(p, dtype_, i);
+      return v >= 2 ? v - 4 : v;
+    }
+    case DataType::kUint4:
+    case DataType::kUint2: return subbyte_get(p, dtype_, i);
+    case DataType::kBool: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
+    case DataType::kInt8: return static_cast<const int8_t*>(p)[i];
+    case DataType::kUint8: return static_cast<const uint8_t*>(p)[i];
+    case DataType::kInt16: return static_cast<const int16_t*>(p)[i];
+    case DataType::kUint16: return static_cast<const uint16_t*>(p)[i];
+    case DataType::kInt32: return static_cast<const int32_t*>(p)[i];
+    case DataType::kUint32: return static_cast<const uint32_t*>(p)[i];
+    case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DataType::kUint64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
+    default: return 0.0;
+  }
+}
+
+int64_t Tensor::get_as_int64(int64_t i) const {
+  const void* p = raw_data();
+  switch (dtype_) {
+    case DataType::kInt64: return static_cast<const int64_t*>(p)[i];
+    case DataType::kUint64: return static_cast<int64_t>(static_cast<const uint64_t*>(p)[i]);
+    case DataType::kInt32: return static_cast<const int32_t*>(p)[i];
+    case DataType::kUint32: return static_cast<const uint32_t*>(p)[i];
+    case DataType::kInt16: return static_cast<const int16_t*>(p)[i];
+    case DataType::kUint16: return static_cast<const uint16_t*>(p)[i];
+    case DataType::kInt8: return static_cast<const int8_t*>(p)[i];
+    case DataType::kUint8: return static_cast<const uint8_t*>(p)[i];
+    case DataType::kBool: return static_cast<const bool*>(p)[i] ? 1 : 0;
+    default: return static_cast<int64_t>(get_as_double(i));
+  }
+}
+
+Result<std::vector<int64_t>> Tensor::to_int64_vector() const {
+  if (!dtype_is_integer(dtype_) && dtype_ != DataType::kBool) {
+    return invalid_argument("expected an integer tensor, got ", dtype_name(dtype_));
+  }
+  const int64_t n = numel();
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = get_as_int64(i);
+  return out;
+}
+
+}  // namespace xonnx

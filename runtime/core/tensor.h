@@ -1,0 +1,126 @@
+// Tensor: element type + shape + shared storage. Storage is either owned (64-byte aligned,
+// zero-filled) or a view into memory someone else keeps alive (the model's mmap), so
+// weights are never copied. Tensors are cheap to copy; copies share storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/dtype.h"
+#include "runtime/core/status.h"
+
+namespace xonnx {
+
+using Shape = std::vector<int64_t>;
+
+// Number of elements of `shape`, or -1 on a negative dim or int64 overflow.
+int64_t shape_numel(const Shape& shape);
+std::string shape_to_string(const Shape& shape);
+
+class Storage {
+ public:
+  // Owned, aligned, zero-filled. Returns nullptr only if the allocation fails.
+  static std::shared_ptr<Storage> allocate(size_t bytes);
+  // A view: `data` stays valid as long as `keepalive` is held.
+  static std::shared_ptr<Storage> view(const void* data, size_t bytes,
+                                       std::shared_ptr<const void> keepalive);
+  // Storage for `count` std::string elements.
+  static std::shared_ptr<Storage> strings(size_t count);
+
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  bool is_view() const { return keepalive_ != nullptr; }
+  std::vector<std::string>& string_data() { return strings_; }
+  const std::vector<std::string>& string_data() const { return strings_; }
+
+ private:
+  Storage() = default;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  bool owned_ = false;
+  std::shared_ptr<const void> keepalive_;
+  std::vector<std::string> strings_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: an absent optional input or output
+  Tensor(DataType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset = 0)
+      : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(byte_offset) {}
+
+  // Allocates a zero-filled tensor; fails on negative dims, overflow or allocation failure.
+  static Result<Tensor> allocate(DataType dtype, Shape shape);
+  // Scalar and 1-D helpers for tests and shape-computing kernels.
+  template <typename T>
+  static Tensor from_vector(const std::vector<T>& values, Shape shape);
+  template <typename T>
+  static Tensor scalar(T value) { return from_vector<T>({value}, {}); }
+
+  bool defined() const { return dtype_ != DataType::kUndefined; }
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  size_t rank() const { return shape_.size(); }
+  int64_t dim(size_t i) const { return shape_[i]; }
+  int64_t numel() const { return shape_numel(shape_); }
+  // Bytes of element data (packed for sub-byte types; 0 for strings).
+  size_t nbytes() const { return static_cast<size_t>(dtype_storage_bytes(dtype_, numel())); }
+
+  void* raw_data() { return storage_ ? static_cast<char*>(storage_->data()) + offset_ : nullptr; }
+  const void* raw_data() const {
+    return storage_ ? static_cast<const char*>(storage_->data()) + offset_ : nullptr;
+  }
+  template <typename T> T* data() { return static_cast<T*>(raw_data()); }
+  template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
+  std::string* string_data() { return storage_->string_data().data() + offset_; }
+  const std::string* string_data() const { return storage_->string_data().data() + offset_; }
+
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  bool is_view_of_external_memory() const { return storage_ && storage_->is_view(); }
+
+  // Same storage, new shape (caller guarantees equal numel).
+  Tensor reshaped(Shape shape) const { return Tensor(dtype_, std::move(shape), storage_, offset_); }
+  // Deep copy into owned storage.
+  Result<Tensor> clone() const;
+
+  // Element i converted to double / int64 (any numeric or bool type, incl. fp16/fp8/int4).
+  double get_as_double(int64_t i) const;
+  int64_t get_as_int64(int64_t i) const;
+  // Whole tensor as int64 values (shape/axes inputs). Fails for non-integer types.
+  Result<std::vector<int64_t>> to_int64_vector() const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<Storage> storage_;
+  size_t offset_ = 0;  // bytes; for string tensors: elements
+};
+
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, Shape shape) {
+  constexpr DataType dt = DataTypeOf<T>::value;
+  if constexpr (std::is_same_v<T, std::string>) {
+    auto storage = Storage::strings(values.size());
+    storage->string_data() = values;
+    return Tensor(dt, std::move(shape), std::move(storage));
+  } else {
+    auto storage = Storage::allocate(values.size() * sizeof(T));
+    T* out = static_cast<T*>(storage->data());
+    for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+    return Tensor(dt, std::move(shape), std::move(storage));
+  }
+}
+
+// Sub-byte element access (int4/uint4/float4e2m1 two per byte, int2/uint2 four per byte).
+uint8_t subbyte_get(const void* data, DataType dtype, int64_t index);  // raw code bits
+void subbyte_set(void* data, DataType dtype, int64_t index, uint8_t code);
+
+}  // namespace xonnx

@@ -1,0 +1,126 @@
+#include "runtime/exec/session.h"
+
+#include <exception>
+#include <set>
+
+#include "runtime/exec/subgraph.h"
+
+namespace xonnx {
+
+namespace {
+
+// No exception may cross the public API (std::bad_alloc, std::regex_error ...).
+template <typename Fn>
+auto guarded(const char* what, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted(what, ": out of memory");
+  } catch (const std::exception& e) {
+    return internal_error(what, ": unexpected exception: ", e.what());
+  } catch (...) {
+    return internal_error(what, ": unexpected exception");
+  }
+}
+
+Status check_input(const ValueInfo& info, const Value& v) {
+  const TypeInfo& t = info.type;
+  if (v.empty()) return invalid_argument("input '", info.name, "' is missing");
+  if (t.kind == TypeInfo::Kind::kTensor) {
+    if (!v.is_tensor()) return invalid_argument("input '", info.name, "' must be a tensor");
+    const Tensor& x = v.tensor();
+    if (t.elem_type != DataType::kUndefined && x.dtype() != t.elem_type) {
+      return invalid_argument("input '", info.name, "' must be ", dtype_name(t.elem_type), ", got ",
+                              dtype_name(x.dtype()));
+    }
+    if (t.has_shape) {
+      if (x.rank() != t.dims.size()) {
+        return invalid_argument("input '", info.name, "' must have rank ", t.dims.size(),
+                                ", got shape ", shape_to_string(x.shape()));
+      }
+      for (size_t d = 0; d < t.dims.size(); ++d) {
+        if (t.dims[d].known() && t.dims[d].value != x.dim(d)) {
+          return invalid_argument("input '", info.name, "' dimension ", d, " must be ",
+                                  t.dims[d].value, ", got shape ", shape_to_string(x.shape()));
+        }
+      }
+    }
+  } else if (t.kind == TypeInfo::Kind::kSequence && !v.is_sequence()) {
+    return invalid_argument("input '", info.name, "' must be a sequence");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::create(const std::string& path,
+                                                 const SessionOptions& options) {
+  return guarded("creating session", [&]() -> Result<std::unique_ptr<Session>> {
+    XONNX_ASSIGN_OR_RETURN(Model model, load_model(path, options.load));
+    return create_from_model(std::move(model), options);
+  });
+}
+
+Result<std::unique_ptr<Session>> Session::create_from_memory(const void* data, size_t size,
+                                                             const SessionOptions& options) {
+  return guarded("creating session", [&]() -> Result<std::unique_ptr<Session>> {
+    XONNX_ASSIGN_OR_RETURN(Model model, load_model_from_memory(data, size, "", options.load));
+    return create_from_model(std::move(model), options);
+  });
+}
+
+Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
+                                                            const SessionOptions& options) {
+  return guarded("creating session", [&]() -> Result<std::unique_ptr<Session>> {
+    if (options.num_threads < 1) return invalid_argument("num_threads must be >= 1");
+    std::unique_ptr<Session> session(new Session());
+    session->model_ = std::move(model);
+    session->options_ = options;
+    auto state = std::make_shared<SessionState>();
+    state->options = options;
+    state->opset_imports = session->model_.opset_imports;
+    session->state_ = state;
+    const Graph& g = session->model_.graph;
+    std::set<std::string> initialized;
+    for (const NamedTensor& t : g.initializers) initialized.insert(t.name);
+    for (const ValueInfo& v : g.inputs) {
+      if (!initialized.count(v.name)) session->inputs_.push_back(v);
+    }
+    session->outputs_ = g.outputs;
+    // Graph inputs that are initializers (IR < 4 style) are bound to their constants.
+    Graph& mutable_graph = session->model_.graph;
+    std::vector<ValueInfo> kept;
+    for (const ValueInfo& v : mutable_graph.inputs) {
+      if (!initialized.count(v.name)) kept.push_back(v);
+    }
+    mutable_graph.inputs = std::move(kept);
+    XONNX_ASSIGN_OR_RETURN(session->plan_, Subgraph::compile(mutable_graph, nullptr, state));
+    return session;
+  });
+}
+
+Result<std::vector<Value>> Session::run(const std::vector<Value>& inputs) {
+  return guarded("running session", [&]() -> Result<std::vector<Value>> {
+    if (inputs.size() != inputs_.size()) {
+      return invalid_argument("the model takes ", inputs_.size(), " inputs, got ", inputs.size());
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) XONNX_RETURN_IF_ERROR(check_input(inputs_[i], inputs[i]));
+    return plan_->execute(inputs, nullptr);
+  });
+}
+
+Result<std::vector<Value>> Session::run_named(
+    const std::vector<std::pair<std::string, Value>>& inputs) {
+  std::vector<Value> ordered(inputs_.size());
+  for (const auto& [name, value] : inputs) {
+    size_t i = 0;
+    while (i < inputs_.size() && inputs_[i].name != name) ++i;
+    if (i == inputs_.size()) return invalid_argument("the model has no input named '", name, "'");
+    ordered[i] = value;
+  }
+  return run(ordered);
+}
+
+}  // namespace xonnx

@@ -1,0 +1,379 @@
+#include "runtime/exec/subgraph.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
+#include <sstream>
+
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+
+namespace {
+
+// Names a graph reads but does not define (inputs, initializers, node outputs), including
+// those read by nested subgraphs: the values it needs from enclosing scopes.
+void collect_free_names(const Graph& g, std::set<std::string>& out) {
+  std::set<std::string> defined;
+  for (const ValueInfo& v : g.inputs) defined.insert(v.name);
+  for (const NamedTensor& t : g.initializers) defined.insert(t.name);
+  for (const Node& n : g.nodes) defined.insert(n.outputs.begin(), n.outputs.end());
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name)) out.insert(name);
+  };
+  for (const Node& n : g.nodes) {
+    for (const std::string& in : n.inputs) use(in);
+    for (const Attribute& a : n.attributes) {
+      std::set<std::string> inner;
+      if (a.g) collect_free_names(*a.g, inner);
+      for (const auto& sg : a.graphs) collect_free_names(*sg, inner);
+      for (const std::string& name : inner) use(name);
+    }
+  }
+  for (const ValueInfo& v : g.outputs) use(v.name);
+}
+
+std::set<std::string> implicit_inputs(const Node& n) {
+  std::set<std::string> names;
+  for (const Attribute& a : n.attributes) {
+    if (a.g) collect_free_names(*a.g, names);
+    for (const auto& sg : a.graphs) collect_free_names(*sg, names);
+  }
+  return names;
+}
+
+const Tensor& empty_tensor() {
+  static const Tensor* t = new Tensor();
+  return *t;
+}
+const Value& empty_value() {
+  static const Value* v = new Value();
+  return *v;
+}
+
+}  // namespace
+
+class KernelInitImpl final : public KernelInit {
+ public:
+  KernelInitImpl(const Node& node, int since, int64_t opset, Subgraph& plan)
+      : node_(node), since_(since), opset_(opset), plan_(plan) {}
+  const Node& node() const override { return node_; }
+  int since_version() const override { return since_; }
+  int64_t opset() const override { return opset_; }
+  const Tensor* constant_input(size_t i) const override {
+    if (!has_input(i)) return nullptr;
+    const int s = plan_.slot(node_.inputs[i]);
+    for (const auto& [slot, tensor] : plan_.constants_) {
+      if (slot == s) {
+        // A graph input with the same name can override the initializer: not constant then.
+        for (int in : plan_.input_slots_) {
+          if (in == s) return nullptr;
+        }
+        return &tensor;
+      }
+    }
+    return nullptr;
+  }
+  Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const override {
+    const Attribute* a = node_.find_attr(attr_name);
+    if (!a) return invalid_model("required graph attribute '", attr_name, "' is missing");
+    if (a->type != AttrType::kGraph || !a->g) {
+      return invalid_model("attribute '", attr_name, "' must be GRAPH, got ", attr_type_name(a->type));
+    }
+    auto sub = Subgraph::compile(*a->g, &plan_, plan_.state_);
+    if (!sub.is_ok()) return sub.status().with_context("in subgraph '" + attr_name + "': ");
+    return sub;
+  }
+
+ private:
+  const Node& node_;
+  int since_;
+  int64_t opset_;
+  Subgraph& plan_;
+};
+
+class KernelContextImpl final : public KernelContext {
+ public:
+  KernelContextImpl(const Subgraph::Step& step, Frame& frame, const SessionState& state)
+      : step_(step), frame_(frame), state_(state) {}
+
+  size_t num_inputs() const override { return step_.inputs.size(); }
+  bool has_input(size_t i) const override {
+    return i < step_.inputs.size() && step_.inputs[i] >= 0 && !frame_.slots[step_.inputs[i]].empty();
+  }
+  const Value& input_value(size_t i) const override {
+    if (i >= step_.inputs.size() || step_.inputs[i] < 0) return empty_value();
+    return frame_.slots[step_.inputs[i]];
+  }
+  const Tensor& input(size_t i) const override {
+    const Value& v = input_value(i);
+    return v.is_tensor() ? v.tensor() : empty_tensor();
+  }
+  size_t num_outputs() const override { return step_.outputs.size(); }
+  bool output_wanted(size_t i) const override {
+    return i < step_.outputs.size() && step_.outputs[i] >= 0;
+  }
+  Value* output_slot(size_t i) {
+    if (i >= step_.outputs.size()) return nullptr;
+    if (step_.outputs[i] >= 0) return &frame_.slots[step_.outputs[i]];
+    if (scratch_.size() < step_.outputs.size()) scratch_.resize(step_.outputs.size());
+    return &scratch_[i];
+  }
+  Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) override {
+    Value* slot = output_slot(i);
+    if (!slot) return internal_error("output index ", i, " out of range (", step_.outputs.size(), " outputs)");
+    const int64_t n = shape_numel(shape);
+    if (n < 0) {
+      return invalid_argument("output ", i, " shape ", shape_to_string(shape),
+                              " has a negative dimension or overflows");
+    }
+    const int64_t bytes = dtype == DataType::kString ? n * static_cast<int64_t>(sizeof(std::string))
+                                                     : dtype_storage_bytes(dtype, n);
+    if (bytes < 0 || bytes > state_.options.load.max_tensor_bytes) {
+      return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " ",
+                                dtype_name(dtype), " needs ", bytes,
+                                " bytes, over the memory cap of ",
+                                state_.options.load.max_tensor_bytes);
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
+    *slot = Value(std::move(t));
+    return slot->mutable_tensor();
+  }
+  void set_output(size_t i, Tensor tensor) override {
+    if (Value* slot = output_slot(i)) *slot = Value(std::move(tensor));
+  }
+  void set_output_value(size_t i, Value value) override {
+    if (Value* slot = output_slot(i)) *slot = std::move(value);
+  }
+  Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
+                                          const std::vector<Value>& inputs) override {
+    return graph.execute(inputs, &frame_);
+  }
+
+ private:
+  const Subgraph::Step& step_;
+  Frame& frame_;
+  const SessionState& state_;
+  std::vector<Value> scratch_;  // outputs the graph does not name
+};
+
+int Subgraph::slot(const std::string& name) const {
+  auto it = slot_of_.find(name);
+  return it == slot_of_.end() ? -1 : it->second;
+}
+
+Result<int> Subgraph::resolve(const std::string& name) {
+  const int local = slot(name);
+  if (local >= 0) return local;
+  int depth = 1;
+  for (const Subgraph* s = parent_; s; s = s->parent_, ++depth) {
+    const int outer = s->slot(name);
+    if (outer >= 0) {
+      const int mine = num_slots_++;
+      slot_of_[name] = mine;
+      captures_.push_back({mine, depth, outer});
+      return mine;
+    }
+  }
+  return -1;
+}
+
+Result<std::shared_ptr<Subgraph>> Subgraph::compile(const Graph& graph, const Subgraph* parent,
+                                                    std::shared_ptr<const SessionState> state) {
+  std::shared_ptr<Subgraph> plan(new Subgraph());
+  plan->parent_ = parent;
+  plan->state_ = std::move(state);
+  XONNX_RETURN_IF_ERROR(plan->build(graph));
+  return plan;
+}
+
+Status Subgraph::build(const Graph& graph) {
+  graph_ = &graph;
+  // 1. Slots for graph inputs, initializers and node outputs; one producer per name.
+  for (const ValueInfo& v : graph.inputs) {
+    if (v.name.empty()) return invalid_model("a graph input has an empty name");
+    if (slot_of_.count(v.name)) return invalid_model("graph input '", v.name, "' is declared twice");
+    slot_of_[v.name] = num_slots_;
+    input_slots_.push_back(num_slots_++);
+  }
+  for (const NamedTensor& init : graph.initializers) {
+    int s = slot(init.name);
+    if (s < 0) {
+      s = num_slots_++;
+      slot_of_[init.name] = s;
+    }
+    constants_.emplace_back(s, init.tensor);
+  }
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    for (const std::string& o : n.outputs) {
+      if (o.empty()) continue;
+      if (slot_of_.count(o)) {
+        const bool by_node = producer.count(o) != 0;
+        return invalid_model(n.describe(), ": output '", o, "' is already produced by ",
+                             by_node ? graph.nodes[producer[o]].describe()
+                                     : std::string("a graph input or initializer"),
+                             " (duplicate producer)");
+      }
+      slot_of_[o] = num_slots_++;
+      producer[o] = i;
+    }
+  }
+
+  // 2. Every name used must be defined here or in an enclosing scope.
+  std::vector<std::vector<std::string>> deps(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    std::vector<std::string> used(n.inputs.begin(), n.inputs.end());
+    for (const std::string& name : implicit_inputs(n)) used.push_back(name);
+    for (const std::string& name : used) {
+      if (name.empty()) continue;
+      XONNX_ASSIGN_OR_RETURN(int s, resolve(name));
+      if (s < 0) {
+        return invalid_model(n.describe(), " uses '", name,
+                             "', which is not a graph input, an initializer, or the output of any node");
+      }
+      deps[i].push_back(name);
+    }
+  }
+  for (const ValueInfo& v : graph.outputs) {
+    XONNX_ASSIGN_OR_RETURN(int s, resolve(v.name));
+    if (s < 0) return invalid_model("graph output '", v.name, "' is never produced");
+    output_slots_.push_back(s);
+  }
+
+  // 3. Topological order (stable: keeps file order where the graph allows it).
+  std::vector<int> pending(graph.nodes.size(), 0);
+  std::vector<std::vector<size_t>> users(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& name : deps[i]) {
+      auto it = producer.find(name);
+      if (it == producer.end()) continue;
+      if (it->second == i) {
+        return invalid_model(graph.nodes[i].describe(), " reads its own output '", name, "' (cycle)");
+      }
+      ++pending[i];
+      users[it->second].push_back(i);
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t u : users[i]) {
+      if (--pending[u] == 0) ready.push(u);
+    }
+  }
+  if (order.size() != graph.nodes.size()) {
+    std::ostringstream names;
+    int shown = 0;
+    for (size_t i = 0; i < graph.nodes.size() && shown < 3; ++i) {
+      if (pending[i] > 0) names << (shown++ ? ", " : "") << graph.nodes[i].describe();
+    }
+    return invalid_model("the graph has a cycle involving ", names.str());
+  }
+
+  // 4. Kernels, in order.
+  const OpRegistry& registry = OpRegistry::global();
+  for (size_t i : order) {
+    const Node& n = graph.nodes[i];
+    int64_t opset = n.opset;
+    if (opset == 0) {
+      auto it = state_->opset_imports.find(n.domain);
+      if (it == state_->opset_imports.end()) {
+        return invalid_model(n.describe(), ": domain '", n.domain, "' is not imported by the model");
+      }
+      opset = it->second;
+    }
+    const std::string label = n.describe() + " [opset " + std::to_string(opset) + "]: ";
+    auto resolved = registry.resolve(n.domain, n.op_type, opset);
+    if (!resolved.is_ok()) return resolved.status().with_context(label);
+    const OpDef& def = *resolved->def;
+    const int n_in = static_cast<int>(n.inputs.size());
+    const int n_out = static_cast<int>(n.outputs.size());
+    if (n_in < def.min_inputs || (def.max_inputs >= 0 && n_in > def.max_inputs)) {
+      return invalid_model(label, "has ", n_in, " inputs; ", n.op_type, " takes ", def.min_inputs,
+                           def.max_inputs == def.min_inputs ? "" : (def.max_inputs < 0 ? " or more" : " to " + std::to_string(def.max_inputs)));
+    }
+    if (n_out < def.min_outputs || (def.max_outputs >= 0 && n_out > def.max_outputs)) {
+      return invalid_model(label, "has ", n_out, " outputs; ", n.op_type, " gives ", def.min_outputs,
+                           def.max_outputs == def.min_outputs ? "" : (def.max_outputs < 0 ? " or more" : " to " + std::to_string(def.max_outputs)));
+    }
+    KernelInitImpl init(n, resolved->since_version, opset, *this);
+    auto kernel = def.create(init);
+    if (!kernel.is_ok()) return kernel.status().with_context(label);
+    Step step;
+    step.node = &n;
+    step.kernel = std::move(kernel).value();
+    step.label = label;
+    for (const std::string& in : n.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
+    for (const std::string& o : n.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
+    steps_.push_back(std::move(step));
+  }
+
+  // 5. Liveness: free every slot after its last reader, unless it is a graph output.
+  std::vector<int> last_use(num_slots_, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int in : steps_[s].inputs) {
+      if (in >= 0) last_use[in] = static_cast<int>(s);
+    }
+    for (const std::string& name : implicit_inputs(*steps_[s].node)) {
+      const int in = slot(name);
+      if (in >= 0) last_use[in] = static_cast<int>(s);
+    }
+    // An output nobody reads dies right after its producer.
+    for (int o : steps_[s].outputs) {
+      if (o >= 0 && last_use[o] < static_cast<int>(s)) last_use[o] = static_cast<int>(s);
+    }
+  }
+  for (int o : output_slots_) last_use[o] = -1;
+  for (int s = 0; s < num_slots_; ++s) {
+    if (last_use[s] >= 0) steps_[last_use[s]].release.push_back(s);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
+                                             const Frame* parent) const {
+  Frame frame;
+  frame.parent = parent;
+  frame.slots.resize(num_slots_);
+  for (const auto& [s, t] : constants_) frame.slots[s] = Value(t);
+  for (const Capture& c : captures_) {
+    const Frame* f = parent;
+    for (int d = 1; d < c.depth && f; ++d) f = f->parent;
+    if (!f) return internal_error("captured value has no enclosing frame");
+    frame.slots[c.slot] = f->slots[c.outer_slot];
+  }
+  if (inputs.size() > input_slots_.size()) {
+    return invalid_argument("graph takes ", input_slots_.size(), " inputs, got ", inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].empty()) frame.slots[input_slots_[i]] = inputs[i];
+  }
+  for (const Step& step : steps_) {
+    KernelContextImpl ctx(step, frame, *state_);
+    Status s = step.kernel->run(ctx);
+    if (!s.is_ok()) return s.with_context(step.label);
+    for (size_t o = 0; o < step.outputs.size(); ++o) {
+      if (step.outputs[o] >= 0 && frame.slots[step.outputs[o]].empty()) {
+        return internal_error(step.label, "kernel did not produce output ", o, " ('",
+                              step.node->outputs[o], "')");
+      }
+    }
+    for (int r : step.release) frame.slots[r] = Value();
+  }
+  std::vector<Value> outputs;
+  outputs.reserve(output_slots_.size());
+  for (int s : output_slots_) outputs.push_back(frame.slots[s]);
+  return outputs;
+}
+
+}  // namespace xonnx

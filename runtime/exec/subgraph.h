@@ -1,0 +1,74 @@
+// A compiled graph: slots for every value, kernels in topological order, and the liveness
+// information that frees intermediates after their last use. The main graph and every
+// If/Loop/Scan body are Subgraphs; a body resolves free names in its enclosing scopes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "runtime/ops/kernel.h"
+
+namespace xonnx {
+
+struct SessionState {
+  SessionOptions options;
+  std::map<std::string, int64_t> opset_imports;
+};
+
+struct Frame {
+  std::vector<Value> slots;
+  const Frame* parent = nullptr;
+};
+
+class Subgraph {
+ public:
+  static Result<std::shared_ptr<Subgraph>> compile(const Graph& graph, const Subgraph* parent,
+                                                   std::shared_ptr<const SessionState> state);
+
+  // Runs with one value per graph input (missing trailing inputs are left empty) and returns
+  // one value per graph output. `parent` is the frame of the enclosing graph.
+  Result<std::vector<Value>> execute(const std::vector<Value>& inputs, const Frame* parent) const;
+
+  const Graph& graph() const { return *graph_; }
+  size_t num_inputs() const { return input_slots_.size(); }
+  size_t num_outputs() const { return output_slots_.size(); }
+
+ private:
+  struct Step {
+    const Node* node = nullptr;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<int> inputs;   // slot per input, -1 when omitted
+    std::vector<int> outputs;  // slot per output, -1 when unnamed
+    std::vector<int> release;  // slots whose last use is this step
+    std::string label;         // "node 'x' (Op, opset N)" for errors
+  };
+  struct Capture {
+    int slot;        // local slot
+    int depth;       // frames up (1 = parent)
+    int outer_slot;  // slot in that frame
+  };
+  friend class KernelInitImpl;
+  friend class KernelContextImpl;
+
+  Subgraph() = default;
+  Status build(const Graph& graph);
+  int slot(const std::string& name) const;
+  // Finds `name` here or in an enclosing scope, adding a capture slot if it is outer.
+  Result<int> resolve(const std::string& name);
+
+  const Graph* graph_ = nullptr;
+  const Subgraph* parent_ = nullptr;
+  std::shared_ptr<const SessionState> state_;
+  std::unordered_map<std::string, int> slot_of_;
+  int num_slots_ = 0;
+  std::vector<std::pair<int, Tensor>> constants_;
+  std::vector<Capture> captures_;
+  std::vector<int> input_slots_;
+  std::vector<int> output_slots_;
+  std::vector<Step> steps_;
+};
+
+}  // namespace xonnx

@@ -1,0 +1,269 @@
+#include "runtime/onnx/tensor_proto.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cstring>
+
+namespace xonnx {
+
+namespace {
+
+bool path_is_within(const std::string& path, const std::string& dir) {
+  if (path.size() <= dir.size() || path.compare(0, dir.size(), dir) != 0) return false;
+  return dir.back() == '/' || path[dir.size()] == '/';
+}
+
+std::string realpath_of(const std::string& p) {
+  char buf[PATH_MAX];
+  if (!::realpath(p.c_str(), buf)) return std::string();
+  return buf;
+}
+
+// Copies typed repeated fields into `out` (already allocated with the right shape).
+template <typename Src, typename Fn>
+Status copy_field(const Src& field, int64_t expected, const std::string& what, const char* name,
+                  Fn&& store) {
+  if (static_cast<int64_t>(field.size()) != expected) {
+    return invalid_model(what, ": ", name, " has ", field.size(), " values but the dims need ",
+                         expected);
+  }
+  for (int64_t i = 0; i < expected; ++i) store(i, field.Get(static_cast<int>(i)));
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const MappedFile>> ExternalDataResolver::open(const std::string& location) {
+  if (base_dir_.empty()) {
+    return invalid_model("external data '", location,
+                         "' cannot be resolved: the model was not loaded from a file");
+  }
+  if (location.empty()) return invalid_model("external data has an empty location");
+  if (location[0] == '/') {
+    return invalid_model("external data location '", location, "' is absolute; it must be relative to the model's folder");
+  }
+  // Reject any ".." path component.
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find('/', start);
+    if (end == std::string::npos) end = location.size();
+    if (location.compare(start, end - start, "..") == 0 && end - start == 2) {
+      return invalid_model("external data location '", location, "' contains '..'");
+    }
+    start = end + 1;
+  }
+  auto it = files_.find(location);
+  if (it != files_.end()) return it->second;
+  if (base_real_.empty()) {
+    base_real_ = realpath_of(base_dir_);
+    if (base_real_.empty()) return not_found("model folder '", base_dir_, "' does not exist");
+  }
+  const std::string full = base_dir_ + "/" + location;
+  const std::string real = realpath_of(full);
+  if (real.empty()) return not_found("external data file '", full, "' does not exist");
+  if (!path_is_within(real, base_real_)) {
+    return invalid_model("external data location '", location, "' resolves to '", real,
+                         "', outside the model folder '", base_real_, "' (symlink?)");
+  }
+  std::string error;
+  auto file = MappedFile::open(real, &error);
+  if (!file) return io_error("external data: ", error);
+  files_[location] = file;
+  return file;
+}
+
+Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorSource& source,
+                                 const std::string& what) {
+  if (!proto.has_data_type() || !dtype_is_known(proto.data_type())) {
+    return invalid_model(what, ": unknown element type ", proto.data_type());
+  }
+  const auto dtype = static_cast<DataType>(proto.data_type());
+  if (dtype == DataType::kComplex64 || dtype == DataType::kComplex128) {
+    return unsupported(what, ": element type ", dtype_name(dtype), " is not supported");
+  }
+  Shape shape;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return invalid_model(what, ": negative dimension ", d);
+    shape.push_back(d);
+  }
+  const int64_t numel = shape_numel(shape);
+  if (numel < 0) {
+    return invalid_model(what, ": element count of shape ", shape_to_string(shape), " overflows");
+  }
+  const int64_t bytes = dtype_storage_bytes(dtype, numel);
+  const int64_t cap = source.options ? source.options->max_tensor_bytes
+                                     : std::numeric_limits<int64_t>::max();
+  if (bytes < 0 || bytes > cap) {
+    return resource_exhausted(what, ": ", shape_to_string(shape), " ", dtype_name(dtype),
+                              " needs ", bytes, " bytes, over the memory cap of ", cap, " bytes");
+  }
+
+  // External data: a view into the mapped data file.
+  if (proto.data_location() == onnxpb::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0;
+    int64_t length = -1;
+    for (const auto& kv : proto.external_data()) {
+      char* endp = nullptr;
+      if (kv.key() == "location") {
+        location = kv.value();
+      } else if (kv.key() == "offset" || kv.key() == "length") {
+        const long long v = std::strtoll(kv.value().c_str(), &endp, 10);
+        if (kv.value().empty() || *endp != '\0' || v < 0) {
+          return invalid_model(what, ": external data ", kv.key(), " '", kv.value(), "' is not a non-negative integer");
+        }
+        (kv.key() == "offset" ? offset : length) = v;
+      }
+    }
+    if (!source.external) return invalid_model(what, ": external data is not allowed here");
+    auto file = source.external->open(location);
+    if (!file.is_ok()) return file.status().with_context(what + ": ");
+    const int64_t file_size = static_cast<int64_t>((*file)->size());
+    if (length < 0) length = file_size - offset;
+    if (offset > file_size || length > file_size - offset) {
+      return invalid_model(what, ": external data range [", offset, ", ", offset + length,
+                           ") is outside '", location, "' (", file_size, " bytes)");
+    }
+    if (length != bytes) {
+      return invalid_model(what, ": external data has ", length, " bytes but ",
+                           shape_to_string(shape), " ", dtype_name(dtype), " needs ", bytes);
+    }
+    const auto* p = static_cast<const uint8_t*>((*file)->data()) + offset;
+    std::shared_ptr<const void> keep = *file;
+    const size_t align = static_cast<size_t>(std::max(1, dtype_bits(dtype) / 8));
+    if (reinterpret_cast<uintptr_t>(p) % align == 0) {
+      return Tensor(dtype, shape, Storage::view(p, static_cast<size_t>(bytes), keep));
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
+    std::memcpy(t.raw_data(), p, static_cast<size_t>(bytes));
+    return t;
+  }
+
+  // raw_data: scanned (zero-copy) or inside the proto.
+  const uint8_t* raw = source.raw;
+  size_t raw_size = source.raw_size;
+  if (!raw && proto.has_raw_data()) {
+    raw = reinterpret_cast<const uint8_t*>(proto.raw_data().data());
+    raw_size = proto.raw_data().size();
+  }
+  if (raw) {
+    if (dtype == DataType::kString) return invalid_model(what, ": string tensors cannot use raw_data");
+    if (static_cast<int64_t>(raw_size) != bytes) {
+      return invalid_model(what, ": raw_data has ", raw_size, " bytes but ", shape_to_string(shape),
+                           " ", dtype_name(dtype), " needs ", bytes);
+    }
+    const size_t align = static_cast<size_t>(std::max(1, dtype_bits(dtype) / 8));
+    // View in place when the bytes outlive us and are aligned for the element type.
+    if (source.raw && source.keepalive && reinterpret_cast<uintptr_t>(raw) % align == 0) {
+      return Tensor(dtype, shape, Storage::view(raw, raw_size, source.keepalive));
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
+    if (raw_size) std::memcpy(t.raw_data(), raw, raw_size);
+    return t;
+  }
+
+  // Typed fields.
+  XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
+  void* out = t.raw_data();
+  switch (dtype) {
+    case DataType::kFloat:
+      XONNX_RETURN_IF_ERROR(copy_field(proto.float_data(), numel, what, "float_data",
+                                       [&](int64_t i, float v) { static_cast<float*>(out)[i] = v; }));
+      break;
+    case DataType::kDouble:
+      XONNX_RETURN_IF_ERROR(copy_field(proto.double_data(), numel, what, "double_data",
+                                       [&](int64_t i, double v) { static_cast<double*>(out)[i] = v; }));
+      break;
+    case DataType::kInt64:
+      XONNX_RETURN_IF_ERROR(copy_field(proto.int64_data(), numel, what, "int64_data",
+                                       [&](int64_t i, int64_t v) { static_cast<int64_t*>(out)[i] = v; }));
+      break;
+    case DataType::kUint32:
+    case DataType::kUint64:
+      XONNX_RETURN_IF_ERROR(copy_field(proto.uint64_data(), numel, what, "uint64_data",
+                                       [&](int64_t i, uint64_t v) {
+                                         if (dtype == DataType::kUint32) static_cast<uint32_t*>(out)[i] = static_cast<uint32_t>(v);
+                                         else static_cast<uint64_t*>(out)[i] = v;
+                                       }));
+      break;
+    case DataType::kString:
+      XONNX_RETURN_IF_ERROR(copy_field(proto.string_data(), numel, what, "string_data",
+                                       [&](int64_t i, const std::string& v) { t.string_data()[i] = v; }));
+      break;
+    case DataType::kInt4:
+    case DataType::kUint4:
+    case DataType::kFloat4E2M1:
+    case DataType::kInt2:
+    case DataType::kUint2: {
+      // int32_data holds the packed bytes, one byte per value.
+      XONNX_RETURN_IF_ERROR(copy_field(proto.int32_data(), bytes, what, "int32_data",
+                                       [&](int64_t i, int32_t v) { static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v); }));
+      break;
+    }
+    default: {
+      // int32_data carries int32, int16, int8, uint16, uint8, bool, and the bit patterns of
+      // float16, bfloat16 and float8 values.
+      const int bits = dtype_bits(dtype);
+      XONNX_RETURN_IF_ERROR(copy_field(proto.int32_data(), numel, what, "int32_data",
+                                       [&](int64_t i, int32_t v) {
+                                         if (bits == 8) static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
+                                         else if (bits == 16) static_cast<uint16_t*>(out)[i] = static_cast<uint16_t>(v);
+                                         else static_cast<int32_t*>(out)[i] = v;
+                                       }));
+      if (dtype == DataType::kBool) {
+        for (int64_t i = 0; i < numel; ++i) static_cast<uint8_t*>(out)[i] = static_cast<uint8_t*>(out)[i] ? 1 : 0;
+      }
+      break;
+    }
+  }
+  return t;
+}
+
+Result<TypeInfo> type_from_proto(const onnxpb::TypeProto& proto) {
+  TypeInfo info;
+  auto read_shape = [&info](const onnxpb::TensorShapeProto& shape) {
+    info.has_shape = true;
+    for (const auto& d : shape.dim()) {
+      Dim dim;
+      if (d.has_dim_value()) dim.value = d.dim_value();
+      if (d.has_dim_param()) dim.param = d.dim_param();
+      info.dims.push_back(dim);
+    }
+  };
+  switch (proto.value_case()) {
+    case onnxpb::TypeProto::kTensorType:
+      info.kind = TypeInfo::Kind::kTensor;
+      info.elem_type = static_cast<DataType>(proto.tensor_type().elem_type());
+      if (proto.tensor_type().has_shape()) read_shape(proto.tensor_type().shape());
+      break;
+    case onnxpb::TypeProto::kSparseTensorType:
+      info.kind = TypeInfo::Kind::kSparseTensor;
+      info.elem_type = static_cast<DataType>(proto.sparse_tensor_type().elem_type());
+      if (proto.sparse_tensor_type().has_shape()) read_shape(proto.sparse_tensor_type().shape());
+      break;
+    case onnxpb::TypeProto::kSequenceType: {
+      info.kind = TypeInfo::Kind::kSequence;
+      XONNX_ASSIGN_OR_RETURN(TypeInfo elem, type_from_proto(proto.sequence_type().elem_type()));
+      info.elem = std::make_shared<TypeInfo>(std::move(elem));
+      break;
+    }
+    case onnxpb::TypeProto::kOptionalType: {
+      info.kind = TypeInfo::Kind::kOptional;
+      XONNX_ASSIGN_OR_RETURN(TypeInfo elem, type_from_proto(proto.optional_type().elem_type()));
+      info.elem = std::make_shared<TypeInfo>(std::move(elem));
+      break;
+    }
+    case onnxpb::TypeProto::kMapType:
+      info.kind = TypeInfo::Kind::kMap;
+      break;
+    default:
+      break;
+  }
+  if (info.elem_type != DataType::kUndefined && !dtype_is_known(static_cast<int32_t>(info.elem_type))) {
+    return invalid_model("unknown element type ", static_cast<int32_t>(info.elem_type));
+  }
+  return info;
+}
+
+}  // namespace xonnx

@@ -1,0 +1,116 @@
+// The contract between the executor and an operator implementation.
+//
+// Prepare vs run: a KernelFactory sees the node at session creation (KernelInit) and fails
+// there on bad attributes; the Kernel it returns runs on every Session::run (KernelContext).
+// Errors are plain messages; the executor prefixes the node, op and opset.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/core/value.h"
+#include "runtime/ir/graph.h"
+
+namespace xonnx {
+
+class Subgraph;  // a compiled attribute graph (If/Loop/Scan bodies), owned by the session
+class KernelContext;
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status run(KernelContext& ctx) = 0;
+};
+
+// A kernel from a lambda: most reference kernels parse attributes in the factory, capture
+// them, and do arithmetic here.
+class LambdaKernel final : public Kernel {
+ public:
+  explicit LambdaKernel(std::function<Status(KernelContext&)> fn) : fn_(std::move(fn)) {}
+  Status run(KernelContext& ctx) override { return fn_(ctx); }
+
+ private:
+  std::function<Status(KernelContext&)> fn_;
+};
+
+inline std::unique_ptr<Kernel> make_kernel(std::function<Status(KernelContext&)> fn) {
+  return std::make_unique<LambdaKernel>(std::move(fn));
+}
+
+// What a factory sees: the node, the schema version resolved from the model's opset
+// imports, which inputs are constants, and typed attribute access.
+class KernelInit {
+ public:
+  virtual ~KernelInit() = default;
+
+  virtual const Node& node() const = 0;
+  // The since_version of the ONNX schema this node resolves to (e.g. 13 for Add in opset 13..13).
+  virtual int since_version() const = 0;
+  // The opset version the model imports for the node's domain.
+  virtual int64_t opset() const = 0;
+
+  size_t num_inputs() const { return node().inputs.size(); }
+  bool has_input(size_t i) const { return i < node().inputs.size() && !node().inputs[i].empty(); }
+  size_t num_outputs() const { return node().outputs.size(); }
+  // The initializer bound to input i, or nullptr when that input is computed at run time.
+  virtual const Tensor* constant_input(size_t i) const = 0;
+
+  // Compiles a GRAPH attribute for running with KernelContext::run_subgraph.
+  virtual Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const = 0;
+
+  // Typed attributes. get_* returns `def` when the attribute is absent and an error when it
+  // has another type; require_* fails when absent.
+  bool has_attr(const std::string& name) const { return node().find_attr(name) != nullptr; }
+  Result<int64_t> get_int(const std::string& name, int64_t def) const;
+  Result<int64_t> require_int(const std::string& name) const;
+  Result<float> get_float(const std::string& name, float def) const;
+  Result<float> require_float(const std::string& name) const;
+  Result<std::string> get_string(const std::string& name, const std::string& def) const;
+  Result<std::string> require_string(const std::string& name) const;
+  Result<std::vector<int64_t>> get_ints(const std::string& name,
+                                        std::vector<int64_t> def = {}) const;
+  Result<std::vector<float>> get_floats(const std::string& name,
+                                        std::vector<float> def = {}) const;
+  Result<std::vector<std::string>> get_strings(const std::string& name,
+                                               std::vector<std::string> def = {}) const;
+  Result<Tensor> require_tensor(const std::string& name) const;
+  // Attribute of any type, or nullptr.
+  const Attribute* attr(const std::string& name) const { return node().find_attr(name); }
+
+ private:
+  Result<const Attribute*> typed(const std::string& name, AttrType type, bool required) const;
+};
+
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+
+  virtual size_t num_inputs() const = 0;
+  // True when input i was given (name non-empty) and holds a value.
+  virtual bool has_input(size_t i) const = 0;
+  // The tensor at input i; an undefined Tensor when absent or not a tensor.
+  virtual const Tensor& input(size_t i) const = 0;
+  virtual const Value& input_value(size_t i) const = 0;
+
+  virtual size_t num_outputs() const = 0;
+  // False when the node leaves output i unnamed (optional outputs nobody reads).
+  virtual bool output_wanted(size_t i) const = 0;
+  // Allocates output i (zero-filled). The pointer stays valid until the kernel returns.
+  virtual Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) = 0;
+  // Sets output i to an existing tensor (e.g. a view sharing an input's storage).
+  virtual void set_output(size_t i, Tensor tensor) = 0;
+  virtual void set_output_value(size_t i, Value value) = 0;
+
+  // Runs a compiled subgraph; it sees the values of all enclosing scopes.
+  virtual Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
+                                                  const std::vector<Value>& inputs) = 0;
+};
+
+// Normalizes a possibly negative axis into [0, rank); fails naming the axis otherwise.
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
+
+}  // namespace xonnx

@@ -1,0 +1,378 @@
+// Reference kernels: element-wise activations.
+//   Relu LeakyRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish Softplus Softsign Tanh
+//   ThresholdedRelu Mish Gelu Swish Shrink Clip.
+// Attributes are parsed and validated at prepare time. float16/bfloat16 compute in float,
+// double in double; integer types (Relu, Shrink, Clip) compute in their own type.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "runtime/ops/ref/common.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace {
+
+using KernelResult = Result<std::unique_ptr<Kernel>>;
+
+bool is_float_type(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
+         t == DataType::kBFloat16;
+}
+
+bool is_numeric_type(DataType t) {
+  bool ok = true;
+  XONNX_DISPATCH_NUMERIC(t, ok = false, (void)sizeof(T));
+  return ok;
+}
+
+Status check_input(KernelContext& ctx, const char* op) {
+  if (!ctx.has_input(0) || !ctx.input(0).defined()) {
+    return invalid_argument(op, ": input 0 must be a tensor");
+  }
+  if (ctx.input(0).numel() < 0) return invalid_argument(op, ": input 0 has an invalid shape");
+  return Status::ok();
+}
+
+Status type_error(const char* op, DataType t, const char* expected) {
+  return unsupported(op, ": input type ", dtype_name(t), " is not supported (expected ", expected,
+                     ")");
+}
+
+// y = fn(x) over a float tensor. fn receives float (for float/fp16/bf16) or double.
+template <typename Fn>
+Status map_float(KernelContext& ctx, const char* op, Fn fn) {
+  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
+  const Tensor& x = ctx.input(0);
+  const DataType dt = x.dtype();
+  if (!is_float_type(dt)) return type_error(op, dt, "float, double, float16 or bfloat16");
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
+  const int64_t n = x.numel();
+  XONNX_DISPATCH_FLOAT(dt, return type_error(op, dt, "a float type"), {
+    const T* in = x.data<T>();
+    T* out = y->data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      using C = compute_t<T>;
+      out[i] = from_compute<T>(static_cast<C>(fn(to_compute(in[i]))));
+    }
+  });
+  return Status::ok();
+}
+
+// y = fn(x) over floats and (when allowed) integers. `signed_only` rejects unsigned ints.
+template <typename Fn>
+Status map_numeric(KernelContext& ctx, const char* op, bool signed_only, Fn fn) {
+  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
+  const Tensor& x = ctx.input(0);
+  const DataType dt = x.dtype();
+  const char* expected = signed_only ? "a float or signed integer type" : "a numeric type";
+  if (!is_numeric_type(dt) || (signed_only && dtype_is_integer(dt) && !dtype_is_signed(dt))) {
+    return type_error(op, dt, expected);
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
+  const int64_t n = x.numel();
+  XONNX_DISPATCH_NUMERIC(dt, return type_error(op, dt, expected), {
+    const T* in = x.data<T>();
+    T* out = y->data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      using C = compute_t<T>;
+      out[i] = from_compute<T>(static_cast<C>(fn(to_compute(in[i]))));
+    }
+  });
+  return Status::ok();
+}
+
+template <typename V>
+V stable_sigmoid(V x) {
+  if (x >= V(0)) return V(1) / (V(1) + std::exp(-x));
+  const V e = std::exp(x);
+  return e / (V(1) + e);
+}
+
+// log(1 + exp(x)) without overflow for large x.
+template <typename V>
+V stable_softplus(V x) {
+  if (x > V(0)) return x + std::log1p(std::exp(-x));
+  return std::log1p(std::exp(x));
+}
+
+KernelResult create_Relu(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_numeric(ctx, "Relu", true, [](auto x) -> decltype(x) {
+      using V = decltype(x);
+      if constexpr (std::is_floating_point_v<V>) {
+        if (std::isnan(x)) return x;
+      }
+      return x > V(0) ? x : V(0);
+    });
+  });
+}
+
+KernelResult create_LeakyRelu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 0.01f));
+  return make_kernel([alpha](KernelContext& ctx) -> Status {
+    return map_float(ctx, "LeakyRelu", [alpha](auto x) -> decltype(x) {
+      using V = decltype(x);
+      return x >= V(0) ? x : V(alpha) * x;
+    });
+  });
+}
+
+KernelResult create_Elu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  return make_kernel([alpha](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Elu", [alpha](auto x) -> decltype(x) {
+      using V = decltype(x);
+      return x >= V(0) ? x : V(alpha) * std::expm1(x);
+    });
+  });
+}
+
+KernelResult create_Selu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.67326319217681884765625f));
+  XONNX_ASSIGN_OR_RETURN(const float gamma, init.get_float("gamma", 1.05070102214813232421875f));
+  return make_kernel([alpha, gamma](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Selu", [alpha, gamma](auto x) -> decltype(x) {
+      using V = decltype(x);
+      return x > V(0) ? V(gamma) * x : V(gamma) * (V(alpha) * std::exp(x) - V(alpha));
+    });
+  });
+}
+
+KernelResult create_Celu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  if (alpha == 0.0f || std::isnan(alpha)) {
+    return invalid_argument("Celu: attribute alpha must be non-zero, got ", alpha);
+  }
+  return make_kernel([alpha](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Celu", [alpha](auto x) -> decltype(x) {
+      using V = decltype(x);
+      const V a = V(alpha);
+      return std::max(V(0), x) + std::min(V(0), a * std::expm1(x / a));
+    });
+  });
+}
+
+KernelResult create_Sigmoid(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Sigmoid", [](auto x) -> decltype(x) { return stable_sigmoid(x); });
+  });
+}
+
+KernelResult create_HardSigmoid(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 0.2f));
+  XONNX_ASSIGN_OR_RETURN(const float beta, init.get_float("beta", 0.5f));
+  return make_kernel([alpha, beta](KernelContext& ctx) -> Status {
+    return map_float(ctx, "HardSigmoid", [alpha, beta](auto x) -> decltype(x) {
+      using V = decltype(x);
+      const V v = V(alpha) * x + V(beta);
+      if (std::isnan(v)) return v;
+      return std::max(V(0), std::min(V(1), v));
+    });
+  });
+}
+
+KernelResult create_HardSwish(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "HardSwish", [](auto x) -> decltype(x) {
+      using V = decltype(x);
+      const V v = x / V(6) + V(0.5);
+      if (std::isnan(v)) return v;
+      return x * std::max(V(0), std::min(V(1), v));
+    });
+  });
+}
+
+KernelResult create_Softplus(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Softplus", [](auto x) -> decltype(x) { return stable_softplus(x); });
+  });
+}
+
+KernelResult create_Softsign(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Softsign", [](auto x) -> decltype(x) {
+      using V = decltype(x);
+      return x / (V(1) + std::fabs(x));
+    });
+  });
+}
+
+KernelResult create_Tanh(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Tanh", [](auto x) -> decltype(x) { return std::tanh(x); });
+  });
+}
+
+KernelResult create_ThresholdedRelu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  return make_kernel([alpha](KernelContext& ctx) -> Status {
+    return map_float(ctx, "ThresholdedRelu", [alpha](auto x) -> decltype(x) {
+      using V = decltype(x);
+      if (std::isnan(x)) return x;
+      return x > V(alpha) ? x : V(0);
+    });
+  });
+}
+
+KernelResult create_Mish(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Mish", [](auto x) -> decltype(x) {
+      return x * std::tanh(stable_softplus(x));
+    });
+  });
+}
+
+KernelResult create_Gelu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const std::string approximate, init.get_string("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh") {
+    return invalid_argument("Gelu: attribute approximate must be 'none' or 'tanh', got '",
+                            approximate, "'");
+  }
+  if (approximate == "tanh") {
+    return make_kernel([](KernelContext& ctx) -> Status {
+      return map_float(ctx, "Gelu", [](auto x) -> decltype(x) {
+        using V = decltype(x);
+        const V k = static_cast<V>(0.79788456080286535587989211986876);  // sqrt(2/pi)
+        return V(0.5) * x * (V(1) + std::tanh(k * (x + V(0.044715) * x * x * x)));
+      });
+    });
+  }
+  return make_kernel([](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Gelu", [](auto x) -> decltype(x) {
+      using V = decltype(x);
+      const V inv_sqrt2 = static_cast<V>(0.70710678118654752440084436210485);
+      return V(0.5) * x * (V(1) + std::erf(x * inv_sqrt2));
+    });
+  });
+}
+
+KernelResult create_Swish(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  return make_kernel([alpha](KernelContext& ctx) -> Status {
+    return map_float(ctx, "Swish", [alpha](auto x) -> decltype(x) {
+      using V = decltype(x);
+      return x * stable_sigmoid(V(alpha) * x);
+    });
+  });
+}
+
+// Shrink-9: numeric types. For integers the thresholds compare in float and the result is
+// converted back (values stay within the input's range for sensible attributes).
+KernelResult create_Shrink(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float lambd, init.get_float("lambd", 0.5f));
+  XONNX_ASSIGN_OR_RETURN(const float bias, init.get_float("bias", 0.0f));
+  return make_kernel([lambd, bias](KernelContext& ctx) -> Status {
+    return map_numeric(ctx, "Shrink", false, [lambd, bias](auto x) -> decltype(x) {
+      using V = decltype(x);
+      if constexpr (std::is_floating_point_v<V>) {
+        if (x < V(-lambd)) return x + V(bias);
+        if (x > V(lambd)) return x - V(bias);
+        return std::isnan(x) ? x : V(0);
+      } else {
+        const double d = static_cast<double>(x);
+        if (d < -static_cast<double>(lambd)) return static_cast<V>(d + bias);
+        if (d > static_cast<double>(lambd)) return static_cast<V>(d - bias);
+        return V(0);
+      }
+    });
+  });
+}
+
+// Clip: before opset 11 the bounds are float attributes (float types only); from 11 they are
+// optional scalar inputs of the input's type (integers from 12). min > max yields max
+// everywhere (numpy.clip semantics); NaN inputs stay NaN.
+struct ClipAttrs {
+  bool from_inputs = true;
+  float min = -std::numeric_limits<float>::max();
+  float max = std::numeric_limits<float>::max();
+};
+
+template <typename T>
+Result<compute_t<T>> clip_bound(KernelContext& ctx, size_t i, const char* which, DataType dt,
+                                compute_t<T> def) {
+  if (!ctx.has_input(i)) return def;
+  const Tensor& b = ctx.input(i);
+  if (!b.defined()) return invalid_argument("Clip: input ", i, " (", which, ") must be a tensor");
+  if (b.dtype() != dt) {
+    return invalid_argument("Clip: input ", i, " (", which, ") has type ", dtype_name(b.dtype()),
+                            " but input 0 has type ", dtype_name(dt));
+  }
+  if (b.numel() != 1) {
+    return invalid_argument("Clip: input ", i, " (", which, ") must be a scalar, got shape ",
+                            shape_to_string(b.shape()));
+  }
+  return to_compute(b.data<T>()[0]);
+}
+
+template <typename T>
+Status clip_typed(KernelContext& ctx, const ClipAttrs& a) {
+  using C = compute_t<T>;
+  const Tensor& x = ctx.input(0);
+  const DataType dt = x.dtype();
+  C lo = static_cast<C>(a.min);
+  C hi = static_cast<C>(a.max);
+  if (a.from_inputs) {
+    XONNX_ASSIGN_OR_RETURN(lo, clip_bound<T>(ctx, 1, "min", dt, std::numeric_limits<C>::lowest()));
+    XONNX_ASSIGN_OR_RETURN(hi, clip_bound<T>(ctx, 2, "max", dt, std::numeric_limits<C>::max()));
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
+  const int64_t n = x.numel();
+  const T* in = x.data<T>();
+  T* out = y->data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    C v = to_compute(in[i]);
+    if (v < lo) v = lo;
+    if (v > hi) v = hi;
+    out[i] = from_compute<T>(v);
+  }
+  return Status::ok();
+}
+
+KernelResult create_Clip(const KernelInit& init) {
+  ClipAttrs a;
+  if (init.since_version() < 11) {
+    a.from_inputs = false;
+    XONNX_ASSIGN_OR_RETURN(a.min, init.get_float("min", -std::numeric_limits<float>::max()));
+    XONNX_ASSIGN_OR_RETURN(a.max, init.get_float("max", std::numeric_limits<float>::max()));
+  }
+  return make_kernel([a](KernelContext& ctx) -> Status {
+    XONNX_RETURN_IF_ERROR(check_input(ctx, "Clip"));
+    const Tensor& x = ctx.input(0);
+    const DataType dt = x.dtype();
+    if (!is_numeric_type(dt) || (!a.from_inputs && !is_float_type(dt))) {
+      return type_error("Clip", dt, a.from_inputs ? "a numeric type" : "a float type");
+    }
+    XONNX_DISPATCH_NUMERIC(dt, return type_error("Clip", dt, "a numeric type"),
+                           return clip_typed<T>(ctx, a));
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_activation_ops(OpRegistry& registry) {
+  // Ranges follow the schema since_versions in onnx_op_versions.inc; earlier versions differ
+  // only in type lists or the legacy `consumed_inputs` attribute (ignored).
+  registry.add({"", "Relu", 1, kLatestVersion, create_Relu, 1, 1, 1, 1});
+  registry.add({"", "LeakyRelu", 1, kLatestVersion, create_LeakyRelu, 1, 1, 1, 1});
+  registry.add({"", "Elu", 1, kLatestVersion, create_Elu, 1, 1, 1, 1});
+  registry.add({"", "Selu", 1, kLatestVersion, create_Selu, 1, 1, 1, 1});
+  registry.add({"", "Celu", 12, kLatestVersion, create_Celu, 1, 1, 1, 1});
+  registry.add({"", "Sigmoid", 1, kLatestVersion, create_Sigmoid, 1, 1, 1, 1});
+  registry.add({"", "HardSigmoid", 1, kLatestVersion, create_HardSigmoid, 1, 1, 1, 1});
+  registry.add({"", "HardSwish", 14, kLatestVersion, create_HardSwish, 1, 1, 1, 1});
+  registry.add({"", "Softplus", 1, kLatestVersion, create_Softplus, 1, 1, 1, 1});
+  registry.add({"", "Softsign", 1, kLatestVersion, create_Softsign, 1, 1, 1, 1});
+  registry.add({"", "Tanh", 1, kLatestVersion, create_Tanh, 1, 1, 1, 1});
+  registry.add({"", "ThresholdedRelu", 10, kLatestVersion, create_ThresholdedRelu, 1, 1, 1, 1});
+  registry.add({"", "Mish", 18, kLatestVersion, create_Mish, 1, 1, 1, 1});
+  registry.add({"", "Gelu", 20, kLatestVersion, create_Gelu, 1, 1, 1, 1});
+  registry.add({"", "Swish", 24, kLatestVersion, create_Swish, 1, 1, 1, 1});
+  registry.add({"", "Shrink", 9, kLatestVersion, create_Shrink, 1, 1, 1, 1});
+  registry.add({"", "Clip", 1, kLatestVersion, create_Clip, 1, 3, 1, 1});
+}
+
+}  // namespace xonnx

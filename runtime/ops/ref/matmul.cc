@@ -1,0 +1,327 @@
+// Reference kernels: matmul family. MatMul and Gemm here; Einsum and Det in matmul_einsum.cc.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/ops/ref/common.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+
+void register_matmul_einsum_ops(OpRegistry& registry);  // matmul_einsum.cc
+
+namespace {
+
+// Accumulation type: float for float/fp16/bf16, double for double, uint64 (wrapping) for ints.
+template <typename T>
+using mm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                    std::conditional_t<std::is_integral_v<T>, uint64_t, float>>;
+
+// C[M,N] += A[M,K] * B[K,N]; all row-major and contiguous. Blocked i-k-j order so a tile of B
+// stays in cache while every row of A streams past it.
+template <typename A>
+void gemm_nn(const A* a, const A* b, A* c, int64_t M, int64_t N, int64_t K) {
+  constexpr int64_t kKB = 128, kNB = 512;
+  for (int64_t j0 = 0; j0 < N; j0 += kNB) {
+    const int64_t j1 = std::min(N, j0 + kNB);
+    for (int64_t k0 = 0; k0 < K; k0 += kKB) {
+      const int64_t k1 = std::min(K, k0 + kKB);
+      for (int64_t i = 0; i < M; ++i) {
+        A* __restrict crow = c + i * N;
+        const A* __restrict arow = a + i * K;
+        for (int64_t k = k0; k < k1; ++k) {
+          const A aik = arow[k];
+          const A* __restrict brow = b + k * N;
+          for (int64_t j = j0; j < j1; ++j) crow[j] += aik * brow[j];
+        }
+      }
+    }
+  }
+}
+
+// C[M,N] += A[M,K] * B^T where B is stored [N,K] (rows contiguous): dot products.
+template <typename A>
+void gemm_nt(const A* a, const A* b, A* c, int64_t M, int64_t N, int64_t K) {
+  for (int64_t i = 0; i < M; ++i) {
+    const A* __restrict arow = a + i * K;
+    for (int64_t j = 0; j < N; ++j) {
+      const A* __restrict brow = b + j * K;
+      A s0 = A(0), s1 = A(0), s2 = A(0), s3 = A(0);
+      int64_t k = 0;
+      for (; k + 4 <= K; k += 4) {
+        s0 += arow[k] * brow[k];
+        s1 += arow[k + 1] * brow[k + 1];
+        s2 += arow[k + 2] * brow[k + 2];
+        s3 += arow[k + 3] * brow[k + 3];
+      }
+      for (; k < K; ++k) s0 += arow[k] * brow[k];
+      c[i * N + j] += (s0 + s1) + (s2 + s3);
+    }
+  }
+}
+
+template <typename A>
+void transpose_into(const A* src, A* dst, int64_t rows, int64_t cols) {
+  constexpr int64_t kB = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kB) {
+    for (int64_t c0 = 0; c0 < cols; c0 += kB) {
+      const int64_t r1 = std::min(rows, r0 + kB), c1 = std::min(cols, c0 + kB);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t cc = c0; cc < c1; ++cc) dst[cc * rows + r] = src[r * cols + cc];
+      }
+    }
+  }
+}
+
+// C += op(A) * op(B) with A [M,K] (or [K,M] if trans_a) and B [K,N] (or [N,K] if trans_b).
+template <typename A>
+void gemm_any(const A* a, bool trans_a, const A* b, bool trans_b, A* c, int64_t M, int64_t N,
+              int64_t K) {
+  std::vector<A> at;
+  if (trans_a) {
+    at.resize(static_cast<size_t>(M * K));
+    transpose_into(a, at.data(), K, M);
+    a = at.data();
+  }
+  if (trans_b) {
+    if (M >= 8) {
+      std::vector<A> bt(static_cast<size_t>(N * K));
+      transpose_into(b, bt.data(), N, K);
+      gemm_nn(a, bt.data(), c, M, N, K);
+    } else {
+      gemm_nt(a, b, c, M, N, K);
+    }
+  } else {
+    gemm_nn(a, b, c, M, N, K);
+  }
+}
+
+// A tensor's elements as accumulation type A: a pointer to the data itself when the storage
+// type already is A, otherwise a converted copy held in `buf`.
+template <typename T, typename A>
+const A* as_acc(const Tensor& t, std::vector<A>& buf) {
+  if constexpr (std::is_same_v<T, A>) {
+    (void)buf;
+    return t.data<T>();
+  } else {
+    const int64_t n = t.numel();
+    buf.resize(static_cast<size_t>(n));
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<A>(to_compute(p[i]));
+    return buf.data();
+  }
+}
+
+template <typename T, typename A>
+inline T acc_to(A v) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    return from_compute<T>(static_cast<compute_t<T>>(v));
+  }
+}
+
+// ---------------------------------------------------------------- MatMul
+
+bool matmul_type_ok(DataType t) {
+  switch (t) {
+    case DataType::kFloat: case DataType::kDouble: case DataType::kFloat16:
+    case DataType::kBFloat16: case DataType::kInt32: case DataType::kInt64:
+    case DataType::kUint32: case DataType::kUint64: case DataType::kInt8:
+    case DataType::kUint8: case DataType::kInt16: case DataType::kUint16:
+      return true;
+    default:
+      return false;
+  }
+}
+
+template <typename T>
+Status matmul_typed(const Tensor& ta, const Tensor& tb, Tensor* y, const Shape& batch,
+                    const Shape& a_batch, const Shape& b_batch, int64_t M, int64_t N, int64_t K) {
+  using A = mm_acc_t<T>;
+  std::vector<A> abuf, bbuf, cbuf;
+  const A* a = as_acc<T, A>(ta, abuf);
+  const A* b = as_acc<T, A>(tb, bbuf);
+  A* c;
+  const bool direct = std::is_same_v<T, A>;
+  if constexpr (std::is_same_v<T, A>) {
+    c = y->data<T>();
+  } else {
+    cbuf.assign(static_cast<size_t>(y->numel()), A(0));
+    c = cbuf.data();
+  }
+  const int64_t nb = shape_numel(batch);
+  const int64_t a_nb = shape_numel(a_batch);
+  const int64_t b_nb = shape_numel(b_batch);
+  if (b_nb == 1 && a_nb == nb) {
+    // B is shared by every batch: one tall GEMM over all rows of A.
+    gemm_nn(a, b, c, nb * M, N, K);
+  } else {
+    const std::vector<int64_t> sa = ref::broadcast_strides(a_batch, batch);
+    const std::vector<int64_t> sb = ref::broadcast_strides(b_batch, batch);
+    std::vector<int64_t> idx(batch.size(), 0);
+    for (int64_t bi = 0; bi < nb; ++bi) {
+      int64_t oa = 0, ob = 0;
+      for (size_t d = 0; d < batch.size(); ++d) {
+        oa += idx[d] * sa[d];
+        ob += idx[d] * sb[d];
+      }
+      gemm_nn(a + oa * M * K, b + ob * K * N, c + bi * M * N, M, N, K);
+      for (size_t d = batch.size(); d-- > 0;) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+  if (!direct) {
+    T* out = y->data<T>();
+    const int64_t n = y->numel();
+    for (int64_t i = 0; i < n; ++i) out[i] = acc_to<T, A>(c[i]);
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    const Tensor& ta = ctx.input(0);
+    const Tensor& tb = ctx.input(1);
+    if (!ta.defined() || !tb.defined()) return invalid_argument("inputs A and B are required");
+    if (ta.dtype() != tb.dtype()) {
+      return invalid_argument("A and B must have the same type, got ", dtype_name(ta.dtype()),
+                              " and ", dtype_name(tb.dtype()));
+    }
+    if (!matmul_type_ok(ta.dtype())) {
+      return unsupported("MatMul does not support type ", dtype_name(ta.dtype()));
+    }
+    if (ta.rank() == 0 || tb.rank() == 0) {
+      return invalid_argument("MatMul inputs must have rank >= 1, got shapes ",
+                              shape_to_string(ta.shape()), " and ", shape_to_string(tb.shape()));
+    }
+    Shape sa = ta.shape(), sb = tb.shape();
+    const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+    if (a_vec) sa.insert(sa.begin(), 1);
+    if (b_vec) sb.push_back(1);
+    const int64_t M = sa[sa.size() - 2], K = sa.back();
+    const int64_t K2 = sb[sb.size() - 2], N = sb.back();
+    if (K != K2) {
+      return invalid_argument("MatMul inner dimensions differ: A ", shape_to_string(ta.shape()),
+                              " vs B ", shape_to_string(tb.shape()));
+    }
+    const Shape a_batch(sa.begin(), sa.end() - 2), b_batch(sb.begin(), sb.end() - 2);
+    XONNX_ASSIGN_OR_RETURN(Shape batch, ref::broadcast_shapes(a_batch, b_batch));
+    Shape out = batch;
+    if (!a_vec) out.push_back(M);
+    if (!b_vec) out.push_back(N);
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ta.dtype(), out));
+    if (y->numel() == 0 || K == 0) return Status::ok();  // zero-filled already
+    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())), {
+      return matmul_typed<T>(ta, tb, y, batch, a_batch, b_batch, M, N, K);
+    });
+    return Status::ok();
+  });
+}
+
+// ---------------------------------------------------------------- Gemm
+
+template <typename T>
+Status gemm_typed(const Tensor& ta, bool trans_a, const Tensor& tb, bool trans_b, const Tensor* tc,
+                  float alpha, float beta, Tensor* y, int64_t M, int64_t N, int64_t K) {
+  using A = mm_acc_t<T>;
+  std::vector<A> abuf, bbuf, cbuf(static_cast<size_t>(M * N), A(0));
+  if (K > 0) {
+    const A* a = as_acc<T, A>(ta, abuf);
+    const A* b = as_acc<T, A>(tb, bbuf);
+    gemm_any(a, trans_a, b, trans_b, cbuf.data(), M, N, K);
+  }
+  T* out = y->data<T>();
+  std::vector<int64_t> cs;  // strides of C broadcast to [M, N]
+  const T* cp = nullptr;
+  if (tc) {
+    cs = ref::broadcast_strides(tc->shape(), {M, N});
+    cp = tc->data<T>();
+  }
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      const A acc = cbuf[i * N + j];
+      if constexpr (std::is_integral_v<T>) {
+        int64_t v = alpha == 1.0f ? static_cast<int64_t>(acc)
+                                  : static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(acc)) * alpha);
+        if (cp) {
+          const int64_t cv = static_cast<int64_t>(cp[i * cs[0] + j * cs[1]]);
+          v += beta == 1.0f ? cv : static_cast<int64_t>(static_cast<double>(cv) * beta);
+        }
+        out[i * N + j] = static_cast<T>(v);
+      } else {
+        A v = alpha == 1.0f ? acc : static_cast<A>(acc * static_cast<A>(alpha));
+        if (cp) v += static_cast<A>(beta) * static_cast<A>(to_compute(cp[i * cs[0] + j * cs[1]]));
+        out[i * N + j] = acc_to<T, A>(v);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(int64_t trans_a, init.get_int("transA", 0));
+  XONNX_ASSIGN_OR_RETURN(int64_t trans_b, init.get_int("transB", 0));
+  XONNX_ASSIGN_OR_RETURN(float alpha, init.get_float("alpha", 1.0f));
+  XONNX_ASSIGN_OR_RETURN(float beta, init.get_float("beta", 1.0f));
+  if (init.since_version() < 11 && !init.has_input(2)) {
+    return invalid_model("Gemm before opset 11 requires input C");
+  }
+  return make_kernel([=](KernelContext& ctx) -> Status {
+    const Tensor& ta = ctx.input(0);
+    const Tensor& tb = ctx.input(1);
+    if (!ta.defined() || !tb.defined()) return invalid_argument("inputs A and B are required");
+    if (ta.dtype() != tb.dtype()) {
+      return invalid_argument("A and B must have the same type, got ", dtype_name(ta.dtype()),
+                              " and ", dtype_name(tb.dtype()));
+    }
+    if (!matmul_type_ok(ta.dtype())) {
+      return unsupported("Gemm does not support type ", dtype_name(ta.dtype()));
+    }
+    if (ta.rank() != 2 || tb.rank() != 2) {
+      return invalid_argument("Gemm inputs A and B must be 2-D, got shapes ",
+                              shape_to_string(ta.shape()), " and ", shape_to_string(tb.shape()));
+    }
+    const int64_t M = trans_a ? ta.dim(1) : ta.dim(0);
+    const int64_t K = trans_a ? ta.dim(0) : ta.dim(1);
+    const int64_t K2 = trans_b ? tb.dim(1) : tb.dim(0);
+    const int64_t N = trans_b ? tb.dim(0) : tb.dim(1);
+    if (K != K2) {
+      return invalid_argument("Gemm inner dimensions differ: A ", shape_to_string(ta.shape()),
+                              (trans_a ? " (transposed)" : ""), " vs B ",
+                              shape_to_string(tb.shape()), (trans_b ? " (transposed)" : ""));
+    }
+    const Tensor* tc = nullptr;
+    if (ctx.has_input(2) && ctx.input(2).defined()) {
+      tc = &ctx.input(2);
+      if (tc->dtype() != ta.dtype()) {
+        return invalid_argument("C must have the type of A (", dtype_name(ta.dtype()), "), got ",
+                                dtype_name(tc->dtype()));
+      }
+      XONNX_ASSIGN_OR_RETURN(Shape bs, ref::broadcast_shapes(tc->shape(), {M, N}));
+      if (tc->rank() > 2 || bs != Shape{M, N}) {
+        return invalid_argument("C of shape ", shape_to_string(tc->shape()),
+                                " cannot be broadcast to [", M, ",", N, "]");
+      }
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ta.dtype(), {M, N}));
+    if (y->numel() == 0) return Status::ok();
+    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())), {
+      return gemm_typed<T>(ta, trans_a != 0, tb, trans_b != 0, tc, alpha, beta, y, M, N, K);
+    });
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& registry) {
+  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, 2, 2, 1, 1});
+  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, 2, 3, 1, 1});
+  register_matmul_einsum_ops(registry);
+}
+
+}  // namespace xonnx

@@ -1,0 +1,65 @@
+// The operator table. Each op family registers its kernels from one function listed in
+// op_families.inc (explicit, no static initializers: a static library would drop them).
+#pragma once
+
+#include <climits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/kernel.h"
+
+namespace xonnx {
+
+using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelInit& init);
+
+constexpr int kLatestVersion = INT_MAX;
+// Highest default-domain opset the loader accepts (the ONNX 1.22 test suite uses up to 27).
+constexpr int64_t kMaxOnnxOpset = 27;
+constexpr int64_t kMinOnnxOpset = 1;
+
+struct OpDef {
+  const char* domain;  // "" for ONNX, "com.microsoft", "ai.onnx.ml", ...
+  const char* name;
+  // Range of schema since_versions this kernel implements (inclusive).
+  int min_version;
+  int max_version;
+  KernelFactory create;
+  // Arity over all implemented versions; max -1 means variadic.
+  int min_inputs;
+  int max_inputs;
+  int min_outputs;
+  int max_outputs;
+};
+
+struct ResolvedOp {
+  const OpDef* def = nullptr;
+  int since_version = 0;
+};
+
+class OpRegistry {
+ public:
+  // The registry with every op family of this build.
+  static const OpRegistry& global();
+
+  void add(const OpDef& def);
+  // Finds the kernel for `op` in `domain` at the model's imported `opset`. Errors name the
+  // op, domain and version and say what is implemented instead.
+  Result<ResolvedOp> resolve(const std::string& domain, const std::string& op,
+                             int64_t opset) const;
+  // Every registered op (for `xonnx info --ops`, docs and tests).
+  std::vector<const OpDef*> all() const;
+  // The ONNX since_versions of a default-domain op, empty if unknown.
+  static const std::vector<int>* onnx_versions(const std::string& op);
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<OpDef>> ops_;
+};
+
+// One function per op family, each defined in runtime/ops/ref/<family>.cc.
+#define XONNX_OP_FAMILY(fn) void fn(OpRegistry& registry);
+#include "runtime/ops/op_families.inc"
+#undef XONNX_OP_FAMILY
+
+}  // namespace xonnx

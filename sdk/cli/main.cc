@@ -1,0 +1,25 @@
+// xonnx: command-line front end of the runtime (run, info, conformance).
+#include <cstdio>
+#include <map>
+
+#include "sdk/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"xonnx: run ONNX models on edge devices"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "xonnx 0.1.0");
+  std::map<CLI::App*, xonnx::cli::Runner> runners;
+  auto add = [&](xonnx::cli::Runner (*fn)(CLI::App&)) {
+    const size_t before = app.get_subcommands({}).size();
+    xonnx::cli::Runner r = fn(app);
+    runners[app.get_subcommands({})[before]] = r;
+  };
+  add(xonnx::cli::add_run_command);
+  add(xonnx::cli::add_info_command);
+  add(xonnx::cli::add_conformance_command);
+  CLI11_PARSE(app, argc, argv);
+  for (auto& [sub, runner] : runners) {
+    if (sub->parsed()) return runner();
+  }
+  return 2;
+}

@@ -1,0 +1,131 @@
+#include "sdk/cli/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace xonnx {
+namespace cli {
+namespace {
+
+struct NpyType {
+  const char* descr;
+  DataType dtype;
+};
+const NpyType kTypes[] = {
+    {"<f4", DataType::kFloat},  {"<f8", DataType::kDouble}, {"<f2", DataType::kFloat16},
+    {"|i1", DataType::kInt8},   {"|u1", DataType::kUint8},  {"<i2", DataType::kInt16},
+    {"<u2", DataType::kUint16}, {"<i4", DataType::kInt32},  {"<u4", DataType::kUint32},
+    {"<i8", DataType::kInt64},  {"<u8", DataType::kUint64}, {"|b1", DataType::kBool},
+};
+
+// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.
+std::string header_field(const std::string& header, const std::string& key) {
+  const size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) return "";
+  size_t p = header.find(':', k);
+  if (p == std::string::npos) return "";
+  ++p;
+  while (p < header.size() && header[p] == ' ') ++p;
+  if (p < header.size() && header[p] == '(') {
+    const size_t e = header.find(')', p);
+    return e == std::string::npos ? "" : header.substr(p + 1, e - p - 1);
+  }
+  if (p < header.size() && header[p] == '\'') {
+    const size_t e = header.find('\'', p + 1);
+    return e == std::string::npos ? "" : header.substr(p + 1, e - p - 1);
+  }
+  const size_t e = header.find_first_of(",}", p);
+  return header.substr(p, e - p);
+}
+
+}  // namespace
+
+Result<Tensor> read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot open '", path, "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string bytes = ss.str();
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
+    return invalid_argument(path, ": not a .npy file");
+  }
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len, header_start;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    header_start = 10;
+  } else {
+    if (bytes.size() < 12) return invalid_argument(path, ": truncated .npy header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    header_start = 12;
+  }
+  if (header_start + header_len > bytes.size()) return invalid_argument(path, ": truncated .npy header");
+  const std::string header = bytes.substr(header_start, header_len);
+  const std::string descr = header_field(header, "descr");
+  if (header_field(header, "fortran_order").find("True") != std::string::npos) {
+    return unsupported(path, ": Fortran-order arrays are not supported");
+  }
+  DataType dtype = DataType::kUndefined;
+  for (const NpyType& t : kTypes) {
+    if (descr == t.descr) dtype = t.dtype;
+  }
+  if (dtype == DataType::kUndefined) return unsupported(path, ": unsupported .npy dtype '", descr, "'");
+  Shape shape;
+  std::stringstream dims(header_field(header, "shape"));
+  std::string item;
+  while (std::getline(dims, item, ',')) {
+    if (item.find_first_not_of(' ') == std::string::npos) continue;
+    try {
+      const long long d = std::stoll(item);
+      if (d < 0) return invalid_argument(path, ": negative dimension in .npy shape");
+      shape.push_back(d);
+    } catch (...) {
+      return invalid_argument(path, ": bad .npy shape '", header_field(header, "shape"), "'");
+    }
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
+  const size_t data_start = header_start + header_len;
+  if (bytes.size() - data_start != t.nbytes()) {
+    return invalid_argument(path, ": data has ", bytes.size() - data_start, " bytes, shape ",
+                            shape_to_string(shape), " needs ", t.nbytes());
+  }
+  if (t.nbytes()) std::memcpy(t.raw_data(), bytes.data() + data_start, t.nbytes());
+  return t;
+}
+
+Status write_npy(const std::string& path, const Tensor& tensor) {
+  const char* descr = nullptr;
+  for (const NpyType& t : kTypes) {
+    if (t.dtype == tensor.dtype()) descr = t.descr;
+  }
+  Tensor data = tensor;
+  if (!descr && tensor.dtype() == DataType::kBFloat16) {
+    // numpy has no bfloat16: widen to float32.
+    XONNX_ASSIGN_OR_RETURN(data, Tensor::allocate(DataType::kFloat, tensor.shape()));
+    for (int64_t i = 0; i < tensor.numel(); ++i) data.data<float>()[i] = static_cast<float>(tensor.get_as_double(i));
+    descr = "<f4";
+  }
+  if (!descr) return unsupported("cannot write ", dtype_name(tensor.dtype()), " tensors as .npy");
+  std::string shape = "(";
+  for (size_t i = 0; i < data.rank(); ++i) shape += std::to_string(data.dim(i)) + (data.rank() == 1 ? ",)" : (i + 1 == data.rank() ? ")" : ", "));
+  if (data.rank() == 0) shape += ")";
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  const size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return io_error("cannot write '", path, "'");
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(len_bytes, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(static_cast<const char*>(data.raw_data()), static_cast<std::streamsize>(data.nbytes()));
+  if (!out) return io_error("failed writing '", path, "'");
+  return Status::ok();
+}
+
+}  // namespace cli
+}  // namespace xonnx

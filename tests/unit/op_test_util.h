@@ -1,0 +1,74 @@
+// Builds a one-node model in memory and runs it through the real Session, so op tests
+// exercise the same registry, validation and executor as models do.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+
+namespace xonnx {
+namespace testing {
+
+inline Attribute attr_int(const std::string& name, int64_t v) {
+  Attribute a; a.name = name; a.type = AttrType::kInt; a.i = v; return a;
+}
+inline Attribute attr_float(const std::string& name, float v) {
+  Attribute a; a.name = name; a.type = AttrType::kFloat; a.f = v; return a;
+}
+inline Attribute attr_string(const std::string& name, const std::string& v) {
+  Attribute a; a.name = name; a.type = AttrType::kString; a.s = v; return a;
+}
+inline Attribute attr_ints(const std::string& name, std::vector<int64_t> v) {
+  Attribute a; a.name = name; a.type = AttrType::kInts; a.ints = std::move(v); return a;
+}
+inline Attribute attr_floats(const std::string& name, std::vector<float> v) {
+  Attribute a; a.name = name; a.type = AttrType::kFloats; a.floats = std::move(v); return a;
+}
+inline Attribute attr_strings(const std::string& name, std::vector<std::string> v) {
+  Attribute a; a.name = name; a.type = AttrType::kStrings; a.strings = std::move(v); return a;
+}
+inline Attribute attr_tensor(const std::string& name, Tensor t) {
+  Attribute a; a.name = name; a.type = AttrType::kTensor; a.t = std::move(t); return a;
+}
+
+// Runs `op` on `inputs` (an undefined Tensor / empty Value means "omitted optional input").
+// Returns `num_outputs` values.
+inline Result<std::vector<Value>> run_op(const std::string& op, const std::vector<Value>& inputs,
+                                         const std::vector<Attribute>& attrs = {},
+                                         int64_t opset = 17, size_t num_outputs = 1,
+                                         const std::string& domain = "") {
+  Model model;
+  model.ir_version = 8;
+  model.opset_imports[""] = opset;
+  if (!domain.empty()) model.opset_imports[domain] = 1;
+  Node node;
+  node.op_type = op;
+  node.domain = domain;
+  node.name = "n0";
+  node.attributes = attrs;
+  std::vector<Value> given;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) {
+      node.inputs.push_back("");
+      continue;
+    }
+    ValueInfo vi;
+    vi.name = "in" + std::to_string(i);
+    node.inputs.push_back(vi.name);
+    model.graph.inputs.push_back(vi);
+    given.push_back(inputs[i]);
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    ValueInfo vi;
+    vi.name = "out" + std::to_string(i);
+    node.outputs.push_back(vi.name);
+    model.graph.outputs.push_back(vi);
+  }
+  model.graph.nodes.push_back(std::move(node));
+  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(model)));
+  return session->run(given);
+}
+
+}  // namespace testing
+}  // namespace xonnx
