@@ -103,6 +103,9 @@ def export_fixture(outdir, name, model, datasets, input_names, output_names,
                           do_constant_folding=do_constant_folding,
                           training=training, **export_kwargs)
     m = onnx.load(path)
+    if len(m.functions):
+        canonicalize_functions(m)
+        onnx.save(m, path)
     status = "ok"
     try:
         onnx.checker.check_model(m, full_check=True)
@@ -137,6 +140,37 @@ def export_fixture(outdir, name, model, datasets, input_names, output_names,
                 shapes=[[tuple(t.shape) for t in ds] for ds in datasets], ostats=ostats)
     print_info(info)
     return info
+
+
+def canonicalize_functions(m):
+    """torch picks which module instance becomes a local function's body in a
+    run-dependent order, so the value names inside FunctionProtos (e.g.
+    'blocks.0.fc1.bias' vs 'blocks.1.fc1.bias') vary between runs.  Rename
+    them to in_K / out_K / t_K (order of appearance) and sort the functions,
+    which makes the file byte-for-byte reproducible without changing meaning."""
+    for f in m.functions:
+        ren = {}
+        for k, n in enumerate(f.input):
+            ren[n] = "in_%d" % k
+        for k, n in enumerate(f.output):
+            ren[n] = "out_%d" % k
+        cnt = 0
+        for node in f.node:
+            for n in node.output:
+                if n and n not in ren:
+                    ren[n] = "t_%d" % cnt
+                    cnt += 1
+        f.input[:] = [ren[n] for n in f.input]
+        f.output[:] = [ren[n] for n in f.output]
+        for node in f.node:
+            node.input[:] = [ren.get(n, n) for n in node.input]
+            node.output[:] = [ren.get(n, n) for n in node.output]
+    funcs = sorted(m.functions, key=lambda f: (f.domain, f.name))
+    copies = [onnx.FunctionProto() for _ in funcs]
+    for c, f in zip(copies, funcs):
+        c.CopyFrom(f)
+    del m.functions[:]
+    m.functions.extend(copies)
 
 
 def write_pb(path, t, name):

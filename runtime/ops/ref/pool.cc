@@ -1,8 +1,414 @@
-// Reference kernels: pool family. (Being filled in; see runtime/ops/op_families.inc.)
+// Reference kernels: pooling family. MaxPool, AveragePool, LpPool (N-d, pads / auto_pad /
+// dilations / ceil_mode), the Global* pools and MaxUnpool.
+//
+// Windows are precomputed once per call as a CSR list of flat input offsets per output
+// position (shared by every N x C plane), so the per-element work is a plain loop.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
+namespace {
 
-void register_pool_ops(OpRegistry& registry) { (void)registry; }
+enum class PoolKind { kMax, kAvg, kLp };
+
+struct PoolAttrs {
+  PoolKind kind = PoolKind::kMax;
+  std::string auto_pad = "NOTSET";
+  std::vector<int64_t> kernel_shape, strides, pads, dilations;
+  int64_t ceil_mode = 0;
+  int64_t count_include_pad = 0;
+  int64_t storage_order = 0;
+  float p = 2.0f;
+};
+
+Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
+  PoolAttrs a;
+  a.kind = kind;
+  const int v = init.since_version();
+  XONNX_ASSIGN_OR_RETURN(a.auto_pad, init.get_string("auto_pad", "NOTSET"));
+  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
+      a.auto_pad != "VALID") {
+    return invalid_argument("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
+                            a.auto_pad, "'");
+  }
+  XONNX_ASSIGN_OR_RETURN(a.kernel_shape, init.get_ints("kernel_shape"));
+  if (a.kernel_shape.empty()) return invalid_argument("kernel_shape is required");
+  XONNX_ASSIGN_OR_RETURN(a.strides, init.get_ints("strides"));
+  XONNX_ASSIGN_OR_RETURN(a.pads, init.get_ints("pads"));
+  XONNX_ASSIGN_OR_RETURN(a.dilations, init.get_ints("dilations"));
+  XONNX_ASSIGN_OR_RETURN(a.ceil_mode, init.get_int("ceil_mode", 0));
+  XONNX_ASSIGN_OR_RETURN(a.count_include_pad, init.get_int("count_include_pad", 0));
+  XONNX_ASSIGN_OR_RETURN(a.storage_order, init.get_int("storage_order", 0));
+  if (kind == PoolKind::kLp) {
+    const Attribute* pa = init.attr("p");
+    if (pa && pa->type == AttrType::kFloat) {
+      a.p = pa->f;  // LpPool-1 has a float p
+    } else {
+      XONNX_ASSIGN_OR_RETURN(int64_t pi, init.get_int("p", 2));
+      a.p = static_cast<float>(pi);
+    }
+    if (!(a.p > 0)) return invalid_argument("p must be > 0, got ", a.p);
+    (void)v;
+  }
+  const size_t nd = a.kernel_shape.size();
+  for (int64_t k : a.kernel_shape)
+    if (k < 1) return invalid_argument("kernel_shape values must be >= 1, got ", k);
+  if (!a.strides.empty() && a.strides.size() != nd)
+    return invalid_argument("strides needs ", nd, " values, got ", a.strides.size());
+  if (!a.dilations.empty() && a.dilations.size() != nd)
+    return invalid_argument("dilations needs ", nd, " values, got ", a.dilations.size());
+  if (!a.pads.empty() && a.pads.size() != 2 * nd)
+    return invalid_argument("pads needs ", 2 * nd, " values, got ", a.pads.size());
+  for (int64_t s : a.strides)
+    if (s < 1) return invalid_argument("strides must be >= 1, got ", s);
+  for (int64_t d : a.dilations)
+    if (d < 1) return invalid_argument("dilations must be >= 1, got ", d);
+  for (int64_t p : a.pads)
+    if (p < 0) return invalid_argument("pads must be >= 0, got ", p);
+  if (a.storage_order != 0 && a.storage_order != 1)
+    return invalid_argument("storage_order must be 0 or 1, got ", a.storage_order);
+  if (a.strides.empty()) a.strides.assign(nd, 1);
+  if (a.dilations.empty()) a.dilations.assign(nd, 1);
+  return a;
+}
+
+// The pooling windows of one N x C plane: for output position o, the flat input offsets
+// offsets[starts[o] .. starts[o+1]) and the pad-inclusive window size pad_count[o].
+struct Windows {
+  Shape out;
+  std::vector<int64_t> starts, offsets, pad_count;
+};
+
+Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
+  const size_t nd = in.size();
+  std::vector<int64_t> pb(nd, 0), pe(nd, 0);
+  Windows w;
+  w.out.resize(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t ek = (a.kernel_shape[i] - 1) * a.dilations[i] + 1;
+    const int64_t s = a.strides[i];
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      w.out[i] = (in[i] + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * s + ek - in[i]);
+      pb[i] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else {
+      if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
+        pb[i] = a.pads[i];
+        pe[i] = a.pads[i + nd];
+      }
+      const int64_t span = in[i] + pb[i] + pe[i] - ek;
+      if (span < 0)
+        return invalid_argument("spatial dim ", i, ": input ", in[i], " plus pads is smaller than the ",
+                                "dilated kernel ", ek);
+      if (a.ceil_mode) {
+        w.out[i] = (span + s - 1) / s + 1;
+        // the last window must start inside the input or the left padding
+        if ((w.out[i] - 1) * s >= in[i] + pb[i]) --w.out[i];
+      } else {
+        w.out[i] = span / s + 1;
+      }
+    }
+  }
+  // per-dim valid input coordinates of every output coordinate
+  std::vector<std::vector<std::vector<int64_t>>> coords(nd);
+  std::vector<std::vector<int64_t>> pad_cnt(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    coords[i].resize(static_cast<size_t>(w.out[i]));
+    pad_cnt[i].resize(static_cast<size_t>(w.out[i]));
+    for (int64_t o = 0; o < w.out[i]; ++o) {
+      int64_t cnt = 0;
+      for (int64_t k = 0; k < a.kernel_shape[i]; ++k) {
+        const int64_t p = o * a.strides[i] - pb[i] + k * a.dilations[i];
+        if (p >= -pb[i] && p < in[i] + pe[i]) ++cnt;
+        if (p >= 0 && p < in[i]) coords[i][o].push_back(p);
+      }
+      pad_cnt[i][o] = cnt;
+    }
+  }
+  const int64_t out_size = shape_numel(w.out);
+  std::vector<int64_t> in_strides(nd, 1);
+  for (size_t i = nd - 1; i-- > 0;) in_strides[i] = in_strides[i + 1] * in[i + 1];
+  w.starts.reserve(static_cast<size_t>(out_size) + 1);
+  w.pad_count.reserve(static_cast<size_t>(out_size));
+  std::vector<int64_t> oi(nd, 0), ki(nd, 0);
+  for (int64_t o = 0; o < out_size; ++o) {
+    w.starts.push_back(static_cast<int64_t>(w.offsets.size()));
+    int64_t pc = 1;
+    bool empty = false;
+    for (size_t i = 0; i < nd; ++i) {
+      pc *= pad_cnt[i][oi[i]];
+      if (coords[i][oi[i]].empty()) empty = true;
+    }
+    w.pad_count.push_back(pc);
+    if (!empty) {
+      std::fill(ki.begin(), ki.end(), 0);
+      while (true) {
+        int64_t off = 0;
+        for (size_t i = 0; i < nd; ++i) off += coords[i][oi[i]][ki[i]] * in_strides[i];
+        w.offsets.push_back(off);
+        size_t i = nd;
+        while (i-- > 0) {
+          if (++ki[i] < static_cast<int64_t>(coords[i][oi[i]].size())) break;
+          ki[i] = 0;
+        }
+        if (i == static_cast<size_t>(-1)) break;
+      }
+    }
+    for (size_t i = nd; i-- > 0;) {
+      if (++oi[i] < w.out[i]) break;
+      oi[i] = 0;
+    }
+  }
+  w.starts.push_back(static_cast<int64_t>(w.offsets.size()));
+  return w;
+}
+
+// Row-major flat spatial offset -> column-major flat spatial index (MaxPool storage_order=1).
+int64_t to_column_major(int64_t off, const Shape& in) {
+  int64_t idx = 0, mul = 1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t inner = 1;
+    for (size_t j = i + 1; j < in.size(); ++j) inner *= in[j];
+    const int64_t c = (off / inner) % in[i];
+    idx += c * mul;
+    mul *= in[i];
+  }
+  return idx;
+}
+
+template <typename T>
+Status run_pool(KernelContext& ctx, const PoolAttrs& a, const Windows& w, const Shape& in) {
+  const Tensor& x = ctx.input(0);
+  const int64_t N = x.dim(0), C = x.dim(1);
+  const int64_t in_size = shape_numel(in), out_size = shape_numel(w.out);
+  Shape yshape = {N, C};
+  yshape.insert(yshape.end(), w.out.begin(), w.out.end());
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), yshape));
+  Tensor* ind = nullptr;
+  if (a.kind == PoolKind::kMax && ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+    XONNX_ASSIGN_OR_RETURN(ind, ctx.allocate_output(1, DataType::kInt64, yshape));
+  }
+  const T* xp = x.data<T>();
+  T* yp = y->data<T>();
+  using CT = compute_t<T>;
+  for (int64_t plane = 0; plane < N * C; ++plane) {
+    const T* xs = xp + plane * in_size;
+    T* ys = yp + plane * out_size;
+    for (int64_t o = 0; o < out_size; ++o) {
+      const int64_t b = w.starts[o], e = w.starts[o + 1];
+      if (a.kind == PoolKind::kMax) {
+        int64_t best = -1;
+        CT bv = std::numeric_limits<CT>::lowest();
+        for (int64_t j = b; j < e; ++j) {
+          const CT v = to_compute(xs[w.offsets[j]]);
+          if (best < 0 ? !(v != v) : v > bv) {  // skip leading NaNs
+            bv = v;
+            best = w.offsets[j];
+          }
+        }
+        if (best < 0 && e > b) {  // all NaN
+          best = w.offsets[b];
+          bv = to_compute(xs[best]);
+        }
+        ys[o] = from_compute<T>(bv);
+        if (ind) {
+          const int64_t sp = best < 0 ? 0 : (a.storage_order ? to_column_major(best, in) : best);
+          ind->data<int64_t>()[plane * out_size + o] = plane * in_size + sp;
+        }
+      } else if constexpr (!std::is_floating_point_v<CT>) {
+        return unsupported("average/Lp pooling on integer type ", dtype_name(x.dtype()));
+      } else if (a.kind == PoolKind::kAvg) {
+        CT sum = 0;
+        for (int64_t j = b; j < e; ++j) sum += to_compute(xs[w.offsets[j]]);
+        const int64_t cnt = a.count_include_pad ? w.pad_count[o] : e - b;
+        ys[o] = from_compute<T>(cnt > 0 ? sum / static_cast<CT>(cnt) : CT(0));
+      } else {
+        CT sum = 0;
+        if (a.p == 2.0f) {
+          for (int64_t j = b; j < e; ++j) {
+            const CT v = to_compute(xs[w.offsets[j]]);
+            sum += v * v;
+          }
+          ys[o] = from_compute<T>(std::sqrt(sum));
+        } else if (a.p == 1.0f) {
+          for (int64_t j = b; j < e; ++j) sum += std::abs(to_compute(xs[w.offsets[j]]));
+          ys[o] = from_compute<T>(sum);
+        } else {
+          for (int64_t j = b; j < e; ++j) sum += std::pow(std::abs(to_compute(xs[w.offsets[j]])), CT(a.p));
+          ys[o] = from_compute<T>(std::pow(sum, CT(1) / CT(a.p)));
+        }
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status check_pool_input(const Tensor& x, size_t nd) {
+  if (x.rank() != nd + 2)
+    return invalid_argument("input X ", shape_to_string(x.shape()), " must have rank ", nd + 2,
+                            " (N, C and ", nd, " spatial dims from kernel_shape)");
+  return Status::ok();
+}
+
+template <PoolKind kKind>
+Result<std::unique_ptr<Kernel>> create_pool(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(PoolAttrs a, parse_pool_attrs(init, kKind));
+  const bool int_ok = kKind == PoolKind::kMax;
+  return make_kernel([a, int_ok](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    XONNX_RETURN_IF_ERROR(check_pool_input(x, a.kernel_shape.size()));
+    const Shape in(x.shape().begin() + 2, x.shape().end());
+    XONNX_ASSIGN_OR_RETURN(Windows w, make_windows(a, in));
+    if (dtype_is_float(x.dtype())) {
+      XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("pooling on type ", dtype_name(x.dtype())),
+                           { return run_pool<T>(ctx, a, w, in); });
+    }
+    if (int_ok) {
+      XONNX_DISPATCH_INT(x.dtype(), return unsupported("MaxPool on type ", dtype_name(x.dtype())),
+                         { return run_pool<T>(ctx, a, w, in); });
+    }
+    return unsupported("pooling on type ", dtype_name(x.dtype()));
+  });
+}
+
+// ---- Global pools ------------------------------------------------------------------------
+
+template <PoolKind kKind>
+Result<std::unique_ptr<Kernel>> create_global_pool(const KernelInit& init) {
+  float p = 2.0f;
+  if (kKind == PoolKind::kLp) {
+    const Attribute* pa = init.attr("p");
+    if (pa && pa->type == AttrType::kFloat) {
+      p = pa->f;
+    } else {
+      XONNX_ASSIGN_OR_RETURN(int64_t pi, init.get_int("p", 2));
+      p = static_cast<float>(pi);
+    }
+    if (!(p > 0)) return invalid_argument("p must be > 0, got ", p);
+  }
+  return make_kernel([p](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    if (x.rank() < 2) return invalid_argument("input X must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
+    Shape yshape = x.shape();
+    for (size_t i = 2; i < yshape.size(); ++i) yshape[i] = 1;
+    int64_t sp = 1;
+    for (size_t i = 2; i < x.rank(); ++i) sp *= x.dim(i);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    if (kKind == PoolKind::kMax && sp == 0 && planes > 0)
+      return invalid_argument("GlobalMaxPool over an empty spatial extent ", shape_to_string(x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), yshape));
+    XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("global pooling on type ", dtype_name(x.dtype())), {
+      using CT = compute_t<T>;
+      const T* xp = x.data<T>();
+      T* yp = y->data<T>();
+      for (int64_t pl = 0; pl < planes; ++pl) {
+        const T* xs = xp + pl * sp;
+        CT acc;
+        if (kKind == PoolKind::kMax) {
+          acc = to_compute(xs[0]);
+          for (int64_t i = 1; i < sp; ++i) {
+            const CT v = to_compute(xs[i]);
+            if (v > acc || acc != acc) acc = v;
+          }
+        } else if (kKind == PoolKind::kAvg) {
+          acc = 0;
+          for (int64_t i = 0; i < sp; ++i) acc += to_compute(xs[i]);
+          acc = sp > 0 ? acc / static_cast<CT>(sp) : CT(0);
+        } else {
+          acc = 0;
+          for (int64_t i = 0; i < sp; ++i) acc += std::pow(std::abs(to_compute(xs[i])), CT(p));
+          acc = std::pow(acc, CT(1) / CT(p));
+        }
+        yp[pl] = from_compute<T>(acc);
+      }
+    });
+    return Status::ok();
+  });
+}
+
+// ---- MaxUnpool ---------------------------------------------------------------------------
+
+Result<std::unique_ptr<Kernel>> create_max_unpool(const KernelInit& init) {
+  std::vector<int64_t> kernel, strides, pads;
+  XONNX_ASSIGN_OR_RETURN(kernel, init.get_ints("kernel_shape"));
+  XONNX_ASSIGN_OR_RETURN(strides, init.get_ints("strides"));
+  XONNX_ASSIGN_OR_RETURN(pads, init.get_ints("pads"));
+  const size_t nd = kernel.size();
+  if (nd == 0) return invalid_argument("kernel_shape is required");
+  if (strides.empty()) strides.assign(nd, 1);
+  if (pads.empty()) pads.assign(2 * nd, 0);
+  if (strides.size() != nd || pads.size() != 2 * nd)
+    return invalid_argument("strides needs ", nd, " values and pads ", 2 * nd);
+  for (int64_t s : strides)
+    if (s < 1) return invalid_argument("strides must be >= 1, got ", s);
+  return make_kernel([kernel, strides, pads, nd](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    const Tensor& ind = ctx.input(1);
+    if (x.rank() != nd + 2) return invalid_argument("X must have rank ", nd + 2, ", got ", shape_to_string(x.shape()));
+    if (ind.dtype() != DataType::kInt64) return invalid_argument("indices I must be int64, got ", dtype_name(ind.dtype()));
+    if (ind.shape() != x.shape())
+      return invalid_argument("indices I ", shape_to_string(ind.shape()), " must have X's shape ", shape_to_string(x.shape()));
+    // Indices address the inferred shape; an explicit output_shape (>= inferred per dim)
+    // places that block at the origin of a larger zero tensor.
+    Shape inferred = {x.dim(0), x.dim(1)};
+    for (size_t i = 0; i < nd; ++i)
+      inferred.push_back((x.dim(i + 2) - 1) * strides[i] - pads[i] - pads[i + nd] + kernel[i]);
+    for (int64_t d : inferred)
+      if (d < 0) return invalid_argument("inferred output shape ", shape_to_string(inferred), " has a negative dim");
+    Shape yshape = inferred;
+    if (ctx.has_input(2)) {
+      XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> os, ctx.input(2).to_int64_vector());
+      if (os.size() != nd + 2) return invalid_argument("output_shape must have ", nd + 2, " values, got ", os.size());
+      for (size_t i = 0; i < os.size(); ++i)
+        if (os[i] < inferred[i] || (i < 2 && os[i] != inferred[i]))
+          return invalid_argument("output_shape ", shape_to_string(os), " is smaller than the inferred shape ",
+                                  shape_to_string(inferred));
+      yshape = os;
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), yshape));
+    const int64_t n = x.numel(), total = shape_numel(inferred);
+    const bool same = yshape == inferred;
+    const int64_t* ip = ind.data<int64_t>();
+    XONNX_DISPATCH_ALL_BYTES(x.dtype(), return unsupported("MaxUnpool on type ", dtype_name(x.dtype())), {
+      const T* xp = x.data<T>();
+      T* yp = y->data<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        if (ip[i] < 0 || ip[i] >= total)
+          return invalid_argument("index ", ip[i], " at position ", i, " is outside the output of ", total, " elements");
+        int64_t dst = ip[i];
+        if (!same) {  // re-linearize the inferred-shape coordinates in the output shape
+          int64_t rem = ip[i], mul = 1;
+          dst = 0;
+          for (size_t d = inferred.size(); d-- > 0;) {
+            dst += (rem % inferred[d]) * mul;
+            rem /= inferred[d];
+            mul *= yshape[d];
+          }
+        }
+        yp[dst] = xp[i];
+      }
+    });
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_pool_ops(OpRegistry& registry) {
+  registry.add({"", "MaxPool", 1, kLatestVersion, create_pool<PoolKind::kMax>, 1, 1, 1, 2});
+  registry.add({"", "AveragePool", 1, kLatestVersion, create_pool<PoolKind::kAvg>, 1, 1, 1, 1});
+  registry.add({"", "LpPool", 1, kLatestVersion, create_pool<PoolKind::kLp>, 1, 1, 1, 1});
+  registry.add({"", "GlobalMaxPool", 1, kLatestVersion, create_global_pool<PoolKind::kMax>, 1, 1, 1, 1});
+  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, create_global_pool<PoolKind::kAvg>, 1, 1, 1, 1});
+  registry.add({"", "GlobalLpPool", 1, kLatestVersion, create_global_pool<PoolKind::kLp>, 1, 1, 1, 1});
+  registry.add({"", "MaxUnpool", 9, kLatestVersion, create_max_unpool, 2, 3, 1, 1});
+}
 
 }  // namespace xonnx

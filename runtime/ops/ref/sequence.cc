@@ -1,8 +1,268 @@
-// Reference kernels: sequence family. (Being filled in; see runtime/ops/op_families.inc.)
+// Sequence and Optional ops. Sequences are immutable shared lists of tensors: every op that
+// "modifies" one builds a new list (the tensors themselves are shared, not copied).
+#include "runtime/exec/subgraph.h"
+#include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
+namespace {
 
-void register_sequence_ops(OpRegistry& registry) { (void)registry; }
+using SequencePtr = std::shared_ptr<Sequence>;
+
+Result<const Sequence*> sequence_input(KernelContext& ctx, size_t i) {
+  const Value& v = ctx.input_value(i);
+  if (!v.is_sequence()) return invalid_argument("input ", i, " must be a sequence");
+  return &v.sequence();
+}
+
+// A position input: scalar int, negative counts from the end; `allow_end` admits == size.
+Result<int64_t> position(const Tensor& t, int64_t size, bool allow_end) {
+  if (t.numel() != 1 || !dtype_is_integer(t.dtype())) {
+    return invalid_argument("position must be an integer scalar");
+  }
+  int64_t p = t.get_as_int64(0);
+  const int64_t hi = allow_end ? size : size - 1;
+  if (p < -size || p > hi) {
+    return invalid_argument("position ", p, " is out of range for a sequence of length ", size);
+  }
+  return p < 0 ? p + size : p;
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_empty(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(int64_t dtype, init.get_int("dtype", static_cast<int64_t>(DataType::kFloat)));
+  if (!dtype_is_known(static_cast<int32_t>(dtype))) return invalid_model("unknown dtype ", dtype);
+  return make_kernel([dtype](KernelContext& ctx) -> Status {
+    auto s = std::make_shared<Sequence>();
+    s->elem_type = static_cast<DataType>(dtype);
+    ctx.set_output_value(0, Value::sequence(s));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_construct(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    auto s = std::make_shared<Sequence>();
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const Tensor& t = ctx.input(i);
+      if (!t.defined()) return invalid_argument("input ", i, " must be a tensor");
+      if (i > 0 && t.dtype() != s->elem_type) {
+        return invalid_argument("all inputs must have one element type; input ", i, " is ",
+                                dtype_name(t.dtype()), ", input 0 is ", dtype_name(s->elem_type));
+      }
+      s->elem_type = t.dtype();
+      s->items.push_back(t);
+    }
+    ctx.set_output_value(0, Value::sequence(s));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_insert(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    XONNX_ASSIGN_OR_RETURN(const Sequence* in, sequence_input(ctx, 0));
+    const Tensor& t = ctx.input(1);
+    if (!t.defined()) return invalid_argument("input 1 must be a tensor");
+    if (!in->items.empty() && t.dtype() != in->elem_type) {
+      return invalid_argument("cannot insert ", dtype_name(t.dtype()), " into a sequence of ",
+                              dtype_name(in->elem_type));
+    }
+    auto s = std::make_shared<Sequence>(*in);
+    s->elem_type = t.dtype();
+    int64_t pos = static_cast<int64_t>(s->items.size());
+    if (ctx.has_input(2)) {
+      XONNX_ASSIGN_OR_RETURN(pos, position(ctx.input(2), static_cast<int64_t>(s->items.size()), true));
+    }
+    s->items.insert(s->items.begin() + pos, t);
+    ctx.set_output_value(0, Value::sequence(s));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_at(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    XONNX_ASSIGN_OR_RETURN(const Sequence* in, sequence_input(ctx, 0));
+    XONNX_ASSIGN_OR_RETURN(int64_t pos, position(ctx.input(1), static_cast<int64_t>(in->items.size()), false));
+    ctx.set_output(0, in->items[pos]);
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_erase(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    XONNX_ASSIGN_OR_RETURN(const Sequence* in, sequence_input(ctx, 0));
+    auto s = std::make_shared<Sequence>(*in);
+    const int64_t size = static_cast<int64_t>(s->items.size());
+    if (size == 0) return invalid_argument("cannot erase from an empty sequence");
+    int64_t pos = size - 1;
+    if (ctx.has_input(1)) {
+      XONNX_ASSIGN_OR_RETURN(pos, position(ctx.input(1), size, false));
+    }
+    s->items.erase(s->items.begin() + pos);
+    ctx.set_output_value(0, Value::sequence(s));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_length(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    XONNX_ASSIGN_OR_RETURN(const Sequence* in, sequence_input(ctx, 0));
+    ctx.set_output(0, Tensor::scalar<int64_t>(static_cast<int64_t>(in->items.size())));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_split_to_sequence(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(int64_t axis_attr, init.get_int("axis", 0));
+  XONNX_ASSIGN_OR_RETURN(int64_t keepdims, init.get_int("keepdims", 1));
+  return make_kernel([axis_attr, keepdims](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    XONNX_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr, static_cast<int64_t>(x.rank())));
+    const int64_t len = x.dim(axis);
+    std::vector<int64_t> sizes;
+    bool squeeze = false;
+    if (ctx.has_input(1)) {
+      const Tensor& split = ctx.input(1);
+      if (split.rank() == 0) {
+        const int64_t chunk = split.get_as_int64(0);
+        if (chunk <= 0) return invalid_argument("split size must be positive, got ", chunk);
+        for (int64_t left = len; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
+      } else {
+        XONNX_ASSIGN_OR_RETURN(sizes, split.to_int64_vector());
+        int64_t total = 0;
+        for (int64_t s : sizes) {
+          if (s < 0) return invalid_argument("negative split size ", s);
+          total += s;
+        }
+        if (total != len) return invalid_argument("split sizes sum to ", total, ", dimension is ", len);
+      }
+    } else {
+      sizes.assign(static_cast<size_t>(len), 1);
+      squeeze = keepdims == 0;
+    }
+    auto s = std::make_shared<Sequence>();
+    s->elem_type = x.dtype();
+    int64_t start = 0;
+    for (int64_t size : sizes) {
+      std::vector<Tensor> parts;
+      for (int64_t i = 0; i < size; ++i) {
+        XONNX_ASSIGN_OR_RETURN(Tensor slice, ref::take_along_axis(x, axis, start + i));
+        parts.push_back(std::move(slice));
+      }
+      start += size;
+      Tensor piece;
+      if (squeeze) {
+        piece = parts[0];
+      } else if (parts.empty()) {
+        Shape shape = x.shape();
+        shape[axis] = 0;
+        XONNX_ASSIGN_OR_RETURN(piece, Tensor::allocate(x.dtype(), shape));
+      } else {
+        XONNX_ASSIGN_OR_RETURN(piece, ref::stack_along_axis(parts, axis));
+      }
+      s->items.push_back(std::move(piece));
+    }
+    ctx.set_output_value(0, Value::sequence(s));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_concat_from_sequence(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(int64_t axis_attr, init.require_int("axis"));
+  XONNX_ASSIGN_OR_RETURN(int64_t new_axis, init.get_int("new_axis", 0));
+  return make_kernel([axis_attr, new_axis](KernelContext& ctx) -> Status {
+    XONNX_ASSIGN_OR_RETURN(const Sequence* in, sequence_input(ctx, 0));
+    if (in->items.empty()) return invalid_argument("cannot concatenate an empty sequence");
+    const int64_t rank = static_cast<int64_t>(in->items[0].rank()) + (new_axis ? 1 : 0);
+    XONNX_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr, rank));
+    Tensor out;
+    if (new_axis) {
+      XONNX_ASSIGN_OR_RETURN(out, ref::stack_along_axis(in->items, axis));
+    } else {
+      XONNX_ASSIGN_OR_RETURN(out, ref::concat_along_axis(in->items, axis));
+    }
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_sequence_map(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Subgraph> body, init.subgraph("body"));
+  return make_kernel([body](KernelContext& ctx) -> Status {
+    // Inputs that are sequences are iterated in lockstep; tensors are passed to every call.
+    int64_t length = -1;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const Value& v = ctx.input_value(i);
+      if (!v.is_sequence()) continue;
+      const int64_t n = static_cast<int64_t>(v.sequence().items.size());
+      if (length >= 0 && n != length) return invalid_argument("sequence inputs have different lengths");
+      length = n;
+    }
+    if (length < 0) return invalid_argument("SequenceMap needs at least one sequence input");
+    std::vector<std::shared_ptr<Sequence>> outs(ctx.num_outputs());
+    for (auto& s : outs) s = std::make_shared<Sequence>();
+    for (int64_t k = 0; k < length; ++k) {
+      std::vector<Value> in;
+      for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+        const Value& v = ctx.input_value(i);
+        in.push_back(v.is_sequence() ? Value(v.sequence().items[k]) : v);
+      }
+      XONNX_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_subgraph(*body, in));
+      if (out.size() != outs.size()) return invalid_model("SequenceMap body output count mismatch");
+      for (size_t o = 0; o < out.size(); ++o) {
+        outs[o]->elem_type = out[o].tensor().dtype();
+        outs[o]->items.push_back(out[o].tensor());
+      }
+    }
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (outs[o]->items.empty()) {
+        const TypeInfo& t = body->graph().outputs[o].type;
+        outs[o]->elem_type = t.elem_type;
+      }
+      ctx.set_output_value(o, Value::sequence(outs[o]));
+    }
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_optional(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    ctx.set_output_value(0, ctx.has_input(0) ? ctx.input_value(0) : Value::none());
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_optional_has_element(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    const Value& v = ctx.input_value(0);
+    ctx.set_output(0, Tensor::scalar<bool>(!v.empty() && !v.is_none()));
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> create_optional_get_element(const KernelInit&) {
+  return make_kernel([](KernelContext& ctx) -> Status {
+    const Value& v = ctx.input_value(0);
+    if (v.empty() || v.is_none()) return invalid_argument("the optional input holds no element");
+    ctx.set_output_value(0, v);
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_sequence_ops(OpRegistry& registry) {
+  registry.add({"", "SequenceEmpty", 11, kLatestVersion, create_sequence_empty, 0, 0, 1, 1});
+  registry.add({"", "SequenceConstruct", 11, kLatestVersion, create_sequence_construct, 1, -1, 1, 1});
+  registry.add({"", "SequenceInsert", 11, kLatestVersion, create_sequence_insert, 2, 3, 1, 1});
+  registry.add({"", "SequenceAt", 11, kLatestVersion, create_sequence_at, 2, 2, 1, 1});
+  registry.add({"", "SequenceErase", 11, kLatestVersion, create_sequence_erase, 1, 2, 1, 1});
+  registry.add({"", "SequenceLength", 11, kLatestVersion, create_sequence_length, 1, 1, 1, 1});
+  registry.add({"", "SplitToSequence", 11, kLatestVersion, create_split_to_sequence, 1, 2, 1, 1});
+  registry.add({"", "ConcatFromSequence", 11, kLatestVersion, create_concat_from_sequence, 1, 1, 1, 1});
+  registry.add({"", "SequenceMap", 17, kLatestVersion, create_sequence_map, 1, -1, 1, -1});
+  registry.add({"", "Optional", 15, kLatestVersion, create_optional, 0, 1, 1, 1});
+  registry.add({"", "OptionalHasElement", 15, kLatestVersion, create_optional_has_element, 0, 1, 1, 1});
+  registry.add({"", "OptionalGetElement", 15, kLatestVersion, create_optional_get_element, 1, 1, 1, 1});
+}
 
 }  // namespace xonnx

@@ -333,6 +333,18 @@ Result<Shape> prelu_slope_shape(const Shape& x, const Shape& s, bool legacy) {
   return s;
 }
 
+template <typename T>
+T prelu_elem(T u, T v) {
+  using C = compute_t<T>;
+  if constexpr (std::is_unsigned_v<C>) {
+    (void)v;
+    return u;  // never negative
+  } else {
+    const C a = to_compute(u);
+    return a < C(0) ? from_compute<T>(wrap_mul<C>(a, to_compute(v))) : u;
+  }
+}
+
 Result<std::unique_ptr<Kernel>> create_prelu(const KernelInit& init) {
   const bool legacy = init.since_version() < 7;
   return make_kernel([legacy](KernelContext& ctx) -> Status {
@@ -347,11 +359,8 @@ Result<std::unique_ptr<Kernel>> create_prelu(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     const Plan<2> plan = make_plan<2>(x.shape(), {&x.shape(), &s_shape});
     XONNX_DISPATCH_NUMERIC(x.dtype(), return unsupported("PRelu does not support type ", dtype_name(x.dtype())), {
-      using C = compute_t<T>;
-      apply_binary(x.data<T>(), s.data<T>(), y->data<T>(), plan, [](T u, T v) {
-        const C a = to_compute(u);
-        return a < C(0) ? from_compute<T>(wrap_mul<C>(a, to_compute(v))) : u;
-      });
+      apply_binary(x.data<T>(), s.data<T>(), y->data<T>(), plan,
+                   [](T u, T v) { return prelu_elem<T>(u, v); });
     });
     return Status::ok();
   });

@@ -1,0 +1,209 @@
+// Layout family: Transpose, Concat, Split, Slice, Pad, Tile, CenterCropPad, DepthToSpace,
+// SpaceToDepth, ReverseSequence, Trilu.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "tests/unit/op_test_util.h"
+
+namespace xonnx {
+namespace {
+
+using testing::attr_float;
+using testing::attr_int;
+using testing::attr_ints;
+using testing::attr_string;
+using testing::run_op;
+
+template <typename T>
+Tensor T_(std::vector<T> v, Shape s) { return Tensor::from_vector<T>(v, std::move(s)); }
+Tensor I64(std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return T_<int64_t>(std::move(v), {n});
+}
+std::vector<float> iota(int n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  return v;
+}
+template <typename T>
+std::vector<T> vals(const Value& v) {
+  const Tensor& t = v.tensor();
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+TEST(LayoutOps, TransposeDefaultAndPerm) {
+  Tensor x = T_<float>(iota(6), {2, 3});
+  auto r = run_op("Transpose", {x}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 2}));
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  Tensor y = T_<float>(iota(24), {2, 3, 4});
+  r = run_op("Transpose", {y}, {attr_ints("perm", {1, 2, 0})}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 4, 2}));
+  EXPECT_EQ(vals<float>((*r)[0])[1], 12.f);
+  EXPECT_FALSE(run_op("Transpose", {y}, {attr_ints("perm", {0, 0, 1})}, 13).is_ok());
+  EXPECT_FALSE(run_op("Transpose", {y}, {attr_ints("perm", {0, 1})}, 13).is_ok());
+}
+
+TEST(LayoutOps, TransposeInt4) {
+  auto t = Tensor::allocate(DataType::kInt4, {2, 3});
+  ASSERT_TRUE(t.is_ok());
+  for (int i = 0; i < 6; ++i) subbyte_set(t->raw_data(), DataType::kInt4, i, static_cast<uint8_t>(i));
+  auto r = run_op("Transpose", {*t}, {}, 21);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const Tensor& o = (*r)[0].tensor();
+  std::vector<int64_t> got;
+  for (int i = 0; i < 6; ++i) got.push_back(o.get_as_int64(i));
+  EXPECT_EQ(got, (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(LayoutOps, ConcatStringsAndErrors) {
+  auto r = run_op("Concat", {T_<std::string>({"a", "b"}, {1, 2}), T_<std::string>({"c", "d", "e", "f"}, {2, 2})},
+                  {attr_int("axis", 0)}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 2}));
+  EXPECT_EQ((*r)[0].tensor().string_data()[5], "f");
+  r = run_op("Concat", {T_<float>({1, 2}, {2, 1}), T_<float>({3, 4, 5, 6}, {2, 2})}, {attr_int("axis", -1)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 3, 4, 2, 5, 6}));
+  EXPECT_FALSE(run_op("Concat", {T_<float>({1, 2}, {2, 1}), T_<float>({3, 4, 5}, {3, 1})},
+                      {attr_int("axis", 1)}, 13).is_ok());
+  EXPECT_FALSE(run_op("Concat", {T_<float>({1}, {1}), T_<int32_t>({3}, {1})}, {attr_int("axis", 0)}, 13).is_ok());
+  EXPECT_FALSE(run_op("Concat", {T_<float>({1}, {1})}, {attr_int("axis", 1)}, 13).is_ok());
+}
+
+TEST(LayoutOps, SplitVariants) {
+  Tensor x = T_<float>(iota(5), {5});
+  auto r = run_op("Split", {x}, {attr_int("num_outputs", 3)}, 18, 3);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{0, 1}));
+  EXPECT_EQ(vals<float>((*r)[2]), (std::vector<float>{4}));
+  r = run_op("Split", {x, I64({1, 4})}, {}, 13, 2);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[1]), (std::vector<float>{1, 2, 3, 4}));
+  r = run_op("Split", {x}, {attr_ints("split", {2, 3})}, 11, 2);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[1]), (std::vector<float>{2, 3, 4}));
+  Tensor m = T_<float>(iota(6), {2, 3});
+  r = run_op("Split", {m}, {attr_int("axis", 1)}, 13, 3);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[1]), (std::vector<float>{1, 4}));
+  EXPECT_FALSE(run_op("Split", {x}, {}, 13, 2).is_ok());  // uneven before 18
+  EXPECT_FALSE(run_op("Split", {x, I64({1, 1})}, {}, 13, 2).is_ok());
+}
+
+TEST(LayoutOps, SliceNegativeStepsAndClamping) {
+  Tensor x = T_<float>(iota(10), {10});
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  auto r = run_op("Slice", {x, I64({-1}), I64({-big}), I64({0}), I64({-3})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{9, 6, 3, 0}));
+  r = run_op("Slice", {x, I64({2}), I64({big})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().numel(), 8);
+  r = run_op("Slice", {x, I64({20}), I64({30})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().numel(), 0);
+  Tensor m = T_<float>(iota(12), {3, 4});
+  r = run_op("Slice", {m}, {attr_ints("starts", {1}), attr_ints("ends", {3}), attr_ints("axes", {1})}, 1);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 2, 5, 6, 9, 10}));
+  EXPECT_FALSE(run_op("Slice", {x, I64({0}), I64({5}), I64({0}), I64({0})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("Slice", {x, I64({0}), I64({5}), I64({1})}, {}, 13).is_ok());
+}
+
+TEST(LayoutOps, PadModes) {
+  Tensor x = T_<float>({1, 2, 3}, {3});
+  auto r = run_op("Pad", {x, I64({2, 2}), Tensor::scalar<float>(9.f)}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{9, 9, 1, 2, 3, 9, 9}));
+  r = run_op("Pad", {x, I64({2, 2})}, {attr_string("mode", "reflect")}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{3, 2, 1, 2, 3, 2, 1}));
+  r = run_op("Pad", {x, I64({2, 2})}, {attr_string("mode", "edge")}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 1, 1, 2, 3, 3, 3}));
+  r = run_op("Pad", {x, I64({2, 2})}, {attr_string("mode", "wrap")}, 19);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{2, 3, 1, 2, 3, 1, 2}));
+  r = run_op("Pad", {x, I64({-1, 1})}, {}, 13);  // negative pads crop
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{2, 3, 0}));
+  r = run_op("Pad", {x}, {attr_ints("pads", {1, 0}), attr_float("value", 5.f)}, 2);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{5, 1, 2, 3}));
+  Tensor m = T_<float>(iota(4), {2, 2});
+  r = run_op("Pad", {m, I64({1, 1}), Tensor(), I64({-1})}, {}, 18);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{0, 0, 1, 0, 0, 2, 3, 0}));
+  EXPECT_FALSE(run_op("Pad", {x, I64({1})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("Pad", {x, I64({-2, -2})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("Pad", {T_<float>({}, {0}), I64({1, 1})}, {attr_string("mode", "edge")}, 13).is_ok());
+}
+
+TEST(LayoutOps, PadStrings) {
+  auto r = run_op("Pad", {T_<std::string>({"a"}, {1}), I64({1, 0}), Tensor::scalar<std::string>("z")}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].tensor().string_data()[0], "z");
+  EXPECT_EQ((*r)[0].tensor().string_data()[1], "a");
+}
+
+TEST(LayoutOps, Tile) {
+  auto r = run_op("Tile", {T_<int32_t>({1, 2}, {1, 2}), I64({2, 2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<int32_t>((*r)[0]), (std::vector<int32_t>{1, 2, 1, 2, 1, 2, 1, 2}));
+  EXPECT_FALSE(run_op("Tile", {T_<int32_t>({1, 2}, {1, 2}), I64({2})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("Tile", {T_<int32_t>({1, 2}, {1, 2}), I64({1, -1})}, {}, 13).is_ok());
+}
+
+TEST(LayoutOps, CenterCropPad) {
+  Tensor x = T_<float>(iota(5), {5});
+  auto r = run_op("CenterCropPad", {x, I64({3})}, {}, 18);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 2, 3}));
+  r = run_op("CenterCropPad", {x, I64({8})}, {}, 18);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0}));
+}
+
+TEST(LayoutOps, DepthToSpaceRoundTrip) {
+  Tensor x = T_<float>(iota(16), {1, 4, 2, 2});
+  for (const char* mode : {"DCR", "CRD"}) {
+    auto r = run_op("DepthToSpace", {x}, {attr_int("blocksize", 2), attr_string("mode", mode)}, 13);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 4, 4}));
+  }
+  auto d = run_op("DepthToSpace", {x}, {attr_int("blocksize", 2)}, 13);
+  ASSERT_TRUE(d.is_ok());
+  EXPECT_EQ(vals<float>((*d)[0]), (std::vector<float>{0, 4, 1, 5, 8, 12, 9, 13, 2, 6, 3, 7, 10, 14, 11, 15}));
+  auto s = run_op("SpaceToDepth", {(*d)[0]}, {attr_int("blocksize", 2)}, 13);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(vals<float>((*s)[0]), iota(16));
+  EXPECT_FALSE(run_op("DepthToSpace", {T_<float>(iota(6), {1, 6, 1, 1})}, {attr_int("blocksize", 2)}, 13).is_ok());
+  EXPECT_FALSE(run_op("SpaceToDepth", {T_<float>(iota(3), {1, 1, 3, 1})}, {attr_int("blocksize", 2)}, 13).is_ok());
+}
+
+TEST(LayoutOps, ReverseSequence) {
+  Tensor x = T_<float>(iota(8), {4, 2});  // [time, batch]
+  auto r = run_op("ReverseSequence", {x, I64({4, 2})}, {}, 10);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{6, 3, 4, 1, 2, 5, 0, 7}));
+  EXPECT_FALSE(run_op("ReverseSequence", {x, I64({5, 1})}, {}, 10).is_ok());
+  EXPECT_FALSE(run_op("ReverseSequence", {x, I64({1})}, {}, 10).is_ok());
+}
+
+TEST(LayoutOps, Trilu) {
+  Tensor x = T_<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  auto r = run_op("Trilu", {x}, {}, 14);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{1, 2, 3, 0, 5, 6, 0, 0, 9}));
+  r = run_op("Trilu", {x, Tensor::scalar<int64_t>(-1)}, {attr_int("upper", 0)}, 14);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{0, 0, 0, 4, 0, 0, 7, 8, 0}));
+  EXPECT_FALSE(run_op("Trilu", {T_<int64_t>({1}, {1})}, {}, 14).is_ok());
+}
+
+}  // namespace
+}  // namespace xonnx

@@ -1,0 +1,163 @@
+// Softmax family: Softmax, LogSoftmax, Hardmax, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tests/unit/op_test_util.h"
+
+namespace xonnx {
+namespace {
+
+using testing::attr_int;
+using testing::attr_string;
+using testing::run_op;
+
+template <typename T>
+Value tv(std::vector<T> v, Shape s) {
+  return Value(Tensor::from_vector<T>(v, std::move(s)));
+}
+template <typename T>
+std::vector<T> values(const Value& v) {
+  const Tensor& t = v.tensor();
+  std::vector<T> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
+  return out;
+}
+
+// numpy-style softmax of a row.
+std::vector<double> ref_softmax(std::vector<double> x) {
+  double m = -INFINITY, s = 0;
+  for (double v : x) m = std::max(m, v);
+  for (double& v : x) s += (v = std::exp(v - m));
+  for (double& v : x) v /= s;
+  return x;
+}
+
+TEST(SoftmaxOps, SoftmaxLastAxisAndAxis0) {
+  auto r = run_op("Softmax", {tv<float>({1, 2, 3, 1000, 1001, 1002}, {2, 3})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  auto out = values<float>((*r)[0]);
+  auto e = ref_softmax({1, 2, 3});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(out[i], e[i], 1e-6);
+    EXPECT_NEAR(out[3 + i], e[i], 1e-6);  // large numbers stay finite
+  }
+  r = run_op("Softmax", {tv<float>({0, 0, std::log(3.0f), 0}, {2, 2})}, {attr_int("axis", 0)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  out = values<float>((*r)[0]);
+  EXPECT_NEAR(out[0], 0.25, 1e-6);
+  EXPECT_NEAR(out[2], 0.75, 1e-6);
+  EXPECT_NEAR(out[1], 0.5, 1e-6);
+  EXPECT_NEAR(out[3], 0.5, 1e-6);
+}
+
+TEST(SoftmaxOps, LegacyCoercesTo2D) {
+  // opset 11, axis=1 on [1,2,2]: normalise over all 4 values.
+  auto r = run_op("Softmax", {tv<float>({0, 0, 0, 0}, {1, 2, 2})}, {}, 11);
+  ASSERT_TRUE(r.is_ok());
+  for (float v : values<float>((*r)[0])) EXPECT_NEAR(v, 0.25, 1e-6);
+  // opset 13 default axis -1: over the last 2 values.
+  r = run_op("Softmax", {tv<float>({0, 0, 0, 0}, {1, 2, 2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  for (float v : values<float>((*r)[0])) EXPECT_NEAR(v, 0.5, 1e-6);
+  r = run_op("Hardmax", {tv<float>({1, 5, 3, 2}, {1, 2, 2})}, {}, 11);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 1, 0, 0}));
+}
+
+TEST(SoftmaxOps, LogSoftmaxAndDoubles) {
+  auto r = run_op("LogSoftmax", {tv<double>({1, 2, 3}, {1, 3})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  auto out = values<double>((*r)[0]);
+  auto e = ref_softmax({1, 2, 3});
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], std::log(e[i]), 1e-12);
+  // middle axis on [2,3,2]
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = static_cast<float>(i % 5);
+  r = run_op("LogSoftmax", {tv<float>(x, {2, 3, 2})}, {attr_int("axis", -2)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  auto o = values<float>((*r)[0]);
+  for (int b = 0; b < 2; ++b)
+    for (int j = 0; j < 2; ++j) {
+      auto ref = ref_softmax({x[b * 6 + j], x[b * 6 + 2 + j], x[b * 6 + 4 + j]});
+      for (int k = 0; k < 3; ++k) EXPECT_NEAR(o[b * 6 + k * 2 + j], std::log(ref[k]), 1e-5);
+    }
+}
+
+TEST(SoftmaxOps, HardmaxTiesAndFloat16) {
+  auto r = run_op("Hardmax", {tv<float>({3, 3, 1, 0, 2, 2}, {2, 3})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 0, 0, 0, 1, 0}));
+  r = run_op("Hardmax", {tv<float>({1, 4, 3, 2}, {2, 2})}, {attr_int("axis", 0)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 1, 1, 0}));
+  std::vector<Float16> h = {Float16{float_to_half(0)}, Float16{float_to_half(0)}};
+  r = run_op("Softmax", {Value(Tensor::from_vector<Float16>(h, {2}))}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[0].bits), 0.5f);
+}
+
+TEST(SoftmaxOps, BadAxisAndTypeFail) {
+  EXPECT_FALSE(run_op("Softmax", {tv<float>({1, 2}, {2})}, {attr_int("axis", 1)}, 13).is_ok());
+  EXPECT_FALSE(run_op("Softmax", {tv<float>({1, 2}, {1, 2})}, {attr_int("axis", -3)}, 11).is_ok());
+  EXPECT_FALSE(run_op("Softmax", {tv<int32_t>({1, 2}, {2})}, {}, 13).is_ok());
+}
+
+TEST(SoftmaxOps, NllLossReductionsWeightsIgnoreIndex) {
+  // input [2,3] log-probs, targets {1, 2}
+  auto x = tv<float>({-1, -2, -3, -4, -5, -6}, {2, 3});
+  auto t = tv<int64_t>({1, 2}, {2});
+  auto r = run_op("NegativeLogLikelihoodLoss", {x, t}, {attr_string("reduction", "none")}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{2, 6}));
+  r = run_op("NegativeLogLikelihoodLoss", {x, t}, {}, 13);  // mean
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().shape(), Shape{});
+  EXPECT_FLOAT_EQ(values<float>((*r)[0])[0], 4);
+  auto w = tv<float>({1, 2, 0.5f}, {3});
+  r = run_op("NegativeLogLikelihoodLoss", {x, t, w}, {}, 13);  // (2*2 + 6*0.5) / 2.5
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_FLOAT_EQ(values<float>((*r)[0])[0], 7.0f / 2.5f);
+  r = run_op("NegativeLogLikelihoodLoss", {x, tv<int32_t>({1, -1}, {2}), w},
+             {attr_string("reduction", "sum"), attr_int("ignore_index", -1)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_FLOAT_EQ(values<float>((*r)[0])[0], 4);
+  // NCd: input [1,2,2], target [1,2]
+  r = run_op("NegativeLogLikelihoodLoss", {tv<float>({-1, -2, -3, -4}, {1, 2, 2}), tv<int64_t>({1, 0}, {1, 2})},
+             {attr_string("reduction", "none")}, 22);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{3, 2}));
+}
+
+TEST(SoftmaxOps, NllLossErrors) {
+  auto x = tv<float>({-1, -2, -3, -4, -5, -6}, {2, 3});
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 3}, {2})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2, 0}, {3})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<float>({1, 2}, {2})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2}, {2}), tv<float>({1, 2}, {2})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2}, {2})}, {attr_string("reduction", "avg")}, 13).is_ok());
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {tv<float>({1}, {1}), tv<int64_t>({0}, {1})}, {}, 13).is_ok());
+}
+
+TEST(SoftmaxOps, SoftmaxCrossEntropyWithLogProb) {
+  auto x = tv<float>({1, 2, 3, 0, 0, 0}, {2, 3});
+  auto t = tv<int64_t>({2, 0}, {2});
+  auto r = run_op("SoftmaxCrossEntropyLoss", {x, t}, {attr_string("reduction", "none")}, 13, 2);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  auto e = ref_softmax({1, 2, 3});
+  auto loss = values<float>((*r)[0]);
+  EXPECT_NEAR(loss[0], -std::log(e[2]), 1e-6);
+  EXPECT_NEAR(loss[1], std::log(3.0), 1e-6);
+  auto lp = values<float>((*r)[1]);
+  ASSERT_EQ((*r)[1].tensor().shape(), (Shape{2, 3}));
+  EXPECT_NEAR(lp[0], std::log(e[0]), 1e-6);
+  r = run_op("SoftmaxCrossEntropyLoss", {x, t}, {attr_int("ignore_index", 0)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_NEAR(values<float>((*r)[0])[0], -std::log(e[2]), 1e-6);  // mean over 1 kept element
+}
+
+}  // namespace
+}  // namespace xonnx
