@@ -13,7 +13,8 @@ NEWER = {
  21: "Cast CastLike Constant ConstantOfShape DequantizeLinear Flatten GroupNormalization Identity If Loop Pad QLinearMatMul QuantizeLinear Reshape Scan Shape Size Squeeze Transpose Unsqueeze",
  22: "EyeLike RandomUniform RandomNormal RandomUniformLike RandomNormalLike Multinomial Bernoulli ThresholdedRelu Selu Elu Mish HardSigmoid HardSwish Softsign Softplus Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Round Det NegativeLogLikelihoodLoss AveragePool MaxPool MaxUnpool LpPool MaxRoiPool Conv ConvTranspose DeformConv GlobalAveragePool GlobalMaxPool GlobalLpPool InstanceNormalization LpNormalization Dropout RoiAlign RNN GRU LSTM GridSample",
  23: "Cast CastLike Constant ConstantOfShape DequantizeLinear Flatten Identity If Loop Pad QuantizeLinear Reshape Scan Shape Size Squeeze Transpose Unsqueeze Attention RMSNormalization RotaryEmbedding",
- 24: "Swish TensorScatter TopK",
+ 24: "Swish TensorScatter TopK Attention",
+ 26: "BitCast CumProd",
 }
 
 versions = collections.defaultdict(set)

@@ -106,6 +106,14 @@ int run_model(const RunOptions& opt) {
     }
     given[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
+  for (const auto& entry : given) {
+    bool known = false;
+    for (const ValueInfo& info : (*session)->inputs()) known = known || info.name == entry.first;
+    if (!known) {
+      std::fprintf(stderr, "error: the model has no input named '%s'\n", entry.first.c_str());
+      return 2;
+    }
+  }
   std::mt19937 rng(opt.seed);
   std::vector<Value> inputs;
   for (const ValueInfo& info : (*session)->inputs()) {
@@ -117,12 +125,7 @@ int run_model(const RunOptions& opt) {
     }
     std::printf("input  %-20s %s %s%s\n", info.name.c_str(), dtype_name(t->dtype()),
                 shape_to_string(t->shape()).c_str(), it != given.end() ? "" : " (random)");
-    if (it != given.end()) given.erase(it);
     inputs.push_back(Value(std::move(t).value()));
-  }
-  for (const auto& [name, file] : given) {
-    std::fprintf(stderr, "error: the model has no input named '%s'\n", name.c_str());
-    return 2;
   }
   const auto t2 = std::chrono::steady_clock::now();
   auto outputs = (*session)->run(inputs);

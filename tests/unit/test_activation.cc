@@ -117,6 +117,17 @@ TEST(ActivationOps, DoubleAndHalf) {
   EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[1].bits), 3.0f);
 }
 
+TEST(ActivationOps, ShrinkIntegers) {
+  auto r = run_op("Shrink", {tv<int32_t>({-5, -1, 0, 1, 5}, {5})},
+                  {attr_float("lambd", 1.5f), attr_float("bias", 1.5f)}, 9);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{-3, 0, 0, 0, 3}));
+  r = run_op("Shrink", {tv<uint8_t>({0, 1, 200}, {3})},
+             {attr_float("lambd", 0.5f), attr_float("bias", 2.0f)}, 9);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{0, 255, 198}));  // 1 - 2 wraps
+}
+
 TEST(ActivationOps, BadAttributes) {
   EXPECT_FALSE(run_op("Gelu", {tv<float>({1}, {1})}, {attr_string("approximate", "fast")}, 20)
                    .is_ok());

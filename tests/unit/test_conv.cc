@@ -280,7 +280,7 @@ TEST(ConvTransposeOp, RejectsBadShapes) {
 
 TEST(DeformConvOp, ZeroOffsetEqualsConv) {
   Tensor x = rand_tensor({2, 4, 5, 6}, 21), w = rand_tensor({6, 2, 3, 2}, 22), b = rand_tensor({6}, 23);
-  auto offset = Tensor::allocate(DataType::kFloat, {2, 2 * 6 * 2, 4, 4});
+  auto offset = Tensor::allocate(DataType::kFloat, {2, 2 * 6 * 2, 4, 3});
   ASSERT_TRUE(offset.is_ok());
   std::vector<Attribute> attrs = {attr_int("group", 2), attr_int("offset_group", 2), attr_ints("pads", {1, 0, 0, 1}),
                                   attr_ints("strides", {1, 2})};

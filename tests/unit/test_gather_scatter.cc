@@ -150,5 +150,34 @@ TEST(GatherScatterOps, TensorScatter) {
   EXPECT_FALSE(run_op("TensorScatter", {past, upd, I64({1, 3}, {2})}, {}, 24).is_ok());
 }
 
+TEST(GatherScatterOps, DtypeFamilies) {
+  std::vector<Float16> h;
+  for (float f : {1.f, 2.f, 3.f}) h.push_back(Float16{float_to_half(f)});
+  auto r = run_op("Gather", {T_<Float16>(h, {3}), I64({2, 0}, {2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[0].bits), 3.f);
+  r = run_op("ScatterND", {T_<bool>({false, true, false}, {3}), I64({0, 1}, {2, 1}), T_<bool>({true, false}, {2})},
+             {attr_string("reduction", "add")}, 18);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<bool>((*r)[0]), (std::vector<bool>{true, true, false}));
+  r = run_op("ScatterElements", {T_<std::string>({"a", "b"}, {2}), I64({1}, {1}), T_<std::string>({"z"}, {1})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().string_data()[1], "z");
+  EXPECT_FALSE(run_op("ScatterElements", {T_<std::string>({"a", "b"}, {2}), I64({1}, {1}),
+                                          T_<std::string>({"z"}, {1})}, {attr_string("reduction", "add")}, 18).is_ok());
+  std::vector<Float16> hs;
+  for (float f : {1.f, 2.f}) hs.push_back(Float16{float_to_half(f)});
+  r = run_op("ScatterElements", {T_<Float16>(hs, {2}), I64({0, 0}, {2}), T_<Float16>(hs, {2})},
+             {attr_string("reduction", "mul")}, 18);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[0].bits), 2.f);
+  r = run_op("NonZero", {T_<std::string>({"", "x"}, {2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{1}));
+  r = run_op("Compress", {T_<std::string>({"a", "b", "c"}, {3}), T_<bool>({true, false, true}, {3})}, {}, 11);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().string_data()[1], "c");
+}
+
 }  // namespace
 }  // namespace xonnx

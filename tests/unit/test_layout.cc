@@ -205,5 +205,58 @@ TEST(LayoutOps, Trilu) {
   EXPECT_FALSE(run_op("Trilu", {T_<int64_t>({1}, {1})}, {}, 14).is_ok());
 }
 
+TEST(LayoutOps, DtypeFamilies) {
+  // fp16 slice with step, bool concat, string tile, int4 concat (packed), uint8 pad
+  std::vector<Float16> h;
+  for (float f : {1.f, 2.f, 3.f, 4.f}) h.push_back(Float16{float_to_half(f)});
+  auto r = run_op("Slice", {T_<Float16>(h, {4}), I64({0}), I64({4}), I64({0}), I64({2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[1].bits), 3.f);
+  r = run_op("Concat", {T_<bool>({true}, {1}), T_<bool>({false, true}, {2})}, {attr_int("axis", 0)}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<bool>((*r)[0]), (std::vector<bool>{true, false, true}));
+  r = run_op("Tile", {T_<std::string>({"a", "b"}, {2}), I64({2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().string_data()[3], "b");
+  auto a = Tensor::allocate(DataType::kUint4, {3});
+  ASSERT_TRUE(a.is_ok());
+  for (int i = 0; i < 3; ++i) subbyte_set(a->raw_data(), DataType::kUint4, i, static_cast<uint8_t>(i + 1));
+  r = run_op("Concat", {*a, *a}, {attr_int("axis", 0)}, 21);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  std::vector<int64_t> got;
+  for (int i = 0; i < 6; ++i) got.push_back((*r)[0].tensor().get_as_int64(i));
+  EXPECT_EQ(got, (std::vector<int64_t>{1, 2, 3, 1, 2, 3}));
+  r = run_op("Pad", {T_<uint8_t>({7}, {1}), I64({1, 1}), Tensor::scalar<uint8_t>(3)}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<uint8_t>((*r)[0]), (std::vector<uint8_t>{3, 7, 3}));
+}
+
+TEST(LayoutOps, EdgeShapes) {
+  // scalar through Pad and Transpose; zero-size splits; reflect after a crop; huge Trilu k
+  auto r = run_op("Pad", {Tensor::scalar<float>(4.f), T_<int64_t>({}, {0})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{4.f}));
+  r = run_op("Transpose", {Tensor::scalar<float>(4.f)}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().rank(), 0u);
+  r = run_op("Split", {T_<float>({1, 2}, {2}), I64({0, 2, 0})}, {}, 13, 3);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].tensor().numel(), 0);
+  EXPECT_EQ(vals<float>((*r)[1]), (std::vector<float>{1, 2}));
+  r = run_op("Pad", {T_<float>({1, 2, 3, 4}, {4}), I64({-1, 2})}, {attr_string("mode", "reflect")}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{2, 3, 4, 3, 2}));
+  r = run_op("Trilu", {T_<float>({1, 2, 3, 4}, {2, 2}), Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::max())},
+             {attr_int("upper", 0)}, 14);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4}));
+  r = run_op("Slice", {T_<float>({1, 2, 3}, {3}), I64({5}), I64({-10}), I64({0}),
+                       I64({std::numeric_limits<int64_t>::min()})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{3}));
+  EXPECT_FALSE(run_op("Pad", {T_<float>({1, 2}, {2}), I64({std::numeric_limits<int64_t>::min(), 0})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("Tile", {T_<float>({1, 2}, {2}), I64({std::numeric_limits<int64_t>::max()})}, {}, 13).is_ok());
+}
+
 }  // namespace
 }  // namespace xonnx

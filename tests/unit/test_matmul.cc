@@ -216,6 +216,45 @@ TEST(EinsumOp, DiagonalEllipsisAndThreeOperands) {
   EXPECT_FALSE(r.is_ok());  // rank mismatch with the term
 }
 
+TEST(EinsumOp, TwoOperandContractionsMatchLoops) {
+  // bhqd,bhkd->bhqk (attention scores) against explicit loops
+  const int B = 2, H = 3, Q = 4, Kk = 5, D = 6;
+  std::vector<float> q(B * H * Q * D), k(B * H * Kk * D);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<float>(i % 5) - 2;
+  auto r = run_op("Einsum", {tv<float>(q, {B, H, Q, D}), tv<float>(k, {B, H, Kk, D})},
+                  {attr_string("equation", "bhqd,bhkd->bhqk")}, 12);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{B, H, Q, Kk}));
+  std::vector<float> want(B * H * Q * Kk, 0);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < Q; ++i)
+        for (int j = 0; j < Kk; ++j)
+          for (int d = 0; d < D; ++d)
+            want[((b * H + h) * Q + i) * Kk + j] +=
+                q[((b * H + h) * Q + i) * D + d] * k[((b * H + h) * Kk + j) * D + d];
+  EXPECT_EQ(values<float>((*r)[0]), want);
+  // output permutation: ij,jk->ki
+  const std::vector<float> a = iota_f(6, 1), bm = iota_f(12, 1);
+  r = run_op("Einsum", {tv<float>(a, {2, 3}), tv<float>(bm, {3, 4})}, {attr_string("equation", "ij,jk->ki")}, 12);
+  ASSERT_TRUE(r.is_ok());
+  const std::vector<float> ab = naive_mm(a, bm, 2, 3, 4);
+  std::vector<float> abt(8);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) abt[j * 2 + i] = ab[i * 4 + j];
+  EXPECT_EQ(values<float>((*r)[0]), abt);
+  // elementwise product and int64
+  r = run_op("Einsum", {tv<int64_t>({1, 2, 3, 4}, {2, 2}), tv<int64_t>({5, 6, 7, 8}, {2, 2})},
+             {attr_string("equation", "ij,ij->ij")}, 12);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{5, 12, 21, 32}));
+  // one-sided summed label falls back to the generic path: sum_j a_ij * b_k
+  r = run_op("Einsum", {tv<float>(a, {2, 3}), tv<float>({1, 2}, {2})}, {attr_string("equation", "ij,k->ik")}, 12);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{6, 12, 15, 30}));
+}
+
 TEST(EinsumOp, Errors) {
   const Value m = tv<float>(iota_f(6), {2, 3});
   EXPECT_FALSE(run_op("Einsum", {m, m}, {attr_string("equation", "ij,ij->k")}, 12).is_ok());

@@ -168,6 +168,17 @@ TEST(PoolOp, MaxUnpool) {
                       {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11).is_ok());
 }
 
+TEST(PoolOp, HugeWindowsAreProcessedInChunks) {
+  // 65 x 65 outputs of 64 x 64 windows: 17M window entries, more than one CSR chunk
+  Tensor x = iota({1, 1, 128, 128}, 0.0f);
+  auto r = run_op("MaxPool", {x}, {attr_ints("kernel_shape", {64, 64})}, 12);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const std::vector<float> y = values((*r)[0]);
+  ASSERT_EQ(y.size(), 65u * 65u);
+  for (int64_t i = 0; i < 65; ++i)
+    for (int64_t j = 0; j < 65; ++j) ASSERT_EQ(y[i * 65 + j], static_cast<float>((i + 63) * 128 + j + 63));
+}
+
 TEST(PoolOp, RejectsBadInput) {
   Tensor x = iota({1, 1, 4, 4});
   EXPECT_FALSE(run_op("MaxPool", {x}, {}, 12).is_ok());                                     // no kernel_shape

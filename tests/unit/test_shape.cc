@@ -2,6 +2,8 @@
 // ConstantOfShape, Constant, Range, EyeLike.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -191,6 +193,39 @@ TEST(ShapeOps, EyeLike) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{0, 1, 0, 0, 0, 1}));
   EXPECT_FALSE(run_op("EyeLike", {T_<float>({1}, {1})}, {}, 9).is_ok());
+}
+
+TEST(ShapeOps, RangeExtremesAndHalf) {
+  const int64_t mn = std::numeric_limits<int64_t>::min(), mx = std::numeric_limits<int64_t>::max();
+  auto r = run_op("Range", {Tensor::scalar<int64_t>(mn), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(mx)},
+                  {}, 11);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{mn, -1, mx - 1}));
+  EXPECT_FALSE(run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(1)},
+                      {}, 11).is_ok());
+  r = run_op("Range", {Tensor::scalar<Float16>(Float16{float_to_half(0.f)}), Tensor::scalar<Float16>(Float16{float_to_half(2.f)}),
+                       Tensor::scalar<Float16>(Float16{float_to_half(0.5f)})}, {}, 11);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].tensor().numel(), 4);
+  EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[3].bits), 1.5f);
+  EXPECT_FALSE(run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int32_t>(3), Tensor::scalar<int64_t>(1)},
+                      {}, 11).is_ok());
+}
+
+TEST(ShapeOps, SubByteReshapeAndExpand) {
+  auto a = Tensor::allocate(DataType::kInt4, {2});
+  ASSERT_TRUE(a.is_ok());
+  subbyte_set(a->raw_data(), DataType::kInt4, 0, 0x3);
+  subbyte_set(a->raw_data(), DataType::kInt4, 1, 0xf);
+  auto r = run_op("Expand", {*a, I64({2, 2})}, {}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  std::vector<int64_t> got;
+  for (int i = 0; i < 4; ++i) got.push_back((*r)[0].tensor().get_as_int64(i));
+  EXPECT_EQ(got, (std::vector<int64_t>{3, -1, 3, -1}));
+  r = run_op("Reshape", {*a, I64({2, 1})}, {}, 21);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 1}));
+  EXPECT_EQ((*r)[0].tensor().get_as_int64(1), -1);
 }
 
 }  // namespace

@@ -104,6 +104,9 @@ TEST(SoftmaxOps, BadAxisAndTypeFail) {
   EXPECT_FALSE(run_op("Softmax", {tv<float>({1, 2}, {2})}, {attr_int("axis", 1)}, 13).is_ok());
   EXPECT_FALSE(run_op("Softmax", {tv<float>({1, 2}, {1, 2})}, {attr_int("axis", -3)}, 11).is_ok());
   EXPECT_FALSE(run_op("Softmax", {tv<int32_t>({1, 2}, {2})}, {}, 13).is_ok());
+  auto r = run_op("Softmax", {tv<float>({}, {0, 3})}, {}, 13);  // empty input
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{0, 3}));
 }
 
 TEST(SoftmaxOps, NllLossReductionsWeightsIgnoreIndex) {

@@ -71,6 +71,9 @@ TEST(VariadicOps, ErrorsAndLegacyShapes) {
   auto r = run_op("Max", {tv<float>({1, 5}, {2}), tv<float>({3, 2}, {2})}, {}, 6);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{3, 5}));
+  r = run_op("Min", {tv<float>({}, {2, 0}), tv<float>({1}, {1})}, {}, 13);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 0}));
   EXPECT_FALSE(run_op("Mean", {tv<int32_t>({1}, {1}), tv<int32_t>({1}, {1})}, {}, 13).is_ok());
 }
 
@@ -101,7 +104,7 @@ TEST(VariadicOps, WhereBroadcastAndTypes) {
 TEST(VariadicOps, PRelu) {
   auto r = run_op("PRelu", {tv<float>({-2, 3, -4, 5, -6, 7}, {2, 3}), tv<float>({0.5f, 1, 2}, {3})}, {}, 16);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{-1, 3, -8, 5, -3, 7}));
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{-1, 3, -8, 5, -6, 7}));
   r = run_op("PRelu", {tv<int32_t>({-2, 3}, {2}), tv<int32_t>({3}, {1})}, {}, 16);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{-6, 3}));

@@ -259,8 +259,7 @@ KernelResult create_Swish(const KernelInit& init) {
   });
 }
 
-// Shrink-9: numeric types. For integers the thresholds compare in float and the result is
-// converted back (values stay within the input's range for sensible attributes).
+// Shrink-9: numeric types.
 KernelResult create_Shrink(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(const float lambd, init.get_float("lambd", 0.5f));
   XONNX_ASSIGN_OR_RETURN(const float bias, init.get_float("bias", 0.0f));
@@ -272,10 +271,22 @@ KernelResult create_Shrink(const KernelInit& init) {
         if (x > V(lambd)) return x - V(bias);
         return std::isnan(x) ? x : V(0);
       } else {
+        // Integers: compare and shift in double, then truncate and wrap into V (saturating
+        // at the int64 range first so the conversion is always defined).
         const double d = static_cast<double>(x);
-        if (d < -static_cast<double>(lambd)) return static_cast<V>(d + bias);
-        if (d > static_cast<double>(lambd)) return static_cast<V>(d - bias);
-        return V(0);
+        double r = 0.0;
+        if (d < -static_cast<double>(lambd)) {
+          r = d + bias;
+        } else if (d > static_cast<double>(lambd)) {
+          r = d - bias;
+        } else {
+          return V(0);
+        }
+        if (std::isnan(r)) return V(0);
+        r = std::trunc(r);
+        if (r >= 0.0 && r < 18446744073709551616.0) return static_cast<V>(static_cast<uint64_t>(r));
+        if (r < 0.0 && r > -9223372036854775808.0) return static_cast<V>(static_cast<int64_t>(r));
+        return r > 0 ? std::numeric_limits<V>::max() : std::numeric_limits<V>::lowest();
       }
     });
   });

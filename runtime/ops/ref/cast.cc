@@ -400,7 +400,13 @@ Status cast_tensor(const Tensor& x, Tensor* y, const CastOptions& o) {
     case DataType::kFloat4E2M1: {
       // Every narrow float is exactly representable in float.
       std::vector<float> tmp(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) tmp[i] = static_cast<float>(x.get_as_double(i));
+      const bool uz = from == DataType::kFloat8E4M3FNUZ || from == DataType::kFloat8E5M2FNUZ;
+      const auto* codes = static_cast<const uint8_t*>(x.raw_data());
+      for (int64_t i = 0; i < n; ++i) {
+        // The fnuz NaN (0x80) decodes with the sign bit set, as ml_dtypes does.
+        tmp[i] = (uz && codes[i] == 0x80) ? -std::numeric_limits<float>::quiet_NaN()
+                                          : static_cast<float>(x.get_as_double(i));
+      }
       return convert_from(tmp.data(), n, y, o);
     }
     default:

@@ -109,6 +109,8 @@ Result<ConvAttrs> parse_conv_attrs(const KernelInit& init) {
 Status fill_common(const ConvAttrs& a, const Tensor& w, size_t nd, Geometry& g) {
   g.nd = nd;
   g.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  for (int64_t k : g.kernel)
+    if (k < 1) return invalid_argument("weight W ", shape_to_string(w.shape()), " has an empty kernel dim");
   if (!a.kernel_shape.empty()) {
     if (a.kernel_shape != g.kernel) {
       return invalid_argument("kernel_shape ", shape_to_string(a.kernel_shape),

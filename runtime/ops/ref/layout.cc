@@ -338,11 +338,13 @@ Result<std::unique_ptr<Kernel>> create_slice(const KernelInit& init) {
       if (step > 0) {
         s = s < 0 ? 0 : (s > dim ? dim : s);
         e = e < 0 ? 0 : (e > dim ? dim : e);
-        len = e > s ? (e - s + step - 1) / step : 0;
+        len = e > s ? (e - s - 1) / step + 1 : 0;
       } else {
+        // -INT64_MIN overflows; any step <= -dim gives the same result.
+        const int64_t neg = step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
         s = s < 0 ? 0 : (s > dim - 1 ? dim - 1 : s);
         e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
-        len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        len = s > e ? (s - e - 1) / neg + 1 : 0;
       }
       out_shape[au] = len;
       start_of[au] = s;
@@ -352,7 +354,8 @@ Result<std::unique_ptr<Kernel>> create_slice(const KernelInit& init) {
     std::vector<int64_t> strides(static_cast<size_t>(r));
     int64_t base = 0;
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
-      strides[d] = in_strides[d] * step_of[d];
+      // a step is only applied when the output has more than one element along d (no overflow)
+      strides[d] = out_shape[d] > 1 ? in_strides[d] * step_of[d] : 0;
       if (out_shape[d] > 0) base += start_of[d] * in_strides[d];
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
@@ -389,6 +392,9 @@ Result<std::unique_ptr<Kernel>> create_tile(const KernelInit& init) {
     const auto in_strides = ref::contiguous_strides(x->shape());
     for (size_t d = 0; d < r; ++d) {
       if (repeats[d] < 0) return invalid_argument("repeats has a negative value ", repeats[d]);
+      if (repeats[d] > 0 && x->dim(d) > std::numeric_limits<int64_t>::max() / repeats[d]) {
+        return invalid_argument("Tile output shape overflows");
+      }
       out_shape[d] = x->dim(d) * repeats[d];
       view_shape[2 * d] = repeats[d];
       view_shape[2 * d + 1] = x->dim(d);
@@ -420,6 +426,9 @@ Result<std::unique_ptr<Kernel>> create_trilu(const KernelInit& init) {
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
     const int64_t rows = x->dim(x->rank() - 2), cols = x->dim(x->rank() - 1);
+    // clamp k so that i + k cannot overflow; beyond +-(rows + cols) the result is the same
+    const int64_t lim = rows + cols + 1;
+    k = k > lim ? lim : (k < -lim ? -lim : k);
     const int64_t mats = rows * cols == 0 ? 0 : x->numel() / (rows * cols);
     ElemCopy cp(*x, y);
     // Elements not kept stay zero-initialised (empty strings, false, +0.0).

@@ -223,8 +223,16 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
     }
     Shape out_shape(static_cast<size_t>(r));
     std::vector<std::vector<int64_t>> maps(static_cast<size_t>(r));
+    Tensor* y = nullptr;
+    if (r == 0) {
+      XONNX_ASSIGN_OR_RETURN(y, ctx.allocate_output(0, x->dtype(), {}));
+    }
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
       const int64_t dim = x->dim(d);
+      if (begin[d] < -dim || end[d] < -dim) {
+        return invalid_argument("pads ", begin[d], ", ", end[d], " remove more than the ", dim,
+                                " elements of axis ", d);
+      }
       // Negative pads crop first; the remaining [crop_b, dim - crop_e) is then padded.
       const int64_t crop_b = begin[d] < 0 ? -begin[d] : 0;
       const int64_t crop_e = end[d] < 0 ? -end[d] : 0;
@@ -243,6 +251,16 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
         return invalid_argument("cannot pad empty axis ", d, " in '", mode_s, "' mode");
       }
       out_shape[d] = out;
+      if (d + 1 == static_cast<size_t>(r)) {
+        XONNX_ASSIGN_OR_RETURN(y, ctx.allocate_output(0, x->dtype(), out_shape));
+        if (y->numel() == 0) return Status::ok();
+      }
+    }
+    for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
+      const int64_t crop_b = begin[d] < 0 ? -begin[d] : 0;
+      const int64_t pad_b = begin[d] > 0 ? begin[d] : 0;
+      const int64_t n = x->dim(d) - crop_b - (end[d] < 0 ? -end[d] : 0);
+      const int64_t out = out_shape[d];
       auto& m = maps[d];
       m.resize(static_cast<size_t>(out));
       for (int64_t o = 0; o < out; ++o) {
@@ -266,7 +284,6 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
         m[static_cast<size_t>(o)] = c + crop_b;
       }
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
     gather_by_maps(*x, y, maps, &fill);
     return Status::ok();
   });
@@ -297,6 +314,8 @@ Result<std::unique_ptr<Kernel>> create_center_crop_pad(const KernelInit& init) {
       if (shape[i] < 0) return invalid_argument("shape has a negative value ", shape[i]);
       out_shape[static_cast<size_t>(a)] = shape[i];
     }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+    if (y->numel() == 0) return Status::ok();
     std::vector<std::vector<int64_t>> maps(static_cast<size_t>(r));
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
       const int64_t dim = x->dim(d), target = out_shape[d];
@@ -311,7 +330,6 @@ Result<std::unique_ptr<Kernel>> create_center_crop_pad(const KernelInit& init) {
         }
       }
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
     gather_by_maps(*x, y, maps, nullptr);
     return Status::ok();
   });
@@ -320,7 +338,7 @@ Result<std::unique_ptr<Kernel>> create_center_crop_pad(const KernelInit& init) {
 // ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
 Result<std::unique_ptr<Kernel>> create_depth_to_space(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(int64_t b, init.require_int("blocksize"));
-  if (b < 1) return invalid_model("blocksize must be >= 1, got ", b);
+  if (b < 1 || b > (int64_t{1} << 20)) return invalid_model("blocksize must be in [1, 2^20], got ", b);
   XONNX_ASSIGN_OR_RETURN(std::string mode, init.get_string("mode", "DCR"));
   if (mode != "DCR" && mode != "CRD") return invalid_model("mode must be DCR or CRD, got '", mode, "'");
   const bool crd = mode == "CRD";
@@ -332,6 +350,9 @@ Result<std::unique_ptr<Kernel>> create_depth_to_space(const KernelInit& init) {
       return invalid_argument("channels ", C, " not divisible by blocksize^2 = ", b * b);
     }
     const int64_t c2 = C / (b * b);
+    if (H > std::numeric_limits<int64_t>::max() / b || W > std::numeric_limits<int64_t>::max() / b) {
+      return invalid_argument("output shape overflows");
+    }
     const int64_t sN = C * H * W, sC = crd ? b * b * H * W : H * W;
     const int64_t sB1 = crd ? b * H * W : b * c2 * H * W, sB2 = crd ? H * W : c2 * H * W;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), {N, c2, H * b, W * b}));
@@ -343,7 +364,7 @@ Result<std::unique_ptr<Kernel>> create_depth_to_space(const KernelInit& init) {
 
 Result<std::unique_ptr<Kernel>> create_space_to_depth(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(int64_t b, init.require_int("blocksize"));
-  if (b < 1) return invalid_model("blocksize must be >= 1, got ", b);
+  if (b < 1 || b > (int64_t{1} << 20)) return invalid_model("blocksize must be in [1, 2^20], got ", b);
   return make_kernel([b](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "input"));
     if (x->rank() != 4) return invalid_argument("input must be 4-D, got ", shape_to_string(x->shape()));
@@ -352,6 +373,7 @@ Result<std::unique_ptr<Kernel>> create_space_to_depth(const KernelInit& init) {
       return invalid_argument("spatial dims ", H, "x", W, " not divisible by blocksize ", b);
     }
     const int64_t h2 = H / b, w2 = W / b;
+    if (C > std::numeric_limits<int64_t>::max() / (b * b)) return invalid_argument("output shape overflows");
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), {N, C * b * b, h2, w2}));
     // input viewed as [N, C, H', b1, W', b2]; output order [N, b1, b2, C, H', W']
     strided_copy(ElemCopy(*x, y), {N, b, b, C, h2, w2}, {C * H * W, W, 1, H * W, b * W, b}, 0);

@@ -318,6 +318,18 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
 
 }  // namespace
 
+// Shared with matmul_einsum.cc: C[M,N] += A[M,K] * B[K,N], contiguous row-major.
+void matmul_gemm_acc(const float* a, const float* b, float* c, int64_t M, int64_t N, int64_t K) {
+  gemm_nn(a, b, c, M, N, K);
+}
+void matmul_gemm_acc(const double* a, const double* b, double* c, int64_t M, int64_t N, int64_t K) {
+  gemm_nn(a, b, c, M, N, K);
+}
+void matmul_gemm_acc(const uint64_t* a, const uint64_t* b, uint64_t* c, int64_t M, int64_t N,
+                     int64_t K) {
+  gemm_nn(a, b, c, M, N, K);
+}
+
 void register_matmul_ops(OpRegistry& registry) {
   registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, 2, 2, 1, 1});
   registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, 2, 3, 1, 1});

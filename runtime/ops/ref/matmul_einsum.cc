@@ -11,6 +11,13 @@
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
+
+// matmul.cc: C[M,N] += A[M,K] * B[K,N] (contiguous, blocked).
+void matmul_gemm_acc(const float* a, const float* b, float* c, int64_t M, int64_t N, int64_t K);
+void matmul_gemm_acc(const double* a, const double* b, double* c, int64_t M, int64_t N, int64_t K);
+void matmul_gemm_acc(const uint64_t* a, const uint64_t* b, uint64_t* c, int64_t M, int64_t N,
+                     int64_t K);
+
 namespace {
 
 // ---------------------------------------------------------------- Einsum
@@ -127,6 +134,123 @@ void einsum_typed(const std::vector<const Tensor*>& xs, T* out, const std::vecto
       idx[d] = 0;
     }
   }
+}
+
+// Fast path for two operands without diagonals, broadcasting or one-sided summed labels:
+// permute both into [batch, M, K] / [batch, K, N], run a GEMM per batch, scatter to the output.
+template <typename T>
+using es_gemm_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                     std::conditional_t<std::is_integral_v<T>, uint64_t, float>>;
+
+struct StridedView {
+  std::vector<int64_t> sizes, strides;
+};
+
+// Calls fn(i, off) for element i (row-major over view.sizes) at strided offset off.
+template <typename Fn>
+void walk_view(const StridedView& v, Fn&& fn) {
+  int64_t n = 1;
+  for (int64_t s : v.sizes) n *= s;
+  std::vector<int64_t> idx(v.sizes.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, off);
+    for (size_t d = v.sizes.size(); d-- > 0;) {
+      ++idx[d];
+      off += v.strides[d];
+      if (idx[d] < v.sizes[d]) break;
+      off -= v.strides[d] * v.sizes[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+void einsum_gemm(const Tensor& ta, const Tensor& tb, T* out, const StridedView& av,
+                 const StridedView& bv, const StridedView& cv, int64_t nb, int64_t M, int64_t N,
+                 int64_t K) {
+  using A = es_gemm_t<T>;
+  std::vector<A> a(static_cast<size_t>(nb * M * K)), b(static_cast<size_t>(nb * K * N));
+  std::vector<A> c(static_cast<size_t>(nb * M * N), A(0));
+  const T* pa = ta.data<T>();
+  const T* pb = tb.data<T>();
+  walk_view(av, [&](int64_t i, int64_t off) { a[i] = static_cast<A>(to_compute(pa[off])); });
+  walk_view(bv, [&](int64_t i, int64_t off) { b[i] = static_cast<A>(to_compute(pb[off])); });
+  for (int64_t bt = 0; bt < nb; ++bt) {
+    matmul_gemm_acc(a.data() + bt * M * K, b.data() + bt * K * N, c.data() + bt * M * N, M, N, K);
+  }
+  walk_view(cv, [&](int64_t i, int64_t off) {
+    if constexpr (std::is_integral_v<T>) {
+      out[off] = static_cast<T>(c[i]);
+    } else {
+      out[off] = from_compute<T>(static_cast<compute_t<T>>(c[i]));
+    }
+  });
+}
+
+// Tries the GEMM path; returns false when the equation does not fit it.
+bool try_einsum_gemm(const std::vector<const Tensor*>& xs, const std::vector<std::vector<int>>& ids,
+                     const std::vector<int64_t>& size_of, const std::vector<int>& out_ids,
+                     Tensor* y) {
+  if (xs.size() != 2) return false;
+  const int n_ids = static_cast<int>(size_of.size());
+  std::vector<std::vector<int64_t>> stride(2, std::vector<int64_t>(n_ids, -1));
+  for (size_t k = 0; k < 2; ++k) {
+    const std::vector<int64_t> cs = ref::contiguous_strides(xs[k]->shape());
+    for (size_t d = 0; d < ids[k].size(); ++d) {
+      const int id = ids[k][d];
+      if (stride[k][id] != -1 || xs[k]->dim(d) != size_of[id]) return false;  // diagonal / bcast
+      stride[k][id] = cs[d];
+    }
+  }
+  std::vector<int64_t> out_stride(n_ids, -1);
+  {
+    int64_t s = 1;
+    for (size_t i = out_ids.size(); i-- > 0;) {
+      out_stride[out_ids[i]] = s;
+      s *= size_of[out_ids[i]];
+    }
+  }
+  std::vector<int> batch, m, n, kk;
+  for (int id : out_ids) {
+    const bool in_a = stride[0][id] != -1, in_b = stride[1][id] != -1;
+    if (in_a && in_b) batch.push_back(id);
+    else if (in_a) m.push_back(id);
+    else n.push_back(id);
+  }
+  for (int id : ids[0]) {
+    if (out_stride[id] != -1) continue;
+    if (stride[1][id] == -1) return false;  // summed over one operand only
+    kk.push_back(id);
+  }
+  for (int id : ids[1]) {
+    if (out_stride[id] == -1 && stride[0][id] == -1) return false;
+  }
+  auto prod = [&](const std::vector<int>& v) {
+    int64_t p = 1;
+    for (int id : v) p *= size_of[id];
+    return p;
+  };
+  auto view = [&](const std::vector<const std::vector<int>*>& groups, const std::vector<int64_t>& st) {
+    StridedView v;
+    for (const auto* g : groups) {
+      for (int id : *g) {
+        v.sizes.push_back(size_of[id]);
+        v.strides.push_back(st[id]);
+      }
+    }
+    return v;
+  };
+  const StridedView av = view({&batch, &m, &kk}, stride[0]);
+  const StridedView bv = view({&batch, &kk, &n}, stride[1]);
+  const StridedView cv = view({&batch, &m, &n}, out_stride);
+  const int64_t nb = prod(batch), M = prod(m), N = prod(n), K = prod(kk);
+  bool done = false;
+  XONNX_DISPATCH_NUMERIC(xs[0]->dtype(), return false, {
+    einsum_gemm<T>(*xs[0], *xs[1], y->data<T>(), av, bv, cv, nb, M, N, K);
+    done = true;
+  });
+  return done;
 }
 
 Result<std::unique_ptr<Kernel>> create_einsum(const KernelInit& init) {
@@ -246,6 +370,7 @@ Result<std::unique_ptr<Kernel>> create_einsum(const KernelInit& init) {
     const DataType dt = xs[0]->dtype();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out_shape));
     if (y->numel() == 0) return Status::ok();
+    if (try_einsum_gemm(xs, dim_ids, size_of, out_ids, y)) return Status::ok();
     XONNX_DISPATCH_NUMERIC(dt, return unsupported("Einsum does not support type ", dtype_name(dt)),
                            { einsum_typed<T>(xs, y->data<T>(), sizes, strides, out_ids.size()); });
     return Status::ok();

@@ -39,7 +39,7 @@ void normalize_rows(const T* x, T* y, int64_t rows, int64_t inner, double eps, b
     if (inner > 0) {
       if (rms) {
         for (int64_t j = 0; j < inner; ++j) {
-          const double v = to_float(xr[j]);
+          const double v = static_cast<double>(to_compute(xr[j]));
           var += v * v;
         }
         var /= static_cast<double>(inner);

@@ -1,8 +1,8 @@
 // Reference kernels: pooling family. MaxPool, AveragePool, LpPool (N-d, pads / auto_pad /
 // dilations / ceil_mode), the Global* pools and MaxUnpool.
 //
-// Windows are precomputed once per call as a CSR list of flat input offsets per output
-// position (shared by every N x C plane), so the per-element work is a plain loop.
+// Windows are precomputed per call as a CSR list of flat input offsets per output position
+// (shared by every N x C plane), so the per-element work is a plain loop.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,7 +30,6 @@ struct PoolAttrs {
 Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
   PoolAttrs a;
   a.kind = kind;
-  const int v = init.since_version();
   XONNX_ASSIGN_OR_RETURN(a.auto_pad, init.get_string("auto_pad", "NOTSET"));
   if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
       a.auto_pad != "VALID") {
@@ -54,7 +53,6 @@ Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
       a.p = static_cast<float>(pi);
     }
     if (!(a.p > 0)) return invalid_argument("p must be > 0, got ", a.p);
-    (void)v;
   }
   const size_t nd = a.kernel_shape.size();
   for (int64_t k : a.kernel_shape)
@@ -78,12 +76,66 @@ Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
   return a;
 }
 
-// The pooling windows of one N x C plane: for output position o, the flat input offsets
-// offsets[starts[o] .. starts[o+1]) and the pad-inclusive window size pad_count[o].
+// The pooling windows of one N x C plane. Per spatial dim and output coordinate: the valid
+// input coordinates and the pad-inclusive count. build_chunk() turns a run of output
+// positions [o_begin, o_end) into a CSR list (offsets[starts[o] .. starts[o+1]) are the flat
+// input offsets of output o_begin + o), bounded in size so huge windows cannot exhaust memory.
 struct Windows {
   Shape out;
+  std::vector<std::vector<std::vector<int64_t>>> coords;  // [dim][out coord] -> input coords
+  std::vector<std::vector<int64_t>> pad_cnt;             // [dim][out coord]
+  std::vector<int64_t> in_strides;
+  // current chunk
+  int64_t o_begin = 0, o_end = 0;
   std::vector<int64_t> starts, offsets, pad_count;
+
+  void build_chunk(int64_t begin, int64_t max_entries);
 };
+
+void Windows::build_chunk(int64_t begin, int64_t max_entries) {
+  const size_t nd = out.size();
+  const int64_t out_size = shape_numel(out);
+  starts.clear();
+  offsets.clear();
+  pad_count.clear();
+  o_begin = begin;
+  std::vector<int64_t> oi(nd, 0), ki(nd, 0);
+  for (size_t i = nd, rem = static_cast<size_t>(begin); i-- > 0;) {
+    oi[i] = static_cast<int64_t>(rem % static_cast<size_t>(out[i]));
+    rem /= static_cast<size_t>(out[i]);
+  }
+  int64_t o = begin;
+  for (; o < out_size; ++o) {
+    int64_t pc = 1, count = 1;
+    for (size_t i = 0; i < nd; ++i) {
+      pc *= pad_cnt[i][oi[i]];
+      count *= static_cast<int64_t>(coords[i][oi[i]].size());
+    }
+    if (o > begin && static_cast<int64_t>(offsets.size()) + count > max_entries) break;
+    starts.push_back(static_cast<int64_t>(offsets.size()));
+    pad_count.push_back(pc);
+    if (count > 0) {
+      std::fill(ki.begin(), ki.end(), 0);
+      while (true) {
+        int64_t off = 0;
+        for (size_t i = 0; i < nd; ++i) off += coords[i][oi[i]][ki[i]] * in_strides[i];
+        offsets.push_back(off);
+        size_t i = nd;
+        while (i-- > 0) {
+          if (++ki[i] < static_cast<int64_t>(coords[i][oi[i]].size())) break;
+          ki[i] = 0;
+        }
+        if (i == static_cast<size_t>(-1)) break;
+      }
+    }
+    for (size_t i = nd; i-- > 0;) {
+      if (++oi[i] < out[i]) break;
+      oi[i] = 0;
+    }
+  }
+  o_end = o;
+  starts.push_back(static_cast<int64_t>(offsets.size()));
+}
 
 Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
   const size_t nd = in.size();
@@ -117,56 +169,23 @@ Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
     }
   }
   // per-dim valid input coordinates of every output coordinate
-  std::vector<std::vector<std::vector<int64_t>>> coords(nd);
-  std::vector<std::vector<int64_t>> pad_cnt(nd);
+  w.coords.resize(nd);
+  w.pad_cnt.resize(nd);
   for (size_t i = 0; i < nd; ++i) {
-    coords[i].resize(static_cast<size_t>(w.out[i]));
-    pad_cnt[i].resize(static_cast<size_t>(w.out[i]));
+    w.coords[i].resize(static_cast<size_t>(w.out[i]));
+    w.pad_cnt[i].resize(static_cast<size_t>(w.out[i]));
     for (int64_t o = 0; o < w.out[i]; ++o) {
       int64_t cnt = 0;
       for (int64_t k = 0; k < a.kernel_shape[i]; ++k) {
         const int64_t p = o * a.strides[i] - pb[i] + k * a.dilations[i];
         if (p >= -pb[i] && p < in[i] + pe[i]) ++cnt;
-        if (p >= 0 && p < in[i]) coords[i][o].push_back(p);
+        if (p >= 0 && p < in[i]) w.coords[i][o].push_back(p);
       }
-      pad_cnt[i][o] = cnt;
+      w.pad_cnt[i][o] = cnt;
     }
   }
-  const int64_t out_size = shape_numel(w.out);
-  std::vector<int64_t> in_strides(nd, 1);
-  for (size_t i = nd - 1; i-- > 0;) in_strides[i] = in_strides[i + 1] * in[i + 1];
-  w.starts.reserve(static_cast<size_t>(out_size) + 1);
-  w.pad_count.reserve(static_cast<size_t>(out_size));
-  std::vector<int64_t> oi(nd, 0), ki(nd, 0);
-  for (int64_t o = 0; o < out_size; ++o) {
-    w.starts.push_back(static_cast<int64_t>(w.offsets.size()));
-    int64_t pc = 1;
-    bool empty = false;
-    for (size_t i = 0; i < nd; ++i) {
-      pc *= pad_cnt[i][oi[i]];
-      if (coords[i][oi[i]].empty()) empty = true;
-    }
-    w.pad_count.push_back(pc);
-    if (!empty) {
-      std::fill(ki.begin(), ki.end(), 0);
-      while (true) {
-        int64_t off = 0;
-        for (size_t i = 0; i < nd; ++i) off += coords[i][oi[i]][ki[i]] * in_strides[i];
-        w.offsets.push_back(off);
-        size_t i = nd;
-        while (i-- > 0) {
-          if (++ki[i] < static_cast<int64_t>(coords[i][oi[i]].size())) break;
-          ki[i] = 0;
-        }
-        if (i == static_cast<size_t>(-1)) break;
-      }
-    }
-    for (size_t i = nd; i-- > 0;) {
-      if (++oi[i] < w.out[i]) break;
-      oi[i] = 0;
-    }
-  }
-  w.starts.push_back(static_cast<int64_t>(w.offsets.size()));
+  w.in_strides.assign(nd, 1);
+  for (size_t i = nd - 1; i-- > 0;) w.in_strides[i] = w.in_strides[i + 1] * in[i + 1];
   return w;
 }
 
@@ -184,7 +203,7 @@ int64_t to_column_major(int64_t off, const Shape& in) {
 }
 
 template <typename T>
-Status run_pool(KernelContext& ctx, const PoolAttrs& a, const Windows& w, const Shape& in) {
+Status run_pool(KernelContext& ctx, const PoolAttrs& a, Windows& w, const Shape& in) {
   const Tensor& x = ctx.input(0);
   const int64_t N = x.dim(0), C = x.dim(1);
   const int64_t in_size = shape_numel(in), out_size = shape_numel(w.out);
@@ -198,51 +217,55 @@ Status run_pool(KernelContext& ctx, const PoolAttrs& a, const Windows& w, const 
   const T* xp = x.data<T>();
   T* yp = y->data<T>();
   using CT = compute_t<T>;
-  for (int64_t plane = 0; plane < N * C; ++plane) {
-    const T* xs = xp + plane * in_size;
-    T* ys = yp + plane * out_size;
-    for (int64_t o = 0; o < out_size; ++o) {
-      const int64_t b = w.starts[o], e = w.starts[o + 1];
-      if (a.kind == PoolKind::kMax) {
-        int64_t best = -1;
-        CT bv = std::numeric_limits<CT>::lowest();
-        for (int64_t j = b; j < e; ++j) {
-          const CT v = to_compute(xs[w.offsets[j]]);
-          if (best < 0 ? !(v != v) : v > bv) {  // skip leading NaNs
-            bv = v;
-            best = w.offsets[j];
-          }
-        }
-        if (best < 0 && e > b) {  // all NaN
-          best = w.offsets[b];
-          bv = to_compute(xs[best]);
-        }
-        ys[o] = from_compute<T>(bv);
-        if (ind) {
-          const int64_t sp = best < 0 ? 0 : (a.storage_order ? to_column_major(best, in) : best);
-          ind->data<int64_t>()[plane * out_size + o] = plane * in_size + sp;
-        }
-      } else if constexpr (!std::is_floating_point_v<CT>) {
-        return unsupported("average/Lp pooling on integer type ", dtype_name(x.dtype()));
-      } else if (a.kind == PoolKind::kAvg) {
-        CT sum = 0;
-        for (int64_t j = b; j < e; ++j) sum += to_compute(xs[w.offsets[j]]);
-        const int64_t cnt = a.count_include_pad ? w.pad_count[o] : e - b;
-        ys[o] = from_compute<T>(cnt > 0 ? sum / static_cast<CT>(cnt) : CT(0));
-      } else {
-        CT sum = 0;
-        if (a.p == 2.0f) {
+  constexpr int64_t kMaxEntries = int64_t{1} << 22;  // offsets held at once (32 MiB)
+  for (int64_t chunk = 0; chunk < out_size; chunk = w.o_end) {
+    w.build_chunk(chunk, kMaxEntries);
+    for (int64_t plane = 0; plane < N * C; ++plane) {
+      const T* xs = xp + plane * in_size;
+      T* ys = yp + plane * out_size;
+      for (int64_t o = w.o_begin; o < w.o_end; ++o) {
+        const int64_t b = w.starts[o - w.o_begin], e = w.starts[o - w.o_begin + 1];
+        if (a.kind == PoolKind::kMax) {
+          int64_t best = -1;
+          CT bv = std::numeric_limits<CT>::lowest();
           for (int64_t j = b; j < e; ++j) {
             const CT v = to_compute(xs[w.offsets[j]]);
-            sum += v * v;
+            if (best < 0 ? !(v != v) : v > bv) {  // skip leading NaNs
+              bv = v;
+              best = w.offsets[j];
+            }
           }
-          ys[o] = from_compute<T>(std::sqrt(sum));
-        } else if (a.p == 1.0f) {
-          for (int64_t j = b; j < e; ++j) sum += std::abs(to_compute(xs[w.offsets[j]]));
-          ys[o] = from_compute<T>(sum);
+          if (best < 0 && e > b) {  // all NaN
+            best = w.offsets[b];
+            bv = to_compute(xs[best]);
+          }
+          ys[o] = from_compute<T>(bv);
+          if (ind) {
+            const int64_t sp = best < 0 ? 0 : (a.storage_order ? to_column_major(best, in) : best);
+            ind->data<int64_t>()[plane * out_size + o] = plane * in_size + sp;
+          }
+        } else if constexpr (!std::is_floating_point_v<CT>) {
+          return unsupported("average/Lp pooling on integer type ", dtype_name(x.dtype()));
+        } else if (a.kind == PoolKind::kAvg) {
+          CT sum = 0;
+          for (int64_t j = b; j < e; ++j) sum += to_compute(xs[w.offsets[j]]);
+          const int64_t cnt = a.count_include_pad ? w.pad_count[o - w.o_begin] : e - b;
+          ys[o] = from_compute<T>(cnt > 0 ? sum / static_cast<CT>(cnt) : CT(0));
         } else {
-          for (int64_t j = b; j < e; ++j) sum += std::pow(std::abs(to_compute(xs[w.offsets[j]])), CT(a.p));
-          ys[o] = from_compute<T>(std::pow(sum, CT(1) / CT(a.p)));
+          CT sum = 0;
+          if (a.p == 2.0f) {
+            for (int64_t j = b; j < e; ++j) {
+              const CT v = to_compute(xs[w.offsets[j]]);
+              sum += v * v;
+            }
+            ys[o] = from_compute<T>(std::sqrt(sum));
+          } else if (a.p == 1.0f) {
+            for (int64_t j = b; j < e; ++j) sum += std::abs(to_compute(xs[w.offsets[j]]));
+            ys[o] = from_compute<T>(sum);
+          } else {
+            for (int64_t j = b; j < e; ++j) sum += std::pow(std::abs(to_compute(xs[w.offsets[j]])), CT(a.p));
+            ys[o] = from_compute<T>(std::pow(sum, CT(1) / CT(a.p)));
+          }
         }
       }
     }

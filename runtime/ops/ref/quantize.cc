@@ -74,13 +74,14 @@ Result<QuantLayout> resolve_layout(const Tensor& x, const Tensor& scale, const T
                                    int64_t block_size, int version, const char* scale_name, const char* zp_name) {
   QuantLayout l;
   const int64_t rank = static_cast<int64_t>(x.rank());
-  if (zp != nullptr && zp->shape() != scale.shape()) {
+  auto per_tensor = [](const Tensor& t) { return t.numel() == 1 && t.rank() <= 1; };
+  if (zp != nullptr && zp->shape() != scale.shape() && !(per_tensor(*zp) && per_tensor(scale))) {
     return invalid_argument("input ", zp_name, " has shape ", shape_to_string(zp->shape()), " but ", scale_name,
                             " has shape ", shape_to_string(scale.shape()), "; they must match");
   }
   if (scale.numel() == 0) return invalid_argument("input ", scale_name, " is empty");
   if (block_size < 0) return invalid_argument("block_size must be >= 0, got ", block_size);
-  if (scale.numel() == 1 && scale.rank() <= 1) return l;  // per-tensor
+  if (per_tensor(scale)) return l;
   if (block_size == 0) {
     if (scale.rank() != 1) {
       return invalid_argument("input ", scale_name, " must be a scalar or 1-D (per-axis) tensor, got shape ",

@@ -51,7 +51,7 @@ struct ResizeParams {
 struct AxisPlan {
   int64_t in = 0;
   int64_t out = 0;
-  int taps = 1;
+  int64_t taps = 1;
   std::vector<int64_t> idx;
   std::vector<double> w;
   std::vector<uint8_t> extrap;  // tf_crop_and_resize: output position maps outside the input
@@ -103,15 +103,15 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
   a.out = out;
   const bool nearest = p.mode == Mode::kNearest;
   // Filter footprint and offset of the first tap relative to the left neighbour `base`.
-  int n = 1;
-  int first = 0;
+  int64_t n = 1;
+  int64_t first = 0;
   double aa_scale = 1.0;
   if (!nearest) {
     if (p.antialias) aa_scale = std::min(scale, 1.0);
     if (p.mode == Mode::kLinear) {
-      first = p.antialias ? static_cast<int>(std::floor(-1.0 / aa_scale) + 1) : 0;
+      first = p.antialias ? static_cast<int64_t>(std::floor(-1.0 / aa_scale) + 1) : 0;
     } else {
-      first = p.antialias ? static_cast<int>(std::floor(-2.0 / aa_scale) + 1) : -1;
+      first = p.antialias ? static_cast<int64_t>(std::floor(-2.0 / aa_scale) + 1) : -1;
     }
     n = 2 - 2 * first;
   }
@@ -171,7 +171,7 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
     lo = std::max(lo, -pad);
     lo = std::min(lo, in + pad - n);
     double sum = 0.0;
-    for (int k = 0; k < n; ++k) {
+    for (int64_t k = 0; k < n; ++k) {
       double c;
       const double t = static_cast<double>(first + k) - ratio;  // tap offset from xo
       if (p.mode == Mode::kLinear) {
@@ -184,21 +184,21 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
       sum += c;
     }
     if (p.antialias && sum != 0.0) {
-      for (int k = 0; k < n; ++k) w[k] /= sum;
+      for (int64_t k = 0; k < n; ++k) w[k] /= sum;
     }
     if (p.exclude_outside) {
       double s2 = 0.0;
-      for (int k = 0; k < n; ++k) {
+      for (int64_t k = 0; k < n; ++k) {
         const int64_t pos = lo + k;
         if (pos < 0 || pos >= in) w[k] = 0.0;
         s2 += w[k];
       }
       if (s2 != 0.0) {
-        for (int k = 0; k < n; ++k) w[k] /= s2;
+        for (int64_t k = 0; k < n; ++k) w[k] /= s2;
       }
     }
     int unit_taps = 0;
-    for (int k = 0; k < n; ++k) {
+    for (int64_t k = 0; k < n; ++k) {
       const int64_t pos = lo + k;
       idx[k] = std::min(std::max<int64_t>(pos, 0), in - 1);
       if (w[k] == 1.0 && idx[k] == x) ++unit_taps;
@@ -326,7 +326,7 @@ Status run_resize_core(KernelContext& ctx, const ResizeParams& p, const Tensor& 
       for (int64_t xo = 0; xo < a.out; ++xo) {
         double* trow = t + xo * inner;
         if (!a.extrap.empty() && a.extrap[xo]) continue;  // overwritten below
-        for (int k = 0; k < a.taps; ++k) {
+        for (int64_t k = 0; k < a.taps; ++k) {
           const double wk = a.w[static_cast<size_t>(xo) * a.taps + k];
           const double* srow = s + a.idx[static_cast<size_t>(xo) * a.taps + k] * inner;
           for (int64_t i = 0; i < inner; ++i) trow[i] += wk * srow[i];

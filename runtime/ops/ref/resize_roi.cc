@@ -74,6 +74,9 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
     };
     const int64_t gh = grid_count(roi_h / static_cast<double>(p.out_h));
     const int64_t gw = grid_count(roi_w / static_cast<double>(p.out_w));
+    if (gh * gw > (int64_t{1} << 24) / (p.out_h * p.out_w) + 1) {
+      return invalid_argument("RoiAlign: too many sampling points per bin (", gh, " x ", gw, ") for roi ", n);
+    }
     const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
     pre.assign(static_cast<size_t>(p.out_h * p.out_w * gh * gw), PreCalc{{0, 0, 0, 0}, {0, 0, 0, 0}});
     size_t k = 0;
@@ -171,7 +174,12 @@ Result<std::unique_ptr<Kernel>> create_roi_align(const KernelInit& init) {
   if (p.out_h <= 0 || p.out_w <= 0) {
     return invalid_argument("output_height and output_width must be positive, got ", p.out_h, " and ", p.out_w);
   }
-  if (p.sampling_ratio < 0) return invalid_argument("sampling_ratio must be >= 0, got ", p.sampling_ratio);
+  if (p.sampling_ratio < 0 || p.sampling_ratio > 4096) {
+    return invalid_argument("sampling_ratio must be in [0, 4096], got ", p.sampling_ratio);
+  }
+  if (p.out_h > (int64_t{1} << 20) || p.out_w > (int64_t{1} << 20)) {
+    return invalid_argument("output_height / output_width are too large");
+  }
   return make_kernel([p](KernelContext& ctx) -> Status { return run_roi_align(ctx, p); });
 }
 

@@ -189,7 +189,11 @@ void store_doubles(Tensor* t, const std::vector<double>& v) {
   });
 }
 
-Status check_shape(const Tensor& t, const char* what, const Shape& expected) {
+Status check_shape(const Tensor& t, const char* what, const Shape& expected, DataType dt) {
+  if (t.dtype() != dt) {
+    return invalid_argument(what, " must have the type of X (", dtype_name(dt), "), got ",
+                            dtype_name(t.dtype()));
+  }
   if (t.shape() != expected) {
     return invalid_argument(what, " has shape ", shape_to_string(t.shape()), ", expected ",
                             shape_to_string(expected));
@@ -219,19 +223,21 @@ Status run_rnn(const RnnConfig& cfg, KernelContext& ctx) {
   const int64_t G = cfg.num_gates;
   const int64_t H = cfg.hidden_size > 0 ? cfg.hidden_size : r.dim(2);
   if (H <= 0) return invalid_argument("hidden size must be positive, got ", H);
-  XONNX_RETURN_IF_ERROR(check_shape(w, "W", {dirs, G * H, in_size}));
-  XONNX_RETURN_IF_ERROR(check_shape(r, "R", {dirs, G * H, H}));
+  XONNX_RETURN_IF_ERROR(check_shape(w, "W", {dirs, G * H, in_size}, x.dtype()));
+  XONNX_RETURN_IF_ERROR(check_shape(r, "R", {dirs, G * H, H}, x.dtype()));
   std::vector<double> X = load_doubles(x), W = load_doubles(w), R = load_doubles(r);
   std::vector<double> B(static_cast<size_t>(dirs * 2 * G * H), 0.0);
   if (ctx.has_input(3)) {
-    XONNX_RETURN_IF_ERROR(check_shape(ctx.input(3), "B", {dirs, 2 * G * H}));
+    XONNX_RETURN_IF_ERROR(check_shape(ctx.input(3), "B", {dirs, 2 * G * H}, x.dtype()));
     B = load_doubles(ctx.input(3));
   }
   std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
   if (ctx.has_input(4)) {
     const Tensor& sl = ctx.input(4);
     if (!dtype_is_integer(sl.dtype())) return invalid_argument("sequence_lens must be an integer tensor");
-    XONNX_RETURN_IF_ERROR(check_shape(sl, "sequence_lens", {batch}));
+    if (sl.shape() != Shape{batch}) {
+      return invalid_argument("sequence_lens has shape ", shape_to_string(sl.shape()), ", expected [", batch, "]");
+    }
     for (int64_t b = 0; b < batch; ++b) {
       lens[b] = sl.get_as_int64(b);
       if (lens[b] < 0 || lens[b] > seq) {
@@ -244,7 +250,7 @@ Status run_rnn(const RnnConfig& cfg, KernelContext& ctx) {
   auto load_state = [&](size_t idx, const char* what, std::vector<double>* out) -> Status {
     out->assign(static_cast<size_t>(dirs * batch * H), 0.0);
     if (!ctx.has_input(idx)) return Status::ok();
-    XONNX_RETURN_IF_ERROR(check_shape(ctx.input(idx), what, state_shape));
+    XONNX_RETURN_IF_ERROR(check_shape(ctx.input(idx), what, state_shape, x.dtype()));
     std::vector<double> v = load_doubles(ctx.input(idx));
     for (int64_t d = 0; d < dirs; ++d)
       for (int64_t b = 0; b < batch; ++b)
@@ -261,7 +267,7 @@ Status run_rnn(const RnnConfig& cfg, KernelContext& ctx) {
     XONNX_RETURN_IF_ERROR(load_state(6, "initial_c", &C0));
     P.assign(static_cast<size_t>(dirs * 3 * H), 0.0);
     if (ctx.has_input(7)) {
-      XONNX_RETURN_IF_ERROR(check_shape(ctx.input(7), "P", {dirs, 3 * H}));
+      XONNX_RETURN_IF_ERROR(check_shape(ctx.input(7), "P", {dirs, 3 * H}, x.dtype()));
       P = load_doubles(ctx.input(7));
     }
   }

@@ -376,16 +376,26 @@ Result<std::unique_ptr<Kernel>> create_range(const KernelInit&) {
       const int64_t start = in[0]->get_as_int64(0), limit = in[1]->get_as_int64(0),
                     delta = in[2]->get_as_int64(0);
       if (delta == 0) return invalid_argument("delta must not be 0");
-      // ceil((limit - start) / delta), computed without overflow in long double-free integer math
-      const __int128 span = static_cast<__int128>(limit) - start;
-      __int128 n = span / delta;
-      if (n * delta != span && ((span > 0) == (delta > 0))) ++n;
-      if (n < 0) n = 0;
-      if (n > std::numeric_limits<int32_t>::max()) return invalid_argument("Range output too large");
+      // n = max(ceil((limit - start) / delta), 0), computed in uint64 so nothing overflows.
+      uint64_t n = 0;
+      if (delta > 0 && limit > start) {
+        const uint64_t span = static_cast<uint64_t>(limit) - static_cast<uint64_t>(start);
+        n = (span - 1) / static_cast<uint64_t>(delta) + 1;
+      } else if (delta < 0 && limit < start) {
+        const uint64_t span = static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+        n = (span - 1) / (uint64_t{0} - static_cast<uint64_t>(delta)) + 1;
+      }
+      if (n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+        return invalid_argument("Range output too large (", n, " elements)");
+      }
       XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, {static_cast<int64_t>(n)}));
       XONNX_DISPATCH_INT(dt, return unsupported("Range of type ", dtype_name(dt)), {
         T* out = y->data<T>();
-        for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) out[i] = static_cast<T>(start + i * delta);
+        for (uint64_t i = 0; i < n; ++i) {
+          // start + i * delta lies between start and limit; modular uint64 math gives it exactly
+          const uint64_t v = static_cast<uint64_t>(start) + i * static_cast<uint64_t>(delta);
+          out[i] = static_cast<T>(static_cast<int64_t>(v));
+        }
       });
       return Status::ok();
     }
@@ -424,11 +434,13 @@ Result<std::unique_ptr<Kernel>> create_eyelike(const KernelInit& init) {
     const DataType dt = has_dtype ? static_cast<DataType>(dtype_attr) : x->dtype();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x->shape()));
     const int64_t rows = x->dim(0), cols = x->dim(1);
+    const int64_t lim = rows + cols + 1;  // clamp k so i + k cannot overflow
+    const int64_t kk = k > lim ? lim : (k < -lim ? -lim : k);
     XONNX_DISPATCH_ALL_BYTES(dt, return unsupported("EyeLike of type ", dtype_name(dt)), {
       T* out = y->data<T>();
       const T one = from_compute<T>(static_cast<compute_t<T>>(1));
       for (int64_t i = 0; i < rows; ++i) {
-        const int64_t j = i + k;
+        const int64_t j = i + kk;
         if (j >= 0 && j < cols) out[i * cols + j] = one;
       }
     });

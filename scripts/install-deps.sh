@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages xonnx needs to build and test (only those missing).
+# Run as root on Debian bookworm. Idempotent.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  protobuf-compiler libprotobuf-dev          # protoc + libprotobuf-lite.a (linked statically)
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[deps] all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "[deps] installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "[deps] done"

@@ -1,0 +1,150 @@
+/* xonnx C API: load an ONNX model and run it.
+ *
+ * Conventions
+ * - Every fallible call returns an xonnx_status* : NULL on success, otherwise an error the
+ *   caller owns and frees with xonnx_status_release(). Messages name the node, op, value or
+ *   file that is wrong.
+ * - Objects are opaque handles created by *_create and freed by *_release (NULL is accepted).
+ * - Strings returned by the runtime stay valid as long as the object they came from.
+ * - The runtime keeps no pointer to caller memory (model bytes, input buffers, output
+ *   buffers) after the call that received it returns.
+ * - A session may be used by one thread at a time; different sessions are independent.
+ * - No C++ exception ever crosses this API.
+ */
+#ifndef XONNX_XONNX_H_
+#define XONNX_XONNX_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XONNX_API_VERSION 1
+
+typedef enum xonnx_status_code {
+  XONNX_OK = 0,
+  XONNX_INVALID_ARGUMENT = 1,
+  XONNX_INVALID_MODEL = 2,
+  XONNX_UNSUPPORTED = 3,
+  XONNX_NOT_FOUND = 4,
+  XONNX_IO_ERROR = 5,
+  XONNX_RESOURCE_EXHAUSTED = 6,
+  XONNX_INTERNAL = 7
+} xonnx_status_code;
+
+/* Element types; the values equal ONNX TensorProto.DataType. */
+typedef enum xonnx_element_type {
+  XONNX_TYPE_UNDEFINED = 0,
+  XONNX_TYPE_FLOAT32 = 1,
+  XONNX_TYPE_UINT8 = 2,
+  XONNX_TYPE_INT8 = 3,
+  XONNX_TYPE_UINT16 = 4,
+  XONNX_TYPE_INT16 = 5,
+  XONNX_TYPE_INT32 = 6,
+  XONNX_TYPE_INT64 = 7,
+  XONNX_TYPE_STRING = 8,
+  XONNX_TYPE_BOOL = 9,
+  XONNX_TYPE_FLOAT16 = 10,
+  XONNX_TYPE_FLOAT64 = 11,
+  XONNX_TYPE_UINT32 = 12,
+  XONNX_TYPE_UINT64 = 13,
+  XONNX_TYPE_BFLOAT16 = 16
+} xonnx_element_type;
+
+typedef struct xonnx_status xonnx_status;
+typedef struct xonnx_session_options xonnx_session_options;
+typedef struct xonnx_session xonnx_session;
+typedef struct xonnx_tensor xonnx_tensor; /* a runtime-owned output tensor */
+
+/* A tensor described by the caller: used for inputs and for caller-provided output buffers.
+ * For inputs, `data` holds `data_bytes` bytes in row-major order. */
+typedef struct xonnx_tensor_view {
+  const char* name;         /* graph input/output name; NULL = by position */
+  xonnx_element_type type;
+  const int64_t* shape;     /* `rank` dimensions */
+  size_t rank;
+  const void* data;
+  size_t data_bytes;
+} xonnx_tensor_view;
+
+/* A caller-provided output buffer: the runtime writes the result into `data` (capacity
+ * `capacity_bytes`) and its shape into `shape` (capacity `shape_capacity` dims). */
+typedef struct xonnx_output_buffer {
+  const char* name;         /* graph output name; NULL = by position */
+  void* data;
+  size_t capacity_bytes;
+  int64_t* shape;
+  size_t shape_capacity;
+  /* Filled by the runtime: */
+  xonnx_element_type type;
+  size_t rank;
+  size_t data_bytes;
+} xonnx_output_buffer;
+
+/* ---- version and status ---- */
+uint32_t xonnx_api_version(void);
+const char* xonnx_version_string(void);
+xonnx_status_code xonnx_status_get_code(const xonnx_status* status);
+const char* xonnx_status_get_message(const xonnx_status* status);
+void xonnx_status_release(xonnx_status* status);
+
+/* ---- session options ---- */
+xonnx_status* xonnx_session_options_create(xonnx_session_options** out);
+xonnx_status* xonnx_session_options_set_num_threads(xonnx_session_options* options, int num_threads);
+/* Largest tensor (weights and intermediates) a session accepts, in bytes. */
+xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* options, int64_t bytes);
+void xonnx_session_options_release(xonnx_session_options* options);
+
+/* ---- sessions ---- */
+/* `options` may be NULL for defaults. External data resolves relative to the model's folder. */
+xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_options* options,
+                                   xonnx_session** out);
+/* From memory; the model must not use external data. `data` may be freed after the call. */
+xonnx_status* xonnx_session_create_from_memory(const void* data, size_t size,
+                                               const xonnx_session_options* options,
+                                               xonnx_session** out);
+void xonnx_session_release(xonnx_session* session);
+
+size_t xonnx_session_input_count(const xonnx_session* session);
+size_t xonnx_session_output_count(const xonnx_session* session);
+/* Name of input/output `index`; NULL if out of range. */
+const char* xonnx_session_input_name(const xonnx_session* session, size_t index);
+const char* xonnx_session_output_name(const xonnx_session* session, size_t index);
+/* Declared element type and shape. Symbolic or unknown dims are reported as -1, and
+ * xonnx_session_*_dim_name gives the symbol ("batch") or "" when unnamed. *rank is set to the
+ * declared rank (or -1 if unknown); at most `capacity` dims are written. */
+xonnx_status* xonnx_session_input_info(const xonnx_session* session, size_t index,
+                                       xonnx_element_type* type, int64_t* dims, size_t capacity,
+                                       int64_t* rank);
+xonnx_status* xonnx_session_output_info(const xonnx_session* session, size_t index,
+                                        xonnx_element_type* type, int64_t* dims, size_t capacity,
+                                        int64_t* rank);
+const char* xonnx_session_input_dim_name(const xonnx_session* session, size_t index, size_t dim);
+const char* xonnx_session_output_dim_name(const xonnx_session* session, size_t index, size_t dim);
+
+/* Runs with `num_inputs` inputs (all graph inputs). On success `outputs[i]` (an array of
+ * xonnx_session_output_count() entries the caller supplies) receives a runtime-owned tensor
+ * the caller frees with xonnx_tensor_release(). */
+xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs,
+                                size_t num_inputs, xonnx_tensor** outputs, size_t num_outputs);
+/* Runs and copies each output into the caller's buffer. Fails with XONNX_INVALID_ARGUMENT
+ * naming the output and the bytes needed when a buffer is too small. */
+xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_view* inputs,
+                                     size_t num_inputs, xonnx_output_buffer* outputs,
+                                     size_t num_outputs);
+
+/* ---- runtime-owned tensors ---- */
+xonnx_element_type xonnx_tensor_type(const xonnx_tensor* tensor);
+size_t xonnx_tensor_rank(const xonnx_tensor* tensor);
+const int64_t* xonnx_tensor_shape(const xonnx_tensor* tensor);
+const void* xonnx_tensor_data(const xonnx_tensor* tensor);
+size_t xonnx_tensor_data_bytes(const xonnx_tensor* tensor);
+void xonnx_tensor_release(xonnx_tensor* tensor);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* XONNX_XONNX_H_ */

@@ -1,0 +1,120 @@
+// xonnx C++ API: a thin, header-only RAII layer over the C API (xonnx.h).
+// Errors are returned as xonnx::api::Error values (never thrown).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xonnx/xonnx.h"
+
+namespace xonnx {
+namespace api {
+
+struct Error {
+  xonnx_status_code code = XONNX_OK;
+  std::string message;
+  explicit operator bool() const { return code != XONNX_OK; }  // true when there is an error
+};
+
+inline Error take(xonnx_status* s) {
+  Error e;
+  if (s) {
+    e.code = xonnx_status_get_code(s);
+    e.message = xonnx_status_get_message(s);
+    xonnx_status_release(s);
+  }
+  return e;
+}
+
+// An output owned by the runtime; moves, never copies.
+class Tensor {
+ public:
+  explicit Tensor(xonnx_tensor* t = nullptr) : t_(t) {}
+  xonnx_element_type type() const { return xonnx_tensor_type(t_.get()); }
+  std::vector<int64_t> shape() const {
+    const int64_t* s = xonnx_tensor_shape(t_.get());
+    return std::vector<int64_t>(s, s + xonnx_tensor_rank(t_.get()));
+  }
+  template <typename T>
+  const T* data() const { return static_cast<const T*>(xonnx_tensor_data(t_.get())); }
+  size_t data_bytes() const { return xonnx_tensor_data_bytes(t_.get()); }
+
+ private:
+  struct Release {
+    void operator()(xonnx_tensor* t) const { xonnx_tensor_release(t); }
+  };
+  std::unique_ptr<xonnx_tensor, Release> t_;
+};
+
+// A caller-owned input: the buffer must live until Session::run returns.
+struct Input {
+  std::string name;  // empty: by position
+  xonnx_element_type type;
+  std::vector<int64_t> shape;
+  const void* data;
+  size_t data_bytes;
+  template <typename T>
+  static Input of(const std::string& name, xonnx_element_type type, std::vector<int64_t> shape,
+                  const std::vector<T>& values) {
+    return Input{name, type, std::move(shape), values.data(), values.size() * sizeof(T)};
+  }
+};
+
+struct SessionConfig {
+  int num_threads = 1;
+  int64_t max_tensor_bytes = 0;  // 0: no cap
+};
+
+class Session {
+ public:
+  Session() = default;
+
+  // Loads `path`; on failure returns the error and leaves *this empty.
+  Error open(const std::string& path, const SessionConfig& config = {}) {
+    xonnx_session_options* opts = nullptr;
+    Error e = take(xonnx_session_options_create(&opts));
+    if (!e) e = take(xonnx_session_options_set_num_threads(opts, config.num_threads));
+    if (!e && config.max_tensor_bytes > 0) {
+      e = take(xonnx_session_options_set_max_tensor_bytes(opts, config.max_tensor_bytes));
+    }
+    xonnx_session* s = nullptr;
+    if (!e) e = take(xonnx_session_create(path.c_str(), opts, &s));
+    xonnx_session_options_release(opts);
+    s_.reset(s);
+    return e;
+  }
+
+  bool is_open() const { return s_ != nullptr; }
+  size_t input_count() const { return xonnx_session_input_count(s_.get()); }
+  size_t output_count() const { return xonnx_session_output_count(s_.get()); }
+  std::string input_name(size_t i) const { return name_or_empty(xonnx_session_input_name(s_.get(), i)); }
+  std::string output_name(size_t i) const { return name_or_empty(xonnx_session_output_name(s_.get(), i)); }
+
+  Error run(const std::vector<Input>& inputs, std::vector<Tensor>* outputs) {
+    std::vector<xonnx_tensor_view> views;
+    for (const Input& in : inputs) {
+      views.push_back({in.name.empty() ? nullptr : in.name.c_str(), in.type, in.shape.data(),
+                       in.shape.size(), in.data, in.data_bytes});
+    }
+    std::vector<xonnx_tensor*> raw(output_count(), nullptr);
+    Error e = take(xonnx_session_run(s_.get(), views.data(), views.size(), raw.data(), raw.size()));
+    outputs->clear();
+    if (!e) {
+      for (xonnx_tensor* t : raw) outputs->emplace_back(t);
+    }
+    return e;
+  }
+
+ private:
+  static std::string name_or_empty(const char* s) { return s ? s : ""; }
+  struct Release {
+    void operator()(xonnx_session* s) const { xonnx_session_release(s); }
+  };
+  std::unique_ptr<xonnx_session, Release> s_;
+};
+
+}  // namespace api
+}  // namespace xonnx
