@@ -50,7 +50,7 @@ struct Attribute {
   float f = 0.0f;
   int64_t i = 0;
   std::string s;
-  Tensor t;
+  Tensor t;  // TENSOR, and SPARSE_TENSOR densified by the loader
   std::shared_ptr<Graph> g;
   TypeInfo tp;
   std::vector<float> floats;

@@ -7,53 +7,13 @@
 #include <limits>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/elem_copy.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {
 
-// Copies single elements or runs of elements between two tensors of the same dtype.
-class ElemCopy {
- public:
-  ElemCopy(const Tensor& src, Tensor* dst) : dtype_(src.dtype()) {
-    if (dtype_ == DataType::kString) {
-      kind_ = kStr;
-      ss_ = src.string_data();
-      ds_ = dst->string_data();
-    } else {
-      const int bits = dtype_bits(dtype_);
-      kind_ = bits < 8 ? kSub : kBytes;
-      esize_ = static_cast<size_t>(bits / 8);
-      s_ = static_cast<const uint8_t*>(src.raw_data());
-      d_ = static_cast<uint8_t*>(dst->raw_data());
-    }
-  }
-  void one(int64_t di, int64_t si) const {
-    switch (kind_) {
-      case kStr: ds_[di] = ss_[si]; break;
-      case kBytes: std::memcpy(d_ + di * esize_, s_ + si * esize_, esize_); break;
-      case kSub: subbyte_set(d_, dtype_, di, subbyte_get(s_, dtype_, si)); break;
-    }
-  }
-  void run(int64_t di, int64_t si, int64_t n) const {
-    if (n <= 0) return;
-    if (kind_ == kBytes) {
-      std::memcpy(d_ + di * esize_, s_ + si * esize_, static_cast<size_t>(n) * esize_);
-      return;
-    }
-    for (int64_t k = 0; k < n; ++k) one(di + k, si + k);
-  }
-
- private:
-  enum Kind { kStr, kBytes, kSub };
-  DataType dtype_;
-  Kind kind_ = kBytes;
-  size_t esize_ = 0;
-  const uint8_t* s_ = nullptr;
-  uint8_t* d_ = nullptr;
-  const std::string* ss_ = nullptr;
-  std::string* ds_ = nullptr;
-};
+using ref::ElemCopy;
 
 Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
   const Tensor& t = ctx.input(i);

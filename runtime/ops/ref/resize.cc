@@ -549,9 +549,6 @@ Result<std::unique_ptr<Kernel>> create_resize_common(const KernelInit& init, Var
     else if (pol == "not_smaller") p.policy = Policy::kNotSmaller;
     else return invalid_argument("unsupported keep_aspect_ratio_policy '", pol, "'");
   }
-  if (p.version == 11 && !init.has_input(1)) {
-    return invalid_argument("Resize-11 requires input 'roi' (it may be an empty tensor)");
-  }
   return make_kernel([p](KernelContext& ctx) -> Status { return run_resize(ctx, p); });
 }
 

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Slow tier (not part of CI): exports the full-size fixtures (resnet18, mobilenet_v2,
+# efficientnet_b0 at 1x3x224x224, a 4-layer d=256 encoder at seq 128, a 6-layer d=384 decoder
+# with 127 cached tokens) with PyTorch and checks xonnx against torch's outputs.
+# Needs Debian's python3-torch/torchvision/onnx (installed here if missing; ~1 GB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+missing=()
+for p in python3-torch python3-torchvision python3-onnx python3-numpy; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+OUT=build/slow-models
+/usr/bin/python3 tools/export_fixtures.py --slow "$OUT"
+build/bin/xonnx conformance "$OUT" --rtol 1e-4 --atol 1e-5 -v
