@@ -1,5 +1,6 @@
 #include "runtime/exec/session.h"
 
+#include <cstdlib>
 #include <exception>
 #include <set>
 
@@ -80,6 +81,9 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     session->options_ = options;
     auto state = std::make_shared<SessionState>();
     state->options = options;
+    const char* no_xnnpack = std::getenv("XONNX_DISABLE_XNNPACK");
+    if (no_xnnpack && std::string(no_xnnpack) == "1") state->options.disable_xnnpack = true;
+    state->thread_pool = std::make_unique<ThreadPool>(options.num_threads);
     state->opset_imports = session->model_.opset_imports;
     session->state_ = state;
     const Graph& g = session->model_.graph;

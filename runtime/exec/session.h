@@ -19,6 +19,8 @@ namespace xonnx {
 
 struct SessionOptions {
   int num_threads = 1;
+  // Use only reference kernels (also forced by the environment variable XONNX_DISABLE_XNNPACK=1).
+  bool disable_xnnpack = false;
   // Caps every tensor: initializers at load and every intermediate at run time (bytes).
   LoadOptions load;
 };

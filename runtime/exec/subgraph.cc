@@ -56,8 +56,8 @@ const Value& empty_value() {
 
 class KernelInitImpl final : public KernelInit {
  public:
-  KernelInitImpl(const Node& node, int since, int64_t opset, Subgraph& plan)
-      : node_(node), since_(since), opset_(opset), plan_(plan) {}
+  KernelInitImpl(const Node& node, int since, int64_t opset, const OpDef* reference, Subgraph& plan)
+      : node_(node), since_(since), opset_(opset), reference_(reference), plan_(plan) {}
   const Node& node() const override { return node_; }
   int since_version() const override { return since_; }
   int64_t opset() const override { return opset_; }
@@ -75,6 +75,13 @@ class KernelInitImpl final : public KernelInit {
     }
     return nullptr;
   }
+  ThreadPool& thread_pool() const override { return *plan_.state_->thread_pool; }
+  Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
+    if (!reference_ || reference_->backend != Backend::kReference) {
+      return unsupported("no reference kernel for ", node_.op_type);
+    }
+    return reference_->create(*this);
+  }
   Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const override {
     const Attribute* a = node_.find_attr(attr_name);
     if (!a) return invalid_model("required graph attribute '", attr_name, "' is missing");
@@ -90,6 +97,7 @@ class KernelInitImpl final : public KernelInit {
   const Node& node_;
   int since_;
   int64_t opset_;
+  const OpDef* reference_;
   Subgraph& plan_;
 };
 
@@ -306,12 +314,22 @@ Status Subgraph::build(const Graph& graph) {
       return invalid_model(label, "has ", n_out, " outputs; ", n.op_type, " gives ", def.min_outputs,
                            def.max_outputs == def.min_outputs ? "" : (def.max_outputs < 0 ? " or more" : " to " + std::to_string(def.max_outputs)));
     }
-    KernelInitImpl init(n, resolved->since_version, opset, *this);
-    auto kernel = def.create(init);
-    if (!kernel.is_ok()) return kernel.status().with_context(label);
+    // Fastest candidate first; a fast factory that declines (any error) falls through to the
+    // next, and the reference kernel's error is the one reported.
+    KernelInitImpl init(n, resolved->since_version, opset, resolved->def, *this);
     Step step;
+    for (const OpDef* candidate : resolved->candidates) {
+      if (candidate->backend == Backend::kXnnpack && state_->options.disable_xnnpack) continue;
+      auto kernel = candidate->create(init);
+      if (kernel.is_ok()) {
+        step.kernel = std::move(kernel).value();
+        step.backend = candidate->backend;
+        break;
+      }
+      if (candidate->backend == Backend::kReference) return kernel.status().with_context(label);
+    }
+    if (!step.kernel) return internal_error(label, "no kernel accepted the node");
     step.node = &n;
-    step.kernel = std::move(kernel).value();
     step.label = label;
     for (const std::string& in : n.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const std::string& o : n.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));

@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "runtime/exec/session.h"
-#include "runtime/ops/kernel.h"
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/registry.h"
 
 namespace xonnx {
 
 struct SessionState {
   SessionOptions options;
   std::map<std::string, int64_t> opset_imports;
+  std::unique_ptr<ThreadPool> thread_pool;
 };
 
 struct Frame {
@@ -44,6 +46,7 @@ class Subgraph {
     std::vector<int> outputs;  // slot per output, -1 when unnamed
     std::vector<int> release;  // slots whose last use is this step
     std::string label;         // "node 'x' (Op, opset N)" for errors
+    Backend backend = Backend::kReference;
   };
   struct Capture {
     int slot;        // local slot

@@ -19,6 +19,7 @@ namespace xonnx {
 
 class Subgraph;  // a compiled attribute graph (If/Loop/Scan bodies), owned by the session
 class KernelContext;
+class ThreadPool;
 
 class Kernel {
  public:
@@ -58,6 +59,12 @@ class KernelInit {
   size_t num_outputs() const { return node().outputs.size(); }
   // The initializer bound to input i, or nullptr when that input is computed at run time.
   virtual const Tensor* constant_input(size_t i) const = 0;
+
+  // The session's thread pool (never null; single-threaded sessions run inline).
+  virtual ThreadPool& thread_pool() const = 0;
+  // Creates the reference kernel for this node: fast kernels use it as their fallback for
+  // cases they do not cover at run time.
+  virtual Result<std::unique_ptr<Kernel>> create_reference_kernel() const = 0;
 
   // Compiles a GRAPH attribute for running with KernelContext::run_subgraph.
   virtual Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const = 0;

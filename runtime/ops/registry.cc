@@ -34,7 +34,23 @@ const OpRegistry& OpRegistry::global() {
   return *registry;
 }
 
-void OpRegistry::add(const OpDef& def) { ops_[{def.domain, def.name}].push_back(def); }
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::kXnnpack: return "xnnpack";
+    case Backend::kOptimized: return "optimized";
+    case Backend::kReference: return "reference";
+  }
+  return "unknown";
+}
+
+void OpRegistry::add(const OpDef& def) {
+  auto& defs = ops_[{def.domain, def.name}];
+  defs.push_back(def);
+  // Keep fastest first so resolve() lists candidates in the order they are tried.
+  std::stable_sort(defs.begin(), defs.end(), [](const OpDef& a, const OpDef& b) {
+    return static_cast<int>(a.backend) < static_cast<int>(b.backend);
+  });
+}
 
 Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::string& op,
                                        int64_t opset) const {
@@ -56,9 +72,15 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
   if (it == ops_.end()) {
     return unsupported("operator '", shown, "' is not implemented (opset ", opset, ")");
   }
+  ResolvedOp resolved;
+  resolved.since_version = since;
   for (const OpDef& def : it->second) {
-    if (def.min_version <= since && since <= def.max_version) return ResolvedOp{&def, since};
+    if (def.min_version <= since && since <= def.max_version) {
+      resolved.candidates.push_back(&def);
+      resolved.def = &def;  // ends as the slowest (reference) candidate
+    }
   }
+  if (!resolved.candidates.empty()) return resolved;
   std::ostringstream have;
   for (const OpDef& def : it->second) {
     have << " [" << def.min_version << ", "

@@ -19,6 +19,12 @@ constexpr int kLatestVersion = INT_MAX;
 constexpr int64_t kMaxOnnxOpset = 27;
 constexpr int64_t kMinOnnxOpset = 1;
 
+// Where a kernel comes from. At session creation the registry offers the candidates for a
+// node fastest first; a fast factory may decline (any error), and the next one is tried.
+// The reference kernel is always last and defines the semantics.
+enum class Backend : int { kXnnpack = 0, kOptimized = 1, kReference = 2 };
+const char* backend_name(Backend b);
+
 struct OpDef {
   const char* domain;  // "" for ONNX, "com.microsoft", "ai.onnx.ml", ...
   const char* name;
@@ -31,10 +37,13 @@ struct OpDef {
   int max_inputs;
   int min_outputs;
   int max_outputs;
+  Backend backend = Backend::kReference;
 };
 
 struct ResolvedOp {
-  const OpDef* def = nullptr;
+  // Candidates for the node, fastest backend first; the last is the reference kernel.
+  std::vector<const OpDef*> candidates;
+  const OpDef* def = nullptr;  // the reference (or only) candidate, for arity checks
   int since_version = 0;
 };
 

@@ -1,0 +1,45 @@
+#include "runtime/exec/thread_pool.h"
+
+#include <pthreadpool.h>
+
+#include <algorithm>
+
+namespace xonnx {
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+  if (num_threads_ > 1) pool_ = pthreadpool_create(static_cast<size_t>(num_threads_));
+  if (!pool_) num_threads_ = 1;
+}
+
+ThreadPool::~ThreadPool() {
+  if (pool_) pthreadpool_destroy(pool_);
+}
+
+namespace {
+struct ChunkTask {
+  const std::function<void(size_t, size_t)>* fn;
+  size_t n;
+  size_t chunk;
+};
+void run_chunk(void* ctx, size_t i) {
+  const auto* t = static_cast<const ChunkTask*>(ctx);
+  const size_t begin = i * t->chunk;
+  (*t->fn)(begin, std::min(t->n, begin + t->chunk));
+}
+}  // namespace
+
+void ThreadPool::parallel_for(size_t n, size_t min_chunk,
+                              const std::function<void(size_t, size_t)>& fn) const {
+  if (n == 0) return;
+  const size_t threads = static_cast<size_t>(num_threads_);
+  if (!pool_ || n <= std::max<size_t>(1, min_chunk)) {
+    fn(0, n);
+    return;
+  }
+  const size_t chunk = std::max(std::max<size_t>(1, min_chunk), (n + threads - 1) / threads);
+  ChunkTask task{&fn, n, chunk};
+  pthreadpool_parallelize_1d(pool_, run_chunk, &task, (n + chunk - 1) / chunk,
+                             PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
+}  // namespace xonnx
