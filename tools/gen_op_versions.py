@@ -15,6 +15,7 @@ NEWER = {
  23: "Cast CastLike Constant ConstantOfShape DequantizeLinear Flatten Identity If Loop Pad QuantizeLinear Reshape Scan Shape Size Squeeze Transpose Unsqueeze Attention RMSNormalization RotaryEmbedding",
  24: "Swish TensorScatter TopK Attention",
  26: "BitCast CumProd",
+ 27: "CausalConvWithState LinearAttention",
 }
 
 versions = collections.defaultdict(set)

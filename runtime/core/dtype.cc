@@ -193,141 +193,127 @@ uint16_t float_to_bfloat16(float f) {
 }
 
 namespace {
-struct Fp8Format {
-  int exp_bits, mant_bits, bias;
-  bool fn;  // finite only: no Inf; NaN is all-ones mantissa+exponent (e4m3fn)
-  bool uz;  // unsigned zero: 0x80 is the only NaN, no negative zero
+// Layout of the 8-bit (and 4-bit) minifloats: mantissa bits, exponent bias, the largest
+// finite magnitude code, and the codes used for NaN and for overflow without saturation.
+struct MiniFloat {
+  int mant_bits;
+  int bias;
+  uint8_t max_code;       // magnitude code of the largest finite value
+  uint8_t nan_code;       // NaN, given the input's sign bit (fnuz: 0x80 either way)
+  uint8_t overflow_code;  // out of range without saturation: Inf (e5m2) or NaN
+  bool unsigned_zero;     // fnuz: 0x80 is the only NaN, there is no -0
 };
 
-Fp8Format fp8_format(DataType t) {
+MiniFloat minifloat(DataType t) {
   switch (t) {
-    case DataType::kFloat8E4M3FN: return {4, 3, 7, true, false};
-    case DataType::kFloat8E4M3FNUZ: return {4, 3, 8, true, true};
-    case DataType::kFloat8E5M2: return {5, 2, 15, false, false};
-    case DataType::kFloat8E5M2FNUZ: return {5, 2, 16, true, true};
-    default: return {4, 3, 7, true, false};
+    case DataType::kFloat8E4M3FNUZ: return {3, 8, 0x7f, 0x80, 0x80, true};
+    case DataType::kFloat8E5M2: return {2, 15, 0x7b, 0x7e, 0x7c, false};
+    case DataType::kFloat8E5M2FNUZ: return {2, 16, 0x7f, 0x80, 0x80, true};
+    case DataType::kFloat4E2M1: return {1, 1, 0x7, 0x7, 0x7, false};  // no NaN/Inf: unused
+    default: return {3, 7, 0x7e, 0x7f, 0x7f, false};                  // kFloat8E4M3FN
   }
 }
 
-float fp8_max(const Fp8Format& f, DataType t) {
-  switch (t) {
-    case DataType::kFloat8E4M3FN: return 448.0f;
-    case DataType::kFloat8E4M3FNUZ: return 240.0f;
-    case DataType::kFloat8E5M2: return 57344.0f;
-    case DataType::kFloat8E5M2FNUZ: return 57344.0f;
-    default: (void)f; return 448.0f;
+// Value of magnitude code `c` (no sign bit, not NaN/Inf) as float bits.
+uint32_t minifloat_magnitude_bits(const MiniFloat& f, uint32_t c) {
+  const uint32_t e = c >> f.mant_bits;
+  const uint32_t m = c & ((1u << f.mant_bits) - 1);
+  if (e != 0) {
+    return ((e - f.bias + 127) << 23) | (m << (23 - f.mant_bits));
   }
+  // Subnormal: m * 2^(1 - bias - mant_bits), exact in float.
+  const float unit = bits_float(static_cast<uint32_t>(1 - f.bias - f.mant_bits + 127) << 23);
+  return float_bits(static_cast<float>(m) * unit);
+}
+
+// Rounds the finite non-negative float with bits `u` to a magnitude code, half to even.
+// The result may exceed max_code (the caller decides between saturation and overflow).
+uint32_t round_to_minifloat(const MiniFloat& f, uint32_t u) {
+  const int exp = static_cast<int>(u >> 23) - 127;
+  // Float zero and subnormals (< 2^-126) are far below half the smallest subnormal of
+  // every format here, so they round to zero.
+  if (exp == -127) return 0;
+  const int emin = 1 - f.bias;
+  const uint32_t mant = (u & 0x7fffff) | 0x800000;  // 24 significant bits
+  const int shift = 23 - f.mant_bits + (exp < emin ? emin - exp : 0);
+  if (shift > 24) return 0;  // below half the smallest subnormal
+  uint32_t r = mant >> shift;
+  const uint32_t rem = mant & ((1u << shift) - 1);
+  const uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (r & 1))) ++r;
+  // Normal: r has the implicit bit (2^mant_bits), so adding it carries into the exponent
+  // field; a mantissa that rounds up to 2^(mant_bits+1) carries into the next binade.
+  return exp < emin ? r : (static_cast<uint32_t>(exp - emin) << f.mant_bits) + r;
+}
+
+uint8_t float_to_e8m0(uint32_t u, bool saturate, E8M0RoundMode mode) {
+  uint32_t exponent = (u >> 23) & 0xff;  // the sign is ignored
+  if (exponent == 0xff) return 0xff;     // NaN and Inf
+  bool round_up = false;
+  switch (mode) {
+    case E8M0RoundMode::kUp:
+      round_up = (u & 0x7fffff) != 0;
+      break;
+    case E8M0RoundMode::kDown:
+      break;
+    case E8M0RoundMode::kNearest: {
+      const bool guard = (u & 0x400000) != 0;
+      const bool round = (u & 0x200000) != 0;
+      const bool sticky = (u & 0x1fffff) != 0;
+      round_up = guard && (round || sticky || exponent > 0);
+      break;
+    }
+  }
+  if (round_up && !(saturate && exponent == 0xfe)) ++exponent;  // 0xfe + 1 = 0xff: NaN
+  return static_cast<uint8_t>(exponent);
 }
 }  // namespace
 
 float float8_to_float(DataType t, uint8_t v) {
   if (t == DataType::kFloat8E8M0) {
     if (v == 0xff) return std::numeric_limits<float>::quiet_NaN();
-    return std::ldexp(1.0f, static_cast<int>(v) - 127);
+    return bits_float(v == 0 ? 0x00400000u : static_cast<uint32_t>(v) << 23);  // 2^(v - 127)
   }
-  const Fp8Format f = fp8_format(t);
-  if (f.uz) {
-    if (v == 0x80) return std::numeric_limits<float>::quiet_NaN();
+  const MiniFloat f = minifloat(t);
+  const uint32_t sign = static_cast<uint32_t>(v & 0x80) << 24;
+  const uint32_t c = v & 0x7f;
+  if (f.unsigned_zero) {
+    // 0x80 is NaN; it decodes with the sign bit set, as ml_dtypes does.
+    if (v == 0x80) return -std::numeric_limits<float>::quiet_NaN();
+  } else if (c > f.max_code) {
+    if (c == f.overflow_code && f.overflow_code != f.nan_code) return bits_float(sign | 0x7f800000u);
+    return bits_float(sign | 0x7fc00000u);
   }
-  const bool neg = (v & 0x80) != 0;
-  const int exp = (v >> f.mant_bits) & ((1 << f.exp_bits) - 1);
-  const int mant = v & ((1 << f.mant_bits) - 1);
-  const int exp_max = (1 << f.exp_bits) - 1;
-  float r;
-  if (!f.fn && exp == exp_max) {  // e5m2: IEEE-like Inf/NaN
-    r = mant == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
-  } else if (t == DataType::kFloat8E4M3FN && exp == exp_max && mant == (1 << f.mant_bits) - 1) {
-    r = std::numeric_limits<float>::quiet_NaN();
-  } else if (exp == 0) {
-    r = std::ldexp(static_cast<float>(mant), 1 - f.bias - f.mant_bits);
-  } else {
-    r = std::ldexp(static_cast<float>(mant + (1 << f.mant_bits)), exp - f.bias - f.mant_bits);
-  }
-  return neg ? -r : r;
+  return bits_float(sign | minifloat_magnitude_bits(f, c));
 }
 
-uint8_t float_to_float8(DataType t, float x, bool saturate) {
-  if (t == DataType::kFloat8E8M0) {
-    // Round to nearest power of two (ties up), as ONNX's default "up" rounding for e8m0.
-    if (std::isnan(x) || x <= 0.0f) return std::isnan(x) ? 0xff : 0x00;
-    if (std::isinf(x)) return saturate ? 0xfe : 0xff;
-    const uint32_t u = float_bits(x);
-    int exp = static_cast<int>((u >> 23) & 0xff);
-    if ((u & 0x7fffff) != 0 && exp < 254) exp += ((u & 0x400000) != 0) ? 1 : 0;
-    if (exp > 254) exp = saturate ? 254 : 255;
-    return static_cast<uint8_t>(exp);
-  }
-  const Fp8Format f = fp8_format(t);
-  const float maxv = fp8_max(f, t);
-  const bool neg = std::signbit(x);
-  uint8_t sign = neg ? 0x80 : 0;
-  if (std::isnan(x)) {
-    if (f.uz) return 0x80;
-    return t == DataType::kFloat8E4M3FN ? 0x7f : 0x7f;  // e5m2 NaN 0x7f too
-  }
-  float a = std::fabs(x);
-  if (std::isinf(x)) {
-    if (saturate) a = maxv;
-    else if (f.uz) return 0x80;
-    else if (f.fn) return sign | 0x7f;  // e4m3fn: no Inf -> NaN
-    else return sign | 0x7c;            // e5m2 Inf
-  }
-  // Enumerate: find the nearest representable magnitude (round half to even) by decoding.
-  // 128 candidates is cheap and exact; this is a reference codec, not a hot path.
-  int best = 0;
-  float best_diff = std::numeric_limits<float>::infinity();
-  for (int code = 0; code < 128; ++code) {
-    const float v = float8_to_float(t, static_cast<uint8_t>(code));
-    if (std::isnan(v) || std::isinf(v)) continue;
-    const float d = std::fabs(v - a);
-    if (d < best_diff || (d == best_diff && (code & 1) == 0)) {
-      best_diff = d;
-      best = code;
-    }
-  }
-  if (a > maxv) {
-    if (saturate) {
-      best = 0;
-      for (int code = 0; code < 128; ++code) {
-        const float v = float8_to_float(t, static_cast<uint8_t>(code));
-        if (v == maxv) best = code;
-      }
-    } else {
-      // Values beyond max round to Inf (e5m2) or NaN (fn types) unless they round down to max.
-      const float v_best = float8_to_float(t, static_cast<uint8_t>(best));
-      if (v_best != maxv || a >= maxv + (maxv - float8_to_float(t, static_cast<uint8_t>(best - 1))) / 2) {
-        if (f.uz) return 0x80;
-        if (f.fn) return sign | 0x7f;
-        return sign | 0x7c;
-      }
-    }
-  }
-  if (f.uz && best == 0) sign = 0;  // no negative zero
-  return static_cast<uint8_t>(sign | best);
+uint8_t float_to_float8(DataType t, float x, bool saturate, E8M0RoundMode e8m0_round) {
+  const uint32_t u = float_bits(x);
+  if (t == DataType::kFloat8E8M0) return float_to_e8m0(u, saturate, e8m0_round);
+  const MiniFloat f = minifloat(t);
+  const uint8_t sign = static_cast<uint8_t>((u >> 24) & 0x80);
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | f.nan_code;  // fnuz: 0x80 either way
+  const uint32_t code = abs == 0x7f800000u ? 0xffu : round_to_minifloat(f, abs);
+  if (code > f.max_code) return sign | (saturate ? f.max_code : f.overflow_code);
+  if (code == 0 && f.unsigned_zero) return 0;  // no -0
+  return static_cast<uint8_t>(sign | code);
 }
 
 float float4e2m1_to_float(uint8_t nibble) {
-  static const float kValues[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  const float v = kValues[nibble & 7];
-  return (nibble & 8) ? -v : v;
+  const MiniFloat f = minifloat(DataType::kFloat4E2M1);
+  const uint32_t sign = static_cast<uint32_t>(nibble & 0x8) << 28;
+  return bits_float(sign | minifloat_magnitude_bits(f, nibble & 0x7));
 }
 
-uint8_t float_to_float4e2m1(float x, bool saturate) {
-  (void)saturate;  // float4e2m1 has no Inf/NaN: out of range always saturates
-  static const float kValues[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  if (std::isnan(x)) return 0x7;  // ONNX maps NaN to +max (0b0111)
-  const uint8_t sign = std::signbit(x) ? 8 : 0;
-  const float a = std::fabs(x);
-  int best = 0;
-  float best_diff = std::numeric_limits<float>::infinity();
-  for (int i = 0; i < 8; ++i) {
-    const float d = std::fabs(kValues[i] - a);
-    if (d < best_diff || (d == best_diff && (i & 1) == 0)) {
-      best_diff = d;
-      best = i;
-    }
-  }
-  return static_cast<uint8_t>(sign | best);
+uint8_t float_to_float4e2m1(float x) {
+  const uint32_t u = float_bits(x);
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return 0x8;  // NaN, as ml_dtypes
+  const MiniFloat f = minifloat(DataType::kFloat4E2M1);
+  const uint8_t sign = static_cast<uint8_t>((u >> 28) & 0x8);
+  const uint32_t code = abs == 0x7f800000u ? 0xffu : round_to_minifloat(f, abs);
+  return static_cast<uint8_t>(sign | (code > f.max_code ? f.max_code : code));
 }
 
 }  // namespace xonnx

@@ -60,12 +60,25 @@ uint16_t float_to_half(float f);      // round to nearest even
 float bfloat16_to_float(uint16_t b);
 uint16_t float_to_bfloat16(float f);  // round to nearest even, NaN preserved
 
-// float8 / float4 codecs. `saturate` clamps out-of-range finite values to the largest finite
-// value (ONNX Cast/QuantizeLinear default) instead of producing Inf/NaN.
+// float8 / float4 codecs, bit-exact with ml_dtypes and the ONNX reference.
+//
+// float8 e4m3fn / e4m3fnuz / e5m2 / e5m2fnuz: round to nearest, ties to even. `saturate`
+// (the ONNX Cast/QuantizeLinear default) clamps out-of-range values and +-Inf to +-max;
+// without it they become NaN (e4m3fn: 0x7f/0xff, fnuz: 0x80) or +-Inf (e5m2). NaN encodes as
+// 0x7f (e4m3fn) / 0x7e (e5m2) with its sign, or 0x80 (fnuz, which have no -0). Decoding the
+// fnuz NaN 0x80 gives a NaN with the sign bit set, as ml_dtypes does.
+//
+// float8e8m0 (a power of two 2^(v-127), 0xff = NaN): the sign is ignored, NaN and +-Inf
+// encode as 0xff, and the exponent is rounded by `e8m0_round` (ONNX Cast `round_mode`);
+// `saturate` keeps rounding from overflowing 2^127 into NaN.
+enum class E8M0RoundMode { kUp, kDown, kNearest };  // ONNX "up" (default), "down", "nearest"
 float float8_to_float(DataType t, uint8_t v);
-uint8_t float_to_float8(DataType t, float f, bool saturate);
+uint8_t float_to_float8(DataType t, float f, bool saturate,
+                        E8M0RoundMode e8m0_round = E8M0RoundMode::kUp);
+// float4e2m1 (one nibble; no Inf/NaN): ties to even, out of range and +-Inf saturate to +-6,
+// NaN encodes as 0x8 (as ml_dtypes).
 float float4e2m1_to_float(uint8_t nibble);
-uint8_t float_to_float4e2m1(float f, bool saturate);
+uint8_t float_to_float4e2m1(float f);
 
 // Type traits mapping C++ storage types to DataType.
 template <typename T> struct DataTypeOf;

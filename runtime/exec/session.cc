@@ -115,6 +115,8 @@ Result<std::vector<Value>> Session::run(const std::vector<Value>& inputs) {
   });
 }
 
+void Session::set_profiler(Profiler* profiler) { state_->profiler = profiler; }
+
 Result<std::vector<Value>> Session::run_named(
     const std::vector<std::pair<std::string, Value>>& inputs) {
   std::vector<Value> ordered(inputs_.size());

@@ -14,6 +14,7 @@
 #include "runtime/core/value.h"
 #include "runtime/ir/graph.h"
 #include "runtime/onnx/loader.h"
+#include "runtime/ops/registry.h"
 
 namespace xonnx {
 
@@ -27,6 +28,29 @@ struct SessionOptions {
 
 class Subgraph;  // a compiled graph (exec/subgraph.h)
 struct SessionState;
+
+// Per-node timing, filled by Session::run while attached with Session::set_profiler.
+// When no profiler is attached, run() makes no timing calls and records nothing.
+// Not thread-safe: attach one profiler to one session.
+class Profiler {
+ public:
+  struct Entry {
+    std::string node;     // node name, or "<OpType>#<index in its graph>" when unnamed
+    std::string op_type;  // "domain:Op" outside the default domain
+    std::string scope;    // "" in the main graph; "Loop_3" or "If_1 > Loop_0" inside subgraphs
+    Backend backend = Backend::kReference;
+    double us = 0;       // wall time of the kernel, including any subgraphs it ran
+    double self_us = 0;  // us minus the time of the subgraph nodes it ran
+  };
+  // One entry per executed node, in execution order (a Loop body node once per iteration).
+  const std::vector<Entry>& entries() const { return entries_; }
+  void clear() { entries_.clear(); }
+
+ private:
+  friend class Subgraph;
+  std::vector<Entry> entries_;
+  double nested_us_ = 0;  // time of nodes run inside the node being timed
+};
 
 class Session {
  public:
@@ -48,6 +72,10 @@ class Session {
   Result<std::vector<Value>> run(const std::vector<Value>& inputs);
   // Runs with named inputs (any order); missing non-optional inputs are an error.
   Result<std::vector<Value>> run_named(const std::vector<std::pair<std::string, Value>>& inputs);
+
+  // Records every node run by later run() calls into `profiler` (nullptr detaches). The
+  // profiler must outlive the session or be detached first.
+  void set_profiler(Profiler* profiler);
 
  private:
   Session() = default;

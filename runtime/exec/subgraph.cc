@@ -1,6 +1,7 @@
 #include "runtime/exec/subgraph.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <queue>
 #include <set>
@@ -156,7 +157,7 @@ class KernelContextImpl final : public KernelContext {
   }
   Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
                                           const std::vector<Value>& inputs) override {
-    return graph.execute(inputs, &frame_);
+    return graph.execute(inputs, &frame_, &step_);
   }
 
  private:
@@ -331,6 +332,8 @@ Status Subgraph::build(const Graph& graph) {
     if (!step.kernel) return internal_error(label, "no kernel accepted the node");
     step.node = &n;
     step.label = label;
+    step.name = n.name.empty() ? n.op_type + "#" + std::to_string(i) : n.name;
+    step.op = n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
     for (const std::string& in : n.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const std::string& o : n.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
     steps_.push_back(std::move(step));
@@ -360,8 +363,37 @@ Status Subgraph::build(const Graph& graph) {
 
 Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
                                              const Frame* parent) const {
+  return execute(inputs, parent, nullptr);
+}
+
+Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
+                              Profiler& profiler) const {
+  // Nodes of subgraphs this kernel runs add their time (and their recording's) to nested_us_;
+  // the kernel's own (self) time is its wall time minus that.
+  using Clock = std::chrono::steady_clock;
+  const double outer_nested = profiler.nested_us_;
+  profiler.nested_us_ = 0;
+  const auto t0 = Clock::now();
+  Status s = step.kernel->run(ctx);
+  const auto t1 = Clock::now();
+  const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+  if (s.is_ok()) {
+    const double self_us = us - profiler.nested_us_;
+    profiler.entries_.push_back({step.name, step.op, frame.scope, step.backend, us, self_us});
+  }
+  profiler.nested_us_ =
+      outer_nested + std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  return s;
+}
+
+Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs, const Frame* parent,
+                                             const Step* owner) const {
+  Profiler* const profiler = state_->profiler;
   Frame frame;
   frame.parent = parent;
+  if (profiler && owner) {
+    frame.scope = parent && !parent->scope.empty() ? parent->scope + " > " + owner->name : owner->name;
+  }
   frame.slots.resize(num_slots_);
   for (const auto& [s, t] : constants_) frame.slots[s] = Value(t);
   for (const Capture& c : captures_) {
@@ -378,7 +410,7 @@ Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
   }
   for (const Step& step : steps_) {
     KernelContextImpl ctx(step, frame, *state_);
-    Status s = step.kernel->run(ctx);
+    Status s = profiler ? run_profiled(step, ctx, frame, *profiler) : step.kernel->run(ctx);
     if (!s.is_ok()) return s.with_context(step.label);
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       if (step.outputs[o] >= 0 && frame.slots[step.outputs[o]].empty()) {

@@ -18,11 +18,13 @@ struct SessionState {
   SessionOptions options;
   std::map<std::string, int64_t> opset_imports;
   std::unique_ptr<ThreadPool> thread_pool;
+  Profiler* profiler = nullptr;  // Session::set_profiler
 };
 
 struct Frame {
   std::vector<Value> slots;
   const Frame* parent = nullptr;
+  std::string scope;  // profiling only: path of the nodes that ran this graph
 };
 
 class Subgraph {
@@ -46,6 +48,8 @@ class Subgraph {
     std::vector<int> outputs;  // slot per output, -1 when unnamed
     std::vector<int> release;  // slots whose last use is this step
     std::string label;         // "node 'x' (Op, opset N)" for errors
+    std::string name;          // for profiles: node name, or "Op#index" when unnamed
+    std::string op;            // for profiles: "Op", or "domain:Op"
     Backend backend = Backend::kReference;
   };
   struct Capture {
@@ -61,6 +65,12 @@ class Subgraph {
   int slot(const std::string& name) const;
   // Finds `name` here or in an enclosing scope, adding a capture slot if it is outer.
   Result<int> resolve(const std::string& name);
+
+  // `owner` is the step of the enclosing graph whose kernel runs this one (profiling scope).
+  Result<std::vector<Value>> execute(const std::vector<Value>& inputs, const Frame* parent,
+                                     const Step* owner) const;
+  Status run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
+                      Profiler& profiler) const;
 
   const Graph* graph_ = nullptr;
   const Subgraph* parent_ = nullptr;

@@ -11,6 +11,7 @@ namespace cli {
 
 using Runner = std::function<int()>;
 
+Runner add_bench_command(CLI::App& app);
 Runner add_conformance_command(CLI::App& app);
 Runner add_info_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);

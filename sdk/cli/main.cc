@@ -1,4 +1,4 @@
-// xonnx: command-line front end of the runtime (run, info, conformance).
+// xonnx: command-line front end of the runtime (run, info, bench, conformance).
 #include <cstdio>
 #include <map>
 
@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   };
   add(xonnx::cli::add_run_command);
   add(xonnx::cli::add_info_command);
+  add(xonnx::cli::add_bench_command);
   add(xonnx::cli::add_conformance_command);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, runner] : runners) {

@@ -32,6 +32,27 @@ inline Attribute attr_tensor(const std::string& name, Tensor t) {
   Attribute a; a.name = name; a.type = AttrType::kTensor; a.t = std::move(t); return a;
 }
 
+// A tensor Value from elements and a shape.
+template <typename T>
+Value tv(std::vector<T> v, Shape s) {
+  return Value(Tensor::from_vector<T>(v, std::move(s)));
+}
+
+// The elements of a tensor Value whose storage type is T.
+template <typename T>
+std::vector<T> values(const Value& v) {
+  const Tensor& t = v.tensor();
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+// The elements of a numeric tensor Value of any type, as doubles.
+inline std::vector<double> doubles(const Value& v) {
+  const Tensor& t = v.tensor();
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = t.get_as_double(static_cast<int64_t>(i));
+  return out;
+}
+
 // Runs `op` on `inputs` (an undefined Tensor / empty Value means "omitted optional input").
 // Returns `num_outputs` values.
 inline Result<std::vector<Value>> run_op(const std::string& op, const std::vector<Value>& inputs,

@@ -15,18 +15,8 @@ namespace {
 using testing::attr_float;
 using testing::attr_string;
 using testing::run_op;
-
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
-}
+using testing::tv;
+using testing::values;
 
 const std::vector<float> kX = {-3.0f, -1.0f, -0.25f, 0.0f, 0.5f, 2.0f};
 

@@ -12,18 +12,9 @@ namespace {
 
 using testing::attr_float;
 using testing::attr_int;
+using testing::doubles;
 using testing::run_op;
-
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-std::vector<double> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.get_as_double(static_cast<int64_t>(i));
-  return out;
-}
+using testing::tv;
 
 TEST(AttentionOps, ZeroQueryAveragesValues) {
   // B=1, H=1, q=1, kv=3, d=2: all scores equal -> mean of V rows.
@@ -33,7 +24,7 @@ TEST(AttentionOps, ZeroQueryAveragesValues) {
                   {}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 1, 2}));
-  auto y = values((*r)[0]);
+  auto y = doubles((*r)[0]);
   EXPECT_NEAR(y[0], 2.0, 1e-6);
   EXPECT_NEAR(y[1], 20.0, 1e-6);
 }
@@ -45,8 +36,8 @@ TEST(AttentionOps, SoftmaxWeightsWithScaleAndQkOutput) {
                   {attr_float("scale", 2.0f)}, 23, 4);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const double p1 = std::exp(2.0) / (1 + std::exp(2.0));
-  EXPECT_NEAR(values((*r)[0])[0], p1, 1e-6);
-  auto qk = values((*r)[3]);
+  EXPECT_NEAR(doubles((*r)[0])[0], p1, 1e-6);
+  auto qk = doubles((*r)[3]);
   EXPECT_NEAR(qk[0], 0.0, 1e-6);
   EXPECT_NEAR(qk[1], 2.0, 1e-6);
   // mode 3: softmax output
@@ -54,13 +45,13 @@ TEST(AttentionOps, SoftmaxWeightsWithScaleAndQkOutput) {
              {tv<float>({1}, {1, 1, 1, 1}), tv<float>({0, 1}, {1, 1, 2, 1}), tv<float>({0, 1}, {1, 1, 2, 1})},
              {attr_float("scale", 2.0f), attr_int("qk_matmul_output_mode", 3)}, 23, 4);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_NEAR(values((*r)[3])[1], p1, 1e-6);
+  EXPECT_NEAR(doubles((*r)[3])[1], p1, 1e-6);
   // softcap 1: score 2 -> tanh(2)
   r = run_op("Attention",
              {tv<float>({1}, {1, 1, 1, 1}), tv<float>({0, 1}, {1, 1, 2, 1}), tv<float>({0, 1}, {1, 1, 2, 1})},
              {attr_float("scale", 2.0f), attr_float("softcap", 1.0f), attr_int("qk_matmul_output_mode", 1)}, 23, 4);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_NEAR(values((*r)[3])[1], std::tanh(2.0), 1e-6);
+  EXPECT_NEAR(doubles((*r)[3])[1], std::tanh(2.0), 1e-6);
 }
 
 TEST(AttentionOps, CausalMaskAndBoolMask) {
@@ -70,7 +61,7 @@ TEST(AttentionOps, CausalMaskAndBoolMask) {
                   {tv<float>({0, 0}, {1, 1, 2, 1}), tv<float>({0, 0}, {1, 1, 2, 1}), tv<float>({2, 4}, {1, 1, 2, 1})},
                   {attr_int("is_causal", 1)}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  auto y = values((*r)[0]);
+  auto y = doubles((*r)[0]);
   EXPECT_NEAR(y[0], 2.0, 1e-6);
   EXPECT_NEAR(y[1], 3.0, 1e-6);
   // bool mask [q, kv] hiding key 0 for both rows
@@ -79,7 +70,7 @@ TEST(AttentionOps, CausalMaskAndBoolMask) {
               tv<bool>({false, true, false, true}, {2, 2})},
              {}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  y = values((*r)[0]);
+  y = doubles((*r)[0]);
   EXPECT_NEAR(y[0], 4.0, 1e-6);
   EXPECT_NEAR(y[1], 4.0, 1e-6);
   // a shorter mask is padded with -inf: mask [q, 1] keeps only key 0
@@ -88,7 +79,7 @@ TEST(AttentionOps, CausalMaskAndBoolMask) {
               tv<float>({0, 0}, {2, 1})},
              {}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_NEAR(values((*r)[0])[1], 2.0, 1e-6);
+  EXPECT_NEAR(doubles((*r)[0])[1], 2.0, 1e-6);
 }
 
 TEST(AttentionOps, GroupedQueryAnd3DLayout) {
@@ -98,7 +89,7 @@ TEST(AttentionOps, GroupedQueryAnd3DLayout) {
                   {attr_int("q_num_heads", 2), attr_int("kv_num_heads", 1)}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 2}));
-  auto y = values((*r)[0]);
+  auto y = doubles((*r)[0]);
   EXPECT_NEAR(y[0], 7.0, 1e-6);
   EXPECT_NEAR(y[1], 7.0, 1e-6);
   // 3-D without head counts is an error
@@ -114,11 +105,11 @@ TEST(AttentionOps, PastAndPresentConcatenate) {
                   {}, 23, 3);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[1].tensor().shape(), (Shape{1, 1, 3, 1}));
-  auto pk = values((*r)[1]);
+  auto pk = doubles((*r)[1]);
   EXPECT_EQ(pk, (std::vector<double>{1, 2, 5}));
-  auto pv = values((*r)[2]);
+  auto pv = doubles((*r)[2]);
   EXPECT_EQ(pv, (std::vector<double>{3, 0, 6}));
-  EXPECT_NEAR(values((*r)[0])[0], 3.0, 1e-6);
+  EXPECT_NEAR(doubles((*r)[0])[0], 3.0, 1e-6);
 }
 
 TEST(AttentionOps, NonpadKvSeqlenMasksTail) {
@@ -127,7 +118,7 @@ TEST(AttentionOps, NonpadKvSeqlenMasksTail) {
                    Value(), Value(), Value(), tv<int64_t>({2}, {1})},
                   {}, 24);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_NEAR(values((*r)[0])[0], 1.5, 1e-6);
+  EXPECT_NEAR(doubles((*r)[0])[0], 1.5, 1e-6);
 }
 
 TEST(AttentionOps, HalfPrecision) {
@@ -138,7 +129,7 @@ TEST(AttentionOps, HalfPrecision) {
                   {}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().dtype(), DataType::kFloat16);
-  EXPECT_NEAR(values((*r)[0])[0], 2.0, 1e-3);
+  EXPECT_NEAR(doubles((*r)[0])[0], 2.0, 1e-3);
 }
 
 TEST(AttentionOps, RejectsBadShapes) {
@@ -170,18 +161,18 @@ TEST(RotaryEmbeddingOps, RotatesHalvesAndInterleaved) {
   auto r = run_op("RotaryEmbedding",
                   {tv<float>(x, {1, 1, 1, 4}), tv<float>({0, 0}, {1, 1, 2}), tv<float>({1, 1}, {1, 1, 2})}, {}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values((*r)[0]), (std::vector<double>{-3, -4, 1, 2}));
+  EXPECT_EQ(doubles((*r)[0]), (std::vector<double>{-3, -4, 1, 2}));
   r = run_op("RotaryEmbedding",
              {tv<float>(x, {1, 1, 1, 4}), tv<float>({0, 0}, {1, 1, 2}), tv<float>({1, 1}, {1, 1, 2})},
              {attr_int("interleaved", 1)}, 23);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(values((*r)[0]), (std::vector<double>{-2, 1, -4, 3}));
+  EXPECT_EQ(doubles((*r)[0]), (std::vector<double>{-2, 1, -4, 3}));
   // partial rotation: rotary_embedding_dim 2 leaves the tail untouched
   r = run_op("RotaryEmbedding",
              {tv<float>(x, {1, 1, 1, 4}), tv<float>({0}, {1, 1, 1}), tv<float>({1}, {1, 1, 1})},
              {attr_int("rotary_embedding_dim", 2)}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values((*r)[0]), (std::vector<double>{-2, 1, 3, 4}));
+  EXPECT_EQ(doubles((*r)[0]), (std::vector<double>{-2, 1, 3, 4}));
 }
 
 TEST(RotaryEmbeddingOps, PositionIdsAnd3DInput) {
@@ -191,7 +182,7 @@ TEST(RotaryEmbeddingOps, PositionIdsAnd3DInput) {
                    tv<int64_t>({0, 1}, {1, 2})},
                   {attr_int("num_heads", 1)}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values((*r)[0]), (std::vector<double>{1, 2, -2, 1}));
+  EXPECT_EQ(doubles((*r)[0]), (std::vector<double>{1, 2, -2, 1}));
   // position id out of range
   r = run_op("RotaryEmbedding",
              {tv<float>({1, 2, 1, 2}, {1, 2, 2}), tv<float>({1, 0}, {2, 1}), tv<float>({0, 1}, {2, 1}),

@@ -15,24 +15,8 @@ namespace {
 using testing::attr_int;
 using testing::attr_string;
 using testing::run_op;
-
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
-}
-std::vector<bool> bools(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<bool> out;
-  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.data<bool>()[i]);
-  return out;
-}
+using testing::tv;
+using testing::values;
 
 Result<std::vector<Value>> run2(const std::string& op, Value a, Value b,
                                 std::vector<Attribute> attrs = {}, int64_t opset = 17) {
@@ -186,10 +170,10 @@ TEST(BinaryOps, BitShift) {
 TEST(BinaryOps, LogicAndBitwise) {
   auto r = run2("Xor", tv<bool>({true, true, false, false}, {2, 2}), tv<bool>({true, false}, {2}));
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{false, true, true, false}));
   r = run2("Or", tv<bool>({true, false}, {2}), tv<bool>({false}, {}), {}, 7);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{true, false}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, false}));
   r = run2("BitwiseAnd", tv<int16_t>({0x0f0f, -1}, {2}), tv<int16_t>({0x00ff, 0x1234}, {2}), {}, 18);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int16_t>((*r)[0]), (std::vector<int16_t>{0x000f, 0x1234}));
@@ -204,25 +188,25 @@ TEST(BinaryOps, Comparisons) {
   auto r = run2("Equal", tv<float>({1, 2, nan}, {3}), tv<float>({1, 3, nan}, {3}), {}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().dtype(), DataType::kBool);
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, false, false}));
   r = run2("Greater", tv<int64_t>({1, 2, 3}, {3}), tv<int64_t>({2}, {1}), {}, 13);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{false, false, true}));
   r = run2("LessOrEqual", tv<uint32_t>({1, 2, 3}, {3}), tv<uint32_t>({2}, {1}), {}, 16);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, true, false}));
   r = run2("GreaterOrEqual", tv<double>({1, 2, 3}, {3}), tv<double>({2}, {1}), {}, 16);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{false, true, true}));
   r = run2("Less", tv<float>({1, 2}, {2}), tv<float>({2, 2}, {2}), {attr_int("broadcast", 0)}, 1);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{true, false}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, false}));
   r = run2("Equal", tv<std::string>({"a", "b"}, {2}), tv<std::string>({"b"}, {1}), {}, 19);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{false, true}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{false, true}));
   r = run2("Equal", tv<bool>({true, false}, {2}), tv<bool>({true}, {1}), {}, 13);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(bools((*r)[0]), (std::vector<bool>{true, false}));
+  EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, false}));
   EXPECT_FALSE(run2("Greater", tv<std::string>({"a"}, {1}), tv<std::string>({"b"}, {1}), {}, 13).is_ok());
 }
 

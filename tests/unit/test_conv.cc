@@ -13,17 +13,13 @@ using testing::attr_int;
 using testing::attr_ints;
 using testing::attr_string;
 using testing::run_op;
+using testing::values;
 
 Tensor rand_tensor(const Shape& shape, uint32_t seed) {
   std::mt19937 gen(seed);
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
   for (float& f : v) f = static_cast<float>(static_cast<int>(gen() % 2001) - 1000) / 500.0f;
   return Tensor::from_vector<float>(v, shape);
-}
-
-std::vector<float> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
 }
 
 // Geometry in 3-D (1-D/2-D padded with leading unit dims).
@@ -123,9 +119,9 @@ TEST(ConvOp, MatchesNaiveReference) {
       const int64_t p = c.pads.empty() ? 0 : c.pads[i] + c.pads[i + nd];
       EXPECT_EQ(ys[2 + i], (c.x[2 + i] + p - ek) / (c.strides.empty() ? 1 : c.strides[i]) + 1);
     }
-    std::vector<float> bv = values(Value(b));
+    std::vector<float> bv = values<float>(Value(b));
     Geo g = make_geo(c.x, c.w, c.strides, c.dil, c.pads, ys);
-    expect_near(values((*r)[0]), naive_conv(x, w, c.bias ? &bv : nullptr, c.group, g));
+    expect_near(values<float>((*r)[0]), naive_conv(x, w, c.bias ? &bv : nullptr, c.group, g));
   }
 }
 
@@ -138,7 +134,7 @@ TEST(ConvOp, AutoPadSameUpperAndLower) {
     // total pad: dim0 (4-1)*2+4-7 = 3, dim1 (3-1)*2+3-5 = 2
     const bool upper = std::string(mode) == "SAME_UPPER";
     Geo g = make_geo({1, 2, 7, 5}, {3, 2, 4, 3}, {2, 2}, {}, {upper ? 1 : 2, 1}, {1, 3, 4, 3});
-    expect_near(values((*r)[0]), naive_conv(x, w, nullptr, 1, g));
+    expect_near(values<float>((*r)[0]), naive_conv(x, w, nullptr, 1, g));
   }
   auto valid = run_op("Conv", {x, w}, {attr_string("auto_pad", "VALID")}, 11);
   ASSERT_TRUE(valid.is_ok());
@@ -249,7 +245,7 @@ TEST(ConvTransposeOp, MatchesNaiveReference) {
       gt.in[o + i] = c.x[2 + i];
       gt.out[o + i] = ys[2 + i];
     }
-    expect_near(values((*r)[0]), naive_conv_transpose(x, w, c.group, gt));
+    expect_near(values<float>((*r)[0]), naive_conv_transpose(x, w, c.group, gt));
   }
 }
 
@@ -291,7 +287,7 @@ TEST(DeformConvOp, ZeroOffsetEqualsConv) {
   attrs.push_back(attr_ints("strides", {1, 2}));
   auto c = run_op("Conv", {x, w, b}, attrs, 11);
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
-  expect_near(values((*d)[0]), values((*c)[0]));
+  expect_near(values<float>((*d)[0]), values<float>((*c)[0]));
 }
 
 TEST(DeformConvOp, OffsetsInterpolateAndMaskScales) {
@@ -304,7 +300,7 @@ TEST(DeformConvOp, OffsetsInterpolateAndMaskScales) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   // sample points: (0.5,0.5) -> 1.5; (0.5,1) -> (1+3)/2 = 2; (1.5,0.5) -> row 2 is outside:
   // 0.25*2 + 0.25*3 = 1.25; (1.5,1) -> 0.5*3 = 1.5, times mask 2 = 3
-  expect_near(values((*r)[0]), {1.5f, 2.0f, 1.25f, 3.0f});
+  expect_near(values<float>((*r)[0]), {1.5f, 2.0f, 1.25f, 3.0f});
 }
 
 TEST(DeformConvOp, RejectsBadOffsetShape) {

@@ -15,18 +15,9 @@ using testing::attr_float;
 using testing::attr_int;
 using testing::attr_string;
 using testing::run_op;
+using testing::tv;
+using testing::values;
 
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
-}
 std::vector<float> iota_f(int n, float start = 0) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);

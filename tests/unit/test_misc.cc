@@ -19,20 +19,13 @@ using testing::attr_ints;
 using testing::attr_string;
 using testing::attr_strings;
 using testing::run_op;
+using testing::tv;
+using testing::values;
 
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
 Value strs(std::vector<std::string> v, Shape s) { return tv<std::string>(std::move(v), std::move(s)); }
 std::vector<std::string> str_values(const Value& v) {
   const Tensor& t = v.tensor();
   return std::vector<std::string>(t.string_data(), t.string_data() + t.numel());
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
 }
 
 TEST(MiscOps, NonMaxSuppressionSuppressesOverlaps) {

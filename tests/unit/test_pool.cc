@@ -12,11 +12,7 @@ using testing::attr_int;
 using testing::attr_ints;
 using testing::attr_string;
 using testing::run_op;
-
-std::vector<float> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
-}
+using testing::values;
 
 Tensor iota(const Shape& shape, float start = 1.0f) {
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
@@ -33,7 +29,7 @@ TEST(PoolOp, MaxPool2DWithIndices) {
   // 1..16 in a 4x4 grid, 2x2 windows stride 2
   auto r = run_op("MaxPool", {iota({1, 1, 4, 4})}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 12, 2);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values((*r)[0]), {6, 8, 14, 16});
+  expect_near(values<float>((*r)[0]), {6, 8, 14, 16});
   const Tensor& idx = (*r)[1].tensor();
   ASSERT_EQ(idx.dtype(), DataType::kInt64);
   EXPECT_EQ(idx.to_int64_vector().value(), (std::vector<int64_t>{5, 7, 13, 15}));
@@ -54,30 +50,30 @@ TEST(PoolOp, MaxPoolPadsCeilAndDilation) {
   // 1-D: x = 1..5, k=2, stride 2, pads 1/1 -> windows [-1,0] [1,2] [3,4]
   auto r = run_op("MaxPool", {iota({1, 1, 5})}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {1, 1})}, 12);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values((*r)[0]), {1, 3, 5});
+  expect_near(values<float>((*r)[0]), {1, 3, 5});
   // ceil_mode: length 5, k=2, s=2 -> ceil(3/2)+1 = 3 windows [0,1] [2,3] [4]
   auto c = run_op("MaxPool", {iota({1, 1, 5})}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("ceil_mode", 1)}, 12);
   ASSERT_TRUE(c.is_ok());
-  expect_near(values((*c)[0]), {2, 4, 5});
+  expect_near(values<float>((*c)[0]), {2, 4, 5});
   // ceil_mode never starts a window in the right padding: length 4, k=2, s=2, pads 0/1 -> 2 windows
   auto e = run_op("MaxPool", {iota({1, 1, 4})},
                   {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {0, 1}), attr_int("ceil_mode", 1)}, 12);
   ASSERT_TRUE(e.is_ok());
-  expect_near(values((*e)[0]), {2, 4});
+  expect_near(values<float>((*e)[0]), {2, 4});
   // dilation 2: windows {0,2} {1,3} {2,4}
   auto d = run_op("MaxPool", {Tensor::from_vector<float>({5, 1, 2, 9, 0}, {1, 1, 5})},
                   {attr_ints("kernel_shape", {2}), attr_ints("dilations", {2})}, 12);
   ASSERT_TRUE(d.is_ok());
-  expect_near(values((*d)[0]), {5, 9, 2});
+  expect_near(values<float>((*d)[0]), {5, 9, 2});
 }
 
 TEST(PoolOp, MaxPoolSameUpperLowerAndInt8) {
   auto u = run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_UPPER")}, 12);
   ASSERT_TRUE(u.is_ok());
-  expect_near(values((*u)[0]), {2, 3, 4, 4});
+  expect_near(values<float>((*u)[0]), {2, 3, 4, 4});
   auto l = run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_LOWER")}, 12);
   ASSERT_TRUE(l.is_ok());
-  expect_near(values((*l)[0]), {1, 2, 3, 4});
+  expect_near(values<float>((*l)[0]), {1, 2, 3, 4});
   auto i = run_op("MaxPool", {Tensor::from_vector<int8_t>({-5, -3, -8, 7}, {1, 1, 4})}, {attr_ints("kernel_shape", {2})}, 12);
   ASSERT_TRUE(i.is_ok()) << i.status().to_string();
   EXPECT_EQ((*i)[0].tensor().to_int64_vector().value(), (std::vector<int64_t>{-3, -3, 7}));
@@ -86,7 +82,7 @@ TEST(PoolOp, MaxPoolSameUpperLowerAndInt8) {
 TEST(PoolOp, MaxPool3D) {
   auto r = run_op("MaxPool", {iota({1, 1, 2, 2, 2})}, {attr_ints("kernel_shape", {2, 2, 2})}, 12);
   ASSERT_TRUE(r.is_ok());
-  expect_near(values((*r)[0]), {8});
+  expect_near(values<float>((*r)[0]), {8});
 }
 
 TEST(PoolOp, AveragePoolCountIncludePad) {
@@ -94,15 +90,15 @@ TEST(PoolOp, AveragePoolCountIncludePad) {
   std::vector<Attribute> a = {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {1, 1, 1, 1})};
   auto ex = run_op("AveragePool", {iota({1, 1, 3, 3})}, a, 11);
   ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
-  std::vector<float> y = values((*ex)[0]);
+  std::vector<float> y = values<float>((*ex)[0]);
   ASSERT_EQ(y.size(), 16u);
   EXPECT_FLOAT_EQ(y[0], 1.0f);                         // only x[0,0] counts
   EXPECT_FLOAT_EQ(y[5], (1 + 2 + 4 + 5) / 4.0f);
   a.push_back(attr_int("count_include_pad", 1));
   auto in = run_op("AveragePool", {iota({1, 1, 3, 3})}, a, 11);
   ASSERT_TRUE(in.is_ok());
-  EXPECT_FLOAT_EQ(values((*in)[0])[0], 0.25f);
-  EXPECT_FLOAT_EQ(values((*in)[0])[1], (1 + 2) / 4.0f);
+  EXPECT_FLOAT_EQ(values<float>((*in)[0])[0], 0.25f);
+  EXPECT_FLOAT_EQ(values<float>((*in)[0])[1], (1 + 2) / 4.0f);
 }
 
 TEST(PoolOp, AveragePoolDilationsAndDouble) {
@@ -118,14 +114,14 @@ TEST(PoolOp, AveragePoolDilationsAndDouble) {
 TEST(PoolOp, LpPool) {
   auto r = run_op("LpPool", {Tensor::from_vector<float>({3, 4, -6, 8}, {1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2})}, 18);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values((*r)[0]), {5, 10});
+  expect_near(values<float>((*r)[0]), {5, 10});
   auto p1 = run_op("LpPool", {Tensor::from_vector<float>({3, -4, 6, 8}, {1, 1, 4})},
                    {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("p", 1)}, 18);
   ASSERT_TRUE(p1.is_ok());
-  expect_near(values((*p1)[0]), {7, 14});
+  expect_near(values<float>((*p1)[0]), {7, 14});
   auto p3 = run_op("LpPool", {Tensor::from_vector<float>({1, 2}, {1, 1, 2})}, {attr_ints("kernel_shape", {2}), attr_int("p", 3)}, 18);
   ASSERT_TRUE(p3.is_ok());
-  expect_near(values((*p3)[0]), {std::cbrt(9.0f)});
+  expect_near(values<float>((*p3)[0]), {std::cbrt(9.0f)});
 }
 
 TEST(PoolOp, GlobalPools) {
@@ -133,13 +129,13 @@ TEST(PoolOp, GlobalPools) {
   auto avg = run_op("GlobalAveragePool", {x});
   ASSERT_TRUE(avg.is_ok());
   EXPECT_EQ((*avg)[0].tensor().shape(), (Shape{2, 3, 1, 1}));
-  expect_near(values((*avg)[0]), {2.5, 6.5, 10.5, 14.5, 18.5, 22.5});
+  expect_near(values<float>((*avg)[0]), {2.5, 6.5, 10.5, 14.5, 18.5, 22.5});
   auto mx = run_op("GlobalMaxPool", {x});
   ASSERT_TRUE(mx.is_ok());
-  expect_near(values((*mx)[0]), {4, 8, 12, 16, 20, 24});
+  expect_near(values<float>((*mx)[0]), {4, 8, 12, 16, 20, 24});
   auto lp = run_op("GlobalLpPool", {Tensor::from_vector<float>({3, 4}, {1, 1, 2})});
   ASSERT_TRUE(lp.is_ok());
-  expect_near(values((*lp)[0]), {5});
+  expect_near(values<float>((*lp)[0]), {5});
   auto x16 = run_op("GlobalAveragePool", {Tensor::from_vector<Float16>({Float16{float_to_half(1)}, Float16{float_to_half(2)}}, {1, 1, 2})});
   ASSERT_TRUE(x16.is_ok());
   EXPECT_EQ((*x16)[0].tensor().get_as_double(0), 1.5);
@@ -151,7 +147,7 @@ TEST(PoolOp, MaxUnpool) {
   auto r = run_op("MaxUnpool", {x, i}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 4, 4}));
-  std::vector<float> y = values((*r)[0]);
+  std::vector<float> y = values<float>((*r)[0]);
   EXPECT_EQ(y[5], 1);
   EXPECT_EQ(y[15], 4);
   EXPECT_EQ(y[0], 0);
@@ -159,7 +155,7 @@ TEST(PoolOp, MaxUnpool) {
                   {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11);
   ASSERT_TRUE(s.is_ok());
   EXPECT_EQ((*s)[0].tensor().shape(), (Shape{1, 1, 5, 5}));
-  std::vector<float> ys = values((*s)[0]);  // indices address the inferred 4x4 block at the origin
+  std::vector<float> ys = values<float>((*s)[0]);  // indices address the inferred 4x4 block at the origin
   EXPECT_EQ(ys[1 * 5 + 1], 1);
   EXPECT_EQ(ys[3 * 5 + 3], 4);
   EXPECT_FALSE(run_op("MaxUnpool", {x, i, Tensor::from_vector<int64_t>({1, 1, 3, 3}, {4})},
@@ -173,7 +169,7 @@ TEST(PoolOp, HugeWindowsAreProcessedInChunks) {
   Tensor x = iota({1, 1, 128, 128}, 0.0f);
   auto r = run_op("MaxPool", {x}, {attr_ints("kernel_shape", {64, 64})}, 12);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  const std::vector<float> y = values((*r)[0]);
+  const std::vector<float> y = values<float>((*r)[0]);
   ASSERT_EQ(y.size(), 65u * 65u);
   for (int64_t i = 0; i < 65; ++i)
     for (int64_t j = 0; j < 65; ++j) ASSERT_EQ(y[i * 65 + j], static_cast<float>((i + 63) * 128 + j + 63));

@@ -15,12 +15,7 @@ namespace {
 using testing::attr_int;
 using testing::attr_ints;
 using testing::run_op;
-
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
+using testing::values;
 
 Tensor ft(std::vector<float> v, Shape s) { return Tensor::from_vector<float>(v, std::move(s)); }
 Tensor fscalar(float v) { return Tensor::scalar<float>(v); }

@@ -16,21 +16,12 @@ namespace {
 using testing::attr_int;
 using testing::attr_ints;
 using testing::run_op;
+using testing::tv;
+using testing::values;
 
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
 Value axes(std::vector<int64_t> a) {
   const int64_t n = static_cast<int64_t>(a.size());
   return tv<int64_t>(std::move(a), {n});
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
 }
 std::vector<float> fvalues(const Value& v) {
   std::vector<float> out;

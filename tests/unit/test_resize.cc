@@ -16,12 +16,7 @@ using testing::attr_int;
 using testing::attr_ints;
 using testing::attr_string;
 using testing::run_op;
-
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
+using testing::values;
 
 Tensor ftensor(std::vector<float> v, Shape s) { return Tensor::from_vector<float>(v, std::move(s)); }
 Tensor i64(std::vector<int64_t> v) {

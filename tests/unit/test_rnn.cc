@@ -15,18 +15,10 @@ using testing::attr_floats;
 using testing::attr_int;
 using testing::attr_string;
 using testing::attr_strings;
+using testing::doubles;
 using testing::run_op;
+using testing::tv;
 
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-std::vector<double> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.get_as_double(static_cast<int64_t>(i));
-  return out;
-}
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 TEST(RnnOps, SimpleRnnForwardMatchesHandComputation) {
@@ -40,11 +32,11 @@ TEST(RnnOps, SimpleRnnForwardMatchesHandComputation) {
   const double h1 = std::tanh(w * 1 + wb + rb);
   const double h2 = std::tanh(w * 2 + r * h1 + wb + rb);
   EXPECT_EQ((*res)[0].tensor().shape(), (Shape{2, 1, 1, 1}));
-  auto y = values((*res)[0]);
+  auto y = doubles((*res)[0]);
   EXPECT_NEAR(y[0], h1, 1e-6);
   EXPECT_NEAR(y[1], h2, 1e-6);
   EXPECT_EQ((*res)[1].tensor().shape(), (Shape{1, 1, 1}));
-  EXPECT_NEAR(values((*res)[1])[0], h2, 1e-6);
+  EXPECT_NEAR(doubles((*res)[1])[0], h2, 1e-6);
 }
 
 TEST(RnnOps, BidirectionalReverseHalfSeesReversedSequence) {
@@ -59,11 +51,11 @@ TEST(RnnOps, BidirectionalReverseHalfSeesReversedSequence) {
                     {tv<float>({3, 2, 1}, {3, 1, 1}), tv<float>({0.7f}, {1, 1, 1}), tv<float>({0.2f}, {1, 1, 1})},
                     {attr_int("hidden_size", 1)}, 14, 2);
   ASSERT_TRUE(fwd.is_ok());
-  auto y = values((*res)[0]);
-  auto yf = values((*fwd)[0]);
+  auto y = doubles((*res)[0]);
+  auto yf = doubles((*fwd)[0]);
   // reverse direction output at time t equals forward-on-reversed output at time 2-t
   for (int t = 0; t < 3; ++t) EXPECT_NEAR(y[t * 2 + 1], yf[2 - t], 1e-6);
-  EXPECT_NEAR(values((*res)[1])[1], yf[2], 1e-6);
+  EXPECT_NEAR(doubles((*res)[1])[1], yf[2], 1e-6);
 }
 
 TEST(RnnOps, LayoutOneTransposesBatchAndSequence) {
@@ -75,10 +67,10 @@ TEST(RnnOps, LayoutOneTransposesBatchAndSequence) {
                     14, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   EXPECT_EQ((*res)[0].tensor().shape(), (Shape{2, 3, 1, 1}));
-  auto y = values((*res)[0]);
+  auto y = doubles((*res)[0]);
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], x[i], 1e-6);
   EXPECT_EQ((*res)[1].tensor().shape(), (Shape{2, 1, 1}));
-  auto yh = values((*res)[1]);
+  auto yh = doubles((*res)[1]);
   EXPECT_NEAR(yh[0], 3, 1e-6);
   EXPECT_NEAR(yh[1], 6, 1e-6);
 }
@@ -92,12 +84,12 @@ TEST(RnnOps, SequenceLensStopsEarlyAndZeroFills) {
                      attr_floats("activation_alpha", {1.0f}), attr_floats("activation_beta", {0.0f})},
                     14, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
-  auto y = values((*res)[0]);  // [2,1,2,1]
+  auto y = doubles((*res)[0]);  // [2,1,2,1]
   EXPECT_NEAR(y[0], 1, 1e-6);
   EXPECT_NEAR(y[1], 10, 1e-6);
   EXPECT_NEAR(y[2], 0, 1e-6);   // batch 0 stopped after 1 step
   EXPECT_NEAR(y[3], 30, 1e-6);  // 20 + 10
-  auto yh = values((*res)[1]);
+  auto yh = doubles((*res)[1]);
   EXPECT_NEAR(yh[0], 1, 1e-6);
   EXPECT_NEAR(yh[1], 30, 1e-6);
 }
@@ -109,7 +101,7 @@ TEST(RnnOps, GruZeroWeightsHalvesState) {
                      Value(), Value(), tv<float>({1}, {1, 1, 1})},
                     {attr_int("hidden_size", 1)}, 7, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
-  auto y = values((*res)[0]);
+  auto y = doubles((*res)[0]);
   EXPECT_NEAR(y[0], 0.5, 1e-6);
   EXPECT_NEAR(y[1], 0.25, 1e-6);
 }
@@ -127,8 +119,8 @@ TEST(RnnOps, GruLinearBeforeResetDiffers) {
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   // r = z = 0.5. lbr=0: h~ = tanh(1 + 0.5*1*1 + 1); lbr=1: h~ = tanh(1 + 0.5*(1*1 + 1))
   const double h0 = 0.5 * std::tanh(2.5) + 0.5, h1 = 0.5 * std::tanh(2.0) + 0.5;
-  EXPECT_NEAR(values((*a)[1])[0], h0, 1e-6);
-  EXPECT_NEAR(values((*b)[1])[0], h1, 1e-6);
+  EXPECT_NEAR(doubles((*a)[1])[0], h0, 1e-6);
+  EXPECT_NEAR(doubles((*b)[1])[0], h1, 1e-6);
 }
 
 TEST(RnnOps, LstmZeroWeightsWithInitialCell) {
@@ -139,8 +131,8 @@ TEST(RnnOps, LstmZeroWeightsWithInitialCell) {
                      tv<float>({1}, {1, 1, 1})},
                     {attr_int("hidden_size", 1)}, 14, 3);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
-  EXPECT_NEAR(values((*res)[2])[0], 0.5, 1e-6);
-  EXPECT_NEAR(values((*res)[1])[0], 0.5 * std::tanh(0.5), 1e-6);
+  EXPECT_NEAR(doubles((*res)[2])[0], 0.5, 1e-6);
+  EXPECT_NEAR(doubles((*res)[1])[0], 0.5 * std::tanh(0.5), 1e-6);
 }
 
 TEST(RnnOps, LstmPeepholesAndInputForget) {
@@ -157,9 +149,9 @@ TEST(RnnOps, LstmPeepholesAndInputForget) {
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   ASSERT_TRUE(b.is_ok());
   const double c_a = sigmoid(-1.0), c_b = 1.0 - sigmoid(1.0);
-  EXPECT_NEAR(values((*a)[2])[0], c_a, 1e-6);
-  EXPECT_NEAR(values((*a)[1])[0], sigmoid(2.0 * c_a) * std::tanh(c_a), 1e-6);
-  EXPECT_NEAR(values((*b)[2])[0], c_b, 1e-6);
+  EXPECT_NEAR(doubles((*a)[2])[0], c_a, 1e-6);
+  EXPECT_NEAR(doubles((*a)[1])[0], sigmoid(2.0 * c_a) * std::tanh(c_a), 1e-6);
+  EXPECT_NEAR(doubles((*b)[2])[0], c_b, 1e-6);
 }
 
 TEST(RnnOps, ClipBoundsPreActivation) {
@@ -167,7 +159,7 @@ TEST(RnnOps, ClipBoundsPreActivation) {
                     {attr_int("hidden_size", 1), attr_float("clip", 2.0f), attr_strings("activations", {"Relu"})},
                     14, 2);
   ASSERT_TRUE(res.is_ok());
-  EXPECT_NEAR(values((*res)[1])[0], 2.0, 1e-6);
+  EXPECT_NEAR(doubles((*res)[1])[0], 2.0, 1e-6);
 }
 
 TEST(RnnOps, DoubleAndHalfInputs) {
@@ -175,7 +167,7 @@ TEST(RnnOps, DoubleAndHalfInputs) {
                   {attr_int("hidden_size", 1)}, 14, 2);
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ((*d)[1].tensor().dtype(), DataType::kDouble);
-  EXPECT_NEAR(values((*d)[1])[0], std::tanh(0.5), 1e-12);
+  EXPECT_NEAR(doubles((*d)[1])[0], std::tanh(0.5), 1e-12);
   auto h = run_op("RNN",
                   {tv<Float16>({Float16{float_to_half(1.0f)}}, {1, 1, 1}),
                    tv<Float16>({Float16{float_to_half(0.5f)}}, {1, 1, 1}),
@@ -183,7 +175,7 @@ TEST(RnnOps, DoubleAndHalfInputs) {
                   {attr_int("hidden_size", 1)}, 14, 2);
   ASSERT_TRUE(h.is_ok()) << h.status().to_string();
   EXPECT_EQ((*h)[1].tensor().dtype(), DataType::kFloat16);
-  EXPECT_NEAR(values((*h)[1])[0], std::tanh(0.5), 1e-3);
+  EXPECT_NEAR(doubles((*h)[1])[0], std::tanh(0.5), 1e-3);
 }
 
 TEST(RnnOps, RejectsBadInputs) {

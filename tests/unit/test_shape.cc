@@ -15,6 +15,7 @@ using testing::attr_ints;
 using testing::attr_string;
 using testing::attr_tensor;
 using testing::run_op;
+using testing::values;
 
 template <typename T>
 Tensor T_(std::vector<T> v, Shape s) { return Tensor::from_vector<T>(v, std::move(s)); }
@@ -22,32 +23,27 @@ Tensor I64(std::vector<int64_t> v) {
   const int64_t n = static_cast<int64_t>(v.size());
   return T_<int64_t>(std::move(v), {n});
 }
-template <typename T>
-std::vector<T> vals(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
 
 TEST(ShapeOps, ShapeWithStartEnd) {
   Tensor x = T_<float>(std::vector<float>(24, 0.f), {2, 3, 4});
   auto r = run_op("Shape", {x}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{2, 3, 4}));
   r = run_op("Shape", {x}, {attr_int("start", -2)}, 15);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{3, 4}));
   r = run_op("Shape", {x}, {attr_int("start", 10), attr_int("end", 1)}, 15);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().numel(), 0);
   r = run_op("Shape", {x}, {attr_int("start", -10), attr_int("end", -1)}, 15);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(ShapeOps, SizeOfStrings) {
   auto r = run_op("Size", {T_<std::string>({"a", "b", "c"}, {3, 1})}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{3}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{3}));
   EXPECT_EQ((*r)[0].tensor().rank(), 0u);
 }
 
@@ -56,7 +52,7 @@ TEST(ShapeOps, ReshapeZeroAndInfer) {
   auto r = run_op("Reshape", {x, I64({0, -1, 1})}, {}, 14);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 3, 1}));
-  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   // allowzero=1: 0 is a real zero dim
   Tensor e = T_<float>({}, {0, 3});
   r = run_op("Reshape", {e, I64({3, 0})}, {attr_int("allowzero", 1)}, 14);
@@ -134,7 +130,7 @@ TEST(ShapeOps, ExpandBroadcasts) {
   auto r = run_op("Expand", {x, I64({2, 1, 2})}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 3, 2}));
-  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
   // bidirectional: smaller target keeps input dims
   r = run_op("Expand", {x, I64({1})}, {}, 13);
   ASSERT_TRUE(r.is_ok());
@@ -149,7 +145,7 @@ TEST(ShapeOps, ExpandBroadcasts) {
 TEST(ShapeOps, ConstantOfShape) {
   auto r = run_op("ConstantOfShape", {I64({2, 2})}, {attr_tensor("value", T_<int32_t>({7}, {1}))}, 20);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int32_t>((*r)[0]), (std::vector<int32_t>{7, 7, 7, 7}));
+  EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{7, 7, 7, 7}));
   r = run_op("ConstantOfShape", {I64({0})}, {}, 20);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().dtype(), DataType::kFloat);
@@ -160,10 +156,10 @@ TEST(ShapeOps, ConstantOfShape) {
 TEST(ShapeOps, ConstantVariants) {
   auto r = run_op("Constant", {}, {attr_ints("value_ints", {1, 2})}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{1, 2}));
   r = run_op("Constant", {}, {attr_float("value_float", 2.5f)}, 13);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(vals<float>((*r)[0]), (std::vector<float>{2.5f}));
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{2.5f}));
   r = run_op("Constant", {}, {attr_string("value_string", "hi")}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().string_data()[0], "hi");
@@ -174,7 +170,7 @@ TEST(ShapeOps, Range) {
   auto r = run_op("Range", {Tensor::scalar<int32_t>(10), Tensor::scalar<int32_t>(4),
                             Tensor::scalar<int32_t>(-3)}, {}, 11);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int32_t>((*r)[0]), (std::vector<int32_t>{10, 7}));
+  EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{10, 7}));
   r = run_op("Range", {Tensor::scalar<float>(1), Tensor::scalar<float>(2), Tensor::scalar<float>(0.3f)},
              {}, 11);
   ASSERT_TRUE(r.is_ok());
@@ -191,7 +187,7 @@ TEST(ShapeOps, EyeLike) {
   Tensor x = T_<float>(std::vector<float>(6, 5.f), {2, 3});
   auto r = run_op("EyeLike", {x}, {attr_int("k", 1), attr_int("dtype", 7)}, 9);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{0, 1, 0, 0, 0, 1}));
   EXPECT_FALSE(run_op("EyeLike", {T_<float>({1}, {1})}, {}, 9).is_ok());
 }
 
@@ -200,7 +196,7 @@ TEST(ShapeOps, RangeExtremesAndHalf) {
   auto r = run_op("Range", {Tensor::scalar<int64_t>(mn), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(mx)},
                   {}, 11);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(vals<int64_t>((*r)[0]), (std::vector<int64_t>{mn, -1, mx - 1}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{mn, -1, mx - 1}));
   EXPECT_FALSE(run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(1)},
                       {}, 11).is_ok());
   r = run_op("Range", {Tensor::scalar<Float16>(Float16{float_to_half(0.f)}), Tensor::scalar<Float16>(Float16{float_to_half(2.f)}),

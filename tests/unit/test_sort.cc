@@ -14,19 +14,10 @@ namespace {
 
 using testing::attr_int;
 using testing::run_op;
+using testing::tv;
+using testing::values;
 
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
 Value k1(int64_t k) { return tv<int64_t>({k}, {1}); }
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
-}
 
 TEST(TopKOp, LargestAlongLastAxis) {
   const Value x = tv<float>({0, 1, 2, 3, 4, 5, 6, 7, 11, 10, 9, 8}, {3, 4});

@@ -14,18 +14,8 @@ namespace {
 
 using testing::attr_int;
 using testing::run_op;
-
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
-}
+using testing::tv;
+using testing::values;
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();

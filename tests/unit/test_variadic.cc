@@ -12,18 +12,8 @@ namespace xonnx {
 namespace {
 
 using testing::run_op;
-
-template <typename T>
-Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
-}
-template <typename T>
-std::vector<T> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<T>()[i];
-  return out;
-}
+using testing::tv;
+using testing::values;
 
 TEST(VariadicOps, SumMeanBroadcast) {
   auto r = run_op("Sum", {tv<float>({1, 2, 3}, {3}), tv<float>({10, 20, 30, 40, 50, 60}, {2, 3}),

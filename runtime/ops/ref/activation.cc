@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/elementwise.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -17,72 +18,13 @@ namespace {
 
 using KernelResult = Result<std::unique_ptr<Kernel>>;
 
-bool is_float_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBFloat16;
-}
-
-bool is_numeric_type(DataType t) {
-  bool ok = true;
-  XONNX_DISPATCH_NUMERIC(t, ok = false, (void)sizeof(T));
-  return ok;
-}
-
-Status check_input(KernelContext& ctx, const char* op) {
-  if (!ctx.has_input(0) || !ctx.input(0).defined()) {
-    return invalid_argument(op, ": input 0 must be a tensor");
-  }
-  if (ctx.input(0).numel() < 0) return invalid_argument(op, ": input 0 has an invalid shape");
-  return Status::ok();
-}
-
-Status type_error(const char* op, DataType t, const char* expected) {
-  return unsupported(op, ": input type ", dtype_name(t), " is not supported (expected ", expected,
-                     ")");
-}
-
-// y = fn(x) over a float tensor. fn receives float (for float/fp16/bf16) or double.
-template <typename Fn>
-Status map_float(KernelContext& ctx, const char* op, Fn fn) {
-  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
-  const Tensor& x = ctx.input(0);
-  const DataType dt = x.dtype();
-  if (!is_float_type(dt)) return type_error(op, dt, "float, double, float16 or bfloat16");
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
-  const int64_t n = x.numel();
-  XONNX_DISPATCH_FLOAT(dt, return type_error(op, dt, "a float type"), {
-    const T* in = x.data<T>();
-    T* out = y->data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      using C = compute_t<T>;
-      out[i] = from_compute<T>(static_cast<C>(fn(to_compute(in[i]))));
-    }
-  });
-  return Status::ok();
-}
-
-// y = fn(x) over floats and (when allowed) integers. `signed_only` rejects unsigned ints.
-template <typename Fn>
-Status map_numeric(KernelContext& ctx, const char* op, bool signed_only, Fn fn) {
-  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
-  const Tensor& x = ctx.input(0);
-  const DataType dt = x.dtype();
-  const char* expected = signed_only ? "a float or signed integer type" : "a numeric type";
-  if (!is_numeric_type(dt) || (signed_only && dtype_is_integer(dt) && !dtype_is_signed(dt))) {
-    return type_error(op, dt, expected);
-  }
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
-  const int64_t n = x.numel();
-  XONNX_DISPATCH_NUMERIC(dt, return type_error(op, dt, expected), {
-    const T* in = x.data<T>();
-    T* out = y->data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      using C = compute_t<T>;
-      out[i] = from_compute<T>(static_cast<C>(fn(to_compute(in[i]))));
-    }
-  });
-  return Status::ok();
-}
+using ref::check_unary_input;
+using ref::input_type_error;
+using ref::IntTypes;
+using ref::is_float_type;
+using ref::is_numeric_type;
+using ref::map_float;
+using ref::map_numeric;
 
 template <typename V>
 V stable_sigmoid(V x) {
@@ -100,7 +42,7 @@ V stable_softplus(V x) {
 
 KernelResult create_Relu(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    return map_numeric(ctx, "Relu", true, [](auto x) -> decltype(x) {
+    return map_numeric(ctx, "Relu", IntTypes::kSignedOnly, [](auto x) -> decltype(x) {
       using V = decltype(x);
       if constexpr (std::is_floating_point_v<V>) {
         if (std::isnan(x)) return x;
@@ -264,7 +206,7 @@ KernelResult create_Shrink(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(const float lambd, init.get_float("lambd", 0.5f));
   XONNX_ASSIGN_OR_RETURN(const float bias, init.get_float("bias", 0.0f));
   return make_kernel([lambd, bias](KernelContext& ctx) -> Status {
-    return map_numeric(ctx, "Shrink", false, [lambd, bias](auto x) -> decltype(x) {
+    return map_numeric(ctx, "Shrink", IntTypes::kAll, [lambd, bias](auto x) -> decltype(x) {
       using V = decltype(x);
       if constexpr (std::is_floating_point_v<V>) {
         if (x < V(-lambd)) return x + V(bias);
@@ -350,13 +292,13 @@ KernelResult create_Clip(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(a.max, init.get_float("max", std::numeric_limits<float>::max()));
   }
   return make_kernel([a](KernelContext& ctx) -> Status {
-    XONNX_RETURN_IF_ERROR(check_input(ctx, "Clip"));
+    XONNX_RETURN_IF_ERROR(check_unary_input(ctx, "Clip"));
     const Tensor& x = ctx.input(0);
     const DataType dt = x.dtype();
     if (!is_numeric_type(dt) || (!a.from_inputs && !is_float_type(dt))) {
-      return type_error("Clip", dt, a.from_inputs ? "a numeric type" : "a float type");
+      return input_type_error("Clip", dt, a.from_inputs ? "a numeric type" : "a float type");
     }
-    XONNX_DISPATCH_NUMERIC(dt, return type_error("Clip", dt, "a numeric type"),
+    XONNX_DISPATCH_NUMERIC(dt, return input_type_error("Clip", dt, "a numeric type"),
                            return clip_typed<T>(ctx, a));
     return Status::ok();
   });

@@ -12,28 +12,9 @@
 namespace xonnx {
 namespace {
 
-std::vector<double> load_doubles(const Tensor& t) {
-  const int64_t n = t.numel();
-  std::vector<double> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
-  XONNX_DISPATCH_FLOAT(t.dtype(), for (int64_t i = 0; i < n; ++i) out[i] = t.get_as_double(i), {
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(to_compute(p[i]));
-  });
-  return out;
-}
-
-void store_doubles(Tensor* t, const std::vector<double>& v) {
-  const int64_t n = t->numel();
-  XONNX_DISPATCH_FLOAT(t->dtype(), return, {
-    T* p = t->data<T>();
-    for (int64_t i = 0; i < n; ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(v[i]));
-  });
-}
-
-bool is_float_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBFloat16;
-}
+using ref::is_float_type;
+using ref::load_doubles;
+using ref::store_doubles;
 
 // ---------------------------------------------------------------------------------------
 // Attention

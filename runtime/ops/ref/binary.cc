@@ -1,10 +1,8 @@
 // Reference kernels: binary family. Add Sub Mul Div Pow Mod BitShift, And Or Xor,
 // Equal Greater Less GreaterOrEqual LessOrEqual, BitwiseAnd BitwiseOr BitwiseXor.
 //
-// Broadcasting is the hot path of every model in reference mode, so shapes are first
-// collapsed into the fewest dimensions (same-shape inputs become one flat run, a scalar or
-// a bias along the last dims becomes long contiguous runs) and the element loop runs over
-// contiguous runs with each input either walking (stride 1) or held constant (stride 0).
+// Broadcasting is the hot path of every model in reference mode: the element loops run over
+// the collapsed contiguous runs of broadcast.h.
 //
 // Opset < 7 forms (Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less) use the legacy
 // `broadcast`/`axis` attributes: B is aligned with A at `axis` (or at the trailing dims)
@@ -16,114 +14,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/ops/ref/broadcast.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {
 
-// ---------------------------------------------------------------------------------------
-// Broadcast plan: collapsed output dims and per-input element strides (0 = broadcast).
-// The last dim is the contiguous inner run; its per-input stride is 0 or 1.
-// ---------------------------------------------------------------------------------------
-template <size_t N>
-struct Plan {
-  std::vector<int64_t> dims;
-  std::array<std::vector<int64_t>, N> strides;
-  int64_t total = 0;
-};
-
-template <size_t N>
-Plan<N> make_plan(const Shape& out, const std::array<const Shape*, N>& ins) {
-  Plan<N> p;
-  p.total = shape_numel(out);
-  const size_t rank = out.size();
-  std::array<std::vector<char>, N> flags;
-  for (size_t d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;
-    std::array<char, N> f{};
-    for (size_t k = 0; k < N; ++k) {
-      const Shape& s = *ins[k];
-      const size_t lead = rank - s.size();
-      const int64_t in_dim = d < lead ? 1 : s[d - lead];
-      f[k] = in_dim != 1;
-    }
-    bool merge = !p.dims.empty();
-    for (size_t k = 0; k < N && merge; ++k) merge = flags[k].back() == f[k];
-    if (merge) {
-      p.dims.back() *= out[d];
-    } else {
-      p.dims.push_back(out[d]);
-      for (size_t k = 0; k < N; ++k) flags[k].push_back(f[k]);
-    }
-  }
-  if (p.dims.empty()) {
-    p.dims.push_back(1);
-    for (size_t k = 0; k < N; ++k) flags[k].push_back(1);
-  }
-  const size_t r = p.dims.size();
-  for (size_t k = 0; k < N; ++k) {
-    p.strides[k].assign(r, 0);
-    int64_t acc = 1;
-    for (size_t d = r; d-- > 0;) {
-      if (flags[k][d]) {
-        p.strides[k][d] = acc;
-        acc *= p.dims[d];
-      }
-    }
-  }
-  return p;
-}
-
-// Calls fn(out_offset, in_offsets, run_length, run_strides) for each contiguous inner run.
-template <size_t N, typename Fn>
-void for_each_run(const Plan<N>& p, Fn&& fn) {
-  if (p.total <= 0) return;
-  const size_t r = p.dims.size();
-  const int64_t inner = p.dims[r - 1];
-  std::array<int64_t, N> st{};
-  for (size_t k = 0; k < N; ++k) st[k] = p.strides[k][r - 1];
-  std::array<int64_t, N> off{};
-  if (r == 1) {
-    fn(int64_t{0}, off, inner, st);
-    return;
-  }
-  const int64_t outer = p.total / inner;
-  std::vector<int64_t> idx(r - 1, 0);
-  for (int64_t o = 0; o < outer; ++o) {
-    fn(o * inner, off, inner, st);
-    for (size_t d = r - 1; d-- > 0;) {
-      ++idx[d];
-      for (size_t k = 0; k < N; ++k) off[k] += p.strides[k][d];
-      if (idx[d] < p.dims[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= p.strides[k][d] * p.dims[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-// out[i] = f(a[i], b[i]) over the plan; specialised loops for walking/constant operands.
-template <typename TA, typename TB, typename TO, typename F>
-void apply_binary(const TA* a, const TB* b, TO* o, const Plan<2>& p, F f) {
-  for_each_run(p, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n,
-                      const std::array<int64_t, 2>& st) {
-    const TA* pa = a + off[0];
-    const TB* pb = b + off[1];
-    TO* po = o + oo;
-    if (st[0] && st[1]) {
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-    } else if (st[0]) {
-      const TB& vb = *pb;
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb);
-    } else if (st[1]) {
-      const TA& va = *pa;
-      for (int64_t i = 0; i < n; ++i) po[i] = f(va, pb[i]);
-    } else {
-      const TO v = f(*pa, *pb);
-      for (int64_t i = 0; i < n; ++i) po[i] = v;
-    }
-  });
-}
+using ref::apply_binary;
+using ref::BroadcastPlan;
+using ref::for_each_run;
+using ref::make_broadcast_plan;
 
 // ---------------------------------------------------------------------------------------
 // Shapes: numpy broadcasting (opset >= 7) or the legacy broadcast/axis attributes.
@@ -195,7 +96,7 @@ Status resolve_shapes(const Bcast& bc, const Shape& a, const Shape& b, Shape* b_
 // Common run-time preamble: checks, output shape, plan.
 struct Prepared {
   Shape out_shape;
-  Plan<2> plan;
+  BroadcastPlan<2> plan;
 };
 
 Result<Prepared> prepare(KernelContext& ctx, const Bcast& bc, bool same_type) {
@@ -209,7 +110,7 @@ Result<Prepared> prepare(KernelContext& ctx, const Bcast& bc, bool same_type) {
   Prepared p;
   Shape b_shape;
   XONNX_RETURN_IF_ERROR(resolve_shapes(bc, a.shape(), b.shape(), &b_shape, &p.out_shape));
-  p.plan = make_plan<2>(p.out_shape, {&a.shape(), &b_shape});
+  p.plan = make_broadcast_plan<2>(p.out_shape, {&a.shape(), &b_shape});
   return p;
 }
 

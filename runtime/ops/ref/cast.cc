@@ -9,6 +9,7 @@
 //  - float4e2m1 has no Inf/NaN: out of range saturates, NaN becomes 0x8 (as ml_dtypes).
 //  - float8e8m0: rounding by `round_mode` ("up" default, "down", "nearest") on the float32
 //    exponent, sign ignored; NaN/Inf -> 0xFF.
+//    (The float8/float4/e8m0 encoders are the core codecs of runtime/core/dtype.h.)
 //  - float -> integer: truncation toward zero. NaN -> 0. Values outside the target range wrap
 //    (two's complement) when they fit in int64 and saturate otherwise (the spec leaves this
 //    undefined; this is what numpy does on x86 for the narrow types). int4/uint4/int2/uint2
@@ -24,18 +25,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/ops/ref/cast_internal.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-
-// Defined in cast_string.cc.
-namespace cast_detail {
-std::string format_number(const Tensor& x, int64_t i);
-// Parses s for target type `to`. *kind: 0 float (*f), 1 double (*d), 2 int64 (*i), 3 uint64 (*u).
-Status parse_string(const std::string& s, DataType to, int* kind, float* f, double* d, int64_t* i,
-                    uint64_t* u);
-}  // namespace cast_detail
 
 namespace {
 
@@ -43,19 +37,8 @@ using KernelResult = Result<std::unique_ptr<Kernel>>;
 
 struct CastOptions {
   bool saturate = true;
-  enum class RoundMode { kUp, kDown, kNearest } round_mode = RoundMode::kUp;
+  E8M0RoundMode round_mode = E8M0RoundMode::kUp;
 };
-
-uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
-float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
 
 // Dispatch over the types C++ has natively (floats, ints, bool), binding `T`.
 #define XONNX_CAST_DISPATCH_NATIVE(DTYPE, ON_ERROR, ...)  \
@@ -138,7 +121,11 @@ float narrow_float(S v) {
     float f = static_cast<float>(v);
     if (std::isnan(v) || std::isinf(v) || static_cast<double>(f) == v) return f;
     if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-    return bits_to_float(float_bits(f) | 1u);
+    uint32_t u;  // round to odd: set the lowest bit of the truncated value
+    std::memcpy(&u, &f, sizeof(u));
+    u |= 1u;
+    std::memcpy(&f, &u, sizeof(f));
+    return f;
   } else {
     const bool neg = std::is_signed_v<S> && v < 0;
     uint64_t m = neg ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
@@ -167,103 +154,6 @@ int64_t to_int64_wrapping(S v) {
   } else {
     return static_cast<int64_t>(v);
   }
-}
-
-// Minifloat parameters: mantissa bits, exponent bias, largest finite value.
-struct MiniFloat {
-  int mant_bits;
-  int bias;
-  float max_finite;
-  uint8_t max_code;  // magnitude code of max_finite
-};
-
-MiniFloat minifloat(DataType t) {
-  switch (t) {
-    case DataType::kFloat8E4M3FN: return {3, 7, 448.0f, 0x7e};
-    case DataType::kFloat8E4M3FNUZ: return {3, 8, 240.0f, 0x7f};
-    case DataType::kFloat8E5M2: return {2, 15, 57344.0f, 0x7b};
-    case DataType::kFloat8E5M2FNUZ: return {2, 16, 57344.0f, 0x7f};
-    default: return {1, 1, 6.0f, 0x7};  // float4e2m1
-  }
-}
-
-// Rounds |a| (finite, > 0) to the format; returns false on overflow past max_finite.
-bool minifloat_magnitude(const MiniFloat& f, float a, uint8_t* code) {
-  const int emin = 1 - f.bias;
-  int e = std::ilogb(a);
-  if (e < emin) e = emin;
-  int qe = e - f.mant_bits;
-  float r = std::nearbyint(std::ldexp(a, -qe));  // round half to even
-  if (std::ldexp(r, qe) > f.max_finite) return false;
-  if (r == 0.0f) {
-    *code = 0;
-    return true;
-  }
-  const float implicit = std::ldexp(1.0f, f.mant_bits);
-  if (r >= 2 * implicit) {  // carried into the next binade
-    r /= 2;
-    ++e;
-  }
-  if (r < implicit) {  // subnormal (only at e == emin)
-    *code = static_cast<uint8_t>(r);
-  } else {
-    *code = static_cast<uint8_t>(((e + f.bias) << f.mant_bits) | static_cast<int>(r - implicit));
-  }
-  return true;
-}
-
-uint8_t encode_float8(DataType t, float x, bool saturate) {
-  const MiniFloat f = minifloat(t);
-  const bool uz = t == DataType::kFloat8E4M3FNUZ || t == DataType::kFloat8E5M2FNUZ;
-  const bool has_inf = t == DataType::kFloat8E5M2;
-  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
-  if (std::isnan(x)) {
-    if (uz) return 0x80;
-    return sign | (has_inf ? 0x7e : 0x7f);
-  }
-  const uint8_t overflow = uz ? 0x80 : static_cast<uint8_t>(sign | (has_inf ? 0x7c : 0x7f));
-  const float a = std::fabs(x);
-  if (std::isinf(a)) return saturate ? static_cast<uint8_t>(sign | f.max_code) : overflow;
-  if (a == 0.0f) return uz ? 0 : sign;
-  uint8_t code = 0;
-  if (!minifloat_magnitude(f, a, &code)) {
-    return saturate ? static_cast<uint8_t>(sign | f.max_code) : overflow;
-  }
-  if (code == 0 && uz) return 0;  // no negative zero
-  return static_cast<uint8_t>(sign | code);
-}
-
-uint8_t encode_float4(float x) {
-  if (std::isnan(x)) return 0x8;
-  const MiniFloat f = minifloat(DataType::kFloat4E2M1);
-  const uint8_t sign = std::signbit(x) ? 0x8 : 0;
-  const float a = std::fabs(x);
-  if (a == 0.0f) return sign;
-  uint8_t code = 0;
-  if (std::isinf(a) || !minifloat_magnitude(f, a, &code)) code = f.max_code;
-  return static_cast<uint8_t>(sign | code);
-}
-
-uint8_t encode_e8m0(float x, const CastOptions& o) {
-  const uint32_t u = float_bits(x);
-  uint32_t exponent = (u >> 23) & 0xff;
-  if (exponent == 0xff) return 0xff;  // NaN / Inf
-  switch (o.round_mode) {
-    case CastOptions::RoundMode::kUp:
-      if ((u & 0x7fffff) != 0 && !(o.saturate && exponent == 0xfe)) ++exponent;
-      break;
-    case CastOptions::RoundMode::kDown:
-      break;
-    case CastOptions::RoundMode::kNearest: {
-      const bool g = (u & 0x400000) != 0;
-      const bool r = (u & 0x200000) != 0;
-      const bool s = (u & 0x1fffff) != 0;
-      const bool lsb = exponent > 0;
-      if (g && (r || s || lsb) && !(o.saturate && exponent == 0xfe)) ++exponent;
-      break;
-    }
-  }
-  return static_cast<uint8_t>(exponent);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -295,18 +185,18 @@ Status convert_from(const S* src, int64_t n, Tensor* y, const CastOptions& o) {
     case DataType::kFloat8E5M2:
     case DataType::kFloat8E5M2FNUZ: {
       uint8_t* out = y->data<uint8_t>();
-      for (int64_t i = 0; i < n; ++i) out[i] = encode_float8(to, narrow_float(src[i]), o.saturate);
+      for (int64_t i = 0; i < n; ++i) out[i] = float_to_float8(to, narrow_float(src[i]), o.saturate);
       return Status::ok();
     }
     case DataType::kFloat8E8M0: {
       // The reference first converts to float32 (round to nearest), then rounds the exponent.
       uint8_t* out = y->data<uint8_t>();
-      for (int64_t i = 0; i < n; ++i) out[i] = encode_e8m0(static_cast<float>(src[i]), o);
+      for (int64_t i = 0; i < n; ++i) out[i] = float_to_float8(to, static_cast<float>(src[i]), o.saturate, o.round_mode);
       return Status::ok();
     }
     case DataType::kFloat4E2M1: {
       void* out = y->raw_data();
-      for (int64_t i = 0; i < n; ++i) subbyte_set(out, to, i, encode_float4(narrow_float(src[i])));
+      for (int64_t i = 0; i < n; ++i) subbyte_set(out, to, i, float_to_float4e2m1(narrow_float(src[i])));
       return Status::ok();
     }
     case DataType::kInt4:
@@ -400,13 +290,7 @@ Status cast_tensor(const Tensor& x, Tensor* y, const CastOptions& o) {
     case DataType::kFloat4E2M1: {
       // Every narrow float is exactly representable in float.
       std::vector<float> tmp(static_cast<size_t>(n));
-      const bool uz = from == DataType::kFloat8E4M3FNUZ || from == DataType::kFloat8E5M2FNUZ;
-      const auto* codes = static_cast<const uint8_t*>(x.raw_data());
-      for (int64_t i = 0; i < n; ++i) {
-        // The fnuz NaN (0x80) decodes with the sign bit set, as ml_dtypes does.
-        tmp[i] = (uz && codes[i] == 0x80) ? -std::numeric_limits<float>::quiet_NaN()
-                                          : static_cast<float>(x.get_as_double(i));
-      }
+      for (int64_t i = 0; i < n; ++i) tmp[i] = static_cast<float>(x.get_as_double(i));
       return convert_from(tmp.data(), n, y, o);
     }
     default:
@@ -454,11 +338,11 @@ Result<CastOptions> parse_options(const KernelInit& init, const char* op) {
   o.saturate = saturate != 0;
   XONNX_ASSIGN_OR_RETURN(const std::string mode, init.get_string("round_mode", "up"));
   if (mode == "up") {
-    o.round_mode = CastOptions::RoundMode::kUp;
+    o.round_mode = E8M0RoundMode::kUp;
   } else if (mode == "down") {
-    o.round_mode = CastOptions::RoundMode::kDown;
+    o.round_mode = E8M0RoundMode::kDown;
   } else if (mode == "nearest") {
-    o.round_mode = CastOptions::RoundMode::kNearest;
+    o.round_mode = E8M0RoundMode::kNearest;
   } else {
     return invalid_argument(op, ": attribute round_mode must be 'up', 'down' or 'nearest', got '",
                             mode, "'");

@@ -13,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "runtime/ops/ref/cast_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {

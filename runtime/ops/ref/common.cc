@@ -49,5 +49,66 @@ std::vector<int64_t> broadcast_strides(const Shape& in_shape, const Shape& out_s
   return strides;
 }
 
+Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (!t.defined()) return invalid_argument("input ", i, " (", what, ") must be a tensor");
+  return &t;
+}
+
+Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what) {
+  XONNX_ASSIGN_OR_RETURN(const Tensor* t, tensor_input(ctx, i, what));
+  if (t->rank() > 1) {
+    return invalid_argument(what, " must be a 1-D tensor, got shape ", shape_to_string(t->shape()));
+  }
+  auto r = t->to_int64_vector();
+  if (!r.is_ok()) return invalid_argument(what, ": ", r.status().message());
+  return std::move(r).value();
+}
+
+Result<std::string> get_auto_pad(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(std::string auto_pad, init.get_string("auto_pad", "NOTSET"));
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      auto_pad != "VALID") {
+    return invalid_argument("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
+                            auto_pad, "'");
+  }
+  return auto_pad;
+}
+
+SamePadding same_padding(int64_t in, int64_t stride, int64_t dilated_kernel, bool upper) {
+  SamePadding p;
+  p.out = (in + stride - 1) / stride;
+  const int64_t total = std::max<int64_t>(0, (p.out - 1) * stride + dilated_kernel - in);
+  p.pad_begin = upper ? total / 2 : total - total / 2;
+  p.pad_end = total - p.pad_begin;
+  return p;
+}
+
+std::vector<double> load_doubles(const Tensor& t) {
+  const int64_t n = t.numel();
+  std::vector<double> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  XONNX_DISPATCH_FLOAT(t.dtype(), for (int64_t i = 0; i < n; ++i) out[i] = t.get_as_double(i), {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(to_compute(p[i]));
+  });
+  return out;
+}
+
+Result<std::vector<double>> load_float_doubles(const Tensor& t, const char* what) {
+  if (!is_float_type(t.dtype())) {
+    return unsupported(what, " type ", dtype_name(t.dtype()),
+                       " (expected float, double, float16 or bfloat16)");
+  }
+  return load_doubles(t);
+}
+
+void store_doubles(Tensor* t, const std::vector<double>& v) {
+  const int64_t n = t->numel();
+  XONNX_DISPATCH_FLOAT(t->dtype(), return, {
+    T* p = t->data<T>();
+    for (int64_t i = 0; i < n; ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(v[i]));
+  });
+}
+
 }  // namespace ref
 }  // namespace xonnx

@@ -1,11 +1,13 @@
-// Shared helpers for reference kernels: broadcasting, strides, and small utilities.
+// Shared helpers for reference kernels: broadcasting, strides, input access and small utilities.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
+#include "runtime/ops/kernel.h"
 
 namespace xonnx {
 namespace ref {
@@ -21,8 +23,9 @@ Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes);
 // walking the output in row-major order (0 where the input dimension is broadcast).
 std::vector<int64_t> broadcast_strides(const Shape& in_shape, const Shape& out_shape);
 
-// Calls fn(out_index, in_offsets...) for every output element of a broadcast over N inputs.
-// in_offsets[k] is the flat element offset into input k.
+// Calls fn(out_index, in_offsets) for every output element of a broadcast over any number of
+// inputs; in_offsets[k] is the flat element offset into input k. (Hot element-wise loops use
+// the collapsed contiguous runs of broadcast.h instead.)
 template <typename Fn>
 void for_each_broadcast(const Shape& out_shape, const std::vector<Shape>& in_shapes, Fn&& fn) {
   const size_t rank = out_shape.size();
@@ -44,6 +47,39 @@ void for_each_broadcast(const Shape& out_shape, const std::vector<Shape>& in_sha
     }
   }
 }
+
+// float, double, float16 or bfloat16: the types XONNX_DISPATCH_FLOAT covers.
+inline bool is_float_type(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
+         t == DataType::kBFloat16;
+}
+
+// Input i as a tensor; fails naming `what` when it is not one (e.g. a sequence).
+Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what);
+
+// Input i as a list of integers: a 0-D or 1-D int32/int64 tensor (axes, pads, shape, ...).
+Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what);
+
+// The auto_pad attribute of convolution and pooling ops: NOTSET (default), SAME_UPPER,
+// SAME_LOWER or VALID.
+Result<std::string> get_auto_pad(const KernelInit& init);
+
+// One spatial dim under auto_pad SAME_UPPER / SAME_LOWER: out = ceil(in / stride), and the
+// padding that makes the windows (of `dilated_kernel` elements) cover it, split evenly with
+// the odd element at the end (SAME_UPPER) or at the beginning (SAME_LOWER).
+struct SamePadding {
+  int64_t out, pad_begin, pad_end;
+};
+SamePadding same_padding(int64_t in, int64_t stride, int64_t dilated_kernel, bool upper);
+
+// Every element of a numeric tensor as double (float types exactly, via their compute type).
+std::vector<double> load_doubles(const Tensor& t);
+// The same for an input that must be float, double, float16 or bfloat16; fails naming `what`.
+Result<std::vector<double>> load_float_doubles(const Tensor& t, const char* what);
+
+// Stores v (one value per element) into a float, double, float16 or bfloat16 tensor, rounding
+// to its type; other types are left untouched.
+void store_doubles(Tensor* t, const std::vector<double>& v);
 
 }  // namespace ref
 }  // namespace xonnx

@@ -9,64 +9,14 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/conv_internal.h"
+#include "runtime/ops/ref/gemm.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-namespace ref {
-
-// ---- shared with conv_deform.cc (declared there) --------------------------------------
-
-// C[M x N] += A[M x K] * B[K x N]; all row-major with leading dimensions.
-template <typename CT>
-void conv_gemm_acc(int64_t M, int64_t N, int64_t K, const CT* A, int64_t lda, const CT* B,
-                   int64_t ldb, CT* C, int64_t ldc) {
-  constexpr int64_t kNB = 512;  // columns per block (C rows stay in L1)
-  constexpr int64_t kKB = 128;  // depth per block (B block stays in L2)
-  for (int64_t j0 = 0; j0 < N; j0 += kNB) {
-    const int64_t jn = std::min(kNB, N - j0);
-    for (int64_t k0 = 0; k0 < K; k0 += kKB) {
-      const int64_t kn = std::min(kKB, K - k0);
-      int64_t m = 0;
-      for (; m + 4 <= M; m += 4) {
-        CT* __restrict c0 = C + m * ldc + j0;
-        CT* __restrict c1 = c0 + ldc;
-        CT* __restrict c2 = c1 + ldc;
-        CT* __restrict c3 = c2 + ldc;
-        const CT* a = A + m * lda + k0;
-        for (int64_t k = 0; k < kn; ++k) {
-          const CT a0 = a[k], a1 = a[lda + k], a2 = a[2 * lda + k], a3 = a[3 * lda + k];
-          const CT* __restrict b = B + (k0 + k) * ldb + j0;
-          for (int64_t j = 0; j < jn; ++j) {
-            const CT bv = b[j];
-            c0[j] += a0 * bv;
-            c1[j] += a1 * bv;
-            c2[j] += a2 * bv;
-            c3[j] += a3 * bv;
-          }
-        }
-      }
-      for (; m < M; ++m) {
-        CT* __restrict c = C + m * ldc + j0;
-        const CT* a = A + m * lda + k0;
-        for (int64_t k = 0; k < kn; ++k) {
-          const CT av = a[k];
-          const CT* __restrict b = B + (k0 + k) * ldb + j0;
-          for (int64_t j = 0; j < jn; ++j) c[j] += av * b[j];
-        }
-      }
-    }
-  }
-}
-template void conv_gemm_acc<float>(int64_t, int64_t, int64_t, const float*, int64_t,
-                                   const float*, int64_t, float*, int64_t);
-template void conv_gemm_acc<double>(int64_t, int64_t, int64_t, const double*, int64_t,
-                                    const double*, int64_t, double*, int64_t);
-
-}  // namespace ref
-
 namespace {
 
-using ref::conv_gemm_acc;
+using ref::gemm_acc;
 
 // Spatial geometry of one convolution: `col` positions map to `data` positions as
 // data = col * stride + k * dilation - pad_begin (per spatial dim).
@@ -84,12 +34,7 @@ struct ConvAttrs {
 
 Result<ConvAttrs> parse_conv_attrs(const KernelInit& init) {
   ConvAttrs a;
-  XONNX_ASSIGN_OR_RETURN(a.auto_pad, init.get_string("auto_pad", "NOTSET"));
-  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
-      a.auto_pad != "VALID") {
-    return invalid_argument("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
-                            a.auto_pad, "'");
-  }
+  XONNX_ASSIGN_OR_RETURN(a.auto_pad, ref::get_auto_pad(init));
   XONNX_ASSIGN_OR_RETURN(a.kernel_shape, init.get_ints("kernel_shape"));
   XONNX_ASSIGN_OR_RETURN(a.strides, init.get_ints("strides"));
   XONNX_ASSIGN_OR_RETURN(a.dilations, init.get_ints("dilations"));
@@ -141,10 +86,10 @@ Status conv_geometry(const ConvAttrs& a, const Tensor& x, const Tensor& w, Geome
     const int64_t ek = (g.kernel[i] - 1) * g.dilations[i] + 1;
     const int64_t s = g.strides[i];
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      g.out[i] = (g.in[i] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + ek - g.in[i]);
-      g.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      g.pad_end[i] = total - g.pad_begin[i];
+      const ref::SamePadding p = ref::same_padding(g.in[i], s, ek, a.auto_pad == "SAME_UPPER");
+      g.out[i] = p.out;
+      g.pad_begin[i] = p.pad_begin;
+      g.pad_end[i] = p.pad_end;
     } else {
       if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
         g.pad_begin[i] = a.pads[i];
@@ -297,6 +242,49 @@ Status check_xw(const Tensor& x, const Tensor& w) {
   return Status::ok();
 }
 
+// Conv / ConvTranspose operands in the compute type CT (float for fp16/bf16): X, W, and Y's
+// accumulation buffer (Y's own storage when T is CT), which starts as the bias B (input 2,
+// optional) of each output channel; the convolution accumulates on top.
+template <typename T>
+struct ConvBuffers {
+  using CT = compute_t<T>;
+  Tensor* y = nullptr;
+  const CT* xp = nullptr;
+  const CT* wp = nullptr;
+  CT* yp = nullptr;
+  std::vector<CT> xb, wb, bb, yb;
+
+  // Allocates Y = [N, M, y_spatial...] (N from X) and fills the buffers.
+  Status init(KernelContext& ctx, int64_t M, const Shape& y_spatial) {
+    const Tensor& x = ctx.input(0);
+    const int64_t N = x.dim(0);
+    Shape yshape = {N, M};
+    yshape.insert(yshape.end(), y_spatial.begin(), y_spatial.end());
+    XONNX_ASSIGN_OR_RETURN(y, ctx.allocate_output(0, x.dtype(), yshape));
+    xp = as_compute<T>(x, xb);
+    wp = as_compute<T>(ctx.input(1), wb);
+    const CT* bp = ctx.has_input(2) ? as_compute<T>(ctx.input(2), bb) : nullptr;
+    if constexpr (std::is_same_v<T, CT>) {
+      yp = y->data<T>();
+    } else {
+      yb.assign(static_cast<size_t>(y->numel()), CT(0));
+      yp = yb.data();
+    }
+    const int64_t size = shape_numel(y_spatial);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m) std::fill_n(yp + (n * M + m) * size, size, bp ? bp[m] : CT(0));
+    return Status::ok();
+  }
+
+  // Stores the accumulation buffer into Y when it is not Y itself.
+  void finish() {
+    if constexpr (!std::is_same_v<T, CT>) {
+      T* out = y->data<T>();
+      for (size_t i = 0; i < yb.size(); ++i) out[i] = from_compute<T>(yb[i]);
+    }
+  }
+};
+
 template <typename T>
 Status run_conv(KernelContext& ctx, const Geometry& g, int64_t group) {
   using CT = compute_t<T>;
@@ -306,25 +294,12 @@ Status run_conv(KernelContext& ctx, const Geometry& g, int64_t group) {
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = shape_numel(g.kernel);
   const int64_t in_size = shape_numel(g.in), out_size = shape_numel(g.out);
-  Shape yshape = {N, M};
-  yshape.insert(yshape.end(), g.out.begin(), g.out.end());
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), yshape));
-  std::vector<CT> xb, wb, bb, yb;
-  const CT* xp = as_compute<T>(x, xb);
-  const CT* wp = as_compute<T>(w, wb);
-  const CT* bp = ctx.has_input(2) ? as_compute<T>(ctx.input(2), bb) : nullptr;
-  CT* yp;
-  if constexpr (std::is_same_v<T, CT>) {
-    yp = y->data<T>();
-  } else {
-    yb.assign(static_cast<size_t>(y->numel()), CT(0));
-    yp = yb.data();
-  }
+  ConvBuffers<T> buf;
+  XONNX_RETURN_IF_ERROR(buf.init(ctx, M, g.out));
+  const CT* xp = buf.xp;
+  const CT* wp = buf.wp;
+  CT* yp = buf.yp;
   if (out_size > 0) {
-    // bias first; the convolution accumulates on top
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t m = 0; m < M; ++m)
-        std::fill_n(yp + (n * M + m) * out_size, out_size, bp ? bp[m] : CT(0));
     const bool depthwise = Cg == 1 && g.nd <= 2;
     const bool pointwise = K == 1 && std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
                            std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; }) &&
@@ -345,14 +320,11 @@ Status run_conv(KernelContext& ctx, const Geometry& g, int64_t group) {
           im2col_walk<false, CT>(g, Cg, const_cast<CT*>(xg), col.data());
           colp = col.data();
         }
-        conv_gemm_acc<CT>(Mg, out_size, Cg * K, wg, Cg * K, colp, out_size, yg, out_size);
+        gemm_acc<CT>(Mg, out_size, Cg * K, wg, Cg * K, colp, out_size, yg, out_size);
       }
     }
   }
-  if constexpr (!std::is_same_v<T, CT>) {
-    T* out = y->data<T>();
-    for (size_t i = 0; i < yb.size(); ++i) out[i] = from_compute<T>(yb[i]);
-  }
+  buf.finish();
   return Status::ok();
 }
 
@@ -393,25 +365,11 @@ Status run_conv_transpose(KernelContext& ctx, const Geometry& g, int64_t group) 
   const int64_t Cg = C / group;
   const int64_t K = shape_numel(g.kernel);
   const int64_t x_size = shape_numel(g.out), y_size = shape_numel(g.in);
-  Shape yshape = {N, M};
-  yshape.insert(yshape.end(), g.in.begin(), g.in.end());
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), yshape));
-  std::vector<CT> xb, wb, bb, yb;
-  const CT* xp = as_compute<T>(x, xb);
-  const CT* wp = as_compute<T>(w, wb);
-  const CT* bp = ctx.has_input(2) ? as_compute<T>(ctx.input(2), bb) : nullptr;
-  CT* yp;
-  if constexpr (std::is_same_v<T, CT>) {
-    yp = y->data<T>();
-  } else {
-    yb.assign(static_cast<size_t>(y->numel()), CT(0));
-    yp = yb.data();
-  }
-  if (y_size > 0) {
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t m = 0; m < M; ++m)
-        std::fill_n(yp + (n * M + m) * y_size, y_size, bp ? bp[m] : CT(0));
-  }
+  ConvBuffers<T> buf;
+  XONNX_RETURN_IF_ERROR(buf.init(ctx, M, g.in));
+  const CT* xp = buf.xp;
+  const CT* wp = buf.wp;
+  CT* yp = buf.yp;
   if (y_size > 0 && x_size > 0) {
     const int64_t R = Mg * K;  // rows of the col matrix
     std::vector<CT> col(static_cast<size_t>(R * x_size));
@@ -423,15 +381,12 @@ Status run_conv_transpose(KernelContext& ctx, const Geometry& g, int64_t group) 
       for (int64_t n = 0; n < N; ++n) {
         const CT* xg = xp + (n * C + gi * Cg) * x_size;
         std::fill(col.begin(), col.end(), CT(0));
-        conv_gemm_acc<CT>(R, x_size, Cg, wt.data(), Cg, xg, x_size, col.data(), x_size);
+        gemm_acc<CT>(R, x_size, Cg, wt.data(), Cg, xg, x_size, col.data(), x_size);
         im2col_walk<true, CT>(g, Mg, yp + (n * M + gi * Mg) * y_size, col.data());
       }
     }
   }
-  if constexpr (!std::is_same_v<T, CT>) {
-    T* out = y->data<T>();
-    for (size_t i = 0; i < yb.size(); ++i) out[i] = from_compute<T>(yb[i]);
-  }
+  buf.finish();
   return Status::ok();
 }
 
@@ -504,8 +459,6 @@ Result<std::unique_ptr<Kernel>> create_conv_transpose(const KernelInit& init) {
 }
 
 }  // namespace
-
-void register_deform_conv_ops(OpRegistry& registry);  // conv_deform.cc
 
 void register_conv_ops(OpRegistry& registry) {
   registry.add({"", "Conv", 1, kLatestVersion, create_conv, 2, 3, 1, 1});

@@ -1,22 +1,17 @@
 // Reference kernels: DeformConv (opset 19, 22). N-d: every kernel tap samples the input at
 // its regular position plus a learned offset, with multilinear interpolation (zero outside),
-// optionally scaled by a mask; the sampled columns then go through the GEMM of conv.cc.
+// optionally scaled by a mask; the sampled columns then go through the shared GEMM (gemm.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/conv_internal.h"
+#include "runtime/ops/ref/gemm.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-namespace ref {
-// Defined in conv.cc: C[M x N] += A[M x K] * B[K x N].
-template <typename CT>
-void conv_gemm_acc(int64_t M, int64_t N, int64_t K, const CT* A, int64_t lda, const CT* B,
-                   int64_t ldb, CT* C, int64_t ldc);
-}  // namespace ref
-
 namespace {
 
 struct DeformAttrs {
@@ -152,7 +147,7 @@ Status run_deform(KernelContext& ctx, const DeformAttrs& a) {
           }
         }
       }
-      ref::conv_gemm_acc<CT>(Mg, out_size, Cg * K, wv.data() + gi * Mg * Cg * K, Cg * K, col.data(), out_size,
+      ref::gemm_acc<CT>(Mg, out_size, Cg * K, wv.data() + gi * Mg * Cg * K, Cg * K, col.data(), out_size,
                              yv.data() + (n * M + gi * Mg) * out_size, out_size);
     }
   }

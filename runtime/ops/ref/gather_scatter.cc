@@ -10,39 +10,17 @@
 
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/elem_copy.h"
+#include "runtime/ops/ref/gather_scatter_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 
-void register_gather_scatter_scatter_ops(OpRegistry& registry);  // gather_scatter_scatter.cc
-
 namespace {
 
 using ref::ElemCopy;
-
-Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (!t.defined()) return invalid_argument("input ", i, " (", what, ") must be a tensor");
-  return &t;
-}
-
-// Index tensors: int32 or int64 only.
-Result<std::vector<int64_t>> index_values(const Tensor& t, const char* what) {
-  if (t.dtype() != DataType::kInt32 && t.dtype() != DataType::kInt64) {
-    return invalid_argument(what, " must be int32 or int64, got ", dtype_name(t.dtype()));
-  }
-  return t.to_int64_vector();
-}
-
-// Normalizes a (possibly negative) index into [0, dim) or fails.
-inline Status fix_index(int64_t& i, int64_t dim, const char* what) {
-  const int64_t orig = i;
-  if (i < 0) i += dim;
-  if (i < 0 || i >= dim) {
-    return invalid_argument(what, " value ", orig, " is out of range [", -dim, ", ", dim - 1, "]");
-  }
-  return Status::ok();
-}
+using ref::fix_index;
+using ref::index_values;
+using ref::tensor_input;
 
 // ---------------------------------------------------------------- Gather
 Result<std::unique_ptr<Kernel>> create_gather(const KernelInit& init) {
@@ -83,36 +61,10 @@ Result<std::unique_ptr<Kernel>> create_gather_elements(const KernelInit& init) {
     const int64_t r = static_cast<int64_t>(x->rank());
     if (r == 0) return invalid_argument("data must have rank >= 1");
     XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, r));
-    if (static_cast<int64_t>(ind->rank()) != r) {
-      return invalid_argument("indices shape ", shape_to_string(ind->shape()),
-                              " must have the rank of data shape ", shape_to_string(x->shape()));
-    }
-    for (int64_t d = 0; d < r; ++d) {
-      if (d != a && ind->dim(static_cast<size_t>(d)) > x->dim(static_cast<size_t>(d))) {
-        return invalid_argument("indices shape ", shape_to_string(ind->shape()), " exceeds data shape ",
-                                shape_to_string(x->shape()), " at axis ", d);
-      }
-    }
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(*ind, "indices"));
-    const int64_t dim = x->dim(static_cast<size_t>(a));
-    for (int64_t& i : idx) XONNX_RETURN_IF_ERROR(fix_index(i, dim, "indices"));
+    XONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> src, ref::element_offsets(*x, *ind, a));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), ind->shape()));
-    const auto xs = ref::contiguous_strides(x->shape());
-    const int64_t total = ind->numel();
-    std::vector<int64_t> pos(static_cast<size_t>(r), 0);
     ElemCopy cp(*x, y);
-    for (int64_t o = 0; o < total; ++o) {
-      int64_t src = 0;
-      for (int64_t d = 0; d < r; ++d) {
-        const int64_t c = d == a ? idx[static_cast<size_t>(o)] : pos[static_cast<size_t>(d)];
-        src += c * xs[static_cast<size_t>(d)];
-      }
-      cp.one(o, src);
-      for (size_t d = static_cast<size_t>(r); d-- > 0;) {
-        if (++pos[d] < ind->dim(d)) break;
-        pos[d] = 0;
-      }
-    }
+    for (size_t o = 0; o < src.size(); ++o) cp.one(static_cast<int64_t>(o), src[o]);
     return Status::ok();
   });
 }

@@ -8,34 +8,16 @@
 
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/elem_copy.h"
+#include "runtime/ops/ref/gather_scatter_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {
 
 using ref::ElemCopy;
-
-Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (!t.defined()) return invalid_argument("input ", i, " (", what, ") must be a tensor");
-  return &t;
-}
-
-Result<std::vector<int64_t>> index_values(const Tensor& t, const char* what) {
-  if (t.dtype() != DataType::kInt32 && t.dtype() != DataType::kInt64) {
-    return invalid_argument(what, " must be int32 or int64, got ", dtype_name(t.dtype()));
-  }
-  return t.to_int64_vector();
-}
-
-inline Status fix_index(int64_t& i, int64_t dim, const char* what) {
-  const int64_t orig = i;
-  if (i < 0) i += dim;
-  if (i < 0 || i >= dim) {
-    return invalid_argument(what, " value ", orig, " is out of range [", -dim, ", ", dim - 1, "]");
-  }
-  return Status::ok();
-}
+using ref::fix_index;
+using ref::index_values;
+using ref::tensor_input;
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
@@ -111,35 +93,7 @@ Result<std::unique_ptr<Kernel>> create_scatter_elements(const KernelInit& init) 
       return invalid_argument("indices shape ", shape_to_string(ind->shape()),
                               " differs from updates shape ", shape_to_string(upd->shape()));
     }
-    if (static_cast<int64_t>(ind->rank()) != r) {
-      return invalid_argument("indices shape ", shape_to_string(ind->shape()),
-                              " must have the rank of data shape ", shape_to_string(x->shape()));
-    }
-    for (int64_t d = 0; d < r; ++d) {
-      if (d != a && ind->dim(static_cast<size_t>(d)) > x->dim(static_cast<size_t>(d))) {
-        return invalid_argument("indices shape ", shape_to_string(ind->shape()), " exceeds data shape ",
-                                shape_to_string(x->shape()), " at axis ", d);
-      }
-    }
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(*ind, "indices"));
-    const int64_t dim = x->dim(static_cast<size_t>(a));
-    for (int64_t& i : idx) XONNX_RETURN_IF_ERROR(fix_index(i, dim, "indices"));
-    const auto xs = ref::contiguous_strides(x->shape());
-    const int64_t total = ind->numel();
-    std::vector<int64_t> dst(static_cast<size_t>(total));
-    std::vector<int64_t> pos(static_cast<size_t>(r), 0);
-    for (int64_t o = 0; o < total; ++o) {
-      int64_t off = 0;
-      for (int64_t d = 0; d < r; ++d) {
-        const int64_t c = d == a ? idx[static_cast<size_t>(o)] : pos[static_cast<size_t>(d)];
-        off += c * xs[static_cast<size_t>(d)];
-      }
-      dst[static_cast<size_t>(o)] = off;
-      for (size_t d = static_cast<size_t>(r); d-- > 0;) {
-        if (++pos[d] < ind->dim(d)) break;
-        pos[d] = 0;
-      }
-    }
+    XONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> dst, ref::element_offsets(*x, *ind, a));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, copy_data_to_output(ctx, *x));
     return apply_updates(*upd, y, dst, 1, red);
   });

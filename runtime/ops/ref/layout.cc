@@ -8,33 +8,17 @@
 
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/elem_copy.h"
+#include "runtime/ops/ref/layout_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 
-void register_layout_pad_ops(OpRegistry& registry);  // layout_pad.cc
-
 namespace {
 
 using ref::ElemCopy;
+using ref::int_list_input;
+using ref::tensor_input;
 using ref::strided_copy;
-
-
-Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (!t.defined()) return invalid_argument("input ", i, " (", what, ") must be a tensor");
-  return &t;
-}
-
-Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what) {
-  XONNX_ASSIGN_OR_RETURN(const Tensor* t, tensor_input(ctx, i, what));
-  if (t->rank() > 1) {
-    return invalid_argument(what, " must be a 1-D tensor, got shape ", shape_to_string(t->shape()));
-  }
-  auto r = t->to_int64_vector();
-  if (!r.is_ok()) return invalid_argument(what, ": ", r.status().message());
-  return std::move(r).value();
-}
 
 // ---------------------------------------------------------------- Transpose
 Result<std::unique_ptr<Kernel>> create_transpose(const KernelInit& init) {

@@ -5,14 +5,16 @@
 
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/elem_copy.h"
+#include "runtime/ops/ref/layout_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {
 
 using ref::ElemCopy;
+using ref::int_list_input;
+using ref::tensor_input;
 using ref::strided_copy;
-
 
 // For each output dimension d, maps[d][o] is the input index along d or -1 ("fill").
 // Output elements with any -1 get element 0 of `fill` (or stay zero-initialised if null).
@@ -54,22 +56,6 @@ void gather_by_maps(const Tensor& x, Tensor* y, const std::vector<std::vector<in
   }
 }
 
-Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (!t.defined()) return invalid_argument("input ", i, " (", what, ") must be a tensor");
-  return &t;
-}
-
-Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what) {
-  XONNX_ASSIGN_OR_RETURN(const Tensor* t, tensor_input(ctx, i, what));
-  if (t->rank() > 1) {
-    return invalid_argument(what, " must be a 1-D tensor, got shape ", shape_to_string(t->shape()));
-  }
-  auto r = t->to_int64_vector();
-  if (!r.is_ok()) return invalid_argument(what, ": ", r.status().message());
-  return std::move(r).value();
-}
-
 // A scalar of `dtype` holding `v` (numeric types); zero for types without a conversion.
 Result<Tensor> scalar_of(DataType dtype, double v) {
   XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, {}));
@@ -82,7 +68,7 @@ Result<Tensor> scalar_of(DataType dtype, double v) {
   });
   if (v != 0.0 && dtype_is_float(dtype) && dtype_bits(dtype) <= 8) {
     if (dtype == DataType::kFloat4E2M1) {
-      subbyte_set(t.raw_data(), dtype, 0, float_to_float4e2m1(static_cast<float>(v), true));
+      subbyte_set(t.raw_data(), dtype, 0, float_to_float4e2m1(static_cast<float>(v)));
     } else {
       t.data<uint8_t>()[0] = float_to_float8(dtype, static_cast<float>(v), true);
     }

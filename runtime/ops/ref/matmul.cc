@@ -5,39 +5,19 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/gemm.h"
+#include "runtime/ops/ref/matmul_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-
-void register_matmul_einsum_ops(OpRegistry& registry);  // matmul_einsum.cc
-
 namespace {
 
-// Accumulation type: float for float/fp16/bf16, double for double, uint64 (wrapping) for ints.
-template <typename T>
-using mm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
-                                    std::conditional_t<std::is_integral_v<T>, uint64_t, float>>;
+using ref::gemm_acc_t;
 
-// C[M,N] += A[M,K] * B[K,N]; all row-major and contiguous. Blocked i-k-j order so a tile of B
-// stays in cache while every row of A streams past it.
+// C[M,N] += A[M,K] * B[K,N]; all row-major and contiguous.
 template <typename A>
 void gemm_nn(const A* a, const A* b, A* c, int64_t M, int64_t N, int64_t K) {
-  constexpr int64_t kKB = 128, kNB = 512;
-  for (int64_t j0 = 0; j0 < N; j0 += kNB) {
-    const int64_t j1 = std::min(N, j0 + kNB);
-    for (int64_t k0 = 0; k0 < K; k0 += kKB) {
-      const int64_t k1 = std::min(K, k0 + kKB);
-      for (int64_t i = 0; i < M; ++i) {
-        A* __restrict crow = c + i * N;
-        const A* __restrict arow = a + i * K;
-        for (int64_t k = k0; k < k1; ++k) {
-          const A aik = arow[k];
-          const A* __restrict brow = b + k * N;
-          for (int64_t j = j0; j < j1; ++j) crow[j] += aik * brow[j];
-        }
-      }
-    }
-  }
+  ref::gemm_acc<A>(M, N, K, a, K, b, N, c, N);
 }
 
 // C[M,N] += A[M,K] * B^T where B is stored [N,K] (rows contiguous): dot products.
@@ -136,10 +116,21 @@ bool matmul_type_ok(DataType t) {
   }
 }
 
+// A and B are present and of one type that MatMul / Gemm support.
+Status check_ab(const Tensor& ta, const Tensor& tb, const char* op) {
+  if (!ta.defined() || !tb.defined()) return invalid_argument("inputs A and B are required");
+  if (ta.dtype() != tb.dtype()) {
+    return invalid_argument("A and B must have the same type, got ", dtype_name(ta.dtype()), " and ",
+                            dtype_name(tb.dtype()));
+  }
+  if (!matmul_type_ok(ta.dtype())) return unsupported(op, " does not support type ", dtype_name(ta.dtype()));
+  return Status::ok();
+}
+
 template <typename T>
 Status matmul_typed(const Tensor& ta, const Tensor& tb, Tensor* y, const Shape& batch,
                     const Shape& a_batch, const Shape& b_batch, int64_t M, int64_t N, int64_t K) {
-  using A = mm_acc_t<T>;
+  using A = gemm_acc_t<T>;
   std::vector<A> abuf, bbuf, cbuf;
   const A* a = as_acc<T, A>(ta, abuf);
   const A* b = as_acc<T, A>(tb, bbuf);
@@ -186,14 +177,7 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
     const Tensor& ta = ctx.input(0);
     const Tensor& tb = ctx.input(1);
-    if (!ta.defined() || !tb.defined()) return invalid_argument("inputs A and B are required");
-    if (ta.dtype() != tb.dtype()) {
-      return invalid_argument("A and B must have the same type, got ", dtype_name(ta.dtype()),
-                              " and ", dtype_name(tb.dtype()));
-    }
-    if (!matmul_type_ok(ta.dtype())) {
-      return unsupported("MatMul does not support type ", dtype_name(ta.dtype()));
-    }
+    XONNX_RETURN_IF_ERROR(check_ab(ta, tb, "MatMul"));
     if (ta.rank() == 0 || tb.rank() == 0) {
       return invalid_argument("MatMul inputs must have rank >= 1, got shapes ",
                               shape_to_string(ta.shape()), " and ", shape_to_string(tb.shape()));
@@ -227,7 +211,7 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
 template <typename T>
 Status gemm_typed(const Tensor& ta, bool trans_a, const Tensor& tb, bool trans_b, const Tensor* tc,
                   float alpha, float beta, Tensor* y, int64_t M, int64_t N, int64_t K) {
-  using A = mm_acc_t<T>;
+  using A = gemm_acc_t<T>;
   std::vector<A> abuf, bbuf, cbuf(static_cast<size_t>(M * N), A(0));
   if (K > 0) {
     const A* a = as_acc<T, A>(ta, abuf);
@@ -273,14 +257,7 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
   return make_kernel([=](KernelContext& ctx) -> Status {
     const Tensor& ta = ctx.input(0);
     const Tensor& tb = ctx.input(1);
-    if (!ta.defined() || !tb.defined()) return invalid_argument("inputs A and B are required");
-    if (ta.dtype() != tb.dtype()) {
-      return invalid_argument("A and B must have the same type, got ", dtype_name(ta.dtype()),
-                              " and ", dtype_name(tb.dtype()));
-    }
-    if (!matmul_type_ok(ta.dtype())) {
-      return unsupported("Gemm does not support type ", dtype_name(ta.dtype()));
-    }
+    XONNX_RETURN_IF_ERROR(check_ab(ta, tb, "Gemm"));
     if (ta.rank() != 2 || tb.rank() != 2) {
       return invalid_argument("Gemm inputs A and B must be 2-D, got shapes ",
                               shape_to_string(ta.shape()), " and ", shape_to_string(tb.shape()));
@@ -317,18 +294,6 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
 }
 
 }  // namespace
-
-// Shared with matmul_einsum.cc: C[M,N] += A[M,K] * B[K,N], contiguous row-major.
-void matmul_gemm_acc(const float* a, const float* b, float* c, int64_t M, int64_t N, int64_t K) {
-  gemm_nn(a, b, c, M, N, K);
-}
-void matmul_gemm_acc(const double* a, const double* b, double* c, int64_t M, int64_t N, int64_t K) {
-  gemm_nn(a, b, c, M, N, K);
-}
-void matmul_gemm_acc(const uint64_t* a, const uint64_t* b, uint64_t* c, int64_t M, int64_t N,
-                     int64_t K) {
-  gemm_nn(a, b, c, M, N, K);
-}
 
 void register_matmul_ops(OpRegistry& registry) {
   registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, 2, 2, 1, 1});

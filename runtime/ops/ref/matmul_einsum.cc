@@ -8,15 +8,11 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/gemm.h"
+#include "runtime/ops/ref/matmul_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-
-// matmul.cc: C[M,N] += A[M,K] * B[K,N] (contiguous, blocked).
-void matmul_gemm_acc(const float* a, const float* b, float* c, int64_t M, int64_t N, int64_t K);
-void matmul_gemm_acc(const double* a, const double* b, double* c, int64_t M, int64_t N, int64_t K);
-void matmul_gemm_acc(const uint64_t* a, const uint64_t* b, uint64_t* c, int64_t M, int64_t N,
-                     int64_t K);
 
 namespace {
 
@@ -138,10 +134,6 @@ void einsum_typed(const std::vector<const Tensor*>& xs, T* out, const std::vecto
 
 // Fast path for two operands without diagonals, broadcasting or one-sided summed labels:
 // permute both into [batch, M, K] / [batch, K, N], run a GEMM per batch, scatter to the output.
-template <typename T>
-using es_gemm_t = std::conditional_t<std::is_same_v<T, double>, double,
-                                     std::conditional_t<std::is_integral_v<T>, uint64_t, float>>;
-
 struct StridedView {
   std::vector<int64_t> sizes, strides;
 };
@@ -169,7 +161,7 @@ template <typename T>
 void einsum_gemm(const Tensor& ta, const Tensor& tb, T* out, const StridedView& av,
                  const StridedView& bv, const StridedView& cv, int64_t nb, int64_t M, int64_t N,
                  int64_t K) {
-  using A = es_gemm_t<T>;
+  using A = ref::gemm_acc_t<T>;
   std::vector<A> a(static_cast<size_t>(nb * M * K)), b(static_cast<size_t>(nb * K * N));
   std::vector<A> c(static_cast<size_t>(nb * M * N), A(0));
   const T* pa = ta.data<T>();
@@ -177,7 +169,7 @@ void einsum_gemm(const Tensor& ta, const Tensor& tb, T* out, const StridedView& 
   walk_view(av, [&](int64_t i, int64_t off) { a[i] = static_cast<A>(to_compute(pa[off])); });
   walk_view(bv, [&](int64_t i, int64_t off) { b[i] = static_cast<A>(to_compute(pb[off])); });
   for (int64_t bt = 0; bt < nb; ++bt) {
-    matmul_gemm_acc(a.data() + bt * M * K, b.data() + bt * K * N, c.data() + bt * M * N, M, N, K);
+    ref::gemm_acc<A>(M, N, K, a.data() + bt * M * K, K, b.data() + bt * K * N, N, c.data() + bt * M * N, N);
   }
   walk_view(cv, [&](int64_t i, int64_t off) {
     if constexpr (std::is_integral_v<T>) {

@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/misc_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-
-void register_misc_string_ops(OpRegistry& registry);  // misc_strings.cc
-void register_misc_ml_ops(OpRegistry& registry);      // misc_ml.cc
 
 namespace {
 

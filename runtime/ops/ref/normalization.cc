@@ -8,17 +8,13 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/normalization_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {
 
-// A small parameter tensor (scale, bias, mean, var) as doubles.
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_as_double(static_cast<int64_t>(i));
-  return v;
-}
+using ref::load_doubles;
 
 Status check_float(const Tensor& t, const char* what) {
   if (!dtype_is_float(t.dtype()) || dtype_bits(t.dtype()) < 16)
@@ -106,7 +102,7 @@ Result<std::unique_ptr<Kernel>> create_batch_norm(const KernelInit& init) {
       } else {
         return invalid_argument(kNames[i], " must have shape [", C, "], got ", shape_to_string(t.shape()));
       }
-      p[i] = as_doubles(t);
+      p[i] = load_doubles(t);
     }
     for (int i = 0; i < 4; ++i)
       if (static_cast<int64_t>(p[i].size()) != static_cast<int64_t>(p[0].size()))
@@ -189,7 +185,7 @@ Result<std::unique_ptr<Kernel>> create_instance_norm(const KernelInit& init) {
     if (s.shape() != Shape{C} || b.shape() != Shape{C})
       return invalid_argument("scale and B must have shape [", C, "], got ", shape_to_string(s.shape()), " and ",
                               shape_to_string(b.shape()));
-    const std::vector<double> sv = as_doubles(s), bv = as_doubles(b);
+    const std::vector<double> sv = load_doubles(s), bv = load_doubles(b);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("InstanceNormalization on ", dtype_name(x.dtype())), {
       normalize_rows(x.data<T>(), y->data<T>(), N * C, sp, eps, false,
@@ -302,7 +298,7 @@ Result<std::unique_ptr<Kernel>> create_group_norm(const KernelInit& init) {
     if (s.shape() != Shape{pn} || b.shape() != Shape{pn})
       return invalid_argument("scale and bias must have shape [", pn, "], got ", shape_to_string(s.shape()), " and ",
                               shape_to_string(b.shape()));
-    const std::vector<double> sv = as_doubles(s), bv = as_doubles(b);
+    const std::vector<double> sv = load_doubles(s), bv = load_doubles(b);
     const int64_t cg = C / groups;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("GroupNormalization on ", dtype_name(x.dtype())), {
@@ -318,8 +314,6 @@ Result<std::unique_ptr<Kernel>> create_group_norm(const KernelInit& init) {
 }
 
 }  // namespace
-
-void register_normalization_misc_ops(OpRegistry& registry);  // normalization_misc.cc
 
 void register_normalization_ops(OpRegistry& registry) {
   registry.add({"", "BatchNormalization", 1, kLatestVersion, create_batch_norm, 5, 5, 1, 5});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/normalization_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {

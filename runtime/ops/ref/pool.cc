@@ -30,12 +30,7 @@ struct PoolAttrs {
 Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
   PoolAttrs a;
   a.kind = kind;
-  XONNX_ASSIGN_OR_RETURN(a.auto_pad, init.get_string("auto_pad", "NOTSET"));
-  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
-      a.auto_pad != "VALID") {
-    return invalid_argument("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
-                            a.auto_pad, "'");
-  }
+  XONNX_ASSIGN_OR_RETURN(a.auto_pad, ref::get_auto_pad(init));
   XONNX_ASSIGN_OR_RETURN(a.kernel_shape, init.get_ints("kernel_shape"));
   if (a.kernel_shape.empty()) return invalid_argument("kernel_shape is required");
   XONNX_ASSIGN_OR_RETURN(a.strides, init.get_ints("strides"));
@@ -146,10 +141,10 @@ Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
     const int64_t ek = (a.kernel_shape[i] - 1) * a.dilations[i] + 1;
     const int64_t s = a.strides[i];
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      w.out[i] = (in[i] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * s + ek - in[i]);
-      pb[i] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe[i] = total - pb[i];
+      const ref::SamePadding p = ref::same_padding(in[i], s, ek, a.auto_pad == "SAME_UPPER");
+      w.out[i] = p.out;
+      pb[i] = p.pad_begin;
+      pe[i] = p.pad_end;
     } else {
       if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
         pb[i] = a.pads[i];

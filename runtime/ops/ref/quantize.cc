@@ -12,11 +12,10 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/quantize_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-
-void register_quantize_int_ops(OpRegistry& registry);  // quantize_int.cc
 
 namespace {
 
@@ -231,7 +230,7 @@ Status run_quantize(KernelContext& ctx, const QuantizeAttrs& a) {
       }
     } else if (out_t == DataType::kFloat4E2M1) {
       // The reference adds the (float4) zero point, which also turns -0 into +0.
-      subbyte_set(out, out_t, i, float_to_float4e2m1(static_cast<float>(q + zps[pi]), true));
+      subbyte_set(out, out_t, i, float_to_float4e2m1(static_cast<float>(q + zps[pi])));
     } else {
       float v = static_cast<float>(q);
       if (zps[pi] != 0.0) v += static_cast<float>(zps[pi]);

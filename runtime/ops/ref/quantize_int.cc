@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/quantize_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -227,10 +228,7 @@ struct ConvAttrs {
 
 Result<ConvAttrs> parse_conv_attrs(const KernelInit& init) {
   ConvAttrs c;
-  XONNX_ASSIGN_OR_RETURN(c.auto_pad, init.get_string("auto_pad", "NOTSET"));
-  if (c.auto_pad != "NOTSET" && c.auto_pad != "SAME_UPPER" && c.auto_pad != "SAME_LOWER" && c.auto_pad != "VALID") {
-    return invalid_argument("unsupported auto_pad '", c.auto_pad, "'");
-  }
+  XONNX_ASSIGN_OR_RETURN(c.auto_pad, ref::get_auto_pad(init));
   XONNX_ASSIGN_OR_RETURN(c.dilations, init.get_ints("dilations"));
   XONNX_ASSIGN_OR_RETURN(c.kernel_shape, init.get_ints("kernel_shape"));
   XONNX_ASSIGN_OR_RETURN(c.pads, init.get_ints("pads"));
@@ -289,9 +287,9 @@ Result<ConvGeom> conv_geometry(const ConvAttrs& a, const Shape& xs, const Shape&
     const int64_t ek = (k - 1) * d + 1;
     int64_t out, pb;
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in);
-      pb = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      const ref::SamePadding p = ref::same_padding(in, s, ek, a.auto_pad == "SAME_UPPER");
+      out = p.out;
+      pb = p.pad_begin;
     } else if (a.auto_pad == "VALID") {
       pb = 0;
       out = in >= ek ? (in - ek) / s + 1 : 0;

@@ -12,12 +12,10 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/resize_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
-
-void register_resize_grid_ops(OpRegistry& registry);  // resize_grid.cc
-void register_resize_roi_ops(OpRegistry& registry);   // resize_roi.cc
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/resize_internal.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {

@@ -16,6 +16,9 @@
 namespace xonnx {
 namespace {
 
+using ref::load_doubles;
+using ref::store_doubles;
+
 enum class CellKind { kRnn, kGru, kLstm };
 
 enum class ActKind {
@@ -168,25 +171,6 @@ Result<RnnConfig> parse_config(const KernelInit& init, CellKind kind) {
     return invalid_model("layout must be 0 or 1, got ", cfg.layout);
   }
   return cfg;
-}
-
-// Widens a float tensor to double.
-std::vector<double> load_doubles(const Tensor& t) {
-  const int64_t n = t.numel();
-  std::vector<double> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
-  XONNX_DISPATCH_FLOAT(t.dtype(), for (int64_t i = 0; i < n; ++i) out[i] = t.get_as_double(i), {
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(to_compute(p[i]));
-  });
-  return out;
-}
-
-void store_doubles(Tensor* t, const std::vector<double>& v) {
-  const int64_t n = t->numel();
-  XONNX_DISPATCH_FLOAT(t->dtype(), return, {
-    T* p = t->data<T>();
-    for (int64_t i = 0; i < n; ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(v[i]));
-  });
 }
 
 Status check_shape(const Tensor& t, const char* what, const Shape& expected, DataType dt) {

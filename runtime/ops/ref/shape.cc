@@ -16,22 +16,8 @@ namespace xonnx {
 namespace {
 
 using ref::ElemCopy;
-
-Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (!t.defined()) return invalid_argument("input ", i, " (", what, ") must be a tensor");
-  return &t;
-}
-
-Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what) {
-  XONNX_ASSIGN_OR_RETURN(const Tensor* t, tensor_input(ctx, i, what));
-  if (t->rank() > 1) {
-    return invalid_argument(what, " must be a 1-D tensor, got shape ", shape_to_string(t->shape()));
-  }
-  auto r = t->to_int64_vector();
-  if (!r.is_ok()) return invalid_argument(what, ": ", r.status().message());
-  return std::move(r).value();
-}
+using ref::int_list_input;
+using ref::tensor_input;
 
 // ---------------------------------------------------------------- Shape / Size
 Result<std::unique_ptr<Kernel>> create_shape(const KernelInit& init) {

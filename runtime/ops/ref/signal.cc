@@ -13,18 +13,11 @@
 namespace xonnx {
 namespace {
 
+using ref::is_float_type;
+using ref::load_doubles;
+
 using cd = std::complex<double>;
 constexpr double kPi = 3.14159265358979323846;
-
-std::vector<double> load_doubles(const Tensor& t) {
-  const int64_t n = t.numel();
-  std::vector<double> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
-  XONNX_DISPATCH_FLOAT(t.dtype(), for (int64_t i = 0; i < n; ++i) out[i] = t.get_as_double(i), {
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(to_compute(p[i]));
-  });
-  return out;
-}
 
 // Stores doubles into any numeric tensor (float types round, integer types truncate).
 Status store_numeric(Tensor* t, const std::vector<double>& v) {
@@ -34,11 +27,6 @@ Status store_numeric(Tensor* t, const std::vector<double>& v) {
     for (int64_t i = 0; i < n; ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(v[i]));
   });
   return Status::ok();
-}
-
-bool is_float_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBFloat16;
 }
 
 Result<int64_t> scalar_int(const Tensor& t, const char* what) {

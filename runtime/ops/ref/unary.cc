@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "runtime/ops/ref/common.h"
+#include "runtime/ops/ref/elementwise.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -15,68 +16,11 @@ namespace {
 
 using KernelResult = Result<std::unique_ptr<Kernel>>;
 
-Status check_input(KernelContext& ctx, const char* op) {
-  if (!ctx.has_input(0) || !ctx.input(0).defined()) {
-    return invalid_argument(op, ": input 0 must be a tensor");
-  }
-  if (ctx.input(0).numel() < 0) return invalid_argument(op, ": input 0 has an invalid shape");
-  return Status::ok();
-}
-
-Status type_error(const char* op, DataType t, const char* expected) {
-  return unsupported(op, ": input type ", dtype_name(t), " is not supported (expected ", expected,
-                     ")");
-}
-
-// y = fn(x) for float types; fn receives float (fp16/bf16/float) or double.
-template <typename Fn>
-Status map_float(KernelContext& ctx, const char* op, Fn fn) {
-  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
-  const Tensor& x = ctx.input(0);
-  const DataType dt = x.dtype();
-  if (!(dt == DataType::kFloat || dt == DataType::kDouble || dt == DataType::kFloat16 ||
-        dt == DataType::kBFloat16)) {
-    return type_error(op, dt, "float, double, float16 or bfloat16");
-  }
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
-  const int64_t n = x.numel();
-  XONNX_DISPATCH_FLOAT(dt, return type_error(op, dt, "a float type"), {
-    const T* in = x.data<T>();
-    T* out = y->data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      using C = compute_t<T>;
-      out[i] = from_compute<T>(static_cast<C>(fn(to_compute(in[i]))));
-    }
-  });
-  return Status::ok();
-}
-
-// y = fn(x) for every numeric type (floats computed as above; ints in their own type).
-// `allow_unsigned` false rejects unsigned integers (e.g. Neg).
-template <typename Fn>
-Status map_numeric(KernelContext& ctx, const char* op, bool allow_unsigned, Fn fn) {
-  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
-  const Tensor& x = ctx.input(0);
-  const DataType dt = x.dtype();
-  const char* expected = allow_unsigned ? "a numeric type" : "a float or signed integer type";
-  if (!allow_unsigned && dtype_is_integer(dt) && !dtype_is_signed(dt)) {
-    return type_error(op, dt, expected);
-  }
-  bool ok = true;
-  XONNX_DISPATCH_NUMERIC(dt, ok = false, (void)sizeof(T));
-  if (!ok) return type_error(op, dt, expected);
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
-  const int64_t n = x.numel();
-  XONNX_DISPATCH_NUMERIC(dt, return type_error(op, dt, expected), {
-    const T* in = x.data<T>();
-    T* out = y->data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      using C = compute_t<T>;
-      out[i] = from_compute<T>(static_cast<C>(fn(to_compute(in[i]))));
-    }
-  });
-  return Status::ok();
-}
+using ref::check_unary_input;
+using ref::input_type_error;
+using ref::IntTypes;
+using ref::map_float;
+using ref::map_numeric;
 
 #define XONNX_FLOAT_UNARY(NAME, EXPR)                                         \
   KernelResult create_##NAME(const KernelInit&) {                             \
@@ -107,7 +51,7 @@ XONNX_FLOAT_UNARY(Atanh, std::atanh(x))
 
 KernelResult create_Abs(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    return map_numeric(ctx, "Abs", true, [](auto x) -> decltype(x) {
+    return map_numeric(ctx, "Abs", IntTypes::kAll, [](auto x) -> decltype(x) {
       using V = decltype(x);
       if constexpr (std::is_floating_point_v<V>) {
         return std::fabs(x);
@@ -124,7 +68,7 @@ KernelResult create_Abs(const KernelInit&) {
 
 KernelResult create_Neg(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    return map_numeric(ctx, "Neg", false, [](auto x) -> decltype(x) {
+    return map_numeric(ctx, "Neg", IntTypes::kSignedOnly, [](auto x) -> decltype(x) {
       using V = decltype(x);
       if constexpr (std::is_floating_point_v<V>) {
         return -x;
@@ -138,7 +82,7 @@ KernelResult create_Neg(const KernelInit&) {
 
 KernelResult create_Sign(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    return map_numeric(ctx, "Sign", true, [](auto x) -> decltype(x) {
+    return map_numeric(ctx, "Sign", IntTypes::kAll, [](auto x) -> decltype(x) {
       using V = decltype(x);
       if constexpr (std::is_floating_point_v<V>) {
         if (std::isnan(x)) return x;
@@ -155,7 +99,7 @@ KernelResult create_Sign(const KernelInit&) {
 // Erf-9/13 accepts every numeric type; integers are computed in double and truncated.
 KernelResult create_Erf(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    return map_numeric(ctx, "Erf", true, [](auto x) -> decltype(x) {
+    return map_numeric(ctx, "Erf", IntTypes::kAll, [](auto x) -> decltype(x) {
       using V = decltype(x);
       if constexpr (std::is_floating_point_v<V>) {
         return std::erf(x);
@@ -185,11 +129,11 @@ bool is_float_for_checks(DataType t) {
 
 template <typename Pred>
 Status map_float_to_bool(KernelContext& ctx, const char* op, Pred pred) {
-  XONNX_RETURN_IF_ERROR(check_input(ctx, op));
+  XONNX_RETURN_IF_ERROR(check_unary_input(ctx, op));
   const Tensor& x = ctx.input(0);
   const DataType dt = x.dtype();
   if (!is_float_for_checks(dt)) {
-    return type_error(op, dt, "float, double, float16, bfloat16 or a float8 type");
+    return input_type_error(op, dt, "float, double, float16, bfloat16 or a float8 type");
   }
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kBool, x.shape()));
   const int64_t n = x.numel();
@@ -232,9 +176,9 @@ KernelResult create_IsInf(const KernelInit& init) {
 
 KernelResult create_Not(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    XONNX_RETURN_IF_ERROR(check_input(ctx, "Not"));
+    XONNX_RETURN_IF_ERROR(check_unary_input(ctx, "Not"));
     const Tensor& x = ctx.input(0);
-    if (x.dtype() != DataType::kBool) return type_error("Not", x.dtype(), "bool");
+    if (x.dtype() != DataType::kBool) return input_type_error("Not", x.dtype(), "bool");
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kBool, x.shape()));
     const int64_t n = x.numel();
     const bool* in = x.data<bool>();
@@ -246,15 +190,15 @@ KernelResult create_Not(const KernelInit&) {
 
 KernelResult create_BitwiseNot(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    XONNX_RETURN_IF_ERROR(check_input(ctx, "BitwiseNot"));
+    XONNX_RETURN_IF_ERROR(check_unary_input(ctx, "BitwiseNot"));
     const Tensor& x = ctx.input(0);
     const DataType dt = x.dtype();
     bool ok = true;
     XONNX_DISPATCH_INT(dt, ok = false, (void)sizeof(T));
-    if (!ok) return type_error("BitwiseNot", dt, "an integer type");
+    if (!ok) return input_type_error("BitwiseNot", dt, "an integer type");
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, x.shape()));
     const int64_t n = x.numel();
-    XONNX_DISPATCH_INT(dt, return type_error("BitwiseNot", dt, "an integer type"), {
+    XONNX_DISPATCH_INT(dt, return input_type_error("BitwiseNot", dt, "an integer type"), {
       const T* in = x.data<T>();
       T* out = y->data<T>();
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(~in[i]);

@@ -8,112 +8,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/ops/ref/broadcast.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {
 
-// ---------------------------------------------------------------------------------------
-// Broadcast plan (same scheme as binary.cc): collapsed output dims, per-input strides
-// (0 = broadcast); the last dim is the contiguous inner run with input strides 0 or 1.
-// ---------------------------------------------------------------------------------------
-template <size_t N>
-struct Plan {
-  std::vector<int64_t> dims;
-  std::array<std::vector<int64_t>, N> strides;
-  int64_t total = 0;
-};
-
-template <size_t N>
-Plan<N> make_plan(const Shape& out, const std::array<const Shape*, N>& ins) {
-  Plan<N> p;
-  p.total = shape_numel(out);
-  const size_t rank = out.size();
-  std::array<std::vector<char>, N> flags;
-  for (size_t d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;
-    std::array<char, N> f{};
-    for (size_t k = 0; k < N; ++k) {
-      const Shape& s = *ins[k];
-      const size_t lead = rank - s.size();
-      const int64_t in_dim = d < lead ? 1 : s[d - lead];
-      f[k] = in_dim != 1;
-    }
-    bool merge = !p.dims.empty();
-    for (size_t k = 0; k < N && merge; ++k) merge = flags[k].back() == f[k];
-    if (merge) {
-      p.dims.back() *= out[d];
-    } else {
-      p.dims.push_back(out[d]);
-      for (size_t k = 0; k < N; ++k) flags[k].push_back(f[k]);
-    }
-  }
-  if (p.dims.empty()) {
-    p.dims.push_back(1);
-    for (size_t k = 0; k < N; ++k) flags[k].push_back(1);
-  }
-  const size_t r = p.dims.size();
-  for (size_t k = 0; k < N; ++k) {
-    p.strides[k].assign(r, 0);
-    int64_t acc = 1;
-    for (size_t d = r; d-- > 0;) {
-      if (flags[k][d]) {
-        p.strides[k][d] = acc;
-        acc *= p.dims[d];
-      }
-    }
-  }
-  return p;
-}
-
-template <size_t N, typename Fn>
-void for_each_run(const Plan<N>& p, Fn&& fn) {
-  if (p.total <= 0) return;
-  const size_t r = p.dims.size();
-  const int64_t inner = p.dims[r - 1];
-  std::array<int64_t, N> st{};
-  for (size_t k = 0; k < N; ++k) st[k] = p.strides[k][r - 1];
-  std::array<int64_t, N> off{};
-  if (r == 1) {
-    fn(int64_t{0}, off, inner, st);
-    return;
-  }
-  const int64_t outer = p.total / inner;
-  std::vector<int64_t> idx(r - 1, 0);
-  for (int64_t o = 0; o < outer; ++o) {
-    fn(o * inner, off, inner, st);
-    for (size_t d = r - 1; d-- > 0;) {
-      ++idx[d];
-      for (size_t k = 0; k < N; ++k) off[k] += p.strides[k][d];
-      if (idx[d] < p.dims[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= p.strides[k][d] * p.dims[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-template <typename TA, typename TB, typename TO, typename F>
-void apply_binary(const TA* a, const TB* b, TO* o, const Plan<2>& p, F f) {
-  for_each_run(p, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n,
-                      const std::array<int64_t, 2>& st) {
-    const TA* pa = a + off[0];
-    const TB* pb = b + off[1];
-    TO* po = o + oo;
-    if (st[0] && st[1]) {
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-    } else if (st[0]) {
-      const TB vb = *pb;
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb);
-    } else if (st[1]) {
-      const TA va = *pa;
-      for (int64_t i = 0; i < n; ++i) po[i] = f(va, pb[i]);
-    } else {
-      const TO v = f(*pa, *pb);
-      for (int64_t i = 0; i < n; ++i) po[i] = v;
-    }
-  });
-}
+using ref::apply_binary;
+using ref::BroadcastPlan;
+using ref::for_each_run;
+using ref::make_broadcast_plan;
 
 template <typename C>
 using wide_unsigned_t = std::conditional_t<(sizeof(C) < 4), uint32_t, std::make_unsigned_t<C>>;
@@ -204,7 +109,7 @@ Result<std::unique_ptr<Kernel>> create_variadic(const KernelInit& init) {
       }
       for (size_t i = 0; i < n; ++i) {
         const Tensor& t = ctx.input(i);
-        const Plan<2> plan = make_plan<2>(out_shape, {&out_shape, &t.shape()});
+        const BroadcastPlan<2> plan = make_broadcast_plan<2>(out_shape, {&out_shape, &t.shape()});
         if (i == 0) {
           apply_binary(acc, t.data<T>(), acc, plan, [](C, T v) { return to_compute(v); });
         } else {
@@ -229,7 +134,7 @@ Result<std::unique_ptr<Kernel>> create_variadic(const KernelInit& init) {
 // Where
 // ---------------------------------------------------------------------------------------
 template <typename T>
-void where_apply(const uint8_t* c, const T* x, const T* yv, T* o, const Plan<3>& p) {
+void where_apply(const uint8_t* c, const T* x, const T* yv, T* o, const BroadcastPlan<3>& p) {
   for_each_run(p, [&](int64_t oo, const std::array<int64_t, 3>& off, int64_t n,
                       const std::array<int64_t, 3>& st) {
     const uint8_t* pc = c + off[0];
@@ -271,7 +176,7 @@ Result<std::unique_ptr<Kernel>> create_where(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(Shape out_shape,
                            ref::broadcast_shapes({c.shape(), x.shape(), y.shape()}));
     XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x.dtype(), out_shape));
-    const Plan<3> plan = make_plan<3>(out_shape, {&c.shape(), &x.shape(), &y.shape()});
+    const BroadcastPlan<3> plan = make_broadcast_plan<3>(out_shape, {&c.shape(), &x.shape(), &y.shape()});
     const uint8_t* cond = static_cast<const uint8_t*>(c.raw_data());
     if (x.dtype() == DataType::kString) {
       where_apply(cond, x.string_data(), y.string_data(), out->string_data(), plan);
@@ -357,7 +262,7 @@ Result<std::unique_ptr<Kernel>> create_prelu(const KernelInit& init) {
     }
     XONNX_ASSIGN_OR_RETURN(Shape s_shape, prelu_slope_shape(x.shape(), s.shape(), legacy));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
-    const Plan<2> plan = make_plan<2>(x.shape(), {&x.shape(), &s_shape});
+    const BroadcastPlan<2> plan = make_broadcast_plan<2>(x.shape(), {&x.shape(), &s_shape});
     XONNX_DISPATCH_NUMERIC(x.dtype(), return unsupported("PRelu does not support type ", dtype_name(x.dtype())), {
       apply_binary(x.data<T>(), s.data<T>(), y->data<T>(), plan,
                    [](T u, T v) { return prelu_elem<T>(u, v); });

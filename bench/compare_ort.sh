@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Side-by-side latency / init / memory of xonnx and ONNX Runtime (onnxruntime-node, CPU EP).
+#
+#   bench/compare_ort.sh [options] [MODEL [--shape NAME=d0,d1,...]...]...
+#
+# Each --shape applies to the MODEL before it (fixes symbolic dims; both engines get it).
+# Without models, runs the fixture suite in tests/models (see bench/README.md).
+# Options:
+#   --threads "1 2"   thread counts to run (default "1 2")
+#   --iters N         timed runs (default 50)      --warmup N   untimed runs (default 5)
+#   --xonnx PATH      xonnx binary (default: $XONNX or build/bin/xonnx)
+#   --ort-dir DIR     where onnxruntime-node is installed (default: $XONNX_ORT_DIR or ~/.cache/xonnx-ort)
+#   --out FILE        keep the raw JSON lines (default: a temporary file)
+# Runs one benchmark at a time. Prints a markdown table; ratios are xonnx / ORT.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ORT_VERSION="${XONNX_ORT_VERSION:-1.30.0}"
+ORT_DIR="${XONNX_ORT_DIR:-$HOME/.cache/xonnx-ort}"
+XONNX="${XONNX:-$ROOT/build/bin/xonnx}"
+THREADS="1 2"
+ITERS=50
+WARMUP=5
+OUT=""
+MODELS=()
+SHAPES=()  # per model: space-separated "--shape NAME=dims" arguments
+
+die() { echo "compare_ort.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
+    --iters) ITERS="${2:?--iters needs a value}"; shift 2 ;;
+    --warmup) WARMUP="${2:?--warmup needs a value}"; shift 2 ;;
+    --xonnx) XONNX="${2:?--xonnx needs a value}"; shift 2 ;;
+    --ort-dir) ORT_DIR="${2:?--ort-dir needs a value}"; shift 2 ;;
+    --out) OUT="${2:?--out needs a value}"; shift 2 ;;
+    --shape)
+      [ ${#MODELS[@]} -gt 0 ] || die "--shape must follow a MODEL"
+      SHAPES[${#MODELS[@]}-1]+=" --shape ${2:?--shape needs NAME=d0,d1,...}"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -*) die "unknown option $1" ;;
+    *) MODELS+=("$1"); SHAPES+=(""); shift ;;
+  esac
+done
+
+if [ ${#MODELS[@]} -eq 0 ]; then
+  M="$ROOT/tests/models"
+  for m in mobilenet_v2 resnet18 squeezenet1_1 mobilenet_v3_small efficientnet_b0; do
+    MODELS+=("$M/$m/model.onnx"); SHAPES+=("")
+  done
+  MODELS+=("$M/transformer_encoder/model.onnx"); SHAPES+=("--shape x=1,64,64")
+  past="1,4,63,16"  # decode one token after 63 cached ones
+  MODELS+=("$M/gpt_decoder/model.onnx")
+  SHAPES+=("--shape input_ids=1,1 --shape past_key_0=$past --shape past_value_0=$past --shape past_key_1=$past --shape past_value_1=$past")
+fi
+
+command -v node >/dev/null || die "node (v18+) is required"
+[ -x "$XONNX" ] || die "xonnx binary not found at $XONNX (build first, or pass --xonnx)"
+
+# onnxruntime-node from npm, without its install script (that one downloads GPU binaries;
+# the CPU library is in the package itself).
+mkdir -p "$ORT_DIR"
+export XONNX_ORT_DIR="$(cd "$ORT_DIR" && pwd)"
+installed="$(node -p "try { require(process.env.XONNX_ORT_DIR + '/node_modules/onnxruntime-node/package.json').version } catch (e) { '' }")"
+if [ "$installed" != "$ORT_VERSION" ]; then
+  echo "installing onnxruntime-node@$ORT_VERSION into $XONNX_ORT_DIR" >&2
+  npm install --prefix "$XONNX_ORT_DIR" --ignore-scripts --no-audit --no-fund --loglevel=error \
+    "onnxruntime-node@$ORT_VERSION" >&2
+fi
+node -e "const o = require(require.resolve('onnxruntime-node', {paths: [process.env.XONNX_ORT_DIR]}));
+         if (!o.listSupportedBackends().some((b) => b.name === 'cpu')) throw new Error('no cpu backend');" \
+  || die "onnxruntime-node's native binding does not load from $XONNX_ORT_DIR"
+
+if [ -z "$OUT" ]; then OUT="$(mktemp)"; trap 'rm -f "$OUT"' EXIT; fi
+: > "$OUT"
+
+# Runs one engine; appends its JSON (last output line) or an error record to $OUT, tagged
+# with the model's position on the command line ("case").
+run_one() {
+  local engine="$1" idx="$2" model="$3" threads="$4"; shift 4
+  local log rc=0
+  log="$("$@" 2>&1)" || rc=$?
+  local last="${log##*$'\n'}"
+  if [ $rc -eq 0 ] && [ "${last:0:1}" = "{" ]; then
+    echo "{\"case\":$idx,${last:1}" >> "$OUT"
+  else
+    local err
+    err="$(printf '%s' "$log" | grep -m1 'error' || printf '%s' "$last")"
+    node -e 'console.log(JSON.stringify({case: Number(process.argv[1]), engine: process.argv[2],
+             model: process.argv[3], threads: Number(process.argv[4]), error: process.argv[5]}))' \
+      "$idx" "$engine" "$model" "$threads" "${err:-exit status $rc}" >> "$OUT"
+    echo "  $engine failed: ${err:-exit status $rc}" >&2
+  fi
+}
+
+for i in "${!MODELS[@]}"; do
+  model="${MODELS[$i]}"
+  read -r -a shape_args <<< "${SHAPES[$i]}"
+  for t in $THREADS; do
+    echo "== $(basename "$(dirname "$model")")/$(basename "$model") threads $t" >&2
+    run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$WARMUP" \
+      --iters "$ITERS" --json "${shape_args[@]}"
+    run_one onnxruntime "$i" "$model" "$t" node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
+      --warmup "$WARMUP" --iters "$ITERS" "${shape_args[@]}"
+  done
+done
+echo
+node "$ROOT/bench/ort/table.js" "$OUT"

@@ -1,0 +1,195 @@
+// XNNPACK Conv: 2-D float32 convolution with constant weights (and bias), any group
+// (depthwise included), strides, dilations, pads and auto_pad, via
+// xnn_create_convolution2d_nhwc_f32. XNNPACK packs the weights into its own buffer when the
+// operator is created; we keep only a handle on the initializer (no second copy) to
+// re-create the operator when auto_pad SAME with strides > 1 needs new pads for a new
+// input size. NCHW in and out: the input is transposed to NHWC scratch, the output back.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace xnn {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+class ConvKernel final : public FallbackKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init);
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override;
+  // Pads (top, left, bottom, right) for spatial input (h, w); false if the geometry is
+  // degenerate (input plus pads smaller than the dilated kernel).
+  bool pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const;
+  Status ensure_operator(const std::array<int64_t, 4>& pads);
+
+  ThreadPool* pool_ = nullptr;
+  std::string auto_pad_;
+  int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
+  int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
+  std::array<int64_t, 4> explicit_pads_{};  // top, left, bottom, right
+  Tensor weight_, bias_;  // the initializers (shared storage)
+
+  Operator op_;
+  std::array<int64_t, 4> op_pads_{-1, -1, -1, -1};
+  int64_t last_n_ = -1, last_h_ = -1, last_w_ = -1;
+  Buffer in_nhwc_, out_nhwc_;
+};
+
+Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
+  const Tensor* w = init.constant_input(1);
+  if (!w || !is_f32(*w) || w->rank() != 4) return unsupported("XNNPACK Conv: needs a constant 4-D float W");
+  const Tensor* b = nullptr;
+  if (init.has_input(2)) {
+    b = init.constant_input(2);
+    if (!b || !is_f32(*b) || b->rank() != 1 || b->dim(0) != w->dim(0))
+      return unsupported("XNNPACK Conv: bias must be a constant float [M]");
+  }
+  auto k = std::unique_ptr<ConvKernel>(new ConvKernel());
+  XONNX_RETURN_IF_ERROR(k->init_common(init));
+  k->pool_ = &init.thread_pool();
+  XONNX_ASSIGN_OR_RETURN(k->auto_pad_, init.get_string("auto_pad", "NOTSET"));
+  XONNX_ASSIGN_OR_RETURN(k->group_, init.get_int("group", 1));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints("kernel_shape"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints("strides", {1, 1}));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> dil, init.get_ints("dilations", {1, 1}));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pads, init.get_ints("pads", {0, 0, 0, 0}));
+  const auto& ws = w->shape();
+  if (k->group_ < 1 || ws[0] % k->group_ != 0) return unsupported("XNNPACK Conv: bad group");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != ws[2] || ks[1] != ws[3]))
+    return unsupported("XNNPACK Conv: kernel_shape does not match W");
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return unsupported("XNNPACK Conv: only 2-D");
+  constexpr int64_t kMax = std::numeric_limits<uint32_t>::max() / 4;
+  for (int64_t v : {strides[0], strides[1], dil[0], dil[1], ws[0], ws[1], ws[2], ws[3]})
+    if (v < 1 || v > kMax) return unsupported("XNNPACK Conv: attribute out of range");
+  for (int64_t v : pads)
+    if (v < 0 || v > kMax) return unsupported("XNNPACK Conv: pads out of range");
+  const std::string& ap = k->auto_pad_;
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
+    return unsupported("XNNPACK Conv: auto_pad ", ap);
+  k->out_ch_ = ws[0];
+  k->in_ch_ = ws[1];
+  k->kh_ = ws[2];
+  k->kw_ = ws[3];
+  k->sh_ = strides[0];
+  k->sw_ = strides[1];
+  k->dh_ = dil[0];
+  k->dw_ = dil[1];
+  if (ap == "NOTSET") k->explicit_pads_ = {pads[0], pads[1], pads[2], pads[3]};
+  k->weight_ = *w;
+  if (b) k->bias_ = *b;
+  // Pads that do not depend on the input size: create (and pack) now, so an operator
+  // XNNPACK rejects declines the node at session creation.
+  const bool same = ap == "SAME_UPPER" || ap == "SAME_LOWER";
+  if (!same || (k->sh_ == 1 && k->sw_ == 1)) {
+    std::array<int64_t, 4> p = k->explicit_pads_;
+    if (same) {
+      const int64_t th = (k->kh_ - 1) * k->dh_, tw = (k->kw_ - 1) * k->dw_;  // ek - 1
+      const bool upper = ap == "SAME_UPPER";
+      p = {upper ? th / 2 : th - th / 2, upper ? tw / 2 : tw - tw / 2, 0, 0};
+      p[2] = th - p[0];
+      p[3] = tw - p[1];
+    }
+    XONNX_RETURN_IF_ERROR(k->ensure_operator(p));
+  }
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+bool ConvKernel::pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const {
+  const int64_t in[2] = {h, w}, k[2] = {kh_, kw_}, s[2] = {sh_, sw_}, d[2] = {dh_, dw_};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t ek = (k[i] - 1) * d[i] + 1;
+    if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+      const int64_t out = (in[i] + s[i] - 1) / s[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + ek - in[i]);
+      pads[i] = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + 2] = total - pads[i];
+    } else {
+      pads[i] = explicit_pads_[i];
+      pads[i + 2] = explicit_pads_[i + 2];
+    }
+    if (in[i] + pads[i] + pads[i + 2] < ek) return false;
+  }
+  return true;
+}
+
+Status ConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
+  if (op_ && pads == op_pads_) return Status::ok();
+  // ONNX W [M][C/g][kh][kw] -> XNNPACK [g][M/g][kh][kw][C/g] == [M][kh][kw][C/g].
+  const int64_t khw = kh_ * kw_;
+  const float* w = weight_.data<float>();
+  std::vector<float> packed;
+  if (in_ch_ > 1) {
+    packed.resize(static_cast<size_t>(out_ch_ * khw * in_ch_));
+    for (int64_t m = 0; m < out_ch_; ++m) {
+      const float* src = w + m * in_ch_ * khw;
+      float* dst = packed.data() + m * khw * in_ch_;
+      for (int64_t c = 0; c < in_ch_; ++c)
+        for (int64_t p = 0; p < khw; ++p) dst[p * in_ch_ + c] = src[c * khw + p];
+    }
+    w = packed.data();
+  }
+  const size_t gin = static_cast<size_t>(in_ch_), gout = static_cast<size_t>(out_ch_ / group_);
+  const xnn_status s = xnn_create_convolution2d_nhwc_f32(
+      static_cast<uint32_t>(pads[0]), static_cast<uint32_t>(pads[3]), static_cast<uint32_t>(pads[2]),
+      static_cast<uint32_t>(pads[1]), static_cast<uint32_t>(kh_), static_cast<uint32_t>(kw_),
+      static_cast<uint32_t>(sh_), static_cast<uint32_t>(sw_), static_cast<uint32_t>(dh_),
+      static_cast<uint32_t>(dw_), static_cast<uint32_t>(group_), gin, gout,
+      gin * static_cast<size_t>(group_), gout * static_cast<size_t>(group_), w,
+      bias_.defined() ? bias_.data<float>() : nullptr, -kInf, kInf, 0, op_.replace());
+  XONNX_RETURN_IF_ERROR(check(s, "xnn_create_convolution2d_nhwc_f32"));
+  op_pads_ = pads;
+  last_n_ = last_h_ = last_w_ = -1;
+  return Status::ok();
+}
+
+Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
+  const Tensor& x = ctx.input(0);
+  if (!is_f32(x) || x.rank() != 4 || x.dim(1) != in_ch_ * group_) return Status::ok();
+  const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
+  if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
+  std::array<int64_t, 4> pads;
+  if (!pads_for(h, w, pads)) return Status::ok();
+  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  const int64_t oh = (h + pads[0] + pads[2] - ((kh_ - 1) * dh_ + 1)) / sh_ + 1;
+  const int64_t ow = (w + pads[1] + pads[3] - ((kw_ - 1) * dw_ + 1)) / sw_ + 1;
+  const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
+  const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
+  const size_t nb = static_cast<size_t>(n);
+  float* in = in_nhwc_.resize(nb * in_hw * cin);
+  float* out = out_nhwc_.resize(nb * out_hw * cout);
+  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * kh_ * kw_));
+  if (n != last_n_ || h != last_h_ || w != last_w_) {
+    XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
+                                                                 static_cast<size_t>(w), in, out, tp),
+                                "xnn_setup_convolution2d_nhwc_f32"));
+    last_n_ = n;
+    last_h_ = h;
+    last_w_ = w;
+  }
+  nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
+  XONNX_RETURN_IF_ERROR(op_.run(tp));
+  if (!all_finite(out, nb * out_hw * cout)) return Status::ok();  // NaN/inf: reference semantics
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, out_ch_, oh, ow}));
+  nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
+  handled = true;
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_xnnpack_conv(OpRegistry& registry) {
+  registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
+}
+
+}  // namespace xnn
+}  // namespace xonnx

@@ -1,0 +1,260 @@
+// XNNPACK element-wise float32 kernels: Add/Sub/Mul/Div with numpy broadcasting (up to 6-D,
+// opset >= 7) via xnn_create_{add,subtract,multiply,divide}_nd_f32; Sigmoid, Relu, Clip
+// (constant bounds), HardSwish via the *_nc_f32 unary operators (one channel, the whole
+// tensor as the batch); Softmax over the last axis (opset >= 13) or the 2-D coercion of
+// opset < 13 via xnn_create_softmax_nc_f32.
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace xnn {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// ---- binary ----------------------------------------------------------------------------------
+
+using BinaryCreate = xnn_status (*)(float, float, uint32_t, xnn_operator_t*);
+using BinarySetup = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*,
+                                   const float*, const float*, float*, pthreadpool_t);
+
+class BinaryKernel final : public FallbackKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, BinaryCreate create,
+                                                BinarySetup setup) {
+    if (init.since_version() < 7) return unsupported("XNNPACK binary: legacy broadcast attribute");
+    auto k = std::unique_ptr<BinaryKernel>(new BinaryKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->pool_ = &init.thread_pool();
+    k->setup_ = setup;
+    XONNX_RETURN_IF_ERROR(check(create(-kInf, kInf, 0, k->op_.replace()), "xnn_create_*_nd_f32"));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (!is_f32(a) || !is_f32(b) || a.rank() > XNN_MAX_TENSOR_DIMS || b.rank() > XNN_MAX_TENSOR_DIMS)
+      return Status::ok();
+    if (a.numel() <= 0 || b.numel() <= 0) return Status::ok();
+    // numpy broadcasting (right-aligned); anything else is the reference kernel's error.
+    const size_t rank = std::max(a.rank(), b.rank());
+    Shape out(rank, 1);
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t da = i < rank - a.rank() ? 1 : a.dim(i - (rank - a.rank()));
+      const int64_t db = i < rank - b.rank() ? 1 : b.dim(i - (rank - b.rank()));
+      if (da != db && da != 1 && db != 1) return Status::ok();
+      out[i] = da == 1 ? db : da;
+    }
+    size_t sa[XNN_MAX_TENSOR_DIMS], sb[XNN_MAX_TENSOR_DIMS];
+    for (size_t i = 0; i < a.rank(); ++i) sa[i] = static_cast<size_t>(a.dim(i));
+    for (size_t i = 0; i < b.rank(); ++i) sb[i] = static_cast<size_t>(b.dim(i));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out));
+    const float* pa = readable_input(a, scratch_a_);
+    const float* pb = readable_input(b, scratch_b_);
+    pthreadpool_t tp = pool_for(*pool_, double(y->numel()));
+    XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), a.rank(), sa, b.rank(), sb, pa, pb, y->data<float>(), tp),
+                                "xnn_setup_*_nd_f32"));
+    XONNX_RETURN_IF_ERROR(op_.run(tp));
+    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    return Status::ok();
+  }
+
+  ThreadPool* pool_ = nullptr;
+  BinarySetup setup_ = nullptr;
+  Operator op_;
+  Buffer scratch_a_, scratch_b_;
+};
+
+Result<std::unique_ptr<Kernel>> create_add(const KernelInit& init) {
+  return BinaryKernel::create(init, xnn_create_add_nd_f32, xnn_setup_add_nd_f32);
+}
+Result<std::unique_ptr<Kernel>> create_sub(const KernelInit& init) {
+  return BinaryKernel::create(init, xnn_create_subtract_nd_f32, xnn_setup_subtract_nd_f32);
+}
+Result<std::unique_ptr<Kernel>> create_mul(const KernelInit& init) {
+  return BinaryKernel::create(init, xnn_create_multiply_nd_f32, xnn_setup_multiply_nd_f32);
+}
+Result<std::unique_ptr<Kernel>> create_div(const KernelInit& init) {
+  return BinaryKernel::create(init, xnn_create_divide_nd_f32, xnn_setup_divide_nd_f32);
+}
+
+// ---- unary (incl. Softmax) -------------------------------------------------------------------
+
+using UnarySetup = xnn_status (*)(xnn_operator_t, size_t, const float*, float*, pthreadpool_t);
+// Creates the operator for `channels` per row (unary element-wise ops use 1).
+using UnaryCreate = std::function<xnn_status(size_t channels, xnn_operator_t* out)>;
+
+UnaryCreate clamp(float lo, float hi) {
+  return [lo, hi](size_t c, xnn_operator_t* out) { return xnn_create_clamp_nc_f32(c, c, c, lo, hi, 0, out); };
+}
+
+// What a unary kernel verifies so that NaN/inf give the reference kernel's results.
+enum class Check {
+  kNone,           // XNNPACK matches the reference on NaN/inf (Sigmoid, HardSwish)
+  kOutputFinite,   // a non-finite output reruns the reference (Softmax)
+  kInputNoNan,     // a NaN input runs the reference (Relu, Clip: XNNPACK clamps NaN)
+};
+
+class UnaryKernel final : public FallbackKernel {
+ public:
+  // Element-wise unless `softmax`: then rows are the dims before `axis` and channels the
+  // dims from it (the 2-D coercion of Softmax < 13); `last_only` requires axis = rank - 1.
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, UnaryCreate create,
+                                                UnarySetup setup, Check check, bool softmax = false,
+                                                int64_t axis = 0, bool last_only = false,
+                                                bool dynamic_clip = false) {
+    auto k = std::unique_ptr<UnaryKernel>(new UnaryKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->pool_ = &init.thread_pool();
+    k->create_ = std::move(create);
+    k->setup_ = setup;
+    k->check_ = check;
+    k->dynamic_clip_ = dynamic_clip;
+    k->softmax_ = softmax;
+    k->axis_ = axis;
+    k->last_only_ = last_only;
+    XONNX_RETURN_IF_ERROR(k->ensure_operator(1));  // probe (and the element-wise operator)
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status ensure_operator(size_t channels) {
+    if (op_ && channels == channels_) return Status::ok();
+    XONNX_RETURN_IF_ERROR(check(create_(channels, op_.replace()), "xnn_create_*_nc_f32"));
+    channels_ = channels;
+    return Status::ok();
+  }
+
+  // Clip-11+ with computed bounds (e.g. Constant nodes): re-creates the clamp when they change.
+  bool update_clip_bounds(KernelContext& ctx) {
+    float b[2] = {-std::numeric_limits<float>::max(), std::numeric_limits<float>::max()};
+    for (size_t i = 1; i <= 2; ++i) {
+      if (!ctx.has_input(i)) continue;
+      const Tensor& t = ctx.input(i);
+      if (!is_f32(t) || t.numel() != 1) return false;
+      b[i - 1] = t.data<float>()[0];
+    }
+    if (!(b[0] < b[1])) return false;  // min > max and NaN bounds: reference semantics
+    if (op_ && b[0] == lo_ && b[1] == hi_) return true;
+    lo_ = b[0];
+    hi_ = b[1];
+    create_ = clamp(lo_, hi_);
+    op_.reset();
+    return true;
+  }
+
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.numel() <= 0) return Status::ok();
+    size_t channels = 1;
+    if (softmax_) {
+      const int64_t rank = static_cast<int64_t>(x.rank());
+      const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+      if (axis < 0 || axis >= rank || (last_only_ && axis != rank - 1)) return Status::ok();
+      for (int64_t d = axis; d < rank; ++d) channels *= static_cast<size_t>(x.dim(static_cast<size_t>(d)));
+    }
+    if (dynamic_clip_ && !update_clip_bounds(ctx)) return Status::ok();
+    if (!ensure_operator(channels).is_ok()) return Status::ok();
+    if (check_ == Check::kInputNoNan && has_nan(x.data<float>(), static_cast<size_t>(x.numel())))
+      return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    const float* in = readable_input(x, scratch_);
+    pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
+    const size_t batch = static_cast<size_t>(x.numel()) / channels;
+    XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), batch, in, y->data<float>(), tp), "xnn_setup_*_nc_f32"));
+    XONNX_RETURN_IF_ERROR(op_.run(tp));
+    handled = check_ != Check::kOutputFinite || all_finite(y->data<float>(), static_cast<size_t>(y->numel()));
+    return Status::ok();
+  }
+
+  ThreadPool* pool_ = nullptr;
+  UnaryCreate create_;
+  UnarySetup setup_ = nullptr;
+  Check check_ = Check::kNone;
+  bool dynamic_clip_ = false;
+  float lo_ = 0, hi_ = 0;
+  bool softmax_ = false;
+  int64_t axis_ = 0;
+  bool last_only_ = false;
+  Operator op_;
+  size_t channels_ = 0;
+  Buffer scratch_;
+};
+
+template <xnn_status (*kCreate)(size_t, size_t, size_t, uint32_t, xnn_operator_t*)>
+UnaryCreate simple_unary() {
+  return [](size_t c, xnn_operator_t* out) { return kCreate(c, c, c, 0, out); };
+}
+
+Result<std::unique_ptr<Kernel>> create_sigmoid(const KernelInit& init) {
+  return UnaryKernel::create(init, simple_unary<xnn_create_sigmoid_nc_f32>(), xnn_setup_sigmoid_nc_f32,
+                             Check::kNone);
+}
+Result<std::unique_ptr<Kernel>> create_hardswish(const KernelInit& init) {
+  return UnaryKernel::create(init, simple_unary<xnn_create_hardswish_nc_f32>(), xnn_setup_hardswish_nc_f32,
+                             Check::kNone);
+}
+Result<std::unique_ptr<Kernel>> create_relu(const KernelInit& init) {
+  return UnaryKernel::create(init, clamp(0.0f, kInf), xnn_setup_clamp_nc_f32, Check::kInputNoNan);
+}
+
+// A constant float scalar bound of Clip-11+ (absent: the default); false if computed.
+Result<bool> clip_bound(const KernelInit& init, size_t i, float& bound) {
+  if (!init.has_input(i)) return true;
+  const Tensor* t = init.constant_input(i);
+  if (!t) return false;
+  if (!is_f32(*t) || t->numel() != 1) return unsupported("XNNPACK Clip: bounds must be float scalars");
+  bound = t->data<float>()[0];
+  return true;
+}
+
+Result<std::unique_ptr<Kernel>> create_clip(const KernelInit& init) {
+  float lo = -std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::max();
+  if (init.since_version() < 11) {
+    XONNX_ASSIGN_OR_RETURN(lo, init.get_float("min", lo));
+    XONNX_ASSIGN_OR_RETURN(hi, init.get_float("max", hi));
+  } else {
+    XONNX_ASSIGN_OR_RETURN(bool lo_const, clip_bound(init, 1, lo));
+    XONNX_ASSIGN_OR_RETURN(bool hi_const, clip_bound(init, 2, hi));
+    if (!lo_const || !hi_const) {  // computed bounds (Constant nodes): read at run time
+      return UnaryKernel::create(init, clamp(0.0f, 1.0f), xnn_setup_clamp_nc_f32, Check::kInputNoNan,
+                                 false, 0, false, /*dynamic_clip=*/true);
+    }
+  }
+  // min > max (all max in ONNX) and NaN bounds stay with the reference kernel.
+  if (!(lo < hi)) return unsupported("XNNPACK Clip: empty range");
+  return UnaryKernel::create(init, clamp(lo, hi), xnn_setup_clamp_nc_f32, Check::kInputNoNan);
+}
+
+Result<std::unique_ptr<Kernel>> create_softmax(const KernelInit& init) {
+  const bool legacy = init.since_version() < 13;
+  XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", legacy ? 1 : -1));
+  // Whether the axis is the last one depends on the input's rank: checked at run time.
+  return UnaryKernel::create(init, simple_unary<xnn_create_softmax_nc_f32>(), xnn_setup_softmax_nc_f32,
+                             Check::kOutputFinite, /*softmax=*/true, axis, /*last_only=*/!legacy);
+}
+
+}  // namespace
+
+void register_xnnpack_elementwise(OpRegistry& registry) {
+  registry.add({"", "Add", 7, kLatestVersion, create_add, 2, 2, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Sub", 7, kLatestVersion, create_sub, 2, 2, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Mul", 7, kLatestVersion, create_mul, 2, 2, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Div", 7, kLatestVersion, create_div, 2, 2, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Sigmoid", 1, kLatestVersion, create_sigmoid, 1, 1, 1, 1, Backend::kXnnpack});
+  registry.add({"", "HardSwish", 14, kLatestVersion, create_hardswish, 1, 1, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Relu", 1, kLatestVersion, create_relu, 1, 1, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Clip", 1, kLatestVersion, create_clip, 1, 3, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Softmax", 1, kLatestVersion, create_softmax, 1, 1, 1, 1, Backend::kXnnpack});
+}
+
+}  // namespace xnn
+}  // namespace xonnx

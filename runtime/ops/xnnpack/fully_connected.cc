@@ -1,0 +1,117 @@
+// XNNPACK fully connected: Gemm (transA = 0, constant B, any transB, constant bias C that
+// broadcasts along N, any alpha/beta folded into the packed weights and bias) and MatMul
+// with a constant 2-D right-hand side (A of any rank: leading dims flattened into the batch),
+// via xnn_create_fully_connected_nc_f32. XNNPACK packs B once at creation.
+#include <limits>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace xnn {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+class FullyConnectedKernel final : public FallbackKernel {
+ public:
+  // B [K, N] (b_is_nk = false) or [N, K]; bias: N values or empty.
+  Status build(const KernelInit& init, const Tensor& b, bool b_is_nk, float alpha,
+               const std::vector<float>& bias, bool gemm) {
+    XONNX_RETURN_IF_ERROR(init_common(init));
+    pool_ = &init.thread_pool();
+    gemm_ = gemm;
+    k_ = b_is_nk ? b.dim(1) : b.dim(0);
+    n_ = b_is_nk ? b.dim(0) : b.dim(1);
+    if (k_ <= 0 || n_ <= 0) return unsupported("XNNPACK FC: empty B");
+    const float* w = b.data<float>();
+    std::vector<float> scaled;
+    if (alpha != 1.0f) {
+      scaled.assign(w, w + b.numel());
+      for (float& v : scaled) v *= alpha;
+      w = scaled.data();
+    }
+    const xnn_status s = xnn_create_fully_connected_nc_f32(
+        static_cast<size_t>(k_), static_cast<size_t>(n_), static_cast<size_t>(k_),
+        static_cast<size_t>(n_), w, bias.empty() ? nullptr : bias.data(), -kInf, kInf,
+        b_is_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, op_.replace());
+    return check(s, "xnn_create_fully_connected_nc_f32");
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& a = ctx.input(0);
+    if (!is_f32(a) || a.rank() == 0 || a.shape().back() != k_) return Status::ok();
+    if (gemm_ && a.rank() != 2) return Status::ok();
+    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+    out_shape.push_back(n_);
+    const int64_t batch = a.numel() / k_;
+    if (batch <= 0) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
+    const float* in = readable_input(a, scratch_);
+    pthreadpool_t tp = pool_for(*pool_, double(batch) * double(k_) * double(n_));
+    XONNX_RETURN_IF_ERROR(check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(batch), in,
+                                                                 y->data<float>(), tp),
+                                "xnn_setup_fully_connected_nc_f32"));
+    XONNX_RETURN_IF_ERROR(op_.run(tp));
+    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    return Status::ok();
+  }
+
+  ThreadPool* pool_ = nullptr;
+  bool gemm_ = false;
+  int64_t k_ = 0, n_ = 0;
+  Operator op_;
+  Buffer scratch_;
+};
+
+Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(int64_t trans_a, init.get_int("transA", 0));
+  XONNX_ASSIGN_OR_RETURN(int64_t trans_b, init.get_int("transB", 0));
+  XONNX_ASSIGN_OR_RETURN(float alpha, init.get_float("alpha", 1.0f));
+  XONNX_ASSIGN_OR_RETURN(float beta, init.get_float("beta", 1.0f));
+  if (trans_a != 0) return unsupported("XNNPACK Gemm: transA");
+  if (init.since_version() < 7) {  // Gemm-1/6: C broadcasts only with broadcast=1
+    XONNX_ASSIGN_OR_RETURN(int64_t bc, init.get_int("broadcast", 0));
+    if (bc == 0 && init.has_input(2)) return unsupported("XNNPACK Gemm: broadcast=0");
+  }
+  const Tensor* b = init.constant_input(1);
+  if (!b || !is_f32(*b) || b->rank() != 2) return unsupported("XNNPACK Gemm: needs a constant 2-D float B");
+  const int64_t n = trans_b ? b->dim(0) : b->dim(1);
+  std::vector<float> bias;
+  if (init.has_input(2)) {
+    const Tensor* c = init.constant_input(2);
+    if (!c || !is_f32(*c)) return unsupported("XNNPACK Gemm: C must be a constant float");
+    // C must broadcast along N only: [], [1], [N], [1, 1], [1, N].
+    const auto& cs = c->shape();
+    const int64_t cn = c->numel();
+    const bool row = (cs.size() <= 1 || (cs.size() == 2 && cs[0] == 1)) && (cn == 1 || cn == n);
+    if (!row) return unsupported("XNNPACK Gemm: C ", shape_to_string(cs), " is not a row bias");
+    bias.resize(static_cast<size_t>(n));
+    const float* cp = c->data<float>();
+    for (int64_t j = 0; j < n; ++j) bias[static_cast<size_t>(j)] = beta * cp[cn == 1 ? 0 : j];
+  }
+  auto k = std::make_unique<FullyConnectedKernel>();
+  XONNX_RETURN_IF_ERROR(k->build(init, *b, trans_b != 0, alpha, bias, /*gemm=*/true));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) {
+  const Tensor* b = init.constant_input(1);
+  if (!b || !is_f32(*b) || b->rank() != 2) return unsupported("XNNPACK MatMul: needs a constant 2-D float B");
+  auto k = std::make_unique<FullyConnectedKernel>();
+  XONNX_RETURN_IF_ERROR(k->build(init, *b, false, 1.0f, {}, /*gemm=*/false));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace
+
+void register_xnnpack_fully_connected(OpRegistry& registry) {
+  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, 2, 3, 1, 1, Backend::kXnnpack});
+  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, 2, 2, 1, 1, Backend::kXnnpack});
+}
+
+}  // namespace xnn
+}  // namespace xonnx

@@ -1,0 +1,214 @@
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/registry.h"
+
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define XONNX_XNN_SSE 1
+#endif
+
+namespace xonnx {
+namespace xnn {
+
+namespace {
+std::atomic<uint64_t> g_runs{0};
+
+const char* status_name(xnn_status s) {
+  switch (s) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "XNNPACK is not initialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+}  // namespace
+
+Status initialize() {
+  static std::once_flag once;
+  static xnn_status result = xnn_status_uninitialized;
+  std::call_once(once, [] { result = xnn_initialize(nullptr); });
+  return check(result, "xnn_initialize");
+}
+
+Status check(xnn_status s, const char* what) {
+  switch (s) {
+    case xnn_status_success:
+      return Status::ok();
+    case xnn_status_out_of_memory:
+      return resource_exhausted(what, ": ", status_name(s));
+    case xnn_status_invalid_parameter:
+    case xnn_status_unsupported_parameter:
+    case xnn_status_unsupported_hardware:
+      return unsupported(what, ": ", status_name(s));
+    default:
+      return internal_error(what, ": ", status_name(s));
+  }
+}
+
+void Operator::reset() {
+  if (op_) xnn_delete_operator(op_);
+  op_ = nullptr;
+}
+
+Status Operator::run(pthreadpool_t pool) const {
+  if (!op_) return internal_error("running an XNNPACK operator that was not created");
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  return check(xnn_run_operator(op_, pool), "xnn_run_operator");
+}
+
+pthreadpool_t pool_for(const ThreadPool& pool, double work) {
+  constexpr double kMinParallelWork = 1 << 20;
+  return work >= kMinParallelWork ? pool.handle() : nullptr;
+}
+
+uint64_t run_count() { return g_runs.load(std::memory_order_relaxed); }
+
+bool over_read_safe(const void* p, size_t bytes) {
+  if (bytes == 0) return false;
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(p) + bytes - 1;
+  return last / kPage == (last + XNN_EXTRA_BYTES) / kPage;
+}
+
+const float* readable_input(const Tensor& t, Buffer& scratch) {
+  const float* data = t.data<float>();
+  const size_t n = static_cast<size_t>(t.numel());
+  if (over_read_safe(data, n * sizeof(float))) return data;
+  float* copy = scratch.resize(n);
+  std::memcpy(copy, data, n * sizeof(float));
+  return copy;
+}
+
+namespace {
+// OR over n floats of pred(bits), in blocks so the compiler vectorizes and large inputs exit
+// early.
+template <typename Pred>
+bool any_bits(const float* p, size_t n, Pred pred) {
+  constexpr size_t kBlock = 256;
+  for (size_t i = 0; i < n; i += kBlock) {
+    const size_t e = std::min(n, i + kBlock);
+    uint32_t hit = 0;
+    for (size_t j = i; j < e; ++j) {
+      uint32_t b;
+      std::memcpy(&b, p + j, sizeof(b));
+      hit |= pred(b) ? 1u : 0u;
+    }
+    if (hit) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool all_finite(const float* p, size_t n) {
+  return !any_bits(p, n, [](uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u; });
+}
+
+bool has_nan(const float* p, size_t n) {
+  return any_bits(p, n, [](uint32_t b) { return (b & 0x7fffffffu) > 0x7f800000u; });
+}
+
+// ---- transposes ----------------------------------------------------------------------------
+
+namespace {
+
+// dst[c * dst_ld + r] = src[r * src_ld + c] for r < rows, c < cols.
+void transpose_tile(const float* src, size_t src_ld, float* dst, size_t dst_ld, size_t rows,
+                    size_t cols) {
+  size_t r = 0;
+#ifdef XONNX_XNN_SSE
+  for (; r + 4 <= rows; r += 4) {
+    size_t c = 0;
+    for (; c + 4 <= cols; c += 4) {
+      __m128 a = _mm_loadu_ps(src + (r + 0) * src_ld + c);
+      __m128 b = _mm_loadu_ps(src + (r + 1) * src_ld + c);
+      __m128 d = _mm_loadu_ps(src + (r + 2) * src_ld + c);
+      __m128 e = _mm_loadu_ps(src + (r + 3) * src_ld + c);
+      _MM_TRANSPOSE4_PS(a, b, d, e);
+      _mm_storeu_ps(dst + (c + 0) * dst_ld + r, a);
+      _mm_storeu_ps(dst + (c + 1) * dst_ld + r, b);
+      _mm_storeu_ps(dst + (c + 2) * dst_ld + r, d);
+      _mm_storeu_ps(dst + (c + 3) * dst_ld + r, e);
+    }
+    for (; c < cols; ++c) {
+      for (size_t i = 0; i < 4; ++i) dst[c * dst_ld + r + i] = src[(r + i) * src_ld + c];
+    }
+  }
+#endif
+  for (; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) dst[c * dst_ld + r] = src[r * src_ld + c];
+  }
+}
+
+// Transposes `batches` matrices [rows][cols] (src row stride src_ld, batch stride src_bs)
+// into [cols][rows] (dst row stride dst_ld, batch stride dst_bs), in 32x32 tiles.
+void transpose_batched(const float* src, size_t src_ld, size_t src_bs, float* dst, size_t dst_ld,
+                       size_t dst_bs, size_t batches, size_t rows, size_t cols,
+                       const ThreadPool& pool) {
+  constexpr size_t kTile = 32;
+  const size_t rt = (rows + kTile - 1) / kTile, ct = (cols + kTile - 1) / kTile;
+  const size_t tiles = batches * rt * ct;
+  if (tiles == 0) return;
+  // Below ~1 MB a transpose is cheaper than waking the workers.
+  const size_t total = batches * rows * cols;
+  const size_t min_chunk = total < (size_t{1} << 18) ? tiles : 8;
+  pool.parallel_for(tiles, min_chunk, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const size_t b = t / (rt * ct), rem = t % (rt * ct);
+      const size_t r0 = (rem / ct) * kTile, c0 = (rem % ct) * kTile;
+      transpose_tile(src + b * src_bs + r0 * src_ld + c0, src_ld, dst + b * dst_bs + c0 * dst_ld + r0,
+                     dst_ld, std::min(kTile, rows - r0), std::min(kTile, cols - c0));
+    }
+  });
+}
+
+}  // namespace
+
+void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw,
+                  const ThreadPool& pool) {
+  if (c == 1 || hw == 1) {
+    std::memcpy(dst, src, n * c * hw * sizeof(float));
+    return;
+  }
+  transpose_batched(src, hw, c * hw, dst, c, c * hw, n, c, hw, pool);
+}
+
+void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw,
+                  const ThreadPool& pool) {
+  if (c == 1 || hw == 1) {
+    std::memcpy(dst, src, n * c * hw * sizeof(float));
+    return;
+  }
+  transpose_batched(src, c, c * hw, dst, hw, c * hw, n, hw, c, pool);
+}
+
+void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w,
+                         size_t pt, size_t pl, size_t pb, size_t pr, const ThreadPool& pool) {
+  const size_t ph = h + pt + pb, pw = w + pl + pr;
+  std::memset(dst, 0, n * ph * pw * c * sizeof(float));
+  // One [c][w] -> [w][c] transpose per input row (n * h of them).
+  for (size_t b = 0; b < n; ++b) {
+    transpose_batched(src + b * c * h * w, h * w, w, dst + (b * ph + pt) * pw * c + pl * c, c,
+                      pw * c, h, c, w, pool);
+  }
+}
+
+}  // namespace xnn
+
+void register_xnnpack_ops(OpRegistry& registry) {
+  xnn::register_xnnpack_conv(registry);
+  xnn::register_xnnpack_fully_connected(registry);
+  xnn::register_xnnpack_pooling(registry);
+  xnn::register_xnnpack_elementwise(registry);
+}
+
+}  // namespace xonnx

@@ -1,0 +1,150 @@
+// Shared plumbing of the XNNPACK-backed kernels (runtime/ops/xnnpack/*.cc).
+//
+// Every kernel here is a candidate of Backend::kXnnpack: its factory declines (returns an
+// error) for anything it does not cover at session creation, and at run time it hands
+// inputs it was not built for (dtype, rank, channel count, degenerate geometry) to the
+// node's reference kernel, which defines the semantics and reports the errors.
+//
+// Layout: until a graph-level layout pass exists, kernels take and return NCHW tensors and
+// convert to/from XNNPACK's NHWC internally (nchw_to_nhwc / nhwc_to_nchw below).
+#pragma once
+
+#include <xnnpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/ops/kernel.h"
+
+namespace xonnx {
+
+class OpRegistry;
+class ThreadPool;
+
+namespace xnn {
+
+// Initializes XNNPACK once per process (thread-safe); later calls return the first result.
+Status initialize();
+
+// The one translation of xnn_status to Status: `what` names the XNNPACK call.
+Status check(xnn_status status, const char* what);
+
+// Owns one xnn_operator_t (deleted on destruction or reset).
+class Operator {
+ public:
+  Operator() = default;
+  ~Operator() { reset(); }
+  Operator(Operator&& o) noexcept : op_(o.op_) { o.op_ = nullptr; }
+  Operator& operator=(Operator&& o) noexcept {
+    if (this != &o) {
+      reset();
+      op_ = o.op_;
+      o.op_ = nullptr;
+    }
+    return *this;
+  }
+  Operator(const Operator&) = delete;
+  Operator& operator=(const Operator&) = delete;
+
+  xnn_operator_t get() const { return op_; }
+  explicit operator bool() const { return op_ != nullptr; }
+  // For xnn_create_*: deletes the current operator and returns the slot to fill.
+  xnn_operator_t* replace() {
+    reset();
+    return &op_;
+  }
+  void reset();
+  // xnn_run_operator on the session's pool (nullptr: the calling thread).
+  Status run(pthreadpool_t pool) const;
+
+ private:
+  xnn_operator_t op_ = nullptr;
+};
+
+// The pool for an operator of `work` multiply-adds (or elements): nullptr (the calling
+// thread) below ~1M, where waking workers costs more than it saves, and always for
+// single-threaded sessions.
+pthreadpool_t pool_for(const ThreadPool& pool, double work);
+
+// A reusable float buffer whose data XNNPACK may over-read by XNN_EXTRA_BYTES; grows only.
+class Buffer {
+ public:
+  float* data() { return data_.data(); }
+  // Makes room for n floats (+ slack) and returns data(); contents are unspecified.
+  float* resize(size_t n) {
+    const size_t want = n + XNN_EXTRA_BYTES / sizeof(float) + 16;
+    if (data_.size() < want) data_.resize(want);
+    return data_.data();
+  }
+
+ private:
+  std::vector<float> data_;
+};
+
+// True when XNNPACK may read `bytes` at `p` plus XNN_EXTRA_BYTES without leaving the
+// memory page of the last byte (so an over-read cannot fault).
+bool over_read_safe(const void* p, size_t bytes);
+// The float data of `t`, or a copy of it in `scratch` when an over-read could fault.
+const float* readable_input(const Tensor& t, Buffer& scratch);
+
+// Layout conversion of float tensors, blocked and split over the pool.
+// src [n][c][hw] -> dst [n][hw][c].
+void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw,
+                  const ThreadPool& pool);
+// src [n][hw][c] -> dst [n][c][hw].
+void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw,
+                  const ThreadPool& pool);
+// src [n][c][h][w] -> dst [n][h + pt + pb][w + pl + pr][c] with zeros in the border.
+void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w,
+                         size_t pt, size_t pl, size_t pb, size_t pr, const ThreadPool& pool);
+
+// XNNPACK's min/max-clamped micro-kernels turn NaN into the lower bound (-inf with our
+// unbounded outputs), and its Softmax and MaxPool differ from the reference on NaN/inf. So a
+// kernel whose XNNPACK output holds a non-finite value reruns the node with the reference
+// kernel (exact semantics; rare). Relu/Clip map NaN to a finite bound: they check the input.
+bool all_finite(const float* p, size_t n);
+bool has_nan(const float* p, size_t n);
+
+// Number of XNNPACK operator runs in this process (tests check that a fast path ran).
+uint64_t run_count();
+
+inline bool is_f32(const Tensor& t) { return t.defined() && t.dtype() == DataType::kFloat; }
+
+// A kernel that runs `fast` and, when it returns false (an input it does not cover),
+// the reference kernel instead.
+class FallbackKernel : public Kernel {
+ public:
+  Status run(KernelContext& ctx) final {
+    bool handled = false;
+    XONNX_RETURN_IF_ERROR(run_fast(ctx, handled));
+    if (handled) return Status::ok();
+    return reference_->run(ctx);
+  }
+
+ protected:
+  // Sets handled = false (and returns ok) to defer to the reference kernel.
+  virtual Status run_fast(KernelContext& ctx, bool& handled) = 0;
+  std::unique_ptr<Kernel> reference_;
+
+  // Creates the reference kernel and XNNPACK; the factory calls it first.
+  Status init_common(const KernelInit& init) {
+    XONNX_RETURN_IF_ERROR(initialize());
+    auto ref = init.create_reference_kernel();
+    if (!ref.is_ok()) return ref.status();
+    reference_ = std::move(ref).value();
+    return Status::ok();
+  }
+};
+
+// Per-family registration, called from register_xnnpack_ops (xnnpack_util.cc).
+void register_xnnpack_conv(OpRegistry& registry);
+void register_xnnpack_fully_connected(OpRegistry& registry);
+void register_xnnpack_pooling(OpRegistry& registry);
+void register_xnnpack_elementwise(OpRegistry& registry);
+
+}  // namespace xnn
+}  // namespace xonnx

@@ -1,0 +1,246 @@
+// `xonnx bench MODEL`: latency and memory of a model, like TFLite's benchmark_model.
+// Session creation, one first run, warmup runs, then timed runs (median / p90 / min), peak RSS;
+// --profile adds per-node, per-op-type and per-backend times of the timed runs.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "runtime/exec/session.h"
+#include "sdk/cli/commands.h"
+#include "sdk/cli/inputs.h"
+
+namespace xonnx {
+namespace cli {
+
+namespace {
+
+struct BenchOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  int threads = 1;
+  int warmup = 5;
+  int iters = 50;
+  uint32_t seed = 0;
+  bool json = false;
+  bool profile = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double peak_rss_mb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+#ifdef __APPLE__
+  return ru.ru_maxrss / (1024.0 * 1024.0);  // bytes
+#else
+  return ru.ru_maxrss / 1024.0;  // KiB
+#endif
+}
+
+struct Stats {
+  double median = 0, p90 = 0, min = 0, mean = 0;
+};
+
+Stats summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  Stats s;
+  s.min = ms.front();
+  s.median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  s.p90 = ms[(9 * n + 9) / 10 - 1];  // nearest rank: ceil(0.9 n)
+  for (double v : ms) s.mean += v / n;
+  return s;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+struct Total {
+  double us = 0;
+  int64_t calls = 0;
+  std::string op;
+  Backend backend = Backend::kReference;
+};
+
+template <typename Map>
+std::vector<typename Map::const_iterator> by_time(const Map& m) {
+  std::vector<typename Map::const_iterator> v;
+  for (auto it = m.begin(); it != m.end(); ++it) v.push_back(it);
+  std::stable_sort(v.begin(), v.end(), [](auto a, auto b) { return a->second.us > b->second.us; });
+  return v;
+}
+
+// Self times (a Loop/If/Scan node's own time excludes its body's nodes, listed separately
+// under "Loop_name > ..."), averaged per timed run.
+void print_profile(const Profiler& profiler, int iters, std::map<std::string, int>& backend_nodes) {
+  std::map<std::string, Total> nodes, ops, backends;
+  double all_us = 0;
+  for (const Profiler::Entry& e : profiler.entries()) {
+    const std::string key = e.scope.empty() ? e.node : e.scope + " > " + e.node;
+    Total& n = nodes[key];
+    n.us += e.self_us;
+    n.calls += 1;
+    n.op = e.op_type;
+    n.backend = e.backend;
+    ops[e.op_type].us += e.self_us;
+    ops[e.op_type].calls += 1;
+    backends[backend_name(e.backend)].us += e.self_us;
+    all_us += e.self_us;
+  }
+  for (const auto& [key, n] : nodes) backends[backend_name(n.backend)].calls += 1;  // distinct nodes
+  for (const auto& [name, b] : backends) backend_nodes[name] = static_cast<int>(b.calls);
+  if (all_us <= 0) all_us = 1;
+  // Times per run, in ms (or us for models that run in under a millisecond).
+  const bool in_us = all_us / iters < 1000;
+  const char* unit = in_us ? "us" : "ms";
+  const double per_run = (in_us ? 1.0 : 1e-3) / iters;
+
+  const size_t shown = std::min<size_t>(nodes.size(), 20);
+  std::printf("\nTop %zu of %zu nodes by self time (%s per run):\n", shown, nodes.size(), unit);
+  std::printf("%10s %7s %7s  %-10s %-20s %s\n", unit, "%", "calls", "backend", "op", "node");
+  auto sorted_nodes = by_time(nodes);
+  for (size_t i = 0; i < shown; ++i) {
+    const auto& [key, n] = *sorted_nodes[i];
+    std::printf("%10.3f %6.1f%% %7.4g  %-10s %-20s %s\n", n.us * per_run, 100 * n.us / all_us,
+                static_cast<double>(n.calls) / iters, backend_name(n.backend), n.op.c_str(), key.c_str());
+  }
+  std::printf("\nOp types (%s per run):\n", unit);
+  std::printf("%10s %7s %7s  %s\n", unit, "%", "calls", "op");
+  for (auto it : by_time(ops)) {
+    std::printf("%10.3f %6.1f%% %7.4g  %s\n", it->second.us * per_run, 100 * it->second.us / all_us,
+                static_cast<double>(it->second.calls) / iters, it->first.c_str());
+  }
+  std::printf("\nBackends (%s per run):\n", unit);
+  std::printf("%10s %7s %7s  %s\n", unit, "%", "nodes", "backend");
+  for (auto it : by_time(backends)) {
+    std::printf("%10.3f %6.1f%% %7lld  %s\n", it->second.us * per_run, 100 * it->second.us / all_us,
+                static_cast<long long>(it->second.calls), it->first.c_str());
+  }
+  std::printf("(profiled: the times above include the profiler's small per-node overhead)\n");
+}
+
+int bench_model(const BenchOptions& opt) {
+  SessionOptions so;
+  so.num_threads = opt.threads;
+  const auto t0 = Clock::now();
+  auto created = Session::create(opt.model, so);
+  const double init_ms = ms_since(t0);
+  if (!created.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", created.status().to_string().c_str());
+    return 1;
+  }
+  Session& session = **created;
+  auto specs = parse_input_specs(session.inputs(), opt.inputs, opt.shapes);
+  if (!specs.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", specs.status().message().c_str());
+    return 2;
+  }
+  auto made = make_inputs(session.inputs(), *specs, opt.seed);
+  if (!made.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", made.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("model      %s\nthreads    %d\n", opt.model.c_str(), opt.threads);
+  std::vector<Value> inputs;
+  for (size_t i = 0; i < made->size(); ++i) {
+    const Tensor& t = (*made)[i].tensor;
+    std::printf("input      %s %s %s%s\n", session.inputs()[i].name.c_str(), dtype_name(t.dtype()),
+                shape_to_string(t.shape()).c_str(), (*made)[i].from_file ? "" : " (random)");
+    inputs.push_back(Value(t));
+  }
+  auto run_once = [&](double& ms) -> bool {
+    const auto start = Clock::now();
+    auto out = session.run(inputs);
+    ms = ms_since(start);
+    if (!out.is_ok()) std::fprintf(stderr, "error: %s\n", out.status().to_string().c_str());
+    return out.is_ok();
+  };
+  double first_ms = 0, ms = 0;
+  if (!run_once(first_ms)) return 1;
+  for (int i = 0; i < opt.warmup; ++i) {
+    if (!run_once(ms)) return 1;
+  }
+  Profiler profiler;
+  if (opt.profile) session.set_profiler(&profiler);
+  std::vector<double> times;
+  for (int i = 0; i < opt.iters; ++i) {
+    if (!run_once(ms)) return 1;
+    times.push_back(ms);
+  }
+  session.set_profiler(nullptr);
+  const Stats st = summarize(times);
+  const double rss = peak_rss_mb();
+
+  std::printf("init       %.3f ms (session creation)\n", init_ms);
+  std::printf("first run  %.3f ms\n", first_ms);
+  std::printf("warmup     %d runs\n", opt.warmup);
+  std::printf("timed      %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms, mean %.3f ms\n", opt.iters,
+              st.median, st.p90, st.min, st.mean);
+  std::printf("peak RSS   %.1f MB\n", rss);
+  std::map<std::string, int> backend_nodes;
+  if (opt.profile) print_profile(profiler, opt.iters, backend_nodes);
+  if (opt.json) {
+    std::ostringstream js;
+    js << "{\"engine\":\"xonnx\",\"model\":" << json_string(opt.model) << ",\"threads\":" << opt.threads
+       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << opt.iters << ",\"init_ms\":" << init_ms
+       << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median << ",\"p90_ms\":" << st.p90
+       << ",\"min_ms\":" << st.min << ",\"mean_ms\":" << st.mean << ",\"peak_rss_mb\":" << rss;
+    if (opt.profile) {
+      js << ",\"backend_nodes\":{";
+      const char* sep = "";
+      for (const auto& [name, n] : backend_nodes) {
+        js << sep << json_string(name) << ":" << n;
+        sep = ",";
+      }
+      js << "}";
+    }
+    js << "}";
+    std::printf("%s\n", js.str().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_bench_command(CLI::App& app) {
+  auto opt = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand("bench", "Measure a model's latency and memory");
+  sub->add_option("model", opt->model, "Model file (.onnx)")->required();
+  sub->add_option("--threads", opt->threads, "Threads (default 1)")->check(CLI::Range(1, 1024));
+  sub->add_option("--warmup", opt->warmup, "Untimed runs after the first run (default 5, at least 1)")
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--iters", opt->iters, "Timed runs (default 50)")->check(CLI::Range(1, 1000000));
+  sub->add_option("--shape", opt->shapes,
+                  "NAME=d0,d1,... shape of a random input (fixes symbolic dims; empty = scalar); repeatable");
+  sub->add_option("--input,-i", opt->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
+  sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
+  sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
+  sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables");
+  return [opt] { return bench_model(*opt); };
+}
+
+}  // namespace cli
+}  // namespace xonnx

@@ -1,0 +1,138 @@
+// XNNPACK element-wise kernels (binary with broadcasting, unary, Softmax) vs the reference.
+#include <limits>
+
+#include "tests/unit/test_xnnpack_common.h"
+
+namespace xonnx {
+namespace {
+
+using namespace xnntest;
+
+TEST(XnnpackElementwise, BinaryBroadcasting) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{13}, {13}},           {{3, 13}, {}},           {{}, {3, 13}},         {{2, 3, 4, 5}, {3, 1, 1}},
+      {{2, 1, 4, 1}, {3, 1, 5}}, {{1}, {127}},         {{128, 1}, {1, 128}},  {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}},
+      {{127}, {1}},           {{2, 3, 4, 5}, {2, 3, 4, 5}}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& [a, b] : shapes) {
+      const std::string what = shape_to_string(a) + " " + shape_to_string(b);
+      diff_test(op, {var(rand_tensor(a, 1)), var(rand_tensor(b, 2, 0.5f, 2.0f))}, {}, 14, true, what);
+      diff_test(op, {var(rand_tensor(a, 1)), cst(rand_tensor(b, 2, 0.5f, 2.0f))}, {}, 14, true, what + " const");
+    }
+  }
+}
+
+TEST(XnnpackElementwise, BinaryDeclines) {
+  diff_test("Add", {var(rand_tensor({2, 3}, 1)), var(rand_tensor({3, 2}, 2))}, {}, 14, false, "incompatible");
+  diff_test("Add", {var(rand_tensor({1, 1, 1, 1, 1, 1, 2}, 1)), var(rand_tensor({2}, 2))}, {}, 14, false, "7-D");
+  diff_test("Add", {var(rand_tensor({0, 3}, 1)), var(rand_tensor({3}, 2))}, {}, 14, false, "empty");
+  diff_test("Add", {var(Tensor::from_vector<int32_t>({1, 2}, {2})), var(Tensor::from_vector<int32_t>({3, 4}, {2}))},
+            {}, 14, false, "int32");
+  diff_test("Mul", {var(rand_tensor({2, 3}, 1)), var(rand_tensor({3}, 2))}, {attr_int("broadcast", 1)}, 6, false,
+            "opset 6");
+}
+
+TEST(XnnpackElementwise, Unary) {
+  for (int64_t n : {1, 3, 13, 127, 128, 4099}) {
+    const std::string what = "n " + std::to_string(n);
+    const Tensor x = rand_tensor({n}, 5, -8.0f, 8.0f);
+    diff_test("Sigmoid", {var(x)}, {}, 13, true, what, 1e-5, 1e-6);
+    diff_test("Relu", {var(x)}, {}, 14, true, what);
+    diff_test("HardSwish", {var(x)}, {}, 14, true, what, 1e-5, 1e-6);
+    diff_test("Clip", {var(x), cst(Tensor::scalar<float>(0.0f)), cst(Tensor::scalar<float>(6.0f))}, {}, 13, true,
+              what);
+  }
+  const Tensor x = rand_tensor({2, 3, 5}, 6, -8.0f, 8.0f);
+  diff_test("Clip", {var(x)}, {attr_float("min", -1.0f), attr_float("max", 2.5f)}, 6, true, "opset 6 attributes");
+  diff_test("Clip", {var(x)}, {}, 13, true, "no bounds");
+  diff_test("Clip", {var(x), In{}, cst(Tensor::scalar<float>(1.0f))}, {}, 13, true, "max only");
+  diff_test("Clip", {var(x), var(Tensor::scalar<float>(0.5f))}, {}, 13, true, "runtime min");
+  diff_test("Clip", {var(x), var(Tensor::scalar<float>(-0.5f)), var(Tensor::scalar<float>(0.5f))}, {}, 13, true,
+            "runtime min max");
+  diff_test("Clip", {var(x), var(Tensor::scalar<float>(0.5f)), var(Tensor::scalar<float>(-0.5f))}, {}, 13, false,
+            "runtime min > max");
+  diff_test("Clip", {var(x), var(Tensor::from_vector<float>({0.5f, 1.0f}, {2}))}, {}, 13, false,
+            "runtime non-scalar min (error)");
+  diff_test("Clip", {var(x), cst(Tensor::scalar<float>(2.0f)), cst(Tensor::scalar<float>(1.0f))}, {}, 13, false,
+            "min > max");
+  diff_test("Relu", {var(Tensor::from_vector<int32_t>({-1, 2}, {2}))}, {}, 14, false, "int32");
+}
+
+// XNNPACK clamps NaN to its output bounds and differs on inf in Softmax/MaxPool: non-finite
+// outputs (or NaN inputs of Relu/Clip) must give exactly the reference kernel's results.
+TEST(XnnpackElementwise, NanAndInfMatchReference) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Tensor special = Tensor::from_vector<float>({nan, -inf, inf, -0.0f, 0.0f, 1.0f}, {6});
+  diff_test("Relu", {var(special)}, {}, 14, false, "special values");
+  diff_test("Sigmoid", {var(special)}, {}, 13, true, "special values");
+  diff_test("Clip", {var(special), cst(Tensor::scalar<float>(0.0f)), cst(Tensor::scalar<float>(6.0f))}, {}, 13, false,
+            "special values");
+  diff_test("HardSwish", {var(special)}, {}, 14, true, "special values");
+  diff_test("Softmax", {var(special.reshaped({2, 3}))}, {}, 13, true, "special values");
+  diff_test("Softmax", {var(Tensor::from_vector<float>({-inf, -inf, -inf}, {1, 3}))}, {}, 13, true, "all -inf");
+  diff_test("Softmax", {var(Tensor::from_vector<float>({inf, 0.0f, 1.0f}, {1, 3}))}, {}, 13, true, "+inf");
+  diff_test("Softmax", {var(Tensor::from_vector<float>({nan, 0.0f, 1.0f}, {1, 3}))}, {}, 13, true, "nan");
+  // Larger tensors with a few NaN/inf sprinkled in (most windows/rows stay finite).
+  auto sprinkle = [&](const Shape& shape, uint32_t seed) {
+    Tensor t = rand_tensor(shape, seed);
+    float* p = t.data<float>();
+    const int64_t n = t.numel();
+    p[n / 7] = nan;
+    p[n / 3] = inf;
+    p[n - 1] = -inf;
+    return t;
+  };
+  const Tensor img = sprinkle({2, 3, 9, 9}, 21);
+  diff_test("Conv", {var(img), cst(rand_tensor({4, 3, 3, 3}, 22))}, {attr_ints("pads", {1, 1, 1, 1})}, 13, true,
+            "conv nan/inf");
+  diff_test("MaxPool", {var(img)}, {attr_ints("kernel_shape", {2, 2})}, 13, true, "maxpool nan/inf");
+  diff_test("MaxPool", {var(Tensor::from_vector<float>({nan, nan, nan, nan}, {1, 1, 2, 2}))},
+            {attr_ints("kernel_shape", {2, 2})}, 13, true, "maxpool all nan");
+  diff_test("AveragePool", {var(img)}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, 13,
+            true, "avgpool nan/inf");
+  diff_test("GlobalAveragePool", {var(img)}, {}, 13, true, "gap nan/inf");
+  diff_test("Gemm", {var(sprinkle({5, 7}, 23)), cst(rand_tensor({7, 3}, 24))}, {}, 13, true, "gemm nan/inf");
+  diff_test("MatMul", {var(sprinkle({2, 5, 7}, 23)), cst(rand_tensor({7, 3}, 24))}, {}, 13, true, "matmul nan/inf");
+  diff_test("Mul", {var(sprinkle({3, 13}, 25)), var(sprinkle({13}, 26))}, {}, 14, true, "mul nan/inf");
+  diff_test("Softmax", {var(sprinkle({5, 13}, 27))}, {}, 13, true, "softmax nan/inf");
+  diff_test("Relu", {var(sprinkle({5, 13}, 27))}, {}, 14, false, "relu nan");
+  diff_test("Add", {var(special), var(special)}, {}, 14, true, "special values");
+}
+
+TEST(XnnpackElementwise, Softmax) {
+  for (int64_t c : {1, 3, 13, 127, 128}) {
+    diff_test("Softmax", {var(rand_tensor({2, 3, c}, 8, -5.0f, 5.0f))}, {}, 13, true, "last axis c " + std::to_string(c),
+              1e-5, 1e-7);
+  }
+  diff_test("Softmax", {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 1)}, 13, true, "axis 1 of 2-D");
+  diff_test("Softmax", {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 0)}, 13, false, "axis 0");
+  diff_test("Softmax", {var(rand_tensor({2, 3, 5}, 8))}, {}, 11, true, "opset 11 coerced at axis 1");
+  diff_test("Softmax", {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", -1)}, 11, true, "opset 11 axis -1");
+  diff_test("Softmax", {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", 0)}, 1, true, "opset 1 axis 0");
+  diff_test("Softmax", {var(Tensor::from_vector<float>({1000.0f, 0.0f, -1000.0f}, {1, 3}))}, {}, 13, true, "large");
+}
+
+}  // namespace
+}  // namespace xonnx
+
+namespace xonnx {
+namespace {
+
+TEST(XnnpackElementwise, ClipBoundsChangeBetweenRuns) {
+  using namespace xnntest;
+  const Tensor x = rand_tensor({4, 5}, 3, -2.0f, 2.0f);
+  const Tensor lo0 = Tensor::scalar<float>(0.0f);
+  auto fast = make_session("Clip", {var(x), var(lo0), var(lo0)}, {}, 13, false);
+  auto ref = make_session("Clip", {var(x), var(lo0), var(lo0)}, {}, 13, true);
+  ASSERT_TRUE(fast.is_ok() && ref.is_ok());
+  for (auto [lo, hi] : std::vector<std::pair<float, float>>{{-1.0f, 1.0f}, {0.0f, 6.0f}, {2.0f, 1.0f}, {-1.0f, 1.0f}}) {
+    const std::vector<Value> in = {x, Tensor::scalar<float>(lo), Tensor::scalar<float>(hi)};
+    auto want = (*ref)->run(in);
+    auto got = (*fast)->run(in);
+    ASSERT_TRUE(want.is_ok() && got.is_ok());
+    expect_close((*got)[0].tensor(), (*want)[0].tensor(), 0, 0, "bounds " + std::to_string(lo) + " " + std::to_string(hi));
+  }
+}
+
+}  // namespace
+}  // namespace xonnx
