@@ -16,4 +16,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 OUT=build/slow-models
 /usr/bin/python3 tools/export_fixtures.py --slow "$OUT"
-build/bin/xonnx conformance "$OUT" --rtol 1e-4 --atol 1e-5 -v
+# atol 1e-4: the full-size decoder's logits have std ~10, and float32 accumulation-order
+# differences over K=384 reach ~3e-5 absolute on logits near zero.
+build/bin/xonnx conformance "$OUT" --rtol 1e-4 --atol 1e-4 -v
