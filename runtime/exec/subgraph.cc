@@ -336,6 +336,19 @@ Status Subgraph::build(const Graph& graph) {
     step.op = n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
     for (const std::string& in : n.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const std::string& o : n.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
+    if (n.domain.empty() && n.op_type == "Constant" && step.outputs.size() == 1 && step.outputs[0] >= 0) {
+      // Evaluated once here, so later kernels see the value as a constant input (e.g. Clip
+      // bounds, Reshape shapes) and run() does not repeat it.
+      Frame scratch;
+      scratch.slots.resize(num_slots_);
+      KernelContextImpl ctx(step, scratch, *state_);
+      Status s = step.kernel->run(ctx);
+      if (!s.is_ok()) return s.with_context(label);
+      const Value& v = scratch.slots[step.outputs[0]];
+      if (!v.is_tensor()) return internal_error(label, "Constant produced no tensor");
+      constants_.emplace_back(step.outputs[0], v.tensor());
+      continue;
+    }
     steps_.push_back(std::move(step));
   }
 

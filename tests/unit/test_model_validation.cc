@@ -306,3 +306,35 @@ TEST(ModelValidation, RuntimeInputChecks) {
 
 }  // namespace
 }  // namespace xonnx
+
+namespace xonnx {
+namespace {
+
+// Constant nodes are evaluated at session creation: the value is right, and a malformed
+// Constant fails there, not at run time.
+TEST(ConstantFolding, ConstantNodesRunAtCreation) {
+  ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  auto* c = g->add_node();
+  c->set_op_type("Constant");
+  c->add_output("c");
+  auto* a = c->add_attribute();
+  a->set_name("value_floats");
+  a->set_type(onnxpb::AttributeProto::FLOATS);
+  a->add_floats(-3.0f);
+  a->add_floats(4.0f);
+  g->mutable_node(0)->set_input(0, "c");  // y = Relu(c), x unused
+  const std::string bytes = m.SerializeAsString();
+  auto s = Session::create_from_memory(bytes.data(), bytes.size());
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  auto out = (*s)->run({Value(Tensor::from_vector<float>({0, 0}, {2}))});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ((*out)[0].tensor().data<float>()[0], 0.0f);
+  EXPECT_EQ((*out)[0].tensor().data<float>()[1], 4.0f);
+
+  a->set_type(onnxpb::AttributeProto::INT);  // wrong type: caught at creation
+  expect_error(create(m), StatusCode::kInvalidModel, "value_floats");
+}
+
+}  // namespace
+}  // namespace xonnx
