@@ -41,7 +41,8 @@ class ConvKernel final : public FallbackKernel {
   Operator op_;
   std::array<int64_t, 4> op_pads_{-1, -1, -1, -1};
   int64_t last_n_ = -1, last_h_ = -1, last_w_ = -1;
-  Buffer in_nhwc_, out_nhwc_;
+  const float* last_in_ = nullptr;  // buffers bound by the last xnn_setup_*
+  const float* last_out_ = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
@@ -165,14 +166,16 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
   const size_t nb = static_cast<size_t>(n);
-  float* in = in_nhwc_.resize(nb * in_hw * cin);
-  float* out = out_nhwc_.resize(nb * out_hw * cout);
+  float* in = thread_scratch(0).resize(nb * in_hw * cin);
+  float* out = thread_scratch(1).resize(nb * out_hw * cout);
   pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * kh_ * kw_));
-  if (n != last_n_ || h != last_h_ || w != last_w_) {
+  if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
     XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
                                                                  static_cast<size_t>(w), in, out, tp),
                                 "xnn_setup_convolution2d_nhwc_f32"));
     last_n_ = n;
+    last_in_ = in;
+    last_out_ = out;
     last_h_ = h;
     last_w_ = w;
   }

@@ -55,7 +55,8 @@ class PoolKernel final : public FallbackKernel {
   std::array<int64_t, 4> op_pads_{};
   int64_t last_n_ = -1, last_h_ = -1, last_w_ = -1;
   PoolPlan plan_;
-  Buffer in_nhwc_, out_nhwc_;
+  const float* last_in_ = nullptr;  // buffers bound by the last xnn_setup_*
+  const float* last_out_ = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> PoolKernel::create(const KernelInit& init, bool is_max) {
@@ -185,10 +186,10 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
   const int64_t ih = h + rp[0] + rp[2], iw = w + rp[1] + rp[3];
   const size_t nb = static_cast<size_t>(n), cc = static_cast<size_t>(c);
   const size_t in_hw = static_cast<size_t>(ih * iw), out_hw = static_cast<size_t>(plan_.oh * plan_.ow);
-  float* in = in_nhwc_.resize(nb * in_hw * cc);
-  float* out = out_nhwc_.resize(nb * out_hw * cc);
+  float* in = thread_scratch(0).resize(nb * in_hw * cc);
+  float* out = thread_scratch(1).resize(nb * out_hw * cc);
   pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cc) * double(k_[0] * k_[1]));
-  if (n != last_n_ || h != last_h_ || w != last_w_) {
+  if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
     const xnn_status s =
         is_max_ ? xnn_setup_max_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
                                                    static_cast<size_t>(iw), in, out, tp)
@@ -196,6 +197,8 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
                                                        static_cast<size_t>(iw), in, out, tp);
     if (!check(s, "xnn_setup_*_pooling2d_nhwc_f32").is_ok()) return Status::ok();
     last_n_ = n;
+    last_in_ = in;
+    last_out_ = out;
     last_h_ = h;
     last_w_ = w;
   }

@@ -80,6 +80,11 @@ bool over_read_safe(const void* p, size_t bytes) {
   return last / kPage == (last + XNN_EXTRA_BYTES) / kPage;
 }
 
+Buffer& thread_scratch(int which) {
+  thread_local Buffer buffers[2];
+  return buffers[which & 1];
+}
+
 const float* readable_input(const Tensor& t, Buffer& scratch) {
   const float* data = t.data<float>();
   const size_t n = static_cast<size_t>(t.numel());

@@ -85,6 +85,11 @@ class Buffer {
   std::vector<float> data_;
 };
 
+// NHWC scratch shared by every XNNPACK kernel running on this thread (0: input, 1: output).
+// A session runs one kernel at a time, so peak scratch is the largest activation rather than
+// the sum over all nodes. Buffers only grow; a kernel re-runs xnn_setup_* when they move.
+Buffer& thread_scratch(int which);
+
 // True when XNNPACK may read `bytes` at `p` plus XNN_EXTRA_BYTES without leaving the
 // memory page of the last byte (so an over-read cannot fault).
 bool over_read_safe(const void* p, size_t bytes);
