@@ -153,6 +153,23 @@ template <> inline BFloat16 from_compute<BFloat16>(float v) { return BFloat16{fl
     default: ON_ERROR;                               \
   }
 
+// The types C++ has natively: float, double, the ints and bool (no float16/bfloat16).
+#define XONNX_DISPATCH_NATIVE(DTYPE, ON_ERROR, ...)   \
+  switch (DTYPE) {                                   \
+    XONNX_TYPE_CASE(kFloat, float, __VA_ARGS__)      \
+    XONNX_TYPE_CASE(kDouble, double, __VA_ARGS__)    \
+    XONNX_TYPE_CASE(kInt8, int8_t, __VA_ARGS__)      \
+    XONNX_TYPE_CASE(kUint8, uint8_t, __VA_ARGS__)    \
+    XONNX_TYPE_CASE(kInt16, int16_t, __VA_ARGS__)    \
+    XONNX_TYPE_CASE(kUint16, uint16_t, __VA_ARGS__)  \
+    XONNX_TYPE_CASE(kInt32, int32_t, __VA_ARGS__)    \
+    XONNX_TYPE_CASE(kUint32, uint32_t, __VA_ARGS__)  \
+    XONNX_TYPE_CASE(kInt64, int64_t, __VA_ARGS__)    \
+    XONNX_TYPE_CASE(kUint64, uint64_t, __VA_ARGS__)  \
+    XONNX_TYPE_CASE(kBool, bool, __VA_ARGS__)        \
+    default: ON_ERROR;                               \
+  }
+
 // Floats and ints (not bool, not string).
 #define XONNX_DISPATCH_NUMERIC(DTYPE, ON_ERROR, ...)            \
   switch (DTYPE) {                                              \

@@ -40,23 +40,6 @@ struct CastOptions {
   E8M0RoundMode round_mode = E8M0RoundMode::kUp;
 };
 
-// Dispatch over the types C++ has natively (floats, ints, bool), binding `T`.
-#define XONNX_CAST_DISPATCH_NATIVE(DTYPE, ON_ERROR, ...)  \
-  switch (DTYPE) {                                        \
-    XONNX_TYPE_CASE(kFloat, float, __VA_ARGS__)           \
-    XONNX_TYPE_CASE(kDouble, double, __VA_ARGS__)         \
-    XONNX_TYPE_CASE(kInt8, int8_t, __VA_ARGS__)           \
-    XONNX_TYPE_CASE(kUint8, uint8_t, __VA_ARGS__)         \
-    XONNX_TYPE_CASE(kInt16, int16_t, __VA_ARGS__)         \
-    XONNX_TYPE_CASE(kUint16, uint16_t, __VA_ARGS__)       \
-    XONNX_TYPE_CASE(kInt32, int32_t, __VA_ARGS__)         \
-    XONNX_TYPE_CASE(kUint32, uint32_t, __VA_ARGS__)       \
-    XONNX_TYPE_CASE(kInt64, int64_t, __VA_ARGS__)         \
-    XONNX_TYPE_CASE(kUint64, uint64_t, __VA_ARGS__)       \
-    XONNX_TYPE_CASE(kBool, bool, __VA_ARGS__)             \
-    default: ON_ERROR;                                    \
-  }
-
 bool is_native(DataType t) {
   switch (t) {
     case DataType::kFloat:
@@ -163,7 +146,7 @@ template <typename S>
 Status convert_from(const S* src, int64_t n, Tensor* y, const CastOptions& o) {
   const DataType to = y->dtype();
   if (is_native(to)) {
-    XONNX_CAST_DISPATCH_NATIVE(to, return internal_error("Cast: bad native type"), {
+    XONNX_DISPATCH_NATIVE(to, return internal_error("Cast: bad native type"), {
       T* out = y->data<T>();
       for (int64_t i = 0; i < n; ++i) out[i] = cast_native<T>(src[i]);
     });
@@ -258,7 +241,7 @@ Status cast_tensor(const Tensor& x, Tensor* y, const CastOptions& o) {
     return Status::ok();
   }
   if (is_native(from)) {
-    XONNX_CAST_DISPATCH_NATIVE(from, return internal_error("Cast: bad native type"),
+    XONNX_DISPATCH_NATIVE(from, return internal_error("Cast: bad native type"),
                              return convert_from(x.data<T>(), n, y, o));
   }
   switch (from) {
