@@ -32,10 +32,21 @@ inline Attribute attr_tensor(const std::string& name, Tensor t) {
   Attribute a; a.name = name; a.type = AttrType::kTensor; a.t = std::move(t); return a;
 }
 
-// A tensor Value from elements and a shape.
+// A tensor from elements and a shape, and the same as a Value.
+template <typename T>
+Tensor tensor_of(std::vector<T> v, Shape s) {
+  return Tensor::from_vector<T>(v, std::move(s));
+}
 template <typename T>
 Value tv(std::vector<T> v, Shape s) {
-  return Value(Tensor::from_vector<T>(v, std::move(s)));
+  return Value(tensor_of<T>(std::move(v), std::move(s)));
+}
+
+// 0, 1, ..., n-1 as floats.
+inline std::vector<float> iota(int n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  return v;
 }
 
 // The elements of a tensor Value whose storage type is T.

@@ -15,17 +15,16 @@ using testing::attr_ints;
 using testing::attr_string;
 using testing::attr_tensor;
 using testing::run_op;
+using testing::tensor_of;
 using testing::values;
 
-template <typename T>
-Tensor T_(std::vector<T> v, Shape s) { return Tensor::from_vector<T>(v, std::move(s)); }
 Tensor I64(std::vector<int64_t> v) {
   const int64_t n = static_cast<int64_t>(v.size());
-  return T_<int64_t>(std::move(v), {n});
+  return tensor_of<int64_t>(std::move(v), {n});
 }
 
 TEST(ShapeOps, ShapeWithStartEnd) {
-  Tensor x = T_<float>(std::vector<float>(24, 0.f), {2, 3, 4});
+  Tensor x = tensor_of<float>(std::vector<float>(24, 0.f), {2, 3, 4});
   auto r = run_op("Shape", {x}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{2, 3, 4}));
@@ -41,20 +40,20 @@ TEST(ShapeOps, ShapeWithStartEnd) {
 }
 
 TEST(ShapeOps, SizeOfStrings) {
-  auto r = run_op("Size", {T_<std::string>({"a", "b", "c"}, {3, 1})}, {}, 13);
+  auto r = run_op("Size", {tensor_of<std::string>({"a", "b", "c"}, {3, 1})}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{3}));
   EXPECT_EQ((*r)[0].tensor().rank(), 0u);
 }
 
 TEST(ShapeOps, ReshapeZeroAndInfer) {
-  Tensor x = T_<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor x = tensor_of<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   auto r = run_op("Reshape", {x, I64({0, -1, 1})}, {}, 14);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 3, 1}));
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   // allowzero=1: 0 is a real zero dim
-  Tensor e = T_<float>({}, {0, 3});
+  Tensor e = tensor_of<float>({}, {0, 3});
   r = run_op("Reshape", {e, I64({3, 0})}, {attr_int("allowzero", 1)}, 14);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 0}));
@@ -65,16 +64,16 @@ TEST(ShapeOps, ReshapeZeroAndInfer) {
 }
 
 TEST(ShapeOps, ReshapeErrors) {
-  Tensor x = T_<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor x = tensor_of<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_FALSE(run_op("Reshape", {x, I64({4, -1})}, {}, 14).is_ok());
   EXPECT_FALSE(run_op("Reshape", {x, I64({-1, -1})}, {}, 14).is_ok());
   EXPECT_FALSE(run_op("Reshape", {x, I64({0, 0, 0})}, {}, 14).is_ok());
   EXPECT_FALSE(run_op("Reshape", {x, I64({-2, 3})}, {}, 14).is_ok());
-  EXPECT_FALSE(run_op("Reshape", {x, T_<float>({6}, {1})}, {}, 14).is_ok());
+  EXPECT_FALSE(run_op("Reshape", {x, tensor_of<float>({6}, {1})}, {}, 14).is_ok());
 }
 
 TEST(ShapeOps, FlattenAxes) {
-  Tensor x = T_<int8_t>(std::vector<int8_t>(24, 1), {2, 3, 4});
+  Tensor x = tensor_of<int8_t>(std::vector<int8_t>(24, 1), {2, 3, 4});
   auto r = run_op("Flatten", {x}, {attr_int("axis", 0)}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 24}));
@@ -88,7 +87,7 @@ TEST(ShapeOps, FlattenAxes) {
 }
 
 TEST(ShapeOps, SqueezeUnsqueeze) {
-  Tensor x = T_<bool>({true, false, true}, {1, 3, 1});
+  Tensor x = tensor_of<bool>({true, false, true}, {1, 3, 1});
   auto r = run_op("Squeeze", {x}, {}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3}));
@@ -101,7 +100,7 @@ TEST(ShapeOps, SqueezeUnsqueeze) {
   EXPECT_FALSE(run_op("Squeeze", {x, I64({1})}, {}, 13).is_ok());
   EXPECT_FALSE(run_op("Squeeze", {x, I64({3})}, {}, 13).is_ok());
 
-  Tensor y = T_<float>({1, 2, 3}, {3});
+  Tensor y = tensor_of<float>({1, 2, 3}, {3});
   r = run_op("Unsqueeze", {y, I64({2, 0})}, {}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 3, 1}));
@@ -113,12 +112,12 @@ TEST(ShapeOps, SqueezeUnsqueeze) {
 }
 
 TEST(ShapeOps, IdentityPassesStringsAndSequences) {
-  auto r = run_op("Identity", {T_<std::string>({"x", "y"}, {2})}, {}, 16);
+  auto r = run_op("Identity", {tensor_of<std::string>({"x", "y"}, {2})}, {}, 16);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().string_data()[1], "y");
   auto seq = std::make_shared<Sequence>();
   seq->elem_type = DataType::kFloat;
-  seq->items.push_back(T_<float>({1}, {1}));
+  seq->items.push_back(tensor_of<float>({1}, {1}));
   r = run_op("Identity", {Value::sequence(seq)}, {}, 16);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_TRUE((*r)[0].is_sequence());
@@ -126,7 +125,7 @@ TEST(ShapeOps, IdentityPassesStringsAndSequences) {
 }
 
 TEST(ShapeOps, ExpandBroadcasts) {
-  Tensor x = T_<float>({1, 2, 3}, {3, 1});
+  Tensor x = tensor_of<float>({1, 2, 3}, {3, 1});
   auto r = run_op("Expand", {x, I64({2, 1, 2})}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 3, 2}));
@@ -136,14 +135,14 @@ TEST(ShapeOps, ExpandBroadcasts) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 1}));
   // strings
-  r = run_op("Expand", {T_<std::string>({"a"}, {1}), I64({3})}, {}, 13);
+  r = run_op("Expand", {tensor_of<std::string>({"a"}, {1}), I64({3})}, {}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().string_data()[2], "a");
   EXPECT_FALSE(run_op("Expand", {x, I64({2, 2})}, {}, 13).is_ok());
 }
 
 TEST(ShapeOps, ConstantOfShape) {
-  auto r = run_op("ConstantOfShape", {I64({2, 2})}, {attr_tensor("value", T_<int32_t>({7}, {1}))}, 20);
+  auto r = run_op("ConstantOfShape", {I64({2, 2})}, {attr_tensor("value", tensor_of<int32_t>({7}, {1}))}, 20);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{7, 7, 7, 7}));
   r = run_op("ConstantOfShape", {I64({0})}, {}, 20);
@@ -184,11 +183,11 @@ TEST(ShapeOps, Range) {
 }
 
 TEST(ShapeOps, EyeLike) {
-  Tensor x = T_<float>(std::vector<float>(6, 5.f), {2, 3});
+  Tensor x = tensor_of<float>(std::vector<float>(6, 5.f), {2, 3});
   auto r = run_op("EyeLike", {x}, {attr_int("k", 1), attr_int("dtype", 7)}, 9);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{0, 1, 0, 0, 0, 1}));
-  EXPECT_FALSE(run_op("EyeLike", {T_<float>({1}, {1})}, {}, 9).is_ok());
+  EXPECT_FALSE(run_op("EyeLike", {tensor_of<float>({1}, {1})}, {}, 9).is_ok());
 }
 
 TEST(ShapeOps, RangeExtremesAndHalf) {
