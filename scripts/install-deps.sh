@@ -8,6 +8,7 @@ PACKAGES=(
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  libonnx-dev                                # the ONNX checker the converter's output is tested with
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
