@@ -1,11 +1,27 @@
 // The converter's passes, in the order the pipeline applies them.
 #include "converter/pass.h"
+#include "converter/passes/passes.h"
 
 namespace xonnx {
 namespace convert {
 
 const std::vector<PassDef>& pass_list() {
-  static const std::vector<PassDef> passes = {};
+  static const std::vector<PassDef> passes = {
+      {"inline-functions", 1, inline_functions_pass},
+      {"constants-to-initializers", 1, constants_to_initializers},
+      {"constant-folding", 2, constant_folding},
+      {"remove-noop", 1, remove_noop},
+      {"transpose-reshape-pairs", 1, collapse_transpose_reshape_pairs},
+      {"fuse-batchnorm", 2, fuse_batchnorm},
+      {"fuse-matmul-add", 2, fuse_matmul_add},
+      {"fuse-layernorm", 2, fuse_layernorm},
+      {"fuse-gelu", 2, fuse_gelu},
+      {"cse", 1, common_subexpression_elimination},
+      {"dedup-weights", 1, dedup_weights},
+      {"dead-code", 1, dead_code_elimination},
+      // Last: the value_info the writer emits describes the final graph.
+      {"infer-shapes", 1, infer_shapes_pass},
+  };
   return passes;
 }
 

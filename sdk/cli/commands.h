@@ -13,8 +13,10 @@ using Runner = std::function<int()>;
 
 Runner add_bench_command(CLI::App& app);
 Runner add_conformance_command(CLI::App& app);
+Runner add_convert_command(CLI::App& app);
 Runner add_info_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);
+Runner add_verify_command(CLI::App& app);
 
 }  // namespace cli
 }  // namespace xonnx

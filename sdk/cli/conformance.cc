@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "converter/convert.h"
 #include "runtime/exec/session.h"
 #include "sdk/cli/commands.h"
 
@@ -37,6 +38,7 @@ struct Options {
   double atol = 1e-7;
   int timeout_s = 120;
   bool verbose = false;
+  int convert_level = -1;  // >= 0: round-trip each model through the converter first
 };
 
 struct CaseResult {
@@ -148,9 +150,26 @@ std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& pre
   return files;
 }
 
+// Loads the case's model, or with --convert the converter's output for it (kept in memory).
+Result<Model> load_case_model(const fs::path& case_dir, const Options& opt) {
+  const std::string path = (case_dir / "model.onnx").string();
+  if (opt.convert_level < 0) return load_model(path);
+  LoadOptions keep_functions;
+  keep_functions.inline_functions = false;
+  XONNX_ASSIGN_OR_RETURN(Model original, load_model(path, keep_functions));
+  convert::ConvertOptions co;
+  co.level = opt.convert_level;
+  auto bytes = convert::convert_model_to_bytes(std::move(original), co);
+  if (!bytes.is_ok()) return bytes.status().with_context("convert --level " + std::to_string(co.level) + ": ");
+  auto keep = std::make_shared<std::string>(std::move(bytes).value());
+  auto converted = load_model_from_memory(keep->data(), keep->size(), case_dir.string(), {}, keep);
+  if (!converted.is_ok()) return converted.status().with_context("loading the converted model: ");
+  return converted;
+}
+
 // Runs one case in this process. Returns {status, reason}.
 std::pair<std::string, std::string> run_case(const fs::path& case_dir, const Options& opt) {
-  auto model = load_model((case_dir / "model.onnx").string());
+  auto model = load_case_model(case_dir, opt);
   if (!model.is_ok()) return {"fail", model.status().to_string()};
   if (uses_random_op(model->graph)) return {"skip", "random output (non-deterministic op)"};
   auto session = Session::create_from_model(std::move(model).value());
@@ -374,6 +393,9 @@ Runner add_conformance_command(CLI::App& app) {
   sub->add_option("--atol", opt->atol, "Absolute tolerance for floats (default 1e-7)");
   sub->add_option("--timeout", opt->timeout_s, "Seconds per case before it fails (default 120)");
   sub->add_flag("--verbose,-v", opt->verbose, "Also print passing cases");
+  sub->add_option("--convert", opt->convert_level,
+                  "Run each model through the converter at LEVEL (0, 1, 2) in memory first")
+      ->check(CLI::Range(0, 2));
   return [opt] { return run_conformance(*opt); };
 }
 

@@ -1,4 +1,4 @@
-// xonnx: command-line front end of the runtime (run, info, bench, conformance).
+// xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify).
 #include <cstdio>
 #include <map>
 
@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_info_command);
   add(xonnx::cli::add_bench_command);
   add(xonnx::cli::add_conformance_command);
+  add(xonnx::cli::add_convert_command);
+  add(xonnx::cli::add_verify_command);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();

@@ -1,0 +1,137 @@
+#include "converter/convert.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <set>
+
+#include "platforms/posix/mapped_file.h"
+#include "runtime/onnx/loader.h"
+#include "runtime/onnx/proto_scan.h"
+
+namespace xonnx {
+namespace convert {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// IN and the external data files its top-level initializers name: the writer must not
+// overwrite any of them (their bytes are mapped while the model is converted).
+std::vector<std::string> input_files(const std::string& path) {
+  std::vector<std::string> files = {path};
+  std::string error;
+  auto file = MappedFile::open(path, &error);
+  if (!file) return files;
+  auto scanned = scan_model(file->data(), file->size(), path);
+  if (!scanned.is_ok()) return files;
+  std::set<std::string> locations;
+  for (const ScannedInitializer& init : scanned->initializers) {
+    for (const auto& kv : init.proto.external_data()) {
+      if (kv.key() == "location") locations.insert(kv.value());
+    }
+  }
+  for (const std::string& loc : locations) files.push_back(dir_of(path) + "/" + loc);
+  return files;
+}
+
+Status check_options(const ConvertOptions& options) {
+  if (options.level < 0 || options.level > 2) {
+    return invalid_argument("level ", options.level, " is not 0, 1 or 2");
+  }
+  if (options.fold_size_limit_bytes < 0) return invalid_argument("the folding size limit is negative");
+  return Status::ok();
+}
+
+}  // namespace
+
+std::vector<ValueInfo> runtime_inputs(const Graph& g) {
+  std::set<std::string> initialized;
+  for (const NamedTensor& t : g.initializers) initialized.insert(t.name);
+  std::vector<ValueInfo> inputs;
+  for (const ValueInfo& v : g.inputs) {
+    if (!initialized.count(v.name)) inputs.push_back(v);
+  }
+  return inputs;
+}
+
+Result<ConvertResult> convert_file(const ConvertRequest& request) {
+  const auto start = Clock::now();
+  XONNX_RETURN_IF_ERROR(check_options(request.options));
+  ConvertResult result;
+  result.input_path = request.input_path;
+  result.output_path = request.output_path;
+  result.options = request.options;
+  struct stat st;
+  if (::stat(request.input_path.c_str(), &st) != 0) {
+    return not_found("input model '", request.input_path, "' does not exist");
+  }
+  if (S_ISDIR(st.st_mode)) return invalid_argument("input '", request.input_path, "' is a directory");
+  result.input_file_bytes = static_cast<int64_t>(st.st_size);
+  WriteOptions write = request.write;
+  write.external_data = write.external_data || request.options.external_data;
+  for (std::string& f : input_files(request.input_path)) write.protected_paths.push_back(std::move(f));
+  // Fail before the (possibly long) conversion if OUT cannot be written.
+  XONNX_RETURN_IF_ERROR(check_output_path(request.output_path, write.protected_paths));
+
+  auto say = [&request](const std::string& stage) {
+    if (request.stage) request.stage(stage);
+  };
+  say("loading " + request.input_path);
+  auto t0 = Clock::now();
+  LoadOptions load;
+  load.inline_functions = false;
+  XONNX_ASSIGN_OR_RETURN(Model model, load_model(request.input_path, load));
+  result.load_ms = ms_since(t0);
+  // Verification inputs are made (and checked) before anything is written.
+  NamedValues verify_inputs;
+  if (request.make_inputs) {
+    XONNX_ASSIGN_OR_RETURN(verify_inputs, request.make_inputs(runtime_inputs(model.graph)));
+  }
+
+  const std::vector<PassDef>& passes = request.passes ? *request.passes : pass_list();
+  XONNX_ASSIGN_OR_RETURN(result.pipeline,
+                         run_pipeline(model, passes, request.options, request.progress));
+
+  say("writing " + request.output_path);
+  t0 = Clock::now();
+  XONNX_RETURN_IF_ERROR(write_model(model, request.output_path, write, &result.write));
+  result.write_ms = ms_since(t0);
+
+  if (request.make_inputs) {
+    say("verifying");
+    t0 = Clock::now();
+    model = Model();  // release the converted IR before loading both files
+    XONNX_ASSIGN_OR_RETURN(Model original, load_model(request.input_path, load));
+    XONNX_ASSIGN_OR_RETURN(Model converted, load_model(request.output_path, load));
+    XONNX_ASSIGN_OR_RETURN(result.verification, verify_models(std::move(original), std::move(converted),
+                                                              verify_inputs, request.verify));
+    result.verified = true;
+    result.verify_options = request.verify;
+    result.verify_ms = ms_since(t0);
+  }
+  result.total_ms = ms_since(start);
+  return result;
+}
+
+Result<std::string> convert_model_to_bytes(Model model, const ConvertOptions& options,
+                                           const std::vector<PassDef>* passes,
+                                           PipelineResult* pipeline) {
+  XONNX_RETURN_IF_ERROR(check_options(options));
+  XONNX_ASSIGN_OR_RETURN(PipelineResult r,
+                         run_pipeline(model, passes ? *passes : pass_list(), options));
+  if (pipeline) *pipeline = std::move(r);
+  return serialize_model(model);
+}
+
+}  // namespace convert
+}  // namespace xonnx

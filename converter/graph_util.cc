@@ -1,0 +1,330 @@
+#include "converter/graph_util.h"
+
+#include <cmath>
+
+namespace xonnx {
+namespace convert {
+
+void for_each_subgraph(const Node& node, const std::function<void(const Graph&)>& fn) {
+  for (const Attribute& a : node.attributes) {
+    if (a.g) fn(*a.g);
+    for (const auto& g : a.graphs) {
+      if (g) fn(*g);
+    }
+  }
+}
+
+void for_each_subgraph(Node& node, const std::function<void(Graph&)>& fn) {
+  for (Attribute& a : node.attributes) {
+    if (a.g) fn(*a.g);
+    for (auto& g : a.graphs) {
+      if (g) fn(*g);
+    }
+  }
+}
+
+bool has_subgraphs(const Graph& graph) {
+  for (const Node& n : graph.nodes) {
+    for (const Attribute& a : n.attributes) {
+      if (a.g || !a.graphs.empty()) return true;
+    }
+  }
+  return false;
+}
+
+std::set<std::string> defined_names(const Graph& graph) {
+  std::set<std::string> names;
+  for (const ValueInfo& vi : graph.inputs) names.insert(vi.name);
+  for (const NamedTensor& t : graph.initializers) names.insert(t.name);
+  for (const Node& n : graph.nodes) {
+    for (const std::string& o : n.outputs) {
+      if (!o.empty()) names.insert(o);
+    }
+  }
+  return names;
+}
+
+std::set<std::string> outer_scope_reads(const Graph& graph) {
+  const std::set<std::string> defined = defined_names(graph);
+  std::set<std::string> reads;
+  auto read = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name)) reads.insert(name);
+  };
+  for (const Node& n : graph.nodes) {
+    for (const std::string& in : n.inputs) read(in);
+    for_each_subgraph(n, [&](const Graph& sub) {
+      for (const std::string& name : outer_scope_reads(sub)) read(name);
+    });
+  }
+  // A graph output may be an outer-scope value passed straight through.
+  for (const ValueInfo& vi : graph.outputs) read(vi.name);
+  return reads;
+}
+
+GraphIndex::GraphIndex(const Graph& graph) {
+  for (const ValueInfo& vi : graph.inputs) inputs_.insert(vi.name);
+  for (const ValueInfo& vi : graph.outputs) output_uses_[vi.name]++;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    const int idx = static_cast<int>(i);
+    for (const std::string& o : n.outputs) {
+      if (!o.empty()) producer_[o] = idx;
+    }
+    for (const std::string& in : n.inputs) {
+      if (!in.empty()) consumers_[in].push_back(idx);
+    }
+    for_each_subgraph(n, [&](const Graph& sub) {
+      for (const std::string& name : outer_scope_reads(sub)) consumers_[name].push_back(idx);
+    });
+  }
+}
+
+int GraphIndex::producer(const std::string& value) const {
+  auto it = producer_.find(value);
+  return it == producer_.end() ? -1 : it->second;
+}
+
+const std::vector<int>& GraphIndex::consumers(const std::string& value) const {
+  auto it = consumers_.find(value);
+  return it == consumers_.end() ? none_ : it->second;
+}
+
+bool GraphIndex::is_graph_output(const std::string& value) const {
+  return output_uses_.count(value) > 0;
+}
+
+bool GraphIndex::is_graph_input(const std::string& value) const { return inputs_.count(value) > 0; }
+
+int GraphIndex::use_count(const std::string& value) const {
+  auto it = output_uses_.find(value);
+  const int outputs = it == output_uses_.end() ? 0 : it->second;
+  return static_cast<int>(consumers(value).size()) + outputs;
+}
+
+const Tensor* constant_tensor(const Graph& graph, const std::string& name) {
+  if (name.empty()) return nullptr;
+  for (const ValueInfo& vi : graph.inputs) {
+    if (vi.name == name) return nullptr;  // overridable by the caller: not a constant
+  }
+  const NamedTensor* t = graph.find_initializer(name);
+  return t ? &t->tensor : nullptr;
+}
+
+void replace_uses(Graph& graph, const std::string& from, const std::string& to) {
+  for (Node& n : graph.nodes) {
+    for (std::string& in : n.inputs) {
+      if (in == from) in = to;
+    }
+    for_each_subgraph(n, [&](Graph& sub) {
+      if (defined_names(sub).count(from)) return;  // the subgraph shadows `from`
+      replace_uses(sub, from, to);
+      // Inside a subgraph, an output naming the outer value is a read of it.
+      for (ValueInfo& vi : sub.outputs) {
+        if (vi.name == from) vi.name = to;
+      }
+    });
+  }
+}
+
+void erase_nodes(Graph& graph, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (i < dead.size() && dead[i]) continue;
+    kept.push_back(std::move(graph.nodes[i]));
+  }
+  graph.nodes = std::move(kept);
+}
+
+namespace {
+
+void collect_all_names(const Graph& graph, std::set<std::string>& names) {
+  names.insert(graph.name);
+  for (const ValueInfo& vi : graph.inputs) names.insert(vi.name);
+  for (const ValueInfo& vi : graph.outputs) names.insert(vi.name);
+  for (const ValueInfo& vi : graph.value_info) names.insert(vi.name);
+  for (const NamedTensor& t : graph.initializers) names.insert(t.name);
+  for (const Node& n : graph.nodes) {
+    names.insert(n.name);
+    names.insert(n.inputs.begin(), n.inputs.end());
+    names.insert(n.outputs.begin(), n.outputs.end());
+    for_each_subgraph(n, [&](const Graph& sub) { collect_all_names(sub, names); });
+  }
+}
+
+}  // namespace
+
+std::string unique_name(const Graph& graph, const std::string& base) {
+  std::set<std::string> names;
+  collect_all_names(graph, names);
+  const std::string stem = base.empty() ? std::string("v") : base;
+  if (!names.count(stem)) return stem;
+  for (int64_t k = 1;; ++k) {
+    std::string candidate = stem + "_" + std::to_string(k);
+    if (!names.count(candidate)) return candidate;
+  }
+}
+
+std::string add_initializer(Graph& graph, const std::string& base, Tensor tensor) {
+  std::string name = unique_name(graph, base);
+  graph.initializers.push_back(NamedTensor{name, std::move(tensor)});
+  return name;
+}
+
+int64_t opset_of(const Model& model, const Node& node) {
+  if (node.opset != 0) return node.opset;
+  auto it = model.opset_imports.find(normalize_domain(node.domain));
+  return it == model.opset_imports.end() ? 0 : it->second;
+}
+
+int64_t attr_int_or(const Node& node, const std::string& name, int64_t fallback) {
+  const Attribute* a = node.find_attr(name);
+  return a && a->type == AttrType::kInt ? a->i : fallback;
+}
+
+float attr_float_or(const Node& node, const std::string& name, float fallback) {
+  const Attribute* a = node.find_attr(name);
+  return a && a->type == AttrType::kFloat ? a->f : fallback;
+}
+
+bool is_float_constant(const Graph& graph, const std::string& name, double value, double tol) {
+  const Tensor* t = constant_tensor(graph, name);
+  if (!t || t->dtype() != DataType::kFloat || t->numel() < 1 || !t->raw_data()) return false;
+  const float* p = t->data<float>();
+  for (int64_t i = 0; i < t->numel(); ++i) {
+    if (!(std::fabs(static_cast<double>(p[i]) - value) <= tol)) return false;
+  }
+  return true;
+}
+
+const ValueInfo* find_value_info(const Graph& graph, const std::string& name) {
+  for (const auto* list : {&graph.inputs, &graph.outputs, &graph.value_info}) {
+    for (const ValueInfo& vi : *list) {
+      if (vi.name == name) return &vi;
+    }
+  }
+  return nullptr;
+}
+
+void deep_copy_subgraphs(Graph& graph) {
+  for (Node& n : graph.nodes) {
+    for (Attribute& a : n.attributes) {
+      if (a.g) {
+        a.g = std::make_shared<Graph>(*a.g);
+        deep_copy_subgraphs(*a.g);
+      }
+      for (auto& sub : a.graphs) {
+        if (!sub) continue;
+        sub = std::make_shared<Graph>(*sub);
+        deep_copy_subgraphs(*sub);
+      }
+    }
+  }
+}
+
+Model clone_model(const Model& model) {
+  Model copy = model;
+  deep_copy_subgraphs(copy.graph);
+  for (FunctionDef& f : copy.functions) {
+    for (Node& n : f.nodes) {
+      Graph holder;  // reuse the graph walker for function bodies
+      holder.nodes.push_back(std::move(n));
+      deep_copy_subgraphs(holder);
+      n = std::move(holder.nodes[0]);
+    }
+  }
+  return copy;
+}
+
+FusionView::FusionView(Graph& graph)
+    : graph_(graph),
+      index_(graph),
+      claimed_(graph.nodes.size(), false),
+      dead_(graph.nodes.size(), false) {}
+
+bool FusionView::is(int i, const char* op) const {
+  if (i < 0 || static_cast<size_t>(i) >= graph_.nodes.size() || claimed_[static_cast<size_t>(i)]) {
+    return false;
+  }
+  const Node& n = node(i);
+  if (!n.domain.empty() || n.op_type != op || n.outputs.empty() || n.outputs[0].empty() ||
+      n.inputs.empty() || n.inputs[0].empty()) {
+    return false;
+  }
+  // Arity guards so matchers may index inputs freely (the loader does not check arity).
+  static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "MatMul"};
+  static const std::set<std::string> kUnary = {"Erf", "Sqrt", "Relu", "Neg"};
+  if (kBinary.count(n.op_type)) return n.inputs.size() == 2 && !n.inputs[1].empty();
+  if (kUnary.count(n.op_type)) return n.inputs.size() == 1;
+  return true;
+}
+
+int FusionView::sole_producer(const std::string& value) const {
+  if (value.empty() || index_.use_count(value) != 1 || index_.is_graph_output(value)) return -1;
+  const int p = index_.producer(value);
+  return p >= 0 && !claimed_[static_cast<size_t>(p)] ? p : -1;
+}
+
+int FusionView::sole_consumer(const std::string& value) const {
+  if (value.empty() || index_.use_count(value) != 1 || index_.is_graph_output(value)) return -1;
+  const std::vector<int>& readers = index_.consumers(value);
+  if (readers.size() != 1 || claimed_[static_cast<size_t>(readers[0])]) return -1;
+  return readers[0];
+}
+
+bool FusionView::is_const(const std::string& name, double value, double tol) const {
+  return is_float_constant(graph_, name, value, tol);
+}
+
+std::string FusionView::other_input(int i, const std::string& known) const {
+  const Node& n = node(i);
+  if (n.inputs.size() != 2) return "";
+  if (n.inputs[0] == known) return n.inputs[1];
+  if (n.inputs[1] == known) return n.inputs[0];
+  return "";
+}
+
+bool FusionView::other_is_const(int i, double value, double tol, std::string* x) const {
+  const Node& n = node(i);
+  if (n.inputs.size() != 2) return false;
+  if (is_const(n.inputs[1], value, tol)) {
+    *x = n.inputs[0];
+    return true;
+  }
+  if (is_const(n.inputs[0], value, tol)) {
+    *x = n.inputs[1];
+    return true;
+  }
+  return false;
+}
+
+bool FusionView::other_is_const_given(int i, const std::string& known, double value,
+                                      double tol) const {
+  const std::string other = other_input(i, known);
+  return !other.empty() && is_const(other, value, tol);
+}
+
+bool FusionView::claim(const std::vector<int>& nodes) {
+  for (int i : nodes) {
+    if (i < 0 || claimed_[static_cast<size_t>(i)]) return false;
+  }
+  for (int i : nodes) claimed_[static_cast<size_t>(i)] = true;
+  return true;
+}
+
+void FusionView::replace(const std::vector<int>& nodes, int at, Node replacement) {
+  for (int i : nodes) dead_[static_cast<size_t>(i)] = true;
+  dead_[static_cast<size_t>(at)] = false;
+  replacements_[at] = std::move(replacement);
+}
+
+void FusionView::commit() {
+  for (auto& [at, node] : replacements_) graph_.nodes[static_cast<size_t>(at)] = std::move(node);
+  replacements_.clear();
+  erase_nodes(graph_, dead_);
+  dead_.assign(graph_.nodes.size(), false);
+  claimed_.assign(graph_.nodes.size(), false);
+}
+
+}  // namespace convert
+}  // namespace xonnx

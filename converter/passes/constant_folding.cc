@@ -1,0 +1,259 @@
+// Constant folding: a node whose inputs are all constants is evaluated with the runtime's
+// reference kernels (converter/node_eval.h) and its outputs become initializers of the same
+// names. Shape/Size of statically shaped values, and Gather/Slice picking static dims out of a
+// partly symbolic Shape, fold from shape inference; the rest of a Shape chain then folds as
+// ordinary constants on the next nodes. Subgraph bodies fold over their own initializers.
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "converter/graph_util.h"
+#include "converter/node_eval.h"
+#include "converter/passes/passes.h"
+#include "converter/shape_inference.h"
+
+namespace xonnx {
+namespace convert {
+
+namespace {
+
+bool never_folded(const Node& n) {
+  static const std::set<std::string> kNondeterministic = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
+      "Multinomial"};
+  if (n.domain.empty() && (n.op_type == "Constant" || kNondeterministic.count(n.op_type))) {
+    return true;
+  }
+  for (const Attribute& a : n.attributes) {
+    if (a.g || !a.graphs.empty()) return true;  // If/Loop/Scan: bodies are not evaluated here
+  }
+  return n.inputs.empty();
+}
+
+std::string mb(int64_t bytes) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// Bytes of an output when its shape is fully known, else -1.
+int64_t predicted_bytes(const ShapeFacts* facts, const std::string& name) {
+  if (!facts) return -1;
+  const TypeInfo* t = facts->type(name);
+  std::vector<int64_t> dims;
+  if (!t || !t->has_shape || !all_known(t->dims, &dims) || dtype_bits(t->elem_type) == 0) {
+    return -1;
+  }
+  return dtype_storage_bytes(t->elem_type, shape_numel(dims));
+}
+
+// Shape, Size, or a Gather/Slice of a Shape's elements whose result inference knows fully.
+bool fold_from_shapes(const Node& n, const ShapeFacts* facts,
+                      const std::map<std::string, const Tensor*>& constants, Tensor* out) {
+  if (!facts || !n.domain.empty() || n.outputs.size() != 1) return false;
+  const bool shape_op = n.op_type == "Shape" || n.op_type == "Size";
+  const bool pick_op = n.op_type == "Gather" || n.op_type == "Slice";
+  if (!shape_op && !pick_op) return false;
+  if (pick_op) {
+    // Only the data may be non-constant, and it must be a propagated shape value.
+    if (n.inputs.empty() || constants.count(n.inputs[0]) || !facts->elements(n.inputs[0])) {
+      return false;  // constant data folds through the kernel instead
+    }
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+      if (!n.inputs[i].empty() && !constants.count(n.inputs[i])) return false;
+    }
+  }
+  const std::vector<Dim>* elems = facts->elements(n.outputs[0]);
+  const TypeInfo* type = facts->type(n.outputs[0]);
+  std::vector<int64_t> values, dims;
+  if (!elems || !type || !type->has_shape || !all_known(*elems, &values) ||
+      !all_known(type->dims, &dims) || shape_numel(dims) != static_cast<int64_t>(values.size())) {
+    return false;
+  }
+  if (type->elem_type == DataType::kInt64) {
+    *out = Tensor::from_vector<int64_t>(values, dims);
+  } else if (type->elem_type == DataType::kInt32) {
+    *out = Tensor::from_vector<int32_t>(std::vector<int32_t>(values.begin(), values.end()), dims);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Folding copies a large constant that other nodes still read (a tied weight behind a
+// Transpose): the model would grow, so the node stays computed.
+constexpr int64_t kSharedConstantBytes = 4096;
+bool duplicates_shared_constant(const Node& n, const std::vector<const Tensor*>& args,
+                                const std::map<std::string, int>& uses) {
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    if (!args[k] || static_cast<int64_t>(args[k]->nbytes()) <= kSharedConstantBytes) continue;
+    int own = 0;
+    for (const std::string& in : n.inputs) own += in == n.inputs[k];
+    auto it = uses.find(n.inputs[k]);
+    if (it != uses.end() && it->second > own) return true;
+  }
+  return false;
+}
+
+struct FoldCounts {
+  int evaluated = 0;
+  int from_shapes = 0;
+  int merged = 0;
+};
+
+// A key for a shape value whose every element is a known number or a named symbolic dim (and at
+// least one is symbolic): two such values with the same key are equal at run time, because
+// a dim_param names one size for the whole run. Empty when the value does not qualify.
+std::string symbolic_value_key(const ShapeFacts* facts, const Node& n) {
+  if (!facts || !n.domain.empty() || n.outputs.size() != 1 || n.outputs[0].empty()) return "";
+  const std::vector<Dim>* elems = facts->elements(n.outputs[0]);
+  const TypeInfo* type = facts->type(n.outputs[0]);
+  if (!elems || !type || !type->has_shape || type->dims.size() > 1) return "";
+  std::string key = std::to_string(static_cast<int>(type->elem_type)) + "|" +
+                    std::to_string(type->dims.size()) + "|";
+  bool symbolic = false;
+  for (const Dim& d : *elems) {
+    if (d.known()) {
+      key += "=" + std::to_string(d.value) + ",";
+    } else if (!d.param.empty()) {
+      key += "$" + d.param + ",";
+      symbolic = true;
+    } else {
+      return "";
+    }
+  }
+  return symbolic ? key : "";
+}
+
+Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, PassContext& ctx,
+                  FoldCounts& counts) {
+  const int64_t limit = ctx.options.fold_size_limit_bytes;
+  std::set<std::string> inputs, outputs;
+  for (const ValueInfo& vi : graph.inputs) inputs.insert(vi.name);
+  for (const ValueInfo& vi : graph.outputs) outputs.insert(vi.name);
+  std::map<std::string, const Tensor*> constants;
+  for (const NamedTensor& t : graph.initializers) {
+    if (!inputs.count(t.name)) constants[t.name] = &t.tensor;
+  }
+  // Folded values live here until the loop ends: a deque keeps `constants` pointers valid.
+  std::deque<NamedTensor> folded;
+  std::vector<bool> dead(graph.nodes.size(), false);
+  std::map<std::string, std::string> symbolic_values;  // key -> first value with it
+  // Reads of each initializer still in the graph (node inputs, subgraph captures, outputs).
+  std::map<std::string, int> uses;
+  {
+    const GraphIndex index(graph);
+    for (const auto& [name, tensor] : constants) uses[name] = index.use_count(name);
+  }
+  std::set<std::string> consumed;  // constants read by folded nodes
+
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Node& n = graph.nodes[i];
+    for_each_subgraph(n, [&](Graph& sub) {
+      Status s = fold_graph(model, sub, nullptr, ctx, counts);
+      if (!s.is_ok()) ctx.warn(n.describe() + " body: " + s.message());
+    });
+    if (never_folded(n)) continue;
+    bool graph_output = false;
+    for (const std::string& o : n.outputs) graph_output |= outputs.count(o) > 0;
+    if (graph_output) continue;  // keeps graph outputs computed by nodes, as the model had them
+
+    Tensor shape_value;
+    if (fold_from_shapes(n, facts, constants, &shape_value)) {
+      folded.push_back({n.outputs[0], shape_value});
+      constants[n.outputs[0]] = &folded.back().tensor;
+      dead[i] = true;
+      ++counts.from_shapes;
+      continue;
+    }
+
+    if (std::string key = symbolic_value_key(facts, n); !key.empty()) {
+      auto [first, inserted] = symbolic_values.emplace(key, n.outputs[0]);
+      if (!inserted) {
+        replace_uses(graph, n.outputs[0], first->second);
+        dead[i] = true;
+        ++counts.merged;
+        continue;
+      }
+    }
+
+    std::vector<const Tensor*> args;
+    bool all_constant = true;
+    for (const std::string& in : n.inputs) {
+      auto it = in.empty() ? constants.end() : constants.find(in);
+      if (!in.empty() && it == constants.end()) all_constant = false;
+      args.push_back(in.empty() ? nullptr : all_constant ? it->second : nullptr);
+    }
+    if (!all_constant) continue;
+    bool too_big = false;
+    for (const std::string& o : n.outputs) {
+      const int64_t bytes = o.empty() ? -1 : predicted_bytes(facts, o);
+      if (bytes > limit) {
+        ctx.warn("not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) +
+                 " > limit " + mb(limit));
+        too_big = true;
+        break;
+      }
+    }
+    if (too_big || duplicates_shared_constant(n, args, uses)) continue;
+    auto result = evaluate_node(model, n, args, limit);
+    if (!result.is_ok()) {
+      const StatusCode code = result.status().code();
+      if (code == StatusCode::kResourceExhausted) {
+        ctx.warn("not folded: " + n.describe() + ": an output is over the limit " + mb(limit));
+      } else if (code != StatusCode::kUnsupported) {
+        // The model fails the same way at run time; leave it for the runtime to report.
+        ctx.warn("not folded: " + n.describe() + ": " + result.status().message());
+      }
+      continue;
+    }
+    bool all_tensors = true;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (!n.outputs[k].empty() && !(*result)[k].is_tensor()) all_tensors = false;
+    }
+    if (!all_tensors) continue;  // sequences / optionals stay computed
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k].empty()) continue;
+      folded.push_back({n.outputs[k], (*result)[k].tensor()});
+      constants[n.outputs[k]] = &folded.back().tensor;
+    }
+    for (const std::string& in : n.inputs) {
+      if (!in.empty()) --uses[in];
+      consumed.insert(in);
+    }
+    dead[i] = true;
+    ++counts.evaluated;
+  }
+  // Initializers only the folded nodes read go with them (so no later pass sees a stale copy).
+  std::vector<NamedTensor> kept;
+  for (NamedTensor& t : graph.initializers) {
+    if (consumed.count(t.name) && !inputs.count(t.name) && uses[t.name] <= 0) continue;
+    kept.push_back(std::move(t));
+  }
+  graph.initializers = std::move(kept);
+  for (NamedTensor& t : folded) graph.initializers.push_back(std::move(t));
+  erase_nodes(graph, dead);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<bool> constant_folding(Model& model, PassContext& ctx) {
+  const ShapeFacts facts = infer_shapes(model);
+  FoldCounts counts;
+  XONNX_RETURN_IF_ERROR(fold_graph(model, model.graph, &facts, ctx, counts));
+  const int total = counts.evaluated + counts.from_shapes + counts.merged;
+  if (counts.evaluated + counts.from_shapes > 0) {
+    ctx.note("folded " + std::to_string(counts.evaluated + counts.from_shapes) + " nodes (" +
+             std::to_string(counts.from_shapes) + " from static shapes)");
+  }
+  if (counts.merged > 0) {
+    ctx.note("merged " + std::to_string(counts.merged) +
+             " shape values equal by their symbolic dims into earlier ones");
+  }
+  return total > 0;
+}
+
+}  // namespace convert
+}  // namespace xonnx

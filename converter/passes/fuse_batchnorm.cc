@@ -1,0 +1,202 @@
+// Folds an inference BatchNormalization into the Conv, ConvTranspose or 2-D Gemm that feeds it:
+// y = (x - mean) * s + bias with s = scale / sqrt(var + eps) per output channel becomes scaled
+// weights and a new bias. The producer must have no other reader; all parameters float32
+// constants. New initializers are added (the old ones may be shared; DCE drops them if not).
+#include <cmath>
+
+#include "converter/graph_util.h"
+#include "converter/passes/passes.h"
+
+namespace xonnx {
+namespace convert {
+
+namespace {
+
+const Tensor* float_constant(const Graph& g, const std::string& name) {
+  const Tensor* t = constant_tensor(g, name);
+  return t && t->dtype() == DataType::kFloat && t->raw_data() ? t : nullptr;
+}
+
+// Per-channel s and shift = bias - mean * s, in double; false when BN is not foldable.
+bool bn_coefficients(const Graph& g, const Node& bn, int64_t channels, std::vector<double>* s,
+                     std::vector<double>* shift) {
+  if (bn.inputs.size() < 5) return false;
+  const Tensor* scale = float_constant(g, bn.inputs[1]);
+  const Tensor* bias = float_constant(g, bn.inputs[2]);
+  const Tensor* mean = float_constant(g, bn.inputs[3]);
+  const Tensor* var = float_constant(g, bn.inputs[4]);
+  if (!scale || !bias || !mean || !var) return false;
+  for (const Tensor* t : {scale, bias, mean, var}) {
+    if (t->rank() != 1 || t->dim(0) != channels) return false;
+  }
+  const double eps = attr_float_or(bn, "epsilon", 1e-5f);
+  s->resize(static_cast<size_t>(channels));
+  shift->resize(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    const double sc = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);
+    (*s)[static_cast<size_t>(c)] = sc;
+    (*shift)[static_cast<size_t>(c)] = bias->data<float>()[c] - mean->data<float>()[c] * sc;
+  }
+  return true;
+}
+
+// Inference form with only Y used (training_mode 0, spatial 1 in old opsets).
+bool is_inference_bn(const Node& bn) {
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.outputs.empty() ||
+      bn.outputs[0].empty()) {
+    return false;
+  }
+  for (size_t k = 1; k < bn.outputs.size(); ++k) {
+    if (!bn.outputs[k].empty()) return false;
+  }
+  return attr_int_or(bn, "training_mode", 0) == 0 && attr_int_or(bn, "spatial", 1) == 1;
+}
+
+// Scales W along its output-channel axis and returns the new weights. Conv: W[M, C/g, k...],
+// channel = index along dim 0. ConvTranspose: W[C_in, M/g, k...], channel = group * M/g + j.
+Result<Tensor> scaled_weights(const Tensor& w, const std::vector<double>& s, bool transpose,
+                              int64_t group) {
+  XONNX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(DataType::kFloat, w.shape()));
+  const float* src = w.data<float>();
+  float* dst = out.data<float>();
+  const int64_t d0 = w.dim(0), d1 = w.dim(1);
+  const int64_t inner = d0 * d1 == 0 ? 0 : w.numel() / (d0 * d1);
+  for (int64_t a = 0; a < d0; ++a) {
+    for (int64_t b = 0; b < d1; ++b) {
+      const int64_t c = transpose ? (a / (d0 / group)) * d1 + b : a;
+      const double sc = s[static_cast<size_t>(c)];
+      const int64_t base = (a * d1 + b) * inner;
+      for (int64_t k = 0; k < inner; ++k) {
+        dst[base + k] = static_cast<float>(src[base + k] * sc);
+      }
+    }
+  }
+  return out;
+}
+
+// bias' = bias * s + shift (bias absent: 0), as a [channels] tensor.
+Tensor fused_bias(const Tensor* bias, const std::vector<double>& s,
+                  const std::vector<double>& shift) {
+  std::vector<float> v(s.size());
+  for (size_t c = 0; c < s.size(); ++c) {
+    const double b = bias ? bias->data<float>()[bias->numel() == 1 ? 0 : c] : 0.0;
+    v[c] = static_cast<float>(b * s[c] + shift[c]);
+  }
+  return Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())});
+}
+
+// Conv/ConvTranspose -> BN. Returns false when the pattern does not apply.
+Result<bool> fold_into_conv(Graph& g, Node& conv, const Node& bn) {
+  const bool transpose = conv.op_type == "ConvTranspose";
+  if (conv.inputs.size() < 2) return false;
+  const Tensor* w = float_constant(g, conv.inputs[1]);
+  if (!w || w->rank() < 3) return false;
+  const int64_t group = attr_int_or(conv, "group", 1);
+  if (group < 1 || (transpose && w->dim(0) % group != 0)) return false;
+  const int64_t channels = transpose ? w->dim(1) * group : w->dim(0);
+  const Tensor* bias = nullptr;
+  if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
+    bias = float_constant(g, conv.inputs[2]);
+    if (!bias || bias->rank() != 1 || bias->dim(0) != channels) return false;
+  }
+  std::vector<double> s, shift;
+  if (!bn_coefficients(g, bn, channels, &s, &shift)) return false;
+  XONNX_ASSIGN_OR_RETURN(Tensor new_w, scaled_weights(*w, s, transpose, group));
+  Tensor new_b = fused_bias(bias, s, shift);
+  const std::string w_name = add_initializer(g, conv.inputs[1] + "_bn", std::move(new_w));
+  const std::string b_name = add_initializer(
+      g, bias ? conv.inputs[2] + "_bn" : conv.inputs[1] + "_bn_bias", std::move(new_b));
+  conv.inputs.resize(3);
+  conv.inputs[1] = w_name;
+  conv.inputs[2] = b_name;
+  return true;
+}
+
+// Gemm -> BN on a 2-D output [N, M]: scale B's output columns, fold C into the new C.
+Result<bool> fold_into_gemm(Graph& g, Node& gemm, const Node& bn) {
+  if (gemm.inputs.size() < 2) return false;
+  const Tensor* b = float_constant(g, gemm.inputs[1]);
+  if (!b || b->rank() != 2) return false;
+  const bool trans_b = attr_int_or(gemm, "transB", 0) != 0;
+  const int64_t channels = trans_b ? b->dim(0) : b->dim(1);
+  const Tensor* c = nullptr;
+  if (gemm.inputs.size() > 2 && !gemm.inputs[2].empty()) {
+    c = float_constant(g, gemm.inputs[2]);
+    // Only a C shared by every row ([], [1], [M], [1, M]) folds into a per-channel bias.
+    if (!c || c->rank() > 2 || (c->rank() == 2 && c->dim(0) != 1) ||
+        (c->numel() != 1 && c->numel() != channels)) {
+      return false;
+    }
+  }
+  std::vector<double> s, shift;
+  if (!bn_coefficients(g, bn, channels, &s, &shift)) return false;
+  XONNX_ASSIGN_OR_RETURN(Tensor new_b, Tensor::allocate(DataType::kFloat, b->shape()));
+  const float* src = b->data<float>();
+  float* dst = new_b.data<float>();
+  const int64_t rows = b->dim(0), cols = b->dim(1);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < cols; ++k) {
+      const double sc = s[static_cast<size_t>(trans_b ? r : k)];
+      dst[r * cols + k] = static_cast<float>(src[r * cols + k] * sc);
+    }
+  }
+  const double beta = attr_float_or(gemm, "beta", 1.0f);
+  std::vector<double> scaled_c(s.size(), 0.0);
+  if (c) {
+    for (size_t m = 0; m < s.size(); ++m) {
+      scaled_c[m] = beta * c->data<float>()[c->numel() == 1 ? 0 : m];
+    }
+  }
+  std::vector<float> new_c(s.size());
+  for (size_t m = 0; m < s.size(); ++m) {
+    new_c[m] = static_cast<float>(scaled_c[m] * s[m] + shift[m]);
+  }
+  const std::string b_name = add_initializer(g, gemm.inputs[1] + "_bn", std::move(new_b));
+  const std::string c_name =
+      add_initializer(g, (c ? gemm.inputs[2] : gemm.inputs[1]) + "_bn_bias",
+                      Tensor::from_vector<float>(new_c, {channels}));
+  gemm.inputs.resize(3);
+  gemm.inputs[1] = b_name;
+  gemm.inputs[2] = c_name;
+  std::vector<Attribute> attrs;
+  for (const Attribute& a : gemm.attributes) {
+    if (a.name != "beta") attrs.push_back(a);
+  }
+  gemm.attributes = std::move(attrs);  // beta is folded into C (default 1)
+  return true;
+}
+
+}  // namespace
+
+Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  int fused = 0;
+  std::vector<bool> dead(g.nodes.size(), false);
+  GraphIndex index(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& bn = g.nodes[i];
+    if (!is_inference_bn(bn) || bn.inputs.empty()) continue;
+    const std::string& x = bn.inputs[0];
+    const int p = index.producer(x);
+    if (p < 0 || dead[static_cast<size_t>(p)] || index.use_count(x) != 1) continue;
+    Node& producer = g.nodes[static_cast<size_t>(p)];
+    if (!producer.domain.empty() || producer.outputs.size() != 1) continue;
+    Result<bool> done = false;
+    if (producer.op_type == "Conv" || producer.op_type == "ConvTranspose") {
+      done = fold_into_conv(g, producer, bn);
+    } else if (producer.op_type == "Gemm") {
+      done = fold_into_gemm(g, producer, bn);
+    }
+    if (!done.is_ok()) return done.status().with_context(bn.describe() + ": ");
+    if (!done.value()) continue;
+    producer.outputs[0] = bn.outputs[0];
+    dead[i] = true;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  if (fused > 0) ctx.note("folded " + std::to_string(fused) + " BatchNormalization nodes");
+  return fused > 0;
+}
+
+}  // namespace convert
+}  // namespace xonnx

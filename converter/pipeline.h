@@ -1,0 +1,60 @@
+// Runs a pass table over a model to a fixed point and measures what each pass did.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/pass.h"
+
+namespace xonnx {
+namespace convert {
+
+// Sizes the report compares; nodes and initializers of subgraphs count too.
+struct ModelCounts {
+  int64_t nodes = 0;
+  int64_t initializers = 0;
+  int64_t initializer_bytes = 0;  // element bytes (string tensors: characters)
+};
+ModelCounts count_model(const Model& model);
+// Node count per op ("Conv", "com.microsoft:MatMulNBits"), subgraphs included.
+std::map<std::string, int64_t> op_histogram(const Model& model);
+
+struct PassStats {
+  std::string name;
+  int runs = 0;
+  int changed_runs = 0;
+  ModelCounts before;  // before its first run
+  ModelCounts after;   // `before` plus what every run of this pass added or removed
+  double ms = 0;       // summed over rounds
+  std::vector<std::string> notes;
+  std::vector<std::string> warnings;
+  int64_t bytes_saved = 0;
+};
+
+struct PipelineResult {
+  std::vector<PassStats> passes;  // the passes that ran, in table order
+  int rounds = 0;
+  bool reached_fixed_point = true;
+  ModelCounts before, after;
+  std::map<std::string, int64_t> ops_before, ops_after;
+  std::vector<std::string> warnings;  // the pipeline's own (round cap)
+  double ms = 0;
+};
+
+// Called before each pass runs: round (1-based), pass index and count within the round.
+using ProgressFn = std::function<void(int round, size_t index, size_t count, const char* name)>;
+
+constexpr int kMaxRounds = 8;
+
+// Runs the passes of `table` with min_level <= options.level, in order, until a round changes
+// nothing (or `max_rounds` rounds). An error from a pass names the pass and stops.
+Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table,
+                                    const ConvertOptions& options,
+                                    const ProgressFn& progress = nullptr,
+                                    int max_rounds = kMaxRounds);
+
+}  // namespace convert
+}  // namespace xonnx

@@ -1,0 +1,49 @@
+// Static shape + dtype inference over the IR, for passes that need shapes (constant folding of
+// Shape chains, no-op removal) and for the value_info the writer emits. Unknown ops give an
+// unknown output type, never an error. Symbolic dims propagate by name ("batch" stays "batch").
+//
+// Besides types it propagates the *values* of small integer tensors element by element (known
+// number, symbolic dim or unknown), as ONNX's data propagation does: Shape -> Gather -> Unsqueeze
+// -> Concat -> Reshape chains then give Reshape a static (or symbolic) output shape.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/ir/graph.h"
+
+namespace xonnx {
+namespace convert {
+
+struct ShapeFacts {
+  // Every value we know anything about: graph inputs, initializers, node outputs.
+  std::map<std::string, TypeInfo> types;
+  // Elements of small (<= 64 elements, rank <= 1) integer tensors, in row-major order.
+  std::map<std::string, std::vector<Dim>> values;
+
+  // The tensor type of `name`, or nullptr when nothing is known.
+  const TypeInfo* type(const std::string& name) const;
+  // The dims of `name` when its rank is known, else nullptr.
+  const std::vector<Dim>* dims(const std::string& name) const;
+  // The propagated elements of `name`, or nullptr.
+  const std::vector<Dim>* elements(const std::string& name) const;
+};
+
+// Infers the main graph of `model`. Subgraph bodies are not entered (their nodes' outputs stay
+// unknown; If/Loop outputs take the types their bodies declare when those agree).
+ShapeFacts infer_shapes(const Model& model);
+
+// Replaces graph.value_info with the inferred tensor types of node outputs (node order; graph
+// inputs/outputs and initializers excluded), keeping old entries for values still produced that
+// inference could not type. Returns true when value_info changed.
+bool write_value_info(Graph& graph, const ShapeFacts& facts);
+
+// Helpers shared with the passes.
+bool dims_equal(const std::vector<Dim>& a, const std::vector<Dim>& b);  // same known values/params
+bool type_info_equal(const TypeInfo& a, const TypeInfo& b);
+// Every dim known: their values; else false.
+bool all_known(const std::vector<Dim>& dims, std::vector<int64_t>* values = nullptr);
+
+}  // namespace convert
+}  // namespace xonnx

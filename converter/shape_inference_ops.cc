@@ -1,0 +1,346 @@
+// Shape rules for compute ops: elementwise/broadcast, MatMul/Gemm, Conv and pools,
+// normalizations, reductions, and the com.microsoft ops the fusions emit.
+#include <algorithm>
+#include <set>
+
+#include "converter/shape_inference_rules.h"
+
+namespace xonnx {
+namespace convert {
+
+namespace {
+
+// Output 0 has input 0's type and shape.
+void same_as_input(InferCtx& c) {
+  const TypeInfo* t = c.in_type(0);
+  if (!t || t->kind != TypeInfo::Kind::kTensor) return;
+  if (t->has_shape) {
+    c.set_type(0, t->elem_type, t->dims);
+  } else {
+    c.set_rank_unknown(0, t->elem_type);
+  }
+}
+
+void same_shape_bool(InferCtx& c) {
+  if (const auto* d = c.in_dims(0)) c.set_type(0, DataType::kBool, *d);
+}
+
+// Broadcast of every present input; dtype of input `dtype_from` (or bool).
+void broadcast_rule(InferCtx& c, DataType dtype) {
+  std::vector<Dim> out;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    const auto* d = c.in_dims(i);
+    if (!d) {
+      c.set_rank_unknown(0, dtype);
+      return;
+    }
+    out = i == 0 ? *d : broadcast_dims(out, *d);
+  }
+  c.set_type(0, dtype, std::move(out));
+}
+
+void broadcast_same_type(InferCtx& c) { broadcast_rule(c, c.in_dtype(0)); }
+void broadcast_bool(InferCtx& c) { broadcast_rule(c, DataType::kBool); }
+
+void where_rule(InferCtx& c) { broadcast_rule(c, c.in_dtype(1)); }
+
+// Integer arithmetic on propagated shape values (Add/Sub/Mul/Div of dims).
+void propagate_arith(InferCtx& c) {
+  const auto* a = c.in_elements(0);
+  const auto* b = c.in_elements(1);
+  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return;
+  const std::string& op = c.node.op_type;
+  const size_t n = std::max(a->size(), b->size());
+  std::vector<Dim> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Dim& x = (*a)[a->size() == 1 ? 0 : i];
+    const Dim& y = (*b)[b->size() == 1 ? 0 : i];
+    if (x.known() && y.known()) {
+      int64_t r = -1;
+      bool overflow = false;
+      if (op == "Add") overflow = __builtin_add_overflow(x.value, y.value, &r);
+      if (op == "Sub") overflow = __builtin_sub_overflow(x.value, y.value, &r);
+      if (op == "Mul") overflow = __builtin_mul_overflow(x.value, y.value, &r);
+      if (op == "Div" && y.value != 0) r = x.value / y.value;  // both >= 0: no overflow
+      if (!overflow && r >= 0) out[i] = known_dim(r);
+    } else if ((op == "Mul" || op == "Div") && y.known() && y.value == 1) {
+      out[i] = x;
+    } else if (op == "Mul" && x.known() && x.value == 1) {
+      out[i] = y;
+    } else if ((op == "Add" || op == "Sub") && y.known() && y.value == 0) {
+      out[i] = x;
+    }
+    if (out[i].value < -1) out[i] = Dim();  // a negative element is no dim
+  }
+  c.set_elements(0, std::move(out));
+}
+
+void arith_rule(InferCtx& c) {
+  broadcast_same_type(c);
+  if (c.in_dtype(0) == DataType::kInt64 || c.in_dtype(0) == DataType::kInt32) propagate_arith(c);
+}
+
+// ---------------------------------------------------------------- linear algebra
+
+void matmul_rule(InferCtx& c) {
+  const auto* a = c.in_dims(0);
+  const auto* b = c.in_dims(1);
+  const DataType dt = c.node.op_type == "MatMulInteger" ? DataType::kInt32 : c.in_dtype(0);
+  if (!a || !b || a->empty() || b->empty()) {
+    c.set_rank_unknown(0, dt);
+    return;
+  }
+  std::vector<Dim> x = *a, y = *b;
+  const bool vec_a = x.size() == 1, vec_b = y.size() == 1;
+  if (vec_a) x.insert(x.begin(), known_dim(1));
+  if (vec_b) y.push_back(known_dim(1));
+  std::vector<Dim> batch = broadcast_dims(std::vector<Dim>(x.begin(), x.end() - 2),
+                                          std::vector<Dim>(y.begin(), y.end() - 2));
+  if (!vec_a) batch.push_back(x[x.size() - 2]);
+  if (!vec_b) batch.push_back(y.back());
+  c.set_type(0, dt, std::move(batch));
+}
+
+void gemm_rule(InferCtx& c) {
+  const auto* a = c.in_dims(0);
+  const auto* b = c.in_dims(1);
+  if (!a || !b || a->size() != 2 || b->size() != 2) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  const Dim m = c.attr_int("transA", 0) ? (*a)[1] : (*a)[0];
+  const Dim n = c.attr_int("transB", 0) ? (*b)[0] : (*b)[1];
+  c.set_type(0, c.in_dtype(0), {m, n});
+}
+
+// ---------------------------------------------------------------- conv / pool
+
+// Spatial output dims of Conv / MaxPool / AveragePool / LpPool.
+void window_rule(InferCtx& c, const std::vector<Dim>& x, Dim channels,
+                 const std::vector<int64_t>& kernel) {
+  const size_t nsp = kernel.size();
+  if (x.size() != nsp + 2) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  std::vector<int64_t> strides = c.attr_ints("strides").value_or(std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> dil = c.attr_ints("dilations").value_or(std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> pads = c.attr_ints("pads").value_or(std::vector<int64_t>(2 * nsp, 0));
+  const Attribute* ap = c.node.find_attr("auto_pad");
+  const std::string auto_pad = ap ? ap->s : "NOTSET";
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  std::vector<Dim> out = {x[0], channels};
+  for (size_t i = 0; i < nsp; ++i) {
+    const Dim& in = x[i + 2];
+    if (!in.known() || strides[i] <= 0) {
+      out.push_back(Dim());
+      continue;
+    }
+    const int64_t eff = (kernel[i] - 1) * dil[i] + 1;
+    int64_t o = -1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      o = (in.value + strides[i] - 1) / strides[i];
+    } else if (auto_pad == "VALID") {
+      o = (in.value - eff) / strides[i] + 1;
+    } else {
+      const int64_t span = in.value + pads[i] + pads[i + nsp] - eff;
+      o = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+      // A ceil-mode window that would start inside the end padding is dropped.
+      if (ceil_mode && (o - 1) * strides[i] >= in.value + pads[i]) --o;
+    }
+    out.push_back(o >= 0 ? known_dim(o) : Dim());
+  }
+  c.set_type(0, c.in_dtype(0), std::move(out));
+}
+
+void conv_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  const auto* w = c.in_dims(1);
+  if (!x || !w || w->size() < 3) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  std::vector<int64_t> kernel;
+  if (auto ks = c.attr_ints("kernel_shape")) {
+    kernel = *ks;
+  } else if (!all_known(std::vector<Dim>(w->begin() + 2, w->end()), &kernel)) {
+    c.set_type(0, c.in_dtype(0), std::vector<Dim>(x->size()));
+    return;
+  }
+  window_rule(c, *x, (*w)[0], kernel);
+}
+
+void pool_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  auto kernel = c.attr_ints("kernel_shape");
+  if (!x || !kernel || x->size() < 2) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  window_rule(c, *x, (*x)[1], *kernel);  // MaxPool's optional indices stay unknown
+}
+
+void global_pool_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  if (!x || x->size() < 2) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  std::vector<Dim> out = {(*x)[0], (*x)[1]};
+  for (size_t i = 2; i < x->size(); ++i) out.push_back(known_dim(1));
+  c.set_type(0, c.in_dtype(0), std::move(out));
+}
+
+// ---------------------------------------------------------------- reductions
+
+void reduce_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  const std::string& op = c.node.op_type;
+  const bool arg = op == "ArgMax" || op == "ArgMin";
+  const DataType dt = arg ? DataType::kInt64 : c.in_dtype(0);
+  if (!x) {
+    c.set_rank_unknown(0, dt);
+    return;
+  }
+  const bool keep = c.attr_int("keepdims", 1) != 0;
+  const int64_t rank = static_cast<int64_t>(x->size());
+  std::vector<int64_t> axes;
+  bool all = false;
+  if (arg) {
+    axes = {c.attr_int("axis", 0)};
+  } else if (auto a = c.attr_ints("axes")) {
+    axes = *a;
+  } else if (c.has_input(1)) {
+    auto v = c.in_ints(1);
+    if (!v) {
+      c.set_rank_unknown(0, dt);
+      if (keep) c.set_type(0, dt, std::vector<Dim>(x->size()));
+      return;
+    }
+    axes = *v;
+  }
+  if (axes.empty()) {
+    if (c.attr_int("noop_with_empty_axes", 0) != 0) {
+      c.set_type(0, dt, *x);
+      return;
+    }
+    all = true;
+  }
+  std::set<int64_t> reduced;
+  for (int64_t a : axes) {
+    const int64_t n = norm_axis(a, rank);
+    if (n < 0) return;
+    reduced.insert(n);
+  }
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (all || reduced.count(i)) {
+      if (keep) out.push_back(known_dim(1));
+    } else {
+      out.push_back((*x)[i]);
+    }
+  }
+  c.set_type(0, dt, std::move(out));
+}
+
+// ---------------------------------------------------------------- misc nn
+
+void layer_norm_rule(InferCtx& c) {
+  same_as_input(c);
+  const auto* x = c.in_dims(0);
+  if (!x || c.node.outputs.size() < 2) return;
+  const int64_t rank = static_cast<int64_t>(x->size());
+  const int64_t axis = norm_axis(c.attr_int("axis", -1), rank);
+  if (axis < 0) return;
+  std::vector<Dim> stat(x->begin(), x->end());
+  for (int64_t i = axis; i < rank; ++i) stat[i] = known_dim(1);
+  const DataType st = c.in_dtype(0) == DataType::kDouble ? DataType::kDouble : DataType::kFloat;
+  for (size_t o = 1; o < c.node.outputs.size(); ++o) c.set_type(o, st, stat);
+}
+
+void dropout_rule(InferCtx& c) {
+  same_as_input(c);
+  if (const auto* x = c.in_dims(0)) c.set_type(1, DataType::kBool, *x);
+}
+
+void topk_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  if (!x) return;
+  const int64_t axis = norm_axis(c.attr_int("axis", -1), static_cast<int64_t>(x->size()));
+  if (axis < 0) return;
+  std::vector<Dim> out = *x;
+  auto k = c.opset >= 10 ? c.in_ints(1) : std::optional<std::vector<int64_t>>(
+                                              std::vector<int64_t>{c.attr_int("k", -1)});
+  out[axis] = k && k->size() == 1 && (*k)[0] >= 0 ? known_dim((*k)[0]) : Dim();
+  c.set_type(0, c.in_dtype(0), out);
+  c.set_type(1, DataType::kInt64, out);
+}
+
+void cast_like_rule(InferCtx& c) {
+  const DataType to = c.in_dtype(1);
+  if (const auto* x = c.in_dims(0)) {
+    c.set_type(0, to, *x);
+  } else {
+    c.set_rank_unknown(0, to);
+  }
+}
+
+}  // namespace
+
+void add_elementwise_rules(RuleTable& t) {
+  for (const char* op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Neg", "Abs", "Reciprocal", "Floor",
+        "Ceil", "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+        "Acosh", "Atanh", "Identity", "Softmax", "LogSoftmax", "Hardmax", "LeakyRelu", "Elu",
+        "Selu", "Celu", "HardSigmoid", "HardSwish", "Gelu", "Softplus", "Softsign", "Clip", "Mish",
+        "Sign", "ThresholdedRelu", "Shrink", "CumSum", "Trilu", "BatchNormalization",
+        "InstanceNormalization", "LpNormalization", "GroupNormalization", "MeanVarianceNormalization",
+        "LRN", "BitwiseNot"}) {
+    t[op] = same_as_input;
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) t[op] = arith_rule;
+  for (const char* op : {"Pow", "Max", "Min", "Sum", "Mean", "Mod", "BitShift", "PRelu",
+                         "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+    t[op] = broadcast_same_type;
+  }
+  for (const char* op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual",
+                         "GreaterOrEqual"}) {
+    t[op] = broadcast_bool;
+  }
+  for (const char* op : {"Not", "IsNaN", "IsInf"}) t[op] = same_shape_bool;
+  t["Where"] = where_rule;
+  t["CastLike"] = cast_like_rule;
+}
+
+void add_nn_rules(RuleTable& t) {
+  t["MatMul"] = matmul_rule;
+  t["MatMulInteger"] = matmul_rule;
+  t["Gemm"] = gemm_rule;
+  t["Conv"] = conv_rule;
+  for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) t[op] = pool_rule;
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) {
+    t[op] = global_pool_rule;
+  }
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                         "ReduceSumSquare", "ArgMax", "ArgMin"}) {
+    t[op] = reduce_rule;
+  }
+  t["LayerNormalization"] = layer_norm_rule;
+  t["Dropout"] = dropout_rule;
+  t["TopK"] = topk_rule;
+}
+
+void add_contrib_rules(RuleTable& t) {
+  for (const char* op : {"Gelu", "FastGelu", "QuickGelu"}) t[op] = same_as_input;
+  t["BiasGelu"] = broadcast_same_type;
+  t["SkipLayerNormalization"] = same_as_input;
+}
+
+}  // namespace convert
+}  // namespace xonnx

@@ -1,0 +1,99 @@
+// fuse_batchnorm: BN folded into Conv (groups, with/without bias), ConvTranspose (groups) and
+// Gemm (transB, C, beta); results match the unfused model; shared producers are left alone.
+#include "tests/unit/fuse_test_util.h"
+
+namespace xonnx {
+namespace testing {
+namespace {
+
+// Adds BN parameters for `c` channels (non-trivial stats) and the BN node reading `x`.
+void add_bn(Model& m, const std::string& x, const std::string& y, int64_t c, uint32_t seed) {
+  add_init(m.graph, "scale", f32(noise(c, seed, 0.5f, 1.5f), {c}));
+  add_init(m.graph, "bias", f32(noise(c, seed + 1), {c}));
+  add_init(m.graph, "mean", f32(noise(c, seed + 2), {c}));
+  add_init(m.graph, "var", f32(noise(c, seed + 3, 0.2f, 2.0f), {c}));
+  m.graph.nodes.push_back(make_node("BatchNormalization", {x, "scale", "bias", "mean", "var"}, {y},
+                                    {attr_float("epsilon", 1e-3f)}));
+}
+
+Model conv_bn(const std::string& op, int64_t group, bool with_bias) {
+  Model m = make_model(17);
+  const int64_t cin = 4, cout = 6;
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), dim(cin), dim(5), dim(5)})};
+  m.graph.outputs = {untyped("y")};
+  const Shape w_shape = op == "Conv" ? Shape{cout, cin / group, 3, 3} : Shape{cin, cout / group, 3, 3};
+  add_init(m.graph, "w", f32(noise(static_cast<size_t>(shape_numel(w_shape)), 7), w_shape));
+  std::vector<std::string> ins = {"x", "w"};
+  if (with_bias) {
+    add_init(m.graph, "b", f32(noise(cout, 8), {cout}));
+    ins.push_back("b");
+  }
+  m.graph.nodes.push_back(make_node(op, ins, {"c"}, {attr_int("group", group)}));
+  add_bn(m, "c", "bn", cout, 11);
+  m.graph.nodes.push_back(make_node("Relu", {"bn"}, {"y"}));
+  return m;
+}
+
+TEST(PassFuseBatchnorm, ConvWithBiasAndGroups) {
+  for (int64_t group : {1, 2}) {
+    for (bool bias : {false, true}) {
+      Model m = conv_bn("Conv", group, bias);
+      bool changed = false;
+      Model out = run_pass(m, convert::fuse_batchnorm, &changed);
+      EXPECT_TRUE(changed);
+      EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Conv", "Relu"}));
+      EXPECT_EQ(out.graph.nodes[0].inputs.size(), 3u);
+      expect_close_outputs(m, out, {random_value({1, 4, 5, 5}, 3)}, 1e-4);
+    }
+  }
+}
+
+TEST(PassFuseBatchnorm, ConvTransposeWithGroups) {
+  for (int64_t group : {1, 2}) {
+    Model m = conv_bn("ConvTranspose", group, true);
+    Model out = run_pass(m, convert::fuse_batchnorm);
+    EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"ConvTranspose", "Relu"}));
+    expect_close_outputs(m, out, {random_value({1, 4, 5, 5}, 4)}, 1e-4);
+  }
+}
+
+TEST(PassFuseBatchnorm, Gemm) {
+  for (int64_t trans_b : {0, 1}) {
+    Model m = make_model(17);
+    m.graph.inputs = {tensor_info("a", DataType::kFloat, {dim(3), dim(5)})};
+    m.graph.outputs = {untyped("bn")};
+    const Shape b_shape = trans_b ? Shape{4, 5} : Shape{5, 4};
+    add_init(m.graph, "B", f32(noise(20, 5), b_shape));
+    add_init(m.graph, "C", f32(noise(4, 6), {4}));
+    m.graph.nodes.push_back(make_node("Gemm", {"a", "B", "C"}, {"g"},
+                                      {attr_int("transB", trans_b), attr_float("beta", 0.5f),
+                                       attr_float("alpha", 2.0f)}));
+    add_bn(m, "g", "bn", 4, 21);
+    Model out = run_pass(m, convert::fuse_batchnorm);
+    EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Gemm"}));
+    EXPECT_EQ(out.graph.outputs[0].name, "bn");
+    expect_close_outputs(m, out, {random_value({3, 5}, 9)}, 1e-4);
+  }
+}
+
+TEST(PassFuseBatchnorm, LeavesSharedOrTrainingBnAlone) {
+  Model shared = conv_bn("Conv", 1, true);
+  shared.graph.outputs.push_back(untyped("c"));  // the conv output is also a graph output
+  bool changed = true;
+  run_pass(shared, convert::fuse_batchnorm, &changed);
+  EXPECT_FALSE(changed);
+
+  Model training = conv_bn("Conv", 1, true);
+  training.graph.nodes[1].attributes.push_back(attr_int("training_mode", 1));
+  run_pass(training, convert::fuse_batchnorm, &changed);
+  EXPECT_FALSE(changed);
+
+  Model dynamic = conv_bn("Conv", 1, true);
+  dynamic.graph.inputs.push_back(untyped("var"));  // overridable: not a constant
+  run_pass(dynamic, convert::fuse_batchnorm, &changed);
+  EXPECT_FALSE(changed);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace xonnx

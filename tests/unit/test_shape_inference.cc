@@ -1,0 +1,208 @@
+// converter/shape_inference: per-op rules, symbolic dims, data propagation through Shape chains,
+// value_info writing, and a whole exported encoder.
+#include <gtest/gtest.h>
+
+#include "converter/shape_inference.h"
+#include "runtime/onnx/loader.h"
+#include "tests/unit/fold_test_util.h"
+
+namespace xonnx {
+namespace testing {
+namespace {
+
+using convert::infer_shapes;
+using convert::ShapeFacts;
+
+// "[batch,3,?]" style rendering so expectations read like shapes.
+std::string render(const ShapeFacts& f, const std::string& name) {
+  const TypeInfo* t = f.type(name);
+  if (!t) return "none";
+  if (!t->has_shape) return std::string(dtype_name(t->elem_type)) + "[*]";
+  std::string s = std::string(dtype_name(t->elem_type)) + "[";
+  for (size_t i = 0; i < t->dims.size(); ++i) {
+    if (i) s += ",";
+    const Dim& d = t->dims[i];
+    s += d.known() ? std::to_string(d.value) : d.param.empty() ? "?" : d.param;
+  }
+  return s + "]";
+}
+
+std::string float_name() { return dtype_name(DataType::kFloat); }
+std::string i64_name() { return dtype_name(DataType::kInt64); }
+
+TEST(ShapeInference, BroadcastKeepsSymbolicDims) {
+  Model m = make_model();
+  m.graph.inputs = {tensor_info("a", DataType::kFloat, {sym("batch"), dim(1), dim(4)}),
+                    tensor_info("b", DataType::kFloat, {dim(3), dim(1)})};
+  m.graph.nodes = {make_node("Add", {"a", "b"}, {"c"}), make_node("Relu", {"c"}, {"r"}),
+                   make_node("Equal", {"a", "b"}, {"e"})};
+  ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "c"), float_name() + "[batch,3,4]");
+  EXPECT_EQ(render(f, "r"), float_name() + "[batch,3,4]");
+  EXPECT_EQ(render(f, "e"), std::string(dtype_name(DataType::kBool)) + "[batch,3,4]");
+}
+
+TEST(ShapeInference, MatMulGemmConvPool) {
+  Model m = make_model();
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("b"), sym("s"), dim(64)}),
+                    tensor_info("img", DataType::kFloat, {dim(1), dim(3), dim(32), dim(32)}),
+                    tensor_info("a", DataType::kFloat, {dim(5), dim(7)})};
+  add_init(m.graph, "w", tensor_of<float>(std::vector<float>(64 * 32), {64, 32}));
+  add_init(m.graph, "g", tensor_of<float>(std::vector<float>(9 * 7), {9, 7}));
+  add_init(m.graph, "k", tensor_of<float>(std::vector<float>(8 * 27), {8, 3, 3, 3}));
+  m.graph.nodes = {
+      make_node("MatMul", {"x", "w"}, {"mm"}),
+      make_node("Gemm", {"a", "g"}, {"gm"}, {attr_int("transB", 1)}),
+      make_node("Conv", {"img", "k"}, {"conv"}, {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}),
+      make_node("MaxPool", {"conv"}, {"pool"}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}),
+      make_node("GlobalAveragePool", {"conv"}, {"gap"}),
+      make_node("ReduceMean", {"x"}, {"rm"}, {attr_ints("axes", {-1})}),
+      make_node("Flatten", {"conv"}, {"flat"})};
+  ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "mm"), float_name() + "[b,s,32]");
+  EXPECT_EQ(render(f, "gm"), float_name() + "[5,9]");
+  EXPECT_EQ(render(f, "conv"), float_name() + "[1,8,16,16]");
+  EXPECT_EQ(render(f, "pool"), float_name() + "[1,8,8,8]");  // ceil((16-3)/2)+1 = 8
+  EXPECT_EQ(render(f, "gap"), float_name() + "[1,8,1,1]");
+  EXPECT_EQ(render(f, "rm"), float_name() + "[b,s,1]");
+  EXPECT_EQ(render(f, "flat"), float_name() + "[1,2048]");
+}
+
+TEST(ShapeInference, DataMovementOps) {
+  Model m = make_model(13);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(3), dim(4)})};
+  add_init(m.graph, "shape", i64({0, -1}));
+  add_init(m.graph, "ax0", i64({0}));
+  add_init(m.graph, "starts", i64({1}));
+  add_init(m.graph, "ends", i64({1000}));
+  add_init(m.graph, "axes2", i64({2}));
+  add_init(m.graph, "split", i64({1, 2}));
+  add_init(m.graph, "idx", tensor_of<int64_t>({0, 1, 1}, {3}));
+  add_init(m.graph, "reps", i64({1, 2, 1}));
+  add_init(m.graph, "pads", i64({0, 1, 0, 0, 1, 0}));
+  add_init(m.graph, "eshape", i64({5, 1, 1, 1}));
+  m.graph.nodes = {
+      make_node("Reshape", {"x", "shape"}, {"r"}),
+      make_node("Transpose", {"x"}, {"t"}, {attr_ints("perm", {2, 0, 1})}),
+      make_node("Concat", {"x", "x"}, {"c"}, {attr_int("axis", 1)}),
+      make_node("Split", {"x", "split"}, {"s0", "s1"}, {attr_int("axis", 1)}),
+      make_node("Slice", {"x", "starts", "ends", "axes2"}, {"sl"}),
+      make_node("Unsqueeze", {"x", "ax0"}, {"u"}),
+      make_node("Squeeze", {"u", "ax0"}, {"sq"}),
+      make_node("Gather", {"x", "idx"}, {"g"}, {attr_int("axis", 1)}),
+      make_node("Cast", {"x"}, {"cast"}, {attr_int("to", 7)}),
+      make_node("Tile", {"x", "reps"}, {"tile"}),
+      make_node("Pad", {"x", "pads"}, {"pad"}),
+      make_node("Expand", {"x", "eshape"}, {"ex"}),
+      make_node("NotARealOp", {"x"}, {"unknown"})};
+  ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "r"), float_name() + "[2,12]");
+  EXPECT_EQ(render(f, "t"), float_name() + "[4,2,3]");
+  EXPECT_EQ(render(f, "c"), float_name() + "[2,6,4]");
+  EXPECT_EQ(render(f, "s0"), float_name() + "[2,1,4]");
+  EXPECT_EQ(render(f, "s1"), float_name() + "[2,2,4]");
+  EXPECT_EQ(render(f, "sl"), float_name() + "[2,3,3]");
+  EXPECT_EQ(render(f, "u"), float_name() + "[1,2,3,4]");
+  EXPECT_EQ(render(f, "sq"), float_name() + "[2,3,4]");
+  EXPECT_EQ(render(f, "g"), float_name() + "[2,3,4]");
+  EXPECT_EQ(render(f, "cast"), i64_name() + "[2,3,4]");
+  EXPECT_EQ(render(f, "tile"), float_name() + "[2,6,4]");
+  EXPECT_EQ(render(f, "pad"), float_name() + "[2,5,4]");
+  EXPECT_EQ(render(f, "ex"), float_name() + "[5,2,3,4]");
+  EXPECT_EQ(render(f, "unknown"), "none");  // unknown op: no type, no error
+}
+
+TEST(ShapeInference, OpsetSpecificAxesAndShapeSlicing) {
+  Model m11 = make_model(11);
+  m11.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(3)})};
+  m11.graph.nodes = {make_node("Unsqueeze", {"x"}, {"u"}, {attr_ints("axes", {-1})})};
+  EXPECT_EQ(render(infer_shapes(m11), "u"), float_name() + "[2,3,1]");
+
+  Model m15 = make_model(15);
+  m15.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("n"), dim(3), dim(5)})};
+  m15.graph.nodes = {make_node("Shape", {"x"}, {"s"}, {attr_int("start", 1)}),
+                     make_node("Size", {"x"}, {"size"}),
+                     make_node("ConstantOfShape", {"s"}, {"zeros"})};
+  ShapeFacts f = infer_shapes(m15);
+  EXPECT_EQ(render(f, "s"), i64_name() + "[2]");
+  ASSERT_NE(f.elements("s"), nullptr);
+  EXPECT_EQ((*f.elements("s"))[0].value, 3);
+  EXPECT_EQ((*f.elements("s"))[1].value, 5);
+  EXPECT_EQ(render(f, "size"), i64_name() + "[]");
+  EXPECT_EQ(f.elements("size"), nullptr);  // depends on n
+  EXPECT_EQ(render(f, "zeros"), float_name() + "[3,5]");
+}
+
+// The exporter's attention pattern: the Reshape target is built from the input's own Shape.
+Model shape_chain_model() {
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("batch"), sym("seq"), dim(64)})};
+  m.graph.outputs = {untyped("y")};
+  add_init(m.graph, "i0", Tensor::scalar<int64_t>(0));
+  add_init(m.graph, "i1", Tensor::scalar<int64_t>(1));
+  add_init(m.graph, "i2", Tensor::scalar<int64_t>(2));
+  add_init(m.graph, "four", Tensor::scalar<int64_t>(4));
+  add_init(m.graph, "ax0", i64({0}));
+  m.graph.nodes = {
+      make_node("Shape", {"x"}, {"s"}),
+      make_node("Gather", {"s", "i0"}, {"b"}),
+      make_node("Gather", {"s", "i1"}, {"t"}),
+      make_node("Gather", {"s", "i2"}, {"d"}),
+      make_node("Div", {"d", "four"}, {"hd"}),
+      make_node("Unsqueeze", {"b", "ax0"}, {"ub"}),
+      make_node("Unsqueeze", {"t", "ax0"}, {"ut"}),
+      make_node("Unsqueeze", {"hd", "ax0"}, {"uhd"}),
+      make_node("Concat", {"ub", "ut", "four_1d", "uhd"}, {"target"}, {attr_int("axis", 0)}),
+      make_node("Reshape", {"x", "target"}, {"y"})};
+  add_init(m.graph, "four_1d", i64({4}));
+  return m;
+}
+
+TEST(ShapeInference, ShapeChainGivesReshapeSymbolicShape) {
+  ShapeFacts f = infer_shapes(shape_chain_model());
+  EXPECT_EQ(render(f, "y"), float_name() + "[batch,seq,4,16]");
+  ASSERT_NE(f.elements("hd"), nullptr);
+  EXPECT_EQ((*f.elements("hd"))[0].value, 16);
+  EXPECT_EQ((*f.elements("target"))[0].param, "batch");
+}
+
+TEST(ShapeInference, ReshapeMinusOneWithSymbolicDims) {
+  Model m = make_model();
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("batch"), dim(4), dim(16)})};
+  add_init(m.graph, "shape", i64({0, -1}));
+  m.graph.nodes = {make_node("Reshape", {"x", "shape"}, {"y"})};
+  EXPECT_EQ(render(infer_shapes(m), "y"), float_name() + "[batch,64]");
+}
+
+TEST(ShapeInference, WriteValueInfoIsIdempotent) {
+  Model m = shape_chain_model();
+  ShapeFacts f = infer_shapes(m);
+  EXPECT_TRUE(convert::write_value_info(m.graph, f));
+  EXPECT_FALSE(convert::write_value_info(m.graph, infer_shapes(m)));
+  bool has_hd = false;
+  for (const ValueInfo& vi : m.graph.value_info) {
+    EXPECT_NE(vi.name, "y");  // graph outputs are not repeated in value_info
+    has_hd |= vi.name == "hd";
+  }
+  EXPECT_TRUE(has_hd);
+}
+
+TEST(ShapeInference, EncoderFixtureOutputsAreTyped) {
+  auto model = load_model(std::string(XONNX_TEST_MODELS_DIR) + "/transformer_encoder_opset14/model.onnx");
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  ShapeFacts f = infer_shapes(*model);
+  int typed = 0, total = 0;
+  for (const Node& n : model->graph.nodes) {
+    for (const std::string& o : n.outputs) {
+      ++total;
+      const TypeInfo* t = f.type(o);
+      typed += t && t->has_shape;
+    }
+  }
+  EXPECT_EQ(typed, total);
+  EXPECT_EQ(render(f, model->graph.outputs[0].name), float_name() + "[batch,10]");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace xonnx
