@@ -4,6 +4,14 @@
 // operator is created; we keep only a handle on the initializer (no second copy) to
 // re-create the operator when auto_pad SAME with strides > 1 needs new pads for a new
 // input size. NCHW in and out: the input is transposed to NHWC scratch, the output back.
+// As the layout pass's com.xonnx.nhwc Conv: NHWC in and out, no transposes, and the fused
+// Relu/Clip of attributes activation_min/max as XNNPACK's output range.
+//
+// NaN/inf rule: XNNPACK's clamp turns NaN into the lower bound, so an unfused Conv (range
+// +-inf) whose output holds a non-finite value reruns the reference; a fused Conv also checks
+// its input first and, when it is not all finite, runs the reference twin (ONNX Conv, then
+// the clamp with Relu/Clip semantics: NaN stays NaN). Finite inputs whose products overflow
+// are the one case left to XNNPACK's clamp.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -26,6 +34,7 @@ class ConvKernel final : public FallbackKernel {
 
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override;
+  Status run_nhwc(KernelContext& ctx, bool& handled);
   // Pads (top, left, bottom, right) for spatial input (h, w); false if the geometry is
   // degenerate (input plus pads smaller than the dilated kernel).
   bool pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const;
@@ -37,6 +46,9 @@ class ConvKernel final : public FallbackKernel {
   int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
   std::array<int64_t, 4> explicit_pads_{};  // top, left, bottom, right
   Tensor weight_, bias_;  // the initializers (shared storage)
+  bool nhwc_ = false;
+  float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
+  Buffer input_copy_;
 
   Operator op_;
   std::array<int64_t, 4> op_pads_{-1, -1, -1, -1};
@@ -58,6 +70,12 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
   XONNX_RETURN_IF_ERROR(k->init_common(init));
   k->pool_ = &init.thread_pool();
   XONNX_ASSIGN_OR_RETURN(k->auto_pad_, init.get_string("auto_pad", "NOTSET"));
+  k->nhwc_ = is_nhwc_node(init);
+  if (k->nhwc_) {
+    XONNX_ASSIGN_OR_RETURN(k->act_lo_, init.get_float("activation_min", -kInf));
+    XONNX_ASSIGN_OR_RETURN(k->act_hi_, init.get_float("activation_max", kInf));
+    if (!(k->act_lo_ < k->act_hi_)) return unsupported("XNNPACK Conv: empty output range");
+  }
   XONNX_ASSIGN_OR_RETURN(k->group_, init.get_int("group", 1));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints("kernel_shape"));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints("strides", {1, 1}));
@@ -146,14 +164,45 @@ Status ConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
       static_cast<uint32_t>(sh_), static_cast<uint32_t>(sw_), static_cast<uint32_t>(dh_),
       static_cast<uint32_t>(dw_), static_cast<uint32_t>(group_), gin, gout,
       gin * static_cast<size_t>(group_), gout * static_cast<size_t>(group_), w,
-      bias_.defined() ? bias_.data<float>() : nullptr, -kInf, kInf, 0, op_.replace());
+      bias_.defined() ? bias_.data<float>() : nullptr, act_lo_, act_hi_, 0, op_.replace());
   XONNX_RETURN_IF_ERROR(check(s, "xnn_create_convolution2d_nhwc_f32"));
   op_pads_ = pads;
   last_n_ = last_h_ = last_w_ = -1;
   return Status::ok();
 }
 
+Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
+  const Tensor& x = ctx.input(0);
+  if (!is_f32(x) || x.rank() != 4 || x.dim(3) != in_ch_ * group_) return Status::ok();
+  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
+  if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
+  std::array<int64_t, 4> pads;
+  if (!pads_for(h, w, pads)) return Status::ok();
+  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  const bool fused = act_lo_ != -kInf || act_hi_ != kInf;
+  const size_t in_elems = static_cast<size_t>(x.numel());
+  if (fused && !all_finite(x.data<float>(), in_elems)) return Status::ok();  // the twin's semantics
+  const int64_t oh = (h + pads[0] + pads[2] - ((kh_ - 1) * dh_ + 1)) / sh_ + 1;
+  const int64_t ow = (w + pads[1] + pads[3] - ((kw_ - 1) * dw_ + 1)) / sw_ + 1;
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, oh, ow, out_ch_}));
+  const float* in = readable_input(x, input_copy_);
+  float* out = y->data<float>();
+  const size_t nb = static_cast<size_t>(n), out_elems = static_cast<size_t>(y->numel());
+  pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(in_ch_ * kh_ * kw_));
+  // Same shape: XNNPACK's setup only rebinds the pointers (no indirection rebuild).
+  XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
+                                                               static_cast<size_t>(w), in, out, tp),
+                              "xnn_setup_convolution2d_nhwc_f32"));
+  last_n_ = -1;  // the NCHW path's binding is gone
+  XONNX_RETURN_IF_ERROR(op_.run(tp));
+  // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
+  if ((act_lo_ == -kInf || act_hi_ == kInf) && !all_finite(out, out_elems)) return Status::ok();
+  handled = true;
+  return Status::ok();
+}
+
 Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
+  if (nhwc_) return run_nhwc(ctx, handled);
   const Tensor& x = ctx.input(0);
   if (!is_f32(x) || x.rank() != 4 || x.dim(1) != in_ch_ * group_) return Status::ok();
   const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
@@ -192,6 +241,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
 
 void register_xnnpack_conv(OpRegistry& registry) {
   registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
+  registry.add({kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
 }
 
 }  // namespace xnn

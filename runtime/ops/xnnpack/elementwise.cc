@@ -242,6 +242,46 @@ Result<std::unique_ptr<Kernel>> create_softmax(const KernelInit& init) {
                              Check::kOutputFinite, /*softmax=*/true, axis, /*last_only=*/!legacy);
 }
 
+// Swish (alpha 1, i.e. SiLU x * sigmoid(x); the layout pass makes it from Mul(x, Sigmoid(x))):
+// sigmoid into the output, then the output multiplied by x in place. A non-finite output
+// reruns the reference (XNNPACK's multiply clamps NaN).
+class SwishKernel final : public FallbackKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_ASSIGN_OR_RETURN(float alpha, init.get_float("alpha", 1.0f));
+    if (alpha != 1.0f) return unsupported("XNNPACK Swish: alpha != 1");
+    auto k = std::unique_ptr<SwishKernel>(new SwishKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(check(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, k->sigmoid_.replace()), "xnn_create_sigmoid_nc_f32"));
+    XONNX_RETURN_IF_ERROR(check(xnn_create_multiply_nd_f32(-kInf, kInf, 0, k->multiply_.replace()),
+                                "xnn_create_multiply_nd_f32"));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.numel() <= 0) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    const size_t n = static_cast<size_t>(x.numel());
+    const float* in = readable_input(x, scratch_);
+    float* out = y->data<float>();
+    pthreadpool_t tp = pool_for(*pool_, double(n));
+    XONNX_RETURN_IF_ERROR(check(xnn_setup_sigmoid_nc_f32(sigmoid_.get(), n, in, out, tp), "xnn_setup_sigmoid_nc_f32"));
+    XONNX_RETURN_IF_ERROR(sigmoid_.run(tp));
+    XONNX_RETURN_IF_ERROR(check(xnn_setup_multiply_nd_f32(multiply_.get(), 1, &n, 1, &n, in, out, out, tp),
+                                "xnn_setup_multiply_nd_f32"));
+    XONNX_RETURN_IF_ERROR(multiply_.run(tp));
+    handled = all_finite(out, n);
+    return Status::ok();
+  }
+
+  ThreadPool* pool_ = nullptr;
+  Operator sigmoid_, multiply_;
+  Buffer scratch_;
+};
+
 }  // namespace
 
 void register_xnnpack_elementwise(OpRegistry& registry) {
@@ -251,6 +291,7 @@ void register_xnnpack_elementwise(OpRegistry& registry) {
   registry.add({"", "Div", 7, kLatestVersion, create_div, 2, 2, 1, 1, Backend::kXnnpack});
   registry.add({"", "Sigmoid", 1, kLatestVersion, create_sigmoid, 1, 1, 1, 1, Backend::kXnnpack});
   registry.add({"", "HardSwish", 14, kLatestVersion, create_hardswish, 1, 1, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Swish", 24, kLatestVersion, SwishKernel::create, 1, 1, 1, 1, Backend::kXnnpack});
   registry.add({"", "Relu", 1, kLatestVersion, create_relu, 1, 1, 1, 1, Backend::kXnnpack});
   registry.add({"", "Clip", 1, kLatestVersion, create_clip, 1, 3, 1, 1, Backend::kXnnpack});
   registry.add({"", "Softmax", 1, kLatestVersion, create_softmax, 1, 1, 1, 1, Backend::kXnnpack});

@@ -8,7 +8,10 @@
 //    (counted), only the ceil-mode extra stays XNNPACK padding (not counted, as in ONNX);
 //  - MaxPool with dilations > 1 and padding, windows without any input element, 1x1 pools,
 //    the Indices output and non-float inputs go to the reference kernel.
+// As the layout pass's com.xonnx.nhwc ops (MaxPool, AveragePool, GlobalAveragePool) they take
+// and return NHWC tensors: no transposes (GlobalAveragePool via the NWC operator).
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <limits>
 #include <string>
@@ -39,10 +42,13 @@ class PoolKernel final : public FallbackKernel {
 
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override;
+  Status run_nhwc(KernelContext& ctx, bool& handled);
   PoolPlan plan(int64_t h, int64_t w) const;
   Status ensure_operator(int64_t channels, const std::array<int64_t, 4>& pads);
 
   ThreadPool* pool_ = nullptr;
+  bool nhwc_ = false;
+  Buffer input_copy_;
   bool is_max_ = true;
   bool include_pad_ = false;
   bool ceil_ = false;
@@ -87,6 +93,7 @@ Result<std::unique_ptr<Kernel>> PoolKernel::create(const KernelInit& init, bool 
   if (ceil_mode != 0 && ceil_mode != 1) return unsupported("XNNPACK pool: ceil_mode");
   XONNX_RETURN_IF_ERROR(k->init_common(init));
   k->pool_ = &init.thread_pool();
+  k->nhwc_ = is_nhwc_node(init);
   k->is_max_ = is_max;
   k->include_pad_ = !is_max && cip != 0;
   k->ceil_ = ceil_mode != 0;
@@ -174,7 +181,61 @@ Status PoolKernel::ensure_operator(int64_t channels, const std::array<int64_t, 4
   return Status::ok();
 }
 
+// src [n][h][w][c] -> dst [n][h + pt + pb][w + pl + pr][c] with zeros in the border.
+void nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w, size_t pt,
+                 size_t pl, size_t pb, size_t pr) {
+  const size_t ph = h + pt + pb, pw = w + pl + pr;
+  std::memset(dst, 0, n * ph * pw * c * sizeof(float));
+  for (size_t b = 0; b < n; ++b) {
+    for (size_t y = 0; y < h; ++y) {
+      std::memcpy(dst + ((b * ph + y + pt) * pw + pl) * c, src + (b * h + y) * w * c, w * c * sizeof(float));
+    }
+  }
+}
+
+Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
+  const Tensor& x = ctx.input(0);
+  if (!is_f32(x) || x.rank() != 4) return Status::ok();
+  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+  if (n <= 0 || c <= 0 || h <= 0 || w <= 0) return Status::ok();
+  if (h != last_h_ || w != last_w_) plan_ = plan(h, w);
+  last_h_ = h;
+  last_w_ = w;
+  last_n_ = -1;  // the NCHW path's binding is not kept
+  if (!plan_.ok) return Status::ok();
+  if (!ensure_operator(c, plan_.xnn_pads).is_ok()) return Status::ok();
+  last_h_ = h;  // ensure_operator forgets the plan's size
+  last_w_ = w;
+  const auto& rp = plan_.real_pads;
+  const int64_t ih = h + rp[0] + rp[2], iw = w + rp[1] + rp[3];
+  const size_t nb = static_cast<size_t>(n), cc = static_cast<size_t>(c);
+  const float* in = nullptr;
+  if (rp[0] + rp[1] + rp[2] + rp[3] > 0) {
+    float* padded = input_copy_.resize(nb * static_cast<size_t>(ih * iw) * cc);
+    nhwc_padded(x.data<float>(), padded, nb, cc, static_cast<size_t>(h), static_cast<size_t>(w),
+                static_cast<size_t>(rp[0]), static_cast<size_t>(rp[1]), static_cast<size_t>(rp[2]),
+                static_cast<size_t>(rp[3]));
+    in = padded;
+  } else {
+    in = readable_input(x, input_copy_);
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, plan_.oh, plan_.ow, c}));
+  float* out = y->data<float>();
+  const size_t out_elems = static_cast<size_t>(y->numel());
+  pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(k_[0] * k_[1]));
+  const xnn_status s =
+      is_max_ ? xnn_setup_max_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih), static_cast<size_t>(iw),
+                                                 in, out, tp)
+              : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
+                                                     static_cast<size_t>(iw), in, out, tp);
+  if (!check(s, "xnn_setup_*_pooling2d_nhwc_f32").is_ok()) return Status::ok();
+  XONNX_RETURN_IF_ERROR(op_.run(tp));
+  handled = all_finite(out, out_elems);  // NaN/inf: the reference twin's semantics
+  return Status::ok();
+}
+
 Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
+  if (nhwc_) return run_nhwc(ctx, handled);
   const Tensor& x = ctx.input(0);
   if (!is_f32(x) || x.rank() != 4) return Status::ok();
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
@@ -273,6 +334,51 @@ class GlobalAveragePoolKernel final : public FallbackKernel {
   Buffer scratch_;
 };
 
+// GlobalAveragePool on NHWC [N,H,W,C] -> [N,1,1,C] (XNNPACK's NWC operator, W = H * W).
+class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::unique_ptr<GlobalAveragePoolNhwcKernel>(new GlobalAveragePoolNhwcKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(k->ensure_operator(1));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status ensure_operator(int64_t channels) {
+    if (op_ && channels == channels_) return Status::ok();
+    const size_t c = static_cast<size_t>(channels);
+    XONNX_RETURN_IF_ERROR(check(xnn_create_global_average_pooling_nwc_f32(c, c, c, -kInf, kInf, 0, op_.replace()),
+                                "xnn_create_global_average_pooling_nwc_f32"));
+    channels_ = channels;
+    return Status::ok();
+  }
+
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.rank() != 4) return Status::ok();
+    const int64_t n = x.dim(0), hw = x.dim(1) * x.dim(2), c = x.dim(3);
+    if (n <= 0 || c <= 0 || hw <= 0) return Status::ok();
+    if (!ensure_operator(c).is_ok()) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, 1, 1, c}));
+    const float* in = readable_input(x, scratch_);
+    pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
+    XONNX_RETURN_IF_ERROR(check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(n),
+                                                                         static_cast<size_t>(hw), in,
+                                                                         y->data<float>(), tp),
+                                "xnn_setup_global_average_pooling_nwc_f32"));
+    XONNX_RETURN_IF_ERROR(op_.run(tp));
+    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: the twin reruns
+    return Status::ok();
+  }
+
+  ThreadPool* pool_ = nullptr;
+  Operator op_;
+  int64_t channels_ = -1;
+  Buffer scratch_;
+};
+
 }  // namespace
 
 void register_xnnpack_pooling(OpRegistry& registry) {
@@ -280,6 +386,11 @@ void register_xnnpack_pooling(OpRegistry& registry) {
   registry.add({"", "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1, Backend::kXnnpack});
   registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, 1, 1, 1, 1,
                 Backend::kXnnpack});
+  registry.add({kNhwcOpDomain, "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
+  registry.add({kNhwcOpDomain, "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1,
+                Backend::kXnnpack});
+  registry.add({kNhwcOpDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1,
+                1, 1, 1, Backend::kXnnpack});
 }
 
 }  // namespace xnn

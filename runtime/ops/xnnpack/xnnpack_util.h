@@ -5,8 +5,10 @@
 // inputs it was not built for (dtype, rank, channel count, degenerate geometry) to the
 // node's reference kernel, which defines the semantics and reports the errors.
 //
-// Layout: until a graph-level layout pass exists, kernels take and return NCHW tensors and
-// convert to/from XNNPACK's NHWC internally (nchw_to_nhwc / nhwc_to_nchw below).
+// Layout: the ONNX-domain kernels take and return NCHW tensors and convert to/from XNNPACK's
+// NHWC internally (nchw_to_nhwc / nhwc_to_nchw below). Inside the NHWC regions of the layout
+// pass (runtime/exec/layout_nhwc.h) the same kernels run as ops of domain kNhwcOpDomain on
+// NHWC tensors directly; their reference twins are in nhwc_ops.cc.
 #pragma once
 
 #include <xnnpack.h>
@@ -26,6 +28,10 @@ class OpRegistry;
 class ThreadPool;
 
 namespace xnn {
+
+// The domain of the layout pass's internal ops (runtime/exec/layout_nhwc.h: kNhwcDomain).
+constexpr const char* kNhwcOpDomain = "com.xonnx.nhwc";
+inline bool is_nhwc_node(const KernelInit& init) { return init.node().domain == kNhwcOpDomain; }
 
 // Initializes XNNPACK once per process (thread-safe); later calls return the first result.
 Status initialize();
@@ -107,6 +113,10 @@ void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw,
 void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w,
                          size_t pt, size_t pl, size_t pb, size_t pr, const ThreadPool& pool);
 
+// Converts a 4-D tensor of any fixed-size type between NCHW and NHWC into `dst`, which has
+// the permuted shape and the same type.
+Status permute_layout(const Tensor& src, bool to_nhwc, Tensor& dst, const ThreadPool& pool);
+
 // XNNPACK's min/max-clamped micro-kernels turn NaN into the lower bound (-inf with our
 // unbounded outputs), and its Softmax and MaxPool differ from the reference on NaN/inf. So a
 // kernel whose XNNPACK output holds a non-finite value reruns the node with the reference
@@ -150,6 +160,7 @@ void register_xnnpack_conv(OpRegistry& registry);
 void register_xnnpack_fully_connected(OpRegistry& registry);
 void register_xnnpack_pooling(OpRegistry& registry);
 void register_xnnpack_elementwise(OpRegistry& registry);
+void register_nhwc_reference(OpRegistry& registry);  // nhwc_ops.cc
 
 }  // namespace xnn
 }  // namespace xonnx

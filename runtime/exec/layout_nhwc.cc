@@ -1,0 +1,536 @@
+#include "runtime/exec/layout_nhwc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace xonnx {
+
+namespace {
+
+// Element-wise ops with one data input: their result does not depend on the layout.
+bool is_layout_agnostic_unary(const std::string& op) {
+  static const std::unordered_set<std::string> ops = {
+      "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu", "Tanh", "Elu", "Selu",
+      "Softplus", "Swish", "Abs", "Neg", "Exp", "Identity", "Erf", "Sqrt", "Reciprocal", "Floor", "Ceil"};
+  return ops.count(op) != 0;
+}
+
+bool is_binary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
+
+const Attribute* attr_of(const Node& n, const char* name, AttrType type) {
+  const Attribute* a = n.find_attr(name);
+  return a && a->type == type ? a : nullptr;
+}
+
+bool has_graph_attr(const Node& n) {
+  for (const Attribute& a : n.attributes) {
+    if (a.g || !a.graphs.empty()) return true;
+  }
+  return false;
+}
+
+// Every name read anywhere inside `g` (nested graphs included): what a subgraph may capture.
+void collect_reads(const Graph& g, std::set<std::string>& out) {
+  for (const Node& n : g.nodes) {
+    out.insert(n.inputs.begin(), n.inputs.end());
+    for (const Attribute& a : n.attributes) {
+      if (a.g) collect_reads(*a.g, out);
+      for (const auto& sg : a.graphs) collect_reads(*sg, out);
+    }
+  }
+  for (const ValueInfo& v : g.outputs) out.insert(v.name);
+}
+
+// x * Sigmoid(x) -> Swish(x) (opset 24) and x * HardSigmoid(x) with alpha 1/6, beta 1/2 ->
+// HardSwish(x) (opset 14), when the gate has no other reader: one XNNPACK op instead of two
+// passes over memory. Both are exactly the ONNX definitions of the fused ops.
+int fuse_gated_activations(Graph& g, int64_t opset) {
+  std::unordered_map<std::string, size_t> producer;
+  std::unordered_map<std::string, int> readers;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& o : g.nodes[i].outputs) producer[o] = i;
+    for (const std::string& in : g.nodes[i].inputs) ++readers[in];
+    if (has_graph_attr(g.nodes[i])) return 0;  // captures are not counted: stay simple
+  }
+  for (const ValueInfo& v : g.outputs) ++readers[v.name];
+  std::vector<bool> drop(g.nodes.size(), false);
+  int fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& mul = g.nodes[i];
+    if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
+    for (size_t k = 0; k < 2; ++k) {
+      auto it = producer.find(mul.inputs[k]);
+      if (it == producer.end() || drop[it->second] || readers[mul.inputs[k]] != 1) continue;
+      const Node& gate = g.nodes[it->second];
+      if (!gate.domain.empty() || gate.inputs.size() != 1 || gate.inputs[0] != mul.inputs[1 - k]) continue;
+      const int64_t gate_opset = gate.opset != 0 ? gate.opset : opset;
+      std::string fused_op;
+      int64_t fused_opset = 0;
+      if (gate.op_type == "Sigmoid") {
+        fused_op = "Swish";
+        fused_opset = 24;
+      } else if (gate.op_type == "HardSigmoid" && gate_opset >= 6) {
+        const Attribute* a = attr_of(gate, "alpha", AttrType::kFloat);
+        const Attribute* b = attr_of(gate, "beta", AttrType::kFloat);
+        if ((a ? a->f : 0.2f) != 1.0f / 6.0f || (b ? b->f : 0.5f) != 0.5f) continue;
+        fused_op = "HardSwish";
+        fused_opset = 14;
+      } else {
+        continue;
+      }
+      drop[it->second] = true;
+      const std::string x = mul.inputs[1 - k];
+      mul.op_type = fused_op;
+      mul.inputs = {x};
+      mul.opset = std::max(fused_opset, opset);
+      ++fused;
+      break;
+    }
+  }
+  if (fused == 0) return 0;
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+  return fused;
+}
+
+class NhwcPass {
+ public:
+  NhwcPass(Graph& g, int64_t onnx_opset) : g_(g), opset_(onnx_opset) {}
+  Result<NhwcLayoutStats> run();
+
+ private:
+  enum class Role { kNone, kNhwcOp, kAgnostic };
+  int64_t opset_of(const Node& n) const { return n.opset != 0 ? n.opset : opset_; }
+  bool index(std::vector<size_t>& order);
+  const Tensor* constant(const std::string& name) const;
+  std::string constant_root(const std::string& name) const;
+  bool known_non_float(const std::string& name) const;
+  bool is_region(const std::string& name) const { return region_.count(name) != 0; }
+  Role classify(size_t i);
+  bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
+  bool fusable_activation(const Node& act, float& lo, float& hi) const;
+  void try_fuse(size_t conv);
+  std::string fresh(const std::string& base);
+  Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
+
+  Graph& g_;
+  int64_t opset_;
+  std::unordered_map<std::string, size_t> producer_;
+  std::unordered_map<std::string, std::vector<size_t>> consumers_;
+  std::set<std::string> graph_outputs_;
+  std::set<std::string> subgraph_reads_;
+  std::unordered_map<std::string, const Tensor*> initializers_;
+  std::unordered_map<std::string, DataType> elem_types_;
+  std::unordered_set<std::string> names_;
+
+  std::vector<Role> role_;
+  std::vector<bool> fused_away_;
+  std::unordered_set<std::string> region_;  // values produced in NHWC
+  std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
+  std::unordered_set<std::string> entering_;
+  std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
+  std::vector<NamedTensor> new_initializers_;
+};
+
+bool NhwcPass::index(std::vector<size_t>& order) {
+  for (const NamedTensor& t : g_.initializers) {
+    initializers_[t.name] = &t.tensor;
+    names_.insert(t.name);
+  }
+  for (const ValueInfo& v : g_.inputs) {
+    names_.insert(v.name);
+    if (v.type.kind == TypeInfo::Kind::kTensor) elem_types_[v.name] = v.type.elem_type;
+  }
+  for (const ValueInfo& v : g_.value_info) {
+    if (v.type.kind == TypeInfo::Kind::kTensor) elem_types_[v.name] = v.type.elem_type;
+  }
+  for (const ValueInfo& v : g_.outputs) graph_outputs_.insert(v.name);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    const Node& n = g_.nodes[i];
+    for (const std::string& o : n.outputs) {
+      if (o.empty()) continue;
+      if (producer_.count(o) || initializers_.count(o)) return false;  // duplicate: compile reports it
+      producer_[o] = i;
+      names_.insert(o);
+    }
+    for (const std::string& in : n.inputs) {
+      if (!in.empty()) consumers_[in].push_back(i);
+    }
+    for (const Attribute& a : n.attributes) {
+      if (a.g) collect_reads(*a.g, subgraph_reads_);
+      for (const auto& sg : a.graphs) collect_reads(*sg, subgraph_reads_);
+    }
+  }
+  // Topological order, stable (file order where the graph allows it).
+  std::vector<int> pending(g_.nodes.size(), 0);
+  std::vector<std::vector<size_t>> users(g_.nodes.size());
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    for (const std::string& in : g_.nodes[i].inputs) {
+      auto it = producer_.find(in);
+      if (in.empty() || it == producer_.end()) continue;
+      ++pending[i];
+      users[it->second].push_back(i);
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t u : users[i]) {
+      if (--pending[u] == 0) ready.push(u);
+    }
+  }
+  return order.size() == g_.nodes.size();  // a cycle: compile reports it
+}
+
+// Follows Identity nodes back to an initializer or a Constant node's tensor.
+std::string NhwcPass::constant_root(const std::string& name) const {
+  std::string cur = name;
+  for (int hops = 0; hops < 16; ++hops) {
+    if (initializers_.count(cur)) return cur;
+    auto it = producer_.find(cur);
+    if (it == producer_.end()) return "";
+    const Node& n = g_.nodes[it->second];
+    if (!n.domain.empty() || n.inputs.size() != 1 || n.op_type != "Identity") {
+      return n.domain.empty() && n.op_type == "Constant" && attr_of(n, "value", AttrType::kTensor) ? cur : "";
+    }
+    cur = n.inputs[0];
+  }
+  return "";
+}
+
+const Tensor* NhwcPass::constant(const std::string& name) const {
+  const std::string root = constant_root(name);
+  if (root.empty()) return nullptr;
+  auto it = initializers_.find(root);
+  if (it != initializers_.end()) return it->second;
+  return &attr_of(g_.nodes[producer_.at(root)], "value", AttrType::kTensor)->t;
+}
+
+bool NhwcPass::known_non_float(const std::string& name) const {
+  auto it = elem_types_.find(name);
+  return it != elem_types_.end() && it->second != DataType::kUndefined && it->second != DataType::kFloat;
+}
+
+// A constant that broadcasts against an NCHW tensor the same way its re-labelled twin
+// broadcasts against the NHWC one: NCHW-aligned [a,b,c,d] with c*d == 1 or b == 1 has the
+// memory of [a,c,d,b].
+bool NhwcPass::per_channel_constant(const std::string& name, Shape& nhwc_shape) const {
+  const Tensor* t = constant(name);
+  if (!t || t->dtype() != DataType::kFloat || t->rank() > 4) return false;
+  Shape s(4 - t->rank(), 1);
+  s.insert(s.end(), t->shape().begin(), t->shape().end());
+  if (s[2] * s[3] != 1 && s[1] != 1) return false;
+  nhwc_shape = {s[0], s[2], s[3], s[1]};
+  return true;
+}
+
+NhwcPass::Role NhwcPass::classify(size_t i) {
+  const Node& n = g_.nodes[i];
+  if (!n.domain.empty() || has_graph_attr(n) || n.outputs.empty() || n.outputs[0].empty()) return Role::kNone;
+  const std::string& op = n.op_type;
+  if (op == "Conv") {
+    if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1) return Role::kNone;
+    if (n.inputs[0].empty() || known_non_float(n.inputs[0])) return Role::kNone;
+    const Tensor* w = constant(n.inputs[1]);
+    if (!w || w->dtype() != DataType::kFloat || w->rank() != 4) return Role::kNone;
+    if (n.inputs.size() == 3 && !n.inputs[2].empty()) {
+      const Tensor* b = constant(n.inputs[2]);
+      if (!b || b->dtype() != DataType::kFloat || b->rank() != 1) return Role::kNone;
+    }
+    const Attribute* ks = n.find_attr("kernel_shape");
+    if (ks && ks->ints.size() != 2) return Role::kNone;
+    return Role::kNhwcOp;
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (n.inputs.size() != 1 || n.inputs[0].empty() || known_non_float(n.inputs[0])) return Role::kNone;
+    if (n.outputs.size() > 2 || (n.outputs.size() == 2 && !n.outputs[1].empty())) return Role::kNone;
+    const Attribute* ks = attr_of(n, "kernel_shape", AttrType::kInts);
+    return ks && ks->ints.size() == 2 ? Role::kNhwcOp : Role::kNone;
+  }
+  if (n.inputs.empty() || !is_region(n.inputs[0])) {
+    if (!is_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
+  }
+  if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
+  if (is_layout_agnostic_unary(op)) {
+    if (n.outputs.size() != 1) return Role::kNone;
+    for (size_t k = 1; k < n.inputs.size(); ++k) {
+      if (is_region(n.inputs[k])) return Role::kNone;  // Clip bounds are scalars, never regions
+    }
+    return Role::kAgnostic;
+  }
+  if (is_binary(op)) {
+    if (n.inputs.size() != 2 || n.outputs.size() != 1 || opset_of(n) < 7) return Role::kNone;
+    for (const std::string& in : n.inputs) {
+      Shape s;
+      if (!is_region(in) && !per_channel_constant(in, s)) return Role::kNone;
+    }
+    return Role::kAgnostic;
+  }
+  if (op == "Concat") {
+    const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
+    if (!axis || (axis->i != 1 && axis->i != -3) || n.outputs.size() != 1) return Role::kNone;
+    for (const std::string& in : n.inputs) {
+      if (!is_region(in)) return Role::kNone;
+    }
+    return Role::kAgnostic;
+  }
+  return Role::kNone;
+}
+
+// Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
+bool NhwcPass::fusable_activation(const Node& act, float& lo, float& hi) const {
+  if (!act.domain.empty() || act.outputs.size() != 1 || act.outputs[0].empty()) return false;
+  if (act.op_type == "Relu") {
+    lo = 0.0f;
+    hi = std::numeric_limits<float>::infinity();
+    return true;
+  }
+  if (act.op_type != "Clip") return false;
+  lo = std::numeric_limits<float>::lowest();
+  hi = std::numeric_limits<float>::max();
+  if (opset_of(act) < 11) {
+    if (const Attribute* a = attr_of(act, "min", AttrType::kFloat)) lo = a->f;
+    if (const Attribute* a = attr_of(act, "max", AttrType::kFloat)) hi = a->f;
+  } else {
+    for (size_t k = 1; k < act.inputs.size() && k <= 2; ++k) {
+      if (act.inputs[k].empty()) continue;
+      const Tensor* t = constant(act.inputs[k]);
+      if (!t || t->dtype() != DataType::kFloat || t->numel() != 1) return false;
+      (k == 1 ? lo : hi) = t->data<float>()[0];
+    }
+    if (act.inputs.size() > 3) return false;
+  }
+  return lo < hi;  // false for NaN bounds and min >= max: the plain ops keep those
+}
+
+void NhwcPass::try_fuse(size_t conv) {
+  Node& c = g_.nodes[conv];
+  const std::string& out = c.outputs[0];
+  if (graph_outputs_.count(out) || subgraph_reads_.count(out)) return;
+  auto it = consumers_.find(out);
+  if (it == consumers_.end() || it->second.size() != 1) return;
+  const size_t a = it->second[0];
+  const Node& act = g_.nodes[a];
+  if (act.inputs.empty() || act.inputs[0] != out) return;
+  float lo = 0, hi = 0;
+  if (!fusable_activation(act, lo, hi)) return;
+  Attribute amin, amax;
+  amin.name = "activation_min";
+  amin.type = AttrType::kFloat;
+  amin.f = lo;
+  amax.name = "activation_max";
+  amax.type = AttrType::kFloat;
+  amax.f = hi;
+  c.attributes.push_back(amin);
+  c.attributes.push_back(amax);
+  c.outputs[0] = act.outputs[0];
+  producer_[c.outputs[0]] = conv;
+  fused_away_[a] = true;
+}
+
+std::string NhwcPass::fresh(const std::string& base) {
+  std::string name = base + "__nhwc";
+  for (int k = 1; names_.count(name); ++k) name = base + "__nhwc" + std::to_string(k);
+  names_.insert(name);
+  return name;
+}
+
+Node NhwcPass::boundary(const char* op, const std::string& in, const std::string& out, bool unit) const {
+  Node n;
+  n.name = out + "/" + op;
+  n.op_type = op;
+  n.domain = kNhwcDomain;
+  n.opset = 1;
+  n.inputs = {in};
+  n.outputs = {out};
+  if (unit) {
+    Attribute a;
+    a.name = "unit_spatial";
+    a.type = AttrType::kInt;
+    a.i = 1;
+    n.attributes.push_back(a);
+  }
+  return n;
+}
+
+bool unit_preserving_conv(const Node& n) {
+  const Attribute* ks = n.find_attr("kernel_shape");
+  const Attribute* pads = n.find_attr("pads");
+  const Attribute* ap = n.find_attr("auto_pad");
+  if (ap && ap->s != "NOTSET" && ap->s != "VALID") return false;
+  if (pads) {
+    for (int64_t p : pads->ints)
+      if (p != 0) return false;
+  }
+  return ks && ks->ints.size() == 2 && ks->ints[0] == 1 && ks->ints[1] == 1;
+}
+
+Result<NhwcLayoutStats> NhwcPass::run() {
+  NhwcLayoutStats stats;
+  std::vector<size_t> order;
+  if (!index(order)) return stats;
+
+  role_.assign(g_.nodes.size(), Role::kNone);
+  fused_away_.assign(g_.nodes.size(), false);
+  // 1. Classify in topological order: a node joins when its inputs make rank 4 certain.
+  for (size_t i : order) {
+    if (fused_away_[i]) continue;
+    role_[i] = classify(i);
+    if (role_[i] == Role::kNone) continue;
+    Node& n = g_.nodes[i];
+    if (n.op_type == "Conv") try_fuse(i);
+    for (const std::string& o : n.outputs) {
+      if (!o.empty()) region_.insert(o);
+    }
+    // Unit spatial size (global pooling and what keeps it) makes the exit conversion free.
+    bool unit = n.op_type == "GlobalAveragePool";
+    if (role_[i] == Role::kAgnostic || (n.op_type == "Conv" && unit_preserving_conv(n))) {
+      unit = true;
+      const size_t data_inputs = is_binary(n.op_type) || n.op_type == "Concat" ? n.inputs.size() : 1;
+      for (size_t k = 0; k < data_inputs; ++k) {
+        if (is_region(n.inputs[k]) && !unit_.count(n.inputs[k])) unit = false;
+      }
+      if (!is_region(n.inputs[0]) && !is_binary(n.op_type)) unit = false;
+    }
+    if (unit) unit_.insert(n.outputs[0]);
+    if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
+  }
+  if (region_.empty()) return stats;
+
+  // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
+  std::unordered_set<std::string> exits;
+  for (const std::string& v : region_) {
+    if (graph_outputs_.count(v) || subgraph_reads_.count(v)) exits.insert(v);
+  }
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (role_[i] != Role::kNone || fused_away_[i]) continue;
+    for (const std::string& in : g_.nodes[i].inputs) {
+      if (is_region(in)) exits.insert(in);
+    }
+  }
+
+  // 3. Names: every region value and every entering value gets an NHWC twin name.
+  std::unordered_map<std::string, std::string> nhwc;
+  for (size_t i : order) {
+    if (role_[i] == Role::kNone || fused_away_[i]) continue;
+    for (const std::string& o : g_.nodes[i].outputs) {
+      if (!o.empty()) nhwc[o] = fresh(o);
+    }
+  }
+  for (const std::string& v : entering_) nhwc[v] = fresh(v);
+
+  // 4. Emit: region nodes renamed, boundary conversions right after the producer.
+  std::vector<Node> out;
+  out.reserve(g_.nodes.size() + entering_.size() + exits.size());
+  for (const ValueInfo& v : g_.inputs) {
+    if (entering_.count(v.name)) {
+      out.push_back(boundary("ToNHWC", v.name, nhwc[v.name], false));
+      ++stats.to_nhwc;
+    }
+  }
+  for (const NamedTensor& t : g_.initializers) {
+    if (entering_.count(t.name)) {
+      out.push_back(boundary("ToNHWC", t.name, nhwc[t.name], false));
+      ++stats.to_nhwc;
+    }
+  }
+  for (size_t i : order) {
+    if (fused_away_[i]) {
+      ++stats.fused;
+      continue;
+    }
+    Node n = g_.nodes[i];  // copied: the original names are read below
+    if (role_[i] != Role::kNone) {
+      const bool binary = is_binary(n.op_type);
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        std::string& in = n.inputs[k];
+        if (in.empty()) continue;
+        if (n.op_type == "Conv" && k > 0) {
+          in = constant_root(in);  // W / B: the initializer itself, so kernels see a constant
+        } else if (k == 0 || binary || n.op_type == "Concat") {
+          auto it = nhwc.find(in);
+          if (it != nhwc.end()) {
+            in = it->second;
+          } else if (binary) {  // a per-channel constant, re-labelled once
+            auto c = const_nhwc_.find(in);
+            if (c == const_nhwc_.end()) {
+              Shape s;
+              per_channel_constant(in, s);
+              const std::string name = fresh(in);
+              new_initializers_.push_back({name, constant(in)->reshaped(s)});
+              c = const_nhwc_.emplace(in, name).first;
+            }
+            in = c->second;
+          }
+        }
+      }
+      for (std::string& o : n.outputs) {
+        if (!o.empty()) o = nhwc.at(o);
+      }
+      if (role_[i] == Role::kNhwcOp) {
+        n.opset = opset_of(n);
+        n.domain = kNhwcDomain;
+        ++stats.nhwc_ops;
+      } else {
+        ++stats.agnostic_ops;
+      }
+      if (n.op_type == "Concat") {
+        for (Attribute& a : n.attributes) {
+          if (a.name == "axis") a.i = 3;
+        }
+      }
+    }
+    const std::vector<std::string> produced = n.outputs;  // renamed for region nodes
+    out.push_back(std::move(n));
+    const std::vector<std::string>& originals = g_.nodes[i].outputs;
+    for (size_t k = 0; k < produced.size(); ++k) {
+      if (produced[k].empty()) continue;
+      if (role_[i] != Role::kNone) {
+        const std::string& orig = originals[k];
+        if (exits.count(orig)) {
+          const bool unit = unit_.count(orig) != 0;
+          out.push_back(boundary("ToNCHW", produced[k], orig, unit));
+          ++stats.to_nchw;
+          if (unit) ++stats.free_boundaries;
+        }
+      } else if (entering_.count(produced[k])) {
+        out.push_back(boundary("ToNHWC", produced[k], nhwc.at(produced[k]), false));
+        ++stats.to_nhwc;
+      }
+    }
+  }
+  g_.nodes = std::move(out);
+  for (NamedTensor& t : new_initializers_) g_.initializers.push_back(std::move(t));
+  return stats;
+}
+
+}  // namespace
+
+Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::string, int64_t>& opset_imports) {
+  auto it = opset_imports.find("");
+  if (it == opset_imports.end()) return NhwcLayoutStats{};
+  const int gated = fuse_gated_activations(graph, it->second);
+  NhwcPass pass(graph, it->second);
+  XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats stats, pass.run());
+  stats.gated = gated;
+  return stats;
+}
+
+}  // namespace xonnx

@@ -1,0 +1,53 @@
+// The NHWC layout pass: at session creation (XNNPACK enabled) it rewrites the main graph so
+// that maximal regions of 4-D float ops XNNPACK runs in NHWC stay in NHWC, with layout
+// conversions only where a region meets the rest of the graph.
+//
+// What it does to the IR (graph.h), names stay stable at the graph's edges:
+//  - Conv (constant 4-D float W, constant B), MaxPool / AveragePool (2-D, no Indices output)
+//    and GlobalAveragePool become internal ops of domain "com.xonnx.nhwc" (same attributes,
+//    NHWC input 0 and output 0; runtime/ops/xnnpack/nhwc_ops.cc). Each has a reference twin.
+//  - Layout-agnostic ops inside a region stay ONNX ops on NHWC tensors: element-wise unary
+//    ops, Add/Sub/Mul/Div whose operands are both region values or constants that broadcast
+//    per channel ([1,C,1,1], [C,1,1], scalars: re-labelled [1,1,1,C], a zero-copy view), and
+//    Concat on the channel axis (axis becomes 3).
+//  - Conv followed by Relu or Clip with constant bounds, when the Conv output has that one
+//    consumer and is not a graph output, becomes one Conv with attributes
+//    "activation_min"/"activation_max" (XNNPACK's output range).
+//  - A region value read outside the region (or a graph output) gets one "ToNCHW" node that
+//    produces the original name; a value entering a region gets one "ToNHWC" node. Values known
+//    to be [N,C,1,1] (after global pooling) convert without a copy (attribute unit_spatial=1).
+//  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
+//    HardSwish (opset 14), via Node::opset, when the gate has no other reader.
+// Only values whose rank is certainly 4 enter a region (Conv weights and 2-D pool kernels
+// prove it; other ops join only when their inputs are region values). Shapes stay dynamic.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
+
+namespace xonnx {
+
+// The domain of the internal NHWC ops and of the boundary conversions.
+constexpr const char* kNhwcDomain = "com.xonnx.nhwc";
+
+struct NhwcLayoutStats {
+  int nhwc_ops = 0;        // nodes rewritten to the NHWC domain (boundaries excluded)
+  int agnostic_ops = 0;    // ONNX ops left as they are but running on NHWC tensors
+  int to_nhwc = 0;         // boundary conversions into a region
+  int to_nchw = 0;         // boundary conversions out of a region
+  int free_boundaries = 0; // of those, conversions known to need no copy
+  int fused = 0;           // Relu / Clip folded into a Conv
+  int gated = 0;           // x * Sigmoid(x) -> Swish, x * HardSigmoid(x) -> HardSwish
+};
+
+// Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;
+// the ONNX opset decides the semantics the NHWC ops keep. Never fails on a model it does not
+// understand: such nodes stay as they are.
+Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph,
+                                          const std::map<std::string, int64_t>& opset_imports);
+
+}  // namespace xonnx

@@ -1,0 +1,82 @@
+// Chooses the optimized-kernel table for this CPU once (cpuinfo), and holds the switches and
+// counters shared by the optimized op kernels.
+#include <cpuinfo.h>
+
+#include <atomic>
+#include <initializer_list>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/ops/optimized/kernels.h"
+#include "runtime/ops/optimized/opt_util.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+std::atomic<bool> g_enabled{true};
+std::atomic<uint64_t> g_runs{0};
+
+bool cpu_has(const char* isa) {
+  static const bool ok = cpuinfo_initialize();
+  if (!ok) return false;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (std::strcmp(isa, "avx2") == 0) return cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3();
+  if (std::strcmp(isa, "avx512") == 0)
+    return cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512dq() &&
+           cpuinfo_has_x86_avx512vl() && cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3();
+#endif
+#if defined(__aarch64__)
+  if (std::strcmp(isa, "neon") == 0) return true;
+#elif defined(__arm__)  // this file has no NEON flags on armv7; kernels_neon.cc has them
+  if (std::strcmp(isa, "neon") == 0) return cpuinfo_has_arm_neon_fma();
+#endif
+  return std::strcmp(isa, "generic") == 0;
+}
+
+const KernelTable* choose() {
+  // Best first; XONNX_OPT_ISA caps the choice at the named table.
+  const KernelTable* order[] = {avx512_table(), avx2_table(), neon_table(), generic_table()};
+  const char* cap = std::getenv("XONNX_OPT_ISA");
+  bool allowed = cap == nullptr || *cap == '\0';
+  for (const KernelTable* t : order) {
+    if (!t) continue;
+    if (!allowed && std::strcmp(t->isa, cap) == 0) allowed = true;
+    if (allowed && cpu_has(t->isa)) return t;
+  }
+  return generic_table();
+}
+
+}  // namespace
+
+const KernelTable& kernels() {
+  static const KernelTable* table = choose();
+  return *table;
+}
+
+int supported_tables(const KernelTable** out, int max) {
+  const KernelTable* all[] = {avx512_table(), avx2_table(), neon_table(), generic_table()};
+  int n = 0;
+  for (const KernelTable* t : all)
+    if (t && cpu_has(t->isa) && n < max) out[n++] = t;
+  return n;
+}
+
+bool enabled() {
+  // XONNX_DISABLE_XNNPACK=1 means "reference kernels only" (runtime/exec/session.h), so it
+  // switches these off too; XONNX_DISABLE_OPTIMIZED=1 switches off only these.
+  static const bool env_off = [] {
+    for (const char* name : {"XONNX_DISABLE_OPTIMIZED", "XONNX_DISABLE_XNNPACK"}) {
+      const char* v = std::getenv(name);
+      if (v && std::strcmp(v, "1") == 0) return true;
+    }
+    return false;
+  }();
+  return !env_off && g_enabled.load(std::memory_order_relaxed);
+}
+void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
+uint64_t run_count() { return g_runs.load(std::memory_order_relaxed); }
+void count_run() { g_runs.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,213 @@
+// Optimized element-wise float32 kernels: Erf, Gelu (ONNX-20 and com.microsoft Gelu /
+// FastGelu without bias), Softmax on any axis (opset < 13: 2-D coercion; >= 13: one axis;
+// inner axes are transposed to rows through a scratch block), and Where with equal shapes or
+// suffix broadcasting (scalars, rows, masks broadcast over leading dims).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+constexpr int64_t kMapChunk = 4096;  // elements per parallel chunk of a map
+
+using MapFn = void (*)(const float*, float*, int64_t);
+
+// ---- Erf / Gelu --------------------------------------------------------------------------
+
+class MapKernel final : public OptKernel {
+ public:
+  // `fn` names the table entry to map with (the table is known after init_common).
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, MapFn KernelTable::*fn, const char* op) {
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, op));
+    auto k = std::unique_ptr<MapKernel>(new MapKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->fn_ = k->k_->*fn;
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x)) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    const float* in = x.data<float>();
+    float* out = y->data<float>();
+    const MapFn fn = fn_;
+    const int64_t n = x.numel();
+    pool_->parallel_for(static_cast<size_t>((n + kMapChunk - 1) / kMapChunk), 16, [&](size_t b, size_t e) {
+      const int64_t lo = static_cast<int64_t>(b) * kMapChunk;
+      const int64_t hi = static_cast<int64_t>(e) * kMapChunk < n ? static_cast<int64_t>(e) * kMapChunk : n;
+      fn(in + lo, out + lo, hi - lo);
+    });
+    handled = true;
+    return Status::ok();
+  }
+
+  MapFn fn_ = nullptr;
+};
+
+Result<std::unique_ptr<Kernel>> create_erf(const KernelInit& init) {
+  return MapKernel::create(init, &KernelTable::erf, "Erf");
+}
+
+Result<std::unique_ptr<Kernel>> create_gelu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(std::string approximate, init.get_string("approximate", "none"));
+  if (approximate == "none") return MapKernel::create(init, &KernelTable::gelu_erf, "Gelu");
+  if (approximate == "tanh") return MapKernel::create(init, &KernelTable::gelu_tanh, "Gelu");
+  return unsupported("Gelu: approximate '", approximate, "'");  // the reference reports it
+}
+
+Result<std::unique_ptr<Kernel>> create_ms_gelu(const KernelInit& init) {
+  return MapKernel::create(init, &KernelTable::gelu_erf, "Gelu");
+}
+
+Result<std::unique_ptr<Kernel>> create_ms_fast_gelu(const KernelInit& init) {
+  if (init.has_input(1)) return unsupported("FastGelu: optimized kernel has no bias input");
+  return MapKernel::create(init, &KernelTable::gelu_tanh, "FastGelu");
+}
+
+// ---- Softmax -----------------------------------------------------------------------------
+
+class SoftmaxKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    const bool legacy = init.since_version() < 13;
+    XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", legacy ? 1 : -1));
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "Softmax"));
+    auto k = std::unique_ptr<SoftmaxKernel>(new SoftmaxKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->legacy_ = legacy;
+    k->axis_ = axis;
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.numel() <= 0) return Status::ok();
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    if (axis < 0 || axis >= rank) return Status::ok();
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t v = x.dim(static_cast<size_t>(d));
+      if (d < axis) outer *= v;
+      else if (d == axis || legacy_) n *= v;
+      else inner *= v;
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    const float* in = x.data<float>();
+    float* out = y->data<float>();
+    const KernelTable& t = *k_;
+    if (inner == 1) {
+      pool_->parallel_for(static_cast<size_t>(outer), chunk_for(n, 65536), [&](size_t b, size_t e) {
+        for (size_t o = b; o < e; ++o) t.softmax_row(in + o * n, out + o * n, n);
+      });
+    } else {
+      // Each outer block [n, inner] is transposed to [inner, n] rows and back.
+      pool_->parallel_for(static_cast<size_t>(outer), chunk_for(n * inner, 65536), [&](size_t b, size_t e) {
+        thread_local std::vector<float> rows;
+        if (rows.size() < static_cast<size_t>(2 * n * inner)) rows.resize(static_cast<size_t>(2 * n * inner));
+        float* tr = rows.data();
+        float* sm = tr + n * inner;
+        for (size_t o = b; o < e; ++o) {
+          const int64_t base = static_cast<int64_t>(o) * n * inner;
+          t.transpose_2d(in + base, inner, tr, n, n, inner);
+          for (int64_t j = 0; j < inner; ++j) t.softmax_row(tr + j * n, sm + j * n, n);
+          t.transpose_2d(sm, n, out + base, inner, inner, n);
+        }
+      });
+    }
+    handled = true;
+    return Status::ok();
+  }
+
+  bool legacy_ = false;
+  int64_t axis_ = -1;
+};
+
+// ---- Where -------------------------------------------------------------------------------
+
+// True when `s` (right-aligned against `out`) is 1s and then equal to a suffix of `out`,
+// so element i of the output reads element i % numel of the input.
+bool suffix_broadcast(const Shape& s, const Shape& out) {
+  if (s.size() > out.size()) return false;
+  bool in_suffix = true;  // walking from the right: equal dims, then only 1s
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t sd = s[s.size() - 1 - i], od = out[out.size() - 1 - i];
+    if (in_suffix && sd == od) continue;
+    in_suffix = false;
+    if (sd != 1) return false;
+  }
+  return true;
+}
+
+class WhereKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "Where"));
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 2, "Where"));
+    auto k = std::unique_ptr<WhereKernel>(new WhereKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& c = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& y = ctx.input(2);
+    if (!c.defined() || c.dtype() != DataType::kBool || !is_f32(x) || !is_f32(y)) return Status::ok();
+    const size_t rank = std::max({c.rank(), x.rank(), y.rank()});
+    Shape out(rank, 1);
+    for (const Tensor* t : {&c, &x, &y}) {
+      for (size_t i = 0; i < t->rank(); ++i) {
+        const int64_t d = t->dim(i);
+        int64_t& o = out[rank - t->rank() + i];
+        if (d == o || d == 1) continue;
+        if (o != 1) return Status::ok();  // not broadcastable: the reference reports it
+        o = d;
+      }
+    }
+    for (const Tensor* t : {&c, &x, &y})
+      if (!suffix_broadcast(t->shape(), out) || t->numel() <= 0) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(0, DataType::kFloat, out));
+    const bool* cp = c.data<bool>();
+    const float* xp = x.data<float>();
+    const float* yp = y.data<float>();
+    float* zp = z->data<float>();
+    const int64_t n = z->numel(), nc = c.numel(), nx = x.numel(), ny = y.numel();
+    pool_->parallel_for(static_cast<size_t>(n), 131072, [&](size_t b, size_t e) {
+      const int64_t lo = static_cast<int64_t>(b), hi = static_cast<int64_t>(e);
+      if (nc == n && nx == n && ny == n) {
+        for (int64_t i = lo; i < hi; ++i) zp[i] = cp[i] ? xp[i] : yp[i];
+        return;
+      }
+      for (int64_t i = lo; i < hi; ++i) zp[i] = cp[i % nc] ? xp[i % nx] : yp[i % ny];
+    });
+    handled = true;
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+void register_opt_elementwise(OpRegistry& registry) {
+  registry.add({"", "Erf", 9, kLatestVersion, create_erf, 1, 1, 1, 1, Backend::kOptimized});
+  registry.add({"", "Gelu", 20, kLatestVersion, create_gelu, 1, 1, 1, 1, Backend::kOptimized});
+  registry.add({"com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, 1, 1, 1, 1, Backend::kOptimized});
+  registry.add({"com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, 1, 2, 1, 1,
+                Backend::kOptimized});
+  registry.add({"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, 1, 1, 1, 1, Backend::kOptimized});
+  registry.add({"", "Where", 9, kLatestVersion, WhereKernel::create, 3, 3, 1, 1, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,65 @@
+// The vectorized float32 building blocks of the optimized op kernels, one table per ISA
+// (kernels_{generic,avx2,avx512,neon}.cc compile the same bodies from kernels_impl.h).
+// dispatch.cc chooses the table once per process with cpuinfo; op kernels fetch it at
+// creation and keep the pointer. All functions are single-threaded: the op kernels split the
+// work over the session's thread pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace xonnx {
+namespace opt {
+
+struct KernelTable {
+  const char* isa;  // "avx512", "avx2", "neon", "generic"
+  // GEMM microkernel geometry: register tile of mr rows x nr columns.
+  int mr;
+  int nr;
+
+  // Packs columns [0, ncols) (ncols <= nr) of B [K, ldb] into dst [K][nr], zero-padded.
+  void (*pack_b)(const float* b, int64_t ldb, int64_t K, int64_t ncols, float* dst);
+  // C[M, ncols] = A[M, K] * packed panel (from pack_b); A rows lda apart, C rows ldc apart.
+  void (*gemm_panel)(int64_t M, int64_t K, const float* a, int64_t lda, const float* packed,
+                     int64_t ncols, float* c, int64_t ldc);
+  // C[M, N] = A[M, K] * B[K, N] reading B in place (for few rows of A, where packing costs
+  // more than it saves).
+  void (*gemm_direct)(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                      const float* b, int64_t ldb, float* c, int64_t ldc);
+
+  // y = (x - mean) * inv_std * scale + bias over n values (bias may be null); returns
+  // mean and 1 / sqrt(var + eps) (population variance).
+  void (*layer_norm_row)(const float* x, float* y, int64_t n, const float* scale,
+                         const float* bias, float eps, float* mean, float* inv_std);
+  // y = softmax(x) over n contiguous values.
+  void (*softmax_row)(const float* x, float* y, int64_t n);
+  // Element-wise over n values.
+  void (*exp)(const float* x, float* y, int64_t n);
+  void (*erf)(const float* x, float* y, int64_t n);
+  void (*gelu_erf)(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
+  void (*gelu_tanh)(const float* x, float* y, int64_t n);  // tanh approximation
+  // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
+  void (*add_into)(const float* x, float* acc, int64_t n);
+  void (*max_into)(const float* x, float* acc, int64_t n);
+  // Sum / max of n contiguous values (max: NaN if any value is NaN).
+  float (*row_sum)(const float* x, int64_t n);
+  float (*row_max)(const float* x, int64_t n);
+  // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (blocked).
+  void (*transpose_2d)(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
+                       int64_t cols);
+};
+
+// The best table for this CPU (cpuinfo), chosen once. XONNX_OPT_ISA=generic|avx2|avx512|neon
+// in the environment caps the choice (benchmarks and tests of the portable path).
+const KernelTable& kernels();
+// Every table this build has that the CPU supports (for differential tests across ISAs).
+int supported_tables(const KernelTable** out, int max);
+
+// Per-ISA tables (null when not compiled in for this target).
+const KernelTable* generic_table();
+const KernelTable* avx2_table();
+const KernelTable* avx512_table();
+const KernelTable* neon_table();
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,410 @@
+// The bodies of the KernelTable functions, written once over the SIMD type V (simd.h) and
+// compiled per ISA by kernels_<isa>.cc, which defines XONNX_OPT_NS, XONNX_OPT_MR and the
+// ISA macro first. Tails (n not a multiple of the lane count) go through a padded stack
+// vector, so every element gets the same arithmetic as the vector body.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/ops/optimized/kernels.h"
+#include "runtime/ops/optimized/simd.h"
+
+namespace xonnx {
+namespace opt {
+namespace XONNX_OPT_NS {
+
+constexpr int L = V::kLanes;
+constexpr int kMR = XONNX_OPT_MR;
+constexpr int kNR = 2 * L;
+// Not std::min: a std template instantiated here with ISA flags could be merged by the linker
+// into the generic build's calls (COMDAT), so these files use only their own helpers.
+inline int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// ---- element-wise math -------------------------------------------------------------------
+
+// exp with <= ~2 ulp error on [ln FLT_MIN, ln FLT_MAX]; 0 below, inf above, NaN kept.
+inline V exp_v(V x) {
+  const float kLo = -87.3365478515625f, kHi = 88.72283935546875f;
+  const V xc = V::min(V::max(x, V::set1(kLo)), V::set1(kHi));
+  const V n = V::round(xc * V::set1(1.44269504088896341f));
+  // Cody-Waite: r = x - n ln2 in two parts, then the Cephes expf polynomial.
+  V r = V::fma(n, V::set1(-0.693359375f), xc);
+  r = V::fma(n, V::set1(2.12194440e-4f), r);
+  V p = V::set1(1.9875691500e-4f);
+  p = V::fma(p, r, V::set1(1.3981999507e-3f));
+  p = V::fma(p, r, V::set1(8.3334519073e-3f));
+  p = V::fma(p, r, V::set1(4.1665795894e-2f));
+  p = V::fma(p, r, V::set1(1.6666665459e-1f));
+  p = V::fma(p, r, V::set1(5.0000001201e-1f));
+  p = V::fma(p, r * r, r + V::set1(1.0f));
+  // n reaches 128 just below ln FLT_MAX: scale by 2^min(n, 127) and once more by 2.
+  const V n_lo = V::min(n, V::set1(127.0f));
+  V res = p * V::pow2i(n_lo) * (V::set1(1.0f) + (n - n_lo));
+  res = V::select_lt(x, V::set1(kLo), V::zero(), res);
+  res = V::select_lt(V::set1(kHi), x, V::set1(std::numeric_limits<float>::infinity()), res);
+  return V::keep_nan(x, res);
+}
+
+// erf with <= ~3e-7 absolute error: odd Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above.
+inline V erf_v(V x) {
+  const V ax = V::abs(x);
+  const V x2 = x * x;
+  V s = V::set1(1.2055332981789664e-4f);
+  s = V::fma(s, x2, V::set1(-8.548325508299337e-4f));
+  s = V::fma(s, x2, V::set1(5.223977625442188e-3f));
+  s = V::fma(s, x2, V::set1(-2.6866170645131252e-2f));
+  s = V::fma(s, x2, V::set1(1.1283791670955126e-1f));
+  s = V::fma(s, x2, V::set1(-3.7612638903183754e-1f));
+  s = V::fma(s, x2, V::set1(1.1283791670955126f));
+  const V small = x * s;
+  const V t = V::set1(1.0f) / V::fma(ax, V::set1(0.3275911f), V::set1(1.0f));
+  V q = V::set1(1.061405429f);
+  q = V::fma(q, t, V::set1(-1.453152027f));
+  q = V::fma(q, t, V::set1(1.421413741f));
+  q = V::fma(q, t, V::set1(-0.284496736f));
+  q = V::fma(q, t, V::set1(0.254829592f));
+  q = q * t;
+  const V big = V::copysign(V::set1(1.0f) - q * exp_v(V::zero() - x2), x);
+  return V::keep_nan(x, V::select_lt(ax, V::set1(0.5f), small, big));
+}
+
+inline V gelu_erf_v(V x) {
+  const V e = erf_v(x * V::set1(0.70710678118654752f));
+  return V::set1(0.5f) * x * (V::set1(1.0f) + e);
+}
+
+inline V gelu_tanh_v(V x) {
+  const V u = V::set1(0.79788456080286536f) * V::fma(V::set1(0.044715f) * x, x * x, x);
+  const V e = exp_v(V::set1(-2.0f) * V::abs(u));
+  const V th = V::copysign((V::set1(1.0f) - e) / (V::set1(1.0f) + e), u);
+  return V::keep_nan(x, V::set1(0.5f) * x * (V::set1(1.0f) + th));
+}
+
+template <V (*F)(V)>
+void map_n(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + L <= n; i += L) F(V::load(x + i)).store(y + i);
+  if (i < n) {
+    float buf[L] = {};
+    std::memcpy(buf, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    F(V::load(buf)).store(buf);
+    std::memcpy(y + i, buf, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+// ---- reductions --------------------------------------------------------------------------
+
+inline float row_sum(const float* x, int64_t n) {
+  V a0 = V::zero(), a1 = V::zero();
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    a0 = a0 + V::load(x + i);
+    a1 = a1 + V::load(x + i + L);
+  }
+  for (; i + L <= n; i += L) a0 = a0 + V::load(x + i);
+  float s = V::hsum(a0 + a1);
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+inline float row_max(const float* x, int64_t n) {
+  if (n <= 0) return -std::numeric_limits<float>::infinity();
+  float m = x[0];
+  int64_t i = 0;
+  if (n >= L) {
+    V a = V::load(x);
+    V nan_probe = V::zero();  // x * 0 is NaN for NaN (and inf) inputs
+    for (i = L; i + L <= n; i += L) {
+      const V v = V::load(x + i);
+      a = V::max(a, v);
+      nan_probe = nan_probe + v * V::zero();
+    }
+    nan_probe = nan_probe + V::load(x) * V::zero();
+    m = V::hmax(a);
+    if (std::isnan(V::hsum(nan_probe))) {
+      for (int64_t j = 0; j < i; ++j)
+        if (std::isnan(x[j])) return x[j];
+    }
+  }
+  for (; i < n; ++i) {
+    if (std::isnan(x[i])) return x[i];
+    if (x[i] > m) m = x[i];
+  }
+  return m;
+}
+
+inline void add_into(const float* x, float* acc, int64_t n) {
+  int64_t i = 0;
+  for (; i + L <= n; i += L) (V::load(acc + i) + V::load(x + i)).store(acc + i);
+  for (; i < n; ++i) acc[i] += x[i];
+}
+
+// NaN-propagating: a NaN in x or acc stays NaN.
+inline void max_into(const float* x, float* acc, int64_t n) {
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const V a = V::load(acc + i), v = V::load(x + i);
+    V::keep_nan(a, V::keep_nan(v, V::max(a, v))).store(acc + i);
+  }
+  for (; i < n; ++i) {
+    if (std::isnan(acc[i])) continue;
+    if (std::isnan(x[i]) || x[i] > acc[i]) acc[i] = x[i];
+  }
+}
+
+// ---- LayerNorm / Softmax rows ------------------------------------------------------------
+
+inline void layer_norm_row(const float* x, float* y, int64_t n, const float* scale, const float* bias,
+                           float eps, float* mean_out, float* inv_out) {
+  const float mean = row_sum(x, n) / static_cast<float>(n);
+  const V vm = V::set1(mean);
+  V q0 = V::zero(), q1 = V::zero();
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    const V d0 = V::load(x + i) - vm, d1 = V::load(x + i + L) - vm;
+    q0 = V::fma(d0, d0, q0);
+    q1 = V::fma(d1, d1, q1);
+  }
+  for (; i + L <= n; i += L) {
+    const V d = V::load(x + i) - vm;
+    q0 = V::fma(d, d, q0);
+  }
+  float q = V::hsum(q0 + q1);
+  for (; i < n; ++i) q += (x[i] - mean) * (x[i] - mean);
+  const float inv = 1.0f / std::sqrt(q / static_cast<float>(n) + eps);
+  const V vi = V::set1(inv);
+  i = 0;
+  if (bias) {
+    for (; i + L <= n; i += L)
+      V::fma((V::load(x + i) - vm) * vi, V::load(scale + i), V::load(bias + i)).store(y + i);
+    for (; i < n; ++i) y[i] = (x[i] - mean) * inv * scale[i] + bias[i];
+  } else {
+    for (; i + L <= n; i += L) ((V::load(x + i) - vm) * vi * V::load(scale + i)).store(y + i);
+    for (; i < n; ++i) y[i] = (x[i] - mean) * inv * scale[i];
+  }
+  if (mean_out) *mean_out = mean;
+  if (inv_out) *inv_out = inv;
+}
+
+inline void softmax_row(const float* x, float* y, int64_t n) {
+  // NaN/inf need no special case: exp(NaN) and exp(inf - inf) give NaN sums, hence NaN rows,
+  // as the reference kernel does.
+  const V m = V::set1(row_max(x, n));
+  V s0 = V::zero();
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const V e = exp_v(V::load(x + i) - m);
+    e.store(y + i);
+    s0 = s0 + e;
+  }
+  float s = V::hsum(s0);
+  if (i < n) {
+    float buf[L];
+    for (int j = 0; j < L; ++j) buf[j] = i + j < n ? x[i + j] : -std::numeric_limits<float>::infinity();
+    exp_v(V::load(buf) - m).store(buf);
+    for (int64_t j = i; j < n; ++j) {
+      y[j] = buf[j - i];
+      s += y[j];
+    }
+  }
+  const V inv = V::set1(1.0f / s);
+  i = 0;
+  for (; i + L <= n; i += L) (V::load(y + i) * inv).store(y + i);
+  for (; i < n; ++i) y[i] *= 1.0f / s;
+}
+
+// ---- GEMM --------------------------------------------------------------------------------
+
+inline void pack_b(const float* b, int64_t ldb, int64_t K, int64_t ncols, float* dst) {
+  if (ncols == kNR) {
+    for (int64_t k = 0; k < K; ++k) {
+      V::load(b + k * ldb).store(dst + k * kNR);
+      V::load(b + k * ldb + L).store(dst + k * kNR + L);
+    }
+    return;
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t j = 0; j < kNR; ++j) dst[k * kNR + j] = j < ncols ? b[k * ldb + j] : 0.0f;
+  }
+}
+
+// One register tile: R rows x kNR columns, accumulating over the whole K.
+template <int R>
+void micro_tile(int64_t K, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc,
+                int64_t ncols) {
+  V acc0[R], acc1[R];
+  const float* ar[R];
+  for (int i = 0; i < R; ++i) {
+    acc0[i] = V::zero();
+    acc1[i] = V::zero();
+    ar[i] = a + i * lda;
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const V b0 = V::load(bp), b1 = V::load(bp + L);
+    bp += kNR;
+    for (int i = 0; i < R; ++i) {
+      const V ai = V::set1(ar[i][k]);
+      acc0[i] = V::fma(ai, b0, acc0[i]);
+      acc1[i] = V::fma(ai, b1, acc1[i]);
+    }
+  }
+  if (ncols == kNR) {
+    for (int i = 0; i < R; ++i) {
+      acc0[i].store(c + i * ldc);
+      acc1[i].store(c + i * ldc + L);
+    }
+    return;
+  }
+  float buf[kNR];
+  for (int i = 0; i < R; ++i) {
+    acc0[i].store(buf);
+    acc1[i].store(buf + L);
+    std::memcpy(c + i * ldc, buf, static_cast<size_t>(ncols) * sizeof(float));
+  }
+}
+
+template <int R>
+void micro_rows(int rows, int64_t K, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc,
+                int64_t ncols) {
+  if constexpr (R > 0) {
+    if (rows == R) return micro_tile<R>(K, a, lda, bp, c, ldc, ncols);
+    micro_rows<R - 1>(rows, K, a, lda, bp, c, ldc, ncols);
+  }
+}
+
+inline void gemm_panel(int64_t M, int64_t K, const float* a, int64_t lda, const float* packed, int64_t ncols,
+                       float* c, int64_t ldc) {
+  int64_t m = 0;
+  for (; m + kMR <= M; m += kMR) micro_tile<kMR>(K, a + m * lda, lda, packed, c + m * ldc, ldc, ncols);
+  if (m < M) micro_rows<kMR - 1>(static_cast<int>(M - m), K, a + m * lda, lda, packed, c + m * ldc, ldc, ncols);
+}
+
+// Row by row, 4 vectors of columns at a time, B read in place.
+inline void gemm_direct(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b,
+                        int64_t ldb, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i) {
+    const float* ai = a + i * lda;
+    float* ci = c + i * ldc;
+    int64_t j = 0;
+    for (; j + 4 * L <= N; j += 4 * L) {
+      V c0 = V::zero(), c1 = V::zero(), c2 = V::zero(), c3 = V::zero();
+      const float* bj = b + j;
+      for (int64_t k = 0; k < K; ++k, bj += ldb) {
+        const V av = V::set1(ai[k]);
+        c0 = V::fma(av, V::load(bj), c0);
+        c1 = V::fma(av, V::load(bj + L), c1);
+        c2 = V::fma(av, V::load(bj + 2 * L), c2);
+        c3 = V::fma(av, V::load(bj + 3 * L), c3);
+      }
+      c0.store(ci + j);
+      c1.store(ci + j + L);
+      c2.store(ci + j + 2 * L);
+      c3.store(ci + j + 3 * L);
+    }
+    for (; j + L <= N; j += L) {
+      V c0 = V::zero();
+      const float* bj = b + j;
+      for (int64_t k = 0; k < K; ++k, bj += ldb) c0 = V::fma(V::set1(ai[k]), V::load(bj), c0);
+      c0.store(ci + j);
+    }
+    for (; j < N; ++j) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < K; ++k) s += ai[k] * b[k * ldb + j];
+      ci[j] = s;
+    }
+  }
+}
+
+// ---- transpose ---------------------------------------------------------------------------
+
+#if defined(XONNX_OPT_ISA_AVX2) || defined(XONNX_OPT_ISA_AVX512)
+// One 8x8 tile through registers (unpack / shuffle / 128-bit lane permute).
+inline void transpose_8x8(const float* s, int64_t ls, float* d, int64_t ld) {
+  __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ls), r2 = _mm256_loadu_ps(s + 2 * ls),
+         r3 = _mm256_loadu_ps(s + 3 * ls), r4 = _mm256_loadu_ps(s + 4 * ls), r5 = _mm256_loadu_ps(s + 5 * ls),
+         r6 = _mm256_loadu_ps(s + 6 * ls), r7 = _mm256_loadu_ps(s + 7 * ls);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(d + ld, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(d + 2 * ld, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(d + 3 * ld, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(d + 4 * ld, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(d + 5 * ld, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(d + 6 * ld, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(d + 7 * ld, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+constexpr bool kHasTile8 = true;
+#else
+inline void transpose_8x8(const float* s, int64_t ls, float* d, int64_t ld) {
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c) d[c * ld + r] = s[r * ls + c];
+}
+constexpr bool kHasTile8 = false;
+#endif
+
+// 32x32 cache blocks of 8x8 register tiles; scalar edges.
+inline void transpose_2d(const float* src, int64_t ls, float* dst, int64_t ld, int64_t rows, int64_t cols) {
+  constexpr int64_t kB = 32;
+  (void)kHasTile8;
+  for (int64_t r0 = 0; r0 < rows; r0 += kB) {
+    const int64_t r1 = lmin(rows, r0 + kB);
+    for (int64_t c0 = 0; c0 < cols; c0 += kB) {
+      const int64_t c1 = lmin(cols, c0 + kB);
+      int64_t r = r0;
+      for (; r + 8 <= r1; r += 8) {
+        int64_t c = c0;
+        for (; c + 8 <= c1; c += 8) transpose_8x8(src + r * ls + c, ls, dst + c * ld + r, ld);
+        for (; c < c1; ++c)
+          for (int64_t k = r; k < r + 8; ++k) dst[c * ld + k] = src[k * ls + c];
+      }
+      for (; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) dst[c * ld + r] = src[r * ls + c];
+    }
+  }
+}
+
+// ---- the table ---------------------------------------------------------------------------
+
+inline void exp_n(const float* x, float* y, int64_t n) { map_n<exp_v>(x, y, n); }
+inline void erf_n(const float* x, float* y, int64_t n) { map_n<erf_v>(x, y, n); }
+inline void gelu_erf_n(const float* x, float* y, int64_t n) { map_n<gelu_erf_v>(x, y, n); }
+inline void gelu_tanh_n(const float* x, float* y, int64_t n) { map_n<gelu_tanh_v>(x, y, n); }
+
+inline KernelTable make_table(const char* isa) {
+  KernelTable t;
+  t.isa = isa;
+  t.mr = kMR;
+  t.nr = kNR;
+  t.pack_b = pack_b;
+  t.gemm_panel = gemm_panel;
+  t.gemm_direct = gemm_direct;
+  t.layer_norm_row = layer_norm_row;
+  t.softmax_row = softmax_row;
+  t.exp = exp_n;
+  t.erf = erf_n;
+  t.gelu_erf = gelu_erf_n;
+  t.gelu_tanh = gelu_tanh_n;
+  t.add_into = add_into;
+  t.max_into = max_into;
+  t.row_sum = row_sum;
+  t.row_max = row_max;
+  t.transpose_2d = transpose_2d;
+  return t;
+}
+
+}  // namespace XONNX_OPT_NS
+}  // namespace opt
+}  // namespace xonnx

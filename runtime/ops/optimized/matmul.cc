@@ -1,0 +1,175 @@
+// Optimized MatMul (float32): numpy matmul semantics (1-D operands, broadcast batch dims) for
+// two runtime inputs (attention QK^T and AV) and constant right-hand sides that XNNPACK's
+// fully-connected path declines (batched B). B is packed into kNR-column panels per task (a
+// constant 2-D B once, at creation) and multiplied by a register-blocked microkernel; rows of
+// A are read in place. Work is split
+// over batch x column panels; A with few rows skips packing (gemm_direct).
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+// Rows of A at or below this use gemm_direct: packing a panel costs about as much as
+// multiplying it by that many rows.
+constexpr int64_t kDirectMaxRows = 3;
+// Multiply-adds per parallel chunk (smaller chunks cost more to wake threads than they save).
+constexpr int64_t kMinChunkMacs = 1 << 21;  // ~20 us
+
+struct Plan {
+  Shape out_shape;
+  int64_t M = 0, N = 0, K = 0;
+  int64_t batches = 1;
+  std::vector<int64_t> a_off, b_off;  // per output batch, element offsets of A and B matrices
+};
+
+// False when the shapes are not a valid matmul (the reference kernel reports it).
+bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
+  if (as.empty() || bs.empty()) return false;
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  p.M = a_vec ? 1 : as[as.size() - 2];
+  p.K = as.back();
+  const int64_t kb = b_vec ? bs[0] : bs[bs.size() - 2];
+  p.N = b_vec ? 1 : bs.back();
+  if (kb != p.K) return false;
+  const size_t ar = a_vec ? 0 : as.size() - 2, br = b_vec ? 0 : bs.size() - 2;
+  const size_t r = ar > br ? ar : br;
+  Shape batch(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - ar ? 1 : as[i - (r - ar)];
+    const int64_t db = i < r - br ? 1 : bs[i - (r - br)];
+    if (da != db && da != 1 && db != 1) return false;
+    batch[i] = da == 1 ? db : da;
+  }
+  p.batches = shape_numel(batch);
+  p.out_shape = batch;
+  if (!a_vec) p.out_shape.push_back(p.M);
+  if (!b_vec) p.out_shape.push_back(p.N);
+  // Offsets of each batch's matrices (broadcast dims have stride 0), odometer order.
+  std::vector<int64_t> sa(r, 0), sb(r, 0);
+  int64_t ma = p.M * p.K, mb = p.K * p.N;
+  for (size_t i = r; i-- > 0;) {
+    const int64_t da = i < r - ar ? 1 : as[i - (r - ar)];
+    const int64_t db = i < r - br ? 1 : bs[i - (r - br)];
+    sa[i] = da == 1 ? 0 : ma;
+    sb[i] = db == 1 ? 0 : mb;
+    ma *= da;
+    mb *= db;
+  }
+  p.a_off.assign(static_cast<size_t>(p.batches), 0);
+  p.b_off.assign(static_cast<size_t>(p.batches), 0);
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t n = 0; n < p.batches; ++n) {
+    int64_t oa = 0, ob = 0;
+    for (size_t i = 0; i < r; ++i) {
+      oa += idx[i] * sa[i];
+      ob += idx[i] * sb[i];
+    }
+    p.a_off[static_cast<size_t>(n)] = oa;
+    p.b_off[static_cast<size_t>(n)] = ob;
+    for (size_t i = r; i-- > 0;) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return true;
+}
+
+class MatMulKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMul"));
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "MatMul"));
+    auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    const Tensor* b = init.constant_input(1);
+    if (b && b->rank() == 2 && b->numel() > 0) k->prepack(*b);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (!is_f32(a) || !is_f32(b)) return Status::ok();
+    if (!make_plan(a.shape(), b.shape(), plan_)) return Status::ok();
+    const Plan& p = plan_;
+    if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, p.out_shape));
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* pc = y->data<float>();
+    const KernelTable& t = *k_;
+    int64_t M = p.M, batches = p.batches;
+    // B shared by every batch and A's batches contiguous: one tall GEMM over all rows of A.
+    bool tall = batches > 1 && p.M > kDirectMaxRows;
+    for (int64_t n = 0; tall && n < batches; ++n)
+      tall = p.b_off[static_cast<size_t>(n)] == 0 && p.a_off[static_cast<size_t>(n)] == n * p.M * p.K;
+    if (tall) {
+      M *= batches;
+      batches = 1;
+    }
+    const int64_t N = p.N, K = p.K;
+    if (M <= kDirectMaxRows) {
+      // Tasks: batch x blocks of 64 columns.
+      const int64_t cb = 64, nblocks = (N + cb - 1) / cb;
+      pool_->parallel_for(static_cast<size_t>(batches * nblocks), chunk_for(M * K * cb, kMinChunkMacs),
+                          [&](size_t begin, size_t end) {
+                            for (size_t task = begin; task < end; ++task) {
+                              const int64_t n = static_cast<int64_t>(task) / nblocks;
+                              const int64_t j0 = (static_cast<int64_t>(task) % nblocks) * cb;
+                              const int64_t nc = N - j0 < cb ? N - j0 : cb;
+                              t.gemm_direct(M, nc, K, pa + p.a_off[static_cast<size_t>(n)], K,
+                                            pb + p.b_off[static_cast<size_t>(n)] + j0, N, pc + n * M * N + j0, N);
+                            }
+                          });
+      handled = true;
+      return Status::ok();
+    }
+    const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
+    const float* prepacked = pb == const_b_ && b.rank() == 2 ? prepacked_.data() : nullptr;
+    pool_->parallel_for(static_cast<size_t>(batches * panels), chunk_for(M * K * nr, kMinChunkMacs),
+                        [&](size_t begin, size_t end) {
+                          thread_local std::vector<float> packed;
+                          if (packed.size() < static_cast<size_t>(K * nr)) packed.resize(static_cast<size_t>(K * nr));
+                          for (size_t task = begin; task < end; ++task) {
+                            const int64_t n = static_cast<int64_t>(task) / panels;
+                            const int64_t j0 = (static_cast<int64_t>(task) % panels) * nr;
+                            const int64_t nc = N - j0 < nr ? N - j0 : nr;
+                            const float* bn = batches == 1 ? pb : pb + p.b_off[static_cast<size_t>(n)];
+                            const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
+                            const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed.data();
+                            if (!prepacked) t.pack_b(bn + j0, N, K, nc, packed.data());
+                            t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
+                          }
+                        });
+    handled = true;
+    return Status::ok();
+  }
+
+  // A constant 2-D B is packed once: every panel, [panels][K][nr].
+  void prepack(const Tensor& b) {
+    const int64_t K = b.dim(0), N = b.dim(1), nr = k_->nr, panels = (N + nr - 1) / nr;
+    prepacked_.resize(static_cast<size_t>(panels * K * nr));
+    for (int64_t j = 0; j < panels; ++j)
+      k_->pack_b(b.data<float>() + j * nr, N, K, N - j * nr < nr ? N - j * nr : nr, prepacked_.data() + j * K * nr);
+    const_b_ = b.data<float>();
+  }
+
+  Plan plan_;  // reused across runs (kernels of one session run one at a time)
+  std::vector<float> prepacked_;
+  const float* const_b_ = nullptr;  // the constant B that prepacked_ holds
+};
+
+}  // namespace
+
+void register_opt_matmul(OpRegistry& registry) {
+  registry.add({"", "MatMul", 1, kLatestVersion, MatMulKernel::create, 2, 2, 1, 1, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,16 @@
+// The optimized op family (Backend::kOptimized): own vectorized float32 kernels, tried after
+// XNNPACK and before the reference kernels (runtime/ops/registry.h).
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+
+void register_optimized_ops(OpRegistry& registry) {
+  opt::register_opt_matmul(registry);
+  opt::register_opt_normalization(registry);
+  opt::register_opt_elementwise(registry);
+  opt::register_opt_layout(registry);
+  opt::register_opt_reduce(registry);
+}
+
+}  // namespace xonnx

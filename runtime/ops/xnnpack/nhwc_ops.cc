@@ -1,0 +1,258 @@
+// The internal NHWC ops of the layout pass (runtime/exec/layout_nhwc.h), domain
+// "com.xonnx.nhwc":
+//  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
+//    view without a copy when C == 1 or H * W == 1, the memory being the same then);
+//  - the reference twins of Conv, MaxPool, AveragePool and GlobalAveragePool in NHWC: transpose
+//    input 0 to NCHW, run the node's ONNX reference kernel, apply the fused output range (if
+//    any) with Relu/Clip semantics (NaN stays NaN), transpose output 0 back. They define the
+//    semantics; the XNNPACK kernels (conv.cc, pooling.cc) are the fast candidates and defer to
+//    the twins for what they do not cover (NaN/inf, unexpected shapes or types).
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace xnn {
+
+namespace {
+
+// [n][a][b] -> [n][b][a] for elements of `es` bytes.
+void transpose_bytes(const char* src, char* dst, size_t n, size_t a, size_t b, size_t es) {
+  for (size_t i = 0; i < n; ++i) {
+    const char* s = src + i * a * b * es;
+    char* d = dst + i * a * b * es;
+    for (size_t x = 0; x < a; ++x) {
+      for (size_t y = 0; y < b; ++y) std::memcpy(d + (y * a + x) * es, s + (x * b + y) * es, es);
+    }
+  }
+}
+
+Shape permuted_shape(const Shape& s, bool to_nhwc) {
+  return to_nhwc ? Shape{s[0], s[2], s[3], s[1]} : Shape{s[0], s[3], s[1], s[2]};
+}
+
+}  // namespace
+
+Status permute_layout(const Tensor& src, bool to_nhwc, Tensor& dst, const ThreadPool& pool) {
+  if (!src.defined() || src.rank() != 4) return invalid_argument("expected a 4-D tensor");
+  if (src.dtype() == DataType::kString || dtype_bits(src.dtype()) % 8 != 0) {
+    return unsupported("layout conversion of ", dtype_name(src.dtype()), " tensors");
+  }
+  const Shape& s = src.shape();
+  const size_t n = static_cast<size_t>(s[0]);
+  const size_t c = static_cast<size_t>(to_nhwc ? s[1] : s[3]);
+  const size_t hw = static_cast<size_t>(to_nhwc ? s[2] * s[3] : s[1] * s[2]);
+  const size_t es = static_cast<size_t>(dtype_bits(src.dtype()) / 8);
+  if (c == 1 || hw == 1) {
+    if (src.nbytes() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+  } else if (src.dtype() == DataType::kFloat) {
+    if (to_nhwc) {
+      nchw_to_nhwc(src.data<float>(), dst.data<float>(), n, c, hw, pool);
+    } else {
+      nhwc_to_nchw(src.data<float>(), dst.data<float>(), n, c, hw, pool);
+    }
+  } else {
+    const char* from = static_cast<const char*>(src.raw_data());
+    char* to = static_cast<char*>(dst.raw_data());
+    if (to_nhwc) {
+      transpose_bytes(from, to, n, c, hw, es);
+    } else {
+      transpose_bytes(from, to, n, hw, c, es);
+    }
+  }
+  return Status::ok();
+}
+
+namespace {
+
+// ---- boundaries ------------------------------------------------------------------------------
+
+class LayoutConversionKernel final : public Kernel {
+ public:
+  LayoutConversionKernel(bool to_nhwc, std::string value, ThreadPool* pool)
+      : to_nhwc_(to_nhwc), value_(std::move(value)), pool_(pool) {}
+
+  Status run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (!x.defined() || x.rank() != 4) {
+      return invalid_argument("layout conversion of '", value_, "' needs a 4-D tensor, got ",
+                              x.defined() ? "shape " + shape_to_string(x.shape()) : std::string("no tensor"));
+    }
+    Shape out = permuted_shape(x.shape(), to_nhwc_);
+    const int64_t c = to_nhwc_ ? x.dim(1) : x.dim(3);
+    const int64_t hw = to_nhwc_ ? x.dim(2) * x.dim(3) : x.dim(1) * x.dim(2);
+    if (c == 1 || hw == 1) {  // same memory in both layouts: a view
+      ctx.set_output(0, x.reshaped(std::move(out)));
+      return Status::ok();
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), std::move(out)));
+    Status s = permute_layout(x, to_nhwc_, *y, *pool_);
+    if (!s.is_ok()) return s.with_context("layout conversion of '" + value_ + "': ");
+    return Status::ok();
+  }
+
+ private:
+  bool to_nhwc_;
+  std::string value_;
+  ThreadPool* pool_;
+};
+
+Result<std::unique_ptr<Kernel>> create_to_nhwc(const KernelInit& init) {
+  return std::unique_ptr<Kernel>(new LayoutConversionKernel(true, init.node().inputs[0], &init.thread_pool()));
+}
+Result<std::unique_ptr<Kernel>> create_to_nchw(const KernelInit& init) {
+  return std::unique_ptr<Kernel>(new LayoutConversionKernel(false, init.node().inputs[0], &init.thread_pool()));
+}
+
+// ---- reference twins -------------------------------------------------------------------------
+
+// The NHWC node seen as its ONNX original, for creating the ONNX reference kernel.
+class OnnxTwinInit final : public KernelInit {
+ public:
+  OnnxTwinInit(const KernelInit& outer, Node node, int since)
+      : outer_(outer), node_(std::move(node)), since_(since) {}
+  const Node& node() const override { return node_; }
+  int since_version() const override { return since_; }
+  int64_t opset() const override { return outer_.opset(); }
+  const Tensor* constant_input(size_t i) const override { return outer_.constant_input(i); }
+  ThreadPool& thread_pool() const override { return outer_.thread_pool(); }
+  Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
+    return unsupported("no reference kernel for the reference kernel");
+  }
+  Result<std::shared_ptr<Subgraph>> subgraph(const std::string& name) const override {
+    return unsupported("NHWC ops have no subgraph '", name, "'");
+  }
+
+ private:
+  const KernelInit& outer_;
+  Node node_;
+  int since_;
+};
+
+// Runs the ONNX kernel on input 0 in NCHW; collects its outputs.
+class TwinContext final : public KernelContext {
+ public:
+  TwinContext(KernelContext& outer, Tensor x) : outer_(outer), x_(std::move(x)), outs_(outer.num_outputs()) {}
+  size_t num_inputs() const override { return outer_.num_inputs(); }
+  bool has_input(size_t i) const override { return i == 0 ? true : outer_.has_input(i); }
+  const Tensor& input(size_t i) const override { return i == 0 ? x_.tensor() : outer_.input(i); }
+  const Value& input_value(size_t i) const override { return i == 0 ? x_ : outer_.input_value(i); }
+  size_t num_outputs() const override { return outer_.num_outputs(); }
+  bool output_wanted(size_t i) const override { return outer_.output_wanted(i); }
+  Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) override {
+    if (i >= outs_.size()) return internal_error("output index ", i, " out of range");
+    XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
+    outs_[i] = Value(std::move(t));
+    return outs_[i].mutable_tensor();
+  }
+  void set_output(size_t i, Tensor tensor) override {
+    if (i < outs_.size()) outs_[i] = Value(std::move(tensor));
+  }
+  void set_output_value(size_t i, Value value) override {
+    if (i < outs_.size()) outs_[i] = std::move(value);
+  }
+  Result<std::vector<Value>> run_subgraph(const Subgraph& graph, const std::vector<Value>& inputs) override {
+    return outer_.run_subgraph(graph, inputs);
+  }
+  const Value& output(size_t i) const { return outs_[i]; }
+
+ private:
+  KernelContext& outer_;
+  Value x_;
+  std::vector<Value> outs_;
+};
+
+// Relu / Clip semantics: values below lo become lo, above hi become hi, NaN stays NaN.
+template <typename T>
+void clamp_range(T* p, size_t n, double lo, double hi) {
+  const T l = static_cast<T>(lo), h = static_cast<T>(hi);
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] < l) p[i] = l;
+    if (p[i] > h) p[i] = h;
+  }
+}
+
+class NhwcTwinKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    Node onnx = init.node();
+    onnx.domain.clear();
+    onnx.opset = init.opset();
+    auto k = std::unique_ptr<NhwcTwinKernel>(new NhwcTwinKernel());
+    k->pool_ = &init.thread_pool();
+    k->op_ = onnx.op_type;
+    std::vector<Attribute> kept;
+    for (const Attribute& a : onnx.attributes) {
+      if (a.name == "activation_min" && a.type == AttrType::kFloat) {
+        k->lo_ = a.f;
+        k->fused_ = true;
+      } else if (a.name == "activation_max" && a.type == AttrType::kFloat) {
+        k->hi_ = a.f;
+        k->fused_ = true;
+      } else {
+        kept.push_back(a);
+      }
+    }
+    onnx.attributes = std::move(kept);
+    XONNX_ASSIGN_OR_RETURN(ResolvedOp resolved, OpRegistry::global().resolve("", onnx.op_type, init.opset()));
+    OnnxTwinInit twin(init, std::move(onnx), resolved.since_version);
+    XONNX_ASSIGN_OR_RETURN(k->ref_, resolved.def->create(twin));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (!x.defined() || x.rank() != 4) {
+      return invalid_argument("NHWC ", op_, " needs a 4-D input, got ",
+                              x.defined() ? "shape " + shape_to_string(x.shape()) : std::string("no tensor"));
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor nchw, Tensor::allocate(x.dtype(), permuted_shape(x.shape(), false)));
+    XONNX_RETURN_IF_ERROR(permute_layout(x, false, nchw, *pool_));
+    TwinContext inner(ctx, std::move(nchw));
+    XONNX_RETURN_IF_ERROR(ref_->run(inner));
+    const Value& v = inner.output(0);
+    if (!v.is_tensor() || v.tensor().rank() != 4) return internal_error("NHWC ", op_, ": no 4-D output");
+    const Tensor& y = v.tensor();
+    XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, y.dtype(), permuted_shape(y.shape(), true)));
+    XONNX_RETURN_IF_ERROR(permute_layout(y, true, *out, *pool_));
+    if (fused_) {
+      const size_t n = static_cast<size_t>(out->numel());
+      if (out->dtype() == DataType::kFloat) clamp_range(out->data<float>(), n, lo_, hi_);
+      if (out->dtype() == DataType::kDouble) clamp_range(out->data<double>(), n, lo_, hi_);
+    }
+    for (size_t i = 1; i < inner.num_outputs(); ++i) {
+      if (ctx.output_wanted(i)) ctx.set_output_value(i, inner.output(i));
+    }
+    return Status::ok();
+  }
+
+ private:
+  ThreadPool* pool_ = nullptr;
+  std::string op_;
+  std::unique_ptr<Kernel> ref_;
+  bool fused_ = false;
+  double lo_ = -std::numeric_limits<double>::infinity();
+  double hi_ = std::numeric_limits<double>::infinity();
+};
+
+}  // namespace
+
+void register_nhwc_reference(OpRegistry& registry) {
+  const char* d = kNhwcOpDomain;
+  registry.add({d, "ToNHWC", 1, kLatestVersion, create_to_nhwc, 1, 1, 1, 1, Backend::kReference});
+  registry.add({d, "ToNCHW", 1, kLatestVersion, create_to_nchw, 1, 1, 1, 1, Backend::kReference});
+  registry.add({d, "Conv", 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
+  registry.add({d, "MaxPool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 2, Backend::kReference});
+  registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1, Backend::kReference});
+  registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1,
+                Backend::kReference});
+}
+
+}  // namespace xnn
+}  // namespace xonnx

@@ -1,0 +1,372 @@
+// The NHWC layout pass (runtime/exec/layout_nhwc.h): graph rewrites (which nodes become NHWC,
+// where the boundaries go, what is fused) and differential runs of whole small CNNs with the
+// pass (XNNPACK on) against the reference kernels (XNNPACK off).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/layout_nhwc.h"
+#include "runtime/exec/session.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+#include "tests/unit/test_xnnpack_common.h"
+
+namespace xonnx {
+namespace {
+
+using namespace xnntest;
+
+// A small graph under construction: nodes, initializers, one float input.
+struct Builder {
+  Model model;
+  int counter = 0;
+
+  explicit Builder(int64_t opset = 13) {
+    model.ir_version = 8;
+    model.opset_imports[""] = opset;
+  }
+  void input(const std::string& name, int rank = 4) {
+    ValueInfo vi;
+    vi.name = name;
+    vi.type.kind = TypeInfo::Kind::kTensor;
+    vi.type.elem_type = DataType::kFloat;
+    vi.type.has_shape = true;
+    vi.type.dims.resize(static_cast<size_t>(rank));  // all dims symbolic
+    model.graph.inputs.push_back(vi);
+  }
+  void output(const std::string& name) {
+    ValueInfo vi;
+    vi.name = name;
+    model.graph.outputs.push_back(vi);
+  }
+  std::string constant(Tensor t) {
+    const std::string name = "c" + std::to_string(counter++);
+    model.graph.initializers.push_back({name, std::move(t)});
+    return name;
+  }
+  std::string node(const std::string& op, std::vector<std::string> inputs, std::vector<Attribute> attrs = {},
+                   std::string out = "") {
+    Node n;
+    n.op_type = op;
+    n.name = op + "_" + std::to_string(counter);
+    if (out.empty()) out = "v" + std::to_string(counter);
+    ++counter;
+    n.inputs = std::move(inputs);
+    n.outputs = {out};
+    n.attributes = std::move(attrs);
+    model.graph.nodes.push_back(n);
+    return out;
+  }
+  // Conv with random weights [cout, cin / group, k, k] and a bias, "same" padding.
+  std::string conv(const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t group = 1,
+                   int64_t stride = 1) {
+    const uint32_t seed = static_cast<uint32_t>(counter * 7 + 1);
+    const std::string w = constant(rand_tensor({cout, cin / group, k, k}, seed, -0.5f, 0.5f));
+    const std::string b = constant(rand_tensor({cout}, seed + 1));
+    const int64_t p = k / 2;
+    return node("Conv", {x, w, b},
+                {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {p, p, p, p}), attr_int("group", group),
+                 attr_ints("strides", {stride, stride})});
+  }
+};
+
+int count_ops(const Graph& g, const std::string& domain, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.domain == domain && node.op_type == op;
+  return n;
+}
+
+NhwcLayoutStats rewrite(Builder& b) {
+  auto stats = apply_nhwc_layout(b.model.graph, b.model.opset_imports);
+  EXPECT_TRUE(stats.is_ok()) << stats.status().to_string();
+  return stats.is_ok() ? *stats : NhwcLayoutStats{};
+}
+
+TEST(LayoutNhwc, DomainConstantsAgree) { EXPECT_STREQ(kNhwcDomain, xnn::kNhwcOpDomain); }
+
+TEST(LayoutNhwc, ConvReluChainIsOneRegionWithFusedActivations) {
+  Builder b;
+  b.input("x");
+  std::string v = b.node("Relu", {b.conv("x", 3, 8, 3)});
+  v = b.conv(v, 8, 8, 3);
+  const std::string lo = b.constant(Tensor::scalar<float>(0.0f));
+  const std::string hi = b.constant(Tensor::scalar<float>(6.0f));
+  b.node("Clip", {v, lo, hi}, {}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  const Graph& g = b.model.graph;
+  EXPECT_EQ(s.nhwc_ops, 2);
+  EXPECT_EQ(s.fused, 2);
+  EXPECT_EQ(s.to_nhwc, 1);
+  EXPECT_EQ(s.to_nchw, 1);
+  EXPECT_EQ(count_ops(g, kNhwcDomain, "Conv"), 2);
+  EXPECT_EQ(count_ops(g, "", "Relu") + count_ops(g, "", "Clip") + count_ops(g, "", "Conv"), 0);
+  ASSERT_EQ(g.nodes.size(), 4u);
+  EXPECT_EQ(g.nodes.back().op_type, "ToNCHW");
+  EXPECT_EQ(g.nodes.back().outputs[0], "y");  // the graph output keeps its name
+  const Attribute* hi_attr = g.nodes[2].find_attr("activation_max");
+  ASSERT_NE(hi_attr, nullptr);
+  EXPECT_EQ(hi_attr->f, 6.0f);
+}
+
+TEST(LayoutNhwc, ResidualAddStaysInTheRegion) {
+  Builder b;
+  b.input("x");
+  const std::string a = b.node("Relu", {b.conv("x", 4, 4, 3)});
+  const std::string c = b.conv(b.node("Relu", {b.conv(a, 4, 4, 3)}), 4, 4, 3);
+  b.node("Relu", {b.node("Add", {a, c})}, {}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.nhwc_ops, 3);
+  EXPECT_EQ(s.fused, 2);  // the Relu after Add is not a Conv's
+  EXPECT_EQ(s.agnostic_ops, 2);
+  EXPECT_EQ(s.to_nhwc + s.to_nchw, 2);
+  EXPECT_EQ(count_ops(b.model.graph, "", "Add"), 1);
+}
+
+TEST(LayoutNhwc, SqueezeExciteBlockAndFlattenAfterGlobalPool) {
+  Builder b;
+  b.input("x");
+  const std::string t = b.conv("x", 3, 16, 3);
+  const std::string g = b.node("GlobalAveragePool", {t});
+  const std::string r = b.node("Relu", {b.conv(g, 16, 4, 1)});
+  const std::string gate = b.node("HardSigmoid", {b.conv(r, 4, 16, 1)});
+  const std::string se = b.node("Mul", {t, gate});
+  const std::string bias = b.constant(rand_tensor({1, 16, 1, 1}, 5));  // per-channel constant
+  const std::string pooled = b.node("GlobalAveragePool", {b.node("Add", {se, bias})});
+  b.node("Flatten", {pooled}, {}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.to_nhwc, 1);
+  EXPECT_EQ(s.to_nchw, 1);
+  EXPECT_EQ(s.free_boundaries, 1);  // [N,C,1,1] -> Flatten: no transpose
+  EXPECT_EQ(s.nhwc_ops, 5);         // 3 Conv, 2 GlobalAveragePool
+  bool relabelled = false;
+  for (const NamedTensor& it : b.model.graph.initializers) {
+    if (it.name == bias + "__nhwc") {
+      relabelled = true;
+      EXPECT_EQ(it.tensor.shape(), (Shape{1, 1, 1, 16}));
+    }
+  }
+  EXPECT_TRUE(relabelled);
+}
+
+TEST(LayoutNhwc, NonRegionOpSplitsTheGraphIntoTwoRegions) {
+  Builder b;
+  b.input("x");
+  const std::string a = b.node("Relu", {b.conv("x", 3, 5, 3)});
+  const std::string sm = b.node("Softmax", {a}, {attr_int("axis", 1)});  // not layout-agnostic
+  b.node("Relu", {b.conv(sm, 5, 5, 1)}, {}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.to_nhwc, 2);
+  EXPECT_EQ(s.to_nchw, 2);
+  EXPECT_EQ(count_ops(b.model.graph, "", "Softmax"), 1);
+}
+
+TEST(LayoutNhwc, GraphOutputInsideARegionIsNotFusedAndGetsItsOwnExit) {
+  Builder b;
+  b.input("x");
+  const std::string c = b.conv("x", 3, 4, 3);
+  b.node("Relu", {c}, {}, "mid");
+  b.output("mid");
+  b.output(c);  // the Conv output itself is a graph output: no fusion
+  b.node("MaxPool", {"mid"}, {attr_ints("kernel_shape", {2, 2})}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.fused, 0);
+  EXPECT_EQ(s.to_nchw, 3);
+  EXPECT_EQ(count_ops(b.model.graph, kNhwcDomain, "MaxPool"), 1);
+}
+
+TEST(LayoutNhwc, ComputedWeightsAndUnknownRanksStayNchw) {
+  Builder b;
+  b.input("x");
+  b.input("w");
+  b.input("z", 3);
+  b.node("Conv", {"x", "w"}, {}, "y");  // weights are not constant
+  b.node("Relu", {"z"}, {}, "r");       // rank not proven to be 4
+  b.output("y");
+  b.output("r");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.nhwc_ops + s.agnostic_ops + s.to_nhwc + s.to_nchw, 0);
+  EXPECT_EQ(b.model.graph.nodes.size(), 2u);
+}
+
+TEST(LayoutNhwc, ChannelConcatMovesToTheLastAxis) {
+  Builder b;
+  b.input("x");
+  const std::string a = b.conv("x", 3, 4, 1);
+  const std::string c = b.conv("x", 3, 5, 3);
+  b.node("Concat", {a, c}, {attr_int("axis", 1)}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.to_nhwc, 1);  // one conversion shared by both Convs
+  EXPECT_EQ(s.to_nchw, 1);
+  for (const Node& n : b.model.graph.nodes) {
+    if (n.op_type == "Concat") {
+      EXPECT_EQ(n.find_attr("axis")->i, 3);
+    }
+  }
+}
+
+TEST(LayoutNhwc, GatedActivationsBecomeSwishAndHardSwish) {
+  Builder b;
+  b.input("x");
+  const std::string c = b.conv("x", 3, 4, 3);
+  const std::string silu = b.node("Mul", {c, b.node("Sigmoid", {c})});
+  const std::string hs = b.node("Mul", {b.node("HardSigmoid", {silu}, {attr_float("alpha", 1.0f / 6.0f)}), silu});
+  const std::string other = b.node("HardSigmoid", {hs});  // default alpha 0.2: not hard-swish
+  const std::string kept = b.node("Sigmoid", {b.node("Mul", {hs, other})});
+  b.node("Mul", {kept, kept}, {}, "y");
+  b.output("y");
+  b.output(kept);  // a gate with another reader stays
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.gated, 2);
+  const Graph& g = b.model.graph;
+  EXPECT_EQ(count_ops(g, "", "Swish"), 1);
+  EXPECT_EQ(count_ops(g, "", "HardSwish"), 1);
+  EXPECT_EQ(count_ops(g, "", "Sigmoid"), 1);
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "HardSwish") {
+      EXPECT_EQ(n.opset, 14);
+    }
+    if (n.op_type == "Swish") {
+      EXPECT_EQ(n.opset, 24);
+    }
+  }
+}
+
+// ---- differential runs -----------------------------------------------------------------------
+
+// A mobilenet/resnet/efficientnet-like net over every construct the pass handles.
+Model mini_net(int64_t cin, int64_t c) {
+  Builder b;
+  b.input("x");
+  std::string v = b.node("Relu", {b.conv("x", cin, c, 3, 1, 2)});
+  const std::string lo = b.constant(Tensor::scalar<float>(0.0f));
+  const std::string hi = b.constant(Tensor::scalar<float>(6.0f));
+  const std::string dw = b.node("Clip", {b.conv(v, c, c, 3, c), lo, hi});            // depthwise + ReLU6
+  v = b.node("Add", {v, b.conv(dw, c, c, 1)});                                     // residual
+  const std::string silu = b.node("Mul", {v, b.node("Sigmoid", {v})});                 // SiLU
+  const std::string g = b.node("GlobalAveragePool", {silu});                          // SE block
+  const std::string gate = b.node("HardSigmoid", {b.conv(b.node("Relu", {b.conv(g, c, 3, 1)}), 3, c, 1)});
+  v = b.node("Mul", {silu, gate});
+  v = b.node("Mul", {b.node("HardSigmoid", {v}, {attr_float("alpha", 1.0f / 6.0f)}), v});  // hard-swish
+  v = b.node("MaxPool", {v}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                              attr_ints("pads", {1, 1, 1, 1})});
+  const std::string avg = b.node("AveragePool", {v}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}),
+                                                      attr_int("count_include_pad", 1)});
+  v = b.node("Concat", {v, b.conv(avg, c, 2, 1)}, {attr_int("axis", 1)});
+  v = b.node("Mul", {v, b.constant(rand_tensor({c + 2, 1, 1}, 9))});                 // per-channel scale
+  b.output(v);  // a region value as a graph output
+  const std::string flat = b.node("Flatten", {b.node("GlobalAveragePool", {v})});
+  b.node("Gemm", {flat, b.constant(rand_tensor({c + 2, 5}, 11))}, {}, "logits");
+  b.output("logits");
+  return b.model;
+}
+
+void expect_same_outputs(const Model& model, const std::vector<Shape>& shapes, const std::string& what,
+                         float nan_at = 0) {
+  SCOPED_TRACE(what);
+  SessionOptions ref_opts;
+  ref_opts.disable_xnnpack = true;
+  auto ref = Session::create_from_model(model, ref_opts);
+  ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+  auto fast = Session::create_from_model(model, SessionOptions{});
+  ASSERT_TRUE(fast.is_ok()) << fast.status().to_string();
+  int nhwc_nodes = 0;
+  for (const Node& n : (*fast)->model().graph.nodes) nhwc_nodes += n.domain == kNhwcDomain;
+  EXPECT_GT(nhwc_nodes, 0);
+  uint32_t seed = 3;
+  for (const Shape& shape : shapes) {  // dynamic shapes: one session, several input sizes
+    Tensor x = rand_tensor(shape, seed++);
+    if (nan_at != 0) {
+      x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+      x.data<float>()[x.numel() - 1] = nan_at;
+    }
+    auto want = (*ref)->run({Value(x)});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    const uint64_t before = xnn::run_count();
+    auto got = (*fast)->run({Value(x)});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    if (nan_at == 0) {
+      EXPECT_GT(xnn::run_count(), before);
+    }
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < got->size(); ++i) {
+      expect_close((*got)[i].tensor(), (*want)[i].tensor(), 1e-4, 1e-5,
+                   "output " + std::to_string(i) + " at " + shape_to_string(shape));
+    }
+  }
+}
+
+TEST(LayoutNhwcDiff, MiniNetOddChannelsAndBatches) {
+  for (int64_t cin : {1, 3}) {
+    for (int64_t c : {1, 3, 13}) {
+      expect_same_outputs(mini_net(cin, c), {{1, cin, 15, 13}, {2, cin, 9, 10}},
+                          "cin " + std::to_string(cin) + " c " + std::to_string(c));
+    }
+  }
+}
+
+TEST(LayoutNhwcDiff, InputShapeChangesBetweenRuns) {
+  expect_same_outputs(mini_net(3, 13), {{1, 3, 16, 16}, {2, 3, 23, 11}, {1, 3, 16, 16}, {1, 3, 7, 7}},
+                      "dynamic shapes");
+}
+
+TEST(LayoutNhwcDiff, NonFiniteInputsKeepReferenceSemantics) {
+  expect_same_outputs(mini_net(3, 13), {{1, 3, 12, 12}}, "NaN and inf",
+                      std::numeric_limits<float>::infinity());
+}
+
+Model fused_conv(const std::string& act) {
+  Builder b(11);
+  b.input("x");
+  const std::string c = b.conv("x", 3, 13, 3);
+  if (act == "Relu") {
+    b.node("Relu", {c}, {}, "y");
+  } else {
+    b.node("Clip", {c, b.constant(Tensor::scalar<float>(-0.25f)), b.constant(Tensor::scalar<float>(0.5f))}, {}, "y");
+  }
+  b.output("y");
+  return b.model;
+}
+
+TEST(LayoutNhwcDiff, FusedConvActivationWithNanInput) {
+  for (const char* act : {"Relu", "Clip"}) {
+    Model m = fused_conv(act);
+    Graph g = m.graph;
+    auto s = apply_nhwc_layout(g, m.opset_imports);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->fused, 1) << act;
+    expect_same_outputs(m, {{1, 3, 6, 5}}, std::string(act) + " finite");
+    expect_same_outputs(m, {{2, 3, 6, 5}}, std::string(act) + " NaN", -std::numeric_limits<float>::infinity());
+    // NaN must survive the fused clamp (XNNPACK alone would turn it into the lower bound).
+    SessionOptions opts;
+    auto fast = Session::create_from_model(m, opts);
+    ASSERT_TRUE(fast.is_ok());
+    Tensor x = rand_tensor({1, 3, 6, 5}, 4);
+    x.data<float>()[7] = std::numeric_limits<float>::quiet_NaN();
+    auto y = (*fast)->run({Value(x)});
+    ASSERT_TRUE(y.is_ok());
+    int nans = 0;
+    for (int64_t i = 0; i < (*y)[0].tensor().numel(); ++i) nans += std::isnan((*y)[0].tensor().data<float>()[i]);
+    EXPECT_GT(nans, 0) << act;
+  }
+}
+
+TEST(LayoutNhwcDiff, BadRankFailsWithAClearError) {
+  Model m = fused_conv("Relu");
+  m.graph.inputs[0].type.has_shape = false;  // let a 3-D input through the session's check
+  auto fast = Session::create_from_model(m, SessionOptions{});
+  ASSERT_TRUE(fast.is_ok());
+  auto y = (*fast)->run({Value(rand_tensor({3, 6, 5}, 1))});
+  ASSERT_FALSE(y.is_ok());
+  EXPECT_NE(y.status().to_string().find("4-D"), std::string::npos) << y.status().to_string();
+}
+
+}  // namespace
+}  // namespace xonnx

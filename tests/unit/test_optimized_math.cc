@@ -1,0 +1,174 @@
+// The optimized kernel tables (runtime/ops/optimized/kernels.h) against scalar definitions,
+// for every table this CPU supports (generic, avx2, avx512 here; neon on ARM): exp and erf
+// over dense sweeps, GEMM / LayerNorm / Softmax rows / transpose / reductions over odd sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "runtime/ops/optimized/kernels.h"
+
+namespace xonnx {
+namespace {
+
+using opt::KernelTable;
+
+std::vector<const KernelTable*> tables() {
+  const KernelTable* t[8];
+  const int n = opt::supported_tables(t, 8);
+  return std::vector<const KernelTable*>(t, t + n);
+}
+
+std::vector<float> randv(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(gen);
+  return v;
+}
+
+const int64_t kSizes[] = {1, 3, 13, 127, 128, 129};
+
+TEST(OptimizedMath, TablesIncludeGenericAndBestFirst) {
+  auto ts = tables();
+  ASSERT_FALSE(ts.empty());
+  EXPECT_STREQ(ts.back()->isa, "generic");
+  EXPECT_STREQ(opt::kernels().isa, ts.front()->isa);  // XONNX_OPT_ISA unset in tests
+}
+
+TEST(OptimizedMath, ErfWithin1e6OfStdErf) {
+  std::vector<float> x;
+  for (float v = -6.0f; v <= 6.0f; v += 1.0f / 4096) x.push_back(v);
+  x.push_back(1e-30f);
+  x.push_back(-1e-8f);
+  std::vector<float> y(x.size());
+  for (const KernelTable* t : tables()) {
+    t->erf(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(double(y[i]) - std::erf(double(x[i]))));
+    EXPECT_LE(worst, 1e-6) << t->isa;
+    const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(), 0.0f};
+    float out[4];
+    t->erf(special, out, 4);
+    EXPECT_TRUE(std::isnan(out[0])) << t->isa;
+    EXPECT_EQ(out[1], 1.0f) << t->isa;
+    EXPECT_EQ(out[2], -1.0f) << t->isa;
+    EXPECT_EQ(out[3], 0.0f) << t->isa;
+  }
+}
+
+TEST(OptimizedMath, ExpWithinFewUlpOfStdExp) {
+  std::vector<float> x;
+  for (float v = -87.0f; v <= 88.5f; v += 1.0f / 256) x.push_back(v);
+  std::vector<float> y(x.size());
+  for (const KernelTable* t : tables()) {
+    t->exp(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = std::exp(double(x[i]));
+      worst = std::max(worst, std::fabs(double(y[i]) - want) / want);
+    }
+    EXPECT_LE(worst, 3e-7) << t->isa;  // ~2.5 ulp
+    const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(), 89.0f, -200.0f, 0.0f};
+    float out[6];
+    t->exp(special, out, 6);
+    EXPECT_TRUE(std::isnan(out[0])) << t->isa;
+    EXPECT_EQ(out[1], std::numeric_limits<float>::infinity()) << t->isa;
+    EXPECT_EQ(out[2], 0.0f) << t->isa;
+    EXPECT_EQ(out[3], std::numeric_limits<float>::infinity()) << t->isa;
+    EXPECT_EQ(out[4], 0.0f) << t->isa;
+    EXPECT_EQ(out[5], 1.0f) << t->isa;
+  }
+}
+
+TEST(OptimizedMath, GeluMatchesDefinitions) {
+  std::vector<float> x = randv(1000, 7, -8.0f, 8.0f);
+  std::vector<float> y(x.size()), z(x.size());
+  for (const KernelTable* t : tables()) {
+    t->gelu_erf(x.data(), y.data(), 1000);
+    t->gelu_tanh(x.data(), z.data(), 1000);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double ge = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      const double gt = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      ASSERT_NEAR(y[i], ge, 1e-6 + 1e-6 * std::fabs(ge)) << t->isa << " x=" << v;
+      ASSERT_NEAR(z[i], gt, 1e-6 + 1e-6 * std::fabs(gt)) << t->isa << " x=" << v;
+    }
+  }
+}
+
+TEST(OptimizedMath, GemmPackedAndDirectMatchNaive) {
+  for (const KernelTable* t : tables()) {
+    for (int64_t M : {1, 3, 13, 128}) {
+      for (int64_t N : {1, 3, 13, 127, 129}) {
+        for (int64_t K : {1, 13, 64}) {
+          auto a = randv(static_cast<size_t>(M * K), 1), b = randv(static_cast<size_t>(K * N), 2);
+          std::vector<float> want(static_cast<size_t>(M * N), 0.0f), c1(want.size(), -7.0f), c2(want.size(), -7.0f);
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              double s = 0;
+              for (int64_t k = 0; k < K; ++k) s += double(a[i * K + k]) * b[k * N + j];
+              want[i * N + j] = static_cast<float>(s);
+            }
+          std::vector<float> packed(static_cast<size_t>(K * t->nr));
+          for (int64_t j0 = 0; j0 < N; j0 += t->nr) {
+            const int64_t nc = std::min<int64_t>(t->nr, N - j0);
+            t->pack_b(b.data() + j0, N, K, nc, packed.data());
+            t->gemm_panel(M, K, a.data(), K, packed.data(), nc, c1.data() + j0, N);
+          }
+          t->gemm_direct(M, N, K, a.data(), K, b.data(), N, c2.data(), N);
+          for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_NEAR(c1[i], want[i], 1e-5 * (1 + K)) << t->isa << " packed M=" << M << " N=" << N << " K=" << K;
+            ASSERT_NEAR(c2[i], want[i], 1e-5 * (1 + K)) << t->isa << " direct M=" << M << " N=" << N << " K=" << K;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(OptimizedMath, RowsAndTranspose) {
+  for (const KernelTable* t : tables()) {
+    for (int64_t n : kSizes) {
+      auto x = randv(static_cast<size_t>(n), 3, -4.0f, 4.0f), s = randv(static_cast<size_t>(n), 4),
+           b = randv(static_cast<size_t>(n), 5);
+      std::vector<float> y(static_cast<size_t>(n));
+      float mean = 0, inv = 0;
+      t->layer_norm_row(x.data(), y.data(), n, s.data(), b.data(), 1e-5f, &mean, &inv);
+      double m = 0, q = 0;
+      for (float v : x) m += v;
+      m /= n;
+      for (float v : x) q += (v - m) * (v - m);
+      const double iv = 1 / std::sqrt(q / n + 1e-5);
+      EXPECT_NEAR(mean, m, 1e-5) << t->isa << " n=" << n;
+      EXPECT_NEAR(inv, iv, 1e-4 * iv) << t->isa << " n=" << n;
+      for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], (x[i] - m) * iv * s[i] + b[i], 1e-4) << t->isa;
+
+      t->softmax_row(x.data(), y.data(), n);
+      double mx = x[0], sum = 0;
+      for (float v : x) mx = std::max<double>(mx, v);
+      for (float v : x) sum += std::exp(v - mx);
+      for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], std::exp(x[i] - mx) / sum, 1e-6) << t->isa;
+
+      EXPECT_NEAR(t->row_sum(x.data(), n), m * n, 1e-4 * n) << t->isa;
+      EXPECT_EQ(t->row_max(x.data(), n), static_cast<float>(mx)) << t->isa;
+      x[static_cast<size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+      EXPECT_TRUE(std::isnan(t->row_max(x.data(), n))) << t->isa << " n=" << n;
+
+      for (int64_t cols : kSizes) {
+        auto src = randv(static_cast<size_t>(n * cols), 6);
+        std::vector<float> dst(src.size(), 0.0f);
+        t->transpose_2d(src.data(), cols, dst.data(), n, n, cols);
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(dst[c * n + r], src[r * cols + c]) << t->isa;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xonnx

@@ -1,0 +1,51 @@
+// Differential tests of the optimized MatMul against the reference kernel
+// (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
+// optimized kernels hand to the reference kernel.
+#include "tests/unit/test_optimized_common.h"
+
+namespace xonnx {
+namespace {
+
+using namespace opttest;
+
+TEST(OptimizedMatMul, MatMulOddShapes) {
+  for (int64_t m : {1, 3, 13, 128}) {
+    for (int64_t n : kSizes) {
+      const int64_t k = m == 128 ? 64 : n;
+      diff_test({"MatMul"}, {var(rand_tensor({m, k}, 1)), var(rand_tensor({k, n}, 2))}, {}, true,
+                "M" + std::to_string(m) + " N" + std::to_string(n), 1e-4, 1e-5);
+    }
+  }
+}
+
+TEST(OptimizedMatMul, MatMulAttentionShapesAndBroadcast) {
+  diff_test({"MatMul"}, {var(rand_tensor({1, 4, 128, 64}, 1)), var(rand_tensor({1, 4, 64, 128}, 2))}, {}, true, "QK^T",
+            1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({1, 4, 128, 128}, 3)), var(rand_tensor({1, 4, 128, 64}, 4))}, {}, true, "AV",
+            1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({2, 3, 257, 70}, 17)), var(rand_tensor({2, 3, 70, 129}, 18))}, {}, true,
+            "split over threads", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({1, 6, 1, 64}, 5)), var(rand_tensor({1, 6, 64, 128}, 6))}, {}, true,
+            "decode", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({2, 1, 13, 7}, 7)), var(rand_tensor({3, 7, 5}, 8))}, {}, true,
+            "batch broadcast", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({3, 17, 9}, 9)), cst(rand_tensor({9, 33}, 10))}, {}, true, "shared B",
+            1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({5, 9}, 9)), cst(rand_tensor({2, 9, 33}, 10))}, {}, true, "constant 3-D B",
+            1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({9}, 11)), var(rand_tensor({2, 9, 4}, 12))}, {}, true, "1-D A", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({2, 5, 9}, 13)), var(rand_tensor({9}, 14))}, {}, true, "1-D B", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(with_specials(rand_tensor({13, 8}, 15))), var(rand_tensor({8, 20}, 16))}, {}, true,
+            "NaN/inf", 1e-4, 1e-5);
+}
+
+TEST(OptimizedMatMul, MatMulDefersToReference) {
+  diff_test({"MatMul"}, {var(rand_tensor({3, 4}, 1)), var(rand_tensor({5, 6}, 2))}, {}, false, "K mismatch");
+  diff_test({"MatMul"}, {var(rand_tensor({0, 4}, 1)), var(rand_tensor({4, 6}, 2))}, {}, false, "empty");
+  auto ai = Tensor::from_vector<int32_t>({1, 2, 3, 4}, {2, 2});
+  diff_test({"MatMul"}, {var(ai), var(ai)}, {}, false, "int32");
+  diff_test({"MatMul"}, {var(rand_tensor({2, 4}, 1)), cst(ai)}, {}, false, "constant int B: declined");
+}
+
+}  // namespace
+}  // namespace xonnx

@@ -1,0 +1,73 @@
+// Differential tests of the optimized LayerNorm, Erf/Gelu and Softmax against the reference kernels
+// (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
+// optimized kernels hand to the reference kernel.
+#include "tests/unit/test_optimized_common.h"
+
+namespace xonnx {
+namespace {
+
+using namespace opttest;
+
+TEST(OptimizedOps, LayerNormalization) {
+  for (int64_t d : kSizes) {
+    diff_test({"LayerNormalization"},
+              {var(rand_tensor({2, 5, d}, 1, -3, 3)), cst(rand_tensor({d}, 2)), cst(rand_tensor({d}, 3))},
+              {attr_float("epsilon", 1e-5f)}, true, "d" + std::to_string(d), 1e-4, 1e-5);
+  }
+  diff_test({"LayerNormalization"}, {var(rand_tensor({3, 4, 13}, 4)), var(rand_tensor({4, 13}, 5))},
+            {attr_int("axis", 1)}, true, "axis 1, no bias", 1e-4, 1e-5);
+  diff_test({"LayerNormalization", "", 17, 3},
+            {var(with_specials(rand_tensor({7, 33}, 6))), cst(rand_tensor({33}, 7)), cst(rand_tensor({33}, 8))}, {},
+            true, "stats + NaN/inf", 1e-4, 1e-5);
+  diff_test({"LayerNormalization"}, {var(rand_tensor({3, 4, 13}, 4)), var(rand_tensor({3, 1, 13}, 5))},
+            {attr_int("axis", 1)}, false, "scale broadcast over rows: reference");
+  diff_test({"LayerNormalization", "", 17, 3}, {var(rand_tensor({3, 8}, 9)), cst(rand_tensor({8}, 10))},
+            {attr_int("stash_type", 11)}, false, "double stash: declined", 1e-4, 1e-5);
+}
+
+TEST(OptimizedOps, ErfAndGelu) {
+  for (int64_t n : kSizes) {
+    diff_test({"Erf"}, {var(with_specials(rand_tensor({n}, 1, -4, 4)))}, {}, true, "n" + std::to_string(n), 1e-5, 1e-6);
+    diff_test({"Gelu", "", 20}, {var(with_specials(rand_tensor({2, n}, 2, -6, 6)))}, {}, true, "erf", 1e-5, 1e-6);
+    diff_test({"Gelu", "", 20}, {var(rand_tensor({2, n}, 3, -6, 6))}, {attr_string("approximate", "tanh")}, true,
+              "tanh", 1e-5, 1e-6);
+    diff_test({"Gelu", "com.microsoft"}, {var(rand_tensor({n, 3}, 4, -6, 6))}, {}, true, "ms", 1e-5, 1e-6);
+  }
+  diff_test({"Erf"}, {var(Tensor::from_vector<double>({0.5, -1}, {2}))}, {}, false, "double");
+  // A bad attribute: the optimized factory declines and the reference reports the error.
+  auto ref = make_session({"Gelu", "", 20}, {var(rand_tensor({4}, 3))}, {attr_string("approximate", "bad")}, false, 1);
+  auto fast = make_session({"Gelu", "", 20}, {var(rand_tensor({4}, 3))}, {attr_string("approximate", "bad")}, true, 1);
+  ASSERT_FALSE(ref.is_ok());
+  ASSERT_FALSE(fast.is_ok());
+  EXPECT_EQ(fast.status().to_string(), ref.status().to_string());
+}
+
+TEST(OptimizedOps, Softmax) {
+  for (int64_t n : kSizes) {
+    diff_test({"Softmax", "", 13}, {var(rand_tensor({3, n}, 1, -10, 10))}, {}, true, "last n" + std::to_string(n));
+    diff_test({"Softmax", "", 13}, {var(rand_tensor({2, n, 5}, 2, -10, 10))}, {attr_int("axis", 1)}, true,
+              "inner axis n" + std::to_string(n));
+  }
+  diff_test({"Softmax", "", 11}, {var(rand_tensor({2, 3, 7}, 3))}, {attr_int("axis", 1)}, true, "opset 11 coerced");
+  diff_test({"Softmax", "", 13}, {var(rand_tensor({2, 3, 7}, 3))}, {attr_int("axis", -3)}, true, "negative axis");
+  auto t = rand_tensor({4, 9}, 4);
+  t.data<float>()[2] = kNaN;
+  t.data<float>()[12] = kInf;
+  t.data<float>()[20] = -kInf;
+  for (int i = 27; i < 36; ++i) t.data<float>()[i] = -kInf;
+  diff_test({"Softmax", "", 13}, {var(t)}, {}, true, "NaN/inf rows");
+  diff_test({"Softmax", "", 13}, {var(rand_tensor({2, 3}, 5))}, {attr_int("axis", 2)}, false, "bad axis");
+}
+
+// Big enough that the work is split over the pool's threads (diff_test runs 1 and 2 threads).
+TEST(OptimizedOps, LargeShapesSplitOverThreads) {
+  diff_test({"LayerNormalization"}, {var(rand_tensor({600, 257}, 1)), cst(rand_tensor({257}, 2)), cst(rand_tensor({257}, 3))},
+            {}, true, "layer norm", 1e-4, 1e-5);
+  diff_test({"Erf"}, {var(rand_tensor({3, 100001}, 4, -3, 3))}, {}, true, "erf", 1e-5, 1e-6);
+  diff_test({"Softmax", "", 13}, {var(rand_tensor({1000, 129}, 5, -5, 5))}, {}, true, "softmax");
+  diff_test({"Softmax", "", 13}, {var(rand_tensor({70, 129, 13}, 6, -5, 5))}, {attr_int("axis", 1)}, true,
+            "softmax inner");
+}
+
+}  // namespace
+}  // namespace xonnx
