@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install dependencies, build, run ctest
-# (unit tests, model fixtures, ONNX conformance suites against their manifests, CLI checks).
+# (unit tests, model fixtures, ONNX conformance suites against their manifests, CLI checks),
+# then the ARM cross builds (aarch64, armv7) with their tests under qemu-user
+# (scripts/test-arm.sh). XONNX_SKIP_ARM=1 runs the host part only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 bash scripts/build.sh
-ctest --preset release --output-on-failure
+ctest --preset release --output-on-failure | tee "$logs/host.log"
+if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then
+  bash scripts/test-arm.sh | tee "$logs/arm.log"
+fi
+# One closing line over every ctest run above (each ended with "... tests failed out of N").
+sed -nE 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+)$/\1 \2/p' "$logs"/*.log |
+  awk '{failed += $1; total += $2} END {printf "total: %d passed, %d failed\n", total - failed, failed}'

@@ -1,4 +1,7 @@
 // XNNPACK Conv vs the reference Conv over odd channel counts and geometries.
+#include <algorithm>
+#include <cmath>
+
 #include "tests/unit/test_xnnpack_common.h"
 
 namespace xonnx {
@@ -15,7 +18,10 @@ struct ConvCase {
 void run_conv(const ConvCase& c, const std::string& what, bool expect_fast = true, uint32_t seed = 1) {
   std::vector<In> in = {var(rand_tensor(c.x, seed)), cst(rand_tensor(c.w, seed + 1))};
   if (c.bias) in.push_back(cst(rand_tensor({c.w[0]}, seed + 2)));
-  diff_test("Conv", in, c.attrs, 17, expect_fast, what);
+  // Rounding error of a dot product grows with its length (here up to 128*3*3 terms), and
+  // XNNPACK's accumulation order differs by target (aarch64 FMA): atol scales with sqrt(K).
+  const double k = static_cast<double>(shape_numel(c.w) / c.w[0]);
+  diff_test("Conv", in, c.attrs, 17, expect_fast, what, 1e-4, 1e-5 * std::max(1.0, std::sqrt(k / 64)));
 }
 
 TEST(XnnpackConv, ChannelsAndKernels) {
