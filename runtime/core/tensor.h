@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "runtime/core/dtype.h"
+#include "runtime/core/shape.h"
 #include "runtime/core/status.h"
 
 namespace xonnx {
 
-using Shape = std::vector<int64_t>;
+// Shape is a small vector (runtime/core/shape.h).
 
 // Number of elements of `shape`, or -1 on a negative dim or int64 overflow.
 int64_t shape_numel(const Shape& shape);

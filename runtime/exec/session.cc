@@ -82,9 +82,17 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     session->options_ = options;
     auto state = std::make_shared<SessionState>();
     state->options = options;
-    const char* no_xnnpack = std::getenv("XONNX_DISABLE_XNNPACK");
-    if (no_xnnpack && std::string(no_xnnpack) == "1") state->options.disable_xnnpack = true;
+    auto env_set = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && std::string(v) == "1";
+    };
+    if (env_set("XONNX_DISABLE_XNNPACK")) {  // reference kernels only (CI runs both paths)
+      state->options.disable_xnnpack = true;
+      state->options.disable_optimized = true;
+    }
+    if (env_set("XONNX_DISABLE_OPTIMIZED")) state->options.disable_optimized = true;
     state->thread_pool = std::make_unique<ThreadPool>(options.num_threads);
+    state->buffers = std::make_unique<BufferPool>();
     state->opset_imports = session->model_.opset_imports;
     session->state_ = state;
     const Graph& g = session->model_.graph;
@@ -110,12 +118,23 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
 }
 
 Result<std::vector<Value>> Session::run(const std::vector<Value>& inputs) {
-  return guarded("running session", [&]() -> Result<std::vector<Value>> {
+  std::vector<Value> outputs;
+  XONNX_RETURN_IF_ERROR(run(inputs, outputs));
+  return outputs;
+}
+
+Status Session::run(const std::vector<Value>& inputs, std::vector<Value>& outputs) {
+  return guarded("running session", [&]() -> Status {
     if (inputs.size() != inputs_.size()) {
       return invalid_argument("the model takes ", inputs_.size(), " inputs, got ", inputs.size());
     }
     for (size_t i = 0; i < inputs.size(); ++i) XONNX_RETURN_IF_ERROR(check_input(inputs_[i], inputs[i]));
-    return plan_->execute(inputs, nullptr);
+    // Earlier outputs nobody else holds go back to the pool before the run needs memory.
+    for (Value& v : outputs) v = Value();
+    state_->buffers->begin_run();
+    Status status = plan_->execute_into(inputs, nullptr, outputs);
+    state_->buffers->end_run();
+    return status;
   });
 }
 

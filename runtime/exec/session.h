@@ -20,8 +20,11 @@ namespace xonnx {
 
 struct SessionOptions {
   int num_threads = 1;
-  // Use only reference kernels (also forced by the environment variable XONNX_DISABLE_XNNPACK=1).
+  // No XNNPACK kernels and no NHWC layout pass. The environment variable
+  // XONNX_DISABLE_XNNPACK=1 forces this and disable_optimized: reference kernels only.
   bool disable_xnnpack = false;
+  // No own vectorized kernels (runtime/ops/optimized); also XONNX_DISABLE_OPTIMIZED=1.
+  bool disable_optimized = false;
   // Caps every tensor: initializers at load and every intermediate at run time (bytes).
   LoadOptions load;
 };
@@ -70,6 +73,11 @@ class Session {
 
   // Runs with one value per entry of inputs(), in order. Returns one value per output.
   Result<std::vector<Value>> run(const std::vector<Value>& inputs);
+  // The same into `outputs` (resized to outputs().size()). Tensors it still holds from the
+  // previous call are recycled unless the caller kept other references to them; with the same
+  // vector and the same input shapes as an earlier run, this makes no heap allocation when
+  // every kernel on the path is a fast one (tests/alloc checks it).
+  Status run(const std::vector<Value>& inputs, std::vector<Value>& outputs);
   // Runs with named inputs (any order); missing non-optional inputs are an error.
   Result<std::vector<Value>> run_named(const std::vector<std::pair<std::string, Value>>& inputs);
 

@@ -126,10 +126,29 @@ class KernelContextImpl final : public KernelContext {
   Value* output_slot(size_t i) {
     if (i >= step_.outputs.size()) return nullptr;
     if (step_.outputs[i] >= 0) return &frame_.slots[step_.outputs[i]];
-    if (scratch_.size() < step_.outputs.size()) scratch_.resize(step_.outputs.size());
-    return &scratch_[i];
+    return &step_.unnamed_outputs[i];
   }
   Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) override {
+    return allocate(i, dtype, std::move(shape), true);
+  }
+  Result<Tensor*> allocate_output_uninitialized(size_t i, DataType dtype, Shape shape) override {
+    return allocate(i, dtype, std::move(shape), false);
+  }
+  void set_output(size_t i, Tensor tensor) override {
+    if (Value* slot = output_slot(i)) *slot = Value(std::move(tensor));
+  }
+  void set_output_value(size_t i, Value value) override {
+    if (Value* slot = output_slot(i)) *slot = std::move(value);
+  }
+  Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
+                                          const std::vector<Value>& inputs) override {
+    std::vector<Value> outputs;
+    XONNX_RETURN_IF_ERROR(graph.execute_into(inputs, &frame_, &step_, outputs));
+    return outputs;
+  }
+
+ private:
+  Result<Tensor*> allocate(size_t i, DataType dtype, Shape shape, bool zero) {
     Value* slot = output_slot(i);
     if (!slot) return internal_error("output index ", i, " out of range (", step_.outputs.size(), " outputs)");
     const int64_t n = shape_numel(shape);
@@ -145,26 +164,20 @@ class KernelContextImpl final : public KernelContext {
                                 " bytes, over the memory cap of ",
                                 state_.options.load.max_tensor_bytes);
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
-    *slot = Value(std::move(t));
+    *slot = Value();  // an earlier run's value goes back to the pool first
+    if (dtype == DataType::kString || dtype_bits(dtype) == 0) {
+      XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
+      *slot = Value(std::move(t));
+    } else {
+      XONNX_ASSIGN_OR_RETURN(auto storage, state_.buffers->acquire(static_cast<size_t>(bytes), zero));
+      *slot = Value(Tensor(dtype, std::move(shape), std::move(storage)));
+    }
     return slot->mutable_tensor();
   }
-  void set_output(size_t i, Tensor tensor) override {
-    if (Value* slot = output_slot(i)) *slot = Value(std::move(tensor));
-  }
-  void set_output_value(size_t i, Value value) override {
-    if (Value* slot = output_slot(i)) *slot = std::move(value);
-  }
-  Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
-                                          const std::vector<Value>& inputs) override {
-    return graph.execute(inputs, &frame_, &step_);
-  }
 
- private:
   const Subgraph::Step& step_;
   Frame& frame_;
   const SessionState& state_;
-  std::vector<Value> scratch_;  // outputs the graph does not name
 };
 
 int Subgraph::slot(const std::string& name) const {
@@ -321,6 +334,7 @@ Status Subgraph::build(const Graph& graph) {
     Step step;
     for (const OpDef* candidate : resolved->candidates) {
       if (candidate->backend == Backend::kXnnpack && state_->options.disable_xnnpack) continue;
+      if (candidate->backend == Backend::kOptimized && state_->options.disable_optimized) continue;
       auto kernel = candidate->create(init);
       if (kernel.is_ok()) {
         step.kernel = std::move(kernel).value();
@@ -334,6 +348,7 @@ Status Subgraph::build(const Graph& graph) {
     step.label = label;
     step.name = n.name.empty() ? n.op_type + "#" + std::to_string(i) : n.name;
     step.op = n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
+    step.unnamed_outputs.resize(n.outputs.size());
     for (const std::string& in : n.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const std::string& o : n.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
     if (n.domain.empty() && n.op_type == "Constant" && step.outputs.size() == 1 && step.outputs[0] >= 0) {
@@ -376,7 +391,14 @@ Status Subgraph::build(const Graph& graph) {
 
 Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
                                              const Frame* parent) const {
-  return execute(inputs, parent, nullptr);
+  std::vector<Value> outputs;
+  XONNX_RETURN_IF_ERROR(execute_into(inputs, parent, nullptr, outputs));
+  return outputs;
+}
+
+Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* parent,
+                              std::vector<Value>& outputs) const {
+  return execute_into(inputs, parent, nullptr, outputs);
 }
 
 Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
@@ -399,11 +421,29 @@ Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame&
   return s;
 }
 
-Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs, const Frame* parent,
-                                             const Step* owner) const {
+Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* parent,
+                              const Step* owner, std::vector<Value>& outputs) const {
+  if (inputs.size() > input_slots_.size()) {
+    return invalid_argument("graph takes ", input_slots_.size(), " inputs, got ", inputs.size());
+  }
+  Frame fresh;
+  const bool reuse = !frame_busy_;
+  Frame& frame = reuse ? frame_ : fresh;
+  frame_busy_ = frame_busy_ || reuse;
+  // Every slot is emptied on the way out (success or error), so tensors go back to the pool.
+  struct Cleanup {
+    Frame& frame;
+    bool& busy;
+    bool reuse;
+    ~Cleanup() {
+      for (Value& v : frame.slots) v = Value();
+      if (reuse) busy = false;
+    }
+  } cleanup{frame, frame_busy_, reuse};
+
   Profiler* const profiler = state_->profiler;
-  Frame frame;
   frame.parent = parent;
+  frame.scope.clear();
   if (profiler && owner) {
     frame.scope = parent && !parent->scope.empty() ? parent->scope + " > " + owner->name : owner->name;
   }
@@ -415,12 +455,17 @@ Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs, c
     if (!f) return internal_error("captured value has no enclosing frame");
     frame.slots[c.slot] = f->slots[c.outer_slot];
   }
-  if (inputs.size() > input_slots_.size()) {
-    return invalid_argument("graph takes ", input_slots_.size(), " inputs, got ", inputs.size());
-  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].empty()) frame.slots[input_slots_[i]] = inputs[i];
   }
+  XONNX_RETURN_IF_ERROR(run_steps(frame));
+  outputs.resize(output_slots_.size());
+  for (size_t i = 0; i < output_slots_.size(); ++i) outputs[i] = frame.slots[output_slots_[i]];
+  return Status::ok();
+}
+
+Status Subgraph::run_steps(Frame& frame) const {
+  Profiler* const profiler = state_->profiler;
   for (const Step& step : steps_) {
     KernelContextImpl ctx(step, frame, *state_);
     Status s = profiler ? run_profiled(step, ctx, frame, *profiler) : step.kernel->run(ctx);
@@ -431,12 +476,10 @@ Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs, c
                               step.node->outputs[o], "')");
       }
     }
+    for (Value& v : step.unnamed_outputs) v = Value();
     for (int r : step.release) frame.slots[r] = Value();
   }
-  std::vector<Value> outputs;
-  outputs.reserve(output_slots_.size());
-  for (int s : output_slots_) outputs.push_back(frame.slots[s]);
-  return outputs;
+  return Status::ok();
 }
 
 }  // namespace xonnx

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/exec/buffer_pool.h"
 #include "runtime/exec/session.h"
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/registry.h"
@@ -18,6 +19,7 @@ struct SessionState {
   SessionOptions options;
   std::map<std::string, int64_t> opset_imports;
   std::unique_ptr<ThreadPool> thread_pool;
+  std::unique_ptr<BufferPool> buffers;  // every intermediate tensor's storage
   Profiler* profiler = nullptr;  // Session::set_profiler
 };
 
@@ -35,6 +37,10 @@ class Subgraph {
   // Runs with one value per graph input (missing trailing inputs are left empty) and returns
   // one value per graph output. `parent` is the frame of the enclosing graph.
   Result<std::vector<Value>> execute(const std::vector<Value>& inputs, const Frame* parent) const;
+  // The same into `outputs` (resized to num_outputs()): with a vector kept from an earlier
+  // run, this allocates nothing.
+  Status execute_into(const std::vector<Value>& inputs, const Frame* parent,
+                      std::vector<Value>& outputs) const;
 
   const Graph& graph() const { return *graph_; }
   size_t num_inputs() const { return input_slots_.size(); }
@@ -51,6 +57,7 @@ class Subgraph {
     std::string name;          // for profiles: node name, or "Op#index" when unnamed
     std::string op;            // for profiles: "Op", or "domain:Op"
     Backend backend = Backend::kReference;
+    mutable std::vector<Value> unnamed_outputs;  // sized at build: outputs the graph leaves unnamed
   };
   struct Capture {
     int slot;        // local slot
@@ -67,8 +74,9 @@ class Subgraph {
   Result<int> resolve(const std::string& name);
 
   // `owner` is the step of the enclosing graph whose kernel runs this one (profiling scope).
-  Result<std::vector<Value>> execute(const std::vector<Value>& inputs, const Frame* parent,
-                                     const Step* owner) const;
+  Status execute_into(const std::vector<Value>& inputs, const Frame* parent, const Step* owner,
+                      std::vector<Value>& outputs) const;
+  Status run_steps(Frame& frame) const;
   Status run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
                       Profiler& profiler) const;
 
@@ -82,6 +90,10 @@ class Subgraph {
   std::vector<int> input_slots_;
   std::vector<int> output_slots_;
   std::vector<Step> steps_;
+  // The frame every run reuses, so run() does not allocate slots; a run that finds it busy
+  // (not expected: ONNX graphs do not recurse) uses a fresh one.
+  mutable Frame frame_;
+  mutable bool frame_busy_ = false;
 };
 
 }  // namespace xonnx

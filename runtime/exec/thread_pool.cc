@@ -17,7 +17,7 @@ ThreadPool::~ThreadPool() {
 
 namespace {
 struct ChunkTask {
-  const std::function<void(size_t, size_t)>* fn;
+  const RangeFn* fn;
   size_t n;
   size_t chunk;
 };
@@ -28,8 +28,7 @@ void run_chunk(void* ctx, size_t i) {
 }
 }  // namespace
 
-void ThreadPool::parallel_for(size_t n, size_t min_chunk,
-                              const std::function<void(size_t, size_t)>& fn) const {
+void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
   if (n == 0) return;
   const size_t threads = static_cast<size_t>(num_threads_);
   if (!pool_ || n <= std::max<size_t>(1, min_chunk)) {

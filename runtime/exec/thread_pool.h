@@ -4,11 +4,27 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
+#include <type_traits>
+#include <utility>
 
 struct pthreadpool;
 
 namespace xonnx {
+
+// A non-owning reference to a callable `void(size_t begin, size_t end)`: unlike std::function
+// it never allocates, so kernels can hand lambdas with any captures to parallel_for in run().
+class RangeFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, RangeFn>>>
+  RangeFn(F&& fn)  // NOLINT: implicit, like std::function
+      : object_(const_cast<void*>(static_cast<const void*>(&fn))),
+        call_([](void* o, size_t b, size_t e) { (*static_cast<std::remove_reference_t<F>*>(o))(b, e); }) {}
+  void operator()(size_t begin, size_t end) const { call_(object_, begin, end); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, size_t, size_t);
+};
 
 class ThreadPool {
  public:
@@ -22,7 +38,7 @@ class ThreadPool {
   pthreadpool* handle() const { return pool_; }
   // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
   // least `min_chunk` items each.
-  void parallel_for(size_t n, size_t min_chunk, const std::function<void(size_t, size_t)>& fn) const;
+  void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
 
  private:
   int num_threads_;

@@ -108,6 +108,9 @@ class KernelContext {
   virtual bool output_wanted(size_t i) const = 0;
   // Allocates output i (zero-filled). The pointer stays valid until the kernel returns.
   virtual Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) = 0;
+  // The same without zero-filling, for kernels that write every element (fast kernels: the
+  // memory comes from the session's pool and may hold an earlier tensor's data).
+  virtual Result<Tensor*> allocate_output_uninitialized(size_t i, DataType dtype, Shape shape) = 0;
   // Sets output i to an existing tensor (e.g. a view sharing an input's storage).
   virtual void set_output(size_t i, Tensor tensor) = 0;
   virtual void set_output_value(size_t i, Value value) = 0;

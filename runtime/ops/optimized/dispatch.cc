@@ -63,16 +63,9 @@ int supported_tables(const KernelTable** out, int max) {
 }
 
 bool enabled() {
-  // XONNX_DISABLE_XNNPACK=1 means "reference kernels only" (runtime/exec/session.h), so it
-  // switches these off too; XONNX_DISABLE_OPTIMIZED=1 switches off only these.
-  static const bool env_off = [] {
-    for (const char* name : {"XONNX_DISABLE_OPTIMIZED", "XONNX_DISABLE_XNNPACK"}) {
-      const char* v = std::getenv(name);
-      if (v && std::strcmp(v, "1") == 0) return true;
-    }
-    return false;
-  }();
-  return !env_off && g_enabled.load(std::memory_order_relaxed);
+  // The environment switches (XONNX_DISABLE_OPTIMIZED / _XNNPACK) are SessionOptions, applied
+  // by the session; this is the process-wide switch the differential tests flip.
+  return g_enabled.load(std::memory_order_relaxed);
 }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 uint64_t run_count() { return g_runs.load(std::memory_order_relaxed); }

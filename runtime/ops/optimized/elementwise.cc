@@ -36,7 +36,7 @@ class MapKernel final : public OptKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x)) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* in = x.data<float>();
     float* out = y->data<float>();
     const MapFn fn = fn_;
@@ -102,7 +102,7 @@ class SoftmaxKernel final : public OptKernel {
       else if (d == axis || legacy_) n *= v;
       else inner *= v;
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* in = x.data<float>();
     float* out = y->data<float>();
     const KernelTable& t = *k_;
@@ -178,7 +178,7 @@ class WhereKernel final : public OptKernel {
     }
     for (const Tensor* t : {&c, &x, &y})
       if (!suffix_broadcast(t->shape(), out) || t->numel() <= 0) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(0, DataType::kFloat, out));
+    XONNX_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output_uninitialized(0, DataType::kFloat, out));
     const bool* cp = c.data<bool>();
     const float* xp = x.data<float>();
     const float* yp = y.data<float>();

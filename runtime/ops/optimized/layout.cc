@@ -33,13 +33,14 @@ class TransposeKernel final : public OptKernel {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x) || x.numel() <= 0) return Status::ok();
     const size_t r = x.rank();
-    std::vector<int64_t> perm = perm_attr_;
+    // Small vectors (Shape) throughout: run() must not allocate.
+    Shape perm = perm_attr_;
     if (!has_perm_) {
       perm.resize(r);
       for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(r - 1 - i);
     }
     if (perm.size() != r) return Status::ok();
-    std::vector<bool> seen(r, false);
+    Shape seen(r, 0);
     for (int64_t& p : perm) {
       if (p < 0) p += static_cast<int64_t>(r);
       if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) return Status::ok();
@@ -50,25 +51,30 @@ class TransposeKernel final : public OptKernel {
 
     // Collapse: keep dims of size > 1, in output order, then merge runs that are adjacent
     // in the input too.
-    std::vector<int64_t> kept;  // input dims, output order
+    Shape kept;  // input dims, output order
     for (size_t i = 0; i < r; ++i)
       if (x.dim(static_cast<size_t>(perm[i])) > 1) kept.push_back(perm[i]);
-    std::vector<std::vector<int64_t>> groups;  // runs of consecutive input dims
+    Shape group_first, group_last;  // runs of consecutive input dims [first, last]
     for (int64_t d : kept) {
-      if (!groups.empty() && groups.back().back() + 1 == d) groups.back().push_back(d);
-      else groups.push_back({d});
+      if (!group_last.empty() && group_last.back() + 1 == d) {
+        group_last.back() = d;
+      } else {
+        group_first.push_back(d);
+        group_last.push_back(d);
+      }
     }
     // Input order of the groups gives the collapsed input shape; output order the perm.
-    const size_t k = groups.size();
-    std::vector<size_t> order(k);
-    for (size_t i = 0; i < k; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
-    std::vector<int64_t> in_dims(k), cperm(k);
+    const size_t k = group_first.size();
+    Shape order(k);
+    for (size_t i = 0; i < k; ++i) order[i] = static_cast<int64_t>(i);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return group_first[a] < group_first[b]; });
+    Shape in_dims(k), cperm(k);
     for (size_t j = 0; j < k; ++j) {
+      const size_t g = static_cast<size_t>(order[j]);
       int64_t size = 1;
-      for (int64_t d : groups[order[j]]) size *= x.dim(static_cast<size_t>(d));
+      for (int64_t d = group_first[g]; d <= group_last[g]; ++d) size *= x.dim(static_cast<size_t>(d));
       in_dims[j] = size;
-      cperm[order[j]] = static_cast<int64_t>(j);  // output group order[j] is input dim j
+      cperm[g] = static_cast<int64_t>(j);  // output group order[j] is input dim j
     }
     bool identity = true;
     for (size_t i = 0; i < k; ++i) identity = identity && cperm[i] == static_cast<int64_t>(i);
@@ -77,7 +83,7 @@ class TransposeKernel final : public OptKernel {
       handled = true;
       return Status::ok();
     }
-    std::vector<int64_t> in_stride(k), out_stride(k), out_dims(k);
+    Shape in_stride(k), out_stride(k), out_dims(k);
     for (size_t i = 0; i < k; ++i) out_dims[i] = in_dims[static_cast<size_t>(cperm[i])];
     int64_t s = 1, o = 1;
     for (size_t i = k; i-- > 0;) {
@@ -86,7 +92,7 @@ class TransposeKernel final : public OptKernel {
       out_stride[i] = o;
       o *= out_dims[i];
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* src = x.data<float>();
     float* dst = y->data<float>();
     const KernelTable& t = *k_;
@@ -96,9 +102,9 @@ class TransposeKernel final : public OptKernel {
     int64_t q = 0;                                      // output position of the input's innermost dim
     for (size_t i = 0; i < k; ++i)
       if (cperm[i] == last) q = static_cast<int64_t>(i);
-    std::vector<size_t> walk;
+    Shape walk;
     for (size_t i = 0; i + 1 < k; ++i)
-      if (static_cast<int64_t>(i) != q) walk.push_back(i);
+      if (static_cast<int64_t>(i) != q) walk.push_back(static_cast<int64_t>(i));
     int64_t outer = 1;
     for (size_t i : walk) outer *= out_dims[i];
     auto offsets = [&](int64_t idx, int64_t& so, int64_t& d) {
@@ -116,7 +122,7 @@ class TransposeKernel final : public OptKernel {
     if (p == last) {  // innermost dim kept: copy rows of `cols` floats
       pool_->parallel_for(static_cast<size_t>(outer), chunk_for(cols), [&](size_t b, size_t e) {
         // Decode the first row's position once, then step an odometer over the walked dims.
-        std::vector<int64_t> idx(walk.size(), 0);
+        Shape idx(walk.size(), 0);
         int64_t rest = static_cast<int64_t>(b), so = 0, d = 0;
         for (size_t w = walk.size(); w-- > 0;) {
           const size_t i = walk[w];
@@ -162,7 +168,7 @@ class TransposeKernel final : public OptKernel {
   }
 
   bool has_perm_ = false;
-  std::vector<int64_t> perm_attr_;
+  Shape perm_attr_;
 };
 
 // ---- Gather ------------------------------------------------------------------------------
@@ -198,7 +204,7 @@ class GatherKernel final : public OptKernel {
     Shape out_shape(x.shape().begin(), x.shape().begin() + a);
     out_shape.insert(out_shape.end(), ind.shape().begin(), ind.shape().end());
     out_shape.insert(out_shape.end(), x.shape().begin() + a + 1, x.shape().end());
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < a; ++d) outer *= x.dim(static_cast<size_t>(d));
     for (int64_t d = a + 1; d < r; ++d) inner *= x.dim(static_cast<size_t>(d));

@@ -50,7 +50,7 @@ bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
   if (!a_vec) p.out_shape.push_back(p.M);
   if (!b_vec) p.out_shape.push_back(p.N);
   // Offsets of each batch's matrices (broadcast dims have stride 0), odometer order.
-  std::vector<int64_t> sa(r, 0), sb(r, 0);
+  Shape sa(r, 0), sb(r, 0);  // small vectors: no allocation in run()
   int64_t ma = p.M * p.K, mb = p.K * p.N;
   for (size_t i = r; i-- > 0;) {
     const int64_t da = i < r - ar ? 1 : as[i - (r - ar)];
@@ -62,7 +62,7 @@ bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
   }
   p.a_off.assign(static_cast<size_t>(p.batches), 0);
   p.b_off.assign(static_cast<size_t>(p.batches), 0);
-  std::vector<int64_t> idx(r, 0);
+  Shape idx(r, 0);
   for (int64_t n = 0; n < p.batches; ++n) {
     int64_t oa = 0, ob = 0;
     for (size_t i = 0; i < r; ++i) {
@@ -99,7 +99,7 @@ class MatMulKernel final : public OptKernel {
     if (!make_plan(a.shape(), b.shape(), plan_)) return Status::ok();
     const Plan& p = plan_;
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, p.out_shape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, p.out_shape));
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
     float* pc = y->data<float>();

@@ -53,13 +53,13 @@ class LayerNormKernel final : public OptKernel {
     const bool has_bias = ctx.has_input(2);
     if (has_bias && !param_covers_inner(ctx.input(2), x.shape(), static_cast<size_t>(axis), inner))
       return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     float* stat[2] = {nullptr, nullptr};
     Shape sshape = x.shape();
     for (size_t i = static_cast<size_t>(axis); i < sshape.size(); ++i) sshape[i] = 1;
     for (size_t out = 1; out <= 2 && out < ctx.num_outputs(); ++out) {
       if (!ctx.output_wanted(out)) continue;
-      XONNX_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output(out, DataType::kFloat, sshape));
+      XONNX_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output_uninitialized(out, DataType::kFloat, sshape));
       stat[out - 1] = s->data<float>();
     }
     const float* xp = x.data<float>();

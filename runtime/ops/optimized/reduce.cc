@@ -32,7 +32,7 @@ class ReduceKernel final : public OptKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x) || x.numel() <= 0) return Status::ok();
-    std::vector<int64_t> axes = attr_axes_;
+    Shape axes = attr_axes_;  // a small vector: no allocation in run()
     if (axes_from_input_) {
       if (!ctx.has_input(1)) return Status::ok();
       const Tensor& a = ctx.input(1);
@@ -58,7 +58,7 @@ class ReduceKernel final : public OptKernel {
       if (d < axes.front() || d > axes.back()) out_shape.push_back(v);
       else if (keepdims_) out_shape.push_back(1);
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
     float* out = y->data<float>();
     const KernelTable& t = *k_;
@@ -88,7 +88,7 @@ class ReduceKernel final : public OptKernel {
   Kind kind_ = Kind::kSum;
   bool axes_from_input_ = false;
   int64_t keepdims_ = 1;
-  std::vector<int64_t> attr_axes_;
+  Shape attr_axes_;
 };
 
 Result<std::unique_ptr<Kernel>> create_sum(const KernelInit& init) { return ReduceKernel::create(init, Kind::kSum); }

@@ -22,8 +22,8 @@ namespace ref {
 // contiguous inner run; its per-input stride is 0 or 1.
 template <size_t N>
 struct BroadcastPlan {
-  std::vector<int64_t> dims;
-  std::array<std::vector<int64_t>, N> strides;
+  Shape dims;  // small vectors: planning a broadcast in run() does not allocate
+  std::array<Shape, N> strides;
   int64_t total = 0;
 };
 
@@ -33,7 +33,7 @@ BroadcastPlan<N> make_broadcast_plan(const Shape& out, const std::array<const Sh
   BroadcastPlan<N> p;
   p.total = shape_numel(out);
   const size_t rank = out.size();
-  std::array<std::vector<char>, N> flags;  // per collapsed dim: does input k walk it?
+  std::array<Shape, N> flags;  // per collapsed dim: does input k walk it?
   for (size_t d = 0; d < rank; ++d) {
     if (out[d] == 1) continue;
     std::array<char, N> f{};

@@ -5,8 +5,8 @@
 namespace xonnx {
 namespace ref {
 
-std::vector<int64_t> contiguous_strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
+Shape contiguous_strides(const Shape& shape) {
+  Shape s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
   return s;
 }
@@ -38,10 +38,10 @@ Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
-std::vector<int64_t> broadcast_strides(const Shape& in_shape, const Shape& out_shape) {
+Shape broadcast_strides(const Shape& in_shape, const Shape& out_shape) {
   const size_t rank = out_shape.size();
-  std::vector<int64_t> strides(rank, 0);
-  const std::vector<int64_t> in_strides = contiguous_strides(in_shape);
+  Shape strides(rank, 0);
+  const Shape in_strides = contiguous_strides(in_shape);
   const size_t lead = rank - in_shape.size();
   for (size_t i = 0; i < in_shape.size(); ++i) {
     strides[lead + i] = in_shape[i] == 1 ? 0 : in_strides[i];
@@ -55,14 +55,18 @@ Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* wha
   return &t;
 }
 
-Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what) {
+Result<Shape> int_list_input(KernelContext& ctx, size_t i, const char* what) {
   XONNX_ASSIGN_OR_RETURN(const Tensor* t, tensor_input(ctx, i, what));
   if (t->rank() > 1) {
     return invalid_argument(what, " must be a 1-D tensor, got shape ", shape_to_string(t->shape()));
   }
+  if (t->dtype() == DataType::kInt64) {  // the common case, without a temporary vector
+    const int64_t* v = t->data<int64_t>();
+    return Shape(v, v + t->numel());
+  }
   auto r = t->to_int64_vector();
   if (!r.is_ok()) return invalid_argument(what, ": ", r.status().message());
-  return std::move(r).value();
+  return Shape(r->begin(), r->end());
 }
 
 Result<std::string> get_auto_pad(const KernelInit& init) {

@@ -13,7 +13,7 @@ namespace xonnx {
 namespace ref {
 
 // Row-major strides (in elements) of `shape`.
-std::vector<int64_t> contiguous_strides(const Shape& shape);
+Shape contiguous_strides(const Shape& shape);
 
 // Multidirectional (numpy) broadcast of two or more shapes; fails naming both shapes.
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);
@@ -21,7 +21,7 @@ Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes);
 
 // For an input of `in_shape` broadcast to `out_shape`, the element strides to use when
 // walking the output in row-major order (0 where the input dimension is broadcast).
-std::vector<int64_t> broadcast_strides(const Shape& in_shape, const Shape& out_shape);
+Shape broadcast_strides(const Shape& in_shape, const Shape& out_shape);
 
 // Calls fn(out_index, in_offsets) for every output element of a broadcast over any number of
 // inputs; in_offsets[k] is the flat element offset into input k. (Hot element-wise loops use
@@ -58,7 +58,8 @@ inline bool is_float_type(DataType t) {
 Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* what);
 
 // Input i as a list of integers: a 0-D or 1-D int32/int64 tensor (axes, pads, shape, ...).
-Result<std::vector<int64_t>> int_list_input(KernelContext& ctx, size_t i, const char* what);
+// A Shape (small vector), so that shape-computing kernels do not allocate in run().
+Result<Shape> int_list_input(KernelContext& ctx, size_t i, const char* what);
 
 // The auto_pad attribute of convolution and pooling ops: NOTSET (default), SAME_UPPER,
 // SAME_LOWER or VALID.

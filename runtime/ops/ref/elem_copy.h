@@ -55,7 +55,7 @@ class ElemCopy {
 };
 
 // Fills the output (row-major over out_shape) from input element base + sum(idx[d]*strides[d]).
-inline void strided_copy(const ElemCopy& cp, const Shape& out_shape, const std::vector<int64_t>& strides,
+inline void strided_copy(const ElemCopy& cp, const Shape& out_shape, const Shape& strides,
                   int64_t base) {
   const int64_t total = shape_numel(out_shape);
   if (total <= 0) return;
@@ -67,7 +67,7 @@ inline void strided_copy(const ElemCopy& cp, const Shape& out_shape, const std::
   const int64_t inner = out_shape.back();
   const int64_t inner_stride = strides.back();
   const int64_t outer = total / inner;
-  std::vector<int64_t> idx(rank - 1, 0);
+  Shape idx(rank - 1, 0);
   int64_t off = base;
   for (int64_t o = 0; o < outer; ++o) {
     if (inner_stride == 1) {

@@ -31,9 +31,17 @@ Result<std::unique_ptr<Kernel>> create_gather(const KernelInit& init) {
     const int64_t r = static_cast<int64_t>(x->rank());
     if (r == 0) return invalid_argument("data must have rank >= 1");
     XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, r));
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(*ind, "indices"));
+    if (ind->dtype() != DataType::kInt32 && ind->dtype() != DataType::kInt64) {
+      return invalid_argument("indices must be int32 or int64, got ", dtype_name(ind->dtype()));
+    }
     const int64_t dim = x->dim(static_cast<size_t>(a));
-    for (int64_t& i : idx) XONNX_RETURN_IF_ERROR(fix_index(i, dim, "indices"));
+    const int64_t n = ind->numel();
+    // Indices are checked in one pass and read again while copying: no index list is built,
+    // so run() does not allocate.
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t i = ind->get_as_int64(j);
+      XONNX_RETURN_IF_ERROR(fix_index(i, dim, "indices"));
+    }
     Shape out_shape(x->shape().begin(), x->shape().begin() + a);
     out_shape.insert(out_shape.end(), ind->shape().begin(), ind->shape().end());
     out_shape.insert(out_shape.end(), x->shape().begin() + a + 1, x->shape().end());
@@ -41,11 +49,12 @@ Result<std::unique_ptr<Kernel>> create_gather(const KernelInit& init) {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < a; ++d) outer *= x->dim(static_cast<size_t>(d));
     for (int64_t d = a + 1; d < r; ++d) inner *= x->dim(static_cast<size_t>(d));
-    const int64_t n = static_cast<int64_t>(idx.size());
     ElemCopy cp(*x, y);
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < n; ++j) {
-        cp.run((o * n + j) * inner, (o * dim + idx[static_cast<size_t>(j)]) * inner, inner);
+        int64_t i = ind->get_as_int64(j);
+        if (i < 0) i += dim;
+        cp.run((o * n + j) * inner, (o * dim + i) * inner, inner);
       }
     }
     return Status::ok();

@@ -27,7 +27,7 @@ Result<std::unique_ptr<Kernel>> create_transpose(const KernelInit& init) {
   return make_kernel([has_perm, perm_attr](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "data"));
     const size_t r = x->rank();
-    std::vector<int64_t> perm = perm_attr;
+    Shape perm = perm_attr;
     if (!has_perm) {
       perm.resize(r);
       for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(r - 1 - i);
@@ -36,7 +36,7 @@ Result<std::unique_ptr<Kernel>> create_transpose(const KernelInit& init) {
       return invalid_argument("perm ", shape_to_string(perm), " has ", perm.size(),
                               " entries, input rank is ", r);
     }
-    std::vector<bool> seen(r, false);
+    Shape seen(r, 0);
     for (int64_t& p : perm) {
       if (p < 0) p += static_cast<int64_t>(r);  // tolerated by most runtimes
       if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) {
@@ -47,7 +47,7 @@ Result<std::unique_ptr<Kernel>> create_transpose(const KernelInit& init) {
     }
     const auto in_strides = ref::contiguous_strides(x->shape());
     Shape out_shape(r);
-    std::vector<int64_t> strides(r);
+    Shape strides(r);
     for (size_t i = 0; i < r; ++i) {
       out_shape[i] = x->dim(static_cast<size_t>(perm[i]));
       strides[i] = in_strides[static_cast<size_t>(perm[i])];
@@ -64,21 +64,23 @@ Result<std::unique_ptr<Kernel>> create_concat(const KernelInit& init) {
   if (ver >= 4 && !init.has_attr("axis")) return invalid_model("Concat requires the 'axis' attribute");
   XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", 1));
   return make_kernel([axis](KernelContext& ctx) -> Status {
-    std::vector<const Tensor*> ins;
-    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    // Inputs are walked by index (no list of them is built): run() must not allocate.
+    const Tensor* first_ptr = nullptr;
+    for (size_t i = 0; i < ctx.num_inputs() && !first_ptr; ++i) {
       if (!ctx.has_input(i)) continue;
-      XONNX_ASSIGN_OR_RETURN(const Tensor* t, tensor_input(ctx, i, "inputs"));
-      ins.push_back(t);
+      XONNX_ASSIGN_OR_RETURN(first_ptr, tensor_input(ctx, i, "inputs"));
     }
-    if (ins.empty()) return invalid_argument("Concat needs at least one input");
-    const Tensor& first = *ins[0];
+    if (!first_ptr) return invalid_argument("Concat needs at least one input");
+    const Tensor& first = *first_ptr;
     const int64_t r = static_cast<int64_t>(first.rank());
     if (r == 0) return invalid_argument("Concat inputs must have rank >= 1");
     XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, r));
     Shape out_shape = first.shape();
     out_shape[static_cast<size_t>(a)] = 0;
-    for (size_t k = 0; k < ins.size(); ++k) {
-      const Tensor& t = *ins[k];
+    for (size_t k = 0; k < ctx.num_inputs(); ++k) {
+      if (!ctx.has_input(k)) continue;
+      XONNX_ASSIGN_OR_RETURN(const Tensor* tp, tensor_input(ctx, k, "inputs"));
+      const Tensor& t = *tp;
       if (t.dtype() != first.dtype()) {
         return invalid_argument("input ", k, " has type ", dtype_name(t.dtype()), ", input 0 has ",
                                 dtype_name(first.dtype()));
@@ -102,9 +104,11 @@ Result<std::unique_ptr<Kernel>> create_concat(const KernelInit& init) {
     for (int64_t d = a + 1; d < r; ++d) inner *= out_shape[static_cast<size_t>(d)];
     const int64_t out_row = out_shape[static_cast<size_t>(a)] * inner;
     int64_t col = 0;
-    for (const Tensor* t : ins) {
-      const int64_t row = t->dim(static_cast<size_t>(a)) * inner;
-      ElemCopy cp(*t, y);
+    for (size_t k = 0; k < ctx.num_inputs(); ++k) {
+      if (!ctx.has_input(k)) continue;
+      const Tensor& t = ctx.input(k);
+      const int64_t row = t.dim(static_cast<size_t>(a)) * inner;
+      ElemCopy cp(t, y);
       for (int64_t o = 0; o < outer; ++o) cp.run(o * out_row + col, o * row, row);
       col += row;
     }
@@ -137,7 +141,7 @@ Result<std::unique_ptr<Kernel>> create_split(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, r));
     const int64_t dim = x->dim(static_cast<size_t>(a));
     const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
-    std::vector<int64_t> split = split_attr;
+    Shape split = split_attr;
     if (split_from_input && ctx.has_input(1)) {
       XONNX_ASSIGN_OR_RETURN(split, int_list_input(ctx, 1, "split"));
     }
@@ -209,7 +213,7 @@ Result<std::unique_ptr<Kernel>> create_slice(const KernelInit& init) {
   return make_kernel([=](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "data"));
     const int64_t r = static_cast<int64_t>(x->rank());
-    std::vector<int64_t> starts = starts_attr, ends = ends_attr, axes = axes_attr, steps;
+    Shape starts = starts_attr, ends = ends_attr, axes = axes_attr, steps;
     bool has_axes = has_axes_attr;
     if (ver >= 10) {
       XONNX_ASSIGN_OR_RETURN(starts, int_list_input(ctx, 1, "starts"));
@@ -236,8 +240,8 @@ Result<std::unique_ptr<Kernel>> create_slice(const KernelInit& init) {
                               ", ", steps.size(), ")");
     }
     Shape out_shape = x->shape();
-    std::vector<int64_t> start_of(static_cast<size_t>(r), 0), step_of(static_cast<size_t>(r), 1);
-    std::vector<bool> seen(static_cast<size_t>(r), false);
+    Shape start_of(static_cast<size_t>(r), 0), step_of(static_cast<size_t>(r), 1);
+    Shape seen(static_cast<size_t>(r), 0);
     for (size_t i = 0; i < n; ++i) {
       XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axes[i], r, "axes value"));
       const size_t au = static_cast<size_t>(a);
@@ -266,7 +270,7 @@ Result<std::unique_ptr<Kernel>> create_slice(const KernelInit& init) {
       step_of[au] = step;
     }
     const auto in_strides = ref::contiguous_strides(x->shape());
-    std::vector<int64_t> strides(static_cast<size_t>(r));
+    Shape strides(static_cast<size_t>(r));
     int64_t base = 0;
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
       // a step is only applied when the output has more than one element along d (no overflow)
@@ -285,7 +289,7 @@ Result<std::unique_ptr<Kernel>> create_tile(const KernelInit& init) {
   return make_kernel([ver](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "input"));
     const size_t r = x->rank();
-    std::vector<int64_t> repeats;
+    Shape repeats;
     if (ver < 6) {
       // Tile-1: inputs (input, tiles, axis): repeat `tiles` times along `axis`.
       XONNX_ASSIGN_OR_RETURN(const Tensor* tiles, tensor_input(ctx, 1, "tiles"));
@@ -303,7 +307,7 @@ Result<std::unique_ptr<Kernel>> create_tile(const KernelInit& init) {
       return invalid_argument("repeats has ", repeats.size(), " entries, input rank is ", r);
     }
     Shape out_shape(r), view_shape(2 * r);
-    std::vector<int64_t> view_strides(2 * r);
+    Shape view_strides(2 * r);
     const auto in_strides = ref::contiguous_strides(x->shape());
     for (size_t d = 0; d < r; ++d) {
       if (repeats[d] < 0) return invalid_argument("repeats has a negative value ", repeats[d]);

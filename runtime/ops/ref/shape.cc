@@ -50,7 +50,7 @@ Result<std::unique_ptr<Kernel>> create_size(const KernelInit&) {
 }
 
 // ---------------------------------------------------------------- Reshape / Flatten
-Result<Shape> reshape_target(const Shape& in, const std::vector<int64_t>& spec, bool allowzero) {
+Result<Shape> reshape_target(const Shape& in, const Shape& spec, bool allowzero) {
   Shape out(spec.size());
   int64_t infer = -1;
   int64_t known = 1;
@@ -112,7 +112,7 @@ Result<std::unique_ptr<Kernel>> create_reshape(const KernelInit& init) {
   }
   return make_kernel([ver, allowzero, attr_shape](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "data"));
-    std::vector<int64_t> spec = attr_shape;
+    Shape spec = attr_shape;
     if (ver >= 5) {
       XONNX_ASSIGN_OR_RETURN(spec, int_list_input(ctx, 1, "shape"));
     }
@@ -146,14 +146,14 @@ Result<std::unique_ptr<Kernel>> create_squeeze(const KernelInit& init) {
   }
   return make_kernel([ver, attr_axes, has_attr_axes](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "data"));
-    std::vector<int64_t> axes = attr_axes;
+    Shape axes = attr_axes;
     bool given = has_attr_axes;
     if (ver >= 13 && ctx.has_input(1)) {
       XONNX_ASSIGN_OR_RETURN(axes, int_list_input(ctx, 1, "axes"));
       given = true;
     }
     const int64_t r = static_cast<int64_t>(x->rank());
-    std::vector<bool> drop(x->rank(), false);
+    Shape drop(x->rank(), 0);  // flags; a Shape so run() does not allocate
     if (given) {
       for (int64_t a : axes) {
         XONNX_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, r, "axes value"));
@@ -184,12 +184,12 @@ Result<std::unique_ptr<Kernel>> create_unsqueeze(const KernelInit& init) {
   }
   return make_kernel([ver, attr_axes](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "data"));
-    std::vector<int64_t> axes = attr_axes;
+    Shape axes = attr_axes;
     if (ver >= 13) {
       XONNX_ASSIGN_OR_RETURN(axes, int_list_input(ctx, 1, "axes"));
     }
     const int64_t out_rank = static_cast<int64_t>(x->rank() + axes.size());
-    std::vector<bool> ins(static_cast<size_t>(out_rank), false);
+    Shape ins(static_cast<size_t>(out_rank), 0);  // flags; a Shape so run() does not allocate
     for (int64_t a : axes) {
       XONNX_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, out_rank, "axes value"));
       if (ins[static_cast<size_t>(n)]) return invalid_argument("axes has duplicate axis ", a);
@@ -215,7 +215,7 @@ Result<std::unique_ptr<Kernel>> create_identity(const KernelInit&) {
 Result<std::unique_ptr<Kernel>> create_expand(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0, "input"));
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, int_list_input(ctx, 1, "shape"));
+    XONNX_ASSIGN_OR_RETURN(Shape shape, int_list_input(ctx, 1, "shape"));
     for (int64_t d : shape) {
       if (d < 0) return invalid_argument("shape ", shape_to_string(shape), " has a negative dimension");
     }
@@ -245,7 +245,7 @@ Result<std::unique_ptr<Kernel>> create_constant_of_shape(const KernelInit& init)
     value = Tensor::scalar<float>(0.0f);
   }
   return make_kernel([value](KernelContext& ctx) -> Status {
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, int_list_input(ctx, 0, "input"));
+    XONNX_ASSIGN_OR_RETURN(Shape shape, int_list_input(ctx, 0, "input"));
     for (int64_t d : shape) {
       if (d < 0) return invalid_argument("shape ", shape_to_string(shape), " has a negative dimension");
     }

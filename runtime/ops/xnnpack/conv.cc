@@ -184,7 +184,7 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   if (fused && !all_finite(x.data<float>(), in_elems)) return Status::ok();  // the twin's semantics
   const int64_t oh = (h + pads[0] + pads[2] - ((kh_ - 1) * dh_ + 1)) / sh_ + 1;
   const int64_t ow = (w + pads[1] + pads[3] - ((kw_ - 1) * dw_ + 1)) / sw_ + 1;
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, oh, ow, out_ch_}));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, out_ch_}));
   const float* in = readable_input(x, input_copy_);
   float* out = y->data<float>();
   const size_t nb = static_cast<size_t>(n), out_elems = static_cast<size_t>(y->numel());
@@ -231,7 +231,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   if (!all_finite(out, nb * out_hw * cout)) return Status::ok();  // NaN/inf: reference semantics
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, out_ch_, oh, ow}));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_ch_, oh, ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
   handled = true;
   return Status::ok();

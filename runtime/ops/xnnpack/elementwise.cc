@@ -56,7 +56,7 @@ class BinaryKernel final : public FallbackKernel {
     size_t sa[XNN_MAX_TENSOR_DIMS], sb[XNN_MAX_TENSOR_DIMS];
     for (size_t i = 0; i < a.rank(); ++i) sa[i] = static_cast<size_t>(a.dim(i));
     for (size_t i = 0; i < b.rank(); ++i) sb[i] = static_cast<size_t>(b.dim(i));
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out));
     const float* pa = readable_input(a, scratch_a_);
     const float* pb = readable_input(b, scratch_b_);
     pthreadpool_t tp = pool_for(*pool_, double(y->numel()));
@@ -165,7 +165,7 @@ class UnaryKernel final : public FallbackKernel {
     if (!ensure_operator(channels).is_ok()) return Status::ok();
     if (check_ == Check::kInputNoNan && has_nan(x.data<float>(), static_cast<size_t>(x.numel())))
       return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
     const size_t batch = static_cast<size_t>(x.numel()) / channels;
@@ -263,7 +263,7 @@ class SwishKernel final : public FallbackKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x) || x.numel() <= 0) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const size_t n = static_cast<size_t>(x.numel());
     const float* in = readable_input(x, scratch_);
     float* out = y->data<float>();

@@ -49,7 +49,7 @@ class FullyConnectedKernel final : public FallbackKernel {
     out_shape.push_back(n_);
     const int64_t batch = a.numel() / k_;
     if (batch <= 0) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = readable_input(a, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(batch) * double(k_) * double(n_));
     XONNX_RETURN_IF_ERROR(check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(batch), in,

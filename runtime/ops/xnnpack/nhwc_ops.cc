@@ -91,7 +91,7 @@ class LayoutConversionKernel final : public Kernel {
       ctx.set_output(0, x.reshaped(std::move(out)));
       return Status::ok();
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), std::move(out)));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), std::move(out)));
     Status s = permute_layout(x, to_nhwc_, *y, *pool_);
     if (!s.is_ok()) return s.with_context("layout conversion of '" + value_ + "': ");
     return Status::ok();
@@ -150,6 +150,9 @@ class TwinContext final : public KernelContext {
     XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
     outs_[i] = Value(std::move(t));
     return outs_[i].mutable_tensor();
+  }
+  Result<Tensor*> allocate_output_uninitialized(size_t i, DataType dtype, Shape shape) override {
+    return allocate_output(i, dtype, std::move(shape));  // the fallback path: zeroing is fine
   }
   void set_output(size_t i, Tensor tensor) override {
     if (i < outs_.size()) outs_[i] = Value(std::move(tensor));
@@ -219,7 +222,7 @@ class NhwcTwinKernel final : public Kernel {
     const Value& v = inner.output(0);
     if (!v.is_tensor() || v.tensor().rank() != 4) return internal_error("NHWC ", op_, ": no 4-D output");
     const Tensor& y = v.tensor();
-    XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, y.dtype(), permuted_shape(y.shape(), true)));
+    XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, y.dtype(), permuted_shape(y.shape(), true)));
     XONNX_RETURN_IF_ERROR(permute_layout(y, true, *out, *pool_));
     if (fused_) {
       const size_t n = static_cast<size_t>(out->numel());

@@ -219,7 +219,7 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   } else {
     in = readable_input(x, input_copy_);
   }
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, plan_.oh, plan_.ow, c}));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, plan_.oh, plan_.ow, c}));
   float* out = y->data<float>();
   const size_t out_elems = static_cast<size_t>(y->numel());
   pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(k_[0] * k_[1]));
@@ -272,7 +272,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
   }
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   if (!all_finite(out, nb * out_hw * cc)) return Status::ok();  // NaN/inf: reference semantics
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cc, out_hw, *pool_);
   handled = true;
   return Status::ok();
@@ -316,7 +316,7 @@ class GlobalAveragePoolKernel final : public FallbackKernel {
     if (!ensure_operator(c).is_ok()) return Status::ok();
     Shape yshape = x.shape();
     for (size_t i = 2; i < yshape.size(); ++i) yshape[i] = 1;
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, yshape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, yshape));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
     XONNX_RETURN_IF_ERROR(check(xnn_setup_global_average_pooling_ncw_f32(op_.get(), static_cast<size_t>(n),
@@ -361,7 +361,7 @@ class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
     const int64_t n = x.dim(0), hw = x.dim(1) * x.dim(2), c = x.dim(3);
     if (n <= 0 || c <= 0 || hw <= 0) return Status::ok();
     if (!ensure_operator(c).is_ok()) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, {n, 1, 1, c}));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, 1, 1, c}));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
     XONNX_RETURN_IF_ERROR(check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(n),

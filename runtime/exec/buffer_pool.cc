@@ -1,0 +1,49 @@
+#include "runtime/exec/buffer_pool.h"
+
+#include <cstring>
+
+namespace xonnx {
+
+namespace {
+// Requests are rounded up so that slightly different shapes (a growing KV cache) reuse buffers.
+size_t round_up(size_t bytes) {
+  constexpr size_t kSmall = 64, kLarge = 4096;
+  const size_t unit = bytes < 16 * kLarge ? kSmall : kLarge;
+  return (bytes + unit - 1) / unit * unit;
+}
+}  // namespace
+
+Result<std::shared_ptr<Storage>> BufferPool::acquire(size_t bytes, bool zero) {
+  // Best fit among free buffers; one more than 4x too large is kept for a larger request.
+  Entry* best = nullptr;
+  for (Entry& e : entries_) {
+    const size_t size = e.storage->bytes();
+    if (e.storage.use_count() != 1 || size < bytes || size / 4 > bytes + 4096) continue;
+    if (!best || size < best->storage->bytes()) best = &e;
+  }
+  if (best) {
+    best->epoch = epoch_;
+    if (zero) std::memset(best->storage->data(), 0, bytes);
+    return best->storage;
+  }
+  const size_t size = round_up(bytes);
+  auto storage = Storage::allocate(size);  // zero-filled
+  if (!storage) return resource_exhausted("out of memory allocating ", size, " bytes");
+  entries_.push_back({storage, epoch_});
+  bytes_held_ += size;
+  return storage;
+}
+
+void BufferPool::end_run() {
+  size_t kept = 0;
+  for (Entry& e : entries_) {
+    if (e.epoch + 8 < epoch_ && e.storage.use_count() == 1) {
+      bytes_held_ -= e.storage->bytes();
+      continue;
+    }
+    entries_[kept++] = std::move(e);
+  }
+  entries_.resize(kept);
+}
+
+}  // namespace xonnx

@@ -1,0 +1,42 @@
+// BufferPool: the session's tensor memory. Intermediate tensors take their storage from here
+// and give it back when their last reference drops (the executor frees values after their
+// last reader), so after the first runs at a given set of shapes every request is served by a
+// buffer the same request used before: run() then makes no heap allocation, and the memory
+// held stays close to the peak of simultaneously live tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+
+namespace xonnx {
+
+class BufferPool {
+ public:
+  // Storage of at least `bytes`, zero-filled when `zero`. A buffer is free again when nothing
+  // but the pool holds it (tensors share storage through shared_ptr).
+  Result<std::shared_ptr<Storage>> acquire(size_t bytes, bool zero);
+
+  // Brackets one top-level run: buffers no request used during the run (left over from other
+  // shapes) are released at its end.
+  void begin_run() { ++epoch_; }
+  void end_run();
+
+  size_t bytes_held() const { return bytes_held_; }
+  size_t buffers() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::shared_ptr<Storage> storage;
+    uint64_t epoch = 0;  // the last run that used it
+  };
+  std::vector<Entry> entries_;
+  size_t bytes_held_ = 0;
+  uint64_t epoch_ = 0;
+};
+
+}  // namespace xonnx

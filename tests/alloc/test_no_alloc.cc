@@ -1,0 +1,144 @@
+// The executor's memory promise: after warm-up runs at fixed shapes, Session::run(inputs,
+// outputs) makes no heap allocation on models whose every node has a fast kernel. This binary
+// replaces malloc & co. (glibc's __libc_* entry points do the work) to count calls made
+// while a run is in progress, so it is its own executable and is skipped under sanitizers,
+// which replace malloc themselves.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "runtime/onnx/loader.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define XONNX_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XONNX_SANITIZED 1
+#endif
+#endif
+
+namespace {
+std::atomic<long> g_allocations{0};
+std::atomic<bool> g_counting{false};
+void count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+#ifndef XONNX_SANITIZED
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void __libc_free(void*);
+
+void* malloc(size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t size) {
+  count();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t n) {
+  count();
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t alignment, size_t n) {
+  count();
+  return __libc_memalign(alignment, n);
+}
+void* aligned_alloc(size_t alignment, size_t n) {
+  count();
+  return __libc_memalign(alignment, n);
+}
+int posix_memalign(void** out, size_t alignment, size_t n) {
+  count();
+  *out = __libc_memalign(alignment, n);
+  return *out ? 0 : ENOMEM;
+}
+void free(void* p) { __libc_free(p); }
+}
+#endif
+
+namespace xonnx {
+namespace {
+
+struct Case {
+  const char* model;  // fixture folder under tests/models
+  int threads;
+};
+
+std::string fixture(const char* name) { return std::string(XONNX_TEST_MODELS_DIR) + "/" + name; }
+
+// Runs the fixture with its own test inputs: warm-up runs, then one counted run.
+long allocations_in_steady_state(const Case& c) {
+  SessionOptions options;
+  options.num_threads = c.threads;
+  auto session = Session::create(fixture(c.model) + "/model.onnx", options);
+  EXPECT_TRUE(session.is_ok()) << session.status().message();
+  if (!session.is_ok()) return -1;
+  std::vector<Value> inputs;
+  for (size_t i = 0; i < (*session)->inputs().size(); ++i) {
+    const std::string path = fixture(c.model) + "/test_data_set_0/input_" + std::to_string(i) + ".pb";
+    auto v = load_value_file(path, (*session)->inputs()[i].type);
+    EXPECT_TRUE(v.is_ok()) << v.status().message();
+    if (!v.is_ok()) return -1;
+    inputs.push_back(std::move(v).value());
+  }
+  std::vector<Value> outputs;
+  for (int warmup = 0; warmup < 4; ++warmup) {
+    Status s = (*session)->run(inputs, outputs);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    if (!s.is_ok()) return -1;
+  }
+  g_allocations = 0;
+  g_counting = true;
+  Status s = (*session)->run(inputs, outputs);
+  g_counting = false;
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return g_allocations.load();
+}
+
+class NoAllocation : public ::testing::TestWithParam<Case> {};
+
+TEST_P(NoAllocation, SteadyStateRunDoesNotAllocate) {
+#ifdef XONNX_SANITIZED
+  GTEST_SKIP() << "sanitizers replace malloc";
+#endif
+  EXPECT_EQ(allocations_in_steady_state(GetParam()), 0)
+      << GetParam().model << " at " << GetParam().threads << " threads";
+}
+
+// The counter itself works: a plain run() (which returns a fresh vector) allocates.
+TEST(NoAllocationCounter, CountsAllocations) {
+#ifdef XONNX_SANITIZED
+  GTEST_SKIP() << "sanitizers replace malloc";
+#endif
+  g_allocations = 0;
+  g_counting = true;
+  std::vector<int>* v = new std::vector<int>(1000);
+  g_counting = false;
+  delete v;
+  EXPECT_GE(g_allocations.load(), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, NoAllocation,
+                         ::testing::Values(Case{"mlp", 1}, Case{"mobilenet_v2", 1},
+                                           Case{"mobilenet_v2", 2}, Case{"resnet18", 1},
+                                           Case{"squeezenet1_1", 1}, Case{"efficientnet_b0", 1},
+                                           Case{"mobilenet_v3_small", 1}, Case{"transformer_encoder", 1}, Case{"transformer_encoder", 2},
+                                           Case{"gpt_decoder", 1}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.model) + "_t" +
+                                  std::to_string(info.param.threads);
+                         });
+
+}  // namespace
+}  // namespace xonnx
