@@ -6,6 +6,8 @@
 # Each --shape applies to the MODEL before it (fixes symbolic dims; both engines get it).
 # Without models, runs the fixture suite in tests/models (see bench/README.md).
 # Options:
+#   --full            the full-size models instead (224x224 CNNs, encoder seq 128,
+#                     6-layer decoder step with 127 cached tokens), in build/slow-models
 #   --threads "1 2"   thread counts to run (default "1 2")
 #   --iters N         timed runs (default 50)      --warmup N   untimed runs (default 5)
 #   --xonnx PATH      xonnx binary (default: $XONNX or build/bin/xonnx)
@@ -21,12 +23,14 @@ THREADS="1 2"
 ITERS=50
 WARMUP=5
 OUT=""
+FULL=0
 MODELS=()
 SHAPES=()  # per model: space-separated "--shape NAME=dims" arguments
 
 die() { echo "compare_ort.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
+    --full) FULL=1; shift ;;
     --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
     --iters) ITERS="${2:?--iters needs a value}"; shift 2 ;;
     --warmup) WARMUP="${2:?--warmup needs a value}"; shift 2 ;;
@@ -42,7 +46,21 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-if [ ${#MODELS[@]} -eq 0 ]; then
+if [ "$FULL" = 1 ]; then
+  # The targets: full-size models (tools/export_fixtures.py --slow, made if missing).
+  M="$ROOT/build/slow-models"
+  for m in mobilenet_v2 resnet18 squeezenet1_1 mobilenet_v3_small efficientnet_b0 transformer_encoder gpt_decoder; do
+    [ -f "$M/$m/model.onnx" ] || /usr/bin/python3 "$ROOT/tools/export_fixtures.py" --slow "$M" --only "$m" >&2
+  done
+  for m in mobilenet_v2 resnet18 squeezenet1_1 mobilenet_v3_small efficientnet_b0; do
+    MODELS+=("$M/$m/model.onnx"); SHAPES+=("")
+  done
+  MODELS+=("$M/transformer_encoder/model.onnx"); SHAPES+=("--shape x=1,128,256")
+  past="1,6,127,64"  # decode one token after 127 cached ones
+  shapes="--shape input_ids=1,1"
+  for l in 0 1 2 3 4 5; do shapes+=" --shape past_key_$l=$past --shape past_value_$l=$past"; done
+  MODELS+=("$M/gpt_decoder/model.onnx"); SHAPES+=("$shapes")
+elif [ ${#MODELS[@]} -eq 0 ]; then
   M="$ROOT/tests/models"
   for m in mobilenet_v2 resnet18 squeezenet1_1 mobilenet_v3_small efficientnet_b0; do
     MODELS+=("$M/$m/model.onnx"); SHAPES+=("")

@@ -269,11 +269,23 @@ def squeezenet_small(out):
     return _cnn(out, "squeezenet1_1", m, img(g, 1, 96), g)
 
 
+@fixture("squeezenet1_1", slow=True)
+def squeezenet_full(out):
+    g = seed()
+    return _cnn(out, "squeezenet1_1", squeezenet1_1(weights=None), img(g, 1, 224), g)
+
+
 @fixture("mobilenet_v3_small")
 def mobilenet_v3_small_small(out):
     g = seed()
     m = mobilenet_v3_small(weights=None, width_mult=0.5, num_classes=100)
     return _cnn(out, "mobilenet_v3_small", m, img(g, 1, 96), g)
+
+
+@fixture("mobilenet_v3_small", slow=True)
+def mobilenet_v3_small_full(out):
+    g = seed()
+    return _cnn(out, "mobilenet_v3_small", mobilenet_v3_small(weights=None), img(g, 1, 224), g)
 
 
 @fixture("efficientnet_b0")
