@@ -114,17 +114,29 @@ bool is_transpose_of(const Tensor& a, const Tensor& b) {
   return true;
 }
 
-// Hash of a's transpose, as hash_tensor would compute it on the transposed tensor.
+// Hash of a's transpose, as hash_tensor would compute it on the transposed tensor. The
+// transposed bytes are streamed through a small buffer (whole 8-byte words per chunk, so the
+// result equals hashing them in one piece): no copy of the weight is made.
 uint64_t hash_transposed(const Tensor& a) {
   const size_t es = element_size(a);
   const auto* p = static_cast<const char*>(a.raw_data());
   const int64_t rows = a.dim(0), cols = a.dim(1);
-  std::vector<char> transposed(a.nbytes());
-  char* out = transposed.data();
+  uint64_t h = hash_header(a.dtype(), {cols, rows});
+  char buffer[4096];
+  size_t used = 0;
   for (int64_t c = 0; c < cols; ++c) {
-    for (int64_t r = 0; r < rows; ++r, out += es) std::memcpy(out, p + (r * cols + c) * es, es);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (used + es > sizeof(buffer)) {
+        const size_t whole = used / 8 * 8;
+        h = hash_bytes(h, buffer, whole);
+        std::memmove(buffer, buffer + whole, used - whole);
+        used -= whole;
+      }
+      std::memcpy(buffer + used, p + (r * cols + c) * es, es);
+      used += es;
+    }
   }
-  return hash_bytes(hash_header(a.dtype(), {cols, rows}), transposed.data(), transposed.size());
+  return hash_bytes(h, buffer, used);
 }
 
 std::string describe_bytes(size_t bytes) {
