@@ -145,6 +145,40 @@ Result<std::vector<double>> read_scales(const Tensor& scale, const char* name, b
   return v;
 }
 
+const Tensor* const_input(const KernelInit& init, size_t i) {
+  return init.has_input(i) ? init.constant_input(i) : nullptr;
+}
+
+// Session-creation checks of constant parameters (weights' DequantizeLinear has all inputs
+// constant): bad scales and per-axis length mismatches fail when the model is loaded, with the
+// input named, instead of on the first run. Computed parameters are checked at run time.
+Status check_constant_params(const KernelInit& init, int64_t axis, int64_t block_size, bool quantize) {
+  const char* scale_name = quantize ? "y_scale" : "x_scale";
+  const char* zp_name = quantize ? "y_zero_point" : "x_zero_point";
+  const Tensor* scale = const_input(init, 1);
+  if (!scale) return Status::ok();
+  XONNX_RETURN_IF_ERROR(read_scales(*scale, scale_name, quantize).status());
+  const Tensor* x = const_input(init, 0);
+  const Tensor* zp = const_input(init, 2);
+  if (x && (zp || !init.has_input(2))) {
+    XONNX_RETURN_IF_ERROR(
+        resolve_layout(*x, *scale, zp, axis, block_size, init.since_version(), scale_name, zp_name).status());
+  }
+  return Status::ok();
+}
+
+// int32 data has no zero point in DequantizeLinear (the spec: it is supposed to be 0).
+Status check_int32_zero_point(const Tensor& zp) {
+  if (zp.dtype() != DataType::kInt32) return Status::ok();
+  for (int64_t i = 0; i < zp.numel(); ++i) {
+    if (zp.get_as_int64(i) != 0) {
+      return invalid_argument("input x_zero_point[", i, "] = ", zp.get_as_int64(i),
+                              " is out of range: int32 data takes no zero point (it must be 0)");
+    }
+  }
+  return Status::ok();
+}
+
 // Rounds a float to the storage precision of `t` (fp16/bf16), identity otherwise.
 float round_to(DataType t, float v) {
   if (t == DataType::kFloat16) return half_to_float(float_to_half(v));
@@ -264,6 +298,7 @@ Result<std::unique_ptr<Kernel>> create_quantize_linear(const KernelInit& init) {
     }
   }
   if (a.block_size < 0) return invalid_argument("block_size must be >= 0, got ", a.block_size);
+  XONNX_RETURN_IF_ERROR(check_constant_params(init, a.axis, a.block_size, true));
   return make_kernel([a](KernelContext& ctx) -> Status { return run_quantize(ctx, a); });
 }
 
@@ -288,6 +323,9 @@ Status run_dequantize(KernelContext& ctx, const DequantizeAttrs& a) {
   if (has_zp && zp->dtype() != x.dtype()) {
     return invalid_argument("input x_zero_point has type ", dtype_name(zp->dtype()), " but x has type ",
                             dtype_name(x.dtype()), "; they must match");
+  }
+  if (has_zp) {
+    XONNX_RETURN_IF_ERROR(check_int32_zero_point(*zp));
   }
   DataType out_t = a.output_dtype != 0 ? static_cast<DataType>(a.output_dtype) : scale.dtype();
   if (out_t == DataType::kFloat8E8M0) out_t = DataType::kFloat;
@@ -342,6 +380,10 @@ Result<std::unique_ptr<Kernel>> create_dequantize_linear(const KernelInit& init)
     }
   }
   if (a.block_size < 0) return invalid_argument("block_size must be >= 0, got ", a.block_size);
+  XONNX_RETURN_IF_ERROR(check_constant_params(init, a.axis, a.block_size, false));
+  if (const Tensor* zp = const_input(init, 2)) {
+    XONNX_RETURN_IF_ERROR(check_int32_zero_point(*zp));
+  }
   return make_kernel([a](KernelContext& ctx) -> Status { return run_dequantize(ctx, a); });
 }
 

@@ -63,6 +63,67 @@ double round_scale(DataType t, double v) {
   return static_cast<float>(v);
 }
 
+// ---- session-creation checks of constant quantization parameters ---------------------------
+// Parameters stored as initializers are checked once when the session is created, so a bad
+// model fails early with the input named; run time repeats the checks for computed ones.
+
+// A constant scale input: every element positive and finite; 1 or `len` elements (len < 0: any).
+Status check_const_scale(const KernelInit& init, size_t i, const char* name, int64_t len, const char* len_what) {
+  const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
+  if (!t) return Status::ok();
+  if (!dtype_is_float(t->dtype())) return invalid_argument("input ", name, " must be a float tensor, got ", dtype_name(t->dtype()));
+  if (t->rank() > 1) return invalid_argument("input ", name, " must be a scalar or 1-D, got shape ", shape_to_string(t->shape()));
+  if (len == 1 && t->numel() != 1) {
+    return invalid_argument("input ", name, " must be a scalar (per-tensor), got shape ", shape_to_string(t->shape()));
+  }
+  if (len >= 0 && t->numel() != 1 && t->numel() != len) {
+    return invalid_argument("input ", name, " has ", t->numel(), " elements but there are ", len, " ", len_what,
+                            " (per-axis lengths must match)");
+  }
+  if (t->numel() == 0) return invalid_argument("input ", name, " is empty");
+  for (int64_t k = 0; k < t->numel(); ++k) {
+    const double v = t->get_as_double(k);
+    if (!(v > 0.0) || std::isinf(v)) {
+      return invalid_argument("input ", name, "[", k, "] = ", v, " is invalid: scales must be positive and finite");
+    }
+  }
+  return Status::ok();
+}
+
+// A constant zero point: 8-bit, of the type of its data when that is known (data_type != kUndefined),
+// with 1 or `len` elements (len < 0: any).
+Status check_const_zero_point(const KernelInit& init, size_t i, const char* name, DataType data_type,
+                              const char* data_name, int64_t len, const char* len_what) {
+  const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
+  if (!t) return Status::ok();
+  if (!is_8bit(t->dtype())) return invalid_argument("input ", name, " must be int8 or uint8, got ", dtype_name(t->dtype()));
+  if (data_type != DataType::kUndefined && t->dtype() != data_type) {
+    return invalid_argument("input ", name, " has type ", dtype_name(t->dtype()), " but ", data_name, " has type ",
+                            dtype_name(data_type), "; they must match");
+  }
+  if (t->rank() > 1 || (len >= 0 && t->numel() != 1 && t->numel() != len)) {
+    return invalid_argument("input ", name, " must be a scalar or 1-D with ", len < 0 ? 1 : len, " elements (", len_what,
+                            "), got shape ", shape_to_string(t->shape()));
+  }
+  return Status::ok();
+}
+
+DataType const_type(const KernelInit& init, size_t i) {
+  const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
+  return t ? t->dtype() : DataType::kUndefined;
+}
+
+// Output channels of a constant weight (its first dimension), or -1 when unknown.
+int64_t const_dim0(const KernelInit& init, size_t i) {
+  const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
+  return t && t->rank() >= 1 ? t->dim(0) : -1;
+}
+// Columns of a constant matrix (its last dimension), or -1 when unknown.
+int64_t const_last_dim(const KernelInit& init, size_t i) {
+  const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
+  return t && t->rank() >= 1 ? t->shape().back() : -1;
+}
+
 // ---- batched integer matmul with numpy broadcasting --------------------------------------
 struct MatmulGeom {
   Shape out_shape;
@@ -167,7 +228,13 @@ void store_quantized(Tensor* out, int64_t i, double v) {
 }
 
 Result<std::unique_ptr<Kernel>> create_qlinear_matmul(const KernelInit& init) {
-  (void)init;
+  const int64_t n = const_last_dim(init, 3);
+  XONNX_RETURN_IF_ERROR(check_const_scale(init, 1, "a_scale", -1, ""));
+  XONNX_RETURN_IF_ERROR(check_const_scale(init, 4, "b_scale", n, "columns of b"));
+  XONNX_RETURN_IF_ERROR(check_const_scale(init, 6, "y_scale", -1, ""));
+  XONNX_RETURN_IF_ERROR(check_const_zero_point(init, 2, "a_zero_point", const_type(init, 0), "a", -1, ""));
+  XONNX_RETURN_IF_ERROR(check_const_zero_point(init, 5, "b_zero_point", const_type(init, 3), "b", n, "columns of b"));
+  XONNX_RETURN_IF_ERROR(check_const_zero_point(init, 7, "y_zero_point", DataType::kUndefined, "", -1, ""));
   return make_kernel([](KernelContext& ctx) -> Status {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(3);
@@ -386,6 +453,20 @@ Result<std::unique_ptr<Kernel>> create_conv_integer(const KernelInit& init) {
 
 Result<std::unique_ptr<Kernel>> create_qlinear_conv(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(ConvAttrs attrs, parse_conv_attrs(init));
+  const int64_t m = const_dim0(init, 3);
+  XONNX_RETURN_IF_ERROR(check_const_scale(init, 1, "x_scale", 1, "values per tensor"));
+  XONNX_RETURN_IF_ERROR(check_const_scale(init, 4, "w_scale", m, "output channels"));
+  XONNX_RETURN_IF_ERROR(check_const_scale(init, 6, "y_scale", 1, "values per tensor"));
+  XONNX_RETURN_IF_ERROR(check_const_zero_point(init, 2, "x_zero_point", const_type(init, 0), "x", 1, "per-tensor"));
+  XONNX_RETURN_IF_ERROR(
+      check_const_zero_point(init, 5, "w_zero_point", const_type(init, 3), "w", m, "output channels"));
+  XONNX_RETURN_IF_ERROR(check_const_zero_point(init, 7, "y_zero_point", DataType::kUndefined, "", 1, "per-tensor"));
+  if (const Tensor* b = init.has_input(8) ? init.constant_input(8) : nullptr) {
+    if (b->dtype() != DataType::kInt32) return invalid_argument("input B must be int32, got ", dtype_name(b->dtype()));
+    if (m >= 0 && (b->rank() != 1 || b->dim(0) != m)) {
+      return invalid_argument("input B must have shape (", m, "), got ", shape_to_string(b->shape()));
+    }
+  }
   return make_kernel([attrs](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(3);

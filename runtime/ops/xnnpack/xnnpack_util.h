@@ -161,6 +161,7 @@ void register_xnnpack_fully_connected(OpRegistry& registry);
 void register_xnnpack_pooling(OpRegistry& registry);
 void register_xnnpack_elementwise(OpRegistry& registry);
 void register_nhwc_reference(OpRegistry& registry);  // nhwc_ops.cc
+void register_xnnpack_qlinear(OpRegistry& registry);  // qlinear.cc: QLinearConv, QLinearMatMul
 
 }  // namespace xnn
 }  // namespace xonnx
