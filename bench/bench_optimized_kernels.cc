@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <utility>
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
@@ -154,6 +155,97 @@ void BM_ReduceMean(benchmark::State& st) {
   run(st, "ReduceMean", {random_tensor({1, 128, 256}, 1)}, {ints_attr("axes", {1})}, 128.0 * 256);
 }
 BENCHMARK(BM_ReduceMean)->Apply(impls);
+
+
+// ---- 4-bit MatMulNBits GEMV (the int4 decoder's decode step) against the float MatMul of the
+// same shape with a constant weight. Args: impl (0 reference, 1 optimized, 2 XNNPACK: float
+// only), threads. Random codes and scales: timing does not depend on the values.
+std::unique_ptr<Session> nbits_session(int64_t K, int64_t N, int64_t bs, int64_t impl, int threads) {
+  const int64_t blocks = (K + bs - 1) / bs;
+  auto b = std::move(Tensor::allocate(DataType::kUint8, {N, blocks, bs / 2})).value();
+  std::mt19937 rng(7);
+  for (int64_t i = 0; i < b.numel(); ++i) b.data<uint8_t>()[i] = static_cast<uint8_t>(rng());
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports[""] = 17;
+  m.opset_imports["com.microsoft"] = 1;
+  Node n;
+  n.op_type = "MatMulNBits";
+  n.domain = "com.microsoft";
+  n.inputs = {"a", "b", "scales"};
+  n.outputs = {"y"};
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"K", K}, {"N", N}, {"block_size", bs}, {"bits", 4}}) {
+    Attribute a;
+    a.name = name;
+    a.type = AttrType::kInt;
+    a.i = v;
+    n.attributes.push_back(a);
+  }
+  m.graph.inputs.push_back({"a", {}});
+  m.graph.initializers.push_back({"b", b});
+  m.graph.initializers.push_back({"scales", random_tensor({N * blocks}, 8, 0.01f, 0.02f)});
+  m.graph.outputs.push_back({"y", {}});
+  m.graph.nodes.push_back(std::move(n));
+  SessionOptions options;
+  options.disable_xnnpack = true;
+  options.num_threads = threads;
+  opt::set_enabled(impl == 1);
+  auto s = std::move(Session::create_from_model(std::move(m), options)).value();
+  opt::set_enabled(true);
+  return s;
+}
+
+void run_nbits(benchmark::State& state, int64_t K, int64_t N, int64_t M = 1) {
+  const int64_t impl = state.range(0);
+  auto s = nbits_session(K, N, 32, impl, static_cast<int>(state.range(1)));
+  std::vector<Value> in = {random_tensor({M, K}, 1)};
+  for (auto _ : state) {
+    auto out = s->run(in);
+    if (!out.is_ok()) {
+      state.SkipWithError(out.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetLabel(impl == 1 ? std::string("optimized/") + opt::kernels().isa : "reference");
+  state.counters["Gops"] = benchmark::Counter(2.0 * M * K * N, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+void nbits_impls(benchmark::internal::Benchmark* b) {
+  for (int64_t impl : {0, 1})
+    for (int64_t threads : {1, 2}) b->Args({impl, threads});
+  b->Unit(benchmark::kMicrosecond);
+}
+
+void BM_MatMulNBits_Gemv_384x1536(benchmark::State& st) { run_nbits(st, 384, 1536); }
+BENCHMARK(BM_MatMulNBits_Gemv_384x1536)->Apply(nbits_impls);
+void BM_MatMulNBits_Gemv_1536x384(benchmark::State& st) { run_nbits(st, 1536, 384); }
+BENCHMARK(BM_MatMulNBits_Gemv_1536x384)->Apply(nbits_impls);
+void BM_MatMulNBits_Gemv_384x4096(benchmark::State& st) { run_nbits(st, 384, 4096); }
+BENCHMARK(BM_MatMulNBits_Gemv_384x4096)->Apply(nbits_impls);
+
+// Prefill: 128 rows (the panel path).
+void BM_MatMulNBits_Gemm_128x384x1536(benchmark::State& st) { run_nbits(st, 384, 1536, 128); }
+BENCHMARK(BM_MatMulNBits_Gemm_128x384x1536)->Apply(nbits_impls);
+
+// The float twins: MatMul [M, K] x constant [K, N].
+void BM_MatMulF32_Gemm_128x384x1536(benchmark::State& st) {
+  run(st, "MatMul", {random_tensor({128, 384}, 1), random_tensor({384, 1536}, 2)}, {}, 2.0 * 128 * 384 * 1536, 17, 1);
+}
+BENCHMARK(BM_MatMulF32_Gemm_128x384x1536)->Apply(impls_and_xnnpack);
+void BM_MatMulF32_Gemv_384x1536(benchmark::State& st) {
+  run(st, "MatMul", {random_tensor({1, 384}, 1), random_tensor({384, 1536}, 2)}, {}, 2.0 * 384 * 1536, 17, 1);
+}
+BENCHMARK(BM_MatMulF32_Gemv_384x1536)->Apply(impls_and_xnnpack);
+void BM_MatMulF32_Gemv_1536x384(benchmark::State& st) {
+  run(st, "MatMul", {random_tensor({1, 1536}, 1), random_tensor({1536, 384}, 2)}, {}, 2.0 * 1536 * 384, 17, 1);
+}
+BENCHMARK(BM_MatMulF32_Gemv_1536x384)->Apply(impls_and_xnnpack);
+void BM_MatMulF32_Gemv_384x4096(benchmark::State& st) {
+  run(st, "MatMul", {random_tensor({1, 384}, 1), random_tensor({384, 4096}, 2)}, {}, 2.0 * 384 * 4096, 17, 1);
+}
+BENCHMARK(BM_MatMulF32_Gemv_384x4096)->Apply(impls_and_xnnpack);
 
 }  // namespace
 }  // namespace xonnx

@@ -47,6 +47,22 @@ struct KernelTable {
   // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (blocked).
   void (*transpose_2d)(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
                        int64_t cols);
+
+  // 4-bit block-quantized weights (com.microsoft MatMulNBits, bits=4): a column's blocks are
+  // `bs`-value blobs of bs/2 bytes (value 2i in the low nibble of byte i), one float scale per
+  // block, zero points packed two per byte (low nibble first, null: 8). bs is a power of two >= 16.
+  // w[k] = (q[k] - zp) * scale over all blocks * bs values of one column.
+  void (*q4_dequant_col)(const uint8_t* blob, const float* scales, const uint8_t* zp, int64_t blocks,
+                         int64_t bs, float* w);
+  // M rows of A [.., K] (lda apart) into dst [M, blocks * bs] as q4_gemm_direct reads them
+  // (zero-padded past K; the order of values within a block may be the ISA's own).
+  void (*q4_pack_a)(int64_t M, const float* a, int64_t lda, int64_t K, int64_t kp, int64_t bs, float* dst);
+  // C[M, ncols] = A[M, blocks * bs] (from q4_pack_a) * W for ncols consecutive columns (column j's blobs at
+  // b + j * blocks * bs / 2, scales at scales + j * blocks, zero points at zp + j * zp_row),
+  // dequantizing on the fly.
+  void (*q4_gemm_direct)(int64_t M, const float* a, int64_t lda, const uint8_t* b, const float* scales,
+                         const uint8_t* zp, int64_t zp_row, int64_t blocks, int64_t bs, int64_t ncols, float* c,
+                         int64_t ldc);
 };
 
 // The best table for this CPU (cpuinfo), chosen once. XONNX_OPT_ISA=generic|avx2|avx512|neon

@@ -4,6 +4,9 @@
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
+namespace opt {
+void register_opt_matmul_nbits(OpRegistry& registry);  // matmul_nbits.cc
+}  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_matmul(registry);
@@ -11,6 +14,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_elementwise(registry);
   opt::register_opt_layout(registry);
   opt::register_opt_reduce(registry);
+  opt::register_opt_matmul_nbits(registry);
 }
 
 }  // namespace xonnx

@@ -1,0 +1,151 @@
+// Optimized com.microsoft MatMulNBits for bits=4 (the converter's int4 weight-only MatMul):
+// float32 A times a 4-bit block-quantized B [N, k_blocks, block_size / 2] dequantized on the fly.
+// Few rows of A (the decode step) run a direct dequantize-and-FMA loop over the packed columns
+// (q4_gemm_direct); more rows (prefill) dequantize one kNR-column panel at a time into a small
+// per-thread buffer and reuse the float GEMM microkernel, so the float B never exists whole.
+// Work is split over column blocks. Anything else (other bits, float zero points, fp16 inputs,
+// bad shapes) goes to the reference kernel (ref/contrib.cc), which defines the semantics and
+// reports the errors. accuracy_level is honoured trivially: float32 accumulation is the most
+// accurate level, which every level allows.
+#include <cstring>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+// Rows of A at or below this use the direct path: a panel's dequantize + transpose costs about
+// as much as multiplying it by that many rows.
+constexpr int64_t kDirectMaxRows = 4;
+// Columns per parallel task of the direct path.
+constexpr int64_t kDirectCols = 16;
+// Multiply-adds per parallel chunk; a dequantized multiply-add costs ~2 float ones.
+constexpr int64_t kMinChunkMacs = 1 << 20;
+
+class MatMulNBitsKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_ASSIGN_OR_RETURN(int64_t k, init.require_int("K"));
+    XONNX_ASSIGN_OR_RETURN(int64_t n, init.require_int("N"));
+    XONNX_ASSIGN_OR_RETURN(int64_t bs, init.require_int("block_size"));
+    XONNX_ASSIGN_OR_RETURN(int64_t bits, init.get_int("bits", 4));
+    XONNX_ASSIGN_OR_RETURN(int64_t prepacked, init.get_int("weight_prepacked", 0));
+    if (bits != 4) return unsupported("MatMulNBits: optimized kernel is bits=4 only");
+    if (k <= 0 || n <= 0 || bs < 16 || (bs & (bs - 1)) != 0 || prepacked != 0 || init.has_input(4)) {
+      return unsupported("MatMulNBits: left to the reference kernel");  // which reports what is wrong
+    }
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMulNBits"));
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 2, "MatMulNBits"));
+    XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 5, "MatMulNBits"));
+    auto kernel = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(k, n, bs));
+    XONNX_RETURN_IF_ERROR(kernel->init_common(init));
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
+ private:
+  MatMulNBitsKernel(int64_t k, int64_t n, int64_t bs)
+      : K_(k), N_(n), bs_(bs), blocks_((k + bs - 1) / bs), zp_row_((blocks_ * 4 + 7) / 8) {}
+
+  // The inputs this kernel covers; anything else is the reference kernel's.
+  bool covered(KernelContext& ctx) const {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor& s = ctx.input(2);
+    if (!is_f32(a) || a.rank() < 1 || a.dim(a.rank() - 1) != K_ || a.numel() == 0) return false;
+    if (b.dtype() != DataType::kUint8 || b.numel() != N_ * blocks_ * bs_ / 2) return false;
+    if (!is_f32(s) || s.numel() != N_ * blocks_) return false;
+    if (ctx.has_input(3)) {
+      const Tensor& zp = ctx.input(3);
+      if (zp.dtype() != DataType::kUint8 || zp.numel() != N_ * zp_row_) return false;
+    }
+    if (ctx.has_input(5) && (!is_f32(ctx.input(5)) || ctx.input(5).numel() != N_)) return false;
+    return true;
+  }
+
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    if (!covered(ctx)) return Status::ok();
+    const Tensor& a = ctx.input(0);
+    const int64_t M = a.numel() / K_;
+    Shape out_shape = a.shape();
+    out_shape.back() = N_;
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
+    const float* pa = a.data<float>();
+    const uint8_t* pb = ctx.input(1).data<uint8_t>();
+    const float* ps = ctx.input(2).data<float>();
+    const uint8_t* pz = ctx.has_input(3) ? ctx.input(3).data<uint8_t>() : nullptr;
+    float* pc = y->data<float>();
+    if (M <= kDirectMaxRows) {
+      run_direct(M, pa, pb, ps, pz, pc);
+    } else {
+      run_panels(M, pa, pb, ps, pz, pc);
+    }
+    if (ctx.has_input(5)) {
+      const float* bias = ctx.input(5).data<float>();
+      for (int64_t m = 0; m < M; ++m) k_->add_into(bias, pc + m * N_, N_);
+    }
+    handled = true;
+    return Status::ok();
+  }
+
+  void run_direct(int64_t M, const float* pa, const uint8_t* pb, const float* ps, const uint8_t* pz, float* pc) {
+    // A in the table's order, zero-padded to whole blocks (M * K floats: small next to M * K * N).
+    const int64_t kp = blocks_ * bs_;
+    if (a_pack_.size() < static_cast<size_t>(M * kp)) a_pack_.resize(static_cast<size_t>(M * kp));
+    k_->q4_pack_a(M, pa, K_, K_, kp, bs_, a_pack_.data());
+    const float* a = a_pack_.data();
+    const int64_t lda = kp;
+    const KernelTable& t = *k_;
+    const int64_t col_bytes = blocks_ * bs_ / 2, tasks = (N_ + kDirectCols - 1) / kDirectCols;
+    pool_->parallel_for(static_cast<size_t>(tasks), chunk_for(M * kp * kDirectCols, kMinChunkMacs),
+                        [&](size_t begin, size_t end) {
+                          for (size_t task = begin; task < end; ++task) {
+                            const int64_t j0 = static_cast<int64_t>(task) * kDirectCols;
+                            const int64_t nc = N_ - j0 < kDirectCols ? N_ - j0 : kDirectCols;
+                            t.q4_gemm_direct(M, a, lda, pb + j0 * col_bytes, ps + j0 * blocks_,
+                                             pz ? pz + j0 * zp_row_ : nullptr, zp_row_, blocks_, bs_, nc,
+                                             pc + j0, N_);
+                          }
+                        });
+  }
+
+  void run_panels(int64_t M, const float* pa, const uint8_t* pb, const float* ps, const uint8_t* pz, float* pc) {
+    const KernelTable& t = *k_;
+    const int64_t nr = t.nr, kp = blocks_ * bs_, panels = (N_ + nr - 1) / nr, col_bytes = blocks_ * bs_ / 2;
+    const int64_t K = K_, N = N_, blocks = blocks_, bs = bs_, zp_row = zp_row_;
+    pool_->parallel_for(static_cast<size_t>(panels), chunk_for(M * K * nr, kMinChunkMacs), [&](size_t begin, size_t end) {
+      // Per thread: the panel's columns dequantized [nr][kp], then transposed to [K][nr].
+      thread_local std::vector<float> cols, packed;
+      if (cols.size() < static_cast<size_t>(nr * kp)) cols.resize(static_cast<size_t>(nr * kp));
+      if (packed.size() < static_cast<size_t>(K * nr)) packed.resize(static_cast<size_t>(K * nr));
+      for (size_t task = begin; task < end; ++task) {
+        const int64_t j0 = static_cast<int64_t>(task) * nr;
+        const int64_t nc = N - j0 < nr ? N - j0 : nr;
+        for (int64_t j = 0; j < nc; ++j) {
+          const int64_t col = j0 + j;
+          t.q4_dequant_col(pb + col * col_bytes, ps + col * blocks, pz ? pz + col * zp_row : nullptr, blocks, bs,
+                           cols.data() + j * kp);
+        }
+        if (nc < nr) std::memset(cols.data() + nc * kp, 0, static_cast<size_t>((nr - nc) * kp) * sizeof(float));
+        t.transpose_2d(cols.data(), kp, packed.data(), nr, nr, K);
+        t.gemm_panel(M, K, pa, K, packed.data(), nc, pc + j0, N);
+      }
+    });
+  }
+
+  const int64_t K_, N_, bs_, blocks_, zp_row_;
+  std::vector<float> a_pack_;  // reused across runs (kernels of one session run one at a time)
+};
+
+}  // namespace
+
+void register_opt_matmul_nbits(OpRegistry& registry) {
+  registry.add({"com.microsoft", "MatMulNBits", 1, kLatestVersion, MatMulNBitsKernel::create, 3, 6, 1, 1,
+                Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx
