@@ -67,6 +67,11 @@ std::vector<ValueInfo> runtime_inputs(const Graph& g) {
 Result<ConvertResult> convert_file(const ConvertRequest& request) {
   const auto start = Clock::now();
   XONNX_RETURN_IF_ERROR(check_options(request.options));
+  {
+    QuantizeOptions q = request.quantize;  // the samples are read later: check the rest now
+    if (request.make_calibration) q.calibration_dir.clear();
+    XONNX_RETURN_IF_ERROR(check_quantize_options(q));
+  }
   ConvertResult result;
   result.input_path = request.input_path;
   result.output_path = request.output_path;
@@ -98,9 +103,18 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
     XONNX_ASSIGN_OR_RETURN(verify_inputs, request.make_inputs(runtime_inputs(model.graph)));
   }
 
+  QuantizeOptions quantize = request.quantize;
+  if (request.make_calibration) {
+    say("reading calibration samples");
+    XONNX_ASSIGN_OR_RETURN(quantize.calibration, request.make_calibration(runtime_inputs(model.graph)));
+  }
   const std::vector<PassDef>& passes = request.passes ? *request.passes : pass_list();
   XONNX_ASSIGN_OR_RETURN(result.pipeline,
                          run_pipeline(model, passes, request.options, request.progress));
+  if (request.quantize.mode != QuantizeMode::kNone) {
+    say(std::string("quantizing (") + quantize_mode_name(request.quantize.mode) + ")");
+    XONNX_ASSIGN_OR_RETURN(result.quantization, quantize_model(model, quantize));
+  }
 
   say("writing " + request.output_path);
   t0 = Clock::now();
@@ -113,9 +127,16 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
     model = Model();  // release the converted IR before loading both files
     XONNX_ASSIGN_OR_RETURN(Model original, load_model(request.input_path, load));
     XONNX_ASSIGN_OR_RETURN(Model converted, load_model(request.output_path, load));
-    XONNX_ASSIGN_OR_RETURN(result.verification, verify_models(std::move(original), std::move(converted),
-                                                              verify_inputs, request.verify));
-    result.verified = true;
+    if (request.quantize.mode != QuantizeMode::kNone) {
+      XONNX_ASSIGN_OR_RETURN(result.quant_verification,
+                             compare_quantized(std::move(original), std::move(converted), verify_inputs,
+                                               request.verify.num_threads));
+      result.quant_verified = true;
+    } else {
+      XONNX_ASSIGN_OR_RETURN(result.verification, verify_models(std::move(original), std::move(converted),
+                                                                verify_inputs, request.verify));
+      result.verified = true;
+    }
     result.verify_options = request.verify;
     result.verify_ms = ms_since(t0);
   }

@@ -8,6 +8,8 @@
 
 #include "converter/pass.h"
 #include "converter/pipeline.h"
+#include "converter/quantize/quant_verify.h"
+#include "converter/quantize/quantize.h"
 #include "converter/verify.h"
 #include "converter/writer.h"
 
@@ -18,6 +20,7 @@ struct ConvertRequest {
   std::string input_path;
   std::string output_path;
   ConvertOptions options;
+  QuantizeOptions quantize;        // applied after the pipeline, before writing (mode kNone: off)
   WriteOptions write;              // protected_paths gets IN and its data files added
   const std::vector<PassDef>* passes = nullptr;  // null: pass_list()
   ProgressFn progress;             // may be null: called before each pass
@@ -26,6 +29,9 @@ struct ConvertRequest {
   // (initializers excluded) and returns a value for each.
   std::function<Result<NamedValues>(const std::vector<ValueInfo>&)> make_inputs;
   VerifyOptions verify;
+  // int8 static: set to read calibration samples; gets the same inputs as make_inputs. The
+  // samples land in quantize.calibration before the pipeline runs.
+  std::function<Result<std::vector<NamedValues>>(const std::vector<ValueInfo>&)> make_calibration;
 };
 
 struct ConvertResult {
@@ -38,6 +44,10 @@ struct ConvertResult {
   bool verified = false;
   VerifyResult verification;
   VerifyOptions verify_options;
+  QuantizeResult quantization;     // mode kNone when not quantized
+  // With quantization, verification compares by cosine / top-1 instead of tolerances.
+  bool quant_verified = false;
+  QuantVerifyResult quant_verification;
 };
 
 // Errors (bad level, unreadable or invalid IN, IN == OUT, a failing pass, unwritable OUT)

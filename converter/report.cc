@@ -140,6 +140,12 @@ std::string make_report(const ConvertResult& r) {
     os << verify_markdown(r.verification, r.verify_options);
     os << "\nResult: " << (r.verification.ok() ? "**all outputs match**" : "**outputs differ**") << "\n";
   }
+  if (r.quantization.mode != QuantizeMode::kNone) os << "\n" << quantize_markdown(r.quantization);
+  if (r.quant_verified) {
+    os << "\n## Verification (quantized vs original)\n\n" << quant_verify_markdown(r.quant_verification);
+    os << "\nResult: " << (r.quant_verification.ok() ? "**all outputs above the cosine threshold**"
+                                                      : "**some outputs below the cosine threshold**") << "\n";
+  }
   return os.str();
 }
 

@@ -84,3 +84,30 @@ run_fails("junk.onnx" ${XONNX} convert ${OUT}/junk.onnx ${OUT}/x4.onnx)
 expect_no_file(${OUT}/x4.onnx)
 run_fails("no input named" ${XONNX} convert ${MLP} ${OUT}/x5.onnx --verify --input nope=x.npy)
 run_fails("symbolic dimension" ${XONNX} verify ${MLP} ${MLP})
+
+# Quantization: int4 weight-only on the decoder (verified: cosine per output), int8 static on the
+# trained digits CNN calibrated from its test-data folder, fp16 weights; bad parameters refused.
+set(GPT_DATA ${MODELS}/gpt_decoder/test_data_set_0)
+run_ok(${XONNX} convert ${MODELS}/gpt_decoder/model.onnx ${OUT}/gpt_int4.onnx --quantize int4
+       --verify --input input_ids=${GPT_DATA}/input_0.pb --input past_key_0=${GPT_DATA}/input_1.pb
+       --input past_value_0=${GPT_DATA}/input_2.pb --input past_key_1=${GPT_DATA}/input_3.pb
+       --input past_value_1=${GPT_DATA}/input_4.pb --report ${OUT}/gpt_int4.md)
+file(READ ${OUT}/gpt_int4.md int4_report)
+expect_contains("${int4_report}" "MatMulNBits" "int4 report")
+file(SIZE ${MODELS}/gpt_decoder/model.onnx fp32_size)
+file(SIZE ${OUT}/gpt_int4.onnx int4_size)
+math(EXPR int4_percent "100 * ${int4_size} / ${fp32_size}")
+if(int4_percent GREATER 60)  # the small fixture has large non-MatMul weights; full size: 28%
+  message(FATAL_ERROR "int4 model is ${int4_percent}% of fp32")
+endif()
+run_ok(${XONNX} convert ${MODELS}/digits_cnn/model.onnx ${OUT}/digits_int8.onnx --quantize int8
+       --calibration-data ${MODELS}/digits_cnn --verify --report ${OUT}/digits_int8.md
+       --input input=${MODELS}/digits_cnn/test_data_set_0/input_0.pb)
+expect_contains("${LAST_OUT}" "cosine" "int8 verification")
+run_ok(${XONNX} run ${OUT}/digits_int8.onnx --input input=${MODELS}/digits_cnn/test_data_set_0/input_0.pb)
+run_ok(${XONNX} convert ${MLP} ${OUT}/mlp_fp16.onnx --quantize fp16 --verify --shape x=2,16)
+run_fails("block size" ${XONNX} convert ${MODELS}/gpt_decoder/model.onnx ${OUT}/x6.onnx
+          --quantize int4 --block-size 48)
+expect_no_file(${OUT}/x6.onnx)
+run_fails("quantize" ${XONNX} convert ${MLP} ${OUT}/x7.onnx --quantize int3)
+expect_no_file(${OUT}/x7.onnx)

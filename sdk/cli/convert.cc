@@ -1,6 +1,10 @@
 // `xonnx convert IN OUT`: the converter (converter/convert.h) with a markdown report, an
 // optional verification of OUT against IN, and a progress line on stderr for slow conversions.
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>
@@ -9,6 +13,7 @@
 #include "converter/convert.h"
 #include "converter/report.h"
 #include "sdk/cli/commands.h"
+#include "sdk/cli/inputs.h"
 #include "sdk/cli/verify_inputs.h"
 
 namespace xonnx {
@@ -23,7 +28,63 @@ struct ConvertCliOptions {
   bool intermediates = false;
   VerifyInputOptions inputs;
   double rtol = 1e-4, atol = 1e-5;
+  std::string quantize;  // "", int8, int4, fp16
+  std::string calibration_dir, per_channel = "on", symmetric = "on", calibration_method = "minmax";
+  double percentile = 99.999;
+  int64_t block_size = 32;
+  int64_t accuracy_level = 0;
+  std::vector<std::string> exclude;
 };
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Calibration samples: one sub-folder of `dir` per sample (sorted by name), holding
+// `<input name>.npy` or ONNX's `input_K.pb` (K: the input's position) for every model input.
+Result<std::vector<convert::NamedValues>> load_calibration(const std::string& dir,
+                                                           const std::vector<ValueInfo>& inputs) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return not_found("calibration data folder '", dir, "' cannot be opened");
+  std::vector<std::string> samples;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    struct stat st;
+    if (name == "." || name == ".." || ::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    samples.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(samples.begin(), samples.end());
+  if (samples.empty()) return invalid_argument("calibration data folder '", dir, "' has no sample sub-folders");
+  std::vector<convert::NamedValues> out;
+  for (const std::string& sample : samples) {
+    convert::NamedValues values;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      std::string path = dir + "/" + sample + "/" + inputs[k].name + ".npy";
+      if (!is_file(path)) path = dir + "/" + sample + "/input_" + std::to_string(k) + ".pb";
+      if (!is_file(path)) {
+        return invalid_argument("calibration sample '", dir, "/", sample, "' has neither ", inputs[k].name,
+                                ".npy nor input_", k, ".pb");
+      }
+      auto t = read_input_file(path);
+      if (!t.is_ok()) return t.status().with_context("calibration file '" + path + "': ");
+      values.emplace_back(inputs[k].name, Value(std::move(t).value()));
+    }
+    out.push_back(std::move(values));
+  }
+  return out;
+}
+
+// "on"/"off" for the quantization switches.
+bool parse_on_off(const std::string& text, const char* option, bool* out) {
+  if (text == "on" || text == "off") {
+    *out = text == "on";
+    return true;
+  }
+  std::fprintf(stderr, "error: %s must be on or off, got '%s'\n", option, text.c_str());
+  return false;
+}
 
 // "\r[convert] pass 3/12 constant-folding ..." once stderr is a terminal or a second has passed.
 class ProgressLine {
@@ -66,6 +127,34 @@ int run_convert(const ConvertCliOptions& opt) {
   req.output_path = opt.output;
   req.options.level = opt.level;
   req.options.external_data = opt.external_data;
+  if (!opt.quantize.empty()) {
+    auto mode = convert::parse_quantize_mode(opt.quantize);
+    if (!mode.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", mode.status().to_string().c_str());
+      return 2;
+    }
+    req.quantize.mode = *mode;
+  }
+  if (!parse_on_off(opt.per_channel, "--per-channel", &req.quantize.per_channel) ||
+      !parse_on_off(opt.symmetric, "--symmetric", &req.quantize.symmetric)) {
+    return 2;
+  }
+  req.quantize.block_size = opt.block_size;
+  req.quantize.accuracy_level = opt.accuracy_level;
+  req.quantize.exclude = opt.exclude;
+  req.quantize.calibration_dir = opt.calibration_dir;
+  if (opt.calibration_method != "minmax" && opt.calibration_method != "percentile") {
+    std::fprintf(stderr, "error: --calibration-method must be minmax or percentile, got '%s'\n",
+                 opt.calibration_method.c_str());
+    return 2;
+  }
+  req.quantize.percentile_calibration = opt.calibration_method == "percentile";
+  req.quantize.percentile = opt.percentile;
+  if (!opt.calibration_dir.empty()) {
+    req.make_calibration = [&opt](const std::vector<ValueInfo>& inputs) {
+      return load_calibration(opt.calibration_dir, inputs);
+    };
+  }
   req.progress = [&progress](int round, size_t i, size_t n, const char* name) {
     progress.show((round > 1 ? "round " + std::to_string(round) + " " : std::string()) + "pass " +
                   std::to_string(i + 1) + "/" + std::to_string(n) + " " + name);
@@ -99,6 +188,18 @@ int run_convert(const ConvertCliOptions& opt) {
   }
   for (const std::string& w : p.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (r.verified) std::printf("\n%s", convert::verify_markdown(r.verification, r.verify_options).c_str());
+  if (r.quantization.mode != convert::QuantizeMode::kNone) {
+    const auto& q = r.quantization;
+    std::printf("quantized (%s): %zu rewritten, %zu skipped, weights %s -> %s\n", convert::quantize_mode_name(q.mode),
+                q.quantized.size(), q.skipped.size(), convert::human_bytes(q.weight_bytes_before).c_str(),
+                convert::human_bytes(q.weight_bytes_after).c_str());
+  }
+  if (r.quant_verified) {
+    std::printf("\n%s", convert::quant_verify_markdown(r.quant_verification).c_str());
+    if (!r.quant_verification.ok()) {
+      std::fprintf(stderr, "warning: some outputs' cosine similarity is below %.2f\n", r.quant_verification.threshold);
+    }
+  }
   if (!report_path.empty()) {
     std::ofstream out(report_path);
     out << convert::make_report(r);
@@ -131,6 +232,18 @@ Runner add_convert_command(CLI::App& app) {
   add_verify_input_options(sub, opt->inputs);
   sub->add_option("--rtol", opt->rtol, "Relative tolerance for --verify (default 1e-4)");
   sub->add_option("--atol", opt->atol, "Absolute tolerance for --verify (default 1e-5)");
+  sub->add_option("--quantize", opt->quantize,
+                  "int4: MatMul/Gemm weights -> com.microsoft MatMulNBits; int8: static QDQ with "
+                  "--calibration-data, else dynamic MatMul/Gemm (MatMulInteger); fp16: float16 weight storage");
+  sub->add_option("--block-size", opt->block_size, "int4 block size along K: 32 (default), 64 or 128");
+  sub->add_option("--symmetric", opt->symmetric, "int4: on (default, zero point 8) or off (per-block zero points)");
+  sub->add_option("--accuracy-level", opt->accuracy_level, "int4: MatMulNBits accuracy_level 0..4 (0: unset)");
+  sub->add_option("--exclude", opt->exclude, "Node names or op types to keep in float (repeatable)");
+  sub->add_option("--calibration-data", opt->calibration_dir, "int8 static (QDQ): a folder with one sub-folder per sample holding <input>.npy or input_K.pb");
+  sub->add_option("--calibration-method", opt->calibration_method,
+                  "int8 static activation ranges: minmax (default) or percentile");
+  sub->add_option("--percentile", opt->percentile, "Percentile for --calibration-method percentile (default 99.999)");
+  sub->add_option("--per-channel", opt->per_channel, "int8: per-column weight scales on (default) or off (per tensor)");
   return [opt] { return run_convert(*opt); };
 }
 

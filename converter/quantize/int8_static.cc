@@ -1,0 +1,333 @@
+// int8 static quantization in QDQ form, as ONNX Runtime's quantize_static emits it:
+//   - calibration: the float model runs in the runtime over the samples; min-max range (always
+//     including 0) of every input X and output Y of a quantizable node (Conv / MatMul / Gemm with a
+//     constant float weight);
+//   - each such tensor T gets QuantizeLinear(T, s, zp uint8) -> DequantizeLinear right after its
+//     producer, and its readers read the dequantized value;
+//   - the weight becomes DequantizeLinear(int8 symmetric, scale per output channel (axis) or per
+//     tensor, zero point 0); a constant bias becomes DequantizeLinear(int32, x_scale * w_scale).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "converter/graph_util.h"
+#include "converter/quantize/quantize_internal.h"
+#include "runtime/exec/session.h"
+#include "runtime/onnx/functions.h"
+
+namespace xonnx {
+namespace convert {
+namespace {
+
+struct Range {
+  float lo = 0, hi = 0;  // always includes 0
+};
+
+struct ActivationQ {
+  float scale = 1;
+  uint8_t zero_point = 0;
+};
+
+ActivationQ uint8_params(const Range& r) {
+  ActivationQ q;
+  q.scale = (r.hi - r.lo) / 255.0f;
+  if (!(q.scale > 0) || !std::isfinite(q.scale)) q.scale = 1.0f;
+  const long zp = std::lround(-r.lo / q.scale);
+  q.zero_point = static_cast<uint8_t>(std::min(255L, std::max(0L, zp)));
+  return q;
+}
+
+Node make_node(const std::string& name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  return n;
+}
+
+constexpr int kBins = 4096;
+
+// Per name: the values' histogram over its min-max range (the second calibration pass).
+struct Histogram {
+  std::vector<int64_t> counts = std::vector<int64_t>(kBins, 0);
+  int64_t total = 0;
+};
+
+// Narrows `r` to the central `percentile` % of the histogrammed values (still including 0).
+Range clip_to_percentile(const Range& r, const Histogram& h, double percentile) {
+  if (h.total == 0 || r.hi <= r.lo) return r;
+  const double tail = static_cast<double>(h.total) * (100.0 - percentile) / 200.0;
+  const double width = (static_cast<double>(r.hi) - r.lo) / kBins;
+  double seen = 0;
+  int lo_bin = 0;
+  while (lo_bin < kBins - 1 && seen + h.counts[lo_bin] <= tail) seen += h.counts[lo_bin++];
+  seen = 0;
+  int hi_bin = kBins - 1;
+  while (hi_bin > 0 && seen + h.counts[hi_bin] <= tail) seen += h.counts[hi_bin--];
+  Range c;
+  c.lo = std::min(0.0f, static_cast<float>(r.lo + lo_bin * width));
+  c.hi = std::max(0.0f, static_cast<float>(r.lo + (hi_bin + 1) * width));
+  return c;
+}
+
+// Runs the float model over the samples with `names` exposed as outputs; the min-max range per
+// name, clipped to a percentile when asked (a second pass builds the histograms).
+Result<std::map<std::string, Range>> calibrate(const Model& model, const std::set<std::string>& names,
+                                               const std::vector<NamedValues>& samples, const QuantizeOptions& opt) {
+  Model m = clone_model(model);
+  XONNX_RETURN_IF_ERROR(inline_functions(m));
+  std::set<std::string> outputs;
+  for (const ValueInfo& v : m.graph.outputs) outputs.insert(v.name);
+  for (const std::string& n : names) {
+    if (!outputs.count(n)) m.graph.outputs.push_back(ValueInfo{n, {}});
+  }
+  std::vector<std::string> out_names;
+  for (const ValueInfo& v : m.graph.outputs) out_names.push_back(v.name);
+  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(m)));
+  std::map<std::string, Range> ranges;
+  std::map<std::string, Histogram> histograms;
+  const int passes = opt.percentile_calibration && opt.percentile < 100.0 ? 2 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t s = 0; s < samples.size(); ++s) {
+      auto out = session->run_named(samples[s]);
+      if (!out.is_ok()) return out.status().with_context("calibration sample " + std::to_string(s) + ": ");
+      for (size_t i = 0; i < out_names.size() && i < out->size(); ++i) {
+        if (!names.count(out_names[i]) || !(*out)[i].is_tensor()) continue;
+        const Tensor& t = (*out)[i].tensor();
+        if (t.dtype() != DataType::kFloat) continue;
+        Range& r = ranges[out_names[i]];
+        const float* p = t.data<float>();
+        if (pass == 0) {
+          for (int64_t e = 0; e < t.numel(); ++e) {
+            if (!std::isfinite(p[e])) continue;
+            r.lo = std::min(r.lo, p[e]);
+            r.hi = std::max(r.hi, p[e]);
+          }
+          continue;
+        }
+        Histogram& h = histograms[out_names[i]];
+        const double width = (static_cast<double>(r.hi) - r.lo) / kBins;
+        if (!(width > 0)) continue;
+        for (int64_t e = 0; e < t.numel(); ++e) {
+          if (!std::isfinite(p[e])) continue;
+          const int bin = std::min(kBins - 1, std::max(0, static_cast<int>((p[e] - r.lo) / width)));
+          ++h.counts[static_cast<size_t>(bin)];
+          ++h.total;
+        }
+      }
+    }
+  }
+  for (auto& [name, h] : histograms) ranges[name] = clip_to_percentile(ranges[name], h, opt.percentile);
+  return ranges;
+}
+
+struct WeightQ {
+  std::string dq_output;
+  std::vector<float> scales;  // per channel or one
+  int64_t axis = 0;
+};
+
+// int8 symmetric weight along `axis` (per channel) or per tensor; returns DequantizeLinear pieces.
+WeightQ quantize_weight(Graph& g, const std::string& name, const Tensor& w, int64_t axis, bool per_channel,
+                        std::vector<Node>& dq_nodes, QuantizedNode& info, std::set<std::string>& reserved) {
+  WeightQ q;
+  q.axis = axis;
+  const int64_t channels = per_channel ? w.dim(static_cast<size_t>(axis)) : 1;
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < w.rank(); ++d) inner *= w.dim(d);
+  const float* p = w.data<float>();
+  auto channel_of = [&](int64_t i) { return per_channel ? (i / inner) % channels : 0; };
+  q.scales.assign(static_cast<size_t>(channels), 0.0f);
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    if (std::isfinite(p[i])) q.scales[channel_of(i)] = std::max(q.scales[channel_of(i)], std::fabs(p[i]));
+  }
+  for (float& s : q.scales) s = s > 0 ? s / 127.0f : 1.0f;
+  std::vector<int8_t> codes(static_cast<size_t>(w.numel()));
+  double max_err = 0;
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const float s = q.scales[channel_of(i)];
+    long c = std::isnan(p[i]) ? 0 : std::lround(p[i] / s);
+    c = std::min(127L, std::max(-127L, c));
+    codes[static_cast<size_t>(i)] = static_cast<int8_t>(c);
+    if (std::isfinite(p[i])) max_err = std::max(max_err, std::fabs(static_cast<double>(p[i]) - c * s));
+  }
+  const Shape vec = per_channel ? Shape{channels} : Shape{};
+  const std::string wq = add_initializer(g, name + "_quantized", Tensor::from_vector<int8_t>(codes, w.shape()));
+  const std::string ws = add_initializer(g, name + "_scale", Tensor::from_vector<float>(q.scales, vec));
+  const std::string wz = add_initializer(g, name + "_zero_point",
+                                         Tensor::from_vector<int8_t>(std::vector<int8_t>(q.scales.size(), 0), vec));
+  q.dq_output = unique_name(g, name + "_DequantizeLinear_Output");
+  g.value_info.push_back(ValueInfo{q.dq_output, {}});  // reserved until the graph holds the node
+  reserved.insert(q.dq_output);
+  Node dq = make_node(name + "_DequantizeLinear", "DequantizeLinear", {wq, ws, wz}, {q.dq_output});
+  if (per_channel) dq.attributes = {int_attr("axis", axis)};
+  dq_nodes.push_back(std::move(dq));
+  const auto mm = std::minmax_element(q.scales.begin(), q.scales.end());
+  info.scale_min = *mm.first;
+  info.scale_max = *mm.second;
+  info.max_abs_error = max_err;
+  info.bytes_before = w.numel() * 4;
+  info.bytes_after = w.numel() + static_cast<int64_t>(q.scales.size()) * 5;
+  return q;
+}
+
+}  // namespace
+
+Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeResult& result) {
+  Graph& g = model.graph;
+  const auto it = model.opset_imports.find("");
+  const int64_t opset = it == model.opset_imports.end() ? 0 : it->second;
+  const bool per_channel = opt.per_channel && opset >= 13;  // DequantizeLinear's axis: opset 13
+  const GraphIndex index(g);
+  std::set<std::string> reserved;  // fresh value names held in value_info until the nodes exist
+  auto reserve = [&](const std::string& base) {
+    std::string name = unique_name(g, base);
+    g.value_info.push_back(ValueInfo{name, {}});
+    reserved.insert(name);
+    return name;
+  };
+  // 1. Which nodes, and which activations they read and write.
+  struct Target {
+    size_t node;
+    std::string weight;
+    int64_t axis;
+  };
+  std::vector<Target> targets;
+  std::set<std::string> activations;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!n.domain.empty() || (n.op_type != "Conv" && n.op_type != "MatMul" && n.op_type != "Gemm")) continue;
+    std::string why;
+    int64_t axis = 0;
+    if (is_excluded(n, opt)) {
+      why = "excluded (--exclude)";
+    } else if (opset < 10) {
+      why = "the model's ONNX opset is below 10 (QuantizeLinear)";
+    } else if (n.op_type == "Conv") {
+      const Tensor* w = n.inputs.size() > 1 ? constant_tensor(g, n.inputs[1]) : nullptr;
+      if (!w || w->dtype() != DataType::kFloat || w->rank() < 3 || !w->raw_data()) {
+        why = "the weight is not a constant float32 initializer";
+      }
+    } else {
+      WeightSource src;
+      why = matmul_weight_blocker(g, index, n, &src);
+      if (why.empty() && !src.via_transpose.empty()) why = "the weight is read through a Transpose";
+      axis = src.transposed ? 0 : 1;
+    }
+    if (!why.empty()) {
+      result.skipped.push_back({n.describe(), why});
+      continue;
+    }
+    targets.push_back({i, n.inputs[1], axis});
+    activations.insert(n.inputs[0]);
+    activations.insert(n.outputs[0]);
+  }
+  if (targets.empty()) return Status::ok();
+  XONNX_ASSIGN_OR_RETURN(auto ranges, calibrate(model, activations, opt.calibration, opt));
+  // 2. Q/DQ pairs for every calibrated activation, right after its producer.
+  std::map<std::string, ActivationQ> params;
+  std::map<std::string, Range> used_ranges = ranges;
+  std::map<std::string, std::vector<Node>> after;  // producer output ("" = graph input) -> Q, DQ
+  std::map<std::string, std::string> dequantized;  // activation -> its DQ output
+  for (const auto& [name, range] : ranges) {
+    const ActivationQ q = uint8_params(range);
+    params[name] = q;
+    if (index.consumers(name).empty()) continue;  // only a graph output: a Q/DQ pair would be dead
+    const std::string s = add_initializer(g, name + "_scale", Tensor::from_vector<float>({q.scale}, {}));
+    const std::string z = add_initializer(g, name + "_zero_point", Tensor::from_vector<uint8_t>({q.zero_point}, {}));
+    const std::string qo = reserve(name + "_QuantizeLinear_Output");
+    const std::string dqo = reserve(name + "_DequantizeLinear_Output");
+    const int p = index.producer(name);
+    auto& list = after[p >= 0 ? name : std::string()];
+    list.push_back(make_node(name + "_QuantizeLinear", "QuantizeLinear", {name, s, z}, {qo}));
+    list.push_back(make_node(name + "_DequantizeLinear", "DequantizeLinear", {qo, s, z}, {dqo}));
+    dequantized[name] = dqo;
+  }
+  // 3. Weights and biases of the targets.
+  std::vector<Node> weight_dq;
+  std::map<std::string, WeightQ> weights;
+  for (const Target& t : targets) {
+    Node& n = g.nodes[t.node];
+    QuantizedNode info;
+    info.node = n.describe();
+    info.weight = t.weight;
+    const std::string key = t.weight + "|" + std::to_string(t.axis);
+    auto wit = weights.find(key);
+    if (wit == weights.end()) {
+      const Tensor w = *constant_tensor(g, t.weight);
+      wit = weights.emplace(key, quantize_weight(g, t.weight, w, t.axis, per_channel, weight_dq, info, reserved)).first;
+      result.weight_bytes_before += info.bytes_before;
+      result.weight_bytes_after += info.bytes_after;
+    }
+    const WeightQ& wq = wit->second;
+    n.inputs[1] = wq.dq_output;
+    info.as = std::string("QDQ int8 weight (") + (per_channel ? "per channel" : "per tensor") + ")";
+    auto xq = params.find(n.inputs[0]);
+    if (xq != params.end()) {
+      const Range& xr = used_ranges[n.inputs[0]];
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), ", x range [%.4g, %.4g] scale %.4g zp %d", xr.lo, xr.hi, xq->second.scale,
+                    xq->second.zero_point);
+      info.as += buf;
+      // A constant 1-D bias: int32 with scale x_scale * w_scale, as ORT does.
+      const Tensor* b = n.inputs.size() > 2 ? constant_tensor(g, n.inputs[2]) : nullptr;
+      const bool bias_ok = b && b->dtype() == DataType::kFloat && b->rank() == 1 && b->raw_data() &&
+                           (!per_channel || b->numel() == static_cast<int64_t>(wq.scales.size()));
+      if (bias_ok) {
+        const Tensor bias = *b;
+        std::vector<int32_t> codes(static_cast<size_t>(bias.numel()));
+        std::vector<float> scales(per_channel ? wq.scales.size() : 1);
+        for (size_t c = 0; c < scales.size(); ++c) scales[c] = xq->second.scale * wq.scales[c];
+        for (int64_t c = 0; c < bias.numel(); ++c) {
+          const double v = bias.data<float>()[c] / scales[per_channel ? static_cast<size_t>(c) : 0];
+          codes[static_cast<size_t>(c)] = static_cast<int32_t>(std::max(-2147483647.0, std::min(2147483647.0, std::round(v))));
+        }
+        const Shape vec = per_channel ? Shape{static_cast<int64_t>(scales.size())} : Shape{};
+        const std::string bq = add_initializer(g, n.inputs[2] + "_quantized", Tensor::from_vector<int32_t>(codes, bias.shape()));
+        const std::string bs = add_initializer(g, n.inputs[2] + "_scale", Tensor::from_vector<float>(scales, vec));
+        const std::string bz = add_initializer(g, n.inputs[2] + "_zero_point",
+                                               Tensor::from_vector<int32_t>(std::vector<int32_t>(scales.size(), 0), vec));
+        const std::string bo = reserve(n.inputs[2] + "_DequantizeLinear_Output");
+        Node dq = make_node(n.inputs[2] + "_DequantizeLinear", "DequantizeLinear", {bq, bs, bz}, {bo});
+        if (per_channel) dq.attributes = {int_attr("axis", 0)};
+        weight_dq.push_back(std::move(dq));
+        n.inputs[2] = bo;
+        info.as += ", int32 bias";
+      }
+    }
+    result.quantized.push_back(std::move(info));
+  }
+  // 4. Readers of each activation read its DQ output (the Q node keeps the float one).
+  for (const auto& [name, dqo] : dequantized) {
+    for (Node& n : g.nodes) {
+      for (std::string& in : n.inputs) {
+        if (in == name) in = dqo;
+      }
+    }
+  }
+  std::vector<Node> nodes = std::move(weight_dq);
+  auto emit = [&](const std::string& key) {
+    auto a = after.find(key);
+    if (a != after.end()) nodes.insert(nodes.end(), a->second.begin(), a->second.end());
+  };
+  emit("");
+  for (Node& n : g.nodes) {
+    std::vector<std::string> outs = n.outputs;
+    nodes.push_back(std::move(n));
+    for (const std::string& o : outs) emit(o);
+  }
+  g.nodes = std::move(nodes);
+  std::vector<ValueInfo> kept;  // drop the name reservations
+  for (ValueInfo& v : g.value_info) {
+    if (!reserved.count(v.name)) kept.push_back(std::move(v));
+  }
+  g.value_info = std::move(kept);
+  drop_unused_initializers(g);
+  return Status::ok();
+}
+
+}  // namespace convert
+}  // namespace xonnx

@@ -1,0 +1,37 @@
+// Helpers shared by the quantization rewrites (converter/quantize/*.cc); not a public API.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "converter/graph_util.h"
+
+#include "converter/quantize/quantize.h"
+
+namespace xonnx {
+namespace convert {
+
+// The node's name or op type is listed in options.exclude.
+bool is_excluded(const Node& node, const QuantizeOptions& options);
+Attribute int_attr(const std::string& name, int64_t value);
+struct WeightSource {
+  std::string name;           // the constant float32 2-D initializer
+  bool transposed = false;    // it holds W as [N, K] (Gemm transB=1, or read through a Transpose)
+  std::string via_transpose;  // the Transpose output the node read ("" if none)
+};
+// Why MatMul / Gemm `node` cannot have its weight (input 1) quantized ("" when it can): the
+// weight must be a constant float32 2-D initializer, possibly through a 2-D Transpose (a tied
+// lm_head after weight dedup); Gemm needs transA 0, alpha 1, beta 1 (with C).
+std::string matmul_weight_blocker(const Graph& g, const GraphIndex& index, const Node& node, WeightSource* src);
+// Removes the Transpose nodes producing `outputs` that nothing reads any more.
+void drop_dead_transposes(Graph& graph, const std::set<std::string>& outputs);
+// Removes main-graph initializers nothing reads any more (nodes, subgraphs, graph outputs).
+void drop_unused_initializers(Graph& graph);
+
+Status quantize_int4_matmuls(Model& model, const QuantizeOptions& options, QuantizeResult& result);
+Status quantize_int8_static(Model& model, const QuantizeOptions& options, QuantizeResult& result);
+Status quantize_int8_dynamic(Model& model, const QuantizeOptions& options, QuantizeResult& result);
+Status store_weights_as_fp16(Model& model, const QuantizeOptions& options, QuantizeResult& result);
+
+}  // namespace convert
+}  // namespace xonnx

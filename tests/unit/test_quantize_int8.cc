@@ -1,0 +1,214 @@
+// int8 dynamic quantization: MatMul / Gemm -> DynamicQuantizeLinear + MatMulInteger + Cast + Mul,
+// run in the runtime against the float model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "converter/quantize/quant_verify.h"
+#include "converter/quantize/quantize.h"
+#include "tests/unit/op_test_util.h"
+
+namespace xonnx {
+namespace convert {
+namespace {
+
+using testing::attr_int;
+using testing::tensor_of;
+using testing::tv;
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// y1 = MatMul(x, w1 [64, 16]); y2 = Gemm(x2d, w2 [16, 64], bias, transB=1) on the same x.
+Model two_matmul_model(int64_t opset = 17) {
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports[""] = opset;
+  m.graph.initializers.push_back({"w1", tensor_of<float>(random_floats(64 * 16, 1), {64, 16})});
+  m.graph.initializers.push_back({"w2", tensor_of<float>(random_floats(16 * 64, 2), {16, 64})});
+  m.graph.initializers.push_back({"bias", tensor_of<float>(random_floats(16, 3), {16})});
+  Node mm;
+  mm.name = "mm";
+  mm.op_type = "MatMul";
+  mm.inputs = {"x", "w1"};
+  mm.outputs = {"y1"};
+  Node gemm;
+  gemm.name = "gemm";
+  gemm.op_type = "Gemm";
+  gemm.inputs = {"x", "w2", "bias"};
+  gemm.outputs = {"y2"};
+  gemm.attributes = {attr_int("transB", 1)};
+  m.graph.nodes = {mm, gemm};
+  m.graph.inputs.push_back(ValueInfo{"x", {}});
+  m.graph.outputs = {ValueInfo{"y1", {}}, ValueInfo{"y2", {}}};
+  return m;
+}
+
+std::vector<Value> run(Model m, const Value& x) {
+  auto s = Session::create_from_model(std::move(m));
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  if (!s.is_ok()) return {};
+  auto out = (*s)->run({x});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return out.is_ok() ? *out : std::vector<Value>{};
+}
+
+int count_ops(const Model& m, const std::string& op) {
+  int c = 0;
+  for (const Node& n : m.graph.nodes) c += n.op_type == op ? 1 : 0;
+  return c;
+}
+
+TEST(QuantizeInt8Dynamic, MatMulAndGemmRunCloseToFloat) {
+  for (bool per_channel : {true, false}) {
+    Model model = two_matmul_model();
+    QuantizeOptions opt;
+    opt.mode = QuantizeMode::kInt8;
+    opt.per_channel = per_channel;
+    auto r = quantize_model(model, opt);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(r->quantized.size(), 2u);
+    EXPECT_EQ(count_ops(model, "DynamicQuantizeLinear"), 1);  // x is quantized once
+    EXPECT_EQ(count_ops(model, "MatMulInteger"), 2);
+    EXPECT_EQ(count_ops(model, "MatMul") + count_ops(model, "Gemm"), 0);
+    EXPECT_EQ(count_ops(model, "Add"), 1);  // Gemm's bias
+    EXPECT_EQ(model.graph.find_initializer("w1"), nullptr);
+    const NamedTensor* w1q = model.graph.find_initializer("w1_quantized");
+    ASSERT_NE(w1q, nullptr);
+    EXPECT_EQ(w1q->tensor.dtype(), DataType::kInt8);
+    EXPECT_EQ(w1q->tensor.shape(), (Shape{64, 16}));
+    EXPECT_EQ(model.graph.find_initializer("w2_quantized")->tensor.shape(), (Shape{64, 16}));  // transposed
+    EXPECT_EQ(model.graph.find_initializer("w1_scale")->tensor.numel(), per_channel ? 16 : 1);
+    EXPECT_TRUE(model.graph.value_info.empty());
+
+    const Value x = tv<float>(random_floats(4 * 64, 4), {4, 64});
+    const std::vector<Value> a = run(two_matmul_model(), x);
+    const std::vector<Value> b = run(std::move(model), x);
+    ASSERT_EQ(a.size(), 2u);
+    ASSERT_EQ(b.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      const OutputAgreement d = compare_outputs("y", a[i], b[i], 0.98);
+      EXPECT_TRUE(d.error.empty()) << d.error;
+      EXPECT_GT(d.cosine, 0.999) << i << " per_channel " << per_channel;
+    }
+  }
+}
+
+TEST(QuantizeInt8Dynamic, RefusesAnEmptyCalibrationAndOldOpsets) {
+  QuantizeOptions opt;
+  opt.mode = QuantizeMode::kInt8;
+  opt.calibration_dir = "/tmp/samples";
+  Model model = two_matmul_model();
+  auto r = quantize_model(model, opt);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().to_string().find("calibration"), std::string::npos);
+
+  opt.calibration_dir.clear();
+  Model old = two_matmul_model(10);
+  auto r10 = quantize_model(old, opt);
+  ASSERT_TRUE(r10.is_ok());
+  EXPECT_TRUE(r10->quantized.empty());
+  ASSERT_EQ(r10->skipped.size(), 2u);
+  EXPECT_NE(r10->skipped[0].why.find("opset"), std::string::npos);
+}
+
+// x [1, 3, 8, 8] -> Conv(w [4, 3, 3, 3], b [4], pads 1) -> Relu -> Flatten -> MatMul(w2 [256, 10]).
+Model conv_model() {
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports[""] = 17;
+  m.graph.initializers.push_back({"w", tensor_of<float>(random_floats(4 * 3 * 3 * 3, 5), {4, 3, 3, 3})});
+  m.graph.initializers.push_back({"b", tensor_of<float>(random_floats(4, 6), {4})});
+  m.graph.initializers.push_back({"w2", tensor_of<float>(random_floats(256 * 10, 7), {256, 10})});
+  Node conv;
+  conv.name = "conv";
+  conv.op_type = "Conv";
+  conv.inputs = {"x", "w", "b"};
+  conv.outputs = {"c"};
+  conv.attributes = {testing::attr_ints("pads", {1, 1, 1, 1})};
+  Node relu;
+  relu.op_type = "Relu";
+  relu.inputs = {"c"};
+  relu.outputs = {"r"};
+  Node flat;
+  flat.op_type = "Flatten";
+  flat.inputs = {"r"};
+  flat.outputs = {"f"};
+  Node fc;
+  fc.name = "fc";
+  fc.op_type = "MatMul";
+  fc.inputs = {"f", "w2"};
+  fc.outputs = {"y"};
+  m.graph.nodes = {conv, relu, flat, fc};
+  m.graph.inputs.push_back(ValueInfo{"x", {}});
+  m.graph.outputs.push_back(ValueInfo{"y", {}});
+  return m;
+}
+
+TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
+  QuantizeOptions opt;
+  opt.mode = QuantizeMode::kInt8;
+  for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+  Model model = conv_model();
+  auto r = quantize_model(model, opt);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(r->quantized.size(), 2u);
+  EXPECT_NE(r->quantized[0].as.find("int32 bias"), std::string::npos) << r->quantized[0].as;
+  // x, c (conv in/out), f (matmul in): 3 Q/DQ pairs (y has no reader); w, b, w2: 3 weight DQs.
+  EXPECT_EQ(count_ops(model, "QuantizeLinear"), 3);
+  EXPECT_EQ(count_ops(model, "DequantizeLinear"), 6);
+  EXPECT_EQ(model.graph.find_initializer("w_quantized")->tensor.dtype(), DataType::kInt8);
+  EXPECT_EQ(model.graph.find_initializer("w_scale")->tensor.numel(), 4);    // per output channel
+  EXPECT_EQ(model.graph.find_initializer("w2_scale")->tensor.numel(), 10);  // per column (axis 1)
+  EXPECT_EQ(model.graph.find_initializer("b_quantized")->tensor.dtype(), DataType::kInt32);
+  EXPECT_EQ(model.graph.find_initializer("w"), nullptr);
+  EXPECT_TRUE(model.graph.value_info.empty());
+  for (const Node& n : model.graph.nodes) {
+    if (n.op_type == "Conv") EXPECT_EQ(n.inputs[0], "x_DequantizeLinear_Output");
+  }
+  const Value x = tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+  const std::vector<Value> a = run(conv_model(), x);
+  const std::vector<Value> b = run(std::move(model), x);
+  ASSERT_EQ(b.size(), 1u);
+  const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
+  EXPECT_TRUE(d.error.empty()) << d.error;
+  EXPECT_GT(d.cosine, 0.99);
+}
+
+TEST(QuantizeInt8Static, PercentileCalibrationClipsOutliers) {
+  auto x_scale = [](bool percentile) {
+    QuantizeOptions opt;
+    opt.mode = QuantizeMode::kInt8;
+    opt.percentile_calibration = percentile;
+    opt.percentile = 99.0;  // 0.5 % of 768 values per side: the outlier goes
+    for (uint32_t s = 0; s < 4; ++s) {
+      std::vector<float> x = random_floats(3 * 64, 300 + s);
+      if (s == 2) x[17] = 1000.0f;  // one outlier in 768 values
+      opt.calibration.push_back({{"x", tv<float>(x, {1, 3, 8, 8})}});
+    }
+    Model model = conv_model();
+    auto r = quantize_model(model, opt);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    const NamedTensor* s = model.graph.find_initializer("x_scale");
+    return s ? s->tensor.data<float>()[0] : 0.0f;
+  };
+  const float minmax = x_scale(false);
+  const float clipped = x_scale(true);
+  EXPECT_GT(minmax, 1000.0f / 255.0f);
+  EXPECT_GT(clipped, 0.0f);
+  EXPECT_LT(clipped * 20, minmax);
+  QuantizeOptions bad;
+  bad.percentile = 40;
+  EXPECT_EQ(check_quantize_options(bad).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace convert
+}  // namespace xonnx
