@@ -90,12 +90,14 @@ void expose_as_outputs(Graph& g, const std::vector<std::string>& names) {
   }
 }
 
-Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, const VerifyOptions& opt,
+}  // namespace
+
+Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads,
                                      const char* which) {
   Status s = inline_functions(m);
   if (!s.is_ok()) return s.with_context(std::string(which) + ": ");
   SessionOptions so;
-  so.num_threads = opt.num_threads;
+  so.num_threads = num_threads;
   auto session = Session::create_from_model(std::move(m), so);
   if (!session.is_ok()) return session.status().with_context(std::string(which) + ": ");
   NamedValues feed;
@@ -113,6 +115,8 @@ Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, const V
   if (!out.is_ok()) return out.status().with_context(std::string(which) + ": ");
   return std::move(out).value();
 }
+
+namespace {
 
 std::string fmt(double v) {
   char buf[32];
@@ -175,8 +179,8 @@ Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
   expose_as_outputs(b.graph, shared);
   std::vector<std::string> b_names;
   for (const ValueInfo& v : b.graph.outputs) b_names.push_back(v.name);
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(a), inputs, options, "first model"));
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(b), inputs, options, "second model"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(a), inputs, options.num_threads, "first model"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(b), inputs, options.num_threads, "second model"));
   for (size_t i = 0; i < wanted.size() && i < va.size(); ++i) {
     const size_t j = static_cast<size_t>(std::find(b_names.begin(), b_names.end(), wanted[i]) - b_names.begin());
     ValueDiff d;

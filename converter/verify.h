@@ -53,6 +53,11 @@ struct VerifyResult {
 
 using NamedValues = std::vector<std::pair<std::string, Value>>;
 
+// Runs `m` (functions inlined here) on the values of `inputs` named like its graph inputs;
+// `which` names the model in errors ("original", "second model").
+Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads,
+                                     const char* which);
+
 // Both models as loaded (functions may still be present: they are inlined here).
 Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
                                    const VerifyOptions& options);

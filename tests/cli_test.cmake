@@ -1,21 +1,5 @@
 # Exercises the xonnx CLI end to end (run by ctest as `cli`).
-function(run_ok)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "command failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(LAST_OUT "${out}" PARENT_SCOPE)
-endfunction()
-function(run_fails needle)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(rc EQUAL 0)
-    message(FATAL_ERROR "command should have failed: ${ARGN}")
-  endif()
-  string(FIND "${err}" "${needle}" pos)
-  if(pos EQUAL -1)
-    message(FATAL_ERROR "error of ${ARGN} does not mention '${needle}':\n${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/script_util.cmake)
 
 file(REMOVE_RECURSE ${OUT})
 # run: given .pb input, outputs written as .npy named after the output.

@@ -4,37 +4,10 @@
 #include <cstdio>
 #include <sstream>
 
-#include "runtime/exec/session.h"
-#include "runtime/onnx/functions.h"
 
 namespace xonnx {
 namespace convert {
 namespace {
-
-Result<std::vector<Value>> run(Model m, const NamedValues& inputs, int threads, const char* which,
-                               std::vector<std::string>* names) {
-  Status s = inline_functions(m);
-  if (!s.is_ok()) return s.with_context(std::string(which) + ": ");
-  for (const ValueInfo& v : m.graph.outputs) names->push_back(v.name);
-  SessionOptions so;
-  so.num_threads = threads;
-  auto session = Session::create_from_model(std::move(m), so);
-  if (!session.is_ok()) return session.status().with_context(std::string(which) + ": ");
-  NamedValues feed;
-  for (const ValueInfo& in : (*session)->inputs()) {
-    bool found = false;
-    for (const auto& [name, value] : inputs) {
-      if (name == in.name) {
-        feed.emplace_back(name, value);
-        found = true;
-      }
-    }
-    if (!found) return invalid_argument(which, ": no value given for input '", in.name, "'");
-  }
-  auto out = (*session)->run_named(feed);
-  if (!out.is_ok()) return out.status().with_context(std::string(which) + ": ");
-  return std::move(out).value();
-}
 
 std::string fmt(double v, const char* f = "%.4g") {
   char buf[32];
@@ -103,8 +76,10 @@ Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, con
   QuantVerifyResult r;
   r.threshold = threshold;
   std::vector<std::string> names_a, names_b;
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run(std::move(original), inputs, num_threads, "original", &names_a));
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run(std::move(quantized), inputs, num_threads, "quantized", &names_b));
+  for (const ValueInfo& v : original.graph.outputs) names_a.push_back(v.name);
+  for (const ValueInfo& v : quantized.graph.outputs) names_b.push_back(v.name);
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(original), inputs, num_threads, "original"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(quantized), inputs, num_threads, "quantized"));
   for (size_t i = 0; i < names_a.size() && i < va.size(); ++i) {
     size_t j = 0;
     while (j < names_b.size() && names_b[j] != names_a[i]) ++j;
