@@ -35,16 +35,11 @@ class ConvKernel final : public FallbackKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override;
   Status run_nhwc(KernelContext& ctx, bool& handled);
-  // Pads (top, left, bottom, right) for spatial input (h, w); false if the geometry is
-  // degenerate (input plus pads smaller than the dilated kernel).
-  bool pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const;
   Status ensure_operator(const std::array<int64_t, 4>& pads);
 
   ThreadPool* pool_ = nullptr;
-  std::string auto_pad_;
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
-  int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
-  std::array<int64_t, 4> explicit_pads_{};  // top, left, bottom, right
+  ConvGeometry geo_;
   Tensor weight_, bias_;  // the initializers (shared storage)
   bool nhwc_ = false;
   float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
@@ -69,7 +64,7 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
   auto k = std::unique_ptr<ConvKernel>(new ConvKernel());
   XONNX_RETURN_IF_ERROR(k->init_common(init));
   k->pool_ = &init.thread_pool();
-  XONNX_ASSIGN_OR_RETURN(k->auto_pad_, init.get_string("auto_pad", "NOTSET"));
+  XONNX_ASSIGN_OR_RETURN(k->geo_.auto_pad, init.get_string("auto_pad", "NOTSET"));
   k->nhwc_ = is_nhwc_node(init);
   if (k->nhwc_) {
     XONNX_ASSIGN_OR_RETURN(k->act_lo_, init.get_float("activation_min", -kInf));
@@ -92,59 +87,33 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
     if (v < 1 || v > kMax) return unsupported("XNNPACK Conv: attribute out of range");
   for (int64_t v : pads)
     if (v < 0 || v > kMax) return unsupported("XNNPACK Conv: pads out of range");
-  const std::string& ap = k->auto_pad_;
+  const std::string& ap = k->geo_.auto_pad;
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
     return unsupported("XNNPACK Conv: auto_pad ", ap);
   k->out_ch_ = ws[0];
   k->in_ch_ = ws[1];
-  k->kh_ = ws[2];
-  k->kw_ = ws[3];
-  k->sh_ = strides[0];
-  k->sw_ = strides[1];
-  k->dh_ = dil[0];
-  k->dw_ = dil[1];
-  if (ap == "NOTSET") k->explicit_pads_ = {pads[0], pads[1], pads[2], pads[3]};
+  k->geo_.kh = ws[2];
+  k->geo_.kw = ws[3];
+  k->geo_.sh = strides[0];
+  k->geo_.sw = strides[1];
+  k->geo_.dh = dil[0];
+  k->geo_.dw = dil[1];
+  if (ap == "NOTSET") k->geo_.explicit_pads = {pads[0], pads[1], pads[2], pads[3]};
   k->weight_ = *w;
   if (b) k->bias_ = *b;
   // Pads that do not depend on the input size: create (and pack) now, so an operator
   // XNNPACK rejects declines the node at session creation.
-  const bool same = ap == "SAME_UPPER" || ap == "SAME_LOWER";
-  if (!same || (k->sh_ == 1 && k->sw_ == 1)) {
-    std::array<int64_t, 4> p = k->explicit_pads_;
-    if (same) {
-      const int64_t th = (k->kh_ - 1) * k->dh_, tw = (k->kw_ - 1) * k->dw_;  // ek - 1
-      const bool upper = ap == "SAME_UPPER";
-      p = {upper ? th / 2 : th - th / 2, upper ? tw / 2 : tw - tw / 2, 0, 0};
-      p[2] = th - p[0];
-      p[3] = tw - p[1];
-    }
+  std::array<int64_t, 4> p;
+  if (k->geo_.fixed_pads(p)) {
     XONNX_RETURN_IF_ERROR(k->ensure_operator(p));
   }
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
-bool ConvKernel::pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const {
-  const int64_t in[2] = {h, w}, k[2] = {kh_, kw_}, s[2] = {sh_, sw_}, d[2] = {dh_, dw_};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t ek = (k[i] - 1) * d[i] + 1;
-    if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-      const int64_t out = (in[i] + s[i] - 1) / s[i];
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + ek - in[i]);
-      pads[i] = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[i + 2] = total - pads[i];
-    } else {
-      pads[i] = explicit_pads_[i];
-      pads[i + 2] = explicit_pads_[i + 2];
-    }
-    if (in[i] + pads[i] + pads[i + 2] < ek) return false;
-  }
-  return true;
-}
-
 Status ConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
   if (op_ && pads == op_pads_) return Status::ok();
   // ONNX W [M][C/g][kh][kw] -> XNNPACK [g][M/g][kh][kw][C/g] == [M][kh][kw][C/g].
-  const int64_t khw = kh_ * kw_;
+  const int64_t khw = geo_.kh * geo_.kw;
   const float* w = weight_.data<float>();
   std::vector<float> packed;
   if (in_ch_ > 1) {
@@ -160,9 +129,9 @@ Status ConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
   const size_t gin = static_cast<size_t>(in_ch_), gout = static_cast<size_t>(out_ch_ / group_);
   const xnn_status s = xnn_create_convolution2d_nhwc_f32(
       static_cast<uint32_t>(pads[0]), static_cast<uint32_t>(pads[3]), static_cast<uint32_t>(pads[2]),
-      static_cast<uint32_t>(pads[1]), static_cast<uint32_t>(kh_), static_cast<uint32_t>(kw_),
-      static_cast<uint32_t>(sh_), static_cast<uint32_t>(sw_), static_cast<uint32_t>(dh_),
-      static_cast<uint32_t>(dw_), static_cast<uint32_t>(group_), gin, gout,
+      static_cast<uint32_t>(pads[1]), static_cast<uint32_t>(geo_.kh), static_cast<uint32_t>(geo_.kw),
+      static_cast<uint32_t>(geo_.sh), static_cast<uint32_t>(geo_.sw), static_cast<uint32_t>(geo_.dh),
+      static_cast<uint32_t>(geo_.dw), static_cast<uint32_t>(group_), gin, gout,
       gin * static_cast<size_t>(group_), gout * static_cast<size_t>(group_), w,
       bias_.defined() ? bias_.data<float>() : nullptr, act_lo_, act_hi_, 0, op_.replace());
   XONNX_RETURN_IF_ERROR(check(s, "xnn_create_convolution2d_nhwc_f32"));
@@ -177,18 +146,18 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
-  if (!pads_for(h, w, pads)) return Status::ok();
+  if (!geo_.pads_for(h, w, pads)) return Status::ok();
   if (!ensure_operator(pads).is_ok()) return Status::ok();
   const bool fused = act_lo_ != -kInf || act_hi_ != kInf;
   const size_t in_elems = static_cast<size_t>(x.numel());
   if (fused && !all_finite(x.data<float>(), in_elems)) return Status::ok();  // the twin's semantics
-  const int64_t oh = (h + pads[0] + pads[2] - ((kh_ - 1) * dh_ + 1)) / sh_ + 1;
-  const int64_t ow = (w + pads[1] + pads[3] - ((kw_ - 1) * dw_ + 1)) / sw_ + 1;
+  const int64_t oh = (h + pads[0] + pads[2] - ((geo_.kh - 1) * geo_.dh + 1)) / geo_.sh + 1;
+  const int64_t ow = (w + pads[1] + pads[3] - ((geo_.kw - 1) * geo_.dw + 1)) / geo_.sw + 1;
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, out_ch_}));
   const float* in = readable_input(x, input_copy_);
   float* out = y->data<float>();
   const size_t nb = static_cast<size_t>(n), out_elems = static_cast<size_t>(y->numel());
-  pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(in_ch_ * kh_ * kw_));
+  pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(in_ch_ * geo_.kh * geo_.kw));
   // Same shape: XNNPACK's setup only rebinds the pointers (no indirection rebuild).
   XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
                                                                static_cast<size_t>(w), in, out, tp),
@@ -208,16 +177,16 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
-  if (!pads_for(h, w, pads)) return Status::ok();
+  if (!geo_.pads_for(h, w, pads)) return Status::ok();
   if (!ensure_operator(pads).is_ok()) return Status::ok();
-  const int64_t oh = (h + pads[0] + pads[2] - ((kh_ - 1) * dh_ + 1)) / sh_ + 1;
-  const int64_t ow = (w + pads[1] + pads[3] - ((kw_ - 1) * dw_ + 1)) / sw_ + 1;
+  const int64_t oh = (h + pads[0] + pads[2] - ((geo_.kh - 1) * geo_.dh + 1)) / geo_.sh + 1;
+  const int64_t ow = (w + pads[1] + pads[3] - ((geo_.kw - 1) * geo_.dw + 1)) / geo_.sw + 1;
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
   const size_t nb = static_cast<size_t>(n);
   float* in = thread_scratch(0).resize(nb * in_hw * cin);
   float* out = thread_scratch(1).resize(nb * out_hw * cout);
-  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * kh_ * kw_));
+  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * geo_.kh * geo_.kw));
   if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
     XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
                                                                  static_cast<size_t>(w), in, out, tp),

@@ -138,14 +138,11 @@ class QLinearConvKernel final : public FallbackKernel {
 
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override;
-  bool pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const;
   Status ensure_operator(const std::array<int64_t, 4>& pads);
 
   ThreadPool* pool_ = nullptr;
-  std::string auto_pad_;
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
-  int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
-  std::array<int64_t, 4> explicit_pads_{};  // top, left, bottom, right
+  ConvGeometry geo_;
   DataType x_type_ = DataType::kUint8, y_type_ = DataType::kUint8;
   float x_scale_ = 1, y_scale_ = 1;
   int32_t x_zp_ = 0, y_zp_ = 0;  // in the kernel's signedness
@@ -178,7 +175,7 @@ Result<std::unique_ptr<Kernel>> QLinearConvKernel::create(const KernelInit& init
       return unsupported("XNNPACK QLinearConv: bias must be a constant int32 [M]");
     k->bias_.assign(b->data<int32_t>(), b->data<int32_t>() + b->numel());
   }
-  XONNX_ASSIGN_OR_RETURN(k->auto_pad_, init.get_string("auto_pad", "NOTSET"));
+  XONNX_ASSIGN_OR_RETURN(k->geo_.auto_pad, init.get_string("auto_pad", "NOTSET"));
   XONNX_ASSIGN_OR_RETURN(k->group_, init.get_int("group", 1));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints("kernel_shape"));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints("strides", {1, 1}));
@@ -193,18 +190,18 @@ Result<std::unique_ptr<Kernel>> QLinearConvKernel::create(const KernelInit& init
     if (v < 1 || v > kMax) return unsupported("XNNPACK QLinearConv: attribute out of range");
   for (int64_t v : pads)
     if (v < 0 || v > kMax) return unsupported("XNNPACK QLinearConv: pads out of range");
-  const std::string& ap = k->auto_pad_;
+  const std::string& ap = k->geo_.auto_pad;
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
     return unsupported("XNNPACK QLinearConv: auto_pad ", ap);
   k->out_ch_ = wsh[0];
   k->in_ch_ = wsh[1];
-  k->kh_ = wsh[2];
-  k->kw_ = wsh[3];
-  k->sh_ = strides[0];
-  k->sw_ = strides[1];
-  k->dh_ = dil[0];
-  k->dw_ = dil[1];
-  if (ap == "NOTSET") k->explicit_pads_ = {pads[0], pads[1], pads[2], pads[3]};
+  k->geo_.kh = wsh[2];
+  k->geo_.kw = wsh[3];
+  k->geo_.sh = strides[0];
+  k->geo_.sw = strides[1];
+  k->geo_.dh = dil[0];
+  k->geo_.dw = dil[1];
+  if (ap == "NOTSET") k->geo_.explicit_pads = {pads[0], pads[1], pads[2], pads[3]};
   XONNX_ASSIGN_OR_RETURN(k->w_, convert_weights(*w, *ws, *wzp, k->out_ch_));
   for (float s : k->w_.scales)
     if (!requant_ok(k->x_scale_, s, k->y_scale_))
@@ -213,7 +210,7 @@ Result<std::unique_ptr<Kernel>> QLinearConvKernel::create(const KernelInit& init
   k->x_zp_ = zp_for(k->x_type_, xzp, sgn);
   k->y_zp_ = zp_for(k->y_type_, yzp, sgn);
   // ONNX W [M][C/g][kh][kw] -> XNNPACK [M][kh][kw][C/g].
-  const int64_t khw = k->kh_ * k->kw_, cg = k->in_ch_;
+  const int64_t khw = k->geo_.kh * k->geo_.kw, cg = k->in_ch_;
   if (cg > 1) {
     std::vector<uint8_t> packed(k->w_.bytes.size());
     for (int64_t m = 0; m < k->out_ch_; ++m)
@@ -222,46 +219,20 @@ Result<std::unique_ptr<Kernel>> QLinearConvKernel::create(const KernelInit& init
     k->w_.bytes.swap(packed);
   }
   // Pads that do not depend on the input size: create now, so XNNPACK's refusal declines.
-  const bool same = ap == "SAME_UPPER" || ap == "SAME_LOWER";
-  if (!same || (k->sh_ == 1 && k->sw_ == 1)) {
-    std::array<int64_t, 4> p = k->explicit_pads_;
-    if (same) {
-      const int64_t th = (k->kh_ - 1) * k->dh_, tw = (k->kw_ - 1) * k->dw_;
-      const bool upper = ap == "SAME_UPPER";
-      p = {upper ? th / 2 : th - th / 2, upper ? tw / 2 : tw - tw / 2, 0, 0};
-      p[2] = th - p[0];
-      p[3] = tw - p[1];
-    }
+  std::array<int64_t, 4> p;
+  if (k->geo_.fixed_pads(p)) {
     XONNX_RETURN_IF_ERROR(k->ensure_operator(p));
   }
   return std::unique_ptr<Kernel>(std::move(k));
-}
-
-bool QLinearConvKernel::pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const {
-  const int64_t in[2] = {h, w}, k[2] = {kh_, kw_}, s[2] = {sh_, sw_}, d[2] = {dh_, dw_};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t ek = (k[i] - 1) * d[i] + 1;
-    if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-      const int64_t out = (in[i] + s[i] - 1) / s[i];
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + ek - in[i]);
-      pads[i] = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[i + 2] = total - pads[i];
-    } else {
-      pads[i] = explicit_pads_[i];
-      pads[i + 2] = explicit_pads_[i + 2];
-    }
-    if (in[i] + pads[i] + pads[i + 2] < ek) return false;
-  }
-  return true;
 }
 
 Status QLinearConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
   if (op_ && pads == op_pads_) return Status::ok();
   const uint32_t pt = static_cast<uint32_t>(pads[0]), pl = static_cast<uint32_t>(pads[1]);
   const uint32_t pb = static_cast<uint32_t>(pads[2]), pr = static_cast<uint32_t>(pads[3]);
-  const uint32_t kh = static_cast<uint32_t>(kh_), kw = static_cast<uint32_t>(kw_);
-  const uint32_t sh = static_cast<uint32_t>(sh_), sw = static_cast<uint32_t>(sw_);
-  const uint32_t dh = static_cast<uint32_t>(dh_), dw = static_cast<uint32_t>(dw_);
+  const uint32_t kh = static_cast<uint32_t>(geo_.kh), kw = static_cast<uint32_t>(geo_.kw);
+  const uint32_t sh = static_cast<uint32_t>(geo_.sh), sw = static_cast<uint32_t>(geo_.sw);
+  const uint32_t dh = static_cast<uint32_t>(geo_.dh), dw = static_cast<uint32_t>(geo_.dw);
   const uint32_t g = static_cast<uint32_t>(group_);
   const size_t gin = static_cast<size_t>(in_ch_), gout = static_cast<size_t>(out_ch_ / group_);
   const size_t cin = gin * g, cout = gout * g;
@@ -299,16 +270,16 @@ Status QLinearConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
-  if (!pads_for(h, w, pads)) return Status::ok();
+  if (!geo_.pads_for(h, w, pads)) return Status::ok();
   if (!ensure_operator(pads).is_ok()) return Status::ok();
-  const int64_t oh = (h + pads[0] + pads[2] - ((kh_ - 1) * dh_ + 1)) / sh_ + 1;
-  const int64_t ow = (w + pads[1] + pads[3] - ((kw_ - 1) * dw_ + 1)) / sw_ + 1;
+  const int64_t oh = (h + pads[0] + pads[2] - ((geo_.kh - 1) * geo_.dh + 1)) / geo_.sh + 1;
+  const int64_t ow = (w + pads[1] + pads[3] - ((geo_.kw - 1) * geo_.dw + 1)) / geo_.sw + 1;
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
   const size_t nb = static_cast<size_t>(n);
   uint8_t* in = byte_scratch(0, nb * in_hw * cin);
   uint8_t* out = byte_scratch(1, nb * out_hw * cout);
-  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * kh_ * kw_));
+  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * geo_.kh * geo_.kw));
   if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
     const size_t hh = static_cast<size_t>(h), ww = static_cast<size_t>(w);
     xnn_status s;

@@ -207,6 +207,39 @@ void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_
   }
 }
 
+bool ConvGeometry::pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const {
+  const int64_t in[2] = {h, w}, k[2] = {kh, kw}, s[2] = {sh, sw}, d[2] = {dh, dw};
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  for (int i = 0; i < 2; ++i) {
+    const int64_t ek = (k[i] - 1) * d[i] + 1;
+    if (same) {
+      const int64_t out = (in[i] + s[i] - 1) / s[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + ek - in[i]);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + 2] = total - pads[i];
+    } else {
+      pads[i] = explicit_pads[i];
+      pads[i + 2] = explicit_pads[i + 2];
+    }
+    if (in[i] + pads[i] + pads[i + 2] < ek) return false;
+  }
+  return true;
+}
+
+bool ConvGeometry::fixed_pads(std::array<int64_t, 4>& pads) const {
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (same && (sh != 1 || sw != 1)) return false;
+  pads = explicit_pads;
+  if (same) {  // stride 1: the total padding is the dilated kernel extent - 1
+    const int64_t th = (kh - 1) * dh, tw = (kw - 1) * dw;
+    const bool upper = auto_pad == "SAME_UPPER";
+    pads = {upper ? th / 2 : th - th / 2, upper ? tw / 2 : tw - tw / 2, 0, 0};
+    pads[2] = th - pads[0];
+    pads[3] = tw - pads[1];
+  }
+  return true;
+}
+
 }  // namespace xnn
 
 void register_xnnpack_ops(OpRegistry& registry) {

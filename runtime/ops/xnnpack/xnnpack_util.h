@@ -13,9 +13,11 @@
 
 #include <xnnpack.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/core/status.h"
@@ -153,6 +155,20 @@ class FallbackKernel : public Kernel {
     reference_ = std::move(ref).value();
     return Status::ok();
   }
+};
+
+// 2-D convolution geometry, shared by the float (conv.cc) and quantized (qlinear.cc) kernels.
+struct ConvGeometry {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  std::string auto_pad;                    // NOTSET, SAME_UPPER, SAME_LOWER or VALID
+  std::array<int64_t, 4> explicit_pads{};  // top, left, bottom, right (NOTSET)
+
+  // Pads (top, left, bottom, right) for an h x w input; false if the geometry is degenerate
+  // (input plus pads smaller than the dilated kernel).
+  bool pads_for(int64_t h, int64_t w, std::array<int64_t, 4>& pads) const;
+  // The pads when they do not depend on the input size (not SAME, or SAME with stride 1): the
+  // operator can then be created at session creation, so XNNPACK's refusal declines the node.
+  bool fixed_pads(std::array<int64_t, 4>& pads) const;
 };
 
 // Per-family registration, called from register_xnnpack_ops (xnnpack_util.cc).
