@@ -14,6 +14,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/optimized/qdwconv.h"
 
 namespace xonnx {
 namespace {
@@ -246,6 +247,59 @@ void BM_MatMulF32_Gemv_384x4096(benchmark::State& st) {
   run(st, "MatMul", {random_tensor({1, 384}, 1), random_tensor({384, 4096}, 2)}, {}, 2.0 * 384 * 4096, 17, 1);
 }
 BENCHMARK(BM_MatMulF32_Gemv_384x4096)->Apply(impls_and_xnnpack);
+
+// ---- int8 depthwise 3x3 rows (qdwconv.h) over a whole MobileNetV2 layer: convert each input
+// row once, then the output rows. Args: impl (0 reference twin, 1 AVX-512), input width
+// (square), channels, stride. Single thread: the kernel's own loop, without the op around it.
+void BM_QdwConv3x3(benchmark::State& state) {
+  const bool fast = state.range(0) == 1;
+  const int64_t w = state.range(1), c = state.range(2), stride = state.range(3);
+  const opt::QdwRowFn row = fast ? opt::qdw_row_fast() : opt::qdw_row_reference;
+  const opt::QdwConvertFn convert = fast ? opt::qdw_convert_fast() : opt::qdw_convert_reference;
+  if (!row || !convert) {
+    state.SkipWithError("no AVX-512 on this CPU");
+    return;
+  }
+  const int64_t cp = (c + 15) / 16 * 16, wp = w + 2, ow = (w - 1) / stride + 1, row_floats = wp * cp;
+  std::vector<uint8_t> in(static_cast<size_t>(w * w * c)), out(static_cast<size_t>(ow * ow * c));
+  std::mt19937 rng(3);
+  for (uint8_t& v : in) v = static_cast<uint8_t>(rng());
+  std::vector<float> weights(static_cast<size_t>(9 * cp)), bias(static_cast<size_t>(cp), 5.0f),
+      scale(static_cast<size_t>(cp), 0.001f), ring(static_cast<size_t>(3 * row_floats) + 16, 0.0f);
+  for (float& v : weights) v = static_cast<float>(static_cast<int>(rng() % 255) - 127);
+  const float* rows[3];
+  opt::QdwRow p;
+  p.rows = rows;
+  p.weights = weights.data();
+  p.bias = bias.data();
+  p.scale = scale.data();
+  p.kh = p.kw = 3;
+  p.sw = stride;
+  p.c = c;
+  p.cp = cp;
+  p.wp = wp;
+  p.ow = ow;
+  float* base = ring.data() + (64 - reinterpret_cast<uintptr_t>(ring.data()) % 64) % 64 / sizeof(float);
+  for (auto _ : state) {
+    for (int64_t oy = 0; oy < ow; ++oy) {
+      for (int64_t ky = 0; ky < 3; ++ky) {
+        const int64_t iy = std::min(w - 1, std::max<int64_t>(0, oy * stride - 1 + ky));
+        float* slot = base + ky * row_floats;
+        convert(in.data() + iy * w * c, w, c, true, slot + 16, wp * 16);
+        rows[ky] = slot;
+      }
+      row(p, out.data() + oy * ow * c);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(fast ? "avx512" : "reference");
+  state.counters["Gops"] = benchmark::Counter(2.0 * 9 * ow * ow * c, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_QdwConv3x3)
+    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}})
+    ->ArgsProduct({{0, 1}, {14}, {384}, {1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xonnx

@@ -36,7 +36,7 @@ struct Problem {
 // Scales put the typical sum (~sqrt(k) * 128 * 74) a few dozen steps from the zero point, so
 // the outputs span the range and some saturate.
 Problem make_problem(size_t m, int64_t k, int64_t n, int32_t zero_point, int32_t lo, int32_t hi, uint32_t seed,
-                     size_t lda_pad = 0, size_t ldc_pad = 0) {
+                     size_t lda_pad = 0, size_t ldc_pad = 0, bool a_signed = false) {
   std::mt19937 gen(seed);
   std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
   std::uniform_real_distribution<float> spread(0.25f, 2.0f);
@@ -67,6 +67,7 @@ Problem make_problem(size_t m, int64_t k, int64_t n, int32_t zero_point, int32_t
   p.rq.zero_point = zero_point;
   p.rq.lo = lo;
   p.rq.hi = hi;
+  p.rq.a_signed = a_signed;
   return p;
 }
 
@@ -83,7 +84,8 @@ std::vector<uint8_t> naive(const Problem& p) {
     for (int64_t col = 0; col < p.n; ++col) {
       int64_t acc = 0;
       for (int64_t kk = 0; kk < p.k; ++kk)
-        acc += int64_t(p.a[r * p.lda + static_cast<size_t>(kk)]) * p.w[static_cast<size_t>(col * p.k + kk)];
+        acc += int64_t(p.a[r * p.lda + static_cast<size_t>(kk)] ^ (p.rq.a_signed ? 0x80 : 0)) *
+               p.w[static_cast<size_t>(col * p.k + kk)];
       acc += p.offset[static_cast<size_t>(col)];
       const float scaled = static_cast<float>(acc) * p.scale[static_cast<size_t>(col)];
       const double q = std::nearbyint(double(scaled)) + p.rq.zero_point;
@@ -148,11 +150,13 @@ TEST(Qgemm, ReferenceMatchesNaiveInt64) {
   uint32_t seed = 1;
   for (const Shape& s : shapes) {
     for (const Range& r : kRanges) {
-      const Problem p = make_problem(s.m, s.k, s.n, r.zero_point, r.lo, r.hi, seed++, 3, 5);
-      SCOPED_TRACE("m " + std::to_string(s.m) + " k " + std::to_string(s.k) + " n " + std::to_string(s.n) +
-                   " zp " + std::to_string(r.zero_point));
-      const std::vector<uint8_t> want = naive(p);
-      EXPECT_EQ(first_difference(run(opt::qgemm_reference, p), want, p), "");
+      for (bool a_signed : {false, true}) {
+        const Problem p = make_problem(s.m, s.k, s.n, r.zero_point, r.lo, r.hi, seed++, 3, 5, a_signed);
+        SCOPED_TRACE("m " + std::to_string(s.m) + " k " + std::to_string(s.k) + " n " + std::to_string(s.n) +
+                     " zp " + std::to_string(r.zero_point) + (a_signed ? " int8 A" : " uint8 A"));
+        const std::vector<uint8_t> want = naive(p);
+        EXPECT_EQ(first_difference(run(opt::qgemm_reference, p), want, p), "");
+      }
     }
   }
 }
@@ -186,10 +190,11 @@ TEST(Qgemm, FastIsBitIdenticalToReferenceOverOddShapes) {
       for (int64_t n : ns) {
         const Range& r = kRanges[seed % 4];
         const size_t lda_pad = seed % 3 == 0 ? 0 : 4 * (seed % 3) + 1, ldc_pad = seed % 2 ? 7 : 0;
-        const Problem p = make_problem(m, k, n, r.zero_point, r.lo, r.hi, seed++, lda_pad, ldc_pad);
+        const bool a_signed = seed % 5 < 2;  // int8 activations, read as A + 128
+        const Problem p = make_problem(m, k, n, r.zero_point, r.lo, r.hi, seed++, lda_pad, ldc_pad, a_signed);
         const std::string diff = first_difference(run(fast, p), run(opt::qgemm_reference, p), p);
         EXPECT_EQ(diff, "") << "m " << m << " k " << k << " n " << n << " lda " << p.lda << " ldc " << p.ldc
-                            << " zp " << r.zero_point << " [" << r.lo << ", " << r.hi << "]";
+                            << " zp " << r.zero_point << " [" << r.lo << ", " << r.hi << "] a_signed " << a_signed;
         ++cases;
       }
     }

@@ -1,7 +1,7 @@
 // QDQ convolutions end to end through Session: QuantizeLinear -> DequantizeLinear -> Conv (DQ of
 // int8 per-channel weights, DQ of an int32 bias) [-> Relu] -> QuantizeLinear -> DequantizeLinear,
-// run three ways: (a) default (QDQ fusion, NHWC layout, the own VNNI QLinearConv where the CPU
-// has it), (b) disable_optimized (XNNPACK's qc8 kernel), (c) disable_xnnpack (the float QDQ
+// run three ways: (a) default (QDQ fusion, NHWC layout, the own VNNI QLinearConv or the own
+// AVX-512 depthwise one where the CPU has it), (b) disable_optimized (XNNPACK's qc8 kernel), (c) disable_xnnpack (the float QDQ
 // reference). (a) and (b) agree within one quantization step, (a) and (c) within two.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/optimized/qdwconv.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "tests/unit/op_test_util.h"
 
@@ -32,6 +33,7 @@ struct ConvCase {
   int y_zero_point = 128;        // uint8, before the signed pass
   bool pin_input_codes = false;  // the input Q is also a graph output: it stays uint8
   bool expect_own_kernel = true;
+  bool depthwise = false;  // the own kernel is the depthwise one (qlinear_dwconv.cc, AVX-512)
 };
 
 struct Built {
@@ -210,9 +212,9 @@ void check(const ConvCase& k) {
   if (!k.pin_input_codes) {  // uint8 activations with per-channel weights are not XNNPACK's (qu8 is per tensor)
     EXPECT_EQ(b.conv_entries[0].backend, Backend::kXnnpack) << "disable_optimized should run XNNPACK's qc8 kernel";
   }
-  if (opt::qgemm_fast() == nullptr) {
+  if (k.depthwise ? opt::qdw_row_fast() == nullptr : opt::qgemm_fast() == nullptr) {
     EXPECT_NE(a.conv_entries[0].backend, Backend::kOptimized);
-    return;  // no AVX512-VNNI: XNNPACK's kernel stands in
+    return;  // no AVX-512 (depthwise) or AVX512-VNNI: XNNPACK's kernel stands in
   }
   EXPECT_EQ(a.conv_entries[0].backend, Backend::kOptimized) << a.conv_entries[0].op_type;
   EXPECT_GT(own_runs, 0u);
@@ -366,6 +368,47 @@ TEST(QLinearConvNhwc, ThreadsGiveTheSameResult) {
   const Ran a = run(k, one), b = run(k, two);
   ASSERT_TRUE(a.y.defined() && b.y.defined());
   for (int64_t i = 0; i < a.y.numel(); ++i) ASSERT_EQ(a.y.data<float>()[i], b.y.data<float>()[i]) << "element " << i;
+}
+
+
+// Depthwise (group = channels): the own AVX-512 kernel of qlinear_dwconv.cc.
+ConvCase depthwise_case(const std::string& what, int64_t c, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
+  ConvCase cs;
+  cs.what = what;
+  cs.c = cs.m = cs.group = c;
+  cs.kh = cs.kw = k;
+  cs.stride = stride;
+  cs.dilation = dilation;
+  cs.pad = pad;
+  cs.h = 11;
+  cs.w = 9;
+  cs.depthwise = true;
+  return cs;
+}
+
+TEST(QLinearConvNhwc, DepthwiseShapes) {
+  check(depthwise_case("dw 3x3, 32 channels", 32, 3, 1, 1, 1));
+  check(depthwise_case("dw 3x3 stride 2, 17 channels", 17, 3, 2, 1, 1));
+  check(depthwise_case("dw 3x3 dilation 2, 3 channels", 3, 3, 1, 2, 2));
+  check(depthwise_case("dw 5x5 stride 2, 40 channels", 40, 5, 2, 1, 2));
+  check(depthwise_case("dw 3x3 no pads, 1 channel", 1, 3, 1, 1, 0));
+  check(depthwise_case("dw 7x7 pads 3, 16 channels", 16, 7, 1, 1, 3));
+}
+
+TEST(QLinearConvNhwc, DepthwiseReluSamePaddingBatch2) {
+  ConvCase k = depthwise_case("dw 3x3 SAME_UPPER stride 2 + Relu, batch 2", 24, 3, 2, 1, 0);
+  k.auto_pad = "SAME_UPPER";
+  k.relu = true;
+  k.y_zero_point = 0;
+  k.n = 2;
+  check(k);
+}
+
+// uint8 activations reach the depthwise kernel when the input codes are also a graph output.
+TEST(QLinearConvNhwc, DepthwiseUint8Input) {
+  ConvCase k = depthwise_case("dw 3x3 uint8 input, 20 channels", 20, 3, 1, 1, 1);
+  k.pin_input_codes = true;
+  check(k);
 }
 
 }  // namespace

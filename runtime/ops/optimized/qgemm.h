@@ -1,6 +1,6 @@
 // int8 GEMM of the quantized convolution (optimized/qlinear_conv.cc):
 //   C[m][n] = clamp(round((sum_k A[m][k] * W[n][k] + offset[n]) * scale[n]) + zero_point, lo, hi)
-// with A uint8 (activations, shifted to unsigned by the caller), W int8 (symmetric weights), C
+// with A uint8 (or int8 read as A + 128, QgemmRequant::a_signed), W int8 (symmetric weights), C
 // int8 or uint8 (both stored through the clamp). The AVX512-VNNI kernel (vpdpbusd: four
 // u8 x s8 products per 32-bit lane) is what XNNPACK 2022 lacks; qgemm_reference is its twin
 // and gives bit-identical results (same int32 sums, same float requantization).
@@ -29,9 +29,12 @@ struct QgemmRequant {
   const int32_t* offset = nullptr;  // [n]: bias - a_zero_point * column_sums
   const float* scale = nullptr;     // [n]: a_scale * w_scale / c_scale
   int32_t zero_point = 0, lo = -128, hi = 127;
+  // A's bytes are int8: the kernels flip their sign bit (+128) as they load them, so int8
+  // activations need no shifted copy; a_zero_point in `offset` is then the shifted one.
+  bool a_signed = false;
 };
 
-// A: m rows of w.k4 bytes at a + r * lda (bytes past w.k must be zero); C: m rows of n bytes
+// A: m rows of w.k4 bytes at a + r * lda (bytes past w.k meet zero weights: any value); C: m rows of n bytes
 // at c + r * ldc.
 using QgemmFn = void (*)(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq,
                          uint8_t* c, size_t ldc);

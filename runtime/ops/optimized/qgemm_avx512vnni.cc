@@ -18,10 +18,13 @@ namespace {
 
 constexpr int kMr = 12;
 
+// A's 4 bytes in every lane; int8 A gets its sign bits flipped to the unsigned encoding.
+template <bool kFlip>
 inline __m512i broadcast4(const uint8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
+  const __m512i b = _mm512_set1_epi32(v);
+  return kFlip ? _mm512_xor_si512(b, _mm512_set1_epi32(static_cast<int32_t>(0x80808080u))) : b;
 }
 
 // The requantization of 16 columns, loaded once per tile (stores through uint8_t* may alias
@@ -65,7 +68,7 @@ __attribute__((noinline)) void requantize_rows(const int32_t (*sums)[2][16], con
   }
 }
 
-template <int MR>
+template <int MR, bool kFlip>
 void tile(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const QgemmRequant& rq, int64_t col,
           int64_t n, uint8_t* c, size_t ldc) {
   // 24 accumulators + 2 weight vectors + 1 broadcast live across the depth loop; the sums go
@@ -80,7 +83,7 @@ void tile(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const Q
     const __m512i b0 = _mm512_loadu_si512(panel);
     const __m512i b1 = _mm512_loadu_si512(panel + 64);
     for (int r = 0; r < MR; ++r) {
-      const __m512i av = broadcast4(a + r * lda + kk);
+      const __m512i av = broadcast4<kFlip>(a + r * lda + kk);
       acc0[r] = _mm512_dpbusd_epi32(acc0[r], av, b0);
       acc1[r] = _mm512_dpbusd_epi32(acc1[r], av, b1);
     }
@@ -96,6 +99,7 @@ void tile(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const Q
 // The full 12-row tile with named accumulators: GCC keeps 24 of them in registers only when
 // they are separate variables (with arrays it copies and spills around every vpdpbusd).
 #define XONNX_Q_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+template <bool kFlip>
 void tile12(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const QgemmRequant& rq, int64_t col,
             int64_t n, uint8_t* c, size_t ldc) {
   const __m512i o0 = columns(rq, col, n).offset, o1 = columns(rq, col + 16, n).offset;
@@ -108,7 +112,7 @@ void tile12(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const
     const __m512i b1 = _mm512_loadu_si512(panel + 64);
 #define XONNX_Q_STEP(r)                                 \
   {                                                     \
-    const __m512i av = broadcast4(a_rows[r] + kk);      \
+    const __m512i av = broadcast4<kFlip>(a_rows[r] + kk); \
     s##r##_0 = _mm512_dpbusd_epi32(s##r##_0, av, b0);   \
     s##r##_1 = _mm512_dpbusd_epi32(s##r##_1, av, b1);   \
   }
@@ -126,30 +130,34 @@ void tile12(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const
 }
 #undef XONNX_Q_ROWS
 
-void qgemm_vnni(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
-                 size_t ldc) {
+template <bool kFlip>
+void qgemm_panels(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
+                  size_t ldc) {
   const int64_t panels = (w.n + kQgemmNr - 1) / kQgemmNr;
   for (int64_t p = 0; p < panels; ++p) {
     const int8_t* panel = w.packed.data() + p * w.k4 * kQgemmNr;
     const int64_t col = p * kQgemmNr;
     size_t r = 0;
-    for (; r + kMr <= m; r += kMr) tile12(a + r * lda, lda, panel, w.k4, rq, col, w.n, c + r * ldc, ldc);
+    for (; r + kMr <= m; r += kMr) tile12<kFlip>(a + r * lda, lda, panel, w.k4, rq, col, w.n, c + r * ldc, ldc);
     const uint8_t* ar = a + r * lda;
     uint8_t* cr = c + r * ldc;
     switch (m - r) {
-      case 11: tile<11>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 10: tile<10>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 9: tile<9>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 8: tile<8>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 7: tile<7>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 6: tile<6>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 5: tile<5>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 4: tile<4>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 3: tile<3>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 2: tile<2>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      case 1: tile<1>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
+#define XONNX_Q_TAIL(rows) \
+  case rows: tile<rows, kFlip>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
+      XONNX_Q_TAIL(11) XONNX_Q_TAIL(10) XONNX_Q_TAIL(9) XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6)
+      XONNX_Q_TAIL(5) XONNX_Q_TAIL(4) XONNX_Q_TAIL(3) XONNX_Q_TAIL(2) XONNX_Q_TAIL(1)
+#undef XONNX_Q_TAIL
       default: break;
     }
+  }
+}
+
+void qgemm_vnni(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
+                size_t ldc) {
+  if (rq.a_signed) {
+    qgemm_panels<true>(a, lda, m, w, rq, c, ldc);
+  } else {
+    qgemm_panels<false>(a, lda, m, w, rq, c, ldc);
   }
 }
 

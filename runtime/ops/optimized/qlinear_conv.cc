@@ -2,7 +2,7 @@
 // weights, per-tensor or per-channel scales) on the AVX512-VNNI GEMM of qgemm.h: XNNPACK
 // 2022 has no VNNI kernels (measured: resnet18's int8 convolutions take about half the time
 // of XNNPACK's qc8 ones). Rows of the output (pixels) are split into blocks; each block gathers its input
-// windows (im2col, unsigned, padding = the zero point) into a per-thread buffer and runs the
+// windows (im2col, padding = the zero point) into a per-thread buffer and runs the
 // GEMM against the weights packed at session creation. Depthwise / grouped convolutions, other
 // CPUs and anything unusual stay with XNNPACK (qlinear.cc) or the reference twin.
 #include <algorithm>
@@ -53,10 +53,11 @@ class QLinearConvNhwcKernel final : public OptKernel {
     std::vector<int8_t> rows(static_cast<size_t>(m * depth));
     xnn::weights_to_ohwi(w->data<int8_t>(), rows.data(), m, k->in_ch_, khw);
     k->w_ = pack_qgemm_weights(rows.data(), m, depth);
-    // Activations go in unsigned: int8 ones flip their sign bit (+128), the zero point with them.
-    k->flip_ = k->x_type_ == DataType::kInt8 ? 0x80 : 0;
-    const int32_t a_zp = x_zp + (k->flip_ ? 128 : 0);
-    k->pad_ = static_cast<uint8_t>(a_zp);
+    // The GEMM reads int8 activations as unsigned (+128): the zero point moves with them, and
+    // padding holds the zero point's own byte.
+    const bool a_signed = k->x_type_ == DataType::kInt8;
+    const int32_t a_zp = x_zp + (a_signed ? 128 : 0);
+    k->pad_ = static_cast<uint8_t>(x_zp);
     const Tensor* bias = init.has_input(8) ? init.constant_input(8) : nullptr;
     if (init.has_input(8) && (!bias || bias->dtype() != DataType::kInt32 || bias->numel() != m))
       return unsupported("own QLinearConv: bias must be a constant int32 [M]");
@@ -71,7 +72,7 @@ class QLinearConvNhwcKernel final : public OptKernel {
       k->scale_[static_cast<size_t>(o)] = static_cast<float>(double(x_scale) * ws_o / y_scale);
     }
     k->rq_ = {k->offset_.data(), k->scale_.data(), y_zp, k->y_type_ == DataType::kInt8 ? -128 : 0,
-              k->y_type_ == DataType::kInt8 ? 127 : 255};
+              k->y_type_ == DataType::kInt8 ? 127 : 255, a_signed};
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -87,9 +88,9 @@ class QLinearConvNhwcKernel final : public OptKernel {
     const uint8_t* in = static_cast<const uint8_t*>(x.raw_data());
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     const int64_t rows = n * oh * ow, blocks = (rows + kRowBlock - 1) / kRowBlock;
-    // A 1x1 stride-1 convolution of unsigned input reads its rows in place.
+    // A 1x1 stride-1 convolution whose depth is a multiple of 4 reads its rows in place.
     const bool pointwise = geo_.kh == 1 && geo_.kw == 1 && geo_.sh == 1 && geo_.sw == 1 && pads == std::array<int64_t, 4>{};
-    const bool in_place = pointwise && flip_ == 0 && w_.k4 == in_ch_;
+    const bool in_place = pointwise && w_.k4 == in_ch_;
     auto run_blocks = [&](size_t b0, size_t b1) {
       thread_local std::vector<uint8_t> windows;  // grows only: no allocation once warm
       for (size_t b = b0; b < b1; ++b) {
@@ -101,19 +102,15 @@ class QLinearConvNhwcKernel final : public OptKernel {
           continue;
         }
         if (windows.size() < static_cast<size_t>(kRowBlock * w_.k4)) windows.resize(static_cast<size_t>(kRowBlock * w_.k4));
-        if (pointwise && w_.k4 == in_ch_) {  // the block's rows are contiguous in the input
-          copy_flipped(in + r0 * in_ch_, windows.data(), (r1 - r0) * in_ch_);
-        } else {
-          // The pixel's (image, row, column), stepped instead of divided out per pixel.
-          int64_t img = r0 / (oh * ow), oy = (r0 / ow) % oh, ox = r0 % ow;
-          for (int64_t r = r0; r < r1; ++r) {
-            gather(in, h, w, pads, img, oy, ox, windows.data() + (r - r0) * w_.k4);
-            if (++ox == ow) {
-              ox = 0;
-              if (++oy == oh) {
-                oy = 0;
-                ++img;
-              }
+        // The pixel's (image, row, column), stepped instead of divided out per pixel.
+        int64_t img = r0 / (oh * ow), oy = (r0 / ow) % oh, ox = r0 % ow;
+        for (int64_t r = r0; r < r1; ++r) {
+          gather(in, h, w, pads, img, oy, ox, windows.data() + (r - r0) * w_.k4);
+          if (++ox == ow) {
+            ox = 0;
+            if (++oy == oh) {
+              oy = 0;
+              ++img;
             }
           }
         }
@@ -126,7 +123,8 @@ class QLinearConvNhwcKernel final : public OptKernel {
     return Status::ok();
   }
 
-  // The input window of output pixel (b, oy, ox) as one GEMM row: [kh][kw][C] (+ zeros up to k4). With
+  // The input window of output pixel (b, oy, ox) as one GEMM row: [kh][kw][C] (+ up to 3 bytes
+  // the zero-padded weights ignore). With
   // dilation 1 a window row is one contiguous run of kw * C input bytes, clipped at the borders.
   void gather(const uint8_t* in, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t b, int64_t oy,
               int64_t ox, uint8_t* dst) const {
@@ -142,7 +140,7 @@ class QLinearConvNhwcKernel final : public OptKernel {
         const int64_t lo = std::min(geo_.kw, std::max<int64_t>(0, -ix0));
         const int64_t hi = std::max(lo, std::min(geo_.kw, w - ix0));
         if (lo > 0) std::memset(dst, pad_, static_cast<size_t>(lo * c));  // borders only: calls are dear
-        copy_flipped(row + (ix0 + lo) * c, dst + lo * c, (hi - lo) * c);
+        copy_short(row + (ix0 + lo) * c, dst + lo * c, (hi - lo) * c);
         if (hi < geo_.kw) std::memset(dst + hi * c, pad_, static_cast<size_t>((geo_.kw - hi) * c));
       } else {
         for (int64_t kx = 0; kx < geo_.kw; ++kx) {
@@ -150,31 +148,27 @@ class QLinearConvNhwcKernel final : public OptKernel {
           if (ix < 0 || ix >= w) {
             std::memset(dst + kx * c, pad_, static_cast<size_t>(c));
           } else {
-            copy_flipped(row + ix * c, dst + kx * c, c);
+            copy_short(row + ix * c, dst + kx * c, c);
           }
         }
       }
     }
-    for (int64_t i = 0; i < w_.k4 - w_.k; ++i) dst[i] = 0;  // up to 3 bytes
   }
 
   // Window rows are short (kw * C: 9 bytes for a 3-channel 3x3 stem): 8-byte words, the last
   // one overlapping, instead of a library call or a byte loop per row.
-  void copy_flipped(const uint8_t* src, uint8_t* dst, int64_t bytes) const {
-    const uint64_t flip = flip_ ? 0x8080808080808080ull : 0;
+  static void copy_short(const uint8_t* src, uint8_t* dst, int64_t bytes) {
     const size_t n = static_cast<size_t>(bytes);
     if (n < 8) {
-      for (size_t i = 0; i < n; ++i) dst[i] = src[i] ^ flip_;
+      for (size_t i = 0; i < n; ++i) dst[i] = src[i];
       return;
     }
     uint64_t v;
     for (size_t i = 0; i + 8 <= n; i += 8) {
       std::memcpy(&v, src + i, 8);
-      v ^= flip;
       std::memcpy(dst + i, &v, 8);
     }
     std::memcpy(&v, src + n - 8, 8);
-    v ^= flip;
     std::memcpy(dst + n - 8, &v, 8);
   }
 
@@ -182,7 +176,7 @@ class QLinearConvNhwcKernel final : public OptKernel {
   xnn::ConvGeometry geo_;
   int64_t in_ch_ = 0;
   DataType x_type_ = DataType::kInt8, y_type_ = DataType::kInt8;
-  uint8_t flip_ = 0, pad_ = 0;
+  uint8_t pad_ = 0;  // the input zero point's byte
   QgemmWeights w_;
   std::vector<int32_t> offset_;
   std::vector<float> scale_;

@@ -7,6 +7,7 @@ namespace xonnx {
 namespace opt {
 void register_opt_matmul_nbits(OpRegistry& registry);  // matmul_nbits.cc
 void register_opt_qlinear_conv(OpRegistry& registry);   // qlinear_conv.cc
+void register_opt_qlinear_dwconv(OpRegistry& registry); // qlinear_dwconv.cc
 void register_opt_quantize(OpRegistry& registry);       // quantize.cc
 }  // namespace opt
 
@@ -18,6 +19,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_reduce(registry);
   opt::register_opt_matmul_nbits(registry);
   opt::register_opt_qlinear_conv(registry);
+  opt::register_opt_qlinear_dwconv(registry);
   opt::register_opt_quantize(registry);
 }
 
