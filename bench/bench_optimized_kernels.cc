@@ -248,9 +248,10 @@ void BM_MatMulF32_Gemv_384x4096(benchmark::State& st) {
 }
 BENCHMARK(BM_MatMulF32_Gemv_384x4096)->Apply(impls_and_xnnpack);
 
-// ---- int8 depthwise 3x3 rows (qdwconv.h) over a whole MobileNetV2 layer: convert each input
-// row once, then the output rows. Args: impl (0 reference twin, 1 AVX-512), input width
-// (square), channels, stride. Single thread: the kernel's own loop, without the op around it.
+// ---- int8 depthwise 3x3 rows (qdwconv.h) over a whole MobileNetV2 layer, block by block:
+// convert the block of each input row the output row needs, then run it (as the op does,
+// without its ring reuse). Args: impl (0 reference twin, 1 AVX-512), input width (square),
+// channels, stride. Single thread.
 void BM_QdwConv3x3(benchmark::State& state) {
   const bool fast = state.range(0) == 1;
   const int64_t w = state.range(1), c = state.range(2), stride = state.range(3);
@@ -260,14 +261,14 @@ void BM_QdwConv3x3(benchmark::State& state) {
     state.SkipWithError("no AVX-512 on this CPU");
     return;
   }
-  const int64_t cp = (c + 15) / 16 * 16, wp = w + 2, ow = (w - 1) / stride + 1, row_floats = wp * cp;
+  const int64_t blocks = (c + 15) / 16, wp = w + 2, ow = (w - 1) / stride + 1;
   std::vector<uint8_t> in(static_cast<size_t>(w * w * c)), out(static_cast<size_t>(ow * ow * c));
   std::mt19937 rng(3);
   for (uint8_t& v : in) v = static_cast<uint8_t>(rng());
-  std::vector<float> weights(static_cast<size_t>(9 * cp)), bias(static_cast<size_t>(cp), 5.0f),
-      scale(static_cast<size_t>(cp), 0.001f), ring(static_cast<size_t>(3 * row_floats) + 16, 0.0f);
+  std::vector<float> weights(static_cast<size_t>(9 * 16)), bias(16, 5.0f), scale(16, 0.001f),
+      ring(static_cast<size_t>(3 * wp * 16), 0.0f);
   for (float& v : weights) v = static_cast<float>(static_cast<int>(rng() % 255) - 127);
-  const float* rows[3];
+  const float* rows[3] = {ring.data(), ring.data() + wp * 16, ring.data() + 2 * wp * 16};
   opt::QdwRow p;
   p.rows = rows;
   p.weights = weights.data();
@@ -275,20 +276,19 @@ void BM_QdwConv3x3(benchmark::State& state) {
   p.scale = scale.data();
   p.kh = p.kw = 3;
   p.sw = stride;
-  p.c = c;
-  p.cp = cp;
-  p.wp = wp;
+  p.out_stride = c;
   p.ow = ow;
-  float* base = ring.data() + (64 - reinterpret_cast<uintptr_t>(ring.data()) % 64) % 64 / sizeof(float);
   for (auto _ : state) {
     for (int64_t oy = 0; oy < ow; ++oy) {
-      for (int64_t ky = 0; ky < 3; ++ky) {
-        const int64_t iy = std::min(w - 1, std::max<int64_t>(0, oy * stride - 1 + ky));
-        float* slot = base + ky * row_floats;
-        convert(in.data() + iy * w * c, w, c, true, slot + 16, wp * 16);
-        rows[ky] = slot;
+      for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t ky = 0; ky < 3; ++ky) {
+          const int64_t iy = std::min(w - 1, std::max<int64_t>(0, oy * stride - 1 + ky));
+          convert(in.data() + iy * w * c + b * 16, w, c, std::min<int64_t>(16, c - b * 16), true,
+                  ring.data() + ky * wp * 16 + 16);
+        }
+        p.valid = std::min<int64_t>(16, c - b * 16);
+        row(p, out.data() + oy * ow * c + b * 16);
       }
-      row(p, out.data() + oy * ow * c);
     }
     benchmark::DoNotOptimize(out.data());
   }

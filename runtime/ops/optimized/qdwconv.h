@@ -14,29 +14,33 @@
 namespace xonnx {
 namespace opt {
 
-constexpr int64_t kQdwChannelBlock = 16;  // channels are padded to a multiple of this (cp)
+constexpr int64_t kQdwChannelBlock = 16;  // channels are padded to a multiple of this
 
-// A converted input row is [cp / 16][wp][16] floats (wp: padded width): one channel block's kh
-// rows then stay in L1 while the row kernel sweeps them, which [wp][cp] rows did not.
+// One block of 16 channels of one output row. The caller converts a block's input rows right
+// before the row kernel reads them, so they are still in L1 (whole converted rows are 4x
+// the bytes of the input and spill to L2 at MobileNet's early widths).
 struct QdwRow {
-  const float* const* rows = nullptr;  // kh converted input rows (pads included)
-  const float* weights = nullptr;      // [kh * kw][cp]
-  const float* bias = nullptr;         // [cp] (exact integers)
-  const float* scale = nullptr;        // [cp]: x_scale * w_scale / y_scale
+  const float* const* rows = nullptr;  // kh converted input rows of the block, each [wp][16] (pads included)
+  const float* weights = nullptr;      // [kh * kw][16]
+  const float* bias = nullptr;         // [16] (exact integers)
+  const float* scale = nullptr;        // [16]: x_scale * w_scale / y_scale
   int64_t kh = 0, kw = 0, sw = 1, dw = 1;
-  int64_t c = 0, cp = 0, wp = 0, ow = 0;  // real and padded channels, padded input width, output pixels
+  int64_t valid = 16;      // real channels of the block
+  int64_t out_stride = 0;  // bytes from one output pixel to the next (the channel count)
+  int64_t ow = 0;          // output pixels
   int32_t zero_point = 0, lo = -128, hi = 127;
 };
 
-// Writes ow pixels of c bytes (int8 or uint8 through the clamp) at out.
+// Writes ow pixels of `valid` bytes (int8 or uint8 through the clamp) at out + ox * out_stride.
 using QdwRowFn = void (*)(const QdwRow& p, uint8_t* out);
-// Converts w pixels of c 8-bit codes to float at dst[block * block_stride + x * 16 + j] (channel
-// block * 16 + j; zeros for channels past c).
-using QdwConvertFn = void (*)(const uint8_t* src, int64_t w, int64_t c, bool is_signed, float* dst,
-                              int64_t block_stride);
+// Converts one block of w pixels (`valid` 8-bit codes each, src_stride bytes apart) to float
+// at dst [w][16] (zeros for lanes past valid).
+using QdwConvertFn = void (*)(const uint8_t* src, int64_t w, int64_t src_stride, int64_t valid, bool is_signed,
+                              float* dst);
 
 void qdw_row_reference(const QdwRow& p, uint8_t* out);
-void qdw_convert_reference(const uint8_t* src, int64_t w, int64_t c, bool is_signed, float* dst, int64_t block_stride);
+void qdw_convert_reference(const uint8_t* src, int64_t w, int64_t src_stride, int64_t valid, bool is_signed,
+                           float* dst);
 
 // The AVX-512 kernels, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
 QdwRowFn qdw_row_fast();

@@ -86,6 +86,7 @@ class QLinearConvNhwcKernel final : public OptKernel {
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, y_type_, {n, oh, ow, w_.n}));
     const uint8_t* in = static_cast<const uint8_t*>(x.raw_data());
+    const uint8_t* in_end = in + x.nbytes();
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     const int64_t rows = n * oh * ow, blocks = (rows + kRowBlock - 1) / kRowBlock;
     // A 1x1 stride-1 convolution whose depth is a multiple of 4 reads its rows in place.
@@ -101,11 +102,13 @@ class QLinearConvNhwcKernel final : public OptKernel {
                 static_cast<size_t>(w_.n));
           continue;
         }
-        if (windows.size() < static_cast<size_t>(kRowBlock * w_.k4)) windows.resize(static_cast<size_t>(kRowBlock * w_.k4));
+        // + 32: the short-row gather below writes whole 16-byte words past a window's end.
+        if (windows.size() < static_cast<size_t>(kRowBlock * w_.k4 + 32)) windows.resize(static_cast<size_t>(kRowBlock * w_.k4 + 32));
         // The pixel's (image, row, column), stepped instead of divided out per pixel.
         int64_t img = r0 / (oh * ow), oy = (r0 / ow) % oh, ox = r0 % ow;
         for (int64_t r = r0; r < r1; ++r) {
-          gather(in, h, w, pads, img, oy, ox, windows.data() + (r - r0) * w_.k4);
+          uint8_t* dst = windows.data() + (r - r0) * w_.k4;
+          if (!gather_interior_short(in, in_end, h, w, pads, img, oy, ox, dst)) gather(in, h, w, pads, img, oy, ox, dst);
           if (++ox == ow) {
             ox = 0;
             if (++oy == oh) {
@@ -121,6 +124,26 @@ class QLinearConvNhwcKernel final : public OptKernel {
     pool_->parallel_for(static_cast<size_t>(blocks), chunk_for(kRowBlock * w_.k4 * w_.n / 8), run_blocks);
     handled = true;
     return Status::ok();
+  }
+
+  // The common case of a few-channel stem (3x3 or 7x7 over RGB): a window inside the image
+  // whose rows are at most 32 bytes, copied as one or two 16-byte words per row. The words
+  // overrun the row; the next row (or window, written later) overwrites that. False: use gather().
+  bool gather_interior_short(const uint8_t* in, const uint8_t* in_end, int64_t h, int64_t w,
+                             const std::array<int64_t, 4>& pads, int64_t b, int64_t oy, int64_t ox,
+                             uint8_t* dst) const {
+    const int64_t c = in_ch_, bytes = geo_.kw * c, ix0 = ox * geo_.sw - pads[1], iy0 = oy * geo_.sh - pads[0];
+    if (bytes > 32 || geo_.dw != 1 || ix0 < 0 || ix0 + geo_.kw > w || iy0 < 0 || iy0 + (geo_.kh - 1) * geo_.dh >= h)
+      return false;
+    const uint8_t* src = in + ((b * h + iy0) * w + ix0) * c;
+    const int64_t src_step = geo_.dh * w * c;
+    if (src + (geo_.kh - 1) * src_step + 32 > in_end) return false;  // the last words would read past the input
+    if (bytes <= 16) {
+      for (int64_t ky = 0; ky < geo_.kh; ++ky, src += src_step, dst += bytes) std::memcpy(dst, src, 16);
+    } else {
+      for (int64_t ky = 0; ky < geo_.kh; ++ky, src += src_step, dst += bytes) std::memcpy(dst, src, 32);
+    }
+    return true;
   }
 
   // The input window of output pixel (b, oy, ox) as one GEMM row: [kh][kw][C] (+ up to 3 bytes

@@ -73,7 +73,8 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
       double sum = 0, abs_sum = 0;
       for (int64_t t = 0; t < taps; ++t) {
         const double v = static_cast<double>(w->get_as_int64(o * taps + t) - zero);
-        k->weights_[static_cast<size_t>(t * k->cp_ + o)] = static_cast<float>(v);
+        k->weights_[static_cast<size_t>((o / kQdwChannelBlock * taps + t) * kQdwChannelBlock + o % kQdwChannelBlock)] =
+            static_cast<float>(v);
         sum += v;
         abs_sum += std::fabs(v);
       }
@@ -105,29 +106,27 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
     const bool is_signed = x_type_ == DataType::kInt8;
     const bool y_signed = y_type_ == DataType::kInt8;
 
+    const int64_t taps = kh * geo_.kw, blocks = cp_ / kQdwChannelBlock, block_floats = wp * kQdwChannelBlock;
     auto run_rows = [&](size_t r0, size_t r1) {
       thread_local std::vector<float> storage;  // kh ring slots + a zero row; grows only
       const size_t need = static_cast<size_t>((kh + 1) * row_floats) + 16;
       if (storage.size() < need) storage.resize(need);
-      // 64-byte aligned: cp is a multiple of 16 floats, so no vector load splits a cache line.
+      // 64-byte aligned: blocks are multiples of 16 floats, so no vector load splits a cache line.
       float* const base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64 / sizeof(float);
       float* zero_row = base + kh * row_floats;
       bool zero_ready = false;
       std::array<int64_t, kMaxKernelRows> slot_row;  // input row (image * h + iy) held by each slot
       slot_row.fill(-1);
-      std::array<const float*, kMaxKernelRows> rows{};
+      std::array<const float*, kMaxKernelRows> row_of;  // per ky: its slot (whole row, all blocks)
+      std::array<const float*, kMaxKernelRows> rows;    // per ky: the current block of it
+      std::array<int64_t, kMaxKernelRows> fresh;        // the ky whose rows are converted for this output row
       QdwRow p;
       p.rows = rows.data();
-      p.weights = weights_.data();
-      p.bias = bias_.data();
-      p.scale = scale_.data();
       p.kh = kh;
       p.kw = geo_.kw;
       p.sw = geo_.sw;
       p.dw = geo_.dw;
-      p.c = c;
-      p.cp = cp_;
-      p.wp = wp;
+      p.out_stride = c;
       p.ow = ow;
       p.zero_point = y_zero_point_;
       p.lo = y_signed ? -128 : 0;
@@ -139,36 +138,47 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
         for (int64_t ky = 0; ky < kh; ++ky) {
           const int64_t iy = oy * geo_.sh - pads[0] + ky * geo_.dh;
           wanted[ky] = iy < 0 || iy >= h ? -1 : img * h + iy;
-          rows[ky] = nullptr;
+          row_of[ky] = nullptr;
           for (int64_t s = 0; s < kh && wanted[ky] >= 0; ++s) {
             if (slot_row[s] == wanted[ky]) {
-              rows[ky] = base + s * row_floats;
+              row_of[ky] = base + s * row_floats;
               kept[s] = true;
             }
           }
         }
+        int64_t n_fresh = 0;
         for (int64_t ky = 0; ky < kh; ++ky) {
-          if (rows[ky]) continue;
+          if (row_of[ky]) continue;
           if (wanted[ky] < 0) {
             if (!zero_ready) std::fill(zero_row, zero_row + row_floats, x_zero_point_);
             zero_ready = true;
-            rows[ky] = zero_row;
+            row_of[ky] = zero_row;
             continue;
           }
           int64_t s = 0;
           while (kept[s]) ++s;  // kh slots, fewer than kh of them kept
           kept[s] = true;
           slot_row[s] = wanted[ky];
-          float* slot = base + s * row_floats;
-          for (int64_t b = 0; b < cp_; b += kQdwChannelBlock) {  // the pad columns of each block
-            float* block = slot + b * wp;
-            std::fill(block, block + pads[1] * kQdwChannelBlock, x_zero_point_);
-            std::fill(block + (pads[1] + w) * kQdwChannelBlock, block + wp * kQdwChannelBlock, x_zero_point_);
-          }
-          convert_(in + wanted[ky] * w * c, w, c, is_signed, slot + pads[1] * kQdwChannelBlock, wp * kQdwChannelBlock);
-          rows[ky] = slot;
+          row_of[ky] = base + s * row_floats;
+          fresh[n_fresh++] = ky;
         }
-        row_(p, out + static_cast<int64_t>(r) * ow * c);
+        // Block by block: convert the new rows' block, then run it while it is in L1.
+        for (int64_t b = 0; b < blocks; ++b) {
+          const int64_t c0 = b * kQdwChannelBlock, valid = std::min<int64_t>(kQdwChannelBlock, c - c0);
+          for (int64_t f = 0; f < n_fresh; ++f) {
+            const int64_t ky = fresh[f];
+            float* block = const_cast<float*>(row_of[ky]) + b * block_floats;
+            std::fill(block, block + pads[1] * kQdwChannelBlock, x_zero_point_);
+            std::fill(block + (pads[1] + w) * kQdwChannelBlock, block + block_floats, x_zero_point_);
+            convert_(in + wanted[ky] * w * c + c0, w, c, valid, is_signed, block + pads[1] * kQdwChannelBlock);
+          }
+          for (int64_t ky = 0; ky < kh; ++ky) rows[ky] = row_of[ky] + b * block_floats;
+          p.weights = weights_.data() + b * taps * kQdwChannelBlock;
+          p.bias = bias_.data() + c0;
+          p.scale = scale_.data() + c0;
+          p.valid = valid;
+          row_(p, out + static_cast<int64_t>(r) * ow * c + c0);
+        }
       }
     };
     pool_->parallel_for(static_cast<size_t>(n * oh), chunk_for(ow * cp_ * geo_.kh * geo_.kw), run_rows);
@@ -183,7 +193,7 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
   DataType x_type_ = DataType::kInt8, y_type_ = DataType::kInt8;
   float x_zero_point_ = 0;
   int32_t y_zero_point_ = 0;
-  std::vector<float> weights_, bias_, scale_;  // [kh * kw][cp], [cp], [cp]
+  std::vector<float> weights_, bias_, scale_;  // [cp / 16][kh * kw][16], [cp], [cp]
 };
 
 }  // namespace

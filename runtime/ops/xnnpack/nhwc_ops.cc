@@ -23,8 +23,22 @@ namespace xnn {
 
 namespace {
 
+// Few rows (an int8 image's 3 channels): one pass writing whole pixels, A a constant.
+template <size_t A>
+void interleave_rows(const char* src, char* dst, size_t b) {
+  for (size_t y = 0; y < b; ++y)
+    for (size_t x = 0; x < A; ++x) dst[y * A + x] = src[x * b + y];
+}
+
 // [n][a][b] -> [n][b][a] for elements of `es` bytes; 8-bit elements (int8 models) in tiles.
 void transpose_bytes(const char* src, char* dst, size_t n, size_t a, size_t b, size_t es) {
+  if (es == 1 && (a == 3 || a == 4)) {
+    for (size_t i = 0; i < n; ++i) {
+      if (a == 3) interleave_rows<3>(src + i * a * b, dst + i * a * b, b);
+      if (a == 4) interleave_rows<4>(src + i * a * b, dst + i * a * b, b);
+    }
+    return;
+  }
   if (es == 1) {
     constexpr size_t kTile = 32;
     for (size_t i = 0; i < n; ++i) {
