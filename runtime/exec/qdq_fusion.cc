@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <list>
 #include <unordered_map>
@@ -48,7 +49,10 @@ class QdqPass {
   int quantize_after(size_t op, ScalarQ& q, int& act);
   void make_signed_activations();
   bool fuse_conv(size_t i);
+  bool fuse_gemm(size_t i);
   bool fuse_binary(size_t i);
+  std::string int32_bias(const std::string& value, int64_t m, const std::string& base,
+                         const std::function<double(int64_t)>& scale_of);
   bool fuse_max_pool(size_t i);
   std::string add_initializer(const std::string& base, Tensor t);
   void replace(size_t q, Node fused, size_t op, int act);
@@ -162,6 +166,40 @@ void QdqPass::replace(size_t q, Node fused, size_t op, int act) {
   }
 }
 
+// The bias `value` (a constant float of m elements, or a DQ of a constant int32 [m]) as int32
+// codes at `scale_of(channel)`, added as an initializer; "" when it is neither or does not fit.
+std::string QdqPass::int32_bias(const std::string& value, int64_t m, const std::string& base,
+                                const std::function<double(int64_t)>& scale_of) {
+  std::vector<float> b;
+  const Tensor* bt = constant(value);
+  if (bt && bt->dtype() == DataType::kFloat && bt->numel() == m && (bt->rank() == 1 || (bt->rank() == 2 && bt->dim(0) == 1))) {
+    b.assign(bt->data<float>(), bt->data<float>() + m);
+  } else {
+    const int db = index_.producer_of(value);
+    if (db < 0 || !is_op(static_cast<size_t>(db), "DequantizeLinear")) return "";
+    const Node& bn = g_.nodes[static_cast<size_t>(db)];
+    const Tensor* bq = constant(bn.inputs[0]);
+    const Tensor* bs = bn.inputs.size() > 1 ? constant(bn.inputs[1]) : nullptr;
+    const Tensor* bz = bn.inputs.size() > 2 && !bn.inputs[2].empty() ? constant(bn.inputs[2]) : nullptr;
+    if (!bq || !bs || bq->dtype() != DataType::kInt32 || bq->rank() != 1 || bq->numel() != m) return "";
+    if (bs->dtype() != DataType::kFloat || (bs->numel() != 1 && bs->numel() != m)) return "";
+    if (bz && (bz->dtype() != DataType::kInt32 || (bz->numel() != 1 && bz->numel() != m))) return "";
+    if (bn.inputs.size() > 2 && !bn.inputs[2].empty() && !bz) return "";
+    b.resize(static_cast<size_t>(m));
+    for (int64_t c = 0; c < m; ++c) {
+      const int64_t zp = bz ? bz->get_as_int64(bz->numel() == 1 ? 0 : c) : 0;
+      b[c] = static_cast<float>(double(bq->data<int32_t>()[c] - zp) * bs->data<float>()[bs->numel() == 1 ? 0 : c]);
+    }
+  }
+  std::vector<int32_t> codes(static_cast<size_t>(m));
+  for (int64_t c = 0; c < m; ++c) {
+    const double v = std::nearbyint(double(b[c]) / scale_of(c));
+    if (!std::isfinite(v) || std::fabs(v) > 2147483647.0) return "";
+    codes[c] = static_cast<int32_t>(v);
+  }
+  return add_initializer(base + "_bias_int32", Tensor::from_vector<int32_t>(codes, {m}));
+}
+
 bool QdqPass::fuse_conv(size_t i) {
   const Node& conv = g_.nodes[i];
   if (conv.inputs.size() < 2 || conv.inputs.size() > 3 || conv.outputs.size() != 1) return false;
@@ -190,38 +228,12 @@ bool QdqPass::fuse_conv(size_t i) {
   int act = -1;
   const int q = quantize_after(i, yq, act);
   if (q < 0) return false;
-  // The bias, as int32 at x_scale * w_scale: from a constant DQ (int32) or a constant float.
+  // The bias, as int32 at x_scale * w_scale.
   std::string bias;
   if (conv.inputs.size() == 3 && !conv.inputs[2].empty()) {
-    std::vector<float> b;
-    const Tensor* bt = constant(conv.inputs[2]);
-    if (bt && bt->dtype() == DataType::kFloat && bt->rank() == 1 && bt->numel() == m) {
-      b.assign(bt->data<float>(), bt->data<float>() + m);
-    } else {
-      const int db = index_.producer_of(conv.inputs[2]);
-      if (db < 0 || !is_op(static_cast<size_t>(db), "DequantizeLinear")) return false;
-      const Node& bn = g_.nodes[static_cast<size_t>(db)];
-      const Tensor* bq = constant(bn.inputs[0]);
-      const Tensor* bs = bn.inputs.size() > 1 ? constant(bn.inputs[1]) : nullptr;
-      const Tensor* bz = bn.inputs.size() > 2 && !bn.inputs[2].empty() ? constant(bn.inputs[2]) : nullptr;
-      if (!bq || !bs || bq->dtype() != DataType::kInt32 || bq->rank() != 1 || bq->numel() != m) return false;
-      if (bs->dtype() != DataType::kFloat || (bs->numel() != 1 && bs->numel() != m)) return false;
-      if (bz && (bz->dtype() != DataType::kInt32 || (bz->numel() != 1 && bz->numel() != m))) return false;
-      if (bn.inputs.size() > 2 && !bn.inputs[2].empty() && !bz) return false;
-      b.resize(static_cast<size_t>(m));
-      for (int64_t c = 0; c < m; ++c) {
-        const int64_t zp = bz ? bz->get_as_int64(bz->numel() == 1 ? 0 : c) : 0;
-        b[c] = static_cast<float>(double(bq->data<int32_t>()[c] - zp) * bs->data<float>()[bs->numel() == 1 ? 0 : c]);
-      }
-    }
-    std::vector<int32_t> codes(static_cast<size_t>(m));
-    for (int64_t c = 0; c < m; ++c) {
-      const double s = double(xq.scale) * ws->data<float>()[ws->numel() == 1 ? 0 : c];
-      const double v = std::nearbyint(double(b[c]) / s);
-      if (!std::isfinite(v) || std::fabs(v) > 2147483647.0) return false;
-      codes[c] = static_cast<int32_t>(v);
-    }
-    bias = add_initializer(conv.outputs[0] + "_bias_int32", Tensor::from_vector<int32_t>(codes, {m}));
+    bias = int32_bias(conv.inputs[2], m, conv.outputs[0],
+                      [&](int64_t c) { return double(xq.scale) * ws->data<float>()[ws->numel() == 1 ? 0 : c]; });
+    if (bias.empty()) return false;
   }
   const Node& xn = g_.nodes[static_cast<size_t>(dx)];
   const Node& qn = g_.nodes[static_cast<size_t>(q)];
@@ -235,6 +247,78 @@ bool QdqPass::fuse_conv(size_t i) {
   fused.opset = std::max<int64_t>(opset_, 10);
   replace(static_cast<size_t>(q), std::move(fused), i, act);
   ++stats_.conv;
+  return true;
+}
+
+// DQ(A) -> Gemm(B = DQ of a constant 8-bit 2-D weight, per tensor or per output column;
+// C = bias) [-> Q] becomes com.microsoft QGemm: with a Q after it the output is quantized,
+// without one (a classifier head) QGemm's float output replaces the Gemm's.
+bool QdqPass::fuse_gemm(size_t i) {
+  const Node& gemm = g_.nodes[i];
+  if (gemm.inputs.size() < 2 || gemm.inputs.size() > 3 || gemm.outputs.size() != 1) return false;
+  float alpha = 1, beta = 1;
+  int64_t trans_a = 0, trans_b = 0;
+  for (const Attribute& a : gemm.attributes) {
+    if (a.name == "alpha") alpha = a.f;
+    if (a.name == "beta") beta = a.f;
+    if (a.name == "transA") trans_a = a.i;
+    if (a.name == "transB") trans_b = a.i;
+  }
+  if (trans_a != 0 || !(alpha > 0) || !std::isfinite(alpha) || !(beta != 0) || !std::isfinite(beta)) return false;
+  ScalarQ aq, yq;
+  const int da = dq_producer(gemm.inputs[0], aq);
+  if (da < 0) return false;
+  const int dw = index_.producer_of(gemm.inputs[1]);
+  if (dw < 0 || !is_op(static_cast<size_t>(dw), "DequantizeLinear")) return false;
+  const Node& wn = g_.nodes[static_cast<size_t>(dw)];
+  if (wn.inputs.size() != 3 || wn.inputs[2].empty()) return false;
+  const Tensor* w = constant(wn.inputs[0]);
+  const Tensor* ws = constant(wn.inputs[1]);
+  const Tensor* wz = constant(wn.inputs[2]);
+  if (!w || !ws || !wz || !dtype_is_8bit_int(w->dtype()) || w->rank() != 2 || wz->dtype() != w->dtype()) return false;
+  if (ws->dtype() != DataType::kFloat || ws->rank() > 1 || wz->rank() > 1 || wz->numel() != ws->numel()) return false;
+  const int64_t n = trans_b ? w->dim(0) : w->dim(1);
+  if (ws->numel() != 1) {  // per output column: axis 0 of a transposed B, else axis 1
+    const Attribute* axis = wn.find_attr("axis");
+    const int64_t a = axis ? (axis->i < 0 ? axis->i + 2 : axis->i) : 1;
+    if (a != (trans_b ? 0 : 1) || ws->numel() != n) return false;
+  }
+  for (const Attribute& a : wn.attributes) {
+    if (a.name == "block_size" && a.i != 0) return false;
+  }
+  if (!OpRegistry::global().resolve("com.microsoft", "QGemm", 1).is_ok()) return false;
+  int act = -1;
+  const int q = quantize_after(i, yq, act);
+  std::string bias;
+  if (gemm.inputs.size() == 3 && !gemm.inputs[2].empty()) {
+    // QGemm adds C to the sums: C's codes are at alpha * a_scale * b_scale / beta.
+    bias = int32_bias(gemm.inputs[2], n, gemm.outputs[0], [&](int64_t c) {
+      return double(alpha) * aq.scale * ws->data<float>()[ws->numel() == 1 ? 0 : c] / beta;
+    });
+    if (bias.empty()) return false;
+  }
+  const Node& an = g_.nodes[static_cast<size_t>(da)];
+  Node fused;
+  fused.name = gemm.name;
+  fused.op_type = "QGemm";
+  fused.domain = "com.microsoft";
+  fused.opset = 1;
+  fused.inputs = {an.inputs[0], an.inputs[1], an.inputs[2], wn.inputs[0], wn.inputs[1], wn.inputs[2], bias};
+  for (const Attribute& a : gemm.attributes) {
+    if (a.name == "alpha" || a.name == "transB") fused.attributes.push_back(a);
+  }
+  if (q >= 0) {
+    const Node& qn = g_.nodes[static_cast<size_t>(q)];
+    fused.inputs.push_back(qn.inputs[1]);
+    fused.inputs.push_back(qn.inputs[2]);
+    if (fused.name.empty()) fused.name = qn.name;
+    replace(static_cast<size_t>(q), std::move(fused), i, act);
+  } else {
+    if (bias.empty()) fused.inputs.pop_back();
+    fused.outputs = gemm.outputs;
+    g_.nodes[i] = std::move(fused);
+  }
+  ++stats_.gemm;
   return true;
 }
 
@@ -379,6 +463,8 @@ QdqFusionStats QdqPass::run() {
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     if (is_op(i, "Conv")) {
       fuse_conv(i);
+    } else if (is_op(i, "Gemm")) {
+      fuse_gemm(i);
     } else if (is_op(i, "Add") || is_op(i, "Mul")) {
       fuse_binary(i);
     } else if (is_op(i, "MaxPool")) {
@@ -386,7 +472,7 @@ QdqFusionStats QdqPass::run() {
     }
   }
   fold_constant_dequantize();
-  if (stats_.conv + stats_.binary + stats_.max_pool + stats_.folded_dequantize + stats_.signed_activations == 0)
+  if (stats_.conv + stats_.gemm + stats_.binary + stats_.max_pool + stats_.folded_dequantize + stats_.signed_activations == 0)
     return stats_;
   remove_dead();
   return stats_;

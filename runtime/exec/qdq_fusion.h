@@ -10,6 +10,8 @@
 //  - DQ(x), DQ(W const) [, DQ(B int32 const) or float B] -> Conv [-> Relu / Clip] -> Q
 //    becomes QLinearConv (bias requantized to x_scale * w_scale). Relu / Clip are dropped only
 //    when the Q's saturation already clamps the same way (see `saturation_implies`).
+//  - DQ(A), DQ(B const 8-bit 2-D) [, bias] -> Gemm [-> Relu / Clip -> Q] becomes com.microsoft
+//    QGemm: quantized output with a Q after it, float output without one (classifier heads).
 //  - DQ(a), DQ(b) -> Add / Mul [-> Relu / Clip] -> Q becomes com.microsoft QLinearAdd /
 //    QLinearMul (same 8-bit type on all three).
 //  - DQ(x) -> MaxPool -> Q with equal parameters becomes MaxPool on the integers (exact).
@@ -33,6 +35,7 @@ namespace xonnx {
 struct QdqFusionStats {
   int signed_activations = 0;  // Q -> DQ pairs moved from uint8 to int8
   int conv = 0;                // QLinearConv made
+  int gemm = 0;                // com.microsoft QGemm made
   int binary = 0;              // QLinearAdd / QLinearMul made
   int max_pool = 0;            // MaxPool moved onto integers
   int activations = 0;         // Relu / Clip folded into a Q's saturation

@@ -278,6 +278,79 @@ TEST(QdqFusion, MaxPoolBeforeOpset12IsUnchanged) {
   EXPECT_EQ(producer(b.g(), find_op(b.g(), "MaxPool")->inputs[0])->op_type, "DequantizeLinear");
 }
 
+// A classifier head: DQ(x) -> Gemm(DQ(int8 W [N, K] per output row, transB), DQ(int32 bias)).
+// Without a Q after it the Gemm becomes QGemm with a float output; with one, a quantized one.
+std::string qgemm_head(Builder& b, const std::string& x, float x_scale, int64_t k, int64_t n) {
+  std::vector<int8_t> w(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  std::vector<float> ws(static_cast<size_t>(n)), bs(static_cast<size_t>(n));
+  std::vector<int32_t> bias(static_cast<size_t>(n));
+  for (int64_t o = 0; o < n; ++o) {
+    ws[static_cast<size_t>(o)] = 0.003f * static_cast<float>(o + 1);
+    bs[static_cast<size_t>(o)] = x_scale * ws[static_cast<size_t>(o)];
+    bias[static_cast<size_t>(o)] = static_cast<int32_t>(o * 700 - 900);
+  }
+  const std::string wdq = b.node("DequantizeLinear",
+                                 {b.constant(Tensor::from_vector<int8_t>(w, {n, k}), "head_w"),
+                                  b.constant(Tensor::from_vector<float>(ws, {n})),
+                                  b.constant(Tensor::from_vector<int8_t>(std::vector<int8_t>(n, 0), {n}))},
+                                 {attr_int("axis", 0)});
+  const std::string bdq = b.node("DequantizeLinear",
+                                 {b.constant(Tensor::from_vector<int32_t>(bias, {n}), "head_b"),
+                                  b.constant(Tensor::from_vector<float>(bs, {n}))},
+                                 {attr_int("axis", 0)});
+  return b.node("Gemm", {x, wdq, bdq}, {attr_int("transB", 1)}, "logits");
+}
+
+TEST(QdqFusion, GemmHeadBecomesQGemmWithFloatOutput) {
+  Builder b;
+  b.input("x");
+  qgemm_head(b, b.qdq("x", 0.05f, 128), 0.05f, 6, 4);
+  b.output("logits");
+  const QdqFusionStats s = fuse(b);
+  const Graph& g = b.g();
+  EXPECT_EQ(s.gemm, 1);
+  EXPECT_EQ(op_list(g), "QuantizeLinear com.microsoft:QGemm ");
+  const Node* q = find_op(g, "QGemm", "com.microsoft");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->outputs, std::vector<std::string>{"logits"});
+  EXPECT_EQ(q->inputs.size(), 7u) << "A, a_scale, a_zp, B, b_scale, b_zp, C: no y_scale (float output)";
+  EXPECT_EQ(q->inputs[3], "head_w");
+  const Tensor* bias = initializer(g, q->inputs[6]);
+  ASSERT_NE(bias, nullptr);
+  ASSERT_EQ(bias->dtype(), DataType::kInt32);
+  for (int64_t o = 0; o < 4; ++o) EXPECT_EQ(bias->data<int32_t>()[o], o * 700 - 900) << "the int32 bias is kept exactly";
+  ASSERT_NE(q->find_attr("transB"), nullptr);
+  EXPECT_EQ(q->find_attr("transB")->i, 1);
+  expect_well_formed(g);
+}
+
+TEST(QdqFusion, GemmFollowedByQuantizeBecomesQuantizedQGemm) {
+  Builder b;
+  b.input("x");
+  b.qdq(qgemm_head(b, b.qdq("x", 0.05f, 128), 0.05f, 6, 4), 0.1f, 128, DataType::kUint8, "", "y");
+  b.output("y");
+  const QdqFusionStats s = fuse(b);
+  const Graph& g = b.g();
+  EXPECT_EQ(s.gemm, 1);
+  const Node* q = find_op(g, "QGemm", "com.microsoft");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->inputs.size(), 9u) << "with y_scale and y_zero_point";
+  EXPECT_EQ(count_ops(g, "Gemm"), 0);
+  expect_well_formed(g);
+}
+
+TEST(QdqFusion, GemmWithTransposedActivationsIsUnchanged) {
+  Builder b;
+  b.input("x");
+  const std::string y = qgemm_head(b, b.qdq("x", 0.05f, 128), 0.05f, 6, 4);
+  b.g().nodes.back().attributes.push_back(attr_int("transA", 1));
+  b.output(y);
+  const QdqFusionStats s = fuse(b);
+  EXPECT_EQ(s.gemm, 0);
+  EXPECT_EQ(count_ops(b.g(), "Gemm"), 1);
+}
+
 TEST(QdqFusion, ConstantDequantizeFeedingGemmIsFolded) {
   Builder b;
   b.input("x");

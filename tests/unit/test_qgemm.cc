@@ -216,6 +216,41 @@ TEST(Qgemm, FastIsBitIdenticalForEveryOutputRange) {
   }
 }
 
+// float_out: C = float(sum + offset) * scale, bit-identical in both kernels, equal to the
+// int64 sum scaled in float.
+TEST(Qgemm, FloatOutputIsBitIdenticalAndExact) {
+  uint32_t seed = 9000;
+  for (size_t m : {1u, 4u, 12u, 13u}) {
+    for (int64_t k : {5, 64, 1280}) {
+      for (int64_t n : {1, 17, 40}) {
+        Problem p = make_problem(m, k, n, 0, -128, 127, seed++, 4, 3, seed % 2 == 0);
+        p.rq.float_out = true;
+        auto run_float = [&](opt::QgemmFn fn) {
+          std::vector<float> c(p.m * p.ldc, -7.0f);
+          fn(p.a.data(), p.lda, p.m, p.packed, p.rq, reinterpret_cast<uint8_t*>(c.data()), p.ldc);
+          return c;
+        };
+        const std::vector<float> ref = run_float(opt::qgemm_reference);
+        for (size_t r = 0; r < m; ++r) {
+          for (int64_t col = 0; col < p.ldc; ++col) {
+            const float got = ref[r * p.ldc + static_cast<size_t>(col)];
+            if (col >= n) {
+              EXPECT_EQ(got, -7.0f) << "wrote past n";
+              continue;
+            }
+            int64_t acc = p.offset[static_cast<size_t>(col)];
+            for (int64_t kk = 0; kk < k; ++kk)
+              acc += int64_t(p.a[r * p.lda + static_cast<size_t>(kk)] ^ (p.rq.a_signed ? 0x80 : 0)) *
+                     p.w[static_cast<size_t>(col * k + kk)];
+            EXPECT_EQ(got, static_cast<float>(acc) * p.scale[static_cast<size_t>(col)]) << "m " << m << " k " << k;
+          }
+        }
+        if (const opt::QgemmFn fast = opt::qgemm_fast()) EXPECT_EQ(run_float(fast), ref) << "m " << m << " k " << k << " n " << n;
+      }
+    }
+  }
+}
+
 // Requantization ties (x.5 after scaling) round half to even in both kernels.
 TEST(Qgemm, RoundingTiesAreHalfToEvenInBothKernels) {
   Problem p = make_problem(9, 8, 20, 0, -128, 127, 77);

@@ -1,7 +1,7 @@
-// int8 GEMM of the quantized convolution (optimized/qlinear_conv.cc):
+// int8 GEMM of the quantized convolution and QGemm (optimized/qlinear_conv.cc, qgemm_op.cc):
 //   C[m][n] = clamp(round((sum_k A[m][k] * W[n][k] + offset[n]) * scale[n]) + zero_point, lo, hi)
 // with A uint8 (or int8 read as A + 128, QgemmRequant::a_signed), W int8 (symmetric weights), C
-// int8 or uint8 (both stored through the clamp). The AVX512-VNNI kernel (vpdpbusd: four
+// int8 or uint8 (both stored through the clamp), or float without the rounding (float_out). The AVX512-VNNI kernel (vpdpbusd: four
 // u8 x s8 products per 32-bit lane) is what XNNPACK 2022 lacks; qgemm_reference is its twin
 // and gives bit-identical results (same int32 sums, same float requantization).
 #pragma once
@@ -32,6 +32,9 @@ struct QgemmRequant {
   // A's bytes are int8: the kernels flip their sign bit (+128) as they load them, so int8
   // activations need no shifted copy; a_zero_point in `offset` is then the shifted one.
   bool a_signed = false;
+  // C is float instead: C[m][n] = float(sum + offset[n]) * scale[n] (no zero point or clamp);
+  // c points to floats and ldc counts floats.
+  bool float_out = false;
 };
 
 // A: m rows of w.k4 bytes at a + r * lda (bytes past w.k meet zero weights: any value); C: m rows of n bytes

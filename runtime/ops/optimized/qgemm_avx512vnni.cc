@@ -62,10 +62,21 @@ inline void store16(__m512i acc, const Columns& c, __m512i zp, __m512 lo, __m512
 }
 
 // Requantizes a tile's sums (noinline: keeps its registers out of the depth loop's way).
+// c and ldc are in bytes here (the panels convert float rows).
 template <int MR>
 __attribute__((noinline)) void requantize_rows(const int32_t (*sums)[2][16], const QgemmRequant& rq, int64_t col,
                                                int64_t n, uint8_t* c, size_t ldc) {
   const Columns c0 = columns(rq, col, n), c1 = columns(rq, col + 16, n);
+  if (rq.float_out) {
+    for (int r = 0; r < MR; ++r) {
+      float* out = reinterpret_cast<float*>(c + r * ldc) + col;
+      _mm512_mask_storeu_ps(out, c0.mask, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums[r][0])), c0.scale));
+      if (c1.mask)
+        _mm512_mask_storeu_ps(out + 16, c1.mask,
+                              _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums[r][1])), c1.scale));
+    }
+    return;
+  }
   const __m512i zp = _mm512_set1_epi32(rq.zero_point);
   const __m512 lo = _mm512_set1_ps(static_cast<float>(rq.lo - rq.zero_point));
   const __m512 hi = _mm512_set1_ps(static_cast<float>(rq.hi - rq.zero_point));
@@ -141,6 +152,7 @@ template <bool kFlip>
 void qgemm_panels(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
                   size_t ldc) {
   const int64_t panels = (w.n + kQgemmNr - 1) / kQgemmNr;
+  ldc *= rq.float_out ? sizeof(float) : 1;  // in bytes from here on
   for (int64_t p = 0; p < panels; ++p) {
     const int8_t* panel = w.packed.data() + p * w.k4 * kQgemmNr;
     const int64_t col = p * kQgemmNr;

@@ -9,6 +9,7 @@ void register_opt_matmul_nbits(OpRegistry& registry);  // matmul_nbits.cc
 void register_opt_qlinear_conv(OpRegistry& registry);   // qlinear_conv.cc
 void register_opt_qlinear_dwconv(OpRegistry& registry); // qlinear_dwconv.cc
 void register_opt_quantize(OpRegistry& registry);       // quantize.cc
+void register_opt_qgemm(OpRegistry& registry);          // qgemm_op.cc
 }  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {
@@ -21,6 +22,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_qlinear_conv(registry);
   opt::register_opt_qlinear_dwconv(registry);
   opt::register_opt_quantize(registry);
+  opt::register_opt_qgemm(registry);
 }
 
 }  // namespace xonnx
