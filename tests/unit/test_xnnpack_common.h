@@ -70,6 +70,7 @@ inline Result<std::unique_ptr<Session>> make_session(const std::string& op, cons
   model.graph.nodes.push_back(std::move(node));
   SessionOptions options;
   options.disable_xnnpack = disable_xnnpack;
+  options.disable_optimized = true;  // XNNPACK's kernels, not the own ones tried before them
   return Session::create_from_model(std::move(model), options);
 }
 

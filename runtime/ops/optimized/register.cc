@@ -10,6 +10,8 @@ void register_opt_qlinear_conv(OpRegistry& registry);   // qlinear_conv.cc
 void register_opt_qlinear_dwconv(OpRegistry& registry); // qlinear_dwconv.cc
 void register_opt_quantize(OpRegistry& registry);       // quantize.cc
 void register_opt_qgemm(OpRegistry& registry);          // qgemm_op.cc
+void register_opt_conv_f32(OpRegistry& registry);       // conv_f32.cc
+void register_opt_conv_dw_f32(OpRegistry& registry);    // conv_dw_f32.cc
 }  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {
@@ -23,6 +25,8 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_qlinear_dwconv(registry);
   opt::register_opt_quantize(registry);
   opt::register_opt_qgemm(registry);
+  opt::register_opt_conv_f32(registry);
+  opt::register_opt_conv_dw_f32(registry);
 }
 
 }  // namespace xonnx

@@ -1,0 +1,190 @@
+// Own fp32 convolution for the layout pass's NHWC Conv (group 1) on the 12 x 32 AVX-512 tiles
+// of fconv.h, tried before XNNPACK. No im2col: each block of output pixels builds an
+// indirection table (per tile, per kernel tap, the 12 input pixels it reads, or a row of zeros
+// for padding), then every 32-channel weight panel runs over the block's tiles while the
+// block's input stays in cache. Bias and the fused Relu / Clip range are applied in the tile;
+// its clamp keeps NaN, so unlike XNNPACK's kernels this one needs no finiteness scans.
+// Grouped / depthwise convolutions and CPUs without AVX-512 stay with XNNPACK or the twin.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/fconv.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+constexpr int64_t kTilesPerBlock = 8;  // 96 output pixels per task
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+class ConvF32NhwcKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    const FconvTileFn tile = fconv_tile_fast();
+    if (!tile || !xnn::is_nhwc_node(init)) return unsupported("own fp32 Conv: NHWC on AVX-512 only");
+    const Tensor* w = init.constant_input(1);
+    if (!w || !is_f32(*w) || w->rank() != 4) return unsupported("own fp32 Conv: needs a constant 4-D float W");
+    const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
+    if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != w->dim(0)))
+      return unsupported("own fp32 Conv: bias must be a constant float [M]");
+    auto k = std::unique_ptr<ConvF32NhwcKernel>(new ConvF32NhwcKernel());
+    int64_t group = 1;
+    XONNX_ASSIGN_OR_RETURN(k->geo_, xnn::ConvGeometry::parse(init, w->shape(), group, "own fp32 Conv"));
+    if (group != 1) return unsupported("own fp32 Conv: grouped convolution");
+    XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("activation_min", -kInf));
+    XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
+    if (!(k->lo_ < k->hi_)) return unsupported("own fp32 Conv: empty output range");
+    // Padding taps multiply zeros by the weights where the reference skips them: the same
+    // only while 0 * w == 0.
+    const auto finite = [](const Tensor* t) {
+      return !t || std::all_of(t->data<float>(), t->data<float>() + t->numel(), [](float v) { return std::isfinite(v); });
+    };
+    if (!finite(w) || !finite(b)) return unsupported("own fp32 Conv: non-finite weights or bias");
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->tile_ = tile;
+    const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
+    std::vector<float> ohwi(static_cast<size_t>(m * taps * c));
+    xnn::weights_to_ohwi(w->data<float>(), ohwi.data(), m, c, taps);
+    // A few-channel stem (7x7 over RGB) has 3 values per tap: too few per row pointer. On a
+    // zero-padded copy of the input the kw taps of a kernel row are contiguous, so they run as
+    // one tap of kw * C values ([M][kh][kw][C] is already that order).
+    k->merge_rows_ = c < 16 && k->geo_.kw > 1 && k->geo_.dw == 1;
+    k->in_ch_ = c;
+    k->w_ = k->merge_rows_ ? pack_fconv_weights(ohwi.data(), b ? b->data<float>() : nullptr, m, k->geo_.kh, k->geo_.kw * c)
+                           : pack_fconv_weights(ohwi.data(), b ? b->data<float>() : nullptr, m, taps, c);
+    k->zeros_.assign(static_cast<size_t>(c), 0.0f);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    const int64_t c = in_ch_, m = w_.m, taps = w_.taps;
+    if (!is_f32(x) || x.rank() != 4 || x.dim(3) != c) return Status::ok();
+    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
+    std::array<int64_t, 4> pads;
+    if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
+    const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, m}));
+    const float* in = x.data<float>();
+    const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
+    const bool pointwise = taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
+    if (merge_rows_) {  // the zero-padded copy, made by this thread before the workers read it
+      thread_local std::vector<float> padded;  // grows only
+      const size_t need = static_cast<size_t>(n * ph * pw * c);
+      if (padded.size() < need) padded.resize(need);
+      std::fill(padded.begin(), padded.begin() + static_cast<int64_t>(need), 0.0f);
+      for (int64_t img = 0; img < n; ++img)
+        for (int64_t iy = 0; iy < h; ++iy)
+          std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c,
+                    padded.data() + ((img * ph + iy + pads[0]) * pw + pads[1]) * c);
+      in = padded.data();
+    }
+    float* out = y->data<float>();
+    const int64_t pixels = n * oh * ow, block_rows = kTilesPerBlock * kFconvRows;
+    const int64_t blocks = (pixels + block_rows - 1) / block_rows, panels = (m + kFconvCols - 1) / kFconvCols;
+    // Few pixels (late layers: 7x7 = 49) give fewer blocks than threads: split the panels too.
+    const int64_t threads = pool_->num_threads();
+    const int64_t groups = blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + blocks - 1) / blocks);
+    const int64_t group_panels = (panels + groups - 1) / groups;
+
+    auto run_tasks = [&](size_t task0, size_t task1) {
+      thread_local std::vector<const float*> table;  // [tiles][taps][12]; grows only
+      const size_t need = static_cast<size_t>(kTilesPerBlock * taps * kFconvRows);
+      if (table.size() < need) table.resize(need);
+      FconvTile t;
+      t.taps = taps;
+      t.c = w_.c;
+      t.ldo = m;
+      t.lo = lo_;
+      t.hi = hi_;
+      for (size_t task = task0; task < task1; ++task) {
+        const int64_t blk = static_cast<int64_t>(task) / groups, group = static_cast<int64_t>(task) % groups;
+        const int64_t p0 = blk * block_rows, p1 = std::min(pixels, p0 + block_rows);
+        const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
+        // The pixel's (image, row, column), stepped instead of divided out per pixel.
+        int64_t img = p0 / (oh * ow), oy = (p0 / ow) % oh, ox = p0 % ow;
+        for (int64_t ti = 0; ti < tiles; ++ti) {
+          const int64_t first = p0 + ti * kFconvRows, rows = std::min(kFconvRows, p1 - first);
+          for (int64_t r = 0; r < kFconvRows; ++r) {
+            if (r > 0 && r < rows && ++ox == ow) {  // rows past the end repeat the last pixel
+              ox = 0;
+              if (++oy == oh) {
+                oy = 0;
+                ++img;
+              }
+            }
+            const float** entry = table.data() + ti * taps * kFconvRows + r;
+            if (pointwise) {
+              *entry = in + ((img * h + oy) * w + ox) * c;
+              continue;
+            }
+            if (merge_rows_) {  // one tap per kernel row, always inside the padded copy
+              for (int64_t ky = 0; ky < geo_.kh; ++ky)
+                entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + ox * geo_.sw) * c;
+              continue;
+            }
+            for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky) {
+              const int64_t iy = oy * geo_.sh - pads[0] + ky * geo_.dh;
+              for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) {
+                const int64_t ix = ox * geo_.sw - pads[1] + kx * geo_.dw;
+                const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
+                entry[tap * kFconvRows] = inside ? in + ((img * h + iy) * w + ix) * c : zeros_.data();
+              }
+            }
+          }
+          if (++ox == ow) {  // on to the next tile's first pixel
+            ox = 0;
+            if (++oy == oh) {
+              oy = 0;
+              ++img;
+            }
+          }
+        }
+        for (int64_t pn = group * group_panels; pn < std::min(panels, (group + 1) * group_panels); ++pn) {
+          t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
+          t.bias = w_.bias.data() + pn * kFconvCols;
+          t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+          for (int64_t ti = 0; ti < tiles; ++ti) {
+            const int64_t first = p0 + ti * kFconvRows;
+            t.a = table.data() + ti * taps * kFconvRows;
+            t.rows = std::min(kFconvRows, p1 - first);
+            t.out = out + first * m + pn * kFconvCols;
+            tile_(t);
+          }
+        }
+      }
+    };
+    pool_->parallel_for(static_cast<size_t>(blocks * groups), chunk_for(block_rows * taps * w_.c * m / groups / 4),
+                        run_tasks);
+    handled = true;
+    return Status::ok();
+  }
+
+  FconvTileFn tile_ = nullptr;
+  xnn::ConvGeometry geo_;
+  float lo_ = -kInf, hi_ = kInf;
+  int64_t in_ch_ = 0;
+  bool merge_rows_ = false;
+  FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
+  std::vector<float> zeros_;  // the input of padding taps
+};
+
+}  // namespace
+
+void register_opt_conv_f32(OpRegistry& registry) {
+  OpDef def{xnn::kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
+            Backend::kOptimized};
+  def.before_xnnpack = true;
+  registry.add(def);
+}
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,59 @@
+#include "runtime/ops/optimized/fconv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/ops/optimized/kernels.h"
+
+namespace xonnx {
+namespace opt {
+
+FconvTileFn fconv_tile_avx512();  // fconv_avx512.cc (nullptr off x86-64)
+
+FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t taps, int64_t c) {
+  FconvWeights p;
+  p.m = m;
+  p.taps = taps;
+  p.c = c;
+  const int64_t panels = (m + kFconvCols - 1) / kFconvCols;
+  p.packed.assign(static_cast<size_t>(panels * taps * c * kFconvCols), 0.0f);
+  p.bias.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
+  for (int64_t o = 0; o < m; ++o) {
+    float* panel = p.packed.data() + (o / kFconvCols) * taps * c * kFconvCols;
+    const int64_t lane = o % kFconvCols;
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t ci = 0; ci < c; ++ci) panel[(t * c + ci) * kFconvCols + lane] = w[(o * taps + t) * c + ci];
+    if (bias) p.bias[static_cast<size_t>(o)] = bias[o];
+  }
+  return p;
+}
+
+// The AVX-512 tile's min_ps(hi, max_ps(lo, x)): each returns its second operand unless the
+// first is strictly greater (smaller), so NaN passes through (and -0 stays -0 at lo = 0).
+static float clamp_keeping_nan(float x, float lo, float hi) {
+  const float m = lo > x ? lo : x;
+  return hi < m ? hi : m;
+}
+
+void fconv_tile_reference(const FconvTile& t) {
+  for (int64_t r = 0; r < t.rows; ++r) {
+    for (int64_t j = 0; j < t.cols; ++j) {
+      float acc = t.bias[j];
+      for (int64_t tap = 0; tap < t.taps; ++tap) {
+        const float* a = t.a[tap * kFconvRows + r];
+        const float* w = t.panel + tap * t.c * kFconvCols + j;
+        for (int64_t ci = 0; ci < t.c; ++ci) acc = std::fma(a[ci], w[ci * kFconvCols], acc);
+      }
+      t.out[r * t.ldo + j] = clamp_keeping_nan(acc, t.lo, t.hi);
+    }
+  }
+}
+
+FconvTileFn fconv_tile_fast() {
+  static const FconvTileFn fn = std::strcmp(kernels().isa, "avx512") == 0 ? fconv_tile_avx512() : nullptr;
+  return fn;
+}
+
+}  // namespace opt
+}  // namespace xonnx

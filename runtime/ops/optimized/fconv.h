@@ -1,0 +1,48 @@
+// Tiles of the own fp32 NHWC convolution (optimized/conv_f32.cc), an indirect GEMM:
+//   out[r][j] = clamp(bias[j] + sum_t sum_c a[t][r][c] * w[t][c][j], lo, hi)
+// for up to 12 output pixels r and 32 output channels j, where a[t][r] points at the C input
+// values that tap t of pixel r reads (a row of zeros for padding). XNNPACK 2022's f32 igemm
+// runs 7 x 16 tiles: 7 accumulator chains cannot fill two FMA pipes of latency 4, and every
+// FMA loads its broadcast. 12 x 32 keeps 24 chains in flight with one broadcast per two FMAs.
+// The clamp propagates NaN (ONNX Relu / Clip semantics), so no finiteness scan is needed.
+// fconv_tile_reference is the twin: the same FMA order per element, bit-identical results.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace xonnx {
+namespace opt {
+
+constexpr int64_t kFconvRows = 12;  // output pixels per tile
+constexpr int64_t kFconvCols = 32;  // output channels per packed panel
+
+// W packed once per session: panels of 32 output channels, each [taps][c][32] (zero past m).
+struct FconvWeights {
+  int64_t m = 0, taps = 0, c = 0;
+  std::vector<float> packed;
+  std::vector<float> bias;  // [panels * 32], zero past m
+};
+// w: [m][taps][c] (ONNX [M][C][kh][kw] reordered to taps-major, C innermost); bias may be null.
+FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t taps, int64_t c);
+
+struct FconvTile {
+  const float* const* a = nullptr;  // [taps][12] input pointers (rows past `rows` repeat a valid one)
+  const float* panel = nullptr;     // [taps][c][32]
+  const float* bias = nullptr;      // [32]
+  int64_t taps = 0, c = 0;
+  int64_t rows = 0, cols = 0;       // valid rows (1..12) and columns (1..32) to store
+  float* out = nullptr;             // row r at out + r * ldo
+  int64_t ldo = 0;
+  float lo = 0, hi = 0;             // the fused activation range (+-inf when none)
+};
+
+using FconvTileFn = void (*)(const FconvTile& t);
+
+void fconv_tile_reference(const FconvTile& t);
+// The AVX-512 tile, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
+FconvTileFn fconv_tile_fast();
+
+}  // namespace opt
+}  // namespace xonnx

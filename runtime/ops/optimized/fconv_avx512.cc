@@ -1,0 +1,114 @@
+// The AVX-512 tile of the own fp32 convolution (fconv.h): 12 rows x 32 columns, 24 named
+// accumulators (GCC keeps them in registers only as separate variables), two weight vectors
+// and one broadcast per input value. Compiled with AVX-512 flags on x86-64 only; used only
+// when cpuinfo reports it.
+#include "runtime/ops/optimized/fconv.h"
+
+#if defined(__x86_64__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, __mmask16 m1, float* out) {
+  // max/min return their second operand on NaN: NaN passes through the clamp.
+  v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));
+  v1 = _mm512_min_ps(hi, _mm512_max_ps(lo, v1));
+  if (m0 == 0xFFFF && m1 == 0xFFFF) {
+    _mm512_storeu_ps(out, v0);
+    _mm512_storeu_ps(out + 16, v1);
+  } else {
+    _mm512_mask_storeu_ps(out, m0, v0);
+    _mm512_mask_storeu_ps(out + 16, m1, v1);
+  }
+}
+
+#define XONNX_F_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+void tile_avx512(const FconvTile& t) {
+  const __m512 bias0 = _mm512_loadu_ps(t.bias), bias1 = _mm512_loadu_ps(t.bias + 16);
+#define XONNX_F_INIT(r) __m512 s##r##_0 = bias0, s##r##_1 = bias1;
+  XONNX_F_ROWS(XONNX_F_INIT)
+  const float* w = t.panel;
+  const int64_t c = t.c;
+  for (int64_t tap = 0; tap < t.taps; ++tap) {
+    const float* const* rows = t.a + tap * kFconvRows;
+#define XONNX_F_PTR(r) const float* a##r = rows[r];
+    XONNX_F_ROWS(XONNX_F_PTR)
+    for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {
+      const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);
+#define XONNX_F_STEP(r)                                \
+  {                                                    \
+    const __m512 av = _mm512_set1_ps(a##r[ci]);        \
+    s##r##_0 = _mm512_fmadd_ps(av, b0, s##r##_0);      \
+    s##r##_1 = _mm512_fmadd_ps(av, b1, s##r##_1);      \
+  }
+      XONNX_F_ROWS(XONNX_F_STEP)
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+  const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;
+  const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u), m1 = static_cast<__mmask16>((1u << c1) - 1u);
+  const int64_t rows = t.rows, ldo = t.ldo;
+  float* out = t.out;
+#define XONNX_F_STORE(r) \
+  if (r < rows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo);
+  XONNX_F_ROWS(XONNX_F_STORE)
+#undef XONNX_F_INIT
+#undef XONNX_F_PTR
+#undef XONNX_F_STEP
+#undef XONNX_F_STORE
+}
+// At most 16 valid columns (a narrow layer, or the last panel): half the tile, half the FMAs.
+void tile16_avx512(const FconvTile& t) {
+  const __m512 bias0 = _mm512_loadu_ps(t.bias);
+#define XONNX_F_INIT16(r) __m512 s##r = bias0;
+  XONNX_F_ROWS(XONNX_F_INIT16)
+  const float* w = t.panel;
+  const int64_t c = t.c;
+  for (int64_t tap = 0; tap < t.taps; ++tap) {
+    const float* const* rows = t.a + tap * kFconvRows;
+#define XONNX_F_PTR16(r) const float* a##r = rows[r];
+    XONNX_F_ROWS(XONNX_F_PTR16)
+    for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {
+      const __m512 b0 = _mm512_loadu_ps(w);
+#define XONNX_F_STEP16(r) s##r = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ci]), b0, s##r);
+      XONNX_F_ROWS(XONNX_F_STEP16)
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+  const __mmask16 m0 = static_cast<__mmask16>((1u << t.cols) - 1u);
+  const int64_t rows = t.rows, ldo = t.ldo;
+  float* out = t.out;
+#define XONNX_F_STORE16(r) \
+  if (r < rows) _mm512_mask_storeu_ps(out + r * ldo, m0, _mm512_min_ps(hi, _mm512_max_ps(lo, s##r)));
+  XONNX_F_ROWS(XONNX_F_STORE16)
+#undef XONNX_F_INIT16
+#undef XONNX_F_PTR16
+#undef XONNX_F_STEP16
+#undef XONNX_F_STORE16
+}
+#undef XONNX_F_ROWS
+
+void tile_any_avx512(const FconvTile& t) {
+  if (t.cols <= 16) return tile16_avx512(t);
+  tile_avx512(t);
+}
+
+}  // namespace
+
+FconvTileFn fconv_tile_avx512() { return tile_any_avx512; }
+
+}  // namespace opt
+}  // namespace xonnx
+
+#else
+
+namespace xonnx {
+namespace opt {
+FconvTileFn fconv_tile_avx512() { return nullptr; }
+}  // namespace opt
+}  // namespace xonnx
+
+#endif

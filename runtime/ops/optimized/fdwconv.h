@@ -1,0 +1,50 @@
+// Output rows of the float32 depthwise convolution (optimized/conv_dw_f32.cc), NHWC:
+//   y[ox][c] = clamp(bias[c] + sum_{ky,kx} x[ky][ox*sw + kx*dw][c] * w[ky][kx][c], lo, hi)
+// on input rows copied into a channel-blocked ring [wp][16] whose padding columns hold zeros.
+//
+// Operation order (the AVX-512 rows and the scalar twin share it, so they are bit-identical):
+// each kernel row ky is one chain, the first tap of row 0 fused onto the bias
+// (fma(x, w, bias)), the first tap of the other rows a product, every further tap of the row
+// an fma; the chains are then summed in ky order. The clamp is max(lo, .) then min(hi, .)
+// with the SECOND operand winning on NaN (x86 maxps/minps), so NaN passes through as ONNX's
+// Conv -> Relu/Clip does, without any finiteness scan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace xonnx {
+namespace opt {
+
+constexpr int64_t kFdwChannelBlock = 16;  // channels are padded to a multiple of this
+
+// One block of 16 channels of one output row.
+struct FdwRow {
+  const float* const* rows = nullptr;  // kh input rows of the block, each [wp][16] (pads included)
+  const float* weights = nullptr;      // [kh * kw][16]
+  const float* bias = nullptr;         // [16]
+  int64_t kh = 0, kw = 0, sw = 1, dw = 1;
+  int64_t valid = 16;      // real channels of the block; lanes past it are not written
+  int64_t out_stride = 0;  // floats from one output pixel to the next (the channel count)
+  int64_t ow = 0;          // output pixels
+  float lo = 0, hi = 0;    // the fused output range (-inf, +inf when none)
+};
+
+// Writes ow pixels of `valid` floats at out + ox * out_stride.
+using FdwRowFn = void (*)(const FdwRow& p, float* out);
+// Copies one block of w pixels (`valid` floats each, src_stride floats apart) to dst [w][16]
+// (zeros for lanes past valid). `ahead` (or nullptr): the same block of a row to be copied
+// later, prefetched pixel by pixel alongside (a hint only; the twin ignores it).
+using FdwPackFn = void (*)(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst,
+                           const float* ahead);
+
+void fdw_row_reference(const FdwRow& p, float* out);
+void fdw_pack_reference(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst,
+                        const float* ahead = nullptr);
+
+// The AVX-512 kernels, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
+FdwRowFn fdw_row_fast();
+FdwPackFn fdw_pack_fast();
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,180 @@
+// The AVX-512 rows of the float32 depthwise convolution (fdwconv.h): 16 channels per vector,
+// one FMA per tap. 3x3 keeps its nine weight vectors in named registers across the row;
+// other kernel sizes read each tap's weights once from L1 for four pixels. Compiled with
+// AVX-512 flags on x86-64 only; used only when cpuinfo reports it.
+#include "runtime/ops/optimized/fdwconv.h"
+
+#if defined(__x86_64__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+// GCC writes _mm512_mul_ps / _mm512_add_ps as plain vector arithmetic, which its default
+// -ffp-contract=fast may fuse into an FMA the scalar twin does not do: the rounding variants
+// are builtins it leaves alone (the zero-masking form: GCC 12 warns about the other's
+// undefined pass-through operand; an all-ones mask compiles to the plain instruction).
+inline __m512 mul(__m512 a, __m512 b) { return _mm512_maskz_mul_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
+inline __m512 add(__m512 a, __m512 b) { return _mm512_maskz_add_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
+
+struct Clamp {
+  __mmask16 mask;  // the real channels of the block
+  __m512 lo, hi;
+};
+
+inline Clamp clamp_for(const FdwRow& p) {
+  return {static_cast<__mmask16>((1u << p.valid) - 1u), _mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi)};
+}
+
+// max/min return their second operand when either is NaN: NaN in v passes through.
+// (The zero-masking forms: GCC 12 warns about the plain ones' undefined pass-through operand.)
+inline void store16(__m512 v, const Clamp& c, float* out) {
+  v = _mm512_maskz_min_ps(0xFFFF, c.hi, _mm512_maskz_max_ps(0xFFFF, c.lo, v));
+  if (c.mask == 0xFFFF) {
+    _mm512_storeu_ps(out, v);
+  } else {
+    _mm512_mask_storeu_ps(out, c.mask, v);
+  }
+}
+
+// 3x3, the depthwise kernel of MobileNets: nine named weight vectors (GCC spills arrays of
+// vectors that are passed around), and four pixels in flight, each as three row chains.
+// SW > 0: stride SW and dilation 1 as constants, so every load is a row pointer plus a fixed
+// displacement (with runtime offsets GCC ran out of registers for the twelve addresses).
+template <int64_t SW>
+void row_3x3(const FdwRow& p, float* out) {
+  // Locals: the stores may alias p.
+  const int64_t step = SW > 0 ? SW * 16 : p.sw * 16, tap = SW > 0 ? 16 : p.dw * 16;
+  const int64_t stride = p.out_stride, ow = p.ow;
+  const Clamp c = clamp_for(p);
+  const __m512 bias = _mm512_loadu_ps(p.bias);
+  const __m512 w0 = _mm512_loadu_ps(p.weights), w1 = _mm512_loadu_ps(p.weights + 16),
+               w2 = _mm512_loadu_ps(p.weights + 32), w3 = _mm512_loadu_ps(p.weights + 48),
+               w4 = _mm512_loadu_ps(p.weights + 64), w5 = _mm512_loadu_ps(p.weights + 80),
+               w6 = _mm512_loadu_ps(p.weights + 96), w7 = _mm512_loadu_ps(p.weights + 112),
+               w8 = _mm512_loadu_ps(p.weights + 128);
+  const float* x0 = p.rows[0];
+  const float* x1 = p.rows[1];
+  const float* x2 = p.rows[2];
+  const auto pixel = [&](int64_t o) {  // o: the pixel's offset from the row pointers
+    __m512 a = _mm512_fmadd_ps(_mm512_loadu_ps(x0 + o), w0, bias);
+    __m512 b = mul(_mm512_loadu_ps(x1 + o), w3);
+    __m512 d = mul(_mm512_loadu_ps(x2 + o), w6);
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(x0 + o + tap), w1, a);
+    b = _mm512_fmadd_ps(_mm512_loadu_ps(x1 + o + tap), w4, b);
+    d = _mm512_fmadd_ps(_mm512_loadu_ps(x2 + o + tap), w7, d);
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(x0 + o + 2 * tap), w2, a);
+    b = _mm512_fmadd_ps(_mm512_loadu_ps(x1 + o + 2 * tap), w5, b);
+    d = _mm512_fmadd_ps(_mm512_loadu_ps(x2 + o + 2 * tap), w8, d);
+    return add(add(a, b), d);
+  };
+  int64_t ox = 0;
+  for (; ox + 4 <= ow; ox += 4, out += 4 * stride, x0 += 4 * step, x1 += 4 * step, x2 += 4 * step) {
+    const __m512 a0 = pixel(0), a1 = pixel(step), a2 = pixel(2 * step), a3 = pixel(3 * step);
+    store16(a0, c, out);
+    store16(a1, c, out + stride);
+    store16(a2, c, out + 2 * stride);
+    store16(a3, c, out + 3 * stride);
+  }
+  for (; ox < ow; ++ox, out += stride, x0 += step, x1 += step, x2 += step) store16(pixel(0), c, out);
+}
+
+// Any kh x kw: four pixels share each tap's weight load; per pixel one chain per kernel row,
+// added to the total in ky order (fdwconv.h).
+void row_any(const FdwRow& p, float* out) {
+  const int64_t step = p.sw * 16, tap = p.dw * 16, stride = p.out_stride, ow = p.ow, kh = p.kh, kw = p.kw;
+  const Clamp c = clamp_for(p);
+  const __m512 bias = _mm512_loadu_ps(p.bias);
+  int64_t ox = 0;
+  for (; ox + 4 <= ow; ox += 4, out += 4 * stride) {
+    __m512 t0 = bias, t1 = bias, t2 = bias, t3 = bias;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const float* x = p.rows[ky] + ox * step;
+      const float* w = p.weights + ky * kw * 16;
+      __m512 wv = _mm512_loadu_ps(w);
+      __m512 c0, c1, c2, c3;
+      if (ky == 0) {
+        c0 = _mm512_fmadd_ps(_mm512_loadu_ps(x), wv, bias);
+        c1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + step), wv, bias);
+        c2 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 2 * step), wv, bias);
+        c3 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 3 * step), wv, bias);
+      } else {
+        c0 = mul(_mm512_loadu_ps(x), wv);
+        c1 = mul(_mm512_loadu_ps(x + step), wv);
+        c2 = mul(_mm512_loadu_ps(x + 2 * step), wv);
+        c3 = mul(_mm512_loadu_ps(x + 3 * step), wv);
+      }
+      for (int64_t kx = 1; kx < kw; ++kx) {
+        const float* xk = x + kx * tap;
+        wv = _mm512_loadu_ps(w + kx * 16);
+        c0 = _mm512_fmadd_ps(_mm512_loadu_ps(xk), wv, c0);
+        c1 = _mm512_fmadd_ps(_mm512_loadu_ps(xk + step), wv, c1);
+        c2 = _mm512_fmadd_ps(_mm512_loadu_ps(xk + 2 * step), wv, c2);
+        c3 = _mm512_fmadd_ps(_mm512_loadu_ps(xk + 3 * step), wv, c3);
+      }
+      if (ky == 0) {
+        t0 = c0, t1 = c1, t2 = c2, t3 = c3;
+      } else {
+        t0 = add(t0, c0), t1 = add(t1, c1), t2 = add(t2, c2), t3 = add(t3, c3);
+      }
+    }
+    store16(t0, c, out);
+    store16(t1, c, out + stride);
+    store16(t2, c, out + 2 * stride);
+    store16(t3, c, out + 3 * stride);
+  }
+  for (; ox < ow; ++ox, out += stride) {
+    __m512 total = bias;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const float* x = p.rows[ky] + ox * step;
+      const float* w = p.weights + ky * kw * 16;
+      __m512 chain = ky == 0 ? _mm512_fmadd_ps(_mm512_loadu_ps(x), _mm512_loadu_ps(w), bias)
+                             : mul(_mm512_loadu_ps(x), _mm512_loadu_ps(w));
+      for (int64_t kx = 1; kx < kw; ++kx)
+        chain = _mm512_fmadd_ps(_mm512_loadu_ps(x + kx * tap), _mm512_loadu_ps(w + kx * 16), chain);
+      total = ky == 0 ? chain : add(total, chain);
+    }
+    store16(total, c, out);
+  }
+}
+
+void row_avx512(const FdwRow& p, float* out) {
+  if (p.kh == 3 && p.kw == 3) {
+    if (p.dw == 1 && p.sw == 1) return row_3x3<1>(p, out);
+    if (p.dw == 1 && p.sw == 2) return row_3x3<2>(p, out);
+    return row_3x3<0>(p, out);
+  }
+  row_any(p, out);
+}
+
+void pack_avx512(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst, const float* ahead) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1u);
+  if (ahead) {
+    for (int64_t x = 0; x < w; ++x, src += src_stride, ahead += src_stride, dst += 16) {
+      _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+      _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(mask, src));
+    }
+    return;
+  }
+  for (int64_t x = 0; x < w; ++x, src += src_stride, dst += 16) _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(mask, src));
+}
+
+}  // namespace
+
+FdwRowFn fdw_row_avx512() { return row_avx512; }
+FdwPackFn fdw_pack_avx512() { return pack_avx512; }
+
+}  // namespace opt
+}  // namespace xonnx
+
+#else
+
+namespace xonnx {
+namespace opt {
+FdwRowFn fdw_row_avx512() { return nullptr; }
+FdwPackFn fdw_pack_avx512() { return nullptr; }
+}  // namespace opt
+}  // namespace xonnx
+
+#endif

@@ -1,0 +1,247 @@
+// The own fp32 NHWC convolution (runtime/ops/optimized/fconv.h, conv_f32.cc): the AVX-512
+// tile is bit-identical to its scalar twin over odd shapes (rows, columns, depth, taps, clamp
+// ranges, NaN), and whole convolutions through Session match the reference path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "runtime/ops/optimized/fconv.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "tests/unit/graph_builder.h"
+#include "tests/unit/op_test_util.h"
+
+namespace xonnx {
+namespace {
+
+using opt::kFconvCols;
+using opt::kFconvRows;
+using testing::attr_float;
+using testing::attr_int;
+using testing::attr_ints;
+using testing::attr_string;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct TileProblem {
+  std::vector<float> inputs;  // taps * 12 rows of c values
+  std::vector<const float*> a;
+  std::vector<float> panel, bias;
+  opt::FconvTile t;
+};
+
+TileProblem make_tile(int64_t rows, int64_t cols, int64_t c, int64_t taps, float lo, float hi, uint32_t seed,
+                      bool with_nan) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  TileProblem p;
+  p.inputs.resize(static_cast<size_t>(taps * kFconvRows * c));
+  for (float& v : p.inputs) v = u(gen);
+  if (with_nan) p.inputs[p.inputs.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < taps * kFconvRows; ++i) p.a.push_back(p.inputs.data() + i * c);
+  p.panel.resize(static_cast<size_t>(taps * c * kFconvCols));
+  for (float& v : p.panel) v = u(gen);
+  p.bias.resize(kFconvCols);
+  for (float& v : p.bias) v = u(gen);
+  p.t.a = p.a.data();
+  p.t.panel = p.panel.data();
+  p.t.bias = p.bias.data();
+  p.t.taps = taps;
+  p.t.c = c;
+  p.t.rows = rows;
+  p.t.cols = cols;
+  p.t.ldo = kFconvCols + 3;
+  p.t.lo = lo;
+  p.t.hi = hi;
+  return p;
+}
+
+std::vector<float> run_tile(opt::FconvTileFn fn, TileProblem& p) {
+  std::vector<float> out(static_cast<size_t>(kFconvRows * p.t.ldo), -99.0f);
+  p.t.out = out.data();
+  fn(p.t);
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i])) return false;
+    if (!std::isnan(a[i]) && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i]))) return false;
+  }
+  return true;
+}
+
+TEST(Fconv, ReferenceTileMatchesADoubleSum) {
+  TileProblem p = make_tile(5, 20, 7, 3, -kInf, kInf, 1, false);
+  const std::vector<float> out = run_tile(opt::fconv_tile_reference, p);
+  for (int64_t r = 0; r < kFconvRows; ++r) {
+    for (int64_t j = 0; j < p.t.ldo; ++j) {
+      const float got = out[static_cast<size_t>(r * p.t.ldo + j)];
+      if (r >= 5 || j >= 20) {
+        EXPECT_EQ(got, -99.0f) << "row " << r << " col " << j << " is outside the tile";
+        continue;
+      }
+      double want = p.bias[static_cast<size_t>(j)];
+      for (int64_t tap = 0; tap < 3; ++tap)
+        for (int64_t ci = 0; ci < 7; ++ci)
+          want += double(p.a[static_cast<size_t>(tap * kFconvRows + r)][ci]) * p.panel[static_cast<size_t>((tap * 7 + ci) * kFconvCols + j)];
+      EXPECT_NEAR(got, want, 1e-5) << "row " << r << " col " << j;
+    }
+  }
+}
+
+TEST(Fconv, FastTileIsBitIdenticalToReference) {
+  const opt::FconvTileFn fast = opt::fconv_tile_fast();
+  if (!fast) GTEST_SKIP() << "no AVX-512 on this CPU (or XONNX_OPT_ISA below avx512)";
+  uint32_t seed = 10;
+  int cases = 0;
+  for (int64_t rows : {1, 5, 11, 12})
+    for (int64_t cols : {1, 16, 17, 32})
+      for (int64_t c : {1, 3, 16, 33})
+        for (int64_t taps : {1, 9}) {
+          const bool relu6 = seed % 3 == 0, nan = seed % 5 == 0;
+          TileProblem p = make_tile(rows, cols, c, taps, relu6 ? 0.0f : -kInf, relu6 ? 6.0f : kInf, seed++, nan);
+          TileProblem q = p;
+          q.t.a = q.a.data();  // q's own copies
+          q.t.panel = q.panel.data();
+          q.t.bias = q.bias.data();
+          for (size_t i = 0; i < q.a.size(); ++i) q.a[i] = q.inputs.data() + (p.a[i] - p.inputs.data());
+          EXPECT_TRUE(same_bits(run_tile(fast, p), run_tile(opt::fconv_tile_reference, q)))
+              << "rows " << rows << " cols " << cols << " c " << c << " taps " << taps << (nan ? " with NaN" : "");
+          ++cases;
+        }
+  EXPECT_EQ(cases, 4 * 4 * 4 * 2);
+}
+
+// ---- whole convolutions through Session --------------------------------------------------
+
+struct ConvCase {
+  std::string what;
+  int64_t n = 1, c = 8, m = 16, h = 9, w = 7, k = 3, stride = 1, dilation = 1, pad = 1;
+  std::string auto_pad;
+  bool relu6 = false, bias = true;
+};
+
+Model build(const ConvCase& cc) {
+  testing::GraphBuilder b;
+  b.input("x");
+  std::mt19937 gen(static_cast<uint32_t>(cc.c * 100 + cc.m));
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> w(static_cast<size_t>(cc.m * cc.c * cc.k * cc.k)), bias(static_cast<size_t>(cc.m));
+  for (float& v : w) v = u(gen);
+  for (float& v : bias) v = u(gen);
+  std::vector<std::string> ins = {"x", b.constant(Tensor::from_vector<float>(w, {cc.m, cc.c, cc.k, cc.k}))};
+  if (cc.bias) ins.push_back(b.constant(Tensor::from_vector<float>(bias, {cc.m})));
+  std::vector<Attribute> attrs = {attr_ints("kernel_shape", {cc.k, cc.k}), attr_ints("strides", {cc.stride, cc.stride}),
+                                  attr_ints("dilations", {cc.dilation, cc.dilation})};
+  if (cc.auto_pad.empty()) {
+    attrs.push_back(attr_ints("pads", {cc.pad, cc.pad, cc.pad, cc.pad}));
+  } else {
+    attrs.push_back(attr_string("auto_pad", cc.auto_pad));
+  }
+  std::string y = b.node("Conv", ins, attrs, cc.relu6 ? "" : "y");
+  if (cc.relu6) b.node("Clip", {y, b.constant(Tensor::scalar<float>(0.0f)), b.constant(Tensor::scalar<float>(6.0f))}, {}, "y");
+  b.output("y");
+  return b.model;
+}
+
+Tensor input_for(const ConvCase& cc, bool specials) {
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> v(static_cast<size_t>(cc.n * cc.c * cc.h * cc.w));
+  for (float& f : v) f = u(gen);
+  if (specials) {
+    v[v.size() / 3] = std::numeric_limits<float>::quiet_NaN();
+    v[v.size() / 2] = kInf;
+  }
+  return Tensor::from_vector<float>(v, {cc.n, cc.c, cc.h, cc.w});
+}
+
+Tensor run(const ConvCase& cc, SessionOptions options, bool specials, bool* own_ran) {
+  auto s = Session::create_from_model(build(cc), options);
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  if (!s.is_ok()) return Tensor();
+  Profiler profiler;
+  (*s)->set_profiler(&profiler);
+  auto out = (*s)->run({Value(input_for(cc, specials))});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  if (!out.is_ok()) return Tensor();
+  for (const Profiler::Entry& e : profiler.entries())
+    if (e.op_type == "com.xonnx.nhwc:Conv" && e.backend == Backend::kOptimized) *own_ran = true;
+  return (*out)[0].tensor();
+}
+
+void check(const ConvCase& cc, bool specials = false) {
+  SCOPED_TRACE(cc.what + (specials ? " (NaN and inf in the input)" : ""));
+  SessionOptions fast, reference;
+  reference.disable_xnnpack = true;
+  bool own = false, unused = false;
+  const Tensor a = run(cc, fast, specials, &own);
+  const Tensor b = run(cc, reference, specials, &unused);
+  ASSERT_TRUE(a.defined() && b.defined());
+  ASSERT_EQ(a.shape(), b.shape());
+  if (opt::fconv_tile_fast()) EXPECT_TRUE(own) << "the own fp32 Conv did not run";
+  int64_t nan_count = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float x = a.data<float>()[i], y = b.data<float>()[i];
+    ASSERT_EQ(std::isnan(x), std::isnan(y)) << "element " << i << ": " << x << " vs " << y;
+    nan_count += std::isnan(x);
+    if (std::isnan(x) || std::isinf(y)) {
+      if (!std::isnan(x)) EXPECT_EQ(x, y) << "element " << i;
+      continue;
+    }
+    EXPECT_NEAR(x, y, 1e-4f * std::max(1.0f, std::fabs(y))) << "element " << i;
+  }
+  if (specials) EXPECT_GT(nan_count, 0) << "the NaN did not reach the output";
+}
+
+TEST(ConvF32Nhwc, Shapes) {
+  check({"3x3 pads 1, 8 -> 16"});
+  check({"3x3 stride 2, 13 -> 33", 1, 13, 33, 11, 10, 3, 2, 1, 1});
+  check({"3x3 dilation 2 pads 2, 8 -> 17", 1, 8, 17, 12, 9, 3, 1, 2, 2});
+  check({"1x1, 64 -> 40", 1, 64, 40, 9, 11, 1, 1, 1, 0});
+  check({"7x7 stride 2 pads 3, 3 -> 64 (stem)", 1, 3, 64, 32, 32, 7, 2, 1, 3});
+  check({"batch 2, 5 -> 12", 2, 5, 12, 10, 13, 3, 1, 1, 1});
+  check({"1 channel in and out", 1, 1, 1, 6, 5, 3, 1, 1, 1});
+}
+
+TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {
+  ConvCase cc{"SAME_UPPER stride 2 + Relu6, no bias", 1, 16, 24, 15, 14, 3, 2, 1, 0};
+  cc.auto_pad = "SAME_UPPER";
+  cc.relu6 = true;
+  cc.bias = false;
+  check(cc);
+}
+
+TEST(ConvF32Nhwc, NanAndInfPropagateAsInTheReference) {
+  ConvCase cc{"3x3, 8 -> 16"};
+  check(cc, true);
+  cc.relu6 = true;
+  cc.what += " + Relu6";
+  check(cc, true);
+}
+
+// Each output comes from one tile in one order, however the blocks and panels are split: two
+// threads give the same bits as one (few pixels: the panels are split across threads too).
+TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
+  for (const ConvCase& cc : {ConvCase{"7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1},
+                             ConvCase{"many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1}}) {
+    SCOPED_TRACE(cc.what);
+    SessionOptions one, two;
+    two.num_threads = 2;
+    bool own = false;
+    const Tensor a = run(cc, one, false, &own);
+    const Tensor b = run(cc, two, false, &own);
+    ASSERT_TRUE(a.defined() && b.defined());
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace xonnx
