@@ -135,6 +135,7 @@ Status Session::run(const std::vector<Value>& inputs, std::vector<Value>& output
     for (Value& v : outputs) v = Value();
     state_->buffers->begin_run();
     Status status = plan_->execute_into(inputs, nullptr, outputs);
+    state_->thread_pool->rest();
     state_->buffers->end_run();
     return status;
   });

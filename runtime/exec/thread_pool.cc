@@ -37,8 +37,16 @@ void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
   }
   const size_t chunk = std::max(std::max<size_t>(1, min_chunk), (n + threads - 1) / threads);
   ChunkTask task{&fn, n, chunk};
-  pthreadpool_parallelize_1d(pool_, run_chunk, &task, (n + chunk - 1) / chunk,
-                             PTHREADPOOL_FLAG_YIELD_WORKERS);
+  // Workers spin briefly for the next region (within a run they come back in microseconds;
+  // a futex wake-up per op cost more than small ops gain from a second thread). rest() puts
+  // them to sleep after a run.
+  pthreadpool_parallelize_1d(pool_, run_chunk, &task, (n + chunk - 1) / chunk, 0);
+}
+
+void ThreadPool::rest() const {
+  if (!pool_) return;
+  pthreadpool_parallelize_1d(
+      pool_, [](void*, size_t) {}, nullptr, static_cast<size_t>(num_threads_), PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 }  // namespace xonnx

@@ -1,6 +1,6 @@
 // The one thread pool of a session, shared by XNNPACK operators and our own kernels.
-// pthreadpool workers sleep between parallel regions (PTHREADPOOL_FLAG_YIELD_WORKERS), so an
-// idle session costs no CPU.
+// pthreadpool workers spin-wait between the parallel regions of a run and sleep after it
+// (Session::run calls rest()), so an idle session costs no CPU.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +39,8 @@ class ThreadPool {
   // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
   // least `min_chunk` items each.
   void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
+  // Sends the workers to sleep until the next parallel region (the end of a run).
+  void rest() const;
 
  private:
   int num_threads_;
