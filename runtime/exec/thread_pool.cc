@@ -28,14 +28,19 @@ void run_chunk(void* ctx, size_t i) {
 }
 }  // namespace
 
+size_t ThreadPool::chunk_size(size_t n, size_t min_chunk) const {
+  const size_t threads = static_cast<size_t>(num_threads_);
+  if (!pool_ || n <= std::max<size_t>(1, min_chunk)) return std::max<size_t>(1, n);
+  return std::max(std::max<size_t>(1, min_chunk), (n + threads - 1) / threads);
+}
+
 void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
   if (n == 0) return;
-  const size_t threads = static_cast<size_t>(num_threads_);
-  if (!pool_ || n <= std::max<size_t>(1, min_chunk)) {
+  const size_t chunk = chunk_size(n, min_chunk);
+  if (chunk >= n) {
     fn(0, n);
     return;
   }
-  const size_t chunk = std::max(std::max<size_t>(1, min_chunk), (n + threads - 1) / threads);
   ChunkTask task{&fn, n, chunk};
   // Workers spin briefly for the next region (within a run they come back in microseconds;
   // a futex wake-up per op cost more than small ops gain from a second thread). rest() puts

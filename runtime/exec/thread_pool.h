@@ -39,6 +39,8 @@ class ThreadPool {
   // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
   // least `min_chunk` items each.
   void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
+  // The length of parallel_for(n, min_chunk, ...)'s chunks: chunk i starts at i * chunk_size.
+  size_t chunk_size(size_t n, size_t min_chunk) const;
   // Sends the workers to sleep until the next parallel region (the end of a run).
   void rest() const;
 

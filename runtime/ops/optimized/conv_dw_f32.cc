@@ -5,7 +5,7 @@
 //
 // Each task takes a run of output rows. The input rows a row needs are copied, 16 channels
 // at a time with zero padding columns (no bounds checks in the row kernel), into a
-// per-thread ring of kh rows, which consecutive output rows share; a block's rows are
+// ring of kh rows per parallel chunk, which consecutive output rows share; a block's rows are
 // copied right before the row kernel reads them, so they are still in L1. Other CPUs, a
 // channel multiplier above 1 and non-finite weights stay with XNNPACK or the reference twin.
 #include <algorithm>
@@ -86,12 +86,12 @@ class ConvDwF32NhwcKernel final : public OptKernel {
     const int64_t taps = kh * geo_.kw, blocks = cp_ / kFdwChannelBlock, block_floats = wp * kFdwChannelBlock;
     const int64_t left = pads[1] * kFdwChannelBlock, right = (pads[1] + w) * kFdwChannelBlock;
 
+    const size_t rows_total = static_cast<size_t>(n * oh), min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps));
+    ring_.prepare(*pool_, rows_total, min_chunk, static_cast<size_t>((kh + 1) * row_floats) + 16);
     auto run_rows = [&](size_t r0, size_t r1) {
-      thread_local std::vector<float> storage;  // kh ring slots + a zero row; grows only
-      const size_t need = static_cast<size_t>((kh + 1) * row_floats) + 16;
-      if (storage.size() < need) storage.resize(need);
+      float* const storage = ring_.of(r0);  // kh ring slots + a zero row
       // 64-byte aligned: blocks are multiples of 16 floats, so no vector load splits a cache line.
-      float* const base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64 / sizeof(float);
+      float* const base = storage + (64 - reinterpret_cast<uintptr_t>(storage) % 64) % 64 / sizeof(float);
       float* zero_row = base + kh * row_floats;
       bool zero_ready = false;
       std::array<int64_t, kMaxKernelRows> slot_row;  // input row (image * h + iy) held by each slot
@@ -165,7 +165,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
         }
       }
     };
-    pool_->parallel_for(static_cast<size_t>(n * oh), chunk_for(ow * cp_ * taps), run_rows);
+    pool_->parallel_for(rows_total, min_chunk, run_rows);
     handled = true;
     return Status::ok();
   }
@@ -176,6 +176,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
   int64_t channels_ = 0, cp_ = 0;
   float lo_ = -kInf, hi_ = kInf;  // fused output range
   std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][16], [cp]
+  ChunkScratch<float> ring_;           // per chunk of output rows: the copied input rows
 };
 
 }  // namespace

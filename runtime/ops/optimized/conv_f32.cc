@@ -77,15 +77,14 @@ class ConvF32NhwcKernel final : public OptKernel {
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
     const bool pointwise = taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
     if (merge_rows_) {  // the zero-padded copy, made by this thread before the workers read it
-      thread_local std::vector<float> padded;  // grows only
       const size_t need = static_cast<size_t>(n * ph * pw * c);
-      if (padded.size() < need) padded.resize(need);
-      std::fill(padded.begin(), padded.begin() + static_cast<int64_t>(need), 0.0f);
+      if (padded_.size() < need) padded_.resize(need);  // grows only
+      std::fill(padded_.begin(), padded_.begin() + static_cast<int64_t>(need), 0.0f);
       for (int64_t img = 0; img < n; ++img)
         for (int64_t iy = 0; iy < h; ++iy)
           std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c,
-                    padded.data() + ((img * ph + iy + pads[0]) * pw + pads[1]) * c);
-      in = padded.data();
+                    padded_.data() + ((img * ph + iy + pads[0]) * pw + pads[1]) * c);
+      in = padded_.data();
     }
     float* out = y->data<float>();
     const int64_t pixels = n * oh * ow, block_rows = kTilesPerBlock * kFconvRows;
@@ -95,10 +94,11 @@ class ConvF32NhwcKernel final : public OptKernel {
     const int64_t groups = blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + blocks - 1) / blocks);
     const int64_t group_panels = (panels + groups - 1) / groups;
 
+    const size_t tasks = static_cast<size_t>(blocks * groups);
+    const size_t min_chunk = chunk_for(block_rows * taps * w_.c * m / groups / 4);
+    tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(kTilesPerBlock * taps * kFconvRows));
     auto run_tasks = [&](size_t task0, size_t task1) {
-      thread_local std::vector<const float*> table;  // [tiles][taps][12]; grows only
-      const size_t need = static_cast<size_t>(kTilesPerBlock * taps * kFconvRows);
-      if (table.size() < need) table.resize(need);
+      const float** const table = tables_.of(task0);  // [tiles][taps][12]
       FconvTile t;
       t.taps = taps;
       t.c = w_.c;
@@ -121,7 +121,7 @@ class ConvF32NhwcKernel final : public OptKernel {
                 ++img;
               }
             }
-            const float** entry = table.data() + ti * taps * kFconvRows + r;
+            const float** entry = table + ti * taps * kFconvRows + r;
             if (pointwise) {
               *entry = in + ((img * h + oy) * w + ox) * c;
               continue;
@@ -154,7 +154,7 @@ class ConvF32NhwcKernel final : public OptKernel {
           t.cols = std::min(kFconvCols, m - pn * kFconvCols);
           for (int64_t ti = 0; ti < tiles; ++ti) {
             const int64_t first = p0 + ti * kFconvRows;
-            t.a = table.data() + ti * taps * kFconvRows;
+            t.a = table + ti * taps * kFconvRows;
             t.rows = std::min(kFconvRows, p1 - first);
             t.out = out + first * m + pn * kFconvCols;
             tile_(t);
@@ -162,8 +162,7 @@ class ConvF32NhwcKernel final : public OptKernel {
         }
       }
     };
-    pool_->parallel_for(static_cast<size_t>(blocks * groups), chunk_for(block_rows * taps * w_.c * m / groups / 4),
-                        run_tasks);
+    pool_->parallel_for(tasks, min_chunk, run_tasks);
     handled = true;
     return Status::ok();
   }
@@ -174,7 +173,9 @@ class ConvF32NhwcKernel final : public OptKernel {
   int64_t in_ch_ = 0;
   bool merge_rows_ = false;
   FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
-  std::vector<float> zeros_;  // the input of padding taps
+  std::vector<float> zeros_;   // the input of padding taps
+  std::vector<float> padded_;  // merged rows: the zero-padded input (grows only)
+  ChunkScratch<const float*> tables_;  // per chunk of tasks: the indirection table
 };
 
 }  // namespace

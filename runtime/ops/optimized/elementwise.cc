@@ -112,10 +112,10 @@ class SoftmaxKernel final : public OptKernel {
       });
     } else {
       // Each outer block [n, inner] is transposed to [inner, n] rows and back.
-      pool_->parallel_for(static_cast<size_t>(outer), chunk_for(n * inner, 65536), [&](size_t b, size_t e) {
-        thread_local std::vector<float> rows;
-        if (rows.size() < static_cast<size_t>(2 * n * inner)) rows.resize(static_cast<size_t>(2 * n * inner));
-        float* tr = rows.data();
+      const size_t min_chunk = chunk_for(n * inner, 65536);
+      rows_.prepare(*pool_, static_cast<size_t>(outer), min_chunk, static_cast<size_t>(2 * n * inner));
+      pool_->parallel_for(static_cast<size_t>(outer), min_chunk, [&](size_t b, size_t e) {
+        float* tr = rows_.of(b);
         float* sm = tr + n * inner;
         for (size_t o = b; o < e; ++o) {
           const int64_t base = static_cast<int64_t>(o) * n * inner;
@@ -131,6 +131,7 @@ class SoftmaxKernel final : public OptKernel {
 
   bool legacy_ = false;
   int64_t axis_ = -1;
+  ChunkScratch<float> rows_;  // inner-axis softmax: a block transposed, and its result
 };
 
 // ---- Where -------------------------------------------------------------------------------

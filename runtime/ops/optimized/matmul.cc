@@ -132,18 +132,19 @@ class MatMulKernel final : public OptKernel {
     }
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
     const float* prepacked = pb == const_b_ && b.rank() == 2 ? prepacked_.data() : nullptr;
-    pool_->parallel_for(static_cast<size_t>(batches * panels), chunk_for(M * K * nr, kMinChunkMacs),
+    const size_t min_chunk = chunk_for(M * K * nr, kMinChunkMacs);
+    if (!prepacked) packed_.prepare(*pool_, static_cast<size_t>(batches * panels), min_chunk, static_cast<size_t>(K * nr));
+    pool_->parallel_for(static_cast<size_t>(batches * panels), min_chunk,
                         [&](size_t begin, size_t end) {
-                          thread_local std::vector<float> packed;
-                          if (packed.size() < static_cast<size_t>(K * nr)) packed.resize(static_cast<size_t>(K * nr));
+                          float* packed = prepacked ? nullptr : packed_.of(begin);
                           for (size_t task = begin; task < end; ++task) {
                             const int64_t n = static_cast<int64_t>(task) / panels;
                             const int64_t j0 = (static_cast<int64_t>(task) % panels) * nr;
                             const int64_t nc = N - j0 < nr ? N - j0 : nr;
                             const float* bn = batches == 1 ? pb : pb + p.b_off[static_cast<size_t>(n)];
                             const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
-                            const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed.data();
-                            if (!prepacked) t.pack_b(bn + j0, N, K, nc, packed.data());
+                            const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed;
+                            if (!prepacked) t.pack_b(bn + j0, N, K, nc, packed);
                             t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
                           }
                         });
@@ -162,6 +163,7 @@ class MatMulKernel final : public OptKernel {
 
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
   std::vector<float> prepacked_;
+  ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)
   const float* const_b_ = nullptr;  // the constant B that prepacked_ holds
 };
 

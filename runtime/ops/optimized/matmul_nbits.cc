@@ -2,7 +2,7 @@
 // float32 A times a 4-bit block-quantized B [N, k_blocks, block_size / 2] dequantized on the fly.
 // Few rows of A (the decode step) run a direct dequantize-and-FMA loop over the packed columns
 // (q4_gemm_direct); more rows (prefill) dequantize one kNR-column panel at a time into a small
-// per-thread buffer and reuse the float GEMM microkernel, so the float B never exists whole.
+// per-chunk buffer and reuse the float GEMM microkernel, so the float B never exists whole.
 // Work is split over column blocks. Anything else (other bits, float zero points, fp16 inputs,
 // bad shapes) goes to the reference kernel (ref/contrib.cc), which defines the semantics and
 // reports the errors.
@@ -154,27 +154,29 @@ class MatMulNBitsKernel final : public OptKernel {
     const KernelTable& t = *k_;
     const int64_t nr = t.nr, kp = blocks_ * bs_, panels = (N_ + nr - 1) / nr, col_bytes = blocks_ * bs_ / 2;
     const int64_t K = K_, N = N_, blocks = blocks_, bs = bs_, zp_row = zp_row_;
-    pool_->parallel_for(static_cast<size_t>(panels), chunk_for(M * K * nr, kMinChunkMacs), [&](size_t begin, size_t end) {
-      // Per thread: the panel's columns dequantized [nr][kp], then transposed to [K][nr].
-      thread_local std::vector<float> cols, packed;
-      if (cols.size() < static_cast<size_t>(nr * kp)) cols.resize(static_cast<size_t>(nr * kp));
-      if (packed.size() < static_cast<size_t>(K * nr)) packed.resize(static_cast<size_t>(K * nr));
+    const size_t min_chunk = chunk_for(M * K * nr, kMinChunkMacs);
+    panel_scratch_.prepare(*pool_, static_cast<size_t>(panels), min_chunk, static_cast<size_t>(nr * kp + K * nr));
+    pool_->parallel_for(static_cast<size_t>(panels), min_chunk, [&](size_t begin, size_t end) {
+      // Per chunk: the panel's columns dequantized [nr][kp], then transposed to [K][nr].
+      float* const cols = panel_scratch_.of(begin);
+      float* const packed = cols + nr * kp;
       for (size_t task = begin; task < end; ++task) {
         const int64_t j0 = static_cast<int64_t>(task) * nr;
         const int64_t nc = N - j0 < nr ? N - j0 : nr;
         for (int64_t j = 0; j < nc; ++j) {
           const int64_t col = j0 + j;
           t.q4_dequant_col(pb + col * col_bytes, ps + col * blocks, pz ? pz + col * zp_row : nullptr, blocks, bs,
-                           cols.data() + j * kp);
+                           cols + j * kp);
         }
-        if (nc < nr) std::memset(cols.data() + nc * kp, 0, static_cast<size_t>((nr - nc) * kp) * sizeof(float));
-        t.transpose_2d(cols.data(), kp, packed.data(), nr, nr, K);
-        t.gemm_panel(M, K, pa, K, packed.data(), nc, pc + j0, N);
+        if (nc < nr) std::memset(cols + nc * kp, 0, static_cast<size_t>((nr - nc) * kp) * sizeof(float));
+        t.transpose_2d(cols, kp, packed, nr, nr, K);
+        t.gemm_panel(M, K, pa, K, packed, nc, pc + j0, N);
       }
     });
   }
 
   const int64_t K_, N_, bs_, blocks_, zp_row_;
+  ChunkScratch<float> panel_scratch_;  // run_panels: dequantized columns, then the packed panel
   std::vector<float> a_pack_;  // reused across runs (kernels of one session run one at a time)
   Q4Int8Fn int8_fn_ = nullptr;  // set when the int8 path applies (accuracy_level 4, VNNI, constant weights)
   Q4Int8Weights int8_w_;

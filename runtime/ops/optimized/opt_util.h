@@ -8,16 +8,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
+#include "runtime/exec/thread_pool.h"
 #include "runtime/ops/kernel.h"
 #include "runtime/ops/optimized/kernels.h"
 
 namespace xonnx {
 
 class OpRegistry;
-class ThreadPool;
 
 namespace opt {
 
@@ -78,6 +79,29 @@ inline size_t chunk_for(int64_t work_per_item, int64_t min_work = 131072) {
   const int64_t c = (min_work + work_per_item - 1) / work_per_item;
   return static_cast<size_t>(c < 1 ? 1 : c);
 }
+
+// Scratch memory of a parallel kernel, one buffer per parallel_for chunk. Not thread_local:
+// work stealing changes which thread runs a chunk from run to run, so a thread-local buffer
+// still grows (allocates) in a steady-state run the first time a thread meets a kernel.
+// Grows only; a kernel instance runs on one thread at a time, so it may own one.
+template <typename T>
+class ChunkScratch {
+ public:
+  // Before pool.parallel_for(n, min_chunk, ...): every chunk gets `size` elements.
+  void prepare(const ThreadPool& pool, size_t n, size_t min_chunk, size_t size) {
+    chunk_ = pool.chunk_size(n, min_chunk);
+    const size_t chunks = (n + chunk_ - 1) / chunk_;
+    if (buffers_.size() < chunks) buffers_.resize(chunks);
+    for (size_t i = 0; i < chunks; ++i)
+      if (buffers_[i].size() < size) buffers_[i].resize(size);
+  }
+  // The buffer of the chunk that starts at `begin` (the fn's first argument).
+  T* of(size_t begin) { return buffers_[begin / chunk_].data(); }
+
+ private:
+  size_t chunk_ = 1;
+  std::vector<std::vector<T>> buffers_;
+};
 
 // Per-family registration, called from register_optimized_ops (register.cc).
 void register_opt_matmul(OpRegistry& registry);

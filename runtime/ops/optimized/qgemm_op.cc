@@ -97,22 +97,24 @@ class QGemmKernel final : public OptKernel {
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     const size_t out_row = static_cast<size_t>(n) * (float_out_ ? sizeof(float) : 1);
     const int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
+    const size_t min_chunk = chunk_for(kRowBlock * w_.k4 * n / 8);
+    const bool pad_rows = w_.k4 != k_;  // the kernel reads k4 bytes per row: the last row would overrun A
+    if (pad_rows) padded_.prepare(*pool_, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kRowBlock * w_.k4));
     auto run_blocks = [&](size_t b0, size_t b1) {
-      thread_local std::vector<uint8_t> padded;  // rows padded to k4 when k is not a multiple of 4; grows only
+      uint8_t* const padded = pad_rows ? padded_.of(b0) : nullptr;  // rows padded to k4
       for (size_t blk = b0; blk < b1; ++blk) {
         const int64_t r0 = static_cast<int64_t>(blk) * kRowBlock, rows = std::min(m, r0 + kRowBlock) - r0;
         const uint8_t* src = in + r0 * k_;
         size_t lda = static_cast<size_t>(k_);
-        if (w_.k4 != k_) {  // the kernel reads k4 bytes per row: the last row would overrun A
-          if (padded.size() < static_cast<size_t>(kRowBlock * w_.k4)) padded.resize(static_cast<size_t>(kRowBlock * w_.k4));
-          for (int64_t r = 0; r < rows; ++r) std::memcpy(padded.data() + r * w_.k4, src + r * k_, static_cast<size_t>(k_));
-          src = padded.data();
+        if (pad_rows) {
+          for (int64_t r = 0; r < rows; ++r) std::memcpy(padded + r * w_.k4, src + r * k_, static_cast<size_t>(k_));
+          src = padded;
           lda = static_cast<size_t>(w_.k4);
         }
         gemm_(src, lda, static_cast<size_t>(rows), w_, rq_, out + static_cast<size_t>(r0) * out_row, static_cast<size_t>(n));
       }
     };
-    pool_->parallel_for(static_cast<size_t>(blocks), chunk_for(kRowBlock * w_.k4 * n / 8), run_blocks);
+    pool_->parallel_for(static_cast<size_t>(blocks), min_chunk, run_blocks);
     handled = true;
     return Status::ok();
   }
@@ -125,6 +127,7 @@ class QGemmKernel final : public OptKernel {
   std::vector<int32_t> offset_;
   std::vector<float> scale_;
   QgemmRequant rq_;
+  ChunkScratch<uint8_t> padded_;  // per chunk of row blocks, when k is not a multiple of 4
 };
 
 }  // namespace

@@ -2,7 +2,7 @@
 // weights, per-tensor or per-channel scales) on the AVX512-VNNI GEMM of qgemm.h: XNNPACK
 // 2022 has no VNNI kernels (measured: resnet18's int8 convolutions take about half the time
 // of XNNPACK's qc8 ones). Rows of the output (pixels) are split into blocks; each block gathers its input
-// windows (im2col, padding = the zero point) into a per-thread buffer and runs the
+// windows (im2col, padding = the zero point) into a per-chunk buffer and runs the
 // GEMM against the weights packed at session creation. Depthwise / grouped convolutions, other
 // CPUs and anything unusual stay with XNNPACK (qlinear.cc) or the reference twin.
 #include <algorithm>
@@ -92,8 +92,11 @@ class QLinearConvNhwcKernel final : public OptKernel {
     // A 1x1 stride-1 convolution whose depth is a multiple of 4 reads its rows in place.
     const bool pointwise = geo_.kh == 1 && geo_.kw == 1 && geo_.sh == 1 && geo_.sw == 1 && pads == std::array<int64_t, 4>{};
     const bool in_place = pointwise && w_.k4 == in_ch_;
+    const size_t min_chunk = chunk_for(kRowBlock * w_.k4 * w_.n / 8);
+    // + 32: the short-row gather writes whole 16-byte words past a window's end.
+    if (!in_place) windows_.prepare(*pool_, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kRowBlock * w_.k4 + 32));
     auto run_blocks = [&](size_t b0, size_t b1) {
-      thread_local std::vector<uint8_t> windows;  // grows only: no allocation once warm
+      uint8_t* const windows = in_place ? nullptr : windows_.of(b0);
       for (size_t b = b0; b < b1; ++b) {
         const int64_t r0 = static_cast<int64_t>(b) * kRowBlock, r1 = std::min(rows, r0 + kRowBlock);
         uint8_t* c = out + r0 * w_.n;
@@ -102,12 +105,10 @@ class QLinearConvNhwcKernel final : public OptKernel {
                 static_cast<size_t>(w_.n));
           continue;
         }
-        // + 32: the short-row gather below writes whole 16-byte words past a window's end.
-        if (windows.size() < static_cast<size_t>(kRowBlock * w_.k4 + 32)) windows.resize(static_cast<size_t>(kRowBlock * w_.k4 + 32));
         // The pixel's (image, row, column), stepped instead of divided out per pixel.
         int64_t img = r0 / (oh * ow), oy = (r0 / ow) % oh, ox = r0 % ow;
         for (int64_t r = r0; r < r1; ++r) {
-          uint8_t* dst = windows.data() + (r - r0) * w_.k4;
+          uint8_t* dst = windows + (r - r0) * w_.k4;
           if (!gather_interior_short(in, in_end, h, w, pads, img, oy, ox, dst)) gather(in, h, w, pads, img, oy, ox, dst);
           if (++ox == ow) {
             ox = 0;
@@ -117,11 +118,11 @@ class QLinearConvNhwcKernel final : public OptKernel {
             }
           }
         }
-        gemm_(windows.data(), static_cast<size_t>(w_.k4), static_cast<size_t>(r1 - r0), w_, rq_, c,
+        gemm_(windows, static_cast<size_t>(w_.k4), static_cast<size_t>(r1 - r0), w_, rq_, c,
               static_cast<size_t>(w_.n));
       }
     };
-    pool_->parallel_for(static_cast<size_t>(blocks), chunk_for(kRowBlock * w_.k4 * w_.n / 8), run_blocks);
+    pool_->parallel_for(static_cast<size_t>(blocks), min_chunk, run_blocks);
     handled = true;
     return Status::ok();
   }
@@ -204,6 +205,7 @@ class QLinearConvNhwcKernel final : public OptKernel {
   std::vector<int32_t> offset_;
   std::vector<float> scale_;
   QgemmRequant rq_;
+  ChunkScratch<uint8_t> windows_;  // per chunk of blocks: the gathered input windows
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 //
 // Each task takes a run of output rows. The input rows a row needs are converted once to float,
 // with padding columns holding the zero point (no bounds checks in the row kernel), into a
-// per-thread ring of kh rows, which consecutive output rows share. Other CPUs, a channel
+// ring of kh rows per parallel chunk, shared by consecutive output rows. Other CPUs, a channel
 // multiplier above 1 and weights whose sums could exceed float's exact integers stay with
 // XNNPACK (qlinear.cc) or the reference twin.
 #include <algorithm>
@@ -107,12 +107,12 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
     const bool y_signed = y_type_ == DataType::kInt8;
 
     const int64_t taps = kh * geo_.kw, blocks = cp_ / kQdwChannelBlock, block_floats = wp * kQdwChannelBlock;
+    const size_t rows_total = static_cast<size_t>(n * oh), min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * geo_.kh * geo_.kw));
+    ring_.prepare(*pool_, rows_total, min_chunk, static_cast<size_t>((kh + 1) * row_floats) + 16);
     auto run_rows = [&](size_t r0, size_t r1) {
-      thread_local std::vector<float> storage;  // kh ring slots + a zero row; grows only
-      const size_t need = static_cast<size_t>((kh + 1) * row_floats) + 16;
-      if (storage.size() < need) storage.resize(need);
+      float* const storage = ring_.of(r0);  // kh ring slots + a zero row
       // 64-byte aligned: blocks are multiples of 16 floats, so no vector load splits a cache line.
-      float* const base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64 / sizeof(float);
+      float* const base = storage + (64 - reinterpret_cast<uintptr_t>(storage) % 64) % 64 / sizeof(float);
       float* zero_row = base + kh * row_floats;
       bool zero_ready = false;
       std::array<int64_t, kMaxKernelRows> slot_row;  // input row (image * h + iy) held by each slot
@@ -181,7 +181,7 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
         }
       }
     };
-    pool_->parallel_for(static_cast<size_t>(n * oh), chunk_for(ow * cp_ * geo_.kh * geo_.kw), run_rows);
+    pool_->parallel_for(rows_total, min_chunk, run_rows);
     handled = true;
     return Status::ok();
   }
@@ -194,6 +194,7 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
   float x_zero_point_ = 0;
   int32_t y_zero_point_ = 0;
   std::vector<float> weights_, bias_, scale_;  // [cp / 16][kh * kw][16], [cp], [cp]
+  ChunkScratch<float> ring_;                   // per chunk of output rows: the converted input rows
 };
 
 }  // namespace
