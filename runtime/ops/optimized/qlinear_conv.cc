@@ -179,10 +179,14 @@ class QLinearConvNhwcKernel final : public OptKernel {
     }
   }
 
-  // Window rows are short (kw * C: 9 bytes for a 3-channel 3x3 stem): 8-byte words, the last
-  // one overlapping, instead of a library call or a byte loop per row.
+  // Short window rows (kw * C: 9 bytes for a 3-channel 3x3 stem) as 8-byte words, the last one
+  // overlapping, instead of a library call or a byte loop per row.
   static void copy_short(const uint8_t* src, uint8_t* dst, int64_t bytes) {
     const size_t n = static_cast<size_t>(bytes);
+    if (n >= 64) {  // a long row (3x3 over 64+ channels): the library's vector copy
+      std::memcpy(dst, src, n);
+      return;
+    }
     if (n < 8) {
       for (size_t i = 0; i < n; ++i) dst[i] = src[i];
       return;
