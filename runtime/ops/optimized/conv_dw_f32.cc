@@ -17,6 +17,7 @@
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/fdwconv.h"
 #include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/optimized/row_ring.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -24,7 +25,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kMaxKernelRows = 16;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 class ConvDwF32NhwcKernel final : public OptKernel {
@@ -41,7 +41,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
     auto k = std::unique_ptr<ConvDwF32NhwcKernel>(new ConvDwF32NhwcKernel());
     XONNX_ASSIGN_OR_RETURN(k->geo_, xnn::ConvGeometry::parse(init, w->shape(), group, "own depthwise Conv"));
     if (group != m || m < 1) return unsupported("own depthwise Conv: not depthwise (group != channels)");
-    if (k->geo_.kh > kMaxKernelRows) return unsupported("own depthwise Conv: kernel taller than 16");
+    if (k->geo_.kh > kMaxRingRows) return unsupported("own depthwise Conv: kernel taller than 16");
     const Tensor* bias = init.has_input(2) ? init.constant_input(2) : nullptr;
     if (init.has_input(2) && (!bias || !is_f32(*bias) || bias->rank() != 1 || bias->numel() != m))
       return unsupported("own depthwise Conv: bias must be a constant float [M]");
@@ -87,18 +87,12 @@ class ConvDwF32NhwcKernel final : public OptKernel {
     const int64_t left = pads[1] * kFdwChannelBlock, right = (pads[1] + w) * kFdwChannelBlock;
 
     const size_t rows_total = static_cast<size_t>(n * oh), min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps));
-    ring_.prepare(*pool_, rows_total, min_chunk, static_cast<size_t>((kh + 1) * row_floats) + 16);
+    ring_.prepare(*pool_, rows_total, min_chunk, RowRing::floats_needed(kh, row_floats));
     auto run_rows = [&](size_t r0, size_t r1) {
-      float* const storage = ring_.of(r0);  // kh ring slots + a zero row
-      // 64-byte aligned: blocks are multiples of 16 floats, so no vector load splits a cache line.
-      float* const base = storage + (64 - reinterpret_cast<uintptr_t>(storage) % 64) % 64 / sizeof(float);
-      float* zero_row = base + kh * row_floats;
-      bool zero_ready = false;
-      std::array<int64_t, kMaxKernelRows> slot_row;  // input row (image * h + iy) held by each slot
-      slot_row.fill(-1);
-      std::array<const float*, kMaxKernelRows> row_of;  // per ky: its slot (whole row, all blocks)
-      std::array<const float*, kMaxKernelRows> rows;    // per ky: the current block of it
-      std::array<int64_t, kMaxKernelRows> fresh;        // the ky whose rows are copied for this output row
+      RowRing ring(ring_.of(r0), kh, row_floats, 0.0f);
+      std::array<float*, kMaxRingRows> row_of;        // per ky: its ring row (all blocks)
+      std::array<const float*, kMaxRingRows> rows;    // per ky: the current block of it
+      std::array<int64_t, kMaxRingRows> input, fresh;
       FdwRow p;
       p.rows = rows.data();
       p.kh = kh;
@@ -111,35 +105,8 @@ class ConvDwF32NhwcKernel final : public OptKernel {
       p.hi = hi_;
       for (size_t r = r0; r < r1; ++r) {
         const int64_t img = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
-        std::array<int64_t, kMaxKernelRows> wanted;  // -1: a padding row
-        std::array<bool, kMaxKernelRows> kept{};
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          const int64_t iy = oy * geo_.sh - pads[0] + ky * geo_.dh;
-          wanted[ky] = iy < 0 || iy >= h ? -1 : img * h + iy;
-          row_of[ky] = nullptr;
-          for (int64_t s = 0; s < kh && wanted[ky] >= 0; ++s) {
-            if (slot_row[s] == wanted[ky]) {
-              row_of[ky] = base + s * row_floats;
-              kept[s] = true;
-            }
-          }
-        }
-        int64_t n_fresh = 0;
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          if (row_of[ky]) continue;
-          if (wanted[ky] < 0) {
-            if (!zero_ready) std::fill(zero_row, zero_row + row_floats, 0.0f);
-            zero_ready = true;
-            row_of[ky] = zero_row;
-            continue;
-          }
-          int64_t s = 0;
-          while (kept[s]) ++s;  // kh slots, fewer than kh of them kept
-          kept[s] = true;
-          slot_row[s] = wanted[ky];
-          row_of[ky] = base + s * row_floats;
-          fresh[n_fresh++] = ky;
-        }
+        const int64_t n_fresh =
+            ring.place(img, oy, h, geo_.sh, pads[0], geo_.dh, row_of.data(), input.data(), fresh.data());
         // Each copied row prefetches the same block of a row the next output row will add
         // (fresh row f <-> the f-th row past this output row's last). The copy reads 64 of each
         // pixel's c * 4 bytes, too sparse for the hardware's prefetchers, and large early layers
@@ -150,12 +117,12 @@ class ConvDwF32NhwcKernel final : public OptKernel {
           const int64_t c0 = b * kFdwChannelBlock, valid = std::min<int64_t>(kFdwChannelBlock, c - c0);
           for (int64_t f = 0; f < n_fresh; ++f) {
             const int64_t ky = fresh[f];
-            float* block = const_cast<float*>(row_of[ky]) + b * block_floats;
+            float* block = row_of[ky] + b * block_floats;
             std::fill(block, block + left, 0.0f);
             std::fill(block + right, block + block_floats, 0.0f);
             const int64_t ahead_row = ahead_first + f;
             const float* ahead = ahead_row >= 0 && ahead_row < h ? in + (img * h + ahead_row) * w * c + c0 : nullptr;
-            pack_(in + wanted[ky] * w * c + c0, w, c, valid, block + left, ahead);
+            pack_(in + input[ky] * w * c + c0, w, c, valid, block + left, ahead);
           }
           for (int64_t ky = 0; ky < kh; ++ky) rows[ky] = row_of[ky] + b * block_floats;
           p.weights = weights_.data() + b * taps * kFdwChannelBlock;
