@@ -48,6 +48,7 @@ class QdqPass {
   int single_reader(const std::string& value) const;
   int quantize_after(size_t op, ScalarQ& q, int& act);
   void make_signed_activations();
+  const Node* weight_dequantize(const std::string& value, int64_t rank, int64_t channel_axis) const;
   bool fuse_conv(size_t i);
   bool fuse_gemm(size_t i);
   bool fuse_binary(size_t i);
@@ -200,31 +201,43 @@ std::string QdqPass::int32_bias(const std::string& value, int64_t m, const std::
   return add_initializer(base + "_bias_int32", Tensor::from_vector<int32_t>(codes, {m}));
 }
 
+// The DequantizeLinear producing `value` when it dequantizes a constant 8-bit tensor of
+// `rank` dims per tensor or along `channel_axis` (no blocks), with a constant zero point; else
+// nullptr.
+const Node* QdqPass::weight_dequantize(const std::string& value, int64_t rank, int64_t channel_axis) const {
+  const int d = index_.producer_of(value);
+  if (d < 0 || !is_op(static_cast<size_t>(d), "DequantizeLinear")) return nullptr;
+  const Node& n = g_.nodes[static_cast<size_t>(d)];
+  if (n.inputs.size() != 3 || n.inputs[2].empty()) return nullptr;
+  const Tensor* w = constant(n.inputs[0]);
+  const Tensor* s = constant(n.inputs[1]);
+  const Tensor* z = constant(n.inputs[2]);
+  if (!w || !s || !z || !dtype_is_8bit_int(w->dtype()) || w->rank() != static_cast<size_t>(rank) ||
+      z->dtype() != w->dtype() || s->dtype() != DataType::kFloat || s->rank() > 1 || z->rank() > 1)
+    return nullptr;
+  if (s->numel() != 1 || z->numel() != 1) {
+    const Attribute* axis_attr = n.find_attr("axis");
+    const int64_t axis = axis_attr ? (axis_attr->i < 0 ? axis_attr->i + rank : axis_attr->i) : 1;
+    const int64_t channels = w->dim(static_cast<size_t>(channel_axis));
+    if (axis != channel_axis || s->numel() != channels || (z->numel() != 1 && z->numel() != channels)) return nullptr;
+  }
+  for (const Attribute& a : n.attributes) {
+    if (a.name == "block_size" && a.i != 0) return nullptr;
+  }
+  return &n;
+}
+
 bool QdqPass::fuse_conv(size_t i) {
   const Node& conv = g_.nodes[i];
   if (conv.inputs.size() < 2 || conv.inputs.size() > 3 || conv.outputs.size() != 1) return false;
   ScalarQ xq, yq;
   const int dx = dq_producer(conv.inputs[0], xq);
   if (dx < 0) return false;
-  // The weight: DQ of a constant 8-bit 4-D tensor, per tensor or per output channel (axis 0).
-  const int dw = index_.producer_of(conv.inputs[1]);
-  if (dw < 0 || !is_op(static_cast<size_t>(dw), "DequantizeLinear")) return false;
-  const Node& wn = g_.nodes[static_cast<size_t>(dw)];
-  if (wn.inputs.size() != 3 || wn.inputs[2].empty()) return false;
-  const Tensor* w = constant(wn.inputs[0]);
-  const Tensor* ws = constant(wn.inputs[1]);
-  const Tensor* wz = constant(wn.inputs[2]);
-  if (!w || !ws || !wz || !dtype_is_8bit_int(w->dtype()) || w->rank() != 4 || wz->dtype() != w->dtype()) return false;
-  if (ws->dtype() != DataType::kFloat || ws->rank() > 1 || wz->rank() > 1) return false;
-  const int64_t m = w->dim(0);
-  if (ws->numel() != 1 || wz->numel() != 1) {
-    const Attribute* axis = wn.find_attr("axis");
-    const int64_t a = axis ? axis->i : 1;
-    if ((a != 0 && a != -4) || ws->numel() != m || (wz->numel() != 1 && wz->numel() != m)) return false;
-  }
-  for (const Attribute& a : wn.attributes) {
-    if (a.name == "block_size" && a.i != 0) return false;
-  }
+  // The weight, per tensor or per output channel (axis 0).
+  const Node* wn = weight_dequantize(conv.inputs[1], 4, 0);
+  if (!wn) return false;
+  const Tensor* ws = constant(wn->inputs[1]);
+  const int64_t m = constant(wn->inputs[0])->dim(0);
   int act = -1;
   const int q = quantize_after(i, yq, act);
   if (q < 0) return false;
@@ -240,7 +253,7 @@ bool QdqPass::fuse_conv(size_t i) {
   Node fused;
   fused.name = conv.name.empty() ? qn.name : conv.name;
   fused.op_type = "QLinearConv";
-  fused.inputs = {xn.inputs[0], xn.inputs[1], xn.inputs[2], wn.inputs[0], wn.inputs[1], wn.inputs[2],
+  fused.inputs = {xn.inputs[0], xn.inputs[1], xn.inputs[2], wn->inputs[0], wn->inputs[1], wn->inputs[2],
                   qn.inputs[1], qn.inputs[2]};
   if (!bias.empty()) fused.inputs.push_back(bias);
   fused.attributes = conv.attributes;
@@ -268,24 +281,12 @@ bool QdqPass::fuse_gemm(size_t i) {
   ScalarQ aq, yq;
   const int da = dq_producer(gemm.inputs[0], aq);
   if (da < 0) return false;
-  const int dw = index_.producer_of(gemm.inputs[1]);
-  if (dw < 0 || !is_op(static_cast<size_t>(dw), "DequantizeLinear")) return false;
-  const Node& wn = g_.nodes[static_cast<size_t>(dw)];
-  if (wn.inputs.size() != 3 || wn.inputs[2].empty()) return false;
-  const Tensor* w = constant(wn.inputs[0]);
-  const Tensor* ws = constant(wn.inputs[1]);
-  const Tensor* wz = constant(wn.inputs[2]);
-  if (!w || !ws || !wz || !dtype_is_8bit_int(w->dtype()) || w->rank() != 2 || wz->dtype() != w->dtype()) return false;
-  if (ws->dtype() != DataType::kFloat || ws->rank() > 1 || wz->rank() > 1 || wz->numel() != ws->numel()) return false;
-  const int64_t n = trans_b ? w->dim(0) : w->dim(1);
-  if (ws->numel() != 1) {  // per output column: axis 0 of a transposed B, else axis 1
-    const Attribute* axis = wn.find_attr("axis");
-    const int64_t a = axis ? (axis->i < 0 ? axis->i + 2 : axis->i) : 1;
-    if (a != (trans_b ? 0 : 1) || ws->numel() != n) return false;
-  }
-  for (const Attribute& a : wn.attributes) {
-    if (a.name == "block_size" && a.i != 0) return false;
-  }
+  // B per tensor or per output column: axis 0 of a transposed B, else axis 1.
+  const int64_t column_axis = trans_b ? 0 : 1;
+  const Node* wn = weight_dequantize(gemm.inputs[1], 2, column_axis);
+  if (!wn) return false;
+  const Tensor* ws = constant(wn->inputs[1]);
+  const int64_t n = constant(wn->inputs[0])->dim(static_cast<size_t>(column_axis));
   if (!OpRegistry::global().resolve("com.microsoft", "QGemm", 1).is_ok()) return false;
   int act = -1;
   const int q = quantize_after(i, yq, act);
@@ -303,7 +304,7 @@ bool QdqPass::fuse_gemm(size_t i) {
   fused.op_type = "QGemm";
   fused.domain = "com.microsoft";
   fused.opset = 1;
-  fused.inputs = {an.inputs[0], an.inputs[1], an.inputs[2], wn.inputs[0], wn.inputs[1], wn.inputs[2], bias};
+  fused.inputs = {an.inputs[0], an.inputs[1], an.inputs[2], wn->inputs[0], wn->inputs[1], wn->inputs[2], bias};
   for (const Attribute& a : gemm.attributes) {
     if (a.name == "alpha" || a.name == "transB") fused.attributes.push_back(a);
   }
