@@ -32,7 +32,9 @@ TEST(OptimizedOps, ErfAndGelu) {
     diff_test({"Gelu", "", 20}, {var(rand_tensor({2, n}, 3, -6, 6))}, {attr_string("approximate", "tanh")}, true,
               "tanh", 1e-5, 1e-6);
     diff_test({"Gelu", "com.microsoft"}, {var(rand_tensor({n, 3}, 4, -6, 6))}, {}, true, "ms", 1e-5, 1e-6);
+    diff_test({"Swish", "", 24}, {var(with_specials(rand_tensor({n}, 5, -90, 90)))}, {}, true, "swish", 1e-5, 1e-6);
   }
+  diff_test({"Swish", "", 24}, {var(rand_tensor({5}, 6))}, {attr_float("alpha", 0.5f)}, false, "alpha: declined");
   diff_test({"Erf"}, {var(Tensor::from_vector<double>({0.5, -1}, {2}))}, {}, false, "double");
   // A bad attribute: the optimized factory declines and the reference reports the error.
   auto ref = make_session({"Gelu", "", 20}, {var(rand_tensor({4}, 3))}, {attr_string("approximate", "bad")}, false, 1);

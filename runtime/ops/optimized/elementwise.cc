@@ -1,5 +1,5 @@
 // Optimized element-wise float32 kernels: Erf, Gelu (ONNX-20 and com.microsoft Gelu /
-// FastGelu without bias), Softmax on any axis (opset < 13: 2-D coercion; >= 13: one axis;
+// FastGelu without bias), Swish (alpha 1), Softmax on any axis (opset < 13: 2-D coercion; >= 13: one axis;
 // inner axes are transposed to rows through a scratch block), and Where with equal shapes or
 // suffix broadcasting (scalars, rows, masks broadcast over leading dims).
 #include <algorithm>
@@ -52,6 +52,13 @@ class MapKernel final : public OptKernel {
 
   MapFn fn_ = nullptr;
 };
+
+// Swish with alpha 1 (SiLU; the layout pass makes it from Mul(x, Sigmoid(x)) in EfficientNets).
+Result<std::unique_ptr<Kernel>> create_swish(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  if (alpha != 1.0f) return unsupported("Swish: optimized kernel has alpha 1 only");
+  return MapKernel::create(init, &KernelTable::swish, "Swish");
+}
 
 Result<std::unique_ptr<Kernel>> create_erf(const KernelInit& init) {
   return MapKernel::create(init, &KernelTable::erf, "Erf");
@@ -207,6 +214,9 @@ void register_opt_elementwise(OpRegistry& registry) {
   registry.add({"com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, 1, 2, 1, 1,
                 Backend::kOptimized});
   registry.add({"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, 1, 1, 1, 1, Backend::kOptimized});
+  OpDef swish{"", "Swish", 24, kLatestVersion, create_swish, 1, 1, 1, 1, Backend::kOptimized};
+  swish.before_xnnpack = true;  // one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan)
+  registry.add(swish);
   registry.add({"", "Where", 9, kLatestVersion, WhereKernel::create, 3, 3, 1, 1, Backend::kOptimized});
 }
 

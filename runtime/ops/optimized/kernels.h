@@ -38,6 +38,7 @@ struct KernelTable {
   void (*erf)(const float* x, float* y, int64_t n);
   void (*gelu_erf)(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
   void (*gelu_tanh)(const float* x, float* y, int64_t n);  // tanh approximation
+  void (*swish)(const float* x, float* y, int64_t n);      // x * sigmoid(x) (SiLU)
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);

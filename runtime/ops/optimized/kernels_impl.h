@@ -82,6 +82,10 @@ inline V gelu_tanh_v(V x) {
   return V::keep_nan(x, V::set1(0.5f) * x * (V::set1(1.0f) + th));
 }
 
+// x / (1 + exp(-x)): one pass instead of sigmoid, multiply and a finiteness scan. NaN stays
+// NaN, +inf gives inf, -inf gives NaN (-inf / inf) like the reference's -inf * sigmoid(-inf).
+inline V swish_v(V x) { return x / (V::set1(1.0f) + exp_v(V::zero() - x)); }
+
 template <V (*F)(V)>
 void map_n(const float* x, float* y, int64_t n) {
   int64_t i = 0;
@@ -563,6 +567,7 @@ inline void exp_n(const float* x, float* y, int64_t n) { map_n<exp_v>(x, y, n); 
 inline void erf_n(const float* x, float* y, int64_t n) { map_n<erf_v>(x, y, n); }
 inline void gelu_erf_n(const float* x, float* y, int64_t n) { map_n<gelu_erf_v>(x, y, n); }
 inline void gelu_tanh_n(const float* x, float* y, int64_t n) { map_n<gelu_tanh_v>(x, y, n); }
+inline void swish_n(const float* x, float* y, int64_t n) { map_n<swish_v>(x, y, n); }
 
 inline KernelTable make_table(const char* isa) {
   KernelTable t;
@@ -578,6 +583,7 @@ inline KernelTable make_table(const char* isa) {
   t.erf = erf_n;
   t.gelu_erf = gelu_erf_n;
   t.gelu_tanh = gelu_tanh_n;
+  t.swish = swish_n;
   t.add_into = add_into;
   t.max_into = max_into;
   t.row_sum = row_sum;
