@@ -330,6 +330,13 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   return Role::kNone;
 }
 
+// Swish with alpha 1 (x * sigmoid(x)), as fuse_gated_activations makes it.
+bool is_swish(const Node& act) {
+  if (!act.domain.empty() || act.op_type != "Swish" || act.inputs.size() != 1 || act.outputs.size() != 1) return false;
+  const Attribute* alpha = attr_of(act, "alpha", AttrType::kFloat);
+  return !alpha || alpha->f == 1.0f;
+}
+
 // Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
 bool NhwcPass::fusable_activation(const Node& act, float& lo, float& hi) const {
   return activation_bounds(act, opset_of(act), [this](const std::string& n) { return constant(n); }, lo, hi);
@@ -345,9 +352,18 @@ void NhwcPass::try_fuse(size_t conv) {
   const Node& act = g_.nodes[a];
   if (act.inputs.empty() || act.inputs[0] != out) return;
   float lo = 0, hi = 0;
-  if (!fusable_activation(act, lo, hi)) return;
-  c.attributes.push_back(float_attribute("activation_min", lo));
-  c.attributes.push_back(float_attribute("activation_max", hi));
+  if (c.op_type == "Conv" && is_swish(act)) {  // SiLU after a convolution (EfficientNet)
+    Attribute a;
+    a.name = "activation";
+    a.type = AttrType::kString;
+    a.s = "Swish";
+    c.attributes.push_back(std::move(a));
+  } else if (fusable_activation(act, lo, hi)) {
+    c.attributes.push_back(float_attribute("activation_min", lo));
+    c.attributes.push_back(float_attribute("activation_max", hi));
+  } else {
+    return;
+  }
   c.outputs[0] = act.outputs[0];
   producer_[c.outputs[0]] = conv;
   fused_away_[a] = true;

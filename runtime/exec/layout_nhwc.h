@@ -15,7 +15,8 @@
 //    DequantizeLinear, and com.microsoft QLinearAdd / QLinearMul of two region values.
 //  - Conv followed by Relu or Clip with constant bounds, when the Conv output has that one
 //    consumer and is not a graph output, becomes one Conv with attributes
-//    "activation_min"/"activation_max" (XNNPACK's output range).
+//    "activation_min"/"activation_max" (XNNPACK's output range); a Swish (alpha 1) after a Conv
+//    becomes its string attribute "activation" = "Swish" (the own kernels apply it in cache).
 //  - A region value read outside the region (or a graph output) gets one "ToNCHW" node that
 //    produces the original name; a value entering a region gets one "ToNHWC" node. Values known
 //    to be [N,C,1,1] (after global pooling) convert without a copy (attribute unit_spatial=1).

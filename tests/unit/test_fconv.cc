@@ -125,6 +125,8 @@ struct ConvCase {
   int64_t n = 1, c = 8, m = 16, h = 9, w = 7, k = 3, stride = 1, dilation = 1, pad = 1;
   std::string auto_pad;
   bool relu6 = false, bias = true;
+  bool swish = false;  // Conv -> Mul(y, Sigmoid(y)): the layout pass fuses it as activation = "Swish"
+  int64_t group = 1;
 };
 
 Model build(const ConvCase& cc) {
@@ -132,20 +134,21 @@ Model build(const ConvCase& cc) {
   b.input("x");
   std::mt19937 gen(static_cast<uint32_t>(cc.c * 100 + cc.m));
   std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  std::vector<float> w(static_cast<size_t>(cc.m * cc.c * cc.k * cc.k)), bias(static_cast<size_t>(cc.m));
+  std::vector<float> w(static_cast<size_t>(cc.m * cc.c / cc.group * cc.k * cc.k)), bias(static_cast<size_t>(cc.m));
   for (float& v : w) v = u(gen);
   for (float& v : bias) v = u(gen);
-  std::vector<std::string> ins = {"x", b.constant(Tensor::from_vector<float>(w, {cc.m, cc.c, cc.k, cc.k}))};
+  std::vector<std::string> ins = {"x", b.constant(Tensor::from_vector<float>(w, {cc.m, cc.c / cc.group, cc.k, cc.k}))};
   if (cc.bias) ins.push_back(b.constant(Tensor::from_vector<float>(bias, {cc.m})));
   std::vector<Attribute> attrs = {attr_ints("kernel_shape", {cc.k, cc.k}), attr_ints("strides", {cc.stride, cc.stride}),
-                                  attr_ints("dilations", {cc.dilation, cc.dilation})};
+                                  attr_ints("dilations", {cc.dilation, cc.dilation}), attr_int("group", cc.group)};
   if (cc.auto_pad.empty()) {
     attrs.push_back(attr_ints("pads", {cc.pad, cc.pad, cc.pad, cc.pad}));
   } else {
     attrs.push_back(attr_string("auto_pad", cc.auto_pad));
   }
-  std::string y = b.node("Conv", ins, attrs, cc.relu6 ? "" : "y");
+  std::string y = b.node("Conv", ins, attrs, cc.relu6 || cc.swish ? "" : "y");
   if (cc.relu6) b.node("Clip", {y, b.constant(Tensor::scalar<float>(0.0f)), b.constant(Tensor::scalar<float>(6.0f))}, {}, "y");
+  if (cc.swish) b.node("Mul", {y, b.node("Sigmoid", {y})}, {}, "y");
   b.output("y");
   return b.model;
 }
@@ -240,6 +243,31 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
     ASSERT_TRUE(a.defined() && b.defined());
     ASSERT_EQ(a.shape(), b.shape());
     for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+  }
+}
+
+// Swish after a Conv runs inside it (own group-1 and depthwise kernels, and XNNPACK's Conv
+// with a pass after it): all three match the reference, NaN and inf included.
+TEST(ConvF32Nhwc, FusedSwishMatchesTheReference) {
+  ConvCase pointwise{"1x1 + Swish, 16 -> 24", 1, 16, 24, 9, 7, 1, 1, 1, 0};
+  ConvCase full{"3x3 + Swish, 8 -> 40", 1, 8, 40, 9, 7, 3, 1, 1, 1};
+  ConvCase depthwise{"depthwise 3x3 stride 2 + Swish, 32", 1, 32, 32, 12, 11, 3, 2, 1, 1};
+  depthwise.group = 32;
+  for (ConvCase cc : {pointwise, full, depthwise}) {
+    cc.swish = true;
+    check(cc);
+    check(cc, true);
+    SCOPED_TRACE("XNNPACK's Conv");
+    SessionOptions xnnpack, reference;
+    xnnpack.disable_optimized = true;
+    reference.disable_xnnpack = true;
+    bool unused = false;
+    const Tensor a = run(cc, xnnpack, false, &unused);
+    const Tensor b = run(cc, reference, false, &unused);
+    ASSERT_TRUE(a.defined() && b.defined());
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f * std::max(1.0f, std::fabs(b.data<float>()[i]))) << i;
   }
 }
 

@@ -191,16 +191,37 @@ TEST(LayoutNhwc, GatedActivationsBecomeSwishAndHardSwish) {
   const NhwcLayoutStats s = rewrite(b);
   EXPECT_EQ(s.gated, 2);
   const Graph& g = b.model.graph;
-  EXPECT_EQ(count_ops(g, "", "Swish"), 1);
+  // The Swish follows the Conv, which takes it as its fused activation.
+  EXPECT_EQ(count_ops(g, "", "Swish"), 0);
   EXPECT_EQ(count_ops(g, "", "HardSwish"), 1);
   EXPECT_EQ(count_ops(g, "", "Sigmoid"), 1);
+  int fused = 0;
   for (const Node& n : g.nodes) {
     if (n.op_type == "HardSwish") {
       EXPECT_EQ(n.opset, 14);
     }
+    const Attribute* act = n.find_attr("activation");
+    if (n.op_type == "Conv" && act && act->s == "Swish") ++fused;
+  }
+  EXPECT_EQ(fused, 1);
+}
+
+TEST(LayoutNhwc, SwishNotAfterAConvStaysAnOp) {
+  Builder b;
+  b.input("x");
+  const std::string c = b.conv("x", 3, 4, 3);
+  const std::string a = b.node("Add", {c, c});
+  b.node("Mul", {a, b.node("Sigmoid", {a})}, {}, "y");
+  b.output("y");
+  const NhwcLayoutStats s = rewrite(b);
+  EXPECT_EQ(s.gated, 1);
+  const Graph& g = b.model.graph;
+  EXPECT_EQ(count_ops(g, "", "Swish"), 1);
+  for (const Node& n : g.nodes) {
     if (n.op_type == "Swish") {
       EXPECT_EQ(n.opset, 24);
     }
+    EXPECT_EQ(n.find_attr("activation"), nullptr) << n.op_type;
   }
 }
 

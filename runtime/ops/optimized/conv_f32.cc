@@ -7,6 +7,7 @@
 // Grouped / depthwise convolutions and CPUs without AVX-512 stay with XNNPACK or the twin.
 #include <algorithm>
 #include <array>
+#include <string>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -41,6 +42,8 @@ class ConvF32NhwcKernel final : public OptKernel {
     XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("activation_min", -kInf));
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
     if (!(k->lo_ < k->hi_)) return unsupported("own fp32 Conv: empty output range");
+    XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
+    if (!activation.empty() && activation != "Swish") return unsupported("own fp32 Conv: activation ", activation);
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
     const auto finite = [](const Tensor* t) {
@@ -49,6 +52,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     if (!finite(w) || !finite(b)) return unsupported("own fp32 Conv: non-finite weights or bias");
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     k->tile_ = tile;
+    if (activation == "Swish") k->swish_ = k->k_->swish;
     const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
     std::vector<float> ohwi(static_cast<size_t>(m * taps * c));
     xnn::weights_to_ohwi(w->data<float>(), ohwi.data(), m, c, taps);
@@ -158,6 +162,9 @@ class ConvF32NhwcKernel final : public OptKernel {
             t.rows = std::min(kFconvRows, p1 - first);
             t.out = out + first * m + pn * kFconvCols;
             tile_(t);
+            if (swish_) {  // the fused Swish on the tile's rows, still in L1
+              for (int64_t r = 0; r < t.rows; ++r) swish_(t.out + r * m, t.out + r * m, t.cols);
+            }
           }
         }
       }
@@ -168,6 +175,7 @@ class ConvF32NhwcKernel final : public OptKernel {
   }
 
   FconvTileFn tile_ = nullptr;
+  MapFn swish_ = nullptr;  // the fused Swish (layout pass attribute activation = "Swish")
   xnn::ConvGeometry geo_;
   float lo_ = -kInf, hi_ = kInf;
   int64_t in_ch_ = 0;

@@ -17,8 +17,6 @@ namespace {
 
 constexpr int64_t kMapChunk = 4096;  // elements per parallel chunk of a map
 
-using MapFn = void (*)(const float*, float*, int64_t);
-
 // ---- Erf / Gelu --------------------------------------------------------------------------
 
 class MapKernel final : public OptKernel {

@@ -11,6 +11,8 @@
 namespace xonnx {
 namespace opt {
 
+using MapFn = void (*)(const float* x, float* y, int64_t n);  // y = f(x), element-wise
+
 struct KernelTable {
   const char* isa;  // "avx512", "avx2", "neon", "generic"
   // GEMM microkernel geometry: register tile of mr rows x nr columns.

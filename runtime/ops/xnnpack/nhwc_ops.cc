@@ -8,6 +8,7 @@
 //    semantics; the XNNPACK kernels (conv.cc, pooling.cc) are the fast candidates and defer to
 //    the twins for what they do not cover (NaN/inf, unexpected shapes or types).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -201,6 +202,16 @@ class TwinContext final : public KernelContext {
   std::vector<Value> outs_;
 };
 
+// The fused Swish (activation = "Swish"): x * sigmoid(x), the reference's stable sigmoid.
+template <typename T>
+void swish_in_place(T* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const T x = p[i];
+    const T s = x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+    p[i] = x * s;
+  }
+}
+
 // Relu / Clip semantics: values below lo become lo, above hi become hi, NaN stays NaN.
 template <typename T>
 void clamp_range(T* p, size_t n, double lo, double hi) {
@@ -228,6 +239,9 @@ class NhwcTwinKernel final : public Kernel {
       } else if (a.name == "activation_max" && a.type == AttrType::kFloat) {
         k->hi_ = a.f;
         k->fused_ = true;
+      } else if (a.name == "activation" && a.type == AttrType::kString) {
+        if (a.s != "Swish") return unsupported("NHWC ", onnx.op_type, ": fused activation '", a.s, "'");
+        k->swish_ = true;
       } else {
         kept.push_back(a);
       }
@@ -254,10 +268,14 @@ class NhwcTwinKernel final : public Kernel {
     const Tensor& y = v.tensor();
     XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, y.dtype(), permuted_shape(y.shape(), true)));
     XONNX_RETURN_IF_ERROR(permute_layout(y, true, *out, *pool_));
+    const size_t n = static_cast<size_t>(out->numel());
     if (fused_) {
-      const size_t n = static_cast<size_t>(out->numel());
       if (out->dtype() == DataType::kFloat) clamp_range(out->data<float>(), n, lo_, hi_);
       if (out->dtype() == DataType::kDouble) clamp_range(out->data<double>(), n, lo_, hi_);
+    }
+    if (swish_) {
+      if (out->dtype() == DataType::kFloat) swish_in_place(out->data<float>(), n);
+      if (out->dtype() == DataType::kDouble) swish_in_place(out->data<double>(), n);
     }
     for (size_t i = 1; i < inner.num_outputs(); ++i) {
       if (ctx.output_wanted(i)) ctx.set_output_value(i, inner.output(i));
@@ -269,7 +287,7 @@ class NhwcTwinKernel final : public Kernel {
   ThreadPool* pool_ = nullptr;
   std::string op_;
   std::unique_ptr<Kernel> ref_;
-  bool fused_ = false;
+  bool fused_ = false, swish_ = false;
   double lo_ = -std::numeric_limits<double>::infinity();
   double hi_ = std::numeric_limits<double>::infinity();
 };
