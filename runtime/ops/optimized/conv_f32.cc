@@ -115,16 +115,17 @@ class ConvF32NhwcKernel final : public OptKernel {
         const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
         // The pixel's (image, row, column), stepped instead of divided out per pixel.
         int64_t img = p0 / (oh * ow), oy = (p0 / ow) % oh, ox = p0 % ow;
+        const auto next_pixel = [&] {
+          if (++ox < ow) return;
+          ox = 0;
+          if (++oy < oh) return;
+          oy = 0;
+          ++img;
+        };
         for (int64_t ti = 0; ti < tiles; ++ti) {
           const int64_t first = p0 + ti * kFconvRows, rows = std::min(kFconvRows, p1 - first);
           for (int64_t r = 0; r < kFconvRows; ++r) {
-            if (r > 0 && r < rows && ++ox == ow) {  // rows past the end repeat the last pixel
-              ox = 0;
-              if (++oy == oh) {
-                oy = 0;
-                ++img;
-              }
-            }
+            if (r > 0 && r < rows) next_pixel();  // rows past the end repeat the last pixel
             const float** entry = table + ti * taps * kFconvRows + r;
             if (pointwise) {
               *entry = in + ((img * h + oy) * w + ox) * c;
@@ -144,13 +145,7 @@ class ConvF32NhwcKernel final : public OptKernel {
               }
             }
           }
-          if (++ox == ow) {  // on to the next tile's first pixel
-            ox = 0;
-            if (++oy == oh) {
-              oy = 0;
-              ++img;
-            }
-          }
+          next_pixel();  // the next tile's first pixel
         }
         for (int64_t pn = group * group_panels; pn < std::min(panels, (group + 1) * group_panels); ++pn) {
           t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
