@@ -11,7 +11,8 @@
 //    becomes QLinearConv (bias requantized to x_scale * w_scale). Relu / Clip are dropped only
 //    when the Q's saturation already clamps the same way (see `saturation_implies`).
 //  - DQ(A), DQ(B const 8-bit 2-D) [, bias] -> Gemm [-> Relu / Clip -> Q] becomes com.microsoft
-//    QGemm: quantized output with a Q after it, float output without one (classifier heads).
+//    QGemm: quantized output with a Q after it, float output without one (classifier heads);
+//    only on CPUs where its integer kernel runs (AVX512-VNNI).
 //  - DQ(a), DQ(b) -> Add / Mul [-> Relu / Clip] -> Q becomes com.microsoft QLinearAdd /
 //    QLinearMul (same 8-bit type on all three).
 //  - DQ(x) -> MaxPool -> Q with equal parameters becomes MaxPool on the integers (exact).

@@ -129,6 +129,23 @@ struct ConvCase {
   int64_t group = 1;
 };
 
+// what, batch, channels in and out, height, width, kernel, stride, dilation, pads.
+ConvCase conv_case(std::string what, int64_t n, int64_t c, int64_t m, int64_t h, int64_t w, int64_t k, int64_t stride,
+                   int64_t dilation, int64_t pad) {
+  ConvCase cc;
+  cc.what = std::move(what);
+  cc.n = n;
+  cc.c = c;
+  cc.m = m;
+  cc.h = h;
+  cc.w = w;
+  cc.k = k;
+  cc.stride = stride;
+  cc.dilation = dilation;
+  cc.pad = pad;
+  return cc;
+}
+
 Model build(const ConvCase& cc) {
   testing::GraphBuilder b;
   b.input("x");
@@ -188,33 +205,39 @@ void check(const ConvCase& cc, bool specials = false) {
   const Tensor b = run(cc, reference, specials, &unused);
   ASSERT_TRUE(a.defined() && b.defined());
   ASSERT_EQ(a.shape(), b.shape());
-  if (opt::fconv_tile_fast()) EXPECT_TRUE(own) << "the own fp32 Conv did not run";
+  if (opt::fconv_tile_fast()) {
+    EXPECT_TRUE(own) << "the own fp32 Conv did not run";
+  }
   int64_t nan_count = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
     const float x = a.data<float>()[i], y = b.data<float>()[i];
     ASSERT_EQ(std::isnan(x), std::isnan(y)) << "element " << i << ": " << x << " vs " << y;
     nan_count += std::isnan(x);
     if (std::isnan(x) || std::isinf(y)) {
-      if (!std::isnan(x)) EXPECT_EQ(x, y) << "element " << i;
+      if (!std::isnan(x)) {
+        EXPECT_EQ(x, y) << "element " << i;
+      }
       continue;
     }
     EXPECT_NEAR(x, y, 1e-4f * std::max(1.0f, std::fabs(y))) << "element " << i;
   }
-  if (specials) EXPECT_GT(nan_count, 0) << "the NaN did not reach the output";
+  if (specials) {
+    EXPECT_GT(nan_count, 0) << "the NaN did not reach the output";
+  }
 }
 
 TEST(ConvF32Nhwc, Shapes) {
-  check({"3x3 pads 1, 8 -> 16"});
-  check({"3x3 stride 2, 13 -> 33", 1, 13, 33, 11, 10, 3, 2, 1, 1});
-  check({"3x3 dilation 2 pads 2, 8 -> 17", 1, 8, 17, 12, 9, 3, 1, 2, 2});
-  check({"1x1, 64 -> 40", 1, 64, 40, 9, 11, 1, 1, 1, 0});
-  check({"7x7 stride 2 pads 3, 3 -> 64 (stem)", 1, 3, 64, 32, 32, 7, 2, 1, 3});
-  check({"batch 2, 5 -> 12", 2, 5, 12, 10, 13, 3, 1, 1, 1});
-  check({"1 channel in and out", 1, 1, 1, 6, 5, 3, 1, 1, 1});
+  check(conv_case("3x3 pads 1, 8 -> 16", 1, 8, 16, 9, 7, 3, 1, 1, 1));
+  check(conv_case("3x3 stride 2, 13 -> 33", 1, 13, 33, 11, 10, 3, 2, 1, 1));
+  check(conv_case("3x3 dilation 2 pads 2, 8 -> 17", 1, 8, 17, 12, 9, 3, 1, 2, 2));
+  check(conv_case("1x1, 64 -> 40", 1, 64, 40, 9, 11, 1, 1, 1, 0));
+  check(conv_case("7x7 stride 2 pads 3, 3 -> 64 (stem)", 1, 3, 64, 32, 32, 7, 2, 1, 3));
+  check(conv_case("batch 2, 5 -> 12", 2, 5, 12, 10, 13, 3, 1, 1, 1));
+  check(conv_case("1 channel in and out", 1, 1, 1, 6, 5, 3, 1, 1, 1));
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {
-  ConvCase cc{"SAME_UPPER stride 2 + Relu6, no bias", 1, 16, 24, 15, 14, 3, 2, 1, 0};
+  ConvCase cc = conv_case("SAME_UPPER stride 2 + Relu6, no bias", 1, 16, 24, 15, 14, 3, 2, 1, 0);
   cc.auto_pad = "SAME_UPPER";
   cc.relu6 = true;
   cc.bias = false;
@@ -222,7 +245,7 @@ TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {
 }
 
 TEST(ConvF32Nhwc, NanAndInfPropagateAsInTheReference) {
-  ConvCase cc{"3x3, 8 -> 16"};
+  ConvCase cc = conv_case("3x3, 8 -> 16", 1, 8, 16, 9, 7, 3, 1, 1, 1);
   check(cc, true);
   cc.relu6 = true;
   cc.what += " + Relu6";
@@ -232,8 +255,8 @@ TEST(ConvF32Nhwc, NanAndInfPropagateAsInTheReference) {
 // Each output comes from one tile in one order, however the blocks and panels are split: two
 // threads give the same bits as one (few pixels: the panels are split across threads too).
 TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
-  for (const ConvCase& cc : {ConvCase{"7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1},
-                             ConvCase{"many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1}}) {
+  for (const ConvCase& cc : {conv_case("7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1),
+                             conv_case("many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1)}) {
     SCOPED_TRACE(cc.what);
     SessionOptions one, two;
     two.num_threads = 2;
@@ -249,9 +272,9 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
 // Swish after a Conv runs inside it (own group-1 and depthwise kernels, and XNNPACK's Conv
 // with a pass after it): all three match the reference, NaN and inf included.
 TEST(ConvF32Nhwc, FusedSwishMatchesTheReference) {
-  ConvCase pointwise{"1x1 + Swish, 16 -> 24", 1, 16, 24, 9, 7, 1, 1, 1, 0};
-  ConvCase full{"3x3 + Swish, 8 -> 40", 1, 8, 40, 9, 7, 3, 1, 1, 1};
-  ConvCase depthwise{"depthwise 3x3 stride 2 + Swish, 32", 1, 32, 32, 12, 11, 3, 2, 1, 1};
+  ConvCase pointwise = conv_case("1x1 + Swish, 16 -> 24", 1, 16, 24, 9, 7, 1, 1, 1, 0);
+  ConvCase full = conv_case("3x3 + Swish, 8 -> 40", 1, 8, 40, 9, 7, 3, 1, 1, 1);
+  ConvCase depthwise = conv_case("depthwise 3x3 stride 2 + Swish, 32", 1, 32, 32, 12, 11, 3, 2, 1, 1);
   depthwise.group = 32;
   for (ConvCase cc : {pointwise, full, depthwise}) {
     cc.swish = true;

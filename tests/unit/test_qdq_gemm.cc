@@ -108,8 +108,11 @@ void check(const HeadCase& c) {
   ASSERT_EQ(a.shape(), (Shape{c.m, c.n}));
   ASSERT_EQ(b.shape(), a.shape());
   EXPECT_EQ(reference_backend, none) << "the reference path keeps the QDQ form";
-  ASSERT_NE(fused_backend, none) << "the Gemm was not fused into QGemm";
-  if (opt::qgemm_fast()) EXPECT_EQ(fused_backend, Backend::kOptimized);
+  if (opt::qgemm_fast()) {
+    EXPECT_EQ(fused_backend, Backend::kOptimized) << "the Gemm was not fused into QGemm";
+  } else {
+    EXPECT_EQ(fused_backend, none) << "without AVX512-VNNI the float Gemm stays";
+  }
   double worst = 0, largest = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
     const double x = a.data<float>()[i], y = b.data<float>()[i];

@@ -223,7 +223,8 @@ TEST(Qgemm, FloatOutputIsBitIdenticalAndExact) {
   for (size_t m : {1u, 4u, 12u, 13u}) {
     for (int64_t k : {5, 64, 1280}) {
       for (int64_t n : {1, 17, 40}) {
-        Problem p = make_problem(m, k, n, 0, -128, 127, seed++, 4, 3, seed % 2 == 0);
+        const bool a_signed = seed % 2 == 0;
+        Problem p = make_problem(m, k, n, 0, -128, 127, seed++, 4, 3, a_signed);
         p.rq.float_out = true;
         auto run_float = [&](opt::QgemmFn fn) {
           std::vector<float> c(p.m * p.ldc, -7.0f);
@@ -232,7 +233,7 @@ TEST(Qgemm, FloatOutputIsBitIdenticalAndExact) {
         };
         const std::vector<float> ref = run_float(opt::qgemm_reference);
         for (size_t r = 0; r < m; ++r) {
-          for (int64_t col = 0; col < p.ldc; ++col) {
+          for (int64_t col = 0; col < static_cast<int64_t>(p.ldc); ++col) {
             const float got = ref[r * p.ldc + static_cast<size_t>(col)];
             if (col >= n) {
               EXPECT_EQ(got, -7.0f) << "wrote past n";
@@ -245,7 +246,9 @@ TEST(Qgemm, FloatOutputIsBitIdenticalAndExact) {
             EXPECT_EQ(got, static_cast<float>(acc) * p.scale[static_cast<size_t>(col)]) << "m " << m << " k " << k;
           }
         }
-        if (const opt::QgemmFn fast = opt::qgemm_fast()) EXPECT_EQ(run_float(fast), ref) << "m " << m << " k " << k << " n " << n;
+        if (const opt::QgemmFn fast = opt::qgemm_fast()) {
+          EXPECT_EQ(run_float(fast), ref) << "m " << m << " k " << k << " n " << n;
+        }
       }
     }
   }
