@@ -147,7 +147,8 @@ class ConvF32NhwcKernel final : public OptKernel {
           }
           next_pixel();  // the next tile's first pixel
         }
-        for (int64_t pn = group * group_panels; pn < std::min(panels, (group + 1) * group_panels); ++pn) {
+        const int64_t pn0 = group * group_panels, pn1 = std::min(panels, (group + 1) * group_panels);
+        for (int64_t pn = pn0; pn < pn1; ++pn) {
           t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
           t.bias = w_.bias.data() + pn * kFconvCols;
           t.cols = std::min(kFconvCols, m - pn * kFconvCols);
@@ -157,9 +158,15 @@ class ConvF32NhwcKernel final : public OptKernel {
             t.rows = std::min(kFconvRows, p1 - first);
             t.out = out + first * m + pn * kFconvCols;
             tile_(t);
-            if (swish_) {  // the fused Swish on the tile's rows, still in L1
-              for (int64_t r = 0; r < t.rows; ++r) swish_(t.out + r * m, t.out + r * m, t.cols);
-            }
+          }
+        }
+        if (swish_) {  // the fused Swish on the block's output, still in cache; long runs hide
+                       // the division's latency that a tile row's 32 values could not
+          const int64_t c0 = pn0 * kFconvCols, c1 = std::min(m, pn1 * kFconvCols);
+          if (c0 == 0 && c1 == m) {
+            swish_(out + p0 * m, out + p0 * m, (p1 - p0) * m);
+          } else {
+            for (int64_t p = p0; p < p1; ++p) swish_(out + p * m + c0, out + p * m + c0, c1 - c0);
           }
         }
       }
