@@ -54,6 +54,20 @@ const KernelTable& kernels() {
   return *table;
 }
 
+bool avx512_chosen() {
+  static const bool chosen = std::strcmp(kernels().isa, "avx512") == 0;
+  return chosen;
+}
+
+bool avx512_vnni_chosen() {
+#if defined(__x86_64__) || defined(_M_X64)
+  static const bool chosen = avx512_chosen() && cpuinfo_initialize() && cpuinfo_has_x86_avx512vnni();
+  return chosen;
+#else
+  return false;
+#endif
+}
+
 int supported_tables(const KernelTable** out, int max) {
   const KernelTable* all[] = {avx512_table(), avx2_table(), neon_table(), generic_table()};
   int n = 0;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "runtime/ops/optimized/kernels.h"
 
@@ -51,7 +50,7 @@ void fconv_tile_reference(const FconvTile& t) {
 }
 
 FconvTileFn fconv_tile_fast() {
-  static const FconvTileFn fn = std::strcmp(kernels().isa, "avx512") == 0 ? fconv_tile_avx512() : nullptr;
+  static const FconvTileFn fn = avx512_chosen() ? fconv_tile_avx512() : nullptr;
   return fn;
 }
 

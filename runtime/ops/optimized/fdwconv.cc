@@ -1,7 +1,6 @@
 #include "runtime/ops/optimized/fdwconv.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "runtime/ops/optimized/kernels.h"
 
@@ -38,17 +37,13 @@ void fdw_pack_reference(const float* src, int64_t w, int64_t src_stride, int64_t
     for (int64_t j = 0; j < kFdwChannelBlock; ++j) dst[x * kFdwChannelBlock + j] = j < valid ? src[x * src_stride + j] : 0.0f;
 }
 
-namespace {
-bool has_avx512() { return std::strcmp(kernels().isa, "avx512") == 0; }
-}  // namespace
-
 FdwRowFn fdw_row_fast() {
-  static const FdwRowFn fn = has_avx512() ? fdw_row_avx512() : nullptr;
+  static const FdwRowFn fn = avx512_chosen() ? fdw_row_avx512() : nullptr;
   return fn;
 }
 
 FdwPackFn fdw_pack_fast() {
-  static const FdwPackFn fn = has_avx512() ? fdw_pack_avx512() : nullptr;
+  static const FdwPackFn fn = avx512_chosen() ? fdw_pack_avx512() : nullptr;
   return fn;
 }
 

@@ -71,6 +71,10 @@ struct KernelTable {
 // The best table for this CPU (cpuinfo), chosen once. XONNX_OPT_ISA=generic|avx2|avx512|neon
 // in the environment caps the choice (benchmarks and tests of the portable path).
 const KernelTable& kernels();
+// Whether kernels() is the AVX-512 table (the CPU has AVX-512 and XONNX_OPT_ISA allows it), and
+// whether the CPU also has AVX512-VNNI: the gates of the own AVX-512 kernels outside the table.
+bool avx512_chosen();
+bool avx512_vnni_chosen();
 // Every table this build has that the CPU supports (for differential tests across ISAs).
 int supported_tables(const KernelTable** out, int max);
 

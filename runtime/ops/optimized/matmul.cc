@@ -4,7 +4,6 @@
 // kNR-column panels per task (a constant 2-D B once, at creation) and multiplied by a
 // register-blocked microkernel; rows of A are read in place. Work is split over batch x column
 // panels; a runtime B with few rows of A skips packing (gemm_direct).
-#include <cstring>
 #include <vector>
 
 #include "runtime/exec/thread_pool.h"
@@ -181,7 +180,7 @@ void register_opt_matmul(OpRegistry& registry) {
   // tiles run faster (bench BM_MatMulF32_*) and packing is a vector copy, where XNNPACK packs
   // element by element.
   OpDef def{"", "MatMul", 1, kLatestVersion, MatMulKernel::create, 2, 2, 1, 1, Backend::kOptimized};
-  def.before_xnnpack = std::strcmp(kernels().isa, "avx512") == 0;
+  def.before_xnnpack = avx512_chosen();
   registry.add(def);
 }
 

@@ -1,7 +1,5 @@
 #include "runtime/ops/optimized/q4_int8.h"
 
-#include <cpuinfo.h>
-
 #include <cmath>
 #include <cstring>
 
@@ -127,13 +125,7 @@ void q4_int8_reference(const Q4Int8A& a, const uint8_t* b, const float* scales, 
 }
 
 Q4Int8Fn q4_int8_fast() {
-  static const Q4Int8Fn fn = []() -> Q4Int8Fn {
-#if defined(__x86_64__) || defined(_M_X64)
-    if (std::strcmp(kernels().isa, "avx512") == 0 && cpuinfo_initialize() && cpuinfo_has_x86_avx512vnni())
-      return q4_int8_avx512vnni();
-#endif
-    return nullptr;
-  }();
+  static const Q4Int8Fn fn = avx512_vnni_chosen() ? q4_int8_avx512vnni() : nullptr;
   return fn;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "runtime/ops/optimized/kernels.h"
 
@@ -36,17 +35,13 @@ void qdw_convert_reference(const uint8_t* src, int64_t w, int64_t src_stride, in
   }
 }
 
-namespace {
-bool has_avx512() { return std::strcmp(kernels().isa, "avx512") == 0; }
-}  // namespace
-
 QdwRowFn qdw_row_fast() {
-  static const QdwRowFn fn = has_avx512() ? qdw_row_avx512() : nullptr;
+  static const QdwRowFn fn = avx512_chosen() ? qdw_row_avx512() : nullptr;
   return fn;
 }
 
 QdwConvertFn qdw_convert_fast() {
-  static const QdwConvertFn fn = has_avx512() ? qdw_convert_avx512() : nullptr;
+  static const QdwConvertFn fn = avx512_chosen() ? qdw_convert_avx512() : nullptr;
   return fn;
 }
 

@@ -1,10 +1,7 @@
 #include "runtime/ops/optimized/qgemm.h"
 
-#include <cpuinfo.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "runtime/ops/optimized/kernels.h"
 
@@ -58,13 +55,7 @@ void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights&
 }
 
 QgemmFn qgemm_fast() {
-  static const QgemmFn fn = []() -> QgemmFn {
-#if defined(__x86_64__) || defined(_M_X64)
-    if (std::strcmp(kernels().isa, "avx512") == 0 && cpuinfo_initialize() && cpuinfo_has_x86_avx512vnni())
-      return qgemm_avx512vnni();
-#endif
-    return nullptr;
-  }();
+  static const QgemmFn fn = avx512_vnni_chosen() ? qgemm_avx512vnni() : nullptr;
   return fn;
 }
 
