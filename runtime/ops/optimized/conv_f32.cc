@@ -83,7 +83,12 @@ class ConvF32NhwcKernel final : public OptKernel {
     if (merge_rows_) {  // the zero-padded copy, made by this thread before the workers read it
       const size_t need = static_cast<size_t>(n * ph * pw * c);
       if (padded_.size() < need) padded_.resize(need);  // grows only
-      std::fill(padded_.begin(), padded_.begin() + static_cast<int64_t>(need), 0.0f);
+      // The copy below rewrites only the interior: the zero border is written once per geometry.
+      const std::array<int64_t, 7> geometry{n, h, w, pads[0], pads[1], pads[2], pads[3]};
+      if (geometry != padded_geometry_) {
+        std::fill(padded_.begin(), padded_.begin() + static_cast<int64_t>(need), 0.0f);
+        padded_geometry_ = geometry;
+      }
       for (int64_t img = 0; img < n; ++img)
         for (int64_t iy = 0; iy < h; ++iy)
           std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c,
@@ -185,6 +190,7 @@ class ConvF32NhwcKernel final : public OptKernel {
   FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;   // the input of padding taps
   std::vector<float> padded_;  // merged rows: the zero-padded input (grows only)
+  std::array<int64_t, 7> padded_geometry_{};  // n, h, w and pads that padded_'s zero border is for
   ChunkScratch<const float*> tables_;  // per chunk of tasks: the indirection table
 };
 
