@@ -1,8 +1,14 @@
 #include "runtime/core/tensor.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <new>
 #include <sstream>
 
 namespace xonnx {
@@ -25,26 +31,106 @@ std::string shape_to_string(const Shape& shape) {
   return os.str();
 }
 
+namespace {
+constexpr size_t kAlign = 64;
+// Large blocks come straight from the OS: freed weight copies and packing temporaries would
+// otherwise stay in malloc's heap (its mmap threshold grows after the first large free).
+constexpr size_t kMapBytes = 256 * 1024;
+
+size_t rounded_size(size_t bytes) { return std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign); }
+
+void* allocate_zeroed(size_t bytes) {
+  const size_t size = rounded_size(bytes);
+  if (size >= kMapBytes) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;  // zero-filled by the OS
+  }
+  void* p = std::aligned_alloc(kAlign, size);
+  if (p) std::memset(p, 0, size);
+  return p;
+}
+
+void free_allocated(void* p, size_t bytes) {
+  const size_t size = rounded_size(bytes);
+  if (size >= kMapBytes) {
+    munmap(p, size);
+  } else {
+    std::free(p);
+  }
+}
+
+// Returns the pages of a read-only private file mapping to the OS; a later read faults them
+// in again from the file. Whole pages only: the first and last may hold other tensors' bytes.
+void drop_file_pages(const void* data, size_t bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+}  // namespace
+
+struct Storage::Source {
+  const void* src;
+  std::shared_ptr<const void> keepalive;
+  std::mutex mutex;  // concurrent first reads (parallel kernels) copy once
+};
+
+Storage::Storage() = default;
+
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
-  constexpr size_t kAlign = 64;
-  const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  void* p = allocate_zeroed(bytes);
   if (!p) return nullptr;
-  std::memset(p, 0, rounded == 0 ? kAlign : rounded);
   std::shared_ptr<Storage> s(new Storage());
-  s->data_ = p;
+  s->data_.store(p, std::memory_order_relaxed);
   s->bytes_ = bytes;
   s->owned_ = true;
   return s;
 }
 
 std::shared_ptr<Storage> Storage::view(const void* data, size_t bytes,
-                                       std::shared_ptr<const void> keepalive) {
+                                       std::shared_ptr<const void> keepalive, bool file_backed) {
   std::shared_ptr<Storage> s(new Storage());
-  s->data_ = const_cast<void*>(data);  // views are read-only by contract: kernels never write inputs
+  // Views are read-only by contract: kernels never write inputs.
+  s->data_.store(const_cast<void*>(data), std::memory_order_relaxed);
   s->bytes_ = bytes;
   s->keepalive_ = keepalive ? std::move(keepalive) : std::make_shared<int>(0);
+  s->file_backed_ = file_backed;
   return s;
+}
+
+std::shared_ptr<Storage> Storage::copy_on_access(const void* src, size_t bytes,
+                                                 std::shared_ptr<const void> keepalive,
+                                                 bool file_backed) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->bytes_ = bytes;
+  s->file_backed_ = file_backed;
+  s->owned_ = true;
+  s->source_.reset(new Source{src, std::move(keepalive), {}});
+  return s;
+}
+
+void* Storage::materialize() const {
+  std::lock_guard<std::mutex> lock(source_->mutex);
+  void* p = data_.load(std::memory_order_acquire);
+  if (p) return p;
+  p = allocate_zeroed(bytes_);
+  if (!p) throw std::bad_alloc();
+  std::memcpy(p, source_->src, bytes_);
+  if (file_backed_) drop_file_pages(source_->src, bytes_);  // the copy is what stays resident
+  data_.store(p, std::memory_order_release);
+  return p;
+}
+
+void Storage::drop_resident() {
+  void* p = data_.load(std::memory_order_acquire);
+  if (!p) return;
+  if (source_) {
+    data_.store(nullptr, std::memory_order_release);
+    free_allocated(p, bytes_);
+  } else if (file_backed_) {
+    drop_file_pages(p, bytes_);
+  }
 }
 
 std::shared_ptr<Storage> Storage::strings(size_t count) {
@@ -54,7 +140,8 @@ std::shared_ptr<Storage> Storage::strings(size_t count) {
 }
 
 Storage::~Storage() {
-  if (owned_) std::free(data_);
+  void* p = data_.load(std::memory_order_relaxed);
+  if (owned_ && p) free_allocated(p, bytes_);
 }
 
 Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {

@@ -1,8 +1,9 @@
 // Tensor: element type + shape + shared storage. Storage is either owned (64-byte aligned,
-// zero-filled) or a view into memory someone else keeps alive (the model's mmap), so
-// weights are never copied. Tensors are cheap to copy; copies share storage.
+// zero-filled), a view into memory someone else keeps alive (the model's mmap), so aligned
+// weights are never copied, or a copy of misaligned model bytes made on first access. Tensors are cheap to copy; copies share storage.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -26,9 +27,17 @@ class Storage {
  public:
   // Owned, aligned, zero-filled. Returns nullptr only if the allocation fails.
   static std::shared_ptr<Storage> allocate(size_t bytes);
-  // A view: `data` stays valid as long as `keepalive` is held.
+  // A view: `data` stays valid as long as `keepalive` is held. `file_backed`: the bytes lie in
+  // a read-only private file mapping, so drop_resident() may return their pages to the OS.
   static std::shared_ptr<Storage> view(const void* data, size_t bytes,
-                                       std::shared_ptr<const void> keepalive);
+                                       std::shared_ptr<const void> keepalive,
+                                       bool file_backed = false);
+  // An aligned copy of `bytes` at `src` (kept alive by `keepalive`), made on first access:
+  // for model bytes too misaligned to view in place. drop_resident() frees the copy again.
+  // `file_backed`: as for view(); the source pages are dropped once copied.
+  static std::shared_ptr<Storage> copy_on_access(const void* src, size_t bytes,
+                                                 std::shared_ptr<const void> keepalive,
+                                                 bool file_backed = false);
   // Storage for `count` std::string elements.
   static std::shared_ptr<Storage> strings(size_t count);
 
@@ -36,19 +45,34 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  void* data() { return data_; }
-  const void* data() const { return data_; }
+  // A copy-on-access storage copies here; it throws std::bad_alloc if that allocation fails.
+  void* data() const {
+    void* p = data_.load(std::memory_order_acquire);
+    return p || !source_ ? p : materialize();
+  }
   size_t bytes() const { return bytes_; }
+  // False only for a copy-on-access storage whose copy is not made yet or was dropped.
+  bool resident() const { return !source_ || data_.load(std::memory_order_acquire) != nullptr; }
   bool is_view() const { return keepalive_ != nullptr; }
   std::vector<std::string>& string_data() { return strings_; }
   const std::vector<std::string>& string_data() const { return strings_; }
 
+  // Returns the resident memory of model bytes nobody reads for now (weights the kernels have
+  // packed); the contents stay readable. A file view drops its pages (the next read faults
+  // them in from the file); a copy-on-access storage frees its copy, so the caller must be
+  // its only holder: a pointer from an earlier data() dangles afterwards. Other kinds: no-op.
+  void drop_resident();
+
  private:
-  Storage() = default;
-  void* data_ = nullptr;
+  struct Source;  // where a copy-on-access storage copies from
+  Storage();
+  void* materialize() const;
+  mutable std::atomic<void*> data_{nullptr};
   size_t bytes_ = 0;
   bool owned_ = false;
+  bool file_backed_ = false;
   std::shared_ptr<const void> keepalive_;
+  std::unique_ptr<Source> source_;
   std::vector<std::string> strings_;
 };
 

@@ -76,6 +76,12 @@ class KernelInitImpl final : public KernelInit {
     }
     return nullptr;
   }
+  void packed_constant_input(size_t i) const override {
+    if (i < packed_.size() && constant_input(i)) packed_[i] = true;
+  }
+  // Whether the kernel the last factory returned packed input i (false before any call).
+  bool packed(size_t i) const { return i < packed_.size() && packed_[i]; }
+  void forget_packed() { packed_.assign(node_.inputs.size(), false); }
   ThreadPool& thread_pool() const override { return *plan_.state_->thread_pool; }
   Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
     if (!reference_ || reference_->backend != Backend::kReference) {
@@ -100,6 +106,7 @@ class KernelInitImpl final : public KernelInit {
   int64_t opset_;
   const OpDef* reference_;
   Subgraph& plan_;
+  mutable std::vector<bool> packed_;
 };
 
 class KernelContextImpl final : public KernelContext {
@@ -179,6 +186,17 @@ class KernelContextImpl final : public KernelContext {
   Frame& frame_;
   const SessionState& state_;
 };
+
+void Subgraph::drop_resident_constant(int slot) {
+  for (auto& [s, tensor] : constants_) {
+    if (s != slot || !tensor.storage()) continue;
+    // Held by the graph's initializer and by constants_ only: no other session or kernel can
+    // hold a pointer into a copy that is about to be freed.
+    if (tensor.is_view_of_external_memory() || tensor.storage().use_count() == 2) {
+      tensor.storage()->drop_resident();
+    }
+  }
+}
 
 int Subgraph::slot(const std::string& name) const {
   auto it = slot_of_.find(name);
@@ -302,7 +320,20 @@ Status Subgraph::build(const Graph& graph) {
     return invalid_model("the graph has a cycle involving ", names.str());
   }
 
-  // 4. Kernels, in order.
+  // 4. Kernels, in order. An initializer whose readers all packed it gives its memory back
+  // after the last of them is created, so packed and original weights never all coexist.
+  std::vector<int> readers_left(num_slots_, 0);
+  std::vector<bool> pinned(num_slots_, false);  // some reader needs the original resident
+  for (size_t i : order) {
+    for (const std::string& in : graph.nodes[i].inputs) {
+      if (!in.empty() && slot(in) >= 0) ++readers_left[slot(in)];
+    }
+    for (const std::string& name : implicit_inputs(graph.nodes[i])) {
+      if (slot(name) >= 0) pinned[slot(name)] = true;
+    }
+  }
+  for (int s : output_slots_) pinned[s] = true;
+  for (int s : input_slots_) pinned[s] = true;  // an input may override an initializer
   const OpRegistry& registry = OpRegistry::global();
   for (size_t i : order) {
     const Node& n = graph.nodes[i];
@@ -335,6 +366,7 @@ Status Subgraph::build(const Graph& graph) {
     for (const OpDef* candidate : resolved->candidates) {
       if (candidate->backend == Backend::kXnnpack && state_->options.disable_xnnpack) continue;
       if (candidate->backend == Backend::kOptimized && state_->options.disable_optimized) continue;
+      init.forget_packed();
       auto kernel = candidate->create(init);
       if (kernel.is_ok()) {
         step.kernel = std::move(kernel).value();
@@ -344,6 +376,12 @@ Status Subgraph::build(const Graph& graph) {
       if (candidate->backend == Backend::kReference) return kernel.status().with_context(label);
     }
     if (!step.kernel) return internal_error(label, "no kernel accepted the node");
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int s = n.inputs[k].empty() ? -1 : slot(n.inputs[k]);
+      if (s < 0) continue;
+      pinned[s] = pinned[s] || !init.packed(k);
+      if (--readers_left[s] == 0 && !pinned[s]) drop_resident_constant(s);
+    }
     step.node = &n;
     step.label = label;
     step.name = n.name.empty() ? n.op_type + "#" + std::to_string(i) : n.name;

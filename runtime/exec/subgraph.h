@@ -70,6 +70,8 @@ class Subgraph {
   Subgraph() = default;
   Status build(const Graph& graph);
   int slot(const std::string& name) const;
+  // Returns the memory of constant `slot` to the OS once all its readers have packed it.
+  void drop_resident_constant(int slot);
   // Finds `name` here or in an enclosing scope, adding a capture slot if it is outer.
   Result<int> resolve(const std::string& name);
 

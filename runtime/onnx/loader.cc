@@ -166,7 +166,7 @@ class Converter {
   // `scanned` holds the zero-copy initializers of the top-level graph.
   Result<Graph> graph(const onnxpb::GraphProto& g, int depth,
                       std::vector<ScannedInitializer>* scanned = nullptr,
-                      std::shared_ptr<const void> keepalive = nullptr) {
+                      std::shared_ptr<const void> keepalive = nullptr, bool file_backed = false) {
     if (depth > 64) return invalid_model("subgraphs nested more than 64 deep");
     const int saved_depth = depth_;
     depth_ = depth;
@@ -206,6 +206,7 @@ class Converter {
         src.raw = s.raw;
         src.raw_size = s.raw_size;
         src.keepalive = keepalive;
+        src.file_backed = file_backed;
         XONNX_ASSIGN_OR_RETURN(Tensor x, tensor_from_proto(s.proto, src, "initializer '" + s.proto.name() + "'"));
         XONNX_RETURN_IF_ERROR(add_init(s.proto.name(), std::move(x)));
       }
@@ -260,7 +261,7 @@ std::string dir_of(const std::string& path) {
 
 Result<Model> load_impl(const void* data, size_t size, const std::string& what,
                         const std::string& base_dir, const LoadOptions& options,
-                        std::shared_ptr<const void> keepalive) {
+                        std::shared_ptr<const void> keepalive, bool file_backed) {
   XONNX_ASSIGN_OR_RETURN(ScannedModel scanned, scan_model(data, size, what));
   const onnxpb::ModelProto& proto = scanned.model;
   if (!proto.has_graph()) return invalid_model(what, ": the model has no graph");
@@ -293,7 +294,7 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
 
   ExternalDataResolver external(base_dir);
   Converter conv(options, &external);
-  auto graph = conv.graph(proto.graph(), 0, &scanned.initializers, keepalive);
+  auto graph = conv.graph(proto.graph(), 0, &scanned.initializers, keepalive, file_backed);
   if (!graph.is_ok()) return graph.status().with_context(what + ": ");
   model.graph = std::move(graph).value();
   for (const auto& f : proto.functions()) {
@@ -314,13 +315,13 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
   std::string error;
   auto file = MappedFile::open(path, &error);
   if (!file) return not_found(error);
-  return load_impl(file->data(), file->size(), path, dir_of(path), options, file);
+  return load_impl(file->data(), file->size(), path, dir_of(path), options, file, true);
 }
 
 Result<Model> load_model_from_memory(const void* data, size_t size, const std::string& base_dir,
                                      const LoadOptions& options,
                                      std::shared_ptr<const void> keepalive) {
-  return load_impl(data, size, "<memory>", base_dir, options, std::move(keepalive));
+  return load_impl(data, size, "<memory>", base_dir, options, std::move(keepalive), false);
 }
 
 Result<Tensor> parse_tensor_proto(const void* data, size_t size, const std::string& what) {

@@ -32,6 +32,17 @@ Status copy_field(const Src& field, int64_t expected, const std::string& what, c
   return Status::ok();
 }
 
+// Storage for tensor bytes inside memory that `keepalive` holds (the model's mapping): a view
+// when aligned for the element type, else a copy made when a kernel first reads it.
+std::shared_ptr<Storage> model_bytes(const void* p, size_t bytes, DataType dtype,
+                                     std::shared_ptr<const void> keepalive, bool file_backed) {
+  const size_t align = static_cast<size_t>(std::max(1, dtype_bits(dtype) / 8));
+  if (reinterpret_cast<uintptr_t>(p) % align == 0) {
+    return Storage::view(p, bytes, std::move(keepalive), file_backed);
+  }
+  return Storage::copy_on_access(p, bytes, std::move(keepalive), file_backed);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const MappedFile>> ExternalDataResolver::open(const std::string& location) {
@@ -131,13 +142,7 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     }
     const auto* p = static_cast<const uint8_t*>((*file)->data()) + offset;
     std::shared_ptr<const void> keep = *file;
-    const size_t align = static_cast<size_t>(std::max(1, dtype_bits(dtype) / 8));
-    if (reinterpret_cast<uintptr_t>(p) % align == 0) {
-      return Tensor(dtype, shape, Storage::view(p, static_cast<size_t>(bytes), keep));
-    }
-    XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
-    std::memcpy(t.raw_data(), p, static_cast<size_t>(bytes));
-    return t;
+    return Tensor(dtype, shape, model_bytes(p, static_cast<size_t>(bytes), dtype, keep, true));
   }
 
   // raw_data: scanned (zero-copy) or inside the proto.
@@ -153,10 +158,8 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
       return invalid_model(what, ": raw_data has ", raw_size, " bytes but ", shape_to_string(shape),
                            " ", dtype_name(dtype), " needs ", bytes);
     }
-    const size_t align = static_cast<size_t>(std::max(1, dtype_bits(dtype) / 8));
-    // View in place when the bytes outlive us and are aligned for the element type.
-    if (source.raw && source.keepalive && reinterpret_cast<uintptr_t>(raw) % align == 0) {
-      return Tensor(dtype, shape, Storage::view(raw, raw_size, source.keepalive));
+    if (source.raw && source.keepalive) {  // the bytes outlive us: no copy now
+      return Tensor(dtype, shape, model_bytes(raw, raw_size, dtype, source.keepalive, source.file_backed));
     }
     XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
     if (raw_size) std::memcpy(t.raw_data(), raw, raw_size);

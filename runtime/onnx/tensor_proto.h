@@ -35,6 +35,7 @@ struct TensorSource {
   const uint8_t* raw = nullptr;
   size_t raw_size = 0;
   std::shared_ptr<const void> keepalive;
+  bool file_backed = false;  // raw lies in a read-only file mapping (Storage::view)
 };
 
 // `what` names the tensor for errors ("initializer 'w'", "attribute 'value' of node ...").

@@ -59,6 +59,11 @@ class KernelInit {
   size_t num_outputs() const { return node().outputs.size(); }
   // The initializer bound to input i, or nullptr when that input is computed at run time.
   virtual const Tensor* constant_input(size_t i) const = 0;
+  // A factory calls this when its kernel keeps its own packed copy of constant input i and
+  // reads the original only on a rare fallback. When every reader of an initializer says so,
+  // the session returns its memory (Storage::drop_resident); a later read restores it. The
+  // kernel must not keep raw pointers into the original.
+  virtual void packed_constant_input(size_t /*i*/) const {}
 
   // The session's thread pool (never null; single-threaded sessions run inline).
   virtual ThreadPool& thread_pool() const = 0;

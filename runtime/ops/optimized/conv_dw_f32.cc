@@ -72,6 +72,8 @@ class ConvDwF32NhwcKernel final : public OptKernel {
             wd[o * taps + t];
       if (bias) k->bias_[static_cast<size_t>(o)] = bias->data<float>()[o];
     }
+    init.packed_constant_input(1);
+    if (bias) init.packed_constant_input(2);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

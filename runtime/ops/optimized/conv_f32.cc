@@ -64,6 +64,8 @@ class ConvF32NhwcKernel final : public OptKernel {
     k->w_ = k->merge_rows_ ? pack_fconv_weights(ohwi.data(), b ? b->data<float>() : nullptr, m, k->geo_.kh, k->geo_.kw * c)
                            : pack_fconv_weights(ohwi.data(), b ? b->data<float>() : nullptr, m, taps, c);
     k->zeros_.assign(static_cast<size_t>(c), 0.0f);
+    init.packed_constant_input(1);
+    if (b) init.packed_constant_input(2);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

@@ -88,8 +88,8 @@ class MatMulKernel final : public OptKernel {
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     const Tensor* b = init.constant_input(1);
     if (b && b->rank() == 2 && b->numel() > 0) {  // packed once, here: runs read contiguous panels
-      k->const_b_ = b->data<float>();
       k->prepack(*b);
+      init.packed_constant_input(1);
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -104,7 +104,9 @@ class MatMulKernel final : public OptKernel {
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, p.out_shape));
     const float* pa = a.data<float>();
-    const float* pb = b.data<float>();
+    // A prepacked B is not read here: its initializer's memory may have been given back.
+    const bool constant_b = !prepacked_.empty() && b.rank() == 2;
+    const float* pb = constant_b ? nullptr : b.data<float>();
     float* pc = y->data<float>();
     const KernelTable& t = *k_;
     int64_t M = p.M, batches = p.batches;
@@ -118,7 +120,6 @@ class MatMulKernel final : public OptKernel {
       batches = 1;
     }
     const int64_t N = p.N, K = p.K;
-    const bool constant_b = pb == const_b_ && b.rank() == 2;
     if (M <= kDirectMaxRows && !constant_b) {
       // Tasks: batch x blocks of 64 columns.
       const int64_t cb = 64, nblocks = (N + cb - 1) / cb;
@@ -148,10 +149,9 @@ class MatMulKernel final : public OptKernel {
                             const int64_t n = static_cast<int64_t>(task) / panels;
                             const int64_t j0 = (static_cast<int64_t>(task) % panels) * nr;
                             const int64_t nc = N - j0 < nr ? N - j0 : nr;
-                            const float* bn = batches == 1 ? pb : pb + p.b_off[static_cast<size_t>(n)];
                             const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
                             const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed;
-                            if (!prepacked) t.pack_b(bn + j0, N, K, nc, packed);
+                            if (!prepacked) t.pack_b(pb + p.b_off[static_cast<size_t>(n)] + j0, N, K, nc, packed);
                             t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
                           }
                         });
@@ -170,7 +170,6 @@ class MatMulKernel final : public OptKernel {
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
   std::vector<float> prepacked_;
   ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)
-  const float* const_b_ = nullptr;  // the constant B that prepacked_ holds
 };
 
 }  // namespace

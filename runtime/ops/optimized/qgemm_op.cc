@@ -84,6 +84,8 @@ class QGemmKernel final : public OptKernel {
     const bool y_signed = kern->y_type_ == DataType::kInt8;
     kern->rq_ = {kern->offset_.data(), kern->scale_.data(), y_zp, y_signed ? -128 : 0, y_signed ? 127 : 255,
                  a_signed, kern->float_out_};
+    init.packed_constant_input(3);  // copied into the packed panels, as is the bias
+    if (init.has_input(6)) init.packed_constant_input(6);
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 

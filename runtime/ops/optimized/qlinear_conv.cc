@@ -73,6 +73,8 @@ class QLinearConvNhwcKernel final : public OptKernel {
     }
     k->rq_ = {k->offset_.data(), k->scale_.data(), y_zp, k->y_type_ == DataType::kInt8 ? -128 : 0,
               k->y_type_ == DataType::kInt8 ? 127 : 255, a_signed};
+    init.packed_constant_input(3);  // copied into the packed panels, as is the bias
+    if (init.has_input(8)) init.packed_constant_input(8);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

@@ -88,6 +88,8 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
     }
     k->x_zero_point_ = static_cast<float>(x_zp);
     k->y_zero_point_ = y_zp;
+    init.packed_constant_input(3);  // copied into the packed panels, as is the bias
+    if (init.has_input(8)) init.packed_constant_input(8);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

@@ -85,6 +85,11 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
   std::array<int64_t, 4> p;
   if (k->geo_.fixed_pads(p)) {
     XONNX_RETURN_IF_ERROR(k->ensure_operator(p));
+    // Never created again: the weights live on only in XNNPACK's packed copy.
+    k->weight_ = Tensor();
+    k->bias_ = Tensor();
+    init.packed_constant_input(1);
+    if (b) init.packed_constant_input(2);
   }
   return std::unique_ptr<Kernel>(std::move(k));
 }

@@ -37,7 +37,10 @@ class FullyConnectedKernel final : public FallbackKernel {
         static_cast<size_t>(k_), static_cast<size_t>(n_), static_cast<size_t>(k_),
         static_cast<size_t>(n_), w, bias.empty() ? nullptr : bias.data(), -kInf, kInf,
         b_is_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, op_.replace());
-    return check(s, "xnn_create_fully_connected_nc_f32");
+    XONNX_RETURN_IF_ERROR(check(s, "xnn_create_fully_connected_nc_f32"));
+    init.packed_constant_input(1);
+    if (gemm && init.has_input(2)) init.packed_constant_input(2);
+    return Status::ok();
   }
 
  private:

@@ -164,6 +164,8 @@ Result<std::unique_ptr<Kernel>> QLinearConvKernel::create(const KernelInit& init
   k->out_ch_ = wsh[0];
   k->in_ch_ = wsh[1];
   XONNX_ASSIGN_OR_RETURN(k->w_, convert_weights(*w, *ws, *wzp, k->out_ch_));
+  init.packed_constant_input(3);  // w_ and bias_ are copies
+  if (init.has_input(8)) init.packed_constant_input(8);
   for (float s : k->w_.scales)
     if (!requant_ok(k->x_scale_, s, k->y_scale_))
       return unsupported("XNNPACK QLinearConv: requantization scale outside XNNPACK's range");
@@ -316,6 +318,7 @@ class QLinearMatMulKernel final : public FallbackKernel {
     XONNX_ASSIGN_OR_RETURN(int32_t azp, constant_zero_point(init, 2, "XNNPACK QLinear: a_zero_point", &k->a_type_));
     XONNX_ASSIGN_OR_RETURN(int32_t yzp, constant_zero_point(init, 7, "XNNPACK QLinear: y_zero_point", &k->y_type_));
     XONNX_ASSIGN_OR_RETURN(PackedWeights w, convert_weights(*b, *bs, *bzp, k->n_));
+    init.packed_constant_input(3);  // XNNPACK packs w
     if (w.per_channel) return unsupported("XNNPACK QLinearMatMul: per-column b scales (no qc8 fully connected)");
     if (!requant_ok(a_scale, w.scales[0], y_scale))
       return unsupported("XNNPACK QLinearMatMul: requantization scale outside XNNPACK's range");

@@ -1,0 +1,217 @@
+// Weights are not held twice: misaligned model bytes are copied only when first read, and an
+// initializer whose readers all packed it gives its memory back at session creation while
+// staying readable (a fallback kernel reads it again).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnx.pb.h"
+#include "platforms/posix/mapped_file.h"
+#include "runtime/exec/session.h"
+
+namespace xonnx {
+namespace {
+
+using onnxpb::ModelProto;
+using onnxpb::TensorProto;
+
+constexpr int64_t kK = 64, kN = 48;
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& bytes) {
+    char tmpl[] = "/tmp/xonnx_weights_XXXXXX";
+    const int fd = mkstemp(tmpl);
+    path_ = tmpl;
+    if (fd >= 0) {
+      EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+      close(fd);
+    }
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<float> weights() {
+  std::vector<float> b(static_cast<size_t>(kK * kN));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int>(i % 23) - 11) / 8.0f;
+  return b;
+}
+
+// y = MatMul(a [1, K], b [K, N]) with b an initializer named `b_name`: its length moves the
+// raw bytes within the file, so some names leave them misaligned for float.
+ModelProto matmul_model(const std::string& b_name) {
+  ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("a");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(1);
+  tt->mutable_shape()->add_dim()->set_dim_value(kK);
+  g->add_output()->set_name("y");
+  auto* n = g->add_node();
+  n->set_name("mm");
+  n->set_op_type("MatMul");
+  n->add_input("a");
+  n->add_input(b_name);
+  n->add_output("y");
+  auto* b = g->add_initializer();
+  b->set_name(b_name);
+  b->set_data_type(TensorProto::FLOAT);
+  b->add_dims(kK);
+  b->add_dims(kN);
+  const std::vector<float> w = weights();
+  b->set_raw_data(std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
+  return m;
+}
+
+// Loads the MatMul model with an initializer that is misaligned in the file.
+Model load_misaligned(const TempFile*& keep, std::unique_ptr<TempFile>& owner) {
+  for (int len = 1; len <= 8; ++len) {
+    owner = std::make_unique<TempFile>(matmul_model(std::string(static_cast<size_t>(len), 'b')).SerializeAsString());
+    auto model = load_model(owner->path());
+    EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+    if (!model.is_ok()) break;
+    if (!model->graph.initializers[0].tensor.is_view_of_external_memory()) {
+      keep = owner.get();
+      return std::move(model).value();
+    }
+  }
+  ADD_FAILURE() << "no name length left the weights misaligned";
+  return Model();
+}
+
+std::vector<float> expected_row(const std::vector<float>& a) {
+  const std::vector<float> b = weights();
+  std::vector<float> y(static_cast<size_t>(kN), 0.0f);
+  for (int64_t j = 0; j < kN; ++j)
+    for (int64_t k = 0; k < kK; ++k) y[static_cast<size_t>(j)] += a[static_cast<size_t>(k)] * b[static_cast<size_t>(k * kN + j)];
+  return y;
+}
+
+void expect_runs_right(Session& s, const std::vector<float>& a) {
+  auto out = s.run({Value(Tensor::from_vector<float>(a, {1, kK}))});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const Tensor& y = (*out)[0].tensor();
+  const std::vector<float> want = expected_row(a);
+  for (int64_t j = 0; j < kN; ++j) {
+    const float got = y.data<float>()[j];
+    if (std::isnan(want[static_cast<size_t>(j)])) {
+      EXPECT_TRUE(std::isnan(got)) << j;
+    } else if (std::isinf(want[static_cast<size_t>(j)])) {
+      EXPECT_EQ(got, want[static_cast<size_t>(j)]) << j;
+    } else {
+      EXPECT_NEAR(got, want[static_cast<size_t>(j)], 1e-4f) << j;
+    }
+  }
+}
+
+TEST(WeightMemory, CopyOnAccessCopiesOnFirstReadAndAgainAfterDrop) {
+  std::vector<uint8_t> bytes(4 * 100 + 1);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  auto keep = std::make_shared<int>(0);
+  auto s = Storage::copy_on_access(bytes.data() + 1, 400, keep);
+  EXPECT_FALSE(s->resident());
+  const void* p = s->data();
+  EXPECT_TRUE(s->resident());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_EQ(std::memcmp(p, bytes.data() + 1, 400), 0);
+  s->drop_resident();
+  EXPECT_FALSE(s->resident());
+  EXPECT_EQ(std::memcmp(s->data(), bytes.data() + 1, 400), 0);
+}
+
+TEST(WeightMemory, DroppedFileViewStaysReadable) {
+  std::string bytes(3 * 4096 + 100, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13);
+  TempFile file(bytes);
+  std::string error;
+  auto mapped = MappedFile::open(file.path(), &error);
+  ASSERT_TRUE(mapped) << error;
+  auto s = Storage::view(mapped->data(), mapped->size(), mapped, /*file_backed=*/true);
+  EXPECT_EQ(std::memcmp(s->data(), bytes.data(), bytes.size()), 0);
+  s->drop_resident();
+  EXPECT_TRUE(s->resident());
+  EXPECT_EQ(std::memcmp(s->data(), bytes.data(), bytes.size()), 0);
+}
+
+TEST(WeightMemory, LoaderDoesNotCopyMisalignedWeights) {
+  const TempFile* file = nullptr;
+  std::unique_ptr<TempFile> owner;
+  Model model = load_misaligned(file, owner);
+  ASSERT_FALSE(model.graph.initializers.empty());
+  const Tensor& b = model.graph.initializers[0].tensor;
+  EXPECT_FALSE(b.storage()->resident());
+  const std::vector<float> w = weights();
+  EXPECT_EQ(std::memcmp(b.raw_data(), w.data(), w.size() * sizeof(float)), 0);
+  EXPECT_TRUE(b.storage()->resident());
+}
+
+TEST(WeightMemory, PackedWeightIsDroppedAndStillServesFallbacks) {
+  for (bool xnnpack_only : {false, true}) {  // the own MatMul first, or XNNPACK's
+    SCOPED_TRACE(xnnpack_only ? "XNNPACK fully connected" : "default kernels");
+    const TempFile* file = nullptr;
+    std::unique_ptr<TempFile> owner;
+    Model model = load_misaligned(file, owner);
+    ASSERT_FALSE(model.graph.initializers.empty());
+    // Not a shared_ptr: a second holder would (rightly) keep the session from freeing the copy.
+    std::weak_ptr<Storage> b = model.graph.initializers[0].tensor.storage();
+    SessionOptions options;
+    options.disable_optimized = xnnpack_only;
+    auto session = Session::create_from_model(std::move(model), options);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    const char* disabled = std::getenv("XONNX_DISABLE_XNNPACK");
+    const bool fast = !(disabled && std::string(disabled) == "1");
+    if (fast) {
+      EXPECT_FALSE(b.lock()->resident()) << "a fast MatMul packed B: the loader's copy is gone";
+    }
+    std::vector<float> a(static_cast<size_t>(kK));
+    for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>(k % 5) - 2.0f;
+    expect_runs_right(**session, a);
+    // Non-finite outputs send XNNPACK's kernel to the reference kernel, which reads B again
+    // from the model file.
+    a[3] = std::numeric_limits<float>::infinity();
+    expect_runs_right(**session, a);
+    if (fast && xnnpack_only) {
+      EXPECT_TRUE(b.lock()->resident()) << "the fallback did not read B";
+    }
+    a[3] = std::numeric_limits<float>::quiet_NaN();
+    expect_runs_right(**session, a);
+  }
+}
+
+TEST(WeightMemory, ASecondHolderKeepsTheCopy) {
+  const TempFile* file = nullptr;
+  std::unique_ptr<TempFile> owner;
+  Model model = load_misaligned(file, owner);
+  ASSERT_FALSE(model.graph.initializers.empty());
+  Model copy = model;  // another session may be built from (and running on) the same tensors
+  const Tensor held = copy.graph.initializers[0].tensor;
+  (void)held.raw_data();
+  auto session = Session::create_from_model(std::move(model));
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  EXPECT_TRUE(held.storage()->resident());
+  const std::vector<float> w = weights();
+  EXPECT_EQ(std::memcmp(held.raw_data(), w.data(), w.size() * sizeof(float)), 0);
+}
+
+}  // namespace
+}  // namespace xonnx
