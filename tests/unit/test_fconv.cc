@@ -256,8 +256,12 @@ TEST(ConvF32Nhwc, NanAndInfPropagateAsInTheReference) {
 // threads give the same bits as one (few pixels: the panels are split across threads too).
 TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
   for (const ConvCase& cc : {conv_case("7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1),
+                             conv_case("7x7 pixels, panels split evenly, 32 -> 64", 1, 32, 64, 7, 7, 3, 1, 1, 1),
+                             conv_case("14x14: 17 tiles in 4 blocks, 16 -> 64", 1, 16, 64, 14, 14, 3, 1, 1, 1),
+                             conv_case("one pixel, 16 -> 64", 1, 16, 64, 1, 1, 1, 1, 1, 0),
                              conv_case("many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1)}) {
     SCOPED_TRACE(cc.what);
+    check(cc);
     SessionOptions one, two;
     two.num_threads = 2;
     bool own = false;

@@ -98,15 +98,19 @@ class ConvF32NhwcKernel final : public OptKernel {
       in = padded_.data();
     }
     float* out = y->data<float>();
-    const int64_t pixels = n * oh * ow, block_rows = kTilesPerBlock * kFconvRows;
-    const int64_t blocks = (pixels + block_rows - 1) / block_rows, panels = (m + kFconvCols - 1) / kFconvCols;
-    // Few pixels (late layers: 7x7 = 49) give fewer blocks than threads: split the panels too.
-    const int64_t threads = pool_->num_threads();
-    const int64_t groups = blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + blocks - 1) / blocks);
-    const int64_t group_panels = (panels + groups - 1) / groups;
-
-    const size_t tasks = static_cast<size_t>(blocks * groups);
-    const size_t min_chunk = chunk_for(block_rows * taps * w_.c * m / groups / 4);
+    const int64_t pixels = n * oh * ow, tiles = (pixels + kFconvRows - 1) / kFconvRows;
+    const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool_->num_threads();
+    // Blocks of at most kTilesPerBlock tiles, sized evenly, as many per thread: parallel_for's
+    // contiguous chunks then carry equal work (a last short block left one thread idle).
+    int64_t blocks = (tiles + kTilesPerBlock - 1) / kTilesPerBlock;
+    if (tiles >= threads) blocks = (blocks + threads - 1) / threads * threads;
+    // Few blocks (late layers: 7x7 = 49 pixels) split the weight panels over the threads
+    // instead, when they divide evenly: each thread streams only its share of the weights.
+    const bool split_panels = blocks < 4 * threads && panels >= threads && panels % threads == 0;
+    const int64_t groups = split_panels ? threads : 1;
+    const int64_t group_panels = panels / groups;
+    const size_t tasks = static_cast<size_t>(blocks * groups);  // group-major: a chunk keeps its panels
+    const size_t min_chunk = chunk_for((tiles * kFconvRows / blocks) * taps * w_.c * m / groups / 4);
     tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(kTilesPerBlock * taps * kFconvRows));
     auto run_tasks = [&](size_t task0, size_t task1) {
       const float** const table = tables_.of(task0);  // [tiles][taps][12]
@@ -117,9 +121,10 @@ class ConvF32NhwcKernel final : public OptKernel {
       t.lo = lo_;
       t.hi = hi_;
       for (size_t task = task0; task < task1; ++task) {
-        const int64_t blk = static_cast<int64_t>(task) / groups, group = static_cast<int64_t>(task) % groups;
-        const int64_t p0 = blk * block_rows, p1 = std::min(pixels, p0 + block_rows);
-        const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
+        const int64_t group = static_cast<int64_t>(task) / blocks, blk = static_cast<int64_t>(task) % blocks;
+        const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks;
+        const int64_t p0 = t0 * kFconvRows, p1 = std::min(pixels, t1 * kFconvRows);
+        const int64_t block_tiles = t1 - t0;
         // The pixel's (image, row, column), stepped instead of divided out per pixel.
         int64_t img = p0 / (oh * ow), oy = (p0 / ow) % oh, ox = p0 % ow;
         const auto next_pixel = [&] {
@@ -129,7 +134,7 @@ class ConvF32NhwcKernel final : public OptKernel {
           oy = 0;
           ++img;
         };
-        for (int64_t ti = 0; ti < tiles; ++ti) {
+        for (int64_t ti = 0; ti < block_tiles; ++ti) {
           const int64_t first = p0 + ti * kFconvRows, rows = std::min(kFconvRows, p1 - first);
           for (int64_t r = 0; r < kFconvRows; ++r) {
             if (r > 0 && r < rows) next_pixel();  // rows past the end repeat the last pixel
@@ -159,7 +164,7 @@ class ConvF32NhwcKernel final : public OptKernel {
           t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
           t.bias = w_.bias.data() + pn * kFconvCols;
           t.cols = std::min(kFconvCols, m - pn * kFconvCols);
-          for (int64_t ti = 0; ti < tiles; ++ti) {
+          for (int64_t ti = 0; ti < block_tiles; ++ti) {
             const int64_t first = p0 + ti * kFconvRows;
             t.a = table + ti * taps * kFconvRows;
             t.rows = std::min(kFconvRows, p1 - first);
