@@ -33,27 +33,38 @@ std::string shape_to_string(const Shape& shape) {
 
 namespace {
 constexpr size_t kAlign = 64;
-// Large blocks come straight from the OS: freed weight copies and packing temporaries would
-// otherwise stay in malloc's heap (its mmap threshold grows after the first large free).
-constexpr size_t kMapBytes = 256 * 1024;
 
 size_t rounded_size(size_t bytes) { return std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign); }
 
 void* allocate_zeroed(size_t bytes) {
   const size_t size = rounded_size(bytes);
-  if (size >= kMapBytes) {
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? nullptr : p;  // zero-filled by the OS
-  }
   void* p = std::aligned_alloc(kAlign, size);
   if (p) std::memset(p, 0, size);
   return p;
 }
 
-void free_allocated(void* p, size_t bytes) {
+// Large copies of weights come straight from the OS: once freed (drop_resident) they would
+// otherwise stay in malloc's heap. Tensors of a run keep malloc, which reuses its memory
+// without page faults.
+constexpr size_t kMapBytes = 256 * 1024;
+
+void* allocate_copy(const void* src, size_t bytes) {
   const size_t size = rounded_size(bytes);
+  void* p = nullptr;
   if (size >= kMapBytes) {
-    munmap(p, size);
+    p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+  } else {
+    p = std::aligned_alloc(kAlign, size);
+    if (!p) return nullptr;
+  }
+  std::memcpy(p, src, bytes);
+  return p;
+}
+
+void free_copy(void* p, size_t bytes) {
+  if (rounded_size(bytes) >= kMapBytes) {
+    munmap(p, rounded_size(bytes));
   } else {
     std::free(p);
   }
@@ -105,7 +116,6 @@ std::shared_ptr<Storage> Storage::copy_on_access(const void* src, size_t bytes,
   std::shared_ptr<Storage> s(new Storage());
   s->bytes_ = bytes;
   s->file_backed_ = file_backed;
-  s->owned_ = true;
   s->source_.reset(new Source{src, std::move(keepalive), {}});
   return s;
 }
@@ -114,9 +124,8 @@ void* Storage::materialize() const {
   std::lock_guard<std::mutex> lock(source_->mutex);
   void* p = data_.load(std::memory_order_acquire);
   if (p) return p;
-  p = allocate_zeroed(bytes_);
+  p = allocate_copy(source_->src, bytes_);
   if (!p) throw std::bad_alloc();
-  std::memcpy(p, source_->src, bytes_);
   if (file_backed_) drop_file_pages(source_->src, bytes_);  // the copy is what stays resident
   data_.store(p, std::memory_order_release);
   return p;
@@ -127,7 +136,7 @@ void Storage::drop_resident() {
   if (!p) return;
   if (source_) {
     data_.store(nullptr, std::memory_order_release);
-    free_allocated(p, bytes_);
+    free_copy(p, bytes_);
   } else if (file_backed_) {
     drop_file_pages(p, bytes_);
   }
@@ -141,7 +150,11 @@ std::shared_ptr<Storage> Storage::strings(size_t count) {
 
 Storage::~Storage() {
   void* p = data_.load(std::memory_order_relaxed);
-  if (owned_ && p) free_allocated(p, bytes_);
+  if (source_) {
+    if (p) free_copy(p, bytes_);
+  } else if (owned_) {
+    std::free(p);
+  }
 }
 
 Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {

@@ -337,6 +337,11 @@ bool is_swish(const Node& act) {
   return !alpha || alpha->f == 1.0f;
 }
 
+// HardSwish, as fuse_gated_activations makes it from x * HardSigmoid(x) (MobileNetV3).
+bool is_hard_swish(const Node& act) {
+  return act.domain.empty() && act.op_type == "HardSwish" && act.inputs.size() == 1 && act.outputs.size() == 1;
+}
+
 // Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
 bool NhwcPass::fusable_activation(const Node& act, float& lo, float& hi) const {
   return activation_bounds(act, opset_of(act), [this](const std::string& n) { return constant(n); }, lo, hi);
@@ -352,11 +357,11 @@ void NhwcPass::try_fuse(size_t conv) {
   const Node& act = g_.nodes[a];
   if (act.inputs.empty() || act.inputs[0] != out) return;
   float lo = 0, hi = 0;
-  if (c.op_type == "Conv" && is_swish(act)) {  // SiLU after a convolution (EfficientNet)
+  if (c.op_type == "Conv" && (is_swish(act) || is_hard_swish(act))) {  // EfficientNet, MobileNetV3
     Attribute a;
     a.name = "activation";
     a.type = AttrType::kString;
-    a.s = "Swish";
+    a.s = act.op_type;
     c.attributes.push_back(std::move(a));
   } else if (fusable_activation(act, lo, hi)) {
     c.attributes.push_back(float_attribute("activation_min", lo));

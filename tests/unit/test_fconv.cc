@@ -125,7 +125,9 @@ struct ConvCase {
   int64_t n = 1, c = 8, m = 16, h = 9, w = 7, k = 3, stride = 1, dilation = 1, pad = 1;
   std::string auto_pad;
   bool relu6 = false, bias = true;
-  bool swish = false;  // Conv -> Mul(y, Sigmoid(y)): the layout pass fuses it as activation = "Swish"
+  // "Swish": Conv -> Mul(y, Sigmoid(y)); "HardSwish": Conv -> Mul(HardSigmoid(y), y). The layout
+  // pass fuses either as the Conv's activation attribute.
+  std::string gate;
   int64_t group = 1;
 };
 
@@ -163,9 +165,10 @@ Model build(const ConvCase& cc) {
   } else {
     attrs.push_back(attr_string("auto_pad", cc.auto_pad));
   }
-  std::string y = b.node("Conv", ins, attrs, cc.relu6 || cc.swish ? "" : "y");
+  std::string y = b.node("Conv", ins, attrs, cc.relu6 || !cc.gate.empty() ? "" : "y");
   if (cc.relu6) b.node("Clip", {y, b.constant(Tensor::scalar<float>(0.0f)), b.constant(Tensor::scalar<float>(6.0f))}, {}, "y");
-  if (cc.swish) b.node("Mul", {y, b.node("Sigmoid", {y})}, {}, "y");
+  if (cc.gate == "Swish") b.node("Mul", {y, b.node("Sigmoid", {y})}, {}, "y");
+  if (cc.gate == "HardSwish") b.node("Mul", {b.node("HardSigmoid", {y}, {attr_float("alpha", 1.0f / 6.0f)}), y}, {}, "y");
   b.output("y");
   return b.model;
 }
@@ -273,28 +276,31 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
   }
 }
 
-// Swish after a Conv runs inside it (own group-1 and depthwise kernels, and XNNPACK's Conv
-// with a pass after it): all three match the reference, NaN and inf included.
-TEST(ConvF32Nhwc, FusedSwishMatchesTheReference) {
-  ConvCase pointwise = conv_case("1x1 + Swish, 16 -> 24", 1, 16, 24, 9, 7, 1, 1, 1, 0);
-  ConvCase full = conv_case("3x3 + Swish, 8 -> 40", 1, 8, 40, 9, 7, 3, 1, 1, 1);
-  ConvCase depthwise = conv_case("depthwise 3x3 stride 2 + Swish, 32", 1, 32, 32, 12, 11, 3, 2, 1, 1);
+// Swish and HardSwish after a Conv run inside it (own group-1 and depthwise kernels, and
+// XNNPACK's Conv with a pass after it): all three match the reference, NaN and inf included.
+TEST(ConvF32Nhwc, FusedSwishAndHardSwishMatchTheReference) {
+  ConvCase pointwise = conv_case("1x1, 16 -> 24", 1, 16, 24, 9, 7, 1, 1, 1, 0);
+  ConvCase full = conv_case("3x3, 8 -> 40", 1, 8, 40, 9, 7, 3, 1, 1, 1);
+  ConvCase depthwise = conv_case("depthwise 3x3 stride 2, 32", 1, 32, 32, 12, 11, 3, 2, 1, 1);
   depthwise.group = 32;
-  for (ConvCase cc : {pointwise, full, depthwise}) {
-    cc.swish = true;
-    check(cc);
-    check(cc, true);
-    SCOPED_TRACE("XNNPACK's Conv");
-    SessionOptions xnnpack, reference;
-    xnnpack.disable_optimized = true;
-    reference.disable_xnnpack = true;
-    bool unused = false;
-    const Tensor a = run(cc, xnnpack, false, &unused);
-    const Tensor b = run(cc, reference, false, &unused);
-    ASSERT_TRUE(a.defined() && b.defined());
-    ASSERT_EQ(a.shape(), b.shape());
-    for (int64_t i = 0; i < a.numel(); ++i)
-      EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f * std::max(1.0f, std::fabs(b.data<float>()[i]))) << i;
+  for (const char* gate : {"Swish", "HardSwish"}) {
+    for (ConvCase cc : {pointwise, full, depthwise}) {
+      cc.gate = gate;
+      SCOPED_TRACE(cc.gate);
+      check(cc);
+      check(cc, true);
+      SCOPED_TRACE("XNNPACK's Conv");
+      SessionOptions xnnpack, reference;
+      xnnpack.disable_optimized = true;
+      reference.disable_xnnpack = true;
+      bool unused = false;
+      const Tensor a = run(cc, xnnpack, false, &unused);
+      const Tensor b = run(cc, reference, false, &unused);
+      ASSERT_TRUE(a.defined() && b.defined());
+      ASSERT_EQ(a.shape(), b.shape());
+      for (int64_t i = 0; i < a.numel(); ++i)
+        EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f * std::max(1.0f, std::fabs(b.data<float>()[i]))) << i;
+    }
   }
 }
 

@@ -206,6 +206,23 @@ TEST(LayoutNhwc, GatedActivationsBecomeSwishAndHardSwish) {
   EXPECT_EQ(fused, 1);
 }
 
+TEST(LayoutNhwc, HardSwishAfterAConvIsItsActivation) {
+  Builder b;
+  b.input("x");
+  const std::string c = b.conv("x", 3, 4, 3);
+  b.node("Mul", {b.node("HardSigmoid", {c}, {attr_float("alpha", 1.0f / 6.0f)}), c}, {}, "y");
+  b.output("y");
+  rewrite(b);
+  const Graph& g = b.model.graph;
+  EXPECT_EQ(count_ops(g, "", "HardSwish"), 0);
+  int fused = 0;
+  for (const Node& n : g.nodes) {
+    const Attribute* act = n.find_attr("activation");
+    if (n.op_type == "Conv" && act && act->s == "HardSwish") ++fused;
+  }
+  EXPECT_EQ(fused, 1);
+}
+
 TEST(LayoutNhwc, SwishNotAfterAConvStaysAnOp) {
   Builder b;
   b.input("x");

@@ -50,7 +50,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
     if (!(k->lo_ < k->hi_)) return unsupported("own depthwise Conv: empty output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!activation.empty() && activation != "Swish") return unsupported("own depthwise Conv: activation ", activation);
+    if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported("own depthwise Conv: activation ", activation);
     // The padding columns are multiplied by the weights where the reference skips them:
     // the same only while 0 * w == 0.
     const float* wd = w->data<float>();
@@ -60,7 +60,6 @@ class ConvDwF32NhwcKernel final : public OptKernel {
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     k->row_ = row;
     k->pack_ = pack;
-    if (activation == "Swish") k->swish_ = k->k_->swish;
     k->channels_ = m;
     k->cp_ = (m + kFdwChannelBlock - 1) / kFdwChannelBlock * kFdwChannelBlock;
     const int64_t taps = k->geo_.kh * k->geo_.kw;
@@ -137,7 +136,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
           row_(p, out + static_cast<int64_t>(r) * ow * c + c0);
         }
         // The fused Swish on the finished output row, still in cache.
-        if (swish_) swish_(out + static_cast<int64_t>(r) * ow * c, out + static_cast<int64_t>(r) * ow * c, ow * c);
+        if (activation_) activation_(out + static_cast<int64_t>(r) * ow * c, out + static_cast<int64_t>(r) * ow * c, ow * c);
       }
     };
     pool_->parallel_for(rows_total, min_chunk, run_rows);
@@ -150,7 +149,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
   xnn::ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
   float lo_ = -kInf, hi_ = kInf;  // fused output range
-  MapFn swish_ = nullptr;          // the fused Swish (layout pass attribute activation = "Swish")
+  MapFn activation_ = nullptr;     // the layout pass's fused activation = "Swish" / "HardSwish"
   std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][16], [cp]
   ChunkScratch<float> ring_;           // per chunk of output rows: the copied input rows
 };

@@ -43,7 +43,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
     if (!(k->lo_ < k->hi_)) return unsupported("own fp32 Conv: empty output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!activation.empty() && activation != "Swish") return unsupported("own fp32 Conv: activation ", activation);
+    if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported("own fp32 Conv: activation ", activation);
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
     const auto finite = [](const Tensor* t) {
@@ -52,7 +52,6 @@ class ConvF32NhwcKernel final : public OptKernel {
     if (!finite(w) || !finite(b)) return unsupported("own fp32 Conv: non-finite weights or bias");
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     k->tile_ = tile;
-    if (activation == "Swish") k->swish_ = k->k_->swish;
     const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
     std::vector<float> ohwi(static_cast<size_t>(m * taps * c));
     xnn::weights_to_ohwi(w->data<float>(), ohwi.data(), m, c, taps);
@@ -172,13 +171,13 @@ class ConvF32NhwcKernel final : public OptKernel {
             tile_(t);
           }
         }
-        if (swish_) {  // the fused Swish on the block's output, still in cache; long runs hide
-                       // the division's latency that a tile row's 32 values could not
+        if (activation_) {  // the fused (Hard)Swish on the block's output, still in cache; long
+                            // runs hide the division's latency that a tile row's 32 values could not
           const int64_t c0 = pn0 * kFconvCols, c1 = std::min(m, pn1 * kFconvCols);
           if (c0 == 0 && c1 == m) {
-            swish_(out + p0 * m, out + p0 * m, (p1 - p0) * m);
+            activation_(out + p0 * m, out + p0 * m, (p1 - p0) * m);
           } else {
-            for (int64_t p = p0; p < p1; ++p) swish_(out + p * m + c0, out + p * m + c0, c1 - c0);
+            for (int64_t p = p0; p < p1; ++p) activation_(out + p * m + c0, out + p * m + c0, c1 - c0);
           }
         }
       }
@@ -189,7 +188,7 @@ class ConvF32NhwcKernel final : public OptKernel {
   }
 
   FconvTileFn tile_ = nullptr;
-  MapFn swish_ = nullptr;  // the fused Swish (layout pass attribute activation = "Swish")
+  MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
   xnn::ConvGeometry geo_;
   float lo_ = -kInf, hi_ = kInf;
   int64_t in_ch_ = 0;

@@ -68,6 +68,13 @@ bool avx512_vnni_chosen() {
 #endif
 }
 
+bool fused_activation(const KernelTable& t, const std::string& name, MapFn* fn) {
+  *fn = nullptr;
+  if (name == "Swish") *fn = t.swish;
+  if (name == "HardSwish") *fn = t.hard_swish;
+  return name.empty() || *fn != nullptr;
+}
+
 int supported_tables(const KernelTable** out, int max) {
   const KernelTable* all[] = {avx512_table(), avx2_table(), neon_table(), generic_table()};
   int n = 0;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace xonnx {
 namespace opt {
@@ -41,6 +42,7 @@ struct KernelTable {
   void (*gelu_erf)(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
   void (*gelu_tanh)(const float* x, float* y, int64_t n);  // tanh approximation
   void (*swish)(const float* x, float* y, int64_t n);      // x * sigmoid(x) (SiLU)
+  void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(x / 6 + 1/2, 0, 1)
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);
@@ -67,6 +69,10 @@ struct KernelTable {
                          const uint8_t* zp, int64_t zp_row, int64_t blocks, int64_t bs, int64_t ncols, float* c,
                          int64_t ldc);
 };
+
+// The kernel of a Conv's fused `activation` attribute (the layout pass's "Swish" or
+// "HardSwish"): set in *fn, false for anything else. "" leaves *fn null.
+bool fused_activation(const KernelTable& t, const std::string& name, MapFn* fn);
 
 // The best table for this CPU (cpuinfo), chosen once. XONNX_OPT_ISA=generic|avx2|avx512|neon
 // in the environment caps the choice (benchmarks and tests of the portable path).

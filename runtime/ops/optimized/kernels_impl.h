@@ -86,6 +86,12 @@ inline V gelu_tanh_v(V x) {
 // NaN, +inf gives inf, -inf gives NaN (-inf / inf) like the reference's -inf * sigmoid(-inf).
 inline V swish_v(V x) { return x / (V::set1(1.0f) + exp_v(V::zero() - x)); }
 
+// x * clamp(x / 6 + 1/2, 0, 1) in the reference's order: -inf gives NaN (-inf * 0), NaN stays.
+inline V hard_swish_v(V x) {
+  const V gate = V::max(V::zero(), V::min(V::set1(1.0f), x / V::set1(6.0f) + V::set1(0.5f)));
+  return V::keep_nan(x, x * gate);
+}
+
 template <V (*F)(V)>
 void map_n(const float* x, float* y, int64_t n) {
   int64_t i = 0;
@@ -568,6 +574,7 @@ inline void erf_n(const float* x, float* y, int64_t n) { map_n<erf_v>(x, y, n); 
 inline void gelu_erf_n(const float* x, float* y, int64_t n) { map_n<gelu_erf_v>(x, y, n); }
 inline void gelu_tanh_n(const float* x, float* y, int64_t n) { map_n<gelu_tanh_v>(x, y, n); }
 inline void swish_n(const float* x, float* y, int64_t n) { map_n<swish_v>(x, y, n); }
+inline void hard_swish_n(const float* x, float* y, int64_t n) { map_n<hard_swish_v>(x, y, n); }
 
 inline KernelTable make_table(const char* isa) {
   KernelTable t;
@@ -584,6 +591,7 @@ inline KernelTable make_table(const char* isa) {
   t.gelu_erf = gelu_erf_n;
   t.gelu_tanh = gelu_tanh_n;
   t.swish = swish_n;
+  t.hard_swish = hard_swish_n;
   t.add_into = add_into;
   t.max_into = max_into;
   t.row_sum = row_sum;

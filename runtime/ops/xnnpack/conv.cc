@@ -44,7 +44,7 @@ class ConvKernel final : public FallbackKernel {
   Tensor weight_, bias_;  // the initializers (shared storage)
   bool nhwc_ = false;
   float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
-  bool swish_ = false;                     // fused Swish after it (NHWC only)
+  opt::MapFn activation_ = nullptr;        // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
   Operator op_;
@@ -72,8 +72,8 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(k->act_hi_, init.get_float("activation_max", kInf));
     if (!(k->act_lo_ < k->act_hi_)) return unsupported("XNNPACK Conv: empty output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!activation.empty() && activation != "Swish") return unsupported("XNNPACK Conv: activation ", activation);
-    k->swish_ = activation == "Swish";
+    if (!opt::fused_activation(opt::kernels(), activation, &k->activation_))
+      return unsupported("XNNPACK Conv: activation ", activation);
   }
   XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK Conv"));
   k->out_ch_ = w->dim(0);
@@ -144,9 +144,9 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
   if ((act_lo_ == -kInf || act_hi_ == kInf) && !all_finite(out, out_elems)) return Status::ok();
-  if (swish_) {  // the fused Swish (XNNPACK has none): the own kernels' one-pass SiLU, in place
-    const opt::MapFn swish = opt::kernels().swish;
-    pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) { swish(out + b, out + b, static_cast<int64_t>(e - b)); });
+  if (activation_) {  // a fused (Hard)Swish (XNNPACK has none): the own kernels' one pass, in place
+    const opt::MapFn f = activation_;
+    pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) { f(out + b, out + b, static_cast<int64_t>(e - b)); });
   }
   handled = true;
   return Status::ok();

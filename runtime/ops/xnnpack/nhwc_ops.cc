@@ -212,6 +212,15 @@ void swish_in_place(T* p, size_t n) {
   }
 }
 
+// The fused HardSwish: x * max(0, min(1, x / 6 + 1/2)), the reference's formula.
+template <typename T>
+void hard_swish_in_place(T* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const T x = p[i], v = x / T(6) + T(0.5);
+    p[i] = std::isnan(v) ? v : x * std::max(T(0), std::min(T(1), v));
+  }
+}
+
 // Relu / Clip semantics: values below lo become lo, above hi become hi, NaN stays NaN.
 template <typename T>
 void clamp_range(T* p, size_t n, double lo, double hi) {
@@ -240,8 +249,8 @@ class NhwcTwinKernel final : public Kernel {
         k->hi_ = a.f;
         k->fused_ = true;
       } else if (a.name == "activation" && a.type == AttrType::kString) {
-        if (a.s != "Swish") return unsupported("NHWC ", onnx.op_type, ": fused activation '", a.s, "'");
-        k->swish_ = true;
+        if (a.s != "Swish" && a.s != "HardSwish") return unsupported("NHWC ", onnx.op_type, ": fused activation '", a.s, "'");
+        k->activation_ = a.s;
       } else {
         kept.push_back(a);
       }
@@ -273,9 +282,13 @@ class NhwcTwinKernel final : public Kernel {
       if (out->dtype() == DataType::kFloat) clamp_range(out->data<float>(), n, lo_, hi_);
       if (out->dtype() == DataType::kDouble) clamp_range(out->data<double>(), n, lo_, hi_);
     }
-    if (swish_) {
+    if (activation_ == "Swish") {
       if (out->dtype() == DataType::kFloat) swish_in_place(out->data<float>(), n);
       if (out->dtype() == DataType::kDouble) swish_in_place(out->data<double>(), n);
+    }
+    if (activation_ == "HardSwish") {
+      if (out->dtype() == DataType::kFloat) hard_swish_in_place(out->data<float>(), n);
+      if (out->dtype() == DataType::kDouble) hard_swish_in_place(out->data<double>(), n);
     }
     for (size_t i = 1; i < inner.num_outputs(); ++i) {
       if (ctx.output_wanted(i)) ctx.set_output_value(i, inner.output(i));
@@ -287,7 +300,8 @@ class NhwcTwinKernel final : public Kernel {
   ThreadPool* pool_ = nullptr;
   std::string op_;
   std::unique_ptr<Kernel> ref_;
-  bool fused_ = false, swish_ = false;
+  bool fused_ = false;
+  std::string activation_;  // fused "Swish" / "HardSwish", after the range
   double lo_ = -std::numeric_limits<double>::infinity();
   double hi_ = std::numeric_limits<double>::infinity();
 };
