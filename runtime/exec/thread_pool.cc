@@ -42,6 +42,7 @@ void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
     return;
   }
   ChunkTask task{&fn, n, chunk};
+  awake_ = true;
   // Workers spin briefly for the next region (within a run they come back in microseconds;
   // a futex wake-up per op cost more than small ops gain from a second thread). rest() puts
   // them to sleep after a run.
@@ -49,7 +50,8 @@ void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
 }
 
 void ThreadPool::rest() const {
-  if (!pool_) return;
+  if (!pool_ || !awake_) return;
+  awake_ = false;
   pthreadpool_parallelize_1d(
       pool_, [](void*, size_t) {}, nullptr, static_cast<size_t>(num_threads_), PTHREADPOOL_FLAG_YIELD_WORKERS);
 }

@@ -14,6 +14,9 @@ namespace opt {
 
 using MapFn = void (*)(const float* x, float* y, int64_t n);  // y = f(x), element-wise
 
+// The arithmetic of the own Add / Sub / Mul / Div kernel (binary.cc).
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
 struct KernelTable {
   const char* isa;  // "avx512", "avx2", "neon", "generic"
   // GEMM microkernel geometry: register tile of mr rows x nr columns.
@@ -43,6 +46,9 @@ struct KernelTable {
   void (*gelu_tanh)(const float* x, float* y, int64_t n);  // tanh approximation
   void (*swish)(const float* x, float* y, int64_t n);      // x * sigmoid(x) (SiLU)
   void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(x / 6 + 1/2, 0, 1)
+  // y[i] = x[i] op s[i], or s[i] op x[i] when `swapped`; s[0] for every i when `s_scalar`.
+  void (*binary)(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y,
+                 int64_t n);
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);

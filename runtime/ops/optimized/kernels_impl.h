@@ -92,6 +92,50 @@ inline V hard_swish_v(V x) {
   return V::keep_nan(x, x * gate);
 }
 
+template <BinaryOp Op>
+inline V apply_v(V a, V b) {
+  if (Op == BinaryOp::kAdd) return a + b;
+  if (Op == BinaryOp::kSub) return a - b;
+  if (Op == BinaryOp::kMul) return a * b;
+  return a / b;
+}
+
+template <BinaryOp Op, bool Swapped, bool Scalar>
+void binary_loop(const float* x, const float* s, float* y, int64_t n) {
+  const V sv = V::set1(s[0]);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const V a = V::load(x + i), b = Scalar ? sv : V::load(s + i);
+    (Swapped ? apply_v<Op>(b, a) : apply_v<Op>(a, b)).store(y + i);
+  }
+  if (i < n) {
+    float xa[L] = {}, sa[L] = {};
+    std::memcpy(xa, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    if (!Scalar) std::memcpy(sa, s + i, static_cast<size_t>(n - i) * sizeof(float));
+    const V a = V::load(xa), b = Scalar ? sv : V::load(sa);
+    (Swapped ? apply_v<Op>(b, a) : apply_v<Op>(a, b)).store(xa);
+    std::memcpy(y + i, xa, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+template <BinaryOp Op>
+void binary_op(bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n) {
+  if (swapped) {
+    s_scalar ? binary_loop<Op, true, true>(x, s, y, n) : binary_loop<Op, true, false>(x, s, y, n);
+  } else {
+    s_scalar ? binary_loop<Op, false, true>(x, s, y, n) : binary_loop<Op, false, false>(x, s, y, n);
+  }
+}
+
+inline void binary_n(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n) {
+  switch (op) {
+    case BinaryOp::kAdd: return binary_op<BinaryOp::kAdd>(swapped, x, s, s_scalar, y, n);
+    case BinaryOp::kSub: return binary_op<BinaryOp::kSub>(swapped, x, s, s_scalar, y, n);
+    case BinaryOp::kMul: return binary_op<BinaryOp::kMul>(swapped, x, s, s_scalar, y, n);
+    case BinaryOp::kDiv: return binary_op<BinaryOp::kDiv>(swapped, x, s, s_scalar, y, n);
+  }
+}
+
 template <V (*F)(V)>
 void map_n(const float* x, float* y, int64_t n) {
   int64_t i = 0;
@@ -592,6 +636,7 @@ inline KernelTable make_table(const char* isa) {
   t.gelu_tanh = gelu_tanh_n;
   t.swish = swish_n;
   t.hard_swish = hard_swish_n;
+  t.binary = binary_n;
   t.add_into = add_into;
   t.max_into = max_into;
   t.row_sum = row_sum;

@@ -4,9 +4,12 @@
 // kNR-column panels per task (a constant 2-D B once, at creation) and multiplied by a
 // register-blocked microkernel; rows of A are read in place. Work is split over batch x column
 // panels; a runtime B with few rows of A skips packing (gemm_direct).
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -90,6 +93,8 @@ class MatMulKernel final : public OptKernel {
     if (b && b->rank() == 2 && b->numel() > 0) {  // packed once, here: runs read contiguous panels
       k->prepack(*b);
       init.packed_constant_input(1);
+      // Its panels are the convolution's [K][32] layout: many rows run on those 12 x 32 tiles.
+      if (k->k_->nr == kFconvCols) k->tile_ = fconv_tile_fast();
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -136,6 +141,11 @@ class MatMulKernel final : public OptKernel {
       handled = true;
       return Status::ok();
     }
+    if (constant_b && tile_ && batches == 1 && M >= kFconvRows) {
+      run_tiles(M, N, K, pa, pc);
+      handled = true;
+      return Status::ok();
+    }
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
     // A constant B was packed at creation: even a decode step's single row reads its weights
     // faster as contiguous panels than as strided rows of B.
@@ -159,6 +169,36 @@ class MatMulKernel final : public OptKernel {
     return Status::ok();
   }
 
+  // C [M, N] = A [M, K] x the prepacked B on the convolution's tiles: 24 accumulators where
+  // the GEMM's 8-row tiles keep 16. A task is one panel over all tiles of rows (the panel
+  // stays in L1; A's rows come from L2).
+  void run_tiles(int64_t M, int64_t N, int64_t K, const float* a, float* c) {
+    const int64_t tiles = (M + kFconvRows - 1) / kFconvRows, panels = (N + kFconvCols - 1) / kFconvCols;
+    if (rows_.size() < static_cast<size_t>(tiles * kFconvRows)) rows_.resize(static_cast<size_t>(tiles * kFconvRows));
+    for (int64_t r = 0; r < tiles * kFconvRows; ++r) rows_[static_cast<size_t>(r)] = a + std::min(r, M - 1) * K;
+    pool_->parallel_for(static_cast<size_t>(panels), chunk_for(M * K * kFconvCols, kMinChunkMacs),
+                        [&](size_t p0, size_t p1) {
+                          FconvTile t;
+                          t.taps = 1;
+                          t.c = K;
+                          t.ldo = N;
+                          t.lo = -std::numeric_limits<float>::infinity();
+                          t.hi = std::numeric_limits<float>::infinity();
+                          t.bias = kZeroBias;
+                          for (size_t pn = p0; pn < p1; ++pn) {
+                            const int64_t j0 = static_cast<int64_t>(pn) * kFconvCols;
+                            t.panel = prepacked_.data() + j0 * K;
+                            t.cols = std::min(kFconvCols, N - j0);
+                            for (int64_t ti = 0; ti < tiles; ++ti) {
+                              t.a = rows_.data() + ti * kFconvRows;
+                              t.rows = std::min(kFconvRows, M - ti * kFconvRows);
+                              t.out = c + ti * kFconvRows * N + j0;
+                              tile_(t);
+                            }
+                          }
+                        });
+  }
+
   // The constant 2-D B, every panel: [panels][K][nr].
   void prepack(const Tensor& b) {
     const int64_t K = b.dim(0), N = b.dim(1), nr = k_->nr, panels = (N + nr - 1) / nr;
@@ -170,6 +210,9 @@ class MatMulKernel final : public OptKernel {
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
   std::vector<float> prepacked_;
   ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)
+  FconvTileFn tile_ = nullptr;  // the 12 x 32 tile for a prepacked B, where the CPU has it
+  std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)
+  static constexpr float kZeroBias[kFconvCols] = {};
 };
 
 }  // namespace
