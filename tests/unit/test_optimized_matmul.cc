@@ -39,6 +39,16 @@ TEST(OptimizedMatMul, MatMulAttentionShapesAndBroadcast) {
             "NaN/inf", 1e-4, 1e-5);
 }
 
+// A constant B is packed at creation; 12 and more rows of A run on the convolution's tiles.
+TEST(OptimizedMatMul, ConstantBManyRows) {
+  for (int64_t m : {11, 12, 13, 127}) {
+    diff_test({"MatMul"}, {var(with_specials(rand_tensor({m, 70}, 19))), cst(rand_tensor({70, 129}, 20))}, {}, true,
+              "M" + std::to_string(m) + ", NaN/inf", 1e-4, 1e-5);
+  }
+  diff_test({"MatMul"}, {var(rand_tensor({128, 1, 256}, 21)), cst(rand_tensor({256, 96}, 22))}, {}, true,
+            "[L, 1, E] projection as one tall GEMM", 1e-4, 1e-5);
+}
+
 TEST(OptimizedMatMul, MatMulDefersToReference) {
   diff_test({"MatMul"}, {var(rand_tensor({3, 4}, 1)), var(rand_tensor({5, 6}, 2))}, {}, false, "K mismatch");
   diff_test({"MatMul"}, {var(rand_tensor({0, 4}, 1)), var(rand_tensor({4, 6}, 2))}, {}, false, "empty");
