@@ -2,6 +2,7 @@
 // broadcasts along N, any alpha/beta folded into the packed weights and bias) and MatMul
 // with a constant 2-D right-hand side (A of any rank: leading dims flattened into the batch),
 // via xnn_create_fully_connected_nc_f32. XNNPACK packs B once at creation.
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -54,7 +55,9 @@ class FullyConnectedKernel final : public FallbackKernel {
     if (batch <= 0) return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = readable_input(a, scratch_);
-    pthreadpool_t tp = pool_for(*pool_, double(batch) * double(k_) * double(n_));
+    // Few rows stream the whole weight matrix for little arithmetic: count them as 16, so a
+    // classifier head's GEMV (MobileNetV3: 1024 x 1000) splits over the threads too.
+    pthreadpool_t tp = pool_for(*pool_, double(std::max<int64_t>(batch, 16)) * double(k_) * double(n_));
     XONNX_RETURN_IF_ERROR(check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(batch), in,
                                                                  y->data<float>(), tp),
                                 "xnn_setup_fully_connected_nc_f32"));
