@@ -81,7 +81,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     const float* in = x.data<float>();
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
     const bool pointwise = taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
-    if (merge_rows_) {  // the zero-padded copy, made by this thread before the workers read it
+    if (merge_rows_) {  // the zero-padded copy, made before the tiles read it
       const size_t need = static_cast<size_t>(n * ph * pw * c);
       if (padded_.size() < need) padded_.resize(need);  // grows only
       // The copy below rewrites only the interior: the zero border is written once per geometry.
@@ -89,11 +89,16 @@ class ConvF32NhwcKernel final : public OptKernel {
       if (geometry != padded_geometry_) {
         std::fill(padded_.begin(), padded_.begin() + static_cast<int64_t>(need), 0.0f);
         padded_geometry_ = geometry;
+        layer_table_.clear();  // built again below
       }
-      for (int64_t img = 0; img < n; ++img)
-        for (int64_t iy = 0; iy < h; ++iy)
+      float* const padded = padded_.data();
+      pool_->parallel_for(static_cast<size_t>(n * h), chunk_for(w * c, 65536), [&](size_t r0, size_t r1) {
+        for (size_t r = r0; r < r1; ++r) {
+          const int64_t img = static_cast<int64_t>(r) / h, iy = static_cast<int64_t>(r) % h;
           std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c,
-                    padded_.data() + ((img * ph + iy + pads[0]) * pw + pads[1]) * c);
+                    padded + ((img * ph + iy + pads[0]) * pw + pads[1]) * c);
+        }
+      });
       in = padded_.data();
     }
     float* out = y->data<float>();
@@ -110,9 +115,53 @@ class ConvF32NhwcKernel final : public OptKernel {
     const int64_t group_panels = panels / groups;
     const size_t tasks = static_cast<size_t>(blocks * groups);  // group-major: a chunk keeps its panels
     const size_t min_chunk = chunk_for((tiles * kFconvRows / blocks) * taps * w_.c * m / groups / 4);
-    tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(kTilesPerBlock * taps * kFconvRows));
+    // The indirection table of tiles [t0, t0 + count): [tiles][taps][12] input pointers.
+    const auto build_table = [&](const float** table, int64_t t0, int64_t count) {
+      const int64_t p0 = t0 * kFconvRows, p1 = std::min(pixels, (t0 + count) * kFconvRows);
+      // The pixel's (image, row, column), stepped instead of divided out per pixel.
+      int64_t img = p0 / (oh * ow), oy = (p0 / ow) % oh, ox = p0 % ow;
+      const auto next_pixel = [&] {
+        if (++ox < ow) return;
+        ox = 0;
+        if (++oy < oh) return;
+        oy = 0;
+        ++img;
+      };
+      for (int64_t ti = 0; ti < count; ++ti) {
+        const int64_t first = p0 + ti * kFconvRows, rows = std::min(kFconvRows, p1 - first);
+        for (int64_t r = 0; r < kFconvRows; ++r) {
+          if (r > 0 && r < rows) next_pixel();  // rows past the end repeat the last pixel
+          const float** entry = table + ti * taps * kFconvRows + r;
+          if (pointwise) {
+            *entry = in + ((img * h + oy) * w + ox) * c;
+            continue;
+          }
+          if (merge_rows_) {  // one tap per kernel row, always inside the padded copy
+            for (int64_t ky = 0; ky < geo_.kh; ++ky)
+              entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + ox * geo_.sw) * c;
+            continue;
+          }
+          for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky) {
+            const int64_t iy = oy * geo_.sh - pads[0] + ky * geo_.dh;
+            for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) {
+              const int64_t ix = ox * geo_.sw - pads[1] + kx * geo_.dw;
+              const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
+              entry[tap * kFconvRows] = inside ? in + ((img * h + iy) * w + ix) * c : zeros_.data();
+            }
+          }
+        }
+        next_pixel();  // the next tile's first pixel
+      }
+    };
+    // The padded copy stays at one address: its table (for a stem, as much work as the tiles'
+    // few multiply-adds) is built once per geometry, for the whole layer.
+    if (merge_rows_ && (layer_table_in_ != in || layer_table_.size() != static_cast<size_t>(tiles * taps * kFconvRows))) {
+      layer_table_.assign(static_cast<size_t>(tiles * taps * kFconvRows), nullptr);
+      build_table(layer_table_.data(), 0, tiles);
+      layer_table_in_ = in;
+    }
+    if (!merge_rows_) tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(kTilesPerBlock * taps * kFconvRows));
     auto run_tasks = [&](size_t task0, size_t task1) {
-      const float** const table = tables_.of(task0);  // [tiles][taps][12]
       FconvTile t;
       t.taps = taps;
       t.c = w_.c;
@@ -124,40 +173,8 @@ class ConvF32NhwcKernel final : public OptKernel {
         const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks;
         const int64_t p0 = t0 * kFconvRows, p1 = std::min(pixels, t1 * kFconvRows);
         const int64_t block_tiles = t1 - t0;
-        // The pixel's (image, row, column), stepped instead of divided out per pixel.
-        int64_t img = p0 / (oh * ow), oy = (p0 / ow) % oh, ox = p0 % ow;
-        const auto next_pixel = [&] {
-          if (++ox < ow) return;
-          ox = 0;
-          if (++oy < oh) return;
-          oy = 0;
-          ++img;
-        };
-        for (int64_t ti = 0; ti < block_tiles; ++ti) {
-          const int64_t first = p0 + ti * kFconvRows, rows = std::min(kFconvRows, p1 - first);
-          for (int64_t r = 0; r < kFconvRows; ++r) {
-            if (r > 0 && r < rows) next_pixel();  // rows past the end repeat the last pixel
-            const float** entry = table + ti * taps * kFconvRows + r;
-            if (pointwise) {
-              *entry = in + ((img * h + oy) * w + ox) * c;
-              continue;
-            }
-            if (merge_rows_) {  // one tap per kernel row, always inside the padded copy
-              for (int64_t ky = 0; ky < geo_.kh; ++ky)
-                entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + ox * geo_.sw) * c;
-              continue;
-            }
-            for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky) {
-              const int64_t iy = oy * geo_.sh - pads[0] + ky * geo_.dh;
-              for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) {
-                const int64_t ix = ox * geo_.sw - pads[1] + kx * geo_.dw;
-                const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
-                entry[tap * kFconvRows] = inside ? in + ((img * h + iy) * w + ix) * c : zeros_.data();
-              }
-            }
-          }
-          next_pixel();  // the next tile's first pixel
-        }
+        const float** table = merge_rows_ ? layer_table_.data() + t0 * taps * kFconvRows : tables_.of(task0);
+        if (!merge_rows_) build_table(table, t0, block_tiles);
         const int64_t pn0 = group * group_panels, pn1 = std::min(panels, (group + 1) * group_panels);
         for (int64_t pn = pn0; pn < pn1; ++pn) {
           t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
@@ -198,6 +215,9 @@ class ConvF32NhwcKernel final : public OptKernel {
   std::vector<float> padded_;  // merged rows: the zero-padded input (grows only)
   std::array<int64_t, 7> padded_geometry_{};  // n, h, w and pads that padded_'s zero border is for
   ChunkScratch<const float*> tables_;  // per chunk of tasks: the indirection table
+  std::vector<const float*> layer_table_;  // merged rows: the whole layer's table, into padded_
+  const float* layer_table_in_ = nullptr;  // the padded_ address layer_table_ points into
+                                           // (with padded_geometry_: when to build it again)
 };
 
 }  // namespace
