@@ -6,9 +6,14 @@
 
 namespace xonnx {
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
-  if (num_threads_ > 1) pool_ = pthreadpool_create(static_cast<size_t>(num_threads_));
-  if (!pool_) num_threads_ = 1;
+ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {}
+
+pthreadpool* ThreadPool::workers() const {
+  if (!pool_ && num_threads_ > 1) {
+    pool_ = pthreadpool_create(static_cast<size_t>(num_threads_));
+    if (!pool_) num_threads_ = 1;
+  }
+  return pool_;
 }
 
 ThreadPool::~ThreadPool() {
@@ -30,7 +35,7 @@ void run_chunk(void* ctx, size_t i) {
 
 size_t ThreadPool::chunk_size(size_t n, size_t min_chunk) const {
   const size_t threads = static_cast<size_t>(num_threads_);
-  if (!pool_ || n <= std::max<size_t>(1, min_chunk)) return std::max<size_t>(1, n);
+  if (threads < 2 || n <= std::max<size_t>(1, min_chunk)) return std::max<size_t>(1, n);
   return std::max(std::max<size_t>(1, min_chunk), (n + threads - 1) / threads);
 }
 
@@ -39,6 +44,10 @@ void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
   const size_t chunk = chunk_size(n, min_chunk);
   if (chunk >= n) {
     fn(0, n);
+    return;
+  }
+  if (!workers()) {  // no thread could start: the same chunks, in turn
+    for (size_t begin = 0; begin < n; begin += chunk) fn(begin, std::min(n, begin + chunk));
     return;
   }
   ChunkTask task{&fn, n, chunk};

@@ -28,7 +28,9 @@ class RangeFn {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int num_threads);  // 1: everything runs on the caller's thread
+  // 1: everything runs on the caller's thread. The workers start at the first parallel region
+  // (a session's first run), so a spinning worker never slows session creation.
+  explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -37,7 +39,7 @@ class ThreadPool {
   // The pthreadpool handle for an XNNPACK run (nullptr when single-threaded); that run may wake
   // the workers, so the next rest() puts them back to sleep.
   pthreadpool* handle() const {
-    awake_ = pool_ != nullptr;
+    awake_ = workers() != nullptr;
     return pool_;
   }
   // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
@@ -51,8 +53,12 @@ class ThreadPool {
   void rest() const;
 
  private:
-  int num_threads_;
-  pthreadpool* pool_ = nullptr;
+  // The pthreadpool, created on first use; nullptr when single-threaded (or creation failed,
+  // which leaves one thread).
+  pthreadpool* workers() const;
+
+  mutable int num_threads_;
+  mutable pthreadpool* pool_ = nullptr;
   mutable bool awake_ = false;  // a parallel region ran since the last rest()
 };
 
