@@ -25,41 +25,55 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
 }
 
 #define XONNX_F_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define XONNX_F_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define XONNX_F_ROWS4(X) X(0) X(1) X(2) X(3)
 
-void tile_avx512(const FconvTile& t) {
-  const __m512 bias0 = _mm512_loadu_ps(t.bias), bias1 = _mm512_loadu_ps(t.bias + 16);
+// One tile of up to 12, 8 or 4 rows (ROWS lists the row indices) x 32 columns. The short ones
+// serve a layer's last rows (7 x 7 = 49 pixels: four full tiles and one row): 8 accumulator
+// chains still keep both FMA pipes busy, where a 12-row tile would compute 11 rows for nothing.
+#define XONNX_F_DEFINE_TILE(name, ROWS)                                                          \
+  void name(const FconvTile& t) {                                                                \
+    const __m512 bias0 = _mm512_loadu_ps(t.bias), bias1 = _mm512_loadu_ps(t.bias + 16);          \
+    ROWS(XONNX_F_INIT)                                                                           \
+    const float* w = t.panel;                                                                    \
+    const int64_t c = t.c;                                                                       \
+    for (int64_t tap = 0; tap < t.taps; ++tap) {                                                 \
+      const float* const* rows = t.a + tap * kFconvRows;                                         \
+      ROWS(XONNX_F_PTR)                                                                          \
+      for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                                      \
+        const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);                      \
+        ROWS(XONNX_F_STEP)                                                                       \
+      }                                                                                          \
+    }                                                                                            \
+    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);                           \
+    const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;                              \
+    const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u);                                \
+    const __mmask16 m1 = static_cast<__mmask16>((1u << c1) - 1u);                                \
+    const int64_t nrows = t.rows, ldo = t.ldo;                                                   \
+    float* out = t.out;                                                                          \
+    ROWS(XONNX_F_STORE)                                                                          \
+  }
 #define XONNX_F_INIT(r) __m512 s##r##_0 = bias0, s##r##_1 = bias1;
-  XONNX_F_ROWS(XONNX_F_INIT)
-  const float* w = t.panel;
-  const int64_t c = t.c;
-  for (int64_t tap = 0; tap < t.taps; ++tap) {
-    const float* const* rows = t.a + tap * kFconvRows;
 #define XONNX_F_PTR(r) const float* a##r = rows[r];
-    XONNX_F_ROWS(XONNX_F_PTR)
-    for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {
-      const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);
 #define XONNX_F_STEP(r)                                \
   {                                                    \
     const __m512 av = _mm512_set1_ps(a##r[ci]);        \
     s##r##_0 = _mm512_fmadd_ps(av, b0, s##r##_0);      \
     s##r##_1 = _mm512_fmadd_ps(av, b1, s##r##_1);      \
   }
-      XONNX_F_ROWS(XONNX_F_STEP)
-    }
-  }
-  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-  const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;
-  const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u), m1 = static_cast<__mmask16>((1u << c1) - 1u);
-  const int64_t rows = t.rows, ldo = t.ldo;
-  float* out = t.out;
 #define XONNX_F_STORE(r) \
-  if (r < rows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo);
-  XONNX_F_ROWS(XONNX_F_STORE)
+  if (r < nrows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo);
+
+XONNX_F_DEFINE_TILE(tile_avx512, XONNX_F_ROWS)
+XONNX_F_DEFINE_TILE(tile8_avx512, XONNX_F_ROWS8)
+XONNX_F_DEFINE_TILE(tile4_avx512, XONNX_F_ROWS4)
+#undef XONNX_F_DEFINE_TILE
 #undef XONNX_F_INIT
 #undef XONNX_F_PTR
 #undef XONNX_F_STEP
 #undef XONNX_F_STORE
-}
+#undef XONNX_F_ROWS8
+#undef XONNX_F_ROWS4
 // At most 16 valid columns (a narrow layer, or the last panel): half the tile, half the FMAs.
 void tile16_avx512(const FconvTile& t) {
   const __m512 bias0 = _mm512_loadu_ps(t.bias);
@@ -93,6 +107,8 @@ void tile16_avx512(const FconvTile& t) {
 
 void tile_any_avx512(const FconvTile& t) {
   if (t.cols <= 16) return tile16_avx512(t);
+  if (t.rows <= 4) return tile4_avx512(t);
+  if (t.rows <= 8) return tile8_avx512(t);
   tile_avx512(t);
 }
 
