@@ -60,6 +60,37 @@ TEST(OptimizedMath, ErfWithin1e6OfStdErf) {
   }
 }
 
+// The fused activations of Conv: every table's Swish and HardSwish against the formulas in
+// double, and the reference's values at NaN and +-inf.
+TEST(OptimizedMath, SwishAndHardSwishMatchTheirFormulas) {
+  std::vector<float> x;
+  for (float v = -110.0f; v <= 110.0f; v += 1.0f / 64) x.push_back(v);
+  std::vector<float> y(x.size());
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const KernelTable* t : tables()) {
+    t->swish(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = double(x[i]) / (1.0 + std::exp(-double(x[i])));
+      ASSERT_NEAR(y[i], want, 2e-6 * std::max(1.0, std::fabs(want))) << t->isa << " swish(" << x[i] << ")";
+    }
+    t->hard_swish(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = double(x[i]) * std::max(0.0, std::min(1.0, double(x[i]) / 6 + 0.5));
+      ASSERT_NEAR(y[i], want, 1e-6 * std::max(1.0, std::fabs(want))) << t->isa << " hard_swish(" << x[i] << ")";
+    }
+    const float special[] = {nan, inf, -inf};
+    float out[3];
+    t->swish(special, out, 3);
+    EXPECT_TRUE(std::isnan(out[0])) << t->isa;
+    EXPECT_EQ(out[1], inf) << t->isa;
+    EXPECT_TRUE(std::isnan(out[2])) << t->isa << ": -inf * sigmoid(-inf), as the reference";
+    t->hard_swish(special, out, 3);
+    EXPECT_TRUE(std::isnan(out[0])) << t->isa;
+    EXPECT_EQ(out[1], inf) << t->isa;
+    EXPECT_TRUE(std::isnan(out[2])) << t->isa << ": -inf * 0, as the reference";
+  }
+}
+
 TEST(OptimizedMath, ExpWithinFewUlpOfStdExp) {
   std::vector<float> x;
   for (float v = -87.0f; v <= 88.5f; v += 1.0f / 256) x.push_back(v);
