@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -109,7 +110,12 @@ inline void expect_close(const Tensor& got, const Tensor& want, double rtol, dou
   ASSERT_EQ(got.dtype(), want.dtype()) << what;
   ASSERT_EQ(got.shape(), want.shape()) << what << ": " << shape_to_string(got.shape()) << " vs "
                                        << shape_to_string(want.shape());
-  if (got.dtype() != DataType::kFloat) return;
+  if (got.dtype() != DataType::kFloat) {  // other fixed-size types: the same bytes
+    if (got.dtype() != DataType::kString && got.nbytes() > 0) {
+      EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0) << what;
+    }
+    return;
+  }
   const float* g = got.data<float>();
   const float* w = want.data<float>();
   int bad = 0;
