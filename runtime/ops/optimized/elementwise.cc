@@ -39,7 +39,8 @@ class MapKernel final : public OptKernel {
     float* out = y->data<float>();
     const MapFn fn = fn_;
     const int64_t n = x.numel();
-    pool_->parallel_for(static_cast<size_t>((n + kMapChunk - 1) / kMapChunk), 16, [&](size_t b, size_t e) {
+    // These maps cost ~10 vector ops per element: 32K elements (~10 us) are worth a worker.
+    pool_->parallel_for(static_cast<size_t>((n + kMapChunk - 1) / kMapChunk), 8, [&](size_t b, size_t e) {
       const int64_t lo = static_cast<int64_t>(b) * kMapChunk;
       const int64_t hi = static_cast<int64_t>(e) * kMapChunk < n ? static_cast<int64_t>(e) * kMapChunk : n;
       fn(in + lo, out + lo, hi - lo);
@@ -112,7 +113,8 @@ class SoftmaxKernel final : public OptKernel {
     float* out = y->data<float>();
     const KernelTable& t = *k_;
     if (inner == 1) {
-      pool_->parallel_for(static_cast<size_t>(outer), chunk_for(n, 65536), [&](size_t b, size_t e) {
+      // Three passes with an exp each element: count 8 operations per value.
+      pool_->parallel_for(static_cast<size_t>(outer), chunk_for(8 * n, 65536), [&](size_t b, size_t e) {
         for (size_t o = b; o < e; ++o) t.softmax_row(in + o * n, out + o * n, n);
       });
     } else {
@@ -211,7 +213,9 @@ void register_opt_elementwise(OpRegistry& registry) {
   registry.add({"com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, 1, 1, 1, 1, Backend::kOptimized});
   registry.add({"com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, 1, 2, 1, 1,
                 Backend::kOptimized});
-  registry.add({"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, 1, 1, 1, 1, Backend::kOptimized});
+  OpDef softmax{"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, 1, 1, 1, 1, Backend::kOptimized};
+  softmax.before_xnnpack = true;  // NaN-exact rows split over threads; XNNPACK's needs a finiteness scan
+  registry.add(softmax);
   OpDef swish{"", "Swish", 24, kLatestVersion, create_swish, 1, 1, 1, 1, Backend::kOptimized};
   swish.before_xnnpack = true;  // one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan)
   registry.add(swish);
