@@ -24,13 +24,10 @@ inline int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // ---- element-wise math -------------------------------------------------------------------
 
-// exp with <= ~2 ulp error on [ln FLT_MIN, ln FLT_MAX]; 0 below, inf above, NaN kept.
-inline V exp_v(V x) {
-  const float kLo = -87.3365478515625f, kHi = 88.72283935546875f;
-  const V xc = V::min(V::max(x, V::set1(kLo)), V::set1(kHi));
-  const V n = V::round(xc * V::set1(1.44269504088896341f));
-  // Cody-Waite: r = x - n ln2 in two parts, then the Cephes expf polynomial.
-  V r = V::fma(n, V::set1(-0.693359375f), xc);
+// e^t / 2^n for n = round(t / ln 2): the Cody-Waite reduction r = t - n ln2 in two parts,
+// then the Cephes expf polynomial of r.
+inline V exp_reduced(V t, V n) {
+  V r = V::fma(n, V::set1(-0.693359375f), t);
   r = V::fma(n, V::set1(2.12194440e-4f), r);
   V p = V::set1(1.9875691500e-4f);
   p = V::fma(p, r, V::set1(1.3981999507e-3f));
@@ -38,7 +35,15 @@ inline V exp_v(V x) {
   p = V::fma(p, r, V::set1(4.1665795894e-2f));
   p = V::fma(p, r, V::set1(1.6666665459e-1f));
   p = V::fma(p, r, V::set1(5.0000001201e-1f));
-  p = V::fma(p, r * r, r + V::set1(1.0f));
+  return V::fma(p, r * r, r + V::set1(1.0f));
+}
+
+// exp with <= ~2 ulp error on [ln FLT_MIN, ln FLT_MAX]; 0 below, inf above, NaN kept.
+inline V exp_v(V x) {
+  const float kLo = -87.3365478515625f, kHi = 88.72283935546875f;
+  const V xc = V::min(V::max(x, V::set1(kLo)), V::set1(kHi));
+  const V n = V::round(xc * V::set1(1.44269504088896341f));
+  const V p = exp_reduced(xc, n);
   // n reaches 128 just below ln FLT_MAX: scale by 2^min(n, 127) and once more by 2.
   const V n_lo = V::min(n, V::set1(127.0f));
   V res = p * V::pow2i(n_lo) * (V::set1(1.0f) + (n - n_lo));
@@ -91,16 +96,7 @@ inline V swish_v(V x) {
   // scale by 2^n to 0 or inf itself. Results agree with exp_v's to a few ulp.
   const V t = V::min(V::max(V::zero() - x, V::set1(-100.0f)), V::set1(100.0f));
   const V n = V::round(t * V::set1(1.44269504088896341f));
-  V r = V::fma(n, V::set1(-0.693359375f), t);
-  r = V::fma(n, V::set1(2.12194440e-4f), r);
-  V p = V::set1(1.9875691500e-4f);
-  p = V::fma(p, r, V::set1(1.3981999507e-3f));
-  p = V::fma(p, r, V::set1(8.3334519073e-3f));
-  p = V::fma(p, r, V::set1(4.1665795894e-2f));
-  p = V::fma(p, r, V::set1(1.6666665459e-1f));
-  p = V::fma(p, r, V::set1(5.0000001201e-1f));
-  p = V::fma(p, r * r, r + V::set1(1.0f));
-  const V e = {_mm512_scalef_ps(p.v, n.v)};
+  const V e = {_mm512_scalef_ps(exp_reduced(t, n).v, n.v)};
   return x / (V::set1(1.0f) + e);
 #else
   return x / (V::set1(1.0f) + exp_v(V::zero() - x));
