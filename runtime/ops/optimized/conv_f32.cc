@@ -116,8 +116,17 @@ class ConvF32NhwcKernel final : public OptKernel {
     const size_t tasks = static_cast<size_t>(blocks * groups);  // group-major: a chunk keeps its panels
     const size_t min_chunk = chunk_for((tiles * kFconvRows / blocks) * taps * w_.c * m / groups / 4);
     // The indirection table of tiles [t0, t0 + count): [tiles][taps][12] input pointers.
+    // Offsets of the taps from a window's first input value, for windows clear of the padding.
+    const int64_t span_h = (geo_.kh - 1) * geo_.dh + 1, span_w = (geo_.kw - 1) * geo_.dw + 1;
+    tap_offsets_.resize(static_cast<size_t>(geo_.kh * geo_.kw));  // sized once: the kernel is fixed
+    for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky)
+      for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) tap_offsets_[static_cast<size_t>(tap)] = (ky * geo_.dh * w + kx * geo_.dw) * c;
     const auto build_table = [&](const float** table, int64_t t0, int64_t count) {
       const int64_t p0 = t0 * kFconvRows, p1 = std::min(pixels, (t0 + count) * kFconvRows);
+      if (pointwise) {  // pixel p reads row p of the input: no image / row / column walk
+        for (int64_t i = 0; i < count * kFconvRows; ++i) table[i] = in + std::min(p0 + i, p1 - 1) * c;
+        return;
+      }
       // The pixel's (image, row, column), stepped instead of divided out per pixel.
       int64_t img = p0 / (oh * ow), oy = (p0 / ow) % oh, ox = p0 % ow;
       const auto next_pixel = [&] {
@@ -132,13 +141,15 @@ class ConvF32NhwcKernel final : public OptKernel {
         for (int64_t r = 0; r < kFconvRows; ++r) {
           if (r > 0 && r < rows) next_pixel();  // rows past the end repeat the last pixel
           const float** entry = table + ti * taps * kFconvRows + r;
-          if (pointwise) {
-            *entry = in + ((img * h + oy) * w + ox) * c;
-            continue;
-          }
           if (merge_rows_) {  // one tap per kernel row, always inside the padded copy
             for (int64_t ky = 0; ky < geo_.kh; ++ky)
               entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + ox * geo_.sw) * c;
+            continue;
+          }
+          const int64_t iy0 = oy * geo_.sh - pads[0], ix0 = ox * geo_.sw - pads[1];
+          if (iy0 >= 0 && iy0 + span_h <= h && ix0 >= 0 && ix0 + span_w <= w) {  // no padding tap
+            const float* base = in + ((img * h + iy0) * w + ix0) * c;
+            for (int64_t tap = 0; tap < taps; ++tap) entry[tap * kFconvRows] = base + tap_offsets_[static_cast<size_t>(tap)];
             continue;
           }
           for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky) {
@@ -215,6 +226,7 @@ class ConvF32NhwcKernel final : public OptKernel {
   std::vector<float> padded_;  // merged rows: the zero-padded input (grows only)
   std::array<int64_t, 7> padded_geometry_{};  // n, h, w and pads that padded_'s zero border is for
   ChunkScratch<const float*> tables_;  // per chunk of tasks: the indirection table
+  std::vector<int64_t> tap_offsets_;   // per tap: its offset inside an unpadded window
   std::vector<const float*> layer_table_;  // merged rows: the whole layer's table, into padded_
   const float* layer_table_in_ = nullptr;  // the padded_ address layer_table_ points into
                                            // (with padded_geometry_: when to build it again)
