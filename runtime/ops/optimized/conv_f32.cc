@@ -47,21 +47,19 @@ class ConvF32NhwcKernel final : public OptKernel {
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
     const auto finite = [](const Tensor* t) {
-      return !t || std::all_of(t->data<float>(), t->data<float>() + t->numel(), [](float v) { return std::isfinite(v); });
+      return !t || xnn::all_finite(t->data<float>(), static_cast<size_t>(t->numel()));
     };
     if (!finite(w) || !finite(b)) return unsupported("own fp32 Conv: non-finite weights or bias");
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     k->tile_ = tile;
     const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
-    std::vector<float> ohwi(static_cast<size_t>(m * taps * c));
-    xnn::weights_to_ohwi(w->data<float>(), ohwi.data(), m, c, taps);
     // A few-channel stem (7x7 over RGB) has 3 values per tap: too few per row pointer. On a
     // zero-padded copy of the input the kw taps of a kernel row are contiguous, so they run as
-    // one tap of kw * C values ([M][kh][kw][C] is already that order).
+    // one tap of kw * C values (the panels' [kh][kw][C] order is already that).
     k->merge_rows_ = c < 16 && k->geo_.kw > 1 && k->geo_.dw == 1;
     k->in_ch_ = c;
-    k->w_ = k->merge_rows_ ? pack_fconv_weights(ohwi.data(), b ? b->data<float>() : nullptr, m, k->geo_.kh, k->geo_.kw * c)
-                           : pack_fconv_weights(ohwi.data(), b ? b->data<float>() : nullptr, m, taps, c);
+    k->w_ = pack_fconv_weights(w->data<float>(), b ? b->data<float>() : nullptr, m, c, taps,
+                               k->merge_rows_ ? k->geo_.kh : taps);
     k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     init.packed_constant_input(1);
     if (b) init.packed_constant_input(2);

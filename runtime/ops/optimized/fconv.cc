@@ -10,19 +10,26 @@ namespace opt {
 
 FconvTileFn fconv_tile_avx512();  // fconv_avx512.cc (nullptr off x86-64)
 
-FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t taps, int64_t c) {
+FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t c, int64_t khw,
+                                int64_t tile_taps) {
   FconvWeights p;
   p.m = m;
-  p.taps = taps;
-  p.c = c;
-  const int64_t panels = (m + kFconvCols - 1) / kFconvCols;
-  p.packed.assign(static_cast<size_t>(panels * taps * c * kFconvCols), 0.0f);
+  p.taps = tile_taps;
+  p.c = khw * c / tile_taps;
+  const int64_t panels = (m + kFconvCols - 1) / kFconvCols, depth = khw * c;
+  // Straight from ONNX's [m][c][khw]: one pass, reading each weight once in order. Only the
+  // last panel's lanes past m need zeros.
+  p.packed.resize(static_cast<size_t>(panels * depth * kFconvCols));
+  if (m % kFconvCols != 0) {
+    float* last = p.packed.data() + (panels - 1) * depth * kFconvCols;
+    std::fill(last, last + depth * kFconvCols, 0.0f);
+  }
   p.bias.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
   for (int64_t o = 0; o < m; ++o) {
-    float* panel = p.packed.data() + (o / kFconvCols) * taps * c * kFconvCols;
-    const int64_t lane = o % kFconvCols;
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t ci = 0; ci < c; ++ci) panel[(t * c + ci) * kFconvCols + lane] = w[(o * taps + t) * c + ci];
+    float* lane = p.packed.data() + (o / kFconvCols) * depth * kFconvCols + o % kFconvCols;
+    const float* src = w + o * depth;
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t t = 0; t < khw; ++t) lane[(t * c + ci) * kFconvCols] = src[ci * khw + t];
     if (bias) p.bias[static_cast<size_t>(o)] = bias[o];
   }
   return p;

@@ -24,8 +24,11 @@ struct FconvWeights {
   std::vector<float> packed;
   std::vector<float> bias;  // [panels * 32], zero past m
 };
-// w: [m][taps][c] (ONNX [M][C][kh][kw] reordered to taps-major, C innermost); bias may be null.
-FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t taps, int64_t c);
+// w: ONNX [m][c][khw] (khw = kh * kw); bias may be null. The panels hold [khw][c][32] either
+// way; the tiles see them as `tile_taps` taps of khw * c / tile_taps values (khw taps of c, or
+// a merged-rows stem's kh taps of kw * c).
+FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t c, int64_t khw,
+                                int64_t tile_taps);
 
 struct FconvTile {
   const float* const* a = nullptr;  // [taps][12] input pointers (rows past `rows` repeat a valid one)
