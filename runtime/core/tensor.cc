@@ -142,6 +142,18 @@ void Storage::drop_resident() {
   }
 }
 
+void Storage::read(size_t offset, size_t n, void* dst) const {
+  if (n == 0) return;
+  const void* p = data_.load(std::memory_order_acquire);
+  if (p || !source_) {
+    std::memcpy(dst, static_cast<const char*>(p) + offset, n);
+    return;
+  }
+  const char* src = static_cast<const char*>(source_->src) + offset;
+  std::memcpy(dst, src, n);
+  if (file_backed_) drop_file_pages(src, n);
+}
+
 std::shared_ptr<Storage> Storage::strings(size_t count) {
   std::shared_ptr<Storage> s(new Storage());
   s->strings_.resize(count);

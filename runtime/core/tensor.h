@@ -62,6 +62,9 @@ class Storage {
   // them in from the file); a copy-on-access storage frees its copy, so the caller must be
   // its only holder: a pointer from an earlier data() dangles afterwards. Other kinds: no-op.
   void drop_resident();
+  // Copies bytes [offset, offset + n) into dst. A copy-on-access storage without its copy reads
+  // its source instead of making the copy: a packing kernel reads its weights once this way.
+  void read(size_t offset, size_t n, void* dst) const;
 
  private:
   struct Source;  // where a copy-on-access storage copies from
@@ -115,6 +118,9 @@ class Tensor {
   Tensor reshaped(Shape shape) const { return Tensor(dtype_, std::move(shape), storage_, offset_); }
   // Deep copy into owned storage.
   Result<Tensor> clone() const;
+  // Copies n bytes of element data from byte `offset` into dst (Storage::read: no copy of a
+  // misaligned initializer is made for it). The range must lie inside the tensor.
+  void read_bytes(size_t offset, size_t n, void* dst) const { storage_->read(offset_ + offset, n, dst); }
 
   // Element i converted to double / int64 (any numeric or bool type, incl. fp16/fp8/int4).
   double get_as_double(int64_t i) const;

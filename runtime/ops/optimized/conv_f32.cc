@@ -46,10 +46,8 @@ class ConvF32NhwcKernel final : public OptKernel {
     if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported("own fp32 Conv: activation ", activation);
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
-    const auto finite = [](const Tensor* t) {
-      return !t || xnn::all_finite(t->data<float>(), static_cast<size_t>(t->numel()));
-    };
-    if (!finite(w) || !finite(b)) return unsupported("own fp32 Conv: non-finite weights or bias");
+    if (b && !xnn::all_finite(b->data<float>(), static_cast<size_t>(b->numel())))
+      return unsupported("own fp32 Conv: non-finite bias");
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     k->tile_ = tile;
     const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
@@ -58,8 +56,18 @@ class ConvF32NhwcKernel final : public OptKernel {
     // one tap of kw * C values (the panels' [kh][kw][C] order is already that).
     k->merge_rows_ = c < 16 && k->geo_.kw > 1 && k->geo_.dw == 1;
     k->in_ch_ = c;
-    k->w_ = pack_fconv_weights(w->data<float>(), b ? b->data<float>() : nullptr, m, c, taps,
-                               k->merge_rows_ ? k->geo_.kh : taps);
+    // A panel's rows at a time, read without materializing a copy of misaligned model bytes;
+    // checked for non-finite values (see above) on the way.
+    std::vector<float> rows;
+    bool finite = true;
+    const auto rows_of = [&](int64_t o0, int64_t n) -> const float* {
+      rows.resize(static_cast<size_t>(n * c * taps));
+      w->read_bytes(static_cast<size_t>(o0 * c * taps) * sizeof(float), rows.size() * sizeof(float), rows.data());
+      finite = finite && xnn::all_finite(rows.data(), rows.size());
+      return rows.data();
+    };
+    k->w_ = pack_fconv_weights(rows_of, b ? b->data<float>() : nullptr, m, c, taps, k->merge_rows_ ? k->geo_.kh : taps);
+    if (!finite) return unsupported("own fp32 Conv: non-finite weights");
     k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     init.packed_constant_input(1);
     if (b) init.packed_constant_input(2);

@@ -10,28 +10,32 @@ namespace opt {
 
 FconvTileFn fconv_tile_avx512();  // fconv_avx512.cc (nullptr off x86-64)
 
-FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t c, int64_t khw,
-                                int64_t tile_taps) {
+FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c,
+                                int64_t khw, int64_t tile_taps) {
   FconvWeights p;
   p.m = m;
   p.taps = tile_taps;
   p.c = khw * c / tile_taps;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, depth = khw * c;
-  // Straight from ONNX's [m][c][khw]: one pass, reading each weight once in order. Only the
-  // last panel's lanes past m need zeros.
+  // Straight from ONNX's [m][c][khw], writing each panel in order: its 32 rows of weights
+  // are read in step (from L1 / L2), where writing in reading order would scatter every store
+  // over the whole panel. Lanes past m are zero.
   p.packed.resize(static_cast<size_t>(panels * depth * kFconvCols));
-  if (m % kFconvCols != 0) {
-    float* last = p.packed.data() + (panels - 1) * depth * kFconvCols;
-    std::fill(last, last + depth * kFconvCols, 0.0f);
-  }
   p.bias.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
-  for (int64_t o = 0; o < m; ++o) {
-    float* lane = p.packed.data() + (o / kFconvCols) * depth * kFconvCols + o % kFconvCols;
-    const float* src = w + o * depth;
-    for (int64_t ci = 0; ci < c; ++ci)
-      for (int64_t t = 0; t < khw; ++t) lane[(t * c + ci) * kFconvCols] = src[ci * khw + t];
-    if (bias) p.bias[static_cast<size_t>(o)] = bias[o];
+  float* dst = p.packed.data();
+  for (int64_t pn = 0; pn < panels; ++pn) {
+    const int64_t o0 = pn * kFconvCols, lanes = std::min(kFconvCols, m - o0);
+    const float* w = rows_of(o0, lanes);
+    for (int64_t t = 0; t < khw; ++t) {
+      for (int64_t ci = 0; ci < c; ++ci, dst += kFconvCols) {
+        const float* src = w + ci * khw + t;
+        int64_t lane = 0;
+        for (; lane < lanes; ++lane) dst[lane] = src[lane * depth];
+        for (; lane < kFconvCols; ++lane) dst[lane] = 0.0f;
+      }
+    }
   }
+  if (bias) std::copy(bias, bias + m, p.bias.begin());
   return p;
 }
 

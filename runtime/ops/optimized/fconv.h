@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace xonnx {
@@ -24,11 +25,13 @@ struct FconvWeights {
   std::vector<float> packed;
   std::vector<float> bias;  // [panels * 32], zero past m
 };
-// w: ONNX [m][c][khw] (khw = kh * kw); bias may be null. The panels hold [khw][c][32] either
-// way; the tiles see them as `tile_taps` taps of khw * c / tile_taps values (khw taps of c, or
-// a merged-rows stem's kh taps of kw * c).
-FconvWeights pack_fconv_weights(const float* w, const float* bias, int64_t m, int64_t c, int64_t khw,
-                                int64_t tile_taps);
+// Weights in ONNX's [m][c][khw] order (khw = kh * kw), one panel's rows at a time:
+// rows_of(o0, n) returns rows o0 .. o0 + n - 1, valid until the next call.
+using FconvRowsFn = std::function<const float*(int64_t o0, int64_t n)>;
+// Bias may be null. The panels hold [khw][c][32] either way; the tiles see them as `tile_taps`
+// taps of khw * c / tile_taps values (khw taps of c, or a merged-rows stem's kh taps of kw * c).
+FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c,
+                                int64_t khw, int64_t tile_taps);
 
 struct FconvTile {
   const float* const* a = nullptr;  // [taps][12] input pointers (rows past `rows` repeat a valid one)
