@@ -200,11 +200,20 @@ class MatMulKernel final : public OptKernel {
   }
 
   // The constant 2-D B, every panel: [panels][K][nr].
+  // B is read 64 rows at a time (Tensor::read_bytes): a misaligned initializer is packed
+  // without a copy of it being made first.
   void prepack(const Tensor& b) {
     const int64_t K = b.dim(0), N = b.dim(1), nr = k_->nr, panels = (N + nr - 1) / nr;
+    constexpr int64_t kRows = 64;
     prepacked_.resize(static_cast<size_t>(panels * K * nr));
-    for (int64_t j = 0; j < panels; ++j)
-      k_->pack_b(b.data<float>() + j * nr, N, K, N - j * nr < nr ? N - j * nr : nr, prepacked_.data() + j * K * nr);
+    std::vector<float> rows(static_cast<size_t>(std::min(K, kRows) * N));
+    for (int64_t k0 = 0; k0 < K; k0 += kRows) {
+      const int64_t kb = std::min(kRows, K - k0);
+      b.read_bytes(static_cast<size_t>(k0 * N) * sizeof(float), static_cast<size_t>(kb * N) * sizeof(float), rows.data());
+      for (int64_t j = 0; j < panels; ++j)
+        k_->pack_b(rows.data() + j * nr, N, kb, N - j * nr < nr ? N - j * nr : nr,
+                   prepacked_.data() + (j * K + k0) * nr);
+    }
   }
 
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
