@@ -1,6 +1,7 @@
 // Tensor: element type + shape + shared storage. Storage is either owned (64-byte aligned,
 // zero-filled), a view into memory someone else keeps alive (the model's mmap), so aligned
-// weights are never copied, or a copy of misaligned model bytes made on first access. Tensors are cheap to copy; copies share storage.
+// weights are never copied, or a copy of misaligned model bytes made on first access.
+// Tensors are cheap to copy; copies share storage.
 #pragma once
 
 #include <atomic>
