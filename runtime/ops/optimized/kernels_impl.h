@@ -117,8 +117,23 @@ inline V apply_v(V a, V b) {
   return a / b;
 }
 
+// armv7 NEON divides by a reciprocal estimate: the own Div must give IEEE quotients (x / 0
+// included), so there it divides one element at a time.
+#if defined(XONNX_OPT_ISA_NEON) && !defined(__aarch64__)
+constexpr bool kExactVectorDivide = false;
+#else
+constexpr bool kExactVectorDivide = true;
+#endif
+
 template <BinaryOp Op, bool Swapped, bool Scalar>
 void binary_loop(const float* x, const float* s, float* y, int64_t n) {
+  if (Op == BinaryOp::kDiv && !kExactVectorDivide) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float b = Scalar ? s[0] : s[i];
+      y[i] = Swapped ? b / x[i] : x[i] / b;
+    }
+    return;
+  }
   const V sv = V::set1(s[0]);
   int64_t i = 0;
   for (; i + L <= n; i += L) {
