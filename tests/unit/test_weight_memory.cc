@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -50,50 +51,45 @@ std::vector<float> weights() {
   return b;
 }
 
-// y = MatMul(a [1, K], b [K, N]) with b an initializer named `b_name`: its length moves the
-// raw bytes within the file, so some names leave them misaligned for float.
-ModelProto matmul_model(const std::string& b_name) {
+// y = op(x, w): x a float graph input, w a float initializer named `w_name` (its length moves
+// the raw bytes within the file, so some names leave them misaligned for float).
+ModelProto one_node_model(const std::string& op, const std::vector<int64_t>& x_dims, const std::string& w_name,
+                          const std::vector<int64_t>& w_dims, const std::vector<float>& w) {
   ModelProto m;
   m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
+  m.add_opset_import()->set_version(17);
   auto* g = m.mutable_graph();
   g->set_name("g");
   auto* in = g->add_input();
-  in->set_name("a");
+  in->set_name("x");
   auto* tt = in->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(1);
-  tt->mutable_shape()->add_dim()->set_dim_value(kK);
+  for (int64_t d : x_dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
   g->add_output()->set_name("y");
   auto* n = g->add_node();
-  n->set_name("mm");
-  n->set_op_type("MatMul");
-  n->add_input("a");
-  n->add_input(b_name);
+  n->set_op_type(op);
+  n->add_input("x");
+  n->add_input(w_name);
   n->add_output("y");
-  auto* b = g->add_initializer();
-  b->set_name(b_name);
-  b->set_data_type(TensorProto::FLOAT);
-  b->add_dims(kK);
-  b->add_dims(kN);
-  const std::vector<float> w = weights();
-  b->set_raw_data(std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
+  auto* t = g->add_initializer();
+  t->set_name(w_name);
+  t->set_data_type(TensorProto::FLOAT);
+  for (int64_t d : w_dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
   return m;
 }
 
-// Loads the MatMul model with an initializer that is misaligned in the file.
-Model load_misaligned(const TempFile*& keep, std::unique_ptr<TempFile>& owner) {
+ModelProto matmul_model(const std::string& b_name) { return one_node_model("MatMul", {1, kK}, b_name, {kK, kN}, weights()); }
+
+// Loads the model make(name) makes, written to `file`, for the first initializer name that
+// leaves its bytes misaligned in the file.
+Model load_misaligned(const std::function<ModelProto(const std::string&)>& make, std::unique_ptr<TempFile>& file) {
   for (int len = 1; len <= 8; ++len) {
-    owner = std::make_unique<TempFile>(matmul_model(std::string(static_cast<size_t>(len), 'b')).SerializeAsString());
-    auto model = load_model(owner->path());
+    file = std::make_unique<TempFile>(make(std::string(static_cast<size_t>(len), 'w')).SerializeAsString());
+    auto model = load_model(file->path());
     EXPECT_TRUE(model.is_ok()) << model.status().to_string();
     if (!model.is_ok()) break;
-    if (!model->graph.initializers[0].tensor.is_view_of_external_memory()) {
-      keep = owner.get();
-      return std::move(model).value();
-    }
+    if (!model->graph.initializers[0].tensor.is_view_of_external_memory()) return std::move(model).value();
   }
   ADD_FAILURE() << "no name length left the weights misaligned";
   return Model();
@@ -167,9 +163,8 @@ TEST(WeightMemory, DroppedFileViewStaysReadable) {
 }
 
 TEST(WeightMemory, LoaderDoesNotCopyMisalignedWeights) {
-  const TempFile* file = nullptr;
-  std::unique_ptr<TempFile> owner;
-  Model model = load_misaligned(file, owner);
+  std::unique_ptr<TempFile> file;
+  Model model = load_misaligned(matmul_model, file);
   ASSERT_FALSE(model.graph.initializers.empty());
   const Tensor& b = model.graph.initializers[0].tensor;
   EXPECT_FALSE(b.storage()->resident());
@@ -181,9 +176,8 @@ TEST(WeightMemory, LoaderDoesNotCopyMisalignedWeights) {
 TEST(WeightMemory, PackedWeightIsDroppedAndStillServesFallbacks) {
   for (bool xnnpack_only : {false, true}) {  // the own MatMul first, or XNNPACK's
     SCOPED_TRACE(xnnpack_only ? "XNNPACK fully connected" : "default kernels");
-    const TempFile* file = nullptr;
-    std::unique_ptr<TempFile> owner;
-    Model model = load_misaligned(file, owner);
+    std::unique_ptr<TempFile> file;
+    Model model = load_misaligned(matmul_model, file);
     ASSERT_FALSE(model.graph.initializers.empty());
     // Not a shared_ptr: a second holder would (rightly) keep the session from freeing the copy.
     std::weak_ptr<Storage> b = model.graph.initializers[0].tensor.storage();
@@ -217,66 +211,42 @@ TEST(WeightMemory, ConvPacksMisalignedWeightsWithoutACopy) {
   constexpr int64_t kC = 8, kM = 40;
   std::vector<float> w(static_cast<size_t>(kM * kC * 9));
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 16.0f;
-  for (int len = 1; len <= 8; ++len) {
-    ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(17);
-    auto* g = m.mutable_graph();
-    g->set_name("g");
-    auto* in = g->add_input();
-    in->set_name("x");
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(TensorProto::FLOAT);
-    for (int64_t d : {int64_t{1}, kC, int64_t{9}, int64_t{7}}) tt->mutable_shape()->add_dim()->set_dim_value(d);
-    g->add_output()->set_name("y");
-    const std::string w_name(static_cast<size_t>(len), 'w');
-    auto* n = g->add_node();
-    n->set_op_type("Conv");
-    n->add_input("x");
-    n->add_input(w_name);
-    n->add_output("y");
-    auto* pads = n->add_attribute();
+  const auto conv_model = [&w](const std::string& w_name) {
+    ModelProto m = one_node_model("Conv", {1, kC, 9, 7}, w_name, {kM, kC, 3, 3}, w);
+    auto* pads = m.mutable_graph()->mutable_node(0)->add_attribute();
     pads->set_name("pads");
     pads->set_type(onnxpb::AttributeProto::INTS);
     for (int i = 0; i < 4; ++i) pads->add_ints(1);
-    auto* t = g->add_initializer();
-    t->set_name(w_name);
-    t->set_data_type(TensorProto::FLOAT);
-    for (int64_t d : {kM, kC, int64_t{3}, int64_t{3}}) t->add_dims(d);
-    t->set_raw_data(std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
-    TempFile file(m.SerializeAsString());
-    auto model = load_model(file.path());
-    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    if (model->graph.initializers[0].tensor.is_view_of_external_memory()) continue;  // aligned: next length
-    std::weak_ptr<Storage> weights = model->graph.initializers[0].tensor.storage();
-    SessionOptions reference;
-    reference.disable_xnnpack = true;
-    auto want_session = Session::create(file.path(), reference);
-    auto session = Session::create_from_model(std::move(model).value());
-    ASSERT_TRUE(session.is_ok() && want_session.is_ok());
-    const char* disabled = std::getenv("XONNX_DISABLE_XNNPACK");
-    if (!(disabled && std::string(disabled) == "1")) {
-      EXPECT_FALSE(weights.lock()->resident()) << "the packing kernel made a copy of the weights";
-    }
-    std::vector<float> x(static_cast<size_t>(kC * 9 * 7));
-    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 11) - 5) / 4.0f;
-    const Value input(Tensor::from_vector<float>(x, {1, kC, 9, 7}));
-    auto got = (*session)->run({input});
-    auto want = (*want_session)->run({input});
-    ASSERT_TRUE(got.is_ok() && want.is_ok());
-    const Tensor& a = (*got)[0].tensor();
-    const Tensor& b = (*want)[0].tensor();
-    ASSERT_EQ(a.shape(), b.shape());
-    for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f) << i;
-    return;
+    return m;
+  };
+  std::unique_ptr<TempFile> file;
+  Model model = load_misaligned(conv_model, file);
+  ASSERT_FALSE(model.graph.initializers.empty());
+  std::weak_ptr<Storage> weights = model.graph.initializers[0].tensor.storage();
+  SessionOptions reference;
+  reference.disable_xnnpack = true;
+  auto want_session = Session::create(file->path(), reference);
+  auto session = Session::create_from_model(std::move(model));
+  ASSERT_TRUE(session.is_ok() && want_session.is_ok());
+  const char* disabled = std::getenv("XONNX_DISABLE_XNNPACK");
+  if (!(disabled && std::string(disabled) == "1")) {
+    EXPECT_FALSE(weights.lock()->resident()) << "the packing kernel made a copy of the weights";
   }
-  ADD_FAILURE() << "no name length left the weights misaligned";
+  std::vector<float> x(static_cast<size_t>(kC * 9 * 7));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 11) - 5) / 4.0f;
+  const Value input(Tensor::from_vector<float>(x, {1, kC, 9, 7}));
+  auto got = (*session)->run({input});
+  auto want = (*want_session)->run({input});
+  ASSERT_TRUE(got.is_ok() && want.is_ok());
+  const Tensor& a = (*got)[0].tensor();
+  const Tensor& b = (*want)[0].tensor();
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f) << i;
 }
 
 TEST(WeightMemory, ASecondHolderKeepsTheCopy) {
-  const TempFile* file = nullptr;
-  std::unique_ptr<TempFile> owner;
-  Model model = load_misaligned(file, owner);
+  std::unique_ptr<TempFile> file;
+  Model model = load_misaligned(matmul_model, file);
   ASSERT_FALSE(model.graph.initializers.empty());
   Model copy = model;  // another session may be built from (and running on) the same tensors
   const Tensor held = copy.graph.initializers[0].tensor;
