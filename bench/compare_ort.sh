@@ -144,8 +144,12 @@ for i in "${!MODELS[@]}"; do
   read -r -a shape_args <<< "${SHAPES[$i]}"
   for t in $THREADS; do
     echo "== $(basename "$(dirname "$model")")/$(basename "$model") threads $t" >&2
+    # Both engines start from a warm page cache: this machine pages out cold file pages within
+    # seconds, so whichever engine ran first would otherwise also time reading the disk.
+    cat -- "$model" > /dev/null
     run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$WARMUP" \
       --iters "$ITERS" --json "${shape_args[@]}"
+    cat -- "$model" > /dev/null
     run_one onnxruntime "$i" "$model" "$t" node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
       --warmup "$WARMUP" --iters "$ITERS" "${shape_args[@]}"
   done

@@ -32,6 +32,9 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, std:
       return nullptr;
     }
     file->data_ = p;
+    // Start reading the whole file now: the loader touches it piecemeal (tensor after tensor),
+    // and a cold page cache would otherwise serve it one readahead window per fault.
+    ::madvise(p, file->size_, MADV_WILLNEED);
   }
   ::close(fd);
   return file;
