@@ -201,5 +201,41 @@ TEST(OptimizedMath, RowsAndTranspose) {
   }
 }
 
+// max_pool_pixels: the strictly-greater rule (first of equal values, NaN never wins), and its
+// report of -inf outputs, for every table over channel counts around the vector widths.
+TEST(OptimizedMath, MaxPoolPixelsKeepsTheFirstGreatestAndSkipsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const KernelTable* t : tables()) {
+    for (int64_t c : kSizes) {
+      const int64_t ntaps = 5, pixels = 3;
+      std::vector<std::vector<float>> rows;
+      for (int64_t r = 0; r < ntaps * pixels; ++r) rows.push_back(randv(static_cast<size_t>(c), 7 + static_cast<uint32_t>(r)));
+      rows[1][0] = nan;                              // skipped
+      rows[2][static_cast<size_t>(c - 1)] = 5.0f;    // wins its lane
+      rows[3][static_cast<size_t>(c / 2)] = -0.0f;   // signed zeros: the first stays
+      rows[4][static_cast<size_t>(c / 2)] = 0.0f;
+      std::vector<const float*> taps;
+      for (const auto& r : rows) taps.push_back(r.data());
+      std::vector<float> out(static_cast<size_t>(pixels * c));
+      EXPECT_FALSE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data())) << t->isa << " c=" << c;
+      for (int64_t p = 0; p < pixels; ++p) {
+        for (int64_t j = 0; j < c; ++j) {
+          float m = -inf;
+          for (int64_t k = 0; k < ntaps; ++k) {
+            const float v = rows[static_cast<size_t>(p * ntaps + k)][static_cast<size_t>(j)];
+            if (v > m) m = v;
+          }
+          const float got = out[static_cast<size_t>(p * c + j)];
+          ASSERT_EQ(std::signbit(got), std::signbit(m)) << t->isa << " c=" << c << " lane " << j;
+          ASSERT_EQ(got, m) << t->isa << " c=" << c << " lane " << j;
+        }
+      }
+      // One lane of NaN and -inf only: reported, so that the caller redoes it.
+      for (int64_t k = 0; k < ntaps; ++k) rows[static_cast<size_t>(ntaps + k)][static_cast<size_t>(c - 1)] = k % 2 ? nan : -inf;
+      EXPECT_TRUE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data())) << t->isa << " c=" << c;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xonnx

@@ -240,6 +240,48 @@ inline void max_into(const float* x, float* acc, int64_t n) {
   }
 }
 
+// ---- max pooling --------------------------------------------------------------------------
+
+// out[p][j] = max over t of taps[p * ntaps + t][j], for j < c: a later value wins only when
+// strictly greater and NaN never wins (the reference MaxPool's rule). Returns whether an output
+// is -inf: an all-NaN window (the reference gives NaN) or a real -inf, which the caller redoes.
+inline bool max_pool_pixels(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c, float* out) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  V low = V::set1(-neg_inf);  // the smallest output so far (outputs are never NaN)
+  bool low_tail = false;
+  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += c) {
+    int64_t j = 0;
+    for (; j + 4 * L <= c; j += 4 * L) {  // four independent chains hide the compare latency
+      V m0 = V::set1(neg_inf), m1 = m0, m2 = m0, m3 = m0;
+      for (int64_t t = 0; t < ntaps; ++t) {
+        const float* x = taps[t] + j;
+        m0 = V::max_gt(V::load(x), m0);
+        m1 = V::max_gt(V::load(x + L), m1);
+        m2 = V::max_gt(V::load(x + 2 * L), m2);
+        m3 = V::max_gt(V::load(x + 3 * L), m3);
+      }
+      m0.store(out + j);
+      m1.store(out + j + L);
+      m2.store(out + j + 2 * L);
+      m3.store(out + j + 3 * L);
+      low = V::min(low, V::min(V::min(m0, m1), V::min(m2, m3)));
+    }
+    for (; j + L <= c; j += L) {
+      V m = V::set1(neg_inf);
+      for (int64_t t = 0; t < ntaps; ++t) m = V::max_gt(V::load(taps[t] + j), m);
+      m.store(out + j);
+      low = V::min(low, m);
+    }
+    for (; j < c; ++j) {
+      float m = neg_inf;
+      for (int64_t t = 0; t < ntaps; ++t) m = taps[t][j] > m ? taps[t][j] : m;
+      out[j] = m;
+      low_tail = low_tail || m == neg_inf;
+    }
+  }
+  return low_tail || V::hmax(V::zero() - low) == -neg_inf;
+}
+
 // ---- LayerNorm / Softmax rows ------------------------------------------------------------
 
 inline void layer_norm_row(const float* x, float* y, int64_t n, const float* scale, const float* bias,
@@ -673,6 +715,7 @@ inline KernelTable make_table(const char* isa) {
   t.max_into = max_into;
   t.row_sum = row_sum;
   t.row_max = row_max;
+  t.max_pool_pixels = max_pool_pixels;
   t.transpose_2d = transpose_2d;
   t.q4_dequant_col = q4_dequant_col;
   t.q4_pack_a = q4_pack_a;

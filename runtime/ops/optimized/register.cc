@@ -14,6 +14,7 @@ void register_opt_conv_f32(OpRegistry& registry);       // conv_f32.cc
 void register_opt_conv_dw_f32(OpRegistry& registry);    // conv_dw_f32.cc
 void register_opt_binary(OpRegistry& registry);         // binary.cc
 void register_opt_concat(OpRegistry& registry);         // concat.cc
+void register_opt_pool(OpRegistry& registry);           // pool.cc
 }  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {
@@ -31,6 +32,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_conv_dw_f32(registry);
   opt::register_opt_binary(registry);
   opt::register_opt_concat(registry);
+  opt::register_opt_pool(registry);
 }
 
 }  // namespace xonnx

@@ -1,0 +1,158 @@
+// Differential tests of the own NHWC MaxPool (runtime/ops/optimized/pool.cc) against the
+// reference kernel: channel counts around the vector widths, strides, pads, auto_pad, ceil
+// mode and dilations, NaN / inf windows (bit-identical results), 1 and 2 threads, and the
+// cases it leaves to others (the Indices output).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "tests/unit/graph_builder.h"
+#include "tests/unit/op_test_util.h"
+
+namespace xonnx {
+namespace {
+
+using namespace testing;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Tensor random_input(const Shape& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (float& f : v) f = u(gen);
+  return Tensor::from_vector<float>(v, shape);
+}
+
+Model pool_model(std::vector<Attribute> attrs, bool indices = false) {
+  testing::GraphBuilder b;
+  b.input("x");
+  Node n;
+  n.op_type = "MaxPool";
+  n.name = "pool";
+  n.inputs = {"x"};
+  n.outputs = {"y"};
+  if (indices) n.outputs.push_back("i");
+  n.attributes = std::move(attrs);
+  b.g().nodes.push_back(n);
+  b.output("y");
+  if (indices) b.output("i");
+  return b.model;
+}
+
+// Runs the model; `own_ran` tells whether the own MaxPool computed the node.
+std::vector<Value> run(const Model& model, const Tensor& x, bool reference, int threads, bool* own_ran) {
+  SessionOptions options;
+  options.disable_xnnpack = reference;
+  options.num_threads = threads;
+  auto s = Session::create_from_model(model, options);
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  if (!s.is_ok()) return {};
+  Profiler profiler;
+  (*s)->set_profiler(&profiler);
+  auto out = (*s)->run({Value(x)});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  if (!out.is_ok()) return {};
+  for (const Profiler::Entry& e : profiler.entries())
+    if (e.op_type == "com.xonnx.nhwc:MaxPool" && e.backend == Backend::kOptimized) *own_ran = true;
+  return std::move(out).value();
+}
+
+// The own kernel at 1 and 2 threads gives the reference's bits (NaN payloads aside).
+void check(const std::string& what, const std::vector<Attribute>& attrs, const Tensor& x, bool expect_own = true) {
+  SCOPED_TRACE(what);
+  const Model model = pool_model(attrs);
+  bool unused = false;
+  const std::vector<Value> want = run(model, x, true, 1, &unused);
+  ASSERT_EQ(want.size(), 1u);
+  const Tensor& b = want[0].tensor();
+  for (int threads : {1, 2}) {
+    bool own = false;
+    const std::vector<Value> got = run(model, x, false, threads, &own);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(own, expect_own) << "threads " << threads;
+    const Tensor& a = got[0].tensor();
+    ASSERT_EQ(a.shape(), b.shape()) << shape_to_string(a.shape()) << " vs " << shape_to_string(b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float p = a.data<float>()[i], q = b.data<float>()[i];
+      if (std::isnan(p) || std::isnan(q)) {
+        ASSERT_TRUE(std::isnan(p) && std::isnan(q)) << "element " << i << ": " << p << " vs " << q;
+        continue;
+      }
+      ASSERT_EQ(std::memcmp(&p, &q, sizeof(float)), 0) << "element " << i << ": " << p << " vs " << q
+                                                        << " (threads " << threads << ")";
+    }
+  }
+}
+
+TEST(OptimizedMaxPool, ChannelCountsAroundTheVectorWidths) {
+  for (int64_t c : {1, 3, 13, 16, 17, 64, 127, 128}) {
+    check("3x3 stride 2, C = " + std::to_string(c),
+          {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2})}, random_input({1, c, 11, 9}, 1));
+  }
+}
+
+TEST(OptimizedMaxPool, PadsCeilModeAutoPadAndDilations) {
+  const Tensor x = random_input({2, 19, 13, 12}, 2);
+  check("ResNet's 3x3 stride 2 pads 1",
+        {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1})}, x);
+  check("SqueezeNet's 3x3 stride 2 ceil_mode",
+        {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}, x);
+  check("2x2 stride 2", {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, x);
+  check("asymmetric pads, 2x3 kernel, strides 1 and 3",
+        {attr_ints("kernel_shape", {2, 3}), attr_ints("strides", {1, 3}), attr_ints("pads", {0, 2, 1, 1})}, x);
+  check("SAME_UPPER", {attr_ints("kernel_shape", {3, 3}), attr_string("auto_pad", "SAME_UPPER")}, x);
+  check("SAME_LOWER stride 2",
+        {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_LOWER")}, x);
+  check("dilations 2 with pads",
+        {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2}), attr_ints("pads", {2, 2, 2, 2})}, x);
+  check("a window wider than the input",
+        {attr_ints("kernel_shape", {13, 12}), attr_ints("pads", {1, 1, 1, 1})}, x);
+}
+
+TEST(OptimizedMaxPool, NanAndInfinityWindowsMatchTheReference) {
+  // 2x2 windows of stride 2 do not overlap: window (0, 0) is all NaN, window (0, 1) all -inf,
+  // window (1, 0) mixes NaN, -inf and one value, window (1, 1) holds +inf.
+  const int64_t c = 20;
+  Tensor x = random_input({1, c, 4, 4}, 3);
+  float* p = x.data<float>();
+  const auto at = [&](int64_t ch, int64_t y, int64_t xx) -> float& { return p[(ch * 4 + y) * 4 + xx]; };
+  for (int64_t ch = 0; ch < c; ++ch) {
+    at(ch, 0, 0) = at(ch, 0, 1) = at(ch, 1, 0) = at(ch, 1, 1) = kNaN;
+    at(ch, 0, 2) = at(ch, 0, 3) = at(ch, 1, 2) = at(ch, 1, 3) = -kInf;
+    at(ch, 2, 0) = kNaN;
+    at(ch, 2, 1) = -kInf;
+    at(ch, 3, 0) = -0.0f;
+    at(ch, 3, 1) = kNaN;
+    at(ch, 3, 3) = kInf;
+  }
+  check("special windows", {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, x);
+  // Signed zeros: the first of equal values stays (-0 before +0, and +0 before -0).
+  Tensor z = Tensor::from_vector<float>(std::vector<float>(16 * 4, 0.0f), {1, 16, 2, 2});
+  for (int64_t i = 0; i < 16 * 4; i += 3) z.data<float>()[i] = -0.0f;
+  check("signed zeros", {attr_ints("kernel_shape", {2, 2})}, z);
+}
+
+TEST(OptimizedMaxPool, WindowsInsideThePaddingGiveTheLowestFloat) {
+  // Pads of 2 around a 2-wide kernel: the corner windows hold padding only.
+  check("windows of padding only", {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {2, 2, 2, 2})},
+        random_input({1, 5, 3, 3}, 4));
+}
+
+TEST(OptimizedMaxPool, IndicesOutputStaysWithTheReference) {
+  const Model model = pool_model({attr_ints("kernel_shape", {2, 2})}, true);
+  bool own = false;
+  const std::vector<Value> got = run(model, random_input({1, 4, 6, 6}, 5), false, 1, &own);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_FALSE(own);
+}
+
+}  // namespace
+}  // namespace xonnx
