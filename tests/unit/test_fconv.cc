@@ -237,6 +237,9 @@ TEST(ConvF32Nhwc, Shapes) {
   check(conv_case("7x7 stride 2 pads 3, 3 -> 64 (stem)", 1, 3, 64, 32, 32, 7, 2, 1, 3));
   check(conv_case("batch 2, 5 -> 12", 2, 5, 12, 10, 13, 3, 1, 1, 1));
   check(conv_case("1 channel in and out", 1, 1, 1, 6, 5, 3, 1, 1, 1));
+  // Up to 31 channels the kw taps of a kernel row run as one (a zero-padded copy); 32 do not.
+  check(conv_case("3x3 pads 1, 31 -> 20 (merged rows)", 1, 31, 20, 8, 9, 3, 1, 1, 1));
+  check(conv_case("3x3 pads 1, 32 -> 20 (a tap per kernel column)", 1, 32, 20, 8, 9, 3, 1, 1, 1));
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {
