@@ -307,7 +307,7 @@ void expect_same_outputs(const Model& model, const std::vector<Shape>& shapes, c
 }
 
 TEST(LayoutNhwcDiff, MiniNetOddChannelsAndBatches) {
-  // 3 and 4 input channels take the interleaving NCHW -> NHWC entry (two pixel chunks per
+  // 3 and 4 input channels take the interleaving NCHW -> NHWC entry (three pixel chunks per
   // image at 131 x 127).
   for (int64_t cin : {3, 4}) {
     expect_same_outputs(mini_net(cin, 3), {{2, cin, 131, 127}}, "large image, cin " + std::to_string(cin));
