@@ -35,6 +35,9 @@ TEST(OptimizedBinary, ScalarsRowsAndGates) {
     diff_both_orders(op, {5, 7, 129}, {129}, true, "bias row");
     diff_both_orders(op, {128, 1, 768}, {768}, true, "projection bias");
     diff_both_orders(op, {2, 5, 6, 24}, {2, 1, 1, 24}, true, "NHWC gate per image and channel");
+    // 96-value rows across 8192-value work items: part rows at item edges, whole-row runs
+    // between, and the image (the gate row) changing inside an item.
+    diff_both_orders(op, {2, 57, 43, 96}, {2, 1, 1, 96}, true, "NHWC gate over several items");
     diff_both_orders(op, {2, 24, 5, 6}, {2, 24, 1, 1}, true, "NCHW gate: a scalar per image and channel");
     diff_both_orders(op, {3, 7, 1, 40000}, {3, 1, 1, 1}, true, "a scalar per image over several items");
   }

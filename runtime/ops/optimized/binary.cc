@@ -99,14 +99,19 @@ class BinaryKernel final : public OptKernel {
       // Runs over which s is one scalar (inner == 1) or one contiguous row.
       for (int64_t i = static_cast<int64_t>(first) * kItem; i < end;) {
         const int64_t o = i / mi;
+        const int64_t at = i % p.inner;
         if (p.inner == 1) {
           const int64_t len = std::min(end - i, (o + 1) * mi - i);
-          binary(op, swapped, x + i, s + o, true, y + i, len);
+          binary(op, swapped, x + i, s + o, true, y + i, len, 1);
           i += len;
-        } else {
-          const int64_t at = i % p.inner, len = std::min(end - i, p.inner - at);
-          binary(op, swapped, x + i, s + o * p.inner + at, false, y + i, len);
+        } else if (at != 0 || end - i < p.inner) {  // part of a row, at a work item's edge
+          const int64_t len = std::min(end - i, p.inner - at);
+          binary(op, swapped, x + i, s + o * p.inner + at, false, y + i, len, 1);
           i += len;
+        } else {  // whole rows against the same s row
+          const int64_t rows = std::min(end - i, (o + 1) * mi - i) / p.inner;
+          binary(op, swapped, x + i, s + o * p.inner, false, y + i, p.inner, rows);
+          i += rows * p.inner;
         }
       }
     });

@@ -47,8 +47,9 @@ struct KernelTable {
   void (*swish)(const float* x, float* y, int64_t n);      // x * sigmoid(x) (SiLU)
   void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(x / 6 + 1/2, 0, 1)
   // y[i] = x[i] op s[i], or s[i] op x[i] when `swapped`; s[0] for every i when `s_scalar`.
+  // Over `rows` rows of n values (x and y advance by n, s restarts).
   void (*binary)(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y,
-                 int64_t n);
+                 int64_t n, int64_t rows);
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);

@@ -126,7 +126,7 @@ constexpr bool kExactVectorDivide = true;
 #endif
 
 template <BinaryOp Op, bool Swapped, bool Scalar>
-void binary_loop(const float* x, const float* s, float* y, int64_t n) {
+inline void binary_row(const float* x, const float* s, float* y, int64_t n) {
   if (Op == BinaryOp::kDiv && !kExactVectorDivide) {
     for (int64_t i = 0; i < n; ++i) {
       const float b = Scalar ? s[0] : s[i];
@@ -150,21 +150,29 @@ void binary_loop(const float* x, const float* s, float* y, int64_t n) {
   }
 }
 
+// Rows of n values that share s: a per-channel gate over NHWC pixels is one call, not one
+// dispatch per pixel (EfficientNet's gates have 32-value rows).
+template <BinaryOp Op, bool Swapped, bool Scalar>
+void binary_loop(const float* x, const float* s, float* y, int64_t n, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r, x += n, y += n) binary_row<Op, Swapped, Scalar>(x, s, y, n);
+}
+
 template <BinaryOp Op>
-void binary_op(bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n) {
+void binary_op(bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n, int64_t rows) {
   if (swapped) {
-    s_scalar ? binary_loop<Op, true, true>(x, s, y, n) : binary_loop<Op, true, false>(x, s, y, n);
+    s_scalar ? binary_loop<Op, true, true>(x, s, y, n, rows) : binary_loop<Op, true, false>(x, s, y, n, rows);
   } else {
-    s_scalar ? binary_loop<Op, false, true>(x, s, y, n) : binary_loop<Op, false, false>(x, s, y, n);
+    s_scalar ? binary_loop<Op, false, true>(x, s, y, n, rows) : binary_loop<Op, false, false>(x, s, y, n, rows);
   }
 }
 
-inline void binary_n(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n) {
+inline void binary_n(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n,
+                     int64_t rows) {
   switch (op) {
-    case BinaryOp::kAdd: return binary_op<BinaryOp::kAdd>(swapped, x, s, s_scalar, y, n);
-    case BinaryOp::kSub: return binary_op<BinaryOp::kSub>(swapped, x, s, s_scalar, y, n);
-    case BinaryOp::kMul: return binary_op<BinaryOp::kMul>(swapped, x, s, s_scalar, y, n);
-    case BinaryOp::kDiv: return binary_op<BinaryOp::kDiv>(swapped, x, s, s_scalar, y, n);
+    case BinaryOp::kAdd: return binary_op<BinaryOp::kAdd>(swapped, x, s, s_scalar, y, n, rows);
+    case BinaryOp::kSub: return binary_op<BinaryOp::kSub>(swapped, x, s, s_scalar, y, n, rows);
+    case BinaryOp::kMul: return binary_op<BinaryOp::kMul>(swapped, x, s, s_scalar, y, n, rows);
+    case BinaryOp::kDiv: return binary_op<BinaryOp::kDiv>(swapped, x, s, s_scalar, y, n, rows);
   }
 }
 
