@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "runtime/exec/session.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/op_test_util.h"
+#include "tests/unit/test_optimized_common.h"
 
 namespace xonnx {
 namespace {
@@ -144,6 +146,34 @@ TEST(OptimizedMaxPool, WindowsInsideThePaddingGiveTheLowestFloat) {
   // Pads of 2 around a 2-wide kernel: the corner windows hold padding only.
   check("windows of padding only", {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {2, 2, 2, 2})},
         random_input({1, 5, 3, 3}, 4));
+}
+
+// The integer MaxPool of QDQ models (exec/qdq_fusion.h), as the NHWC node the layout pass
+// makes: an exact max over int8 / uint8 windows, padding never winning.
+template <typename T>
+Tensor integer_nhwc(const Shape& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<T> v(static_cast<size_t>(shape_numel(shape)));
+  for (T& x : v) x = static_cast<T>(gen());
+  return Tensor::from_vector<T>(v, shape);
+}
+
+TEST(OptimizedMaxPool, Int8AndUint8Windows) {
+  const opttest::Op op("MaxPool", xnn::kNhwcOpDomain, 13);
+  const std::vector<Attribute> resnet = {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                                         attr_ints("pads", {1, 1, 1, 1})};
+  for (int64_t c : {1, 13, 64, 65}) {
+    const std::string what = "C = " + std::to_string(c);
+    opttest::diff_test(op, {opttest::var(integer_nhwc<int8_t>({2, 11, 9, c}, 1))}, resnet, true, "int8 " + what, 0, 0);
+    opttest::diff_test(op, {opttest::var(integer_nhwc<uint8_t>({2, 11, 9, c}, 2))}, resnet, true, "uint8 " + what, 0, 0);
+  }
+  opttest::diff_test(op, {opttest::var(integer_nhwc<int8_t>({1, 7, 7, 8}, 3))},
+                     {attr_ints("kernel_shape", {2, 2}), attr_string("auto_pad", "SAME_UPPER"), attr_int("ceil_mode", 0)},
+                     true, "int8 SAME_UPPER", 0, 0);
+  // Windows of padding only: the reference's value for them, from the reference kernel.
+  opttest::diff_test(op, {opttest::var(integer_nhwc<int8_t>({1, 3, 3, 5}, 4))},
+                     {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {2, 2, 2, 2})}, false,
+                     "int8 windows of padding only", 0, 0);
 }
 
 TEST(OptimizedMaxPool, IndicesOutputStaysWithTheReference) {

@@ -1,13 +1,17 @@
-// Own NHWC MaxPool (the layout pass's com.xonnx.nhwc MaxPool, float32, 2-D), ahead of
-// XNNPACK's: the 2022 XNNPACK max pooling runs 2-3x slower on the 3x3 / stride-2 pools after
-// a CNN's stem (SqueezeNet, ResNet), and its NaN handling needs a finiteness scan.
+// Own NHWC MaxPool (the layout pass's com.xonnx.nhwc MaxPool, 2-D), ahead of XNNPACK's: the
+// 2022 XNNPACK max pooling runs 2-3x slower on the 3x3 / stride-2 pools after a CNN's stem
+// (SqueezeNet, ResNet), and its NaN handling needs a finiteness scan.
 // Each output pixel takes the max over its window's kh * kw input pixels, C values at a time;
-// taps in the padding read a row of -inf, which never wins. Outputs that come out -inf (an
-// all-NaN window, or -inf inputs) are redone with the reference rule, so the result is the
-// reference kernel's bit for bit. The Indices output goes to the reference kernel.
+// taps in the padding read a row of the type's lowest value, which never wins.
+//  - float32: outputs that come out -inf (an all-NaN window, or -inf inputs) are redone with
+//    the reference rule, so the result is the reference kernel's bit for bit;
+//  - int8 / uint8 (the integer MaxPool of QDQ models, exec/qdq_fusion.h): an exact max.
+// The Indices output, other types and (for integers) windows of padding only go to the
+// reference kernel.
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/exec/thread_pool.h"
@@ -21,6 +25,31 @@ namespace opt {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// The integer windows: out[p][j] = max over t of taps[p * ntaps + t][j]. Plain loops, which
+// GCC vectorizes; on x86-64 also as AVX2 / AVX-512 clones picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define XONNX_POOL_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define XONNX_POOL_CLONES
+#endif
+template <typename T>
+inline void max_pool_integer(const T* const* taps, int64_t ntaps, int64_t pixels, int64_t c, T* out) {
+  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += c) {
+    std::copy(taps[0], taps[0] + c, out);
+    for (int64_t t = 1; t < ntaps; ++t) {
+      const T* x = taps[t];
+      for (int64_t j = 0; j < c; ++j) out[j] = x[j] > out[j] ? x[j] : out[j];
+    }
+  }
+}
+XONNX_POOL_CLONES void max_pool_int8(const int8_t* const* taps, int64_t ntaps, int64_t pixels, int64_t c, int8_t* out) {
+  max_pool_integer(taps, ntaps, pixels, c, out);
+}
+XONNX_POOL_CLONES void max_pool_uint8(const uint8_t* const* taps, int64_t ntaps, int64_t pixels, int64_t c,
+                                      uint8_t* out) {
+  max_pool_integer(taps, ntaps, pixels, c, out);
+}
 
 // One spatial dim of the windows, as the reference kernel computes it.
 struct PoolDim {
@@ -88,25 +117,56 @@ class MaxPoolNhwcKernel final : public OptKernel {
 
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    if (!is_f32(x) || x.rank() != 4) return Status::ok();
+    if (!x.defined() || x.rank() != 4) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
     PoolDim dy, dx;
     if (!dim(0, h, &dy) || !dim(1, w, &dx) || n * h * w * c == 0) return Status::ok();
+    switch (x.dtype()) {
+      case DataType::kFloat: return pool<float>(ctx, x, dy, dx, handled);
+      case DataType::kInt8: return pool<int8_t>(ctx, x, dy, dx, handled);
+      case DataType::kUint8: return pool<uint8_t>(ctx, x, dy, dx, handled);
+      default: return Status::ok();
+    }
+  }
+
+  // Whether a window of the dim holds only padding (the first and last are the sparsest).
+  bool padding_only_window(int i, int64_t in, const PoolDim& d) const {
+    const auto empty = [&](int64_t o) {
+      for (int64_t k = 0; k < kernel_[i]; ++k) {
+        const int64_t pos = o * s_[i] - d.pad_begin + k * d_[i];
+        if (pos >= 0 && pos < in) return false;
+      }
+      return true;
+    };
+    return empty(0) || empty(d.out - 1);
+  }
+
+  template <typename T>
+  Status pool(KernelContext& ctx, const Tensor& x, const PoolDim& dy, const PoolDim& dx, bool& handled) {
+    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+    constexpr bool is_float = std::is_same<T, float>::value;
+    if (!is_float && (padding_only_window(0, h, dy) || padding_only_window(1, w, dx))) return Status::ok();
     const int64_t oh = dy.out, ow = dx.out, ntaps = kernel_[0] * kernel_[1];
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, c}));
-    if (static_cast<int64_t>(neg_inf_.size()) != c) neg_inf_.assign(static_cast<size_t>(c), kNegInf);
-    const float* in = x.data<float>();
-    const float* pad = neg_inf_.data();
-    float* out = y->data<float>();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), {n, oh, ow, c}));
+    const size_t pad_bytes = static_cast<size_t>(c) * sizeof(T);
+    if (pad_.size() != pad_bytes || pad_type_ != x.dtype()) {
+      pad_.resize(pad_bytes);
+      const T lowest = is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest();
+      std::fill(reinterpret_cast<T*>(pad_.data()), reinterpret_cast<T*>(pad_.data()) + c, lowest);
+      pad_type_ = x.dtype();
+    }
+    const T* in = x.data<T>();
+    const T* pad = reinterpret_cast<const T*>(pad_.data());
+    T* out = y->data<T>();
     const int64_t rows = n * oh, row_taps = ow * ntaps;
-    const size_t min_chunk = chunk_for(row_taps * c);
+    const size_t min_chunk = chunk_for(row_taps * c * static_cast<int64_t>(sizeof(T)) / 4);
     taps_.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps));
     pool_->parallel_for(static_cast<size_t>(rows), min_chunk, [&](size_t r0, size_t r1) {
-      const float** taps = taps_.of(r0);
+      const T** taps = reinterpret_cast<const T**>(taps_.of(r0));
       for (size_t r = r0; r < r1; ++r) {
         const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
-        const float* image = in + b * h * w * c;
-        const float** t = taps;
+        const T* image = in + b * h * w * c;
+        const T** t = taps;
         for (int64_t ox = 0; ox < ow; ++ox) {
           for (int64_t ky = 0; ky < kernel_[0]; ++ky) {
             const int64_t iy = oy * s_[0] - dy.pad_begin + ky * d_[0];
@@ -116,12 +176,22 @@ class MaxPoolNhwcKernel final : public OptKernel {
             }
           }
         }
-        float* row_out = out + static_cast<int64_t>(r) * ow * c;
-        if (k_->max_pool_pixels(taps, ntaps, ow, c, row_out)) redo_low_outputs(taps, pad, ntaps, ow, c, row_out);
+        T* row_out = out + static_cast<int64_t>(r) * ow * c;
+        pool_row(taps, pad, ntaps, ow, c, row_out);
       }
     });
     handled = true;
     return Status::ok();
+  }
+
+  void pool_row(const float* const* taps, const float* pad, int64_t ntaps, int64_t ow, int64_t c, float* out) const {
+    if (k_->max_pool_pixels(taps, ntaps, ow, c, out)) redo_low_outputs(taps, pad, ntaps, ow, c, out);
+  }
+  void pool_row(const int8_t* const* taps, const int8_t*, int64_t ntaps, int64_t ow, int64_t c, int8_t* out) const {
+    max_pool_int8(taps, ntaps, ow, c, out);
+  }
+  void pool_row(const uint8_t* const* taps, const uint8_t*, int64_t ntaps, int64_t ow, int64_t c, uint8_t* out) const {
+    max_pool_uint8(taps, ntaps, ow, c, out);
   }
 
   // The reference rule for the outputs that came out -inf: NaN when every value in the window
@@ -151,8 +221,9 @@ class MaxPoolNhwcKernel final : public OptKernel {
   int64_t kernel_[2] = {1, 1}, s_[2] = {1, 1}, d_[2] = {1, 1};
   int64_t pads_[4] = {0, 0, 0, 0};  // top, left, bottom, right (auto_pad NOTSET)
   bool same_ = false, same_upper_ = false, ceil_ = false;
-  std::vector<float> neg_inf_;        // the row padding taps read
-  ChunkScratch<const float*> taps_;  // per chunk of output rows: one row's window pointers
+  std::vector<char> pad_;            // the row padding taps read: C lowest values of pad_type_
+  DataType pad_type_ = DataType::kUndefined;
+  ChunkScratch<const void*> taps_;   // per chunk of output rows: one row's window pointers
 };
 
 }  // namespace
