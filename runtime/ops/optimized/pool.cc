@@ -148,21 +148,18 @@ class MaxPoolNhwcKernel final : public OptKernel {
     if (!is_float && (padding_only_window(0, h, dy) || padding_only_window(1, w, dx))) return Status::ok();
     const int64_t oh = dy.out, ow = dx.out, ntaps = kernel_[0] * kernel_[1];
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), {n, oh, ow, c}));
-    const size_t pad_bytes = static_cast<size_t>(c) * sizeof(T);
-    if (pad_.size() != pad_bytes || pad_type_ != x.dtype()) {
-      pad_.resize(pad_bytes);
-      const T lowest = is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest();
-      std::fill(reinterpret_cast<T*>(pad_.data()), reinterpret_cast<T*>(pad_.data()) + c, lowest);
-      pad_type_ = x.dtype();
-    }
     const T* in = x.data<T>();
-    const T* pad = reinterpret_cast<const T*>(pad_.data());
+    std::vector<T>& pad_row = pad_of(in);
+    if (static_cast<int64_t>(pad_row.size()) != c)
+      pad_row.assign(static_cast<size_t>(c), is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest());
+    const T* pad = pad_row.data();
     T* out = y->data<T>();
     const int64_t rows = n * oh, row_taps = ow * ntaps;
     const size_t min_chunk = chunk_for(row_taps * c * static_cast<int64_t>(sizeof(T)) / 4);
-    taps_.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps));
+    ChunkScratch<const T*>& scratch = taps_of(in);
+    scratch.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps));
     pool_->parallel_for(static_cast<size_t>(rows), min_chunk, [&](size_t r0, size_t r1) {
-      const T** taps = reinterpret_cast<const T**>(taps_.of(r0));
+      const T** taps = scratch.of(r0);
       for (size_t r = r0; r < r1; ++r) {
         const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
         const T* image = in + b * h * w * c;
@@ -183,6 +180,15 @@ class MaxPoolNhwcKernel final : public OptKernel {
     handled = true;
     return Status::ok();
   }
+
+  // The row padding taps read (C lowest values), and per chunk of output rows one row's
+  // window pointers, for each element type.
+  std::vector<float>& pad_of(const float*) { return float_pad_; }
+  std::vector<int8_t>& pad_of(const int8_t*) { return int8_pad_; }
+  std::vector<uint8_t>& pad_of(const uint8_t*) { return uint8_pad_; }
+  ChunkScratch<const float*>& taps_of(const float*) { return float_taps_; }
+  ChunkScratch<const int8_t*>& taps_of(const int8_t*) { return int8_taps_; }
+  ChunkScratch<const uint8_t*>& taps_of(const uint8_t*) { return uint8_taps_; }
 
   void pool_row(const float* const* taps, const float* pad, int64_t ntaps, int64_t ow, int64_t c, float* out) const {
     if (k_->max_pool_pixels(taps, ntaps, ow, c, out)) redo_low_outputs(taps, pad, ntaps, ow, c, out);
@@ -221,9 +227,12 @@ class MaxPoolNhwcKernel final : public OptKernel {
   int64_t kernel_[2] = {1, 1}, s_[2] = {1, 1}, d_[2] = {1, 1};
   int64_t pads_[4] = {0, 0, 0, 0};  // top, left, bottom, right (auto_pad NOTSET)
   bool same_ = false, same_upper_ = false, ceil_ = false;
-  std::vector<char> pad_;            // the row padding taps read: C lowest values of pad_type_
-  DataType pad_type_ = DataType::kUndefined;
-  ChunkScratch<const void*> taps_;   // per chunk of output rows: one row's window pointers
+  std::vector<float> float_pad_;
+  std::vector<int8_t> int8_pad_;
+  std::vector<uint8_t> uint8_pad_;
+  ChunkScratch<const float*> float_taps_;
+  ChunkScratch<const int8_t*> int8_taps_;
+  ChunkScratch<const uint8_t*> uint8_taps_;
 };
 
 }  // namespace
