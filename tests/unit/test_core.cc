@@ -2,12 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdint>
 #include <cstring>
 #include <limits>
 
 #include "runtime/core/dtype.h"
-#include "runtime/core/packed_buffer.h"
 #include "runtime/core/tensor.h"
 
 namespace xonnx {
@@ -259,21 +257,6 @@ TEST(Tensor, SubByteAccess) {
   EXPECT_EQ(t->get_as_int64(0), 7);
   EXPECT_EQ(t->get_as_int64(1), -8);
   EXPECT_EQ(t->get_as_int64(2), -1);
-}
-
-TEST(PackedBuffer, SmallAndHugePageSizedBuffersAreAlignedAndUsable) {
-  // Below 2 MB from malloc, from 2 MB on a 2 MB aligned mapping (huge pages where the OS allows).
-  for (size_t bytes : {size_t{0}, size_t{1}, size_t{4096}, (size_t{2} << 20) - 4, size_t{2} << 20, (size_t{5} << 20) + 12}) {
-    PackedVector<float> v(bytes / sizeof(float), 1.5f);
-    if (v.empty()) continue;
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % 64, 0u) << bytes;
-    if (bytes >= (size_t{2} << 20)) EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % (size_t{2} << 20), 0u) << bytes;
-    v.back() = 2.5f;
-    EXPECT_EQ(v.front(), 1.5f);
-    EXPECT_EQ(v.back(), 2.5f);
-    PackedVector<float> moved = std::move(v);  // the allocator carries no state
-    EXPECT_EQ(moved.back(), 2.5f);
-  }
 }
 
 TEST(Status, ContextIsPrefixedOnErrorsOnly) {

@@ -13,8 +13,6 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/core/packed_buffer.h"
-
 namespace xonnx {
 namespace opt {
 
@@ -24,7 +22,7 @@ constexpr int64_t kFconvCols = 32;  // output channels per packed panel
 // W packed once per session: panels of 32 output channels, each [taps][c][32] (zero past m).
 struct FconvWeights {
   int64_t m = 0, taps = 0, c = 0;
-  PackedVector<float> packed;
+  std::vector<float> packed;
   std::vector<float> bias;  // [panels * 32], zero past m
 };
 // Weights in ONNX's [m][c][khw] order (khw = kh * kw), one panel's rows at a time:

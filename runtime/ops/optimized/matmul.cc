@@ -8,7 +8,6 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/core/packed_buffer.h"
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
@@ -218,7 +217,7 @@ class MatMulKernel final : public OptKernel {
   }
 
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
-  PackedVector<float> prepacked_;
+  std::vector<float> prepacked_;
   ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)
   FconvTileFn tile_ = nullptr;  // the 12 x 32 tile for a prepacked B, where the CPU has it
   std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)

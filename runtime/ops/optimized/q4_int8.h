@@ -12,8 +12,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/core/packed_buffer.h"
-
 namespace xonnx {
 namespace opt {
 
@@ -26,7 +24,7 @@ constexpr int64_t kQ4Int8Cols = 16;  // columns per group: one 32-bit vector lan
 // nibbles; scales and zero points as [group][block][16] (columns past n are zero).
 struct Q4Int8Weights {
   int64_t n = 0, blocks = 0, bs = 0, groups = 0;
-  PackedVector<uint8_t> packed;
+  std::vector<uint8_t> packed;
   std::vector<float> scales;
   std::vector<uint8_t> zero_points;  // always present: 8 for the symmetric case
 };

@@ -10,8 +10,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/core/packed_buffer.h"
-
 namespace xonnx {
 namespace opt {
 
@@ -21,7 +19,7 @@ constexpr int64_t kQgemmNr = 32;  // columns per packed panel
 // and k past the real depth are zero).
 struct QgemmWeights {
   int64_t n = 0, k = 0, k4 = 0;  // k4: k rounded up to a multiple of 4
-  PackedVector<int8_t> packed;
+  std::vector<int8_t> packed;
   std::vector<int32_t> column_sums;  // sum over k of W[n][k]
 };
 // w: [n][k] row-major.
