@@ -98,8 +98,7 @@ class BinaryKernel final : public OptKernel {
       const int64_t end = std::min(n, static_cast<int64_t>(last) * kItem);
       // Runs over which s is one scalar (inner == 1) or one contiguous row.
       for (int64_t i = static_cast<int64_t>(first) * kItem; i < end;) {
-        const int64_t o = i / mi;
-        const int64_t at = i % p.inner;
+        const int64_t o = i / mi, at = i % p.inner;
         if (p.inner == 1) {
           const int64_t len = std::min(end - i, (o + 1) * mi - i);
           binary(op, swapped, x + i, s + o, true, y + i, len, 1);

@@ -103,16 +103,9 @@ class MaxPoolNhwcKernel final : public OptKernel {
       d->pad_begin = p.pad_begin;
       return true;
     }
-    const int64_t span = in + pads_[i] + pads_[i + 2] - ek;
-    if (span < 0) return false;
     d->pad_begin = pads_[i];
-    if (ceil_) {
-      d->out = (span + s - 1) / s + 1;
-      if ((d->out - 1) * s >= in + pads_[i]) --d->out;  // the last window starts inside
-    } else {
-      d->out = span / s + 1;
-    }
-    return true;
+    d->out = ref::pool_output_size(in, pads_[i], pads_[i + 2], ek, s, ceil_);
+    return d->out >= 0;
   }
 
   Status run_fast(KernelContext& ctx, bool& handled) override {

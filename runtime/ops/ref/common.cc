@@ -88,6 +88,15 @@ SamePadding same_padding(int64_t in, int64_t stride, int64_t dilated_kernel, boo
   return p;
 }
 
+int64_t pool_output_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t dilated_kernel, int64_t stride,
+                         bool ceil_mode) {
+  const int64_t span = in + pad_begin + pad_end - dilated_kernel;
+  if (span < 0) return -1;
+  if (!ceil_mode) return span / stride + 1;
+  const int64_t out = (span + stride - 1) / stride + 1;
+  return (out - 1) * stride >= in + pad_begin ? out - 1 : out;
+}
+
 std::vector<double> load_doubles(const Tensor& t) {
   const int64_t n = t.numel();
   std::vector<double> out(static_cast<size_t>(std::max<int64_t>(n, 0)));

@@ -73,6 +73,12 @@ struct SamePadding {
 };
 SamePadding same_padding(int64_t in, int64_t stride, int64_t dilated_kernel, bool upper);
 
+// One spatial dim of a pool under explicit pads: the number of windows of `dilated_kernel`
+// elements, stride apart. ceil_mode keeps a last partial window only if it starts inside the
+// input or the begin padding. -1 when the padded input is shorter than one window.
+int64_t pool_output_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t dilated_kernel, int64_t stride,
+                         bool ceil_mode);
+
 // Every element of a numeric tensor as double (float types exactly, via their compute type).
 std::vector<double> load_doubles(const Tensor& t);
 // The same for an input that must be float, double, float16 or bfloat16; fails naming `what`.

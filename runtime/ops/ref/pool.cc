@@ -150,17 +150,10 @@ Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
         pb[i] = a.pads[i];
         pe[i] = a.pads[i + nd];
       }
-      const int64_t span = in[i] + pb[i] + pe[i] - ek;
-      if (span < 0)
+      w.out[i] = ref::pool_output_size(in[i], pb[i], pe[i], ek, s, a.ceil_mode != 0);
+      if (w.out[i] < 0)
         return invalid_argument("spatial dim ", i, ": input ", in[i], " plus pads is smaller than the ",
                                 "dilated kernel ", ek);
-      if (a.ceil_mode) {
-        w.out[i] = (span + s - 1) / s + 1;
-        // the last window must start inside the input or the left padding
-        if ((w.out[i] - 1) * s >= in[i] + pb[i]) --w.out[i];
-      } else {
-        w.out[i] = span / s + 1;
-      }
     }
   }
   // per-dim valid input coordinates of every output coordinate

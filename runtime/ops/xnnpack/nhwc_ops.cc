@@ -249,8 +249,13 @@ class NhwcTwinKernel final : public Kernel {
         k->hi_ = a.f;
         k->fused_ = true;
       } else if (a.name == "activation" && a.type == AttrType::kString) {
-        if (a.s != "Swish" && a.s != "HardSwish") return unsupported("NHWC ", onnx.op_type, ": fused activation '", a.s, "'");
-        k->activation_ = a.s;
+        if (a.s == "Swish") {
+          k->activation_ = Activation::kSwish;
+        } else if (a.s == "HardSwish") {
+          k->activation_ = Activation::kHardSwish;
+        } else {
+          return unsupported("NHWC ", onnx.op_type, ": fused activation '", a.s, "'");
+        }
       } else {
         kept.push_back(a);
       }
@@ -282,11 +287,11 @@ class NhwcTwinKernel final : public Kernel {
       if (out->dtype() == DataType::kFloat) clamp_range(out->data<float>(), n, lo_, hi_);
       if (out->dtype() == DataType::kDouble) clamp_range(out->data<double>(), n, lo_, hi_);
     }
-    if (activation_ == "Swish") {
+    if (activation_ == Activation::kSwish) {
       if (out->dtype() == DataType::kFloat) swish_in_place(out->data<float>(), n);
       if (out->dtype() == DataType::kDouble) swish_in_place(out->data<double>(), n);
     }
-    if (activation_ == "HardSwish") {
+    if (activation_ == Activation::kHardSwish) {
       if (out->dtype() == DataType::kFloat) hard_swish_in_place(out->data<float>(), n);
       if (out->dtype() == DataType::kDouble) hard_swish_in_place(out->data<double>(), n);
     }
@@ -301,7 +306,8 @@ class NhwcTwinKernel final : public Kernel {
   std::string op_;
   std::unique_ptr<Kernel> ref_;
   bool fused_ = false;
-  std::string activation_;  // fused "Swish" / "HardSwish", after the range
+  enum class Activation { kNone, kSwish, kHardSwish };
+  Activation activation_ = Activation::kNone;  // the fused `activation`, after the range
   double lo_ = -std::numeric_limits<double>::infinity();
   double hi_ = std::numeric_limits<double>::infinity();
 };

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/exec/thread_pool.h"
+#include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -121,21 +122,15 @@ PoolPlan PoolKernel::plan(int64_t h, int64_t w) const {
     const int64_t ek = (k_[i] - 1) * d_[i] + 1, s = s_[i];
     int64_t pb = 0, pe = 0, out = 0;
     if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-      out = (in[i] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in[i]);
-      pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
+      const ref::SamePadding same = ref::same_padding(in[i], s, ek, auto_pad_ == "SAME_UPPER");
+      out = same.out;
+      pb = same.pad_begin;
+      pe = same.pad_end;
     } else {
       pb = pads_[i];
       pe = pads_[i + 2];
-      const int64_t span = in[i] + pb + pe - ek;
-      if (span < 0) return p;
-      if (ceil_) {
-        out = (span + s - 1) / s + 1;
-        if ((out - 1) * s >= in[i] + pb) --out;
-      } else {
-        out = span / s + 1;
-      }
+      out = ref::pool_output_size(in[i], pb, pe, ek, s, ceil_);
+      if (out < 0) return p;
     }
     // Extra end padding so that XNNPACK's floor((padded - ek) / s) + 1 equals `out`.
     const int64_t extra = std::max<int64_t>(0, (out - 1) * s + ek - (in[i] + pb + pe));
