@@ -9,12 +9,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <utility>
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qdwconv.h"
+#include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fdwconv.h"
 
 namespace xonnx {
@@ -354,6 +356,36 @@ void BM_FdwConv3x3(benchmark::State& state) {
 BENCHMARK(BM_FdwConv3x3)
     ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}})
     ->ArgsProduct({{0, 1}, {14}, {384}, {1}})
+    ->Unit(benchmark::kMicrosecond);
+
+// ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) (conv_winograd_f32.h) at
+// resnet18's layer shapes, NHWC, pads 1. Args: input width (square), channels (in = out),
+// threads. Gflops count the direct convolution's 2 * 9 * c * m per pixel.
+void BM_WinogradConv3x3(benchmark::State& state) {
+  const int64_t w = state.range(0), c = state.range(1);
+  if (!opt::WinogradConvF32::applies(3, 3, 1, 1, 1, 1, c, c)) {
+    state.SkipWithError("no AVX-512 on this CPU");
+    return;
+  }
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::vector<float> in(static_cast<size_t>(w * w * c)), out(in.size()), weights(static_cast<size_t>(c * c * 9));
+  for (float& v : in) v = uni(rng);
+  for (float& v : weights) v = uni(rng);
+  const std::vector<float> bias(static_cast<size_t>(c), 0.5f);
+  const auto rows_of = [&](int64_t o0, int64_t) { return weights.data() + o0 * c * 9; };
+  opt::WinogradConvF32 conv(rows_of, bias.data(), c, c, 0.0f, std::numeric_limits<float>::infinity());
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  for (auto _ : state) {
+    if (!conv.run(pool, in.data(), 1, w, w, {1, 1, 1, 1}, out.data())) state.SkipWithError("non-finite input");
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["Gflops"] = benchmark::Counter(2.0 * 9 * w * w * c * c, benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_WinogradConv3x3)
+    ->Args({56, 64, 1})->Args({28, 128, 1})->Args({14, 256, 1})
+    ->Args({56, 64, 2})->Args({28, 128, 2})->Args({14, 256, 2})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -240,6 +240,9 @@ TEST(ConvF32Nhwc, Shapes) {
   // Up to 31 channels the kw taps of a kernel row run as one (a zero-padded copy); 32 do not.
   check(conv_case("3x3 pads 1, 31 -> 20 (merged rows)", 1, 31, 20, 8, 9, 3, 1, 1, 1));
   check(conv_case("3x3 pads 1, 32 -> 20 (a tap per kernel column)", 1, 32, 20, 8, 9, 3, 1, 1, 1));
+  // 3x3 stride 1 from 16 channels in and out: Winograd F(2x2, 3x3) (test_fwinograd.cc).
+  check(conv_case("3x3 pads 1, 16 -> 40 (Winograd)", 2, 16, 40, 11, 8, 3, 1, 1, 1));
+  check(conv_case("3x3 no pads, 24 -> 16 (Winograd)", 1, 24, 16, 7, 10, 3, 1, 1, 0));
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {
@@ -251,11 +254,14 @@ TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {
 }
 
 TEST(ConvF32Nhwc, NanAndInfPropagateAsInTheReference) {
-  ConvCase cc = conv_case("3x3, 8 -> 16", 1, 8, 16, 9, 7, 3, 1, 1, 1);
-  check(cc, true);
-  cc.relu6 = true;
-  cc.what += " + Relu6";
-  check(cc, true);
+  // 16 -> 24 takes the Winograd path, which hands inputs with inf / NaN to the reference.
+  for (ConvCase cc : {conv_case("3x3, 8 -> 16", 1, 8, 16, 9, 7, 3, 1, 1, 1),
+                      conv_case("3x3, 16 -> 24 (Winograd)", 1, 16, 24, 9, 7, 3, 1, 1, 1)}) {
+    check(cc, true);
+    cc.relu6 = true;
+    cc.what += " + Relu6";
+    check(cc, true);
+  }
 }
 
 // Each output comes from one tile in one order, however the blocks and panels are split: two

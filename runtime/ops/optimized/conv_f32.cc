@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
@@ -57,6 +58,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     // one tap of kw * C values (the panels' [kh][kw][C] order is already that).
     k->merge_rows_ = c < 32 && k->geo_.kw > 1 && k->geo_.dw == 1;
     k->in_ch_ = c;
+    k->out_ch_ = m;
     // A panel's rows at a time, read without materializing a copy of misaligned model bytes;
     // checked for non-finite values (see above) on the way.
     std::vector<float> rows;
@@ -67,7 +69,14 @@ class ConvF32NhwcKernel final : public OptKernel {
       finite = finite && xnn::all_finite(rows.data(), rows.size());
       return rows.data();
     };
-    k->w_ = pack_fconv_weights(rows_of, b ? b->data<float>() : nullptr, m, c, taps, k->merge_rows_ ? k->geo_.kh : taps);
+    const float* bias = b ? b->data<float>() : nullptr;
+    const xnn::ConvGeometry& g = k->geo_;
+    if (!k->activation_ && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
+      k->merge_rows_ = false;
+      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
+    } else {
+      k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, k->merge_rows_ ? g.kh : taps);
+    }
     if (!finite) return unsupported("own fp32 Conv: non-finite weights");
     k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     init.packed_constant_input(1);
@@ -78,14 +87,19 @@ class ConvF32NhwcKernel final : public OptKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    const int64_t c = in_ch_, m = w_.m, taps = w_.taps;
+    const int64_t c = in_ch_, m = out_ch_, taps = w_.taps;
     if (!is_f32(x) || x.rank() != 4 || x.dim(3) != c) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
     std::array<int64_t, 4> pads;
     if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
+    if (oh <= 0 || ow <= 0) return Status::ok();  // the reference reports it
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, m}));
     const float* in = x.data<float>();
+    if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
+      handled = winograd_->run(*pool_, in, n, h, w, pads, y->data<float>());
+      return Status::ok();
+    }
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
     const bool pointwise = taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
     if (merge_rows_) {  // the zero-padded copy, made before the tiles read it
@@ -226,8 +240,9 @@ class ConvF32NhwcKernel final : public OptKernel {
   MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
   xnn::ConvGeometry geo_;
   float lo_ = -kInf, hi_ = kInf;
-  int64_t in_ch_ = 0;
+  int64_t in_ch_ = 0, out_ch_ = 0;
   bool merge_rows_ = false;
+  std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path, w_ unused
   FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;   // the input of padding taps
   std::vector<float> padded_;  // merged rows: the zero-padded input (grows only)

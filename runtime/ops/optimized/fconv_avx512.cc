@@ -5,6 +5,9 @@
 #include "runtime/ops/optimized/fconv.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
+// GCC 12 warns about the undefined-value idiom inside its own AVX512 headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 namespace xonnx {

@@ -1,0 +1,116 @@
+#include "runtime/ops/optimized/conv_winograd_f32.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+// V and M of a block together (16 positions x tiles x (c + m) floats) stay within this many
+// bytes, a quarter of a 1 MB L2 (measured on resnet18: 512 KB ran its 2-thread layers 10-30 %
+// slower; the weight panels and the input rows need the rest).
+constexpr int64_t kBlockBytes = 256 * 1024;
+constexpr int64_t kMaxBlockTiles = 96;
+
+}  // namespace
+
+bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c,
+                              int64_t m) {
+  if (!fconv_tile_fast() || !wino_input_fast() || !wino_output_fast()) return false;
+  if (kh != 3 || kw != 3 || sh != 1 || sw != 1 || dh != 1 || dw != 1) return false;
+  // Few channels leave the GEMMs too short to pay for the transforms; past 256 x 256 the 16/9
+  // larger weights no longer stay in L3 beside the layer's activations.
+  return c >= 16 && m >= 16 && c * m <= 256 * 256;
+}
+
+WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo,
+                                 float hi)
+    : u_(pack_winograd_weights(rows_of, bias, m, c)),
+      c_(c),
+      m_(m),
+      lo_(lo),
+      hi_(hi),
+      tile_(fconv_tile_fast()),
+      input_(wino_input_fast()),
+      output_(wino_output_fast()),
+      zeros_(static_cast<size_t>(c), 0.0f) {}
+
+bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w,
+                          const std::array<int64_t, 4>& pads, float* y) {
+  const int64_t c = c_, m = m_;
+  const int64_t oh = h + pads[0] + pads[2] - 2, ow = w + pads[1] + pads[3] - 2;
+  const int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = n * th * tw;
+  const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
+  int64_t block_tiles = kBlockBytes / (kWinoPositions * 4 * (c + m));
+  block_tiles = std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, block_tiles / kFconvRows * kFconvRows));
+  // Evenly sized blocks, as many per thread (see conv_f32.cc).
+  int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
+  if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
+  const int64_t max_tiles = (tiles + blocks - 1) / blocks;
+  const size_t min_chunk = chunk_for(max_tiles * kWinoPositions * c * m / 4);
+  scratch_.prepare(pool, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kWinoPositions * max_tiles * (c + m)));
+  std::atomic<bool> finite{true};
+  pool.parallel_for(static_cast<size_t>(blocks), min_chunk, [&](size_t b0, size_t b1) {
+    float* const v = scratch_.of(b0);
+    float* const mm = v + kWinoPositions * max_tiles * c;
+    const float* patch[kWinoPositions];
+    float* pixels[4];
+    const float* rows[kFconvRows];
+    FconvTile t;
+    t.a = rows;
+    t.bias = zero_bias_.data();
+    t.taps = 1;
+    t.c = c;
+    t.ldo = m;
+    t.lo = -std::numeric_limits<float>::infinity();
+    t.hi = std::numeric_limits<float>::infinity();
+    for (size_t blk = b0; blk < b1; ++blk) {
+      const int64_t t0 = static_cast<int64_t>(blk) * tiles / blocks, t1 = (static_cast<int64_t>(blk) + 1) * tiles / blocks;
+      const int64_t count = t1 - t0;
+      // The tile's (image, tile row, tile column) and its patch / pixel addresses.
+      const auto locate = [&](int64_t tile, bool for_output) {
+        const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
+        if (for_output) {
+          for (int k = 0; k < 4; ++k) {
+            const int64_t oy = 2 * ty + k / 2, ox = 2 * tx + k % 2;
+            pixels[k] = oy < oh && ox < ow ? y + ((img * oh + oy) * ow + ox) * m : nullptr;
+          }
+          return;
+        }
+        for (int q = 0; q < kWinoPositions; ++q) {
+          const int64_t iy = 2 * ty - pads[0] + q / 4, ix = 2 * tx - pads[1] + q % 4;
+          patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((img * h + iy) * w + ix) * c : zeros_.data();
+        }
+      };
+      for (int64_t i = 0; i < count; ++i) {
+        locate(t0 + i, false);
+        if (!input_(patch, c, v + i * c, count * c)) {
+          finite = false;
+          return;
+        }
+      }
+      for (int64_t pn = 0; pn < panels; ++pn) {
+        t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+        for (int64_t p = 0; p < kWinoPositions; ++p) {
+          t.panel = u_.packed.data() + (pn * kWinoPositions + p) * c * kFconvCols;
+          for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
+            t.rows = std::min(kFconvRows, count - r0);
+            for (int64_t r = 0; r < kFconvRows; ++r) rows[r] = v + (p * count + r0 + std::min(r, t.rows - 1)) * c;
+            t.out = mm + (p * count + r0) * m + pn * kFconvCols;
+            tile_(t);
+          }
+        }
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        locate(t0 + i, true);
+        output_(mm + i * m, count * m, m, u_.bias.data(), lo_, hi_, pixels);
+      }
+    }
+  });
+  return finite;
+}
+
+}  // namespace opt
+}  // namespace xonnx

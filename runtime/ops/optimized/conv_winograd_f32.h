@@ -1,0 +1,48 @@
+// The Winograd F(2x2, 3x3) path of the own fp32 NHWC Conv (conv_f32.cc chooses it at session
+// creation for 3x3, stride-1, undilated layers of enough channels; fwinograd.h has the math).
+// Per task, a block of 2x2-pixel tiles: the input transform writes V [16][tiles][c], the
+// direct conv's 12 x 32 tiles multiply each position's V by its U panel into M [16][tiles][m],
+// and the output transform adds the bias, clamps and writes the pixels. V and M are sized to
+// stay in L2 together.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/fwinograd.h"
+#include "runtime/ops/optimized/opt_util.h"
+
+namespace xonnx {
+namespace opt {
+
+class WinogradConvF32 {
+ public:
+  // Whether a group-1 convolution of c -> m channels with this kernel, stride and dilation takes
+  // this path (on this CPU): it does where the transforms cost less than the multiplies saved.
+  static bool applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c, int64_t m);
+
+  // Weights as for pack_winograd_weights; the output range [lo, hi] is the fused Relu / Clip.
+  WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo, float hi);
+
+  // y [n][oh][ow][m] from x [n][h][w][c] with pads (top, left, bottom, right), oh = h + top +
+  // bottom - 2 and ow alike, both > 0. Returns false, with y partly written, when x holds inf or
+  // NaN: the direct convolution's results then differ, and the caller runs the reference.
+  bool run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads,
+           float* y);
+
+ private:
+  FconvWeights u_;  // panels [16 positions][c][32]; u_.bias is the layer's bias
+  int64_t c_ = 0, m_ = 0;
+  float lo_ = 0, hi_ = 0;
+  FconvTileFn tile_ = nullptr;
+  WinoInputFn input_ = nullptr;
+  WinoOutputFn output_ = nullptr;
+  std::vector<float> zeros_;                    // the input of padding points
+  std::array<float, kFconvCols> zero_bias_{};   // the GEMM tiles add no bias
+  ChunkScratch<float> scratch_;                 // per chunk of blocks: V then M
+};
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,183 @@
+// The Winograd F(2x2, 3x3) path of the own fp32 Conv (runtime/ops/optimized/fwinograd.h,
+// conv_winograd_f32.h): the AVX-512 transforms are bit-identical to their scalar twins, the
+// input transform reports inf / NaN, and whole convolutions match a double-precision direct
+// sum over odd shapes, pads, batches, block splits and thread counts.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/conv_winograd_f32.h"
+#include "runtime/ops/optimized/fwinograd.h"
+
+namespace xonnx {
+namespace {
+
+using opt::kWinoPositions;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> random_values(size_t n, uint32_t seed, float range = 2.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-range, range);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(gen);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i])) return false;
+    if (!std::isnan(a[i]) && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i]))) return false;
+  }
+  return true;
+}
+
+TEST(WinogradTransforms, FastAreBitIdenticalToReference) {
+  const opt::WinoInputFn fast_in = opt::wino_input_fast();
+  const opt::WinoOutputFn fast_out = opt::wino_output_fast();
+  if (!fast_in || !fast_out) GTEST_SKIP() << "no AVX-512 on this CPU (or XONNX_OPT_ISA below avx512)";
+  uint32_t seed = 1;
+  for (int64_t c : {1, 3, 15, 16, 17, 40}) {
+    SCOPED_TRACE("c = " + std::to_string(c));
+    const std::vector<float> data = random_values(static_cast<size_t>(kWinoPositions * c), seed++);
+    const std::vector<float> zeros(static_cast<size_t>(c), 0.0f);
+    const float* patch[kWinoPositions];
+    for (int q = 0; q < kWinoPositions; ++q) patch[q] = q % 5 == 4 ? zeros.data() : data.data() + q * c;  // some padding
+    const int64_t ldv = c + 3;
+    std::vector<float> v_fast(static_cast<size_t>(kWinoPositions * ldv), -99.0f), v_ref = v_fast;
+    EXPECT_TRUE(fast_in(patch, c, v_fast.data(), ldv));
+    EXPECT_TRUE(opt::wino_input_reference(patch, c, v_ref.data(), ldv));
+    EXPECT_TRUE(same_bits(v_fast, v_ref)) << "input transform";
+
+    // The output transform, with one pixel outside the image and a Relu6 range, NaN included.
+    std::vector<float> m = random_values(static_cast<size_t>(kWinoPositions * ldv), seed++, 4.0f);
+    m[static_cast<size_t>(5 * ldv)] = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> bias = random_values(static_cast<size_t>(c), seed++);
+    for (const std::array<float, 2> range : {std::array<float, 2>{-kInf, kInf}, std::array<float, 2>{0.0f, 6.0f}}) {
+      std::vector<float> y_fast(static_cast<size_t>(4 * c), -99.0f), y_ref = y_fast;
+      float* px_fast[4] = {y_fast.data(), y_fast.data() + c, nullptr, y_fast.data() + 3 * c};
+      float* px_ref[4] = {y_ref.data(), y_ref.data() + c, nullptr, y_ref.data() + 3 * c};
+      fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast);
+      opt::wino_output_reference(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref);
+      EXPECT_TRUE(same_bits(y_fast, y_ref)) << "output transform, range " << range[0] << ".." << range[1];
+      EXPECT_EQ(y_fast[static_cast<size_t>(2 * c)], -99.0f) << "a pixel outside the image was written";
+      EXPECT_TRUE(std::isnan(y_fast[0])) << "NaN did not pass the clamp";
+    }
+  }
+}
+
+TEST(WinogradTransforms, InputReportsInfAndNaN) {
+  const int64_t c = 19;
+  for (float bad : {kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 0.0f}) {
+    std::vector<float> data = random_values(static_cast<size_t>(kWinoPositions * c), 7);
+    data[static_cast<size_t>(9 * c + 18)] = bad;  // the last lane: the vector tail's mask
+    const float* patch[kWinoPositions];
+    for (int q = 0; q < kWinoPositions; ++q) patch[q] = data.data() + q * c;
+    std::vector<float> v(static_cast<size_t>(kWinoPositions * c));
+    const bool finite = std::isfinite(bad);
+    EXPECT_EQ(opt::wino_input_reference(patch, c, v.data(), c), finite) << bad;
+    if (opt::wino_input_fast()) {
+      EXPECT_EQ(opt::wino_input_fast()(patch, c, v.data(), c), finite) << bad;
+    }
+  }
+}
+
+// ---- whole convolutions --------------------------------------------------------------------
+
+struct Case {
+  int64_t n, h, w, c, m;
+  std::array<int64_t, 4> pads;  // top, left, bottom, right
+  float lo = -kInf, hi = kInf;
+};
+
+// y [n][oh][ow][m] in double from x NHWC and w [m][c][3][3]; `mag` gets each output's sum of
+// |terms|, the scale of its rounding error.
+void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
+                 std::vector<double>& y, std::vector<double>& mag) {
+  const int64_t oh = k.h + k.pads[0] + k.pads[2] - 2, ow = k.w + k.pads[1] + k.pads[3] - 2;
+  y.assign(static_cast<size_t>(k.n * oh * ow * k.m), 0.0);
+  mag = y;
+  for (int64_t i = 0; i < k.n; ++i)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox)
+        for (int64_t o = 0; o < k.m; ++o) {
+          double acc = b[static_cast<size_t>(o)], sum = std::fabs(acc);
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t kx = 0; kx < 3; ++kx) {
+              const int64_t iy = oy - k.pads[0] + ky, ix = ox - k.pads[1] + kx;
+              if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+              for (int64_t ci = 0; ci < k.c; ++ci) {
+                const double t = double(x[static_cast<size_t>(((i * k.h + iy) * k.w + ix) * k.c + ci)]) *
+                                 w[static_cast<size_t>(((o * k.c + ci) * 3 + ky) * 3 + kx)];
+                acc += t;
+                sum += std::fabs(t);
+              }
+            }
+          const size_t at = static_cast<size_t>(((i * oh + oy) * ow + ox) * k.m + o);
+          y[at] = std::min<double>(k.hi, std::max<double>(k.lo, acc));
+          mag[at] = sum;
+        }
+}
+
+std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
+                                const std::vector<float>& b, int threads, bool* finite) {
+  const auto rows_of = [&](int64_t o0, int64_t) { return w.data() + o0 * k.c * 9; };
+  opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi);
+  const int64_t oh = k.h + k.pads[0] + k.pads[2] - 2, ow = k.w + k.pads[1] + k.pads[3] - 2;
+  std::vector<float> y(static_cast<size_t>(k.n * oh * ow * k.m), -99.0f);
+  ThreadPool pool(threads);
+  *finite = conv.run(pool, x.data(), k.n, k.h, k.w, k.pads, y.data());
+  return y;
+}
+
+TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
+  if (!opt::WinogradConvF32::applies(3, 3, 1, 1, 1, 1, 16, 16)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const std::vector<Case> cases = {
+      {1, 9, 7, 16, 17, {1, 1, 1, 1}},          // odd sizes: the last tile row and column half out
+      {2, 5, 6, 20, 40, {1, 1, 1, 1}},          // batch 2, a second panel of 8 channels
+      {1, 1, 1, 16, 16, {1, 1, 1, 1}},          // one pixel
+      {1, 6, 7, 16, 33, {0, 0, 0, 0}},          // no padding (VALID)
+      {1, 8, 9, 32, 16, {0, 1, 1, 0}},          // asymmetric pads
+      {1, 30, 29, 16, 64, {1, 1, 1, 1}},        // 225 tiles: several blocks
+      {1, 10, 10, 24, 24, {1, 1, 1, 1}, 0.0f, 6.0f},  // the fused Relu6 range
+  };
+  uint32_t seed = 100;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "n " << k.n << " h " << k.h << " w " << k.w << " c " << k.c << " m " << k.m
+                                      << " pads " << k.pads[0] << k.pads[1] << k.pads[2] << k.pads[3]);
+    const std::vector<float> x = random_values(static_cast<size_t>(k.n * k.h * k.w * k.c), seed++);
+    const std::vector<float> w = random_values(static_cast<size_t>(k.m * k.c * 9), seed++, 0.5f);
+    const std::vector<float> b = random_values(static_cast<size_t>(k.m), seed++, 0.5f);
+    std::vector<double> want, mag;
+    direct_conv(k, x, w, b, want, mag);
+    bool finite1 = false, finite2 = false;
+    const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1);
+    const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2);
+    ASSERT_TRUE(finite1 && finite2);
+    ASSERT_EQ(one.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(one[i], want[i], 2e-6 * mag[i]) << "element " << i;
+    EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
+  }
+}
+
+TEST(WinogradConvF32, ReportsNonFiniteInput) {
+  if (!opt::WinogradConvF32::applies(3, 3, 1, 1, 1, 1, 16, 16)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const Case k{1, 12, 12, 16, 16, {1, 1, 1, 1}};
+  std::vector<float> x = random_values(static_cast<size_t>(k.h * k.w * k.c), 3);
+  x[x.size() - 1] = kInf;  // the last tile of the last block
+  const std::vector<float> w = random_values(static_cast<size_t>(k.m * k.c * 9), 4, 0.5f);
+  const std::vector<float> b(static_cast<size_t>(k.m), 0.0f);
+  bool finite = true;
+  run_winograd(k, x, w, b, 2, &finite);
+  EXPECT_FALSE(finite);
+}
+
+}  // namespace
+}  // namespace xonnx
