@@ -313,5 +313,22 @@ TEST(ConvF32Nhwc, FusedSwishAndHardSwishMatchTheReference) {
   }
 }
 
+// With few output rows the own depthwise kernel splits the channel blocks over the threads,
+// and applies the fused gate to each thread's channels of a row: the same bits as one thread.
+TEST(ConvF32Nhwc, FusedSwishOnChannelBlocksSplitOverThreads) {
+  ConvCase cc = conv_case("depthwise 5x5, 400 channels, 7 rows", 1, 400, 400, 7, 14, 5, 1, 1, 2);
+  cc.group = 400;
+  cc.gate = "Swish";
+  check(cc);
+  SessionOptions one, two;
+  two.num_threads = 2;
+  bool own = false;
+  const Tensor a = run(cc, one, false, &own);
+  const Tensor b = run(cc, two, false, &own);
+  ASSERT_TRUE(a.defined() && b.defined());
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+}
+
 }  // namespace
 }  // namespace xonnx

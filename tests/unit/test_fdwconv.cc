@@ -406,17 +406,25 @@ TEST(FdwConvSession, ChannelMultiplierTwoIsRight) {
   check(k, /*expect_own=*/false);
 }
 
-// Two threads split the output rows: the same bits as one.
+// Two threads split the output rows, or with few rows the channel blocks: the same bits as one.
 TEST(FdwConvSession, ThreadsGiveTheSameResult) {
-  DwCase k = dw("threads", 40, 3, 1, 1, 1);
-  k.h = 48;
-  k.w = 40;
-  SessionOptions one, two;
-  two.num_threads = 2;
-  const Ran a = run(k, one), b = run(k, two);
-  ASSERT_TRUE(a.y.defined() && b.y.defined());
-  ASSERT_EQ(a.y.numel(), b.y.numel());
-  EXPECT_EQ(std::memcmp(a.y.data<float>(), b.y.data<float>(), static_cast<size_t>(a.y.numel()) * sizeof(float)), 0);
+  DwCase rows = dw("48 rows split over the threads", 40, 3, 1, 1, 1);
+  rows.h = 48;
+  rows.w = 40;
+  DwCase blocks = dw("7 rows, 25 channel blocks split over the threads", 400, 5, 1, 1, 2);
+  blocks.h = 7;
+  blocks.w = 14;
+  blocks.relu6 = true;
+  for (const DwCase& k : {rows, blocks}) {
+    SCOPED_TRACE(k.what);
+    check(k);
+    SessionOptions one, two;
+    two.num_threads = 2;
+    const Ran a = run(k, one), b = run(k, two);
+    ASSERT_TRUE(a.y.defined() && b.y.defined());
+    ASSERT_EQ(a.y.numel(), b.y.numel());
+    EXPECT_EQ(std::memcmp(a.y.data<float>(), b.y.data<float>(), static_cast<size_t>(a.y.numel()) * sizeof(float)), 0);
+  }
 }
 
 }  // namespace

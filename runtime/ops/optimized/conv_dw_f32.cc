@@ -92,9 +92,9 @@ class ConvDwF32NhwcKernel final : public OptKernel {
     const int64_t left = pads[1] * kFdwChannelBlock, right = (pads[1] + w) * kFdwChannelBlock;
 
     const size_t rows_total = static_cast<size_t>(n * oh), min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps));
-    ring_.prepare(*pool_, rows_total, min_chunk, RowRing::floats_needed(kh, row_floats));
-    auto run_rows = [&](size_t r0, size_t r1) {
-      RowRing ring(ring_.of(r0), kh, row_floats, 0.0f);
+    // Output rows r0 .. r1 - 1, channel blocks b0 .. b1 - 1, with the ring at `storage`.
+    auto run_rows = [&](size_t r0, size_t r1, int64_t b0, int64_t b1, float* storage) {
+      RowRing ring(storage, kh, row_floats, 0.0f);
       std::array<float*, kMaxRingRows> row_of;        // per ky: its ring row (all blocks)
       std::array<const float*, kMaxRingRows> rows;    // per ky: the current block of it
       std::array<int64_t, kMaxRingRows> input, fresh;
@@ -118,7 +118,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
         // come from L3: MobileNetV2's 112x112x96 layer took 0.29 ms without it, 0.18 with it
         // (0.24 prefetching one output row further ahead).
         const int64_t ahead_first = oy * geo_.sh - pads[0] + (kh - 1) * geo_.dh + 1;
-        for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t b = b0; b < b1; ++b) {
           const int64_t c0 = b * kFdwChannelBlock, valid = std::min<int64_t>(kFdwChannelBlock, c - c0);
           for (int64_t f = 0; f < n_fresh; ++f) {
             const int64_t ky = fresh[f];
@@ -135,11 +135,35 @@ class ConvDwF32NhwcKernel final : public OptKernel {
           p.valid = valid;
           row_(p, out + static_cast<int64_t>(r) * ow * c + c0);
         }
-        // The fused Swish on the finished output row, still in cache.
-        if (activation_) activation_(out + static_cast<int64_t>(r) * ow * c, out + static_cast<int64_t>(r) * ow * c, ow * c);
+        // The fused Swish on the finished output row (or its blocks' channels), still in cache.
+        if (activation_) {
+          float* const row = out + static_cast<int64_t>(r) * ow * c;
+          const int64_t c0 = b0 * kFdwChannelBlock, c1 = std::min(c, b1 * kFdwChannelBlock);
+          if (c0 == 0 && c1 == c) {
+            activation_(row, row, ow * c);
+          } else {
+            for (int64_t ox = 0; ox < ow; ++ox) activation_(row + ox * c + c0, row + ox * c + c0, c1 - c0);
+          }
+        }
       }
     };
-    pool_->parallel_for(rows_total, min_chunk, run_rows);
+    // Few output rows per thread (late layers: 7 or 14 rows), each thread's chunk would copy
+    // nearly the same input rows into its ring: split the channel blocks over the threads then
+    // (efficientnet_b0's 7x7 5x5 layers took as long on 2 threads as on 1).
+    const int64_t threads = pool_->num_threads();
+    const bool split_channels = threads > 1 && static_cast<int64_t>(rows_total) < 4 * kh * threads &&
+                                blocks >= 2 * threads && rows_total >= 2 * min_chunk;
+    if (split_channels) {
+      ring_.prepare(*pool_, static_cast<size_t>(threads), 1, RowRing::floats_needed(kh, row_floats));
+      pool_->parallel_for(static_cast<size_t>(threads), 1, [&](size_t g0, size_t g1) {
+        for (size_t g = g0; g < g1; ++g)
+          run_rows(0, rows_total, static_cast<int64_t>(g) * blocks / threads, static_cast<int64_t>(g + 1) * blocks / threads,
+                   ring_.of(g0));
+      });
+    } else {
+      ring_.prepare(*pool_, rows_total, min_chunk, RowRing::floats_needed(kh, row_floats));
+      pool_->parallel_for(rows_total, min_chunk, [&](size_t r0, size_t r1) { run_rows(r0, r1, 0, blocks, ring_.of(r0)); });
+    }
     handled = true;
     return Status::ok();
   }
