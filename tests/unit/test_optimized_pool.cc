@@ -1,7 +1,7 @@
-// Differential tests of the own NHWC MaxPool (runtime/ops/optimized/pool.cc) against the
-// reference kernel: channel counts around the vector widths, strides, pads, auto_pad, ceil
-// mode and dilations, NaN / inf windows (bit-identical results), 1 and 2 threads, and the
-// cases it leaves to others (the Indices output).
+// Differential tests of the own NHWC MaxPool (runtime/ops/optimized/pool.cc) and
+// GlobalAveragePool (reduce.cc) against the reference kernel: channel counts around the vector
+// widths, strides, pads, auto_pad, ceil mode and dilations, NaN / inf windows (bit-identical
+// results), 1 and 2 threads, and the cases MaxPool leaves to others (the Indices output).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,11 +33,17 @@ Tensor random_input(const Shape& shape, uint32_t seed) {
   return Tensor::from_vector<float>(v, shape);
 }
 
-Model pool_model(std::vector<Attribute> attrs, bool indices = false) {
+// `op` "GlobalAveragePool": behind a 1x1 MaxPool (an identity), which puts it in an NHWC region.
+Model pool_model(std::vector<Attribute> attrs, bool indices = false, const std::string& op = "MaxPool") {
   testing::GraphBuilder b;
   b.input("x");
+  if (op == "GlobalAveragePool") {
+    b.node("GlobalAveragePool", {b.node("MaxPool", {"x"}, {attr_ints("kernel_shape", {1, 1})})}, {}, "y");
+    b.output("y");
+    return b.model;
+  }
   Node n;
-  n.op_type = "MaxPool";
+  n.op_type = op;
   n.name = "pool";
   n.inputs = {"x"};
   n.outputs = {"y"};
@@ -49,8 +55,9 @@ Model pool_model(std::vector<Attribute> attrs, bool indices = false) {
   return b.model;
 }
 
-// Runs the model; `own_ran` tells whether the own MaxPool computed the node.
-std::vector<Value> run(const Model& model, const Tensor& x, bool reference, int threads, bool* own_ran) {
+// Runs the model; `own_ran` tells whether the own kernel of `op` (NHWC) computed the node.
+std::vector<Value> run(const Model& model, const Tensor& x, bool reference, int threads, bool* own_ran,
+                       const std::string& op = "MaxPool") {
   SessionOptions options;
   options.disable_xnnpack = reference;
   options.num_threads = threads;
@@ -63,21 +70,22 @@ std::vector<Value> run(const Model& model, const Tensor& x, bool reference, int 
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   if (!out.is_ok()) return {};
   for (const Profiler::Entry& e : profiler.entries())
-    if (e.op_type == "com.xonnx.nhwc:MaxPool" && e.backend == Backend::kOptimized) *own_ran = true;
+    if (e.op_type == "com.xonnx.nhwc:" + op && e.backend == Backend::kOptimized) *own_ran = true;
   return std::move(out).value();
 }
 
 // The own kernel at 1 and 2 threads gives the reference's bits (NaN payloads aside).
-void check(const std::string& what, const std::vector<Attribute>& attrs, const Tensor& x, bool expect_own = true) {
+void check(const std::string& what, const std::vector<Attribute>& attrs, const Tensor& x, bool expect_own = true,
+           const std::string& op = "MaxPool") {
   SCOPED_TRACE(what);
-  const Model model = pool_model(attrs);
+  const Model model = pool_model(attrs, false, op);
   bool unused = false;
-  const std::vector<Value> want = run(model, x, true, 1, &unused);
+  const std::vector<Value> want = run(model, x, true, 1, &unused, op);
   ASSERT_EQ(want.size(), 1u);
   const Tensor& b = want[0].tensor();
   for (int threads : {1, 2}) {
     bool own = false;
-    const std::vector<Value> got = run(model, x, false, threads, &own);
+    const std::vector<Value> got = run(model, x, false, threads, &own, op);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(own, expect_own) << "threads " << threads;
     const Tensor& a = got[0].tensor();
@@ -182,6 +190,44 @@ TEST(OptimizedMaxPool, IndicesOutputStaysWithTheReference) {
   const std::vector<Value> got = run(model, random_input({1, 4, 6, 6}, 5), false, 1, &own);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_FALSE(own);
+}
+
+// The own NHWC GlobalAveragePool (optimized/reduce.cc) sums in float, then divides: within float rounding of the reference's double sums, NaN and inf where it has
+// them, and the same bits at 1 and 2 threads (the channels are split, not the pixels).
+void check_global_average(const std::string& what, const Tensor& x) {
+  SCOPED_TRACE(what);
+  const Model model = pool_model({}, false, "GlobalAveragePool");
+  bool unused = false, own1 = false, own2 = false;
+  const std::vector<Value> want = run(model, x, true, 1, &unused, "GlobalAveragePool");
+  const std::vector<Value> one = run(model, x, false, 1, &own1, "GlobalAveragePool");
+  const std::vector<Value> two = run(model, x, false, 2, &own2, "GlobalAveragePool");
+  ASSERT_TRUE(want.size() == 1 && one.size() == 1 && two.size() == 1);
+  EXPECT_TRUE(own1 && own2);
+  const Tensor &a = one[0].tensor(), &b = two[0].tensor(), &r = want[0].tensor();
+  ASSERT_EQ(a.shape(), r.shape());
+  ASSERT_EQ(b.shape(), r.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float p = a.data<float>()[i], q = b.data<float>()[i], ref = r.data<float>()[i];
+    ASSERT_EQ(std::memcmp(&p, &q, sizeof(float)), 0) << "element " << i << ": 2 threads " << q << " vs 1 " << p;
+    if (std::isnan(ref) || std::isinf(ref)) {
+      ASSERT_TRUE(std::isnan(ref) ? std::isnan(p) : p == ref) << "element " << i << ": " << p << " vs " << ref;
+      continue;
+    }
+    ASSERT_NEAR(p, ref, 1e-6f) << "element " << i;  // inputs in [-3, 3]: sums of up to 81 values
+  }
+}
+
+TEST(OptimizedGlobalAveragePool, MatchesTheReference) {
+  for (int64_t c : {1, 13, 16, 17, 64, 130}) {
+    check_global_average("C = " + std::to_string(c), random_input({2, c, 7, 5}, 3));
+    check_global_average("batch 1, C = " + std::to_string(c), random_input({1, c, 9, 9}, 4));
+  }
+  Tensor x = random_input({1, 40, 6, 6}, 5);
+  x.data<float>()[7] = kNaN;
+  x.data<float>()[6 * 6 * 3] = kInf;
+  x.data<float>()[6 * 6 * 3 + 1] = -kInf;  // channel 3: inf - inf
+  x.data<float>()[6 * 6 * 20] = kInf;
+  check_global_average("NaN and inf", x);
 }
 
 }  // namespace

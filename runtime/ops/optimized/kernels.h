@@ -53,6 +53,9 @@ struct KernelTable {
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);
+  // out[j] = sum over i < rows of x[i * stride + j], j < n: the even rows' sum plus the odd
+  // rows' (two chains hide the add latency), the same order for every j, however [0, n) is cut.
+  void (*column_sums)(const float* x, int64_t rows, int64_t stride, int64_t n, float* out);
   // Sum / max of n contiguous values (max: NaN if any value is NaN).
   float (*row_sum)(const float* x, int64_t n);
   float (*row_max)(const float* x, int64_t n);

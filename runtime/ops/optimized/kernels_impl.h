@@ -235,6 +235,48 @@ inline void add_into(const float* x, float* acc, int64_t n) {
   for (; i < n; ++i) acc[i] += x[i];
 }
 
+inline void column_sums(const float* x, int64_t rows, int64_t stride, int64_t n, float* out) {
+  int64_t j = 0;
+  for (; j + 2 * L <= n; j += 2 * L) {  // two column vectors, each with an even and an odd chain
+    V e0 = V::zero(), e1 = V::zero(), o0 = V::zero(), o1 = V::zero();
+    const float* p = x + j;
+    int64_t i = 0;
+    for (; i + 2 <= rows; i += 2, p += 2 * stride) {
+      e0 = e0 + V::load(p);
+      e1 = e1 + V::load(p + L);
+      o0 = o0 + V::load(p + stride);
+      o1 = o1 + V::load(p + stride + L);
+    }
+    if (i < rows) {
+      e0 = e0 + V::load(p);
+      e1 = e1 + V::load(p + L);
+    }
+    (e0 + o0).store(out + j);
+    (e1 + o1).store(out + j + L);
+  }
+  for (; j + L <= n; j += L) {
+    V e = V::zero(), o = V::zero();
+    const float* p = x + j;
+    int64_t i = 0;
+    for (; i + 2 <= rows; i += 2, p += 2 * stride) {
+      e = e + V::load(p);
+      o = o + V::load(p + stride);
+    }
+    if (i < rows) e = e + V::load(p);
+    (e + o).store(out + j);
+  }
+  for (; j < n; ++j) {
+    float e = 0.0f, o = 0.0f;
+    int64_t i = 0;
+    for (; i + 2 <= rows; i += 2) {
+      e += x[i * stride + j];
+      o += x[(i + 1) * stride + j];
+    }
+    if (i < rows) e += x[i * stride + j];
+    out[j] = e + o;
+  }
+}
+
 // NaN-propagating: a NaN in x or acc stays NaN.
 inline void max_into(const float* x, float* acc, int64_t n) {
   int64_t i = 0;
@@ -550,6 +592,7 @@ inline KernelTable make_table(const char* isa) {
   t.binary = binary_n;
   t.add_into = add_into;
   t.max_into = max_into;
+  t.column_sums = column_sums;
   t.row_sum = row_sum;
   t.row_max = row_max;
   t.max_pool_pixels = max_pool_pixels;

@@ -2,18 +2,48 @@
 // run of dims: the input is viewed as [outer, r, inner] and reduced over r, either along
 // rows (inner == 1, the innermost axes) or as vector sums of inner-length rows. Empty axes,
 // repeated or scattered axes and empty tensors go to the reference kernel.
+// The layout pass's NHWC GlobalAveragePool is the same reduction ([n, h * w, c] over the
+// middle axis) and runs here too, ahead of XNNPACK's, which splits only the batch over threads.
 #include <algorithm>
 #include <vector>
 
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
 namespace {
 
 enum class Kind { kSum, kMean, kMax };
+
+// out[o][j] = the sum (max) over i < r of in[o][i][j] for in [outer][r][inner], in an order
+// that does not depend on the split, so neither do the bits on the thread count. Few outer
+// rows split their inner columns (in 16-float steps) over the threads instead.
+void reduce_middle(const ThreadPool& pool, const KernelTable& t, bool max, const float* in, int64_t outer, int64_t r,
+                   int64_t inner, float* out) {
+  const int64_t threads = pool.num_threads(), steps = (inner + 15) / 16;
+  const int64_t parts = outer >= threads || inner == 1 ? 1 : std::min(threads, steps);
+  pool.parallel_for(static_cast<size_t>(outer * parts), chunk_for(r * inner / parts), [&](size_t b, size_t e) {
+    for (size_t item = b; item < e; ++item) {
+      const int64_t o = static_cast<int64_t>(item) / parts, part = static_cast<int64_t>(item) % parts;
+      const float* src = in + o * r * inner;
+      float* dst = out + o * inner;
+      if (inner == 1) {
+        *dst = max ? t.row_max(src, r) : t.row_sum(src, r);
+        continue;
+      }
+      const int64_t j0 = std::min(inner, part * steps / parts * 16), j1 = std::min(inner, (part + 1) * steps / parts * 16);
+      if (!max) {
+        t.column_sums(src + j0, r, inner, j1 - j0, dst + j0);
+        continue;
+      }
+      std::copy(src + j0, src + j1, dst + j0);
+      for (int64_t i = 1; i < r; ++i) t.max_into(src + i * inner + j0, dst + j0, j1 - j0);
+    }
+  });
+}
 
 class ReduceKernel final : public OptKernel {
  public:
@@ -61,26 +91,11 @@ class ReduceKernel final : public OptKernel {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
     float* out = y->data<float>();
-    const KernelTable& t = *k_;
-    const Kind kind = kind_;
-    const float scale = kind == Kind::kMean ? 1.0f / static_cast<float>(r) : 1.0f;
-    pool_->parallel_for(static_cast<size_t>(outer), chunk_for(r * inner), [&](size_t b, size_t e) {
-      for (size_t o = b; o < e; ++o) {
-        const float* src = in + static_cast<int64_t>(o) * r * inner;
-        float* dst = out + static_cast<int64_t>(o) * inner;
-        if (inner == 1) {
-          *dst = kind == Kind::kMax ? t.row_max(src, r) : t.row_sum(src, r) * scale;
-          continue;
-        }
-        std::copy(src, src + inner, dst);
-        for (int64_t j = 1; j < r; ++j) {
-          if (kind == Kind::kMax) t.max_into(src + j * inner, dst, inner);
-          else t.add_into(src + j * inner, dst, inner);
-        }
-        if (kind == Kind::kMean)
-          for (int64_t j = 0; j < inner; ++j) dst[j] *= scale;
-      }
-    });
+    reduce_middle(*pool_, *k_, kind_ == Kind::kMax, in, outer, r, inner, out);
+    if (kind_ == Kind::kMean) {
+      const float scale = 1.0f / static_cast<float>(r);
+      for (int64_t j = 0; j < outer * inner; ++j) out[j] *= scale;
+    }
     handled = true;
     return Status::ok();
   }
@@ -89,6 +104,32 @@ class ReduceKernel final : public OptKernel {
   bool axes_from_input_ = false;
   int64_t keepdims_ = 1;
   Shape attr_axes_;
+};
+
+// GlobalAveragePool on NHWC [n, h, w, c] -> [n, 1, 1, c]: float sums (the reference sums in
+// double), divided by h * w; inf and NaN propagate, no scan needed.
+class GlobalAveragePoolNhwcKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::unique_ptr<GlobalAveragePoolNhwcKernel>(new GlobalAveragePoolNhwcKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.rank() != 4) return Status::ok();
+    const int64_t n = x.dim(0), hw = x.dim(1) * x.dim(2), c = x.dim(3);
+    if (n <= 0 || hw <= 0 || c <= 0) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, 1, 1, c}));
+    float* out = y->data<float>();
+    reduce_middle(*pool_, *k_, false, x.data<float>(), n, hw, c, out);
+    const float count = static_cast<float>(hw);
+    for (int64_t j = 0; j < n * c; ++j) out[j] /= count;
+    handled = true;
+    return Status::ok();
+  }
 };
 
 Result<std::unique_ptr<Kernel>> create_sum(const KernelInit& init) { return ReduceKernel::create(init, Kind::kSum); }
@@ -101,6 +142,10 @@ void register_opt_reduce(OpRegistry& registry) {
   registry.add({"", "ReduceSum", 1, kLatestVersion, create_sum, 1, 2, 1, 1, Backend::kOptimized});
   registry.add({"", "ReduceMean", 1, kLatestVersion, create_mean, 1, 2, 1, 1, Backend::kOptimized});
   registry.add({"", "ReduceMax", 1, kLatestVersion, create_max, 1, 2, 1, 1, Backend::kOptimized});
+  OpDef gap{xnn::kNhwcOpDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1, 1, 1, 1,
+            Backend::kOptimized};
+  gap.before_xnnpack = true;  // splits the channels over the threads; needs no finiteness scan
+  registry.add(gap);
 }
 
 }  // namespace opt
