@@ -14,9 +14,12 @@
 #include "runtime/ops/optimized/opt_util.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/op_test_util.h"
+#include "tests/unit/test_optimized_common.h"
 
 namespace xonnx {
 namespace {
+
+using opttest::same_bits;
 
 using opt::kFconvCols;
 using opt::kFconvRows;
@@ -65,15 +68,6 @@ std::vector<float> run_tile(opt::FconvTileFn fn, TileProblem& p) {
   p.t.out = out.data();
   fn(p.t);
   return out;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) != std::isnan(b[i])) return false;
-    if (!std::isnan(a[i]) && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i]))) return false;
-  }
-  return true;
 }
 
 TEST(Fconv, ReferenceTileMatchesADoubleSum) {
@@ -266,8 +260,13 @@ TEST(ConvF32Nhwc, NanAndInfPropagateAsInTheReference) {
 
 // Each output comes from one tile in one order, however the blocks and panels are split: two
 // threads give the same bits as one (few pixels: the panels are split across threads too).
+// The depthwise kernel with few output rows splits the channel blocks over the threads and
+// applies the fused gate to each thread's channels of a row.
 TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
-  for (const ConvCase& cc : {conv_case("7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1),
+  ConvCase depthwise = conv_case("depthwise 5x5 + Swish, 400 channels, 7 rows", 1, 400, 400, 7, 14, 5, 1, 1, 2);
+  depthwise.group = 400;
+  depthwise.gate = "Swish";
+  for (const ConvCase& cc : {depthwise, conv_case("7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1),
                              conv_case("7x7 pixels, panels split evenly, 32 -> 64", 1, 32, 64, 7, 7, 3, 1, 1, 1),
                              conv_case("14x14: 17 tiles in 4 blocks, 16 -> 64", 1, 16, 64, 14, 14, 3, 1, 1, 1),
                              conv_case("one pixel, 16 -> 64", 1, 16, 64, 1, 1, 1, 1, 1, 0),
@@ -311,23 +310,6 @@ TEST(ConvF32Nhwc, FusedSwishAndHardSwishMatchTheReference) {
         EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f * std::max(1.0f, std::fabs(b.data<float>()[i]))) << i;
     }
   }
-}
-
-// With few output rows the own depthwise kernel splits the channel blocks over the threads,
-// and applies the fused gate to each thread's channels of a row: the same bits as one thread.
-TEST(ConvF32Nhwc, FusedSwishOnChannelBlocksSplitOverThreads) {
-  ConvCase cc = conv_case("depthwise 5x5, 400 channels, 7 rows", 1, 400, 400, 7, 14, 5, 1, 1, 2);
-  cc.group = 400;
-  cc.gate = "Swish";
-  check(cc);
-  SessionOptions one, two;
-  two.num_threads = 2;
-  bool own = false;
-  const Tensor a = run(cc, one, false, &own);
-  const Tensor b = run(cc, two, false, &own);
-  ASSERT_TRUE(a.defined() && b.defined());
-  ASSERT_EQ(a.shape(), b.shape());
-  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
 }
 
 }  // namespace

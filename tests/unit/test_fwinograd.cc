@@ -13,9 +13,12 @@
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fwinograd.h"
+#include "tests/unit/test_optimized_common.h"
 
 namespace xonnx {
 namespace {
+
+using opttest::same_bits;
 
 using opt::kWinoPositions;
 
@@ -27,15 +30,6 @@ std::vector<float> random_values(size_t n, uint32_t seed, float range = 2.0f) {
   std::vector<float> v(n);
   for (float& f : v) f = u(gen);
   return v;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) != std::isnan(b[i])) return false;
-    if (!std::isnan(a[i]) && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i]))) return false;
-  }
-  return true;
 }
 
 TEST(WinogradTransforms, FastAreBitIdenticalToReference) {

@@ -24,6 +24,16 @@ using testing::attr_int;
 using testing::attr_ints;
 using testing::attr_string;
 
+// Equal floats with equal signs, NaN where the other has NaN (payloads aside).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i])) return false;
+    if (!std::isnan(a[i]) && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i]))) return false;
+  }
+  return true;
+}
+
 inline Tensor rand_tensor(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
