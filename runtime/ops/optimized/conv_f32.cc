@@ -76,9 +76,9 @@ class ConvF32NhwcKernel final : public OptKernel {
       k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
     } else {
       k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, k->merge_rows_ ? g.kh : taps);
+      k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     }
     if (!finite) return unsupported("own fp32 Conv: non-finite weights");
-    k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     init.packed_constant_input(1);
     if (b) init.packed_constant_input(2);
     return std::unique_ptr<Kernel>(std::move(k));

@@ -67,26 +67,26 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
     t.ldo = m;
     t.lo = -std::numeric_limits<float>::infinity();
     t.hi = std::numeric_limits<float>::infinity();
+    // A tile's 4x4 input points (zeros for padding) and its 2x2 output pixels (null outside).
+    const auto locate_patch = [&](int64_t tile) {
+      const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
+      for (int q = 0; q < kWinoPositions; ++q) {
+        const int64_t iy = 2 * ty - pads[0] + q / 4, ix = 2 * tx - pads[1] + q % 4;
+        patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((img * h + iy) * w + ix) * c : zeros_.data();
+      }
+    };
+    const auto locate_pixels = [&](int64_t tile) {
+      const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
+      for (int k = 0; k < 4; ++k) {
+        const int64_t oy = 2 * ty + k / 2, ox = 2 * tx + k % 2;
+        pixels[k] = oy < oh && ox < ow ? y + ((img * oh + oy) * ow + ox) * m : nullptr;
+      }
+    };
     for (size_t blk = b0; blk < b1; ++blk) {
       const int64_t t0 = static_cast<int64_t>(blk) * tiles / blocks, t1 = (static_cast<int64_t>(blk) + 1) * tiles / blocks;
       const int64_t count = t1 - t0;
-      // The tile's (image, tile row, tile column) and its patch / pixel addresses.
-      const auto locate = [&](int64_t tile, bool for_output) {
-        const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
-        if (for_output) {
-          for (int k = 0; k < 4; ++k) {
-            const int64_t oy = 2 * ty + k / 2, ox = 2 * tx + k % 2;
-            pixels[k] = oy < oh && ox < ow ? y + ((img * oh + oy) * ow + ox) * m : nullptr;
-          }
-          return;
-        }
-        for (int q = 0; q < kWinoPositions; ++q) {
-          const int64_t iy = 2 * ty - pads[0] + q / 4, ix = 2 * tx - pads[1] + q % 4;
-          patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((img * h + iy) * w + ix) * c : zeros_.data();
-        }
-      };
       for (int64_t i = 0; i < count; ++i) {
-        locate(t0 + i, false);
+        locate_patch(t0 + i);
         if (!input_(patch, c, v + i * c, count * c)) {
           finite = false;
           return;
@@ -105,7 +105,7 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
         }
       }
       for (int64_t i = 0; i < count; ++i) {
-        locate(t0 + i, true);
+        locate_pixels(t0 + i);
         output_(mm + i * m, count * m, m, u_.bias.data(), lo_, hi_, pixels);
       }
     }

@@ -39,13 +39,6 @@ FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, i
   return p;
 }
 
-// The AVX-512 tile's min_ps(hi, max_ps(lo, x)): each returns its second operand unless the
-// first is strictly greater (smaller), so NaN passes through (and -0 stays -0 at lo = 0).
-static float clamp_keeping_nan(float x, float lo, float hi) {
-  const float m = lo > x ? lo : x;
-  return hi < m ? hi : m;
-}
-
 void fconv_tile_reference(const FconvTile& t) {
   for (int64_t r = 0; r < t.rows; ++r) {
     for (int64_t j = 0; j < t.cols; ++j) {

@@ -46,6 +46,14 @@ struct FconvTile {
 
 using FconvTileFn = void (*)(const FconvTile& t);
 
+// The scalar twins' form of the AVX-512 min_ps(hi, max_ps(lo, x)): each returns its second
+// operand unless the first is strictly greater (smaller), so NaN passes through (and -0 stays
+// -0 at lo = 0).
+inline float clamp_keeping_nan(float x, float lo, float hi) {
+  const float m = lo > x ? lo : x;
+  return hi < m ? hi : m;
+}
+
 void fconv_tile_reference(const FconvTile& t);
 // The AVX-512 tile, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
 FconvTileFn fconv_tile_fast();

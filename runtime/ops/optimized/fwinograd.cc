@@ -55,12 +55,6 @@ bool wino_input_reference(const float* const* patch, int64_t c, float* v, int64_
   return finite;
 }
 
-// As the direct tiles' clamp: max(lo, x) then min(hi, .), NaN passing through.
-static float clamp_keeping_nan(float x, float lo, float hi) {
-  const float m = lo > x ? lo : x;
-  return hi < m ? hi : m;
-}
-
 void wino_output_reference(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
                            float* const* out) {
   for (int64_t j = 0; j < cols; ++j) {
