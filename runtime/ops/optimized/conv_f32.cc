@@ -128,10 +128,11 @@ class ConvF32NhwcKernel final : public OptKernel {
     // Blocks of at most kTilesPerBlock tiles, sized evenly, as many per thread: parallel_for's
     // contiguous chunks then carry equal work (a last short block left one thread idle).
     int64_t blocks = (tiles + kTilesPerBlock - 1) / kTilesPerBlock;
-    if (tiles >= threads) blocks = (blocks + threads - 1) / threads * threads;
     // Few blocks (late layers: 7x7 = 49 pixels) split the weight panels over the threads
-    // instead, when they divide evenly: each thread streams only its share of the weights.
+    // instead, when they divide evenly: each thread streams only its share of the weights,
+    // once, over all of its blocks' tiles.
     const bool split_panels = blocks < 4 * threads && panels >= threads && panels % threads == 0;
+    if (!split_panels && tiles >= threads) blocks = (blocks + threads - 1) / threads * threads;
     const int64_t groups = split_panels ? threads : 1;
     const int64_t group_panels = panels / groups;
     const size_t tasks = static_cast<size_t>(blocks * groups);  // group-major: a chunk keeps its panels
