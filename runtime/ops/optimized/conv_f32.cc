@@ -59,16 +59,10 @@ class ConvF32NhwcKernel final : public OptKernel {
     k->merge_rows_ = c < 32 && k->geo_.kw > 1 && k->geo_.dw == 1;
     k->in_ch_ = c;
     k->out_ch_ = m;
-    // A panel's rows at a time, read without materializing a copy of misaligned model bytes;
-    // checked for non-finite values (see above) on the way.
+    // A panel's rows at a time, checked for non-finite values (see above) on the way.
     std::vector<float> rows;
     bool finite = true;
-    const auto rows_of = [&](int64_t o0, int64_t n) -> const float* {
-      rows.resize(static_cast<size_t>(n * c * taps));
-      w->read_bytes(static_cast<size_t>(o0 * c * taps) * sizeof(float), rows.size() * sizeof(float), rows.data());
-      finite = finite && xnn::all_finite(rows.data(), rows.size());
-      return rows.data();
-    };
+    const FconvRowsFn rows_of = fconv_rows_of(*w, rows, finite);
     const float* bias = b ? b->data<float>() : nullptr;
     const xnn::ConvGeometry& g = k->geo_;
     if (!k->activation_ && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {

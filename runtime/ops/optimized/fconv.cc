@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/core/tensor.h"
 #include "runtime/ops/optimized/kernels.h"
 
 namespace xonnx {
@@ -37,6 +38,16 @@ FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, i
   }
   if (bias) std::copy(bias, bias + m, p.bias.begin());
   return p;
+}
+
+FconvRowsFn fconv_rows_of(const Tensor& w, std::vector<float>& rows, bool& finite) {
+  const int64_t row = w.dim(0) > 0 ? w.numel() / w.dim(0) : 0;
+  return [&w, &rows, &finite, row](int64_t o0, int64_t n) -> const float* {
+    rows.resize(static_cast<size_t>(n * row));
+    w.read_bytes(static_cast<size_t>(o0 * row) * sizeof(float), rows.size() * sizeof(float), rows.data());
+    finite = finite && std::all_of(rows.begin(), rows.end(), [](float v) { return std::isfinite(v); });
+    return rows.data();
+  };
 }
 
 void fconv_tile_reference(const FconvTile& t) {

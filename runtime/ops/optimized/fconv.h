@@ -14,6 +14,7 @@
 #include <vector>
 
 namespace xonnx {
+class Tensor;
 namespace opt {
 
 constexpr int64_t kFconvRows = 12;  // output pixels per tile
@@ -32,6 +33,10 @@ using FconvRowsFn = std::function<const float*(int64_t o0, int64_t n)>;
 // taps of khw * c / tile_taps values (khw taps of c, or a merged-rows stem's kh taps of kw * c).
 FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c,
                                 int64_t khw, int64_t tile_taps);
+// rows_of for a constant float W [m][...]: rows copied into `rows` (the model's bytes may be
+// misaligned; no copy of the whole tensor); clears `finite` when a row holds inf or NaN.
+// W, rows and finite must outlive the function.
+FconvRowsFn fconv_rows_of(const Tensor& w, std::vector<float>& rows, bool& finite);
 
 struct FconvTile {
   const float* const* a = nullptr;  // [taps][12] input pointers (rows past `rows` repeat a valid one)

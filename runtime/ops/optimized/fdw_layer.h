@@ -1,0 +1,70 @@
+// One float32 depthwise convolution layer on the AVX-512 rows of fdwconv.h: its packed
+// weights, output range and row loop, shared by the NHWC depthwise Conv (conv_dw_f32.cc) and
+// the fused pointwise + depthwise Conv (conv_pw_dw_f32.cc), which differ only in where the
+// layer's input rows come from (an FdwSource).
+//
+// Each task takes a run of output rows. The input rows a row needs are copied, 16 channels at
+// a time with zero padding columns (no bounds checks in the row kernel), into a ring of kh
+// rows per parallel chunk, which consecutive output rows share; a block's rows are copied
+// right before the row kernel reads them, so they are still in L1.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/kernel.h"
+#include "runtime/ops/optimized/fdwconv.h"
+#include "runtime/ops/optimized/kernels.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace opt {
+
+// Where a layer's input rows come from: rows of `channels` floats per pixel, w pixels.
+class FdwSource {
+ public:
+  virtual ~FdwSource() = default;
+  // Floats of per-chunk scratch the source needs (beside the ring).
+  virtual size_t scratch_floats() const { return 0; }
+  // Input row `row` (img * h + iy) for channels [c0, c1), as `fresh` (0 .. kh - 1) of the
+  // rows one output row adds; `scratch` is the chunk's. The pointer stays valid while the
+  // same output row is computed.
+  virtual const float* row(int64_t row, int64_t fresh, int64_t c0, int64_t c1, float* scratch) = 0;
+  // A row about to be read later, to prefetch (or nullptr).
+  virtual const float* ahead(int64_t /*row*/) const { return nullptr; }
+};
+
+class FdwLayer {
+ public:
+  // The depthwise Conv of `init`: geometry and output range from its attributes (activation_min,
+  // activation_max, activation), W [M, 1, kh, kw] and B [M] at inputs `w_input` / `b_input`.
+  // Declines other CPUs, a channel multiplier above 1 and non-finite weights.
+  static Result<FdwLayer> create(const KernelInit& init, size_t w_input, size_t b_input, const char* what);
+
+  int64_t channels() const { return channels_; }
+  const xnn::ConvGeometry& geometry() const { return geo_; }
+
+  // Output rows of an [n, h, w, channels] input into out [n, oh, ow, channels], input rows
+  // from `source`. `row_work`: the source's own work per output row (element operations), for
+  // the chunk size; the channel blocks split over threads in multiples of `block_multiple`.
+  void run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSource& source, int64_t n, int64_t h,
+           int64_t w, const std::array<int64_t, 4>& pads, float* out, int64_t row_work = 0,
+           int64_t block_multiple = 1) const;
+
+ private:
+  FdwRowFn row_ = nullptr;
+  FdwPackFn pack_ = nullptr;
+  xnn::ConvGeometry geo_;
+  int64_t channels_ = 0, cp_ = 0;
+  float lo_ = 0, hi_ = 0;       // fused output range
+  MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
+  std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][16], [cp]
+};
+
+}  // namespace opt
+}  // namespace xonnx
