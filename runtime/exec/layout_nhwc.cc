@@ -115,7 +115,7 @@ int fuse_gated_activations(Graph& g, int64_t opset) {
 
 class NhwcPass {
  public:
-  NhwcPass(Graph& g, int64_t onnx_opset) : g_(g), opset_(onnx_opset) {}
+  NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options) : g_(g), opset_(onnx_opset), options_(options) {}
   Result<NhwcLayoutStats> run();
 
  private:
@@ -131,11 +131,15 @@ class NhwcPass {
   bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
   void try_fuse(size_t conv);
+  int fuse_pointwise_depthwise(const std::vector<size_t>& order);
+  Node merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
+                                  const std::unordered_map<std::string, std::string>& nhwc) const;
   std::string fresh(const std::string& base);
   Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
 
   Graph& g_;
   int64_t opset_;
+  NhwcLayoutOptions options_;
   std::unordered_map<std::string, size_t> producer_;
   std::unordered_map<std::string, std::vector<size_t>> consumers_;
   std::set<std::string> graph_outputs_;
@@ -146,6 +150,7 @@ class NhwcPass {
 
   std::vector<Role> role_;
   std::vector<bool> fused_away_;
+  std::unordered_map<size_t, size_t> pointwise_of_;  // depthwise Conv -> the 1x1 Conv merged into it
   std::unordered_set<std::string> region_;  // values produced in NHWC
   std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
   std::unordered_set<std::string> entering_;
@@ -374,6 +379,75 @@ void NhwcPass::try_fuse(size_t conv) {
   fused_away_[a] = true;
 }
 
+// A Conv the own kernels treat as 1x1 (constant W [M, C, 1, 1], group 1, stride 1, no pads).
+bool is_pointwise_conv(const Node& n, const Tensor* w) {
+  if (!w || w->rank() != 4 || w->dim(2) != 1 || w->dim(3) != 1) return false;
+  const Attribute* group = n.find_attr("group");
+  const Attribute* auto_pad = n.find_attr("auto_pad");
+  const Attribute* strides = n.find_attr("strides");
+  const Attribute* pads = n.find_attr("pads");
+  const auto all_equal = [](const Attribute* a, int64_t v) {
+    return !a || std::all_of(a->ints.begin(), a->ints.end(), [v](int64_t x) { return x == v; });
+  };
+  return (!group || group->i == 1) && (!auto_pad || auto_pad->s == "NOTSET" || auto_pad->s == "VALID") &&
+         all_equal(strides, 1) && all_equal(pads, 0);
+}
+
+// A depthwise Conv: W [M, 1, kh, kw] with group M.
+bool is_depthwise_conv(const Node& n, const Tensor* w) {
+  const Attribute* group = n.find_attr("group");
+  return w && w->rank() == 4 && w->dim(1) == 1 && group && group->i == w->dim(0) && group->i > 1;
+}
+
+// A 1x1 Conv whose output (after its fused activation) only a depthwise Conv reads is merged
+// into it (runtime/ops/optimized/conv_pw_dw_f32.cc). Returns how many.
+int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
+  int merged = 0;
+  for (size_t d : order) {
+    const Node& dw = g_.nodes[d];
+    if (role_[d] != Role::kNhwcOp || fused_away_[d] || dw.op_type != "Conv" || !dw.domain.empty()) continue;
+    if (!is_depthwise_conv(dw, constant(dw.inputs[1]))) continue;
+    const std::string& mid = dw.inputs[0];
+    auto p = producer_.find(mid);
+    if (p == producer_.end() || graph_outputs_.count(mid) || subgraph_reads_.count(mid)) continue;
+    const size_t pw_index = p->second;
+    const Node& pw = g_.nodes[pw_index];
+    if (role_[pw_index] != Role::kNhwcOp || fused_away_[pw_index] || pw.op_type != "Conv" || !pw.domain.empty() ||
+        pw.outputs[0] != mid)
+      continue;
+    const Tensor* w = constant(pw.inputs[1]);
+    if (!is_pointwise_conv(pw, w) || w->dim(0) != constant(dw.inputs[1])->dim(0)) continue;
+    auto readers = consumers_.find(mid);
+    if (readers == consumers_.end() || readers->second.size() != 1) continue;
+    pointwise_of_[d] = pw_index;
+    fused_away_[pw_index] = true;
+    ++merged;
+  }
+  return merged;
+}
+
+// The depthwise Conv node (already renamed for the region) with its merged 1x1 Conv:
+// inputs X, W_pw, B_pw, W_dw, B_dw; the 1x1 Conv's fused range / activation as pointwise_*.
+Node NhwcPass::merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
+                                          const std::unordered_map<std::string, std::string>& nhwc) const {
+  const Node& pw = g_.nodes[pointwise];
+  Node n = depthwise;
+  n.name = pw.name + "+" + depthwise.name;
+  n.op_type = kPointwiseDepthwiseOp;
+  const auto nth = [](const Node& node, size_t k) { return k < node.inputs.size() ? node.inputs[k] : std::string(); };
+  const std::string bias_pw = nth(pw, 2);
+  n.inputs = {nhwc.at(pw.inputs[0]), constant_root(pw.inputs[1]), bias_pw.empty() ? "" : constant_root(bias_pw),
+              depthwise.inputs[1], nth(depthwise, 2)};
+  while (n.inputs.back().empty()) n.inputs.pop_back();
+  for (const Attribute& a : pw.attributes) {
+    if (a.name != "activation_min" && a.name != "activation_max" && a.name != "activation") continue;
+    Attribute prefixed = a;
+    prefixed.name = "pointwise_" + a.name;
+    n.attributes.push_back(std::move(prefixed));
+  }
+  return n;
+}
+
 std::string NhwcPass::fresh(const std::string& base) {
   std::string name = base + "__nhwc";
   for (int k = 1; names_.count(name); ++k) name = base + "__nhwc" + std::to_string(k);
@@ -435,6 +509,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
   }
   if (region_.empty()) return stats;
+  if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
 
   // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
   std::unordered_set<std::string> exits;
@@ -475,7 +550,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   }
   for (size_t i : order) {
     if (fused_away_[i]) {
-      ++stats.fused;
+      if (g_.nodes[i].op_type != "Conv") ++stats.fused;  // an activation (a merged 1x1 Conv counts above)
       continue;
     }
     Node n = g_.nodes[i];  // copied: the original names are read below
@@ -510,6 +585,8 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       if (role_[i] == Role::kNhwcOp) {
         n.opset = opset_of(n);
         n.domain = kNhwcDomain;
+        auto merged = pointwise_of_.find(i);
+        if (merged != pointwise_of_.end()) n = merged_pointwise_depthwise(n, merged->second, nhwc);
         ++stats.nhwc_ops;
       } else {
         ++stats.agnostic_ops;
@@ -546,11 +623,12 @@ Result<NhwcLayoutStats> NhwcPass::run() {
 
 }  // namespace
 
-Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::string, int64_t>& opset_imports) {
+Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::string, int64_t>& opset_imports,
+                                          const NhwcLayoutOptions& options) {
   auto it = opset_imports.find("");
   if (it == opset_imports.end()) return NhwcLayoutStats{};
   const int gated = fuse_gated_activations(graph, it->second);
-  NhwcPass pass(graph, it->second);
+  NhwcPass pass(graph, it->second, options);
   XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats stats, pass.run());
   stats.gated = gated;
   return stats;

@@ -20,6 +20,8 @@
 //  - A region value read outside the region (or a graph output) gets one "ToNCHW" node that
 //    produces the original name; a value entering a region gets one "ToNHWC" node. Values known
 //    to be [N,C,1,1] (after global pooling) convert without a copy (attribute unit_spatial=1).
+//  - with NhwcLayoutOptions::fuse_pointwise_depthwise, a 1x1 Conv (stride 1, no pads) whose
+//    output only a depthwise Conv reads is merged into it: one PointwiseDepthwiseConv.
 //  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
 //    HardSwish (opset 14), via Node::opset, when the gate has no other reader.
 // Only values whose rank is certainly 4 enter a region (Conv weights and 2-D pool kernels
@@ -37,6 +39,15 @@ namespace xonnx {
 
 // The domain of the internal NHWC ops and of the boundary conversions.
 constexpr const char* kNhwcDomain = "com.xonnx.nhwc";
+// The fused 1x1 Conv -> depthwise Conv of that domain (see NhwcLayoutOptions).
+constexpr const char* kPointwiseDepthwiseOp = "PointwiseDepthwiseConv";
+
+struct NhwcLayoutOptions {
+  // Merge a 1x1 Conv into the depthwise Conv that alone reads its output. Only worth it where
+  // the fused kernel exists (opt::pointwise_depthwise_available()): its reference runs the
+  // two reference twins.
+  bool fuse_pointwise_depthwise = false;
+};
 
 struct NhwcLayoutStats {
   int nhwc_ops = 0;        // nodes rewritten to the NHWC domain (boundaries excluded)
@@ -46,12 +57,14 @@ struct NhwcLayoutStats {
   int free_boundaries = 0; // of those, conversions known to need no copy
   int fused = 0;           // Relu / Clip folded into a Conv
   int gated = 0;           // x * Sigmoid(x) -> Swish, x * HardSigmoid(x) -> HardSwish
+  int pointwise_depthwise = 0;  // 1x1 Convs merged into their depthwise Conv
 };
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;
 // the ONNX opset decides the semantics the NHWC ops keep. Never fails on a model it does not
 // understand: such nodes stay as they are.
 Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph,
-                                          const std::map<std::string, int64_t>& opset_imports);
+                                          const std::map<std::string, int64_t>& opset_imports,
+                                          const NhwcLayoutOptions& options = {});
 
 }  // namespace xonnx

@@ -12,6 +12,7 @@ void register_opt_quantize(OpRegistry& registry);       // quantize.cc
 void register_opt_qgemm(OpRegistry& registry);          // qgemm_op.cc
 void register_opt_conv_f32(OpRegistry& registry);       // conv_f32.cc
 void register_opt_conv_dw_f32(OpRegistry& registry);    // conv_dw_f32.cc
+void register_opt_conv_pw_dw_f32(OpRegistry& registry); // conv_pw_dw_f32.cc
 void register_opt_binary(OpRegistry& registry);         // binary.cc
 void register_opt_concat(OpRegistry& registry);         // concat.cc
 void register_opt_pool(OpRegistry& registry);           // pool.cc
@@ -30,6 +31,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_qgemm(registry);
   opt::register_opt_conv_f32(registry);
   opt::register_opt_conv_dw_f32(registry);
+  opt::register_opt_conv_pw_dw_f32(registry);
   opt::register_opt_binary(registry);
   opt::register_opt_concat(registry);
   opt::register_opt_pool(registry);

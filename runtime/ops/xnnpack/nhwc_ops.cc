@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/exec/layout_nhwc.h"
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
@@ -143,15 +144,20 @@ Result<std::unique_ptr<Kernel>> create_to_nchw(const KernelInit& init) {
 
 // ---- reference twins -------------------------------------------------------------------------
 
-// The NHWC node seen as its ONNX original, for creating the ONNX reference kernel.
+// Input i of a node seen inside another: the outer node's input map[i] (i itself when the
+// map is empty).
+size_t outer_input(const std::vector<size_t>& map, size_t i) { return map.empty() ? i : i < map.size() ? map[i] : SIZE_MAX; }
+
+// The NHWC node seen as its ONNX original, for creating the ONNX reference kernel (or one
+// part of a fused node, whose inputs are the outer node's `map`).
 class OnnxTwinInit final : public KernelInit {
  public:
-  OnnxTwinInit(const KernelInit& outer, Node node, int since)
-      : outer_(outer), node_(std::move(node)), since_(since) {}
+  OnnxTwinInit(const KernelInit& outer, Node node, int since, std::vector<size_t> map = {})
+      : outer_(outer), node_(std::move(node)), since_(since), map_(std::move(map)) {}
   const Node& node() const override { return node_; }
   int since_version() const override { return since_; }
   int64_t opset() const override { return outer_.opset(); }
-  const Tensor* constant_input(size_t i) const override { return outer_.constant_input(i); }
+  const Tensor* constant_input(size_t i) const override { return outer_.constant_input(outer_input(map_, i)); }
   ThreadPool& thread_pool() const override { return outer_.thread_pool(); }
   Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
     return unsupported("no reference kernel for the reference kernel");
@@ -164,16 +170,19 @@ class OnnxTwinInit final : public KernelInit {
   const KernelInit& outer_;
   Node node_;
   int since_;
+  std::vector<size_t> map_;
 };
 
-// Runs the ONNX kernel on input 0 in NCHW; collects its outputs.
+// Runs a kernel on input 0 = x (in NCHW for the ONNX twin; the intermediate of a fused node)
+// and the outer context's other inputs (through `map`, as OnnxTwinInit); collects its outputs.
 class TwinContext final : public KernelContext {
  public:
-  TwinContext(KernelContext& outer, Tensor x) : outer_(outer), x_(std::move(x)), outs_(outer.num_outputs()) {}
-  size_t num_inputs() const override { return outer_.num_inputs(); }
-  bool has_input(size_t i) const override { return i == 0 ? true : outer_.has_input(i); }
-  const Tensor& input(size_t i) const override { return i == 0 ? x_.tensor() : outer_.input(i); }
-  const Value& input_value(size_t i) const override { return i == 0 ? x_ : outer_.input_value(i); }
+  TwinContext(KernelContext& outer, Tensor x, std::vector<size_t> map = {})
+      : outer_(outer), x_(std::move(x)), map_(std::move(map)), outs_(outer.num_outputs()) {}
+  size_t num_inputs() const override { return map_.empty() ? outer_.num_inputs() : map_.size(); }
+  bool has_input(size_t i) const override { return i == 0 ? true : outer_.has_input(outer_input(map_, i)); }
+  const Tensor& input(size_t i) const override { return i == 0 ? x_.tensor() : outer_.input(outer_input(map_, i)); }
+  const Value& input_value(size_t i) const override { return i == 0 ? x_ : outer_.input_value(outer_input(map_, i)); }
   size_t num_outputs() const override { return outer_.num_outputs(); }
   bool output_wanted(size_t i) const override { return outer_.output_wanted(i); }
   Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) override {
@@ -199,6 +208,7 @@ class TwinContext final : public KernelContext {
  private:
   KernelContext& outer_;
   Value x_;
+  std::vector<size_t> map_;
   std::vector<Value> outs_;
 };
 
@@ -312,6 +322,54 @@ class NhwcTwinKernel final : public Kernel {
   double hi_ = std::numeric_limits<double>::infinity();
 };
 
+// The reference of the layout pass's PointwiseDepthwiseConv (X, W_pw, B_pw, W_dw, B_dw): the
+// twin of its 1x1 Conv (the pointwise_* output range and activation) into a temporary, then
+// the twin of its depthwise Conv on that (the node's other attributes).
+class PointwiseDepthwiseTwin final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    const Node& fused = init.node();
+    Node pw, dw;
+    pw.name = fused.name + "/pointwise";
+    dw.name = fused.name + "/depthwise";
+    for (Node* part : {&pw, &dw}) {
+      part->op_type = "Conv";
+      part->domain = kNhwcOpDomain;
+    }
+    pw.inputs = {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""};
+    dw.inputs = {fused.name + "/pointwise_output", fused.inputs[3], init.has_input(4) ? fused.inputs[4] : ""};
+    const std::string prefix = "pointwise_";
+    for (const Attribute& a : fused.attributes) {
+      if (a.name.compare(0, prefix.size(), prefix) != 0) {
+        dw.attributes.push_back(a);
+        continue;
+      }
+      Attribute inner = a;
+      inner.name = a.name.substr(prefix.size());
+      pw.attributes.push_back(std::move(inner));
+    }
+    auto k = std::unique_ptr<PointwiseDepthwiseTwin>(new PointwiseDepthwiseTwin());
+    XONNX_ASSIGN_OR_RETURN(k->pointwise_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(pw), 1, {0, 1, 2})));
+    XONNX_ASSIGN_OR_RETURN(k->depthwise_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(dw), 1, {0, 3, 4})));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) override {
+    TwinContext pointwise(ctx, ctx.input(0), {0, 1, 2});
+    XONNX_RETURN_IF_ERROR(pointwise_->run(pointwise));
+    const Value& expanded = pointwise.output(0);
+    if (!expanded.is_tensor()) return internal_error("PointwiseDepthwiseConv: the 1x1 Conv gave no tensor");
+    TwinContext depthwise(ctx, expanded.tensor(), {0, 3, 4});
+    XONNX_RETURN_IF_ERROR(depthwise_->run(depthwise));
+    if (!depthwise.output(0).is_tensor()) return internal_error("PointwiseDepthwiseConv: the depthwise Conv gave no tensor");
+    ctx.set_output(0, depthwise.output(0).tensor());
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<Kernel> pointwise_, depthwise_;
+};
+
 }  // namespace
 
 void register_nhwc_reference(OpRegistry& registry) {
@@ -323,6 +381,8 @@ void register_nhwc_reference(OpRegistry& registry) {
   registry.add({d, "MaxPool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 2, Backend::kReference});
   registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1, Backend::kReference});
   registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1,
+                Backend::kReference});
+  registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, PointwiseDepthwiseTwin::create, 4, 5, 1, 1,
                 Backend::kReference});
 }
 

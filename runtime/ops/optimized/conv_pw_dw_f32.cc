@@ -1,0 +1,156 @@
+// Own float32 PointwiseDepthwiseConv (the layout pass's fusion of an NHWC 1x1 Conv into the
+// depthwise Conv that alone reads it: MobileNet's and EfficientNet's expand -> depthwise).
+// The depthwise layer (fdw_layer.h) takes its input rows from the 1x1 Conv's tiles (fconv.h),
+// computed into the chunk's scratch right before the ring copies them: the expanded tensor,
+// 6x the block's input (4.8 MB in MobileNetV2's first expand), never goes through memory.
+// Same tiles, rows and order as the two own kernels one after the other: the same bits.
+#include "runtime/ops/optimized/conv_pw_dw_f32.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/layout_nhwc.h"
+#include "runtime/ops/optimized/fconv.h"
+#include "runtime/ops/optimized/fdw_layer.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr int64_t kSegmentTiles = 8;  // pixels of an expanded row per indirection table: 96
+
+// The 1x1 Conv's output rows: [w][m] each, one scratch row per fresh row of the ring.
+class ExpandedRows final : public FdwSource {
+ public:
+  ExpandedRows(const FconvTileFn tile, const FconvWeights& weights, float lo, float hi, MapFn activation,
+               const float* in, int64_t w, int64_t kh)
+      : tile_(tile), weights_(weights), lo_(lo), hi_(hi), activation_(activation), in_(in), w_(w), kh_(kh) {}
+
+  size_t scratch_floats() const override { return static_cast<size_t>(kh_ * w_ * weights_.m); }
+
+  const float* row(int64_t row, int64_t fresh, int64_t c0, int64_t c1, float* scratch) override {
+    const int64_t c = weights_.c, m = weights_.m;
+    const float* x = in_ + row * w_ * c;
+    float* const out = scratch + fresh * w_ * m;
+    std::array<const float*, kSegmentTiles * kFconvRows> table;
+    FconvTile t;
+    t.taps = 1;
+    t.c = c;
+    t.ldo = m;
+    t.lo = lo_;
+    t.hi = hi_;
+    const int64_t pn0 = c0 / kFconvCols, pn1 = (c1 + kFconvCols - 1) / kFconvCols;
+    for (int64_t p0 = 0; p0 < w_; p0 += kSegmentTiles * kFconvRows) {
+      const int64_t p1 = std::min(w_, p0 + kSegmentTiles * kFconvRows);
+      for (int64_t i = 0; i < p1 - p0; ++i) table[static_cast<size_t>(i)] = x + (p0 + i) * c;
+      const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
+      for (int64_t i = p1 - p0; i < tiles * kFconvRows; ++i) table[static_cast<size_t>(i)] = x + (p1 - 1) * c;
+      for (int64_t pn = pn0; pn < pn1; ++pn) {
+        t.panel = weights_.packed.data() + pn * c * kFconvCols;
+        t.bias = weights_.bias.data() + pn * kFconvCols;
+        t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+        for (int64_t ti = 0; ti < tiles; ++ti) {
+          t.a = table.data() + ti * kFconvRows;
+          t.rows = std::min(kFconvRows, p1 - p0 - ti * kFconvRows);
+          t.out = out + (p0 + ti * kFconvRows) * m + pn * kFconvCols;
+          tile_(t);
+        }
+      }
+    }
+    if (activation_) {  // the 1x1 Conv's fused (Hard)Swish, on its channels of the row
+      if (c0 == 0 && c1 == m) {
+        activation_(out, out, w_ * m);
+      } else {
+        for (int64_t p = 0; p < w_; ++p) activation_(out + p * m + c0, out + p * m + c0, c1 - c0);
+      }
+    }
+    return out;
+  }
+
+ private:
+  FconvTileFn tile_;
+  const FconvWeights& weights_;
+  float lo_, hi_;
+  MapFn activation_;
+  const float* in_;
+  int64_t w_, kh_;
+};
+
+class ConvPwDwF32NhwcKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    static const char* const kWhat = "own pointwise + depthwise Conv";
+    const FconvTileFn tile = fconv_tile_fast();
+    if (!tile) return unsupported(kWhat, ": AVX-512 only");
+    auto k = std::unique_ptr<ConvPwDwF32NhwcKernel>(new ConvPwDwF32NhwcKernel());
+    XONNX_ASSIGN_OR_RETURN(k->layer_, FdwLayer::create(init, 3, 4, kWhat));
+    const int64_t m = k->layer_.channels();
+    const Tensor* w = init.constant_input(1);
+    if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(0) != m || w->dim(1) < 1 || w->dim(2) != 1 || w->dim(3) != 1)
+      return unsupported(kWhat, ": needs a constant float [M, C, 1, 1] pointwise W");
+    const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
+    if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
+      return unsupported(kWhat, ": pointwise bias must be a constant float [M]");
+    if (b && !xnn::all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
+    XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("pointwise_activation_min", -kInf));
+    XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("pointwise_activation_max", kInf));
+    if (!(k->lo_ < k->hi_)) return unsupported(kWhat, ": empty pointwise output range");
+    XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("pointwise_activation", ""));
+    if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported(kWhat, ": activation ", activation);
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->tile_ = tile;
+    // Non-finite weights are declined, as the own 1x1 Conv declines them (the reference runs).
+    std::vector<float> rows;
+    bool finite = true;
+    k->weights_ = pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, w->dim(1), 1, 1);
+    if (!finite) return unsupported(kWhat, ": non-finite pointwise weights");
+    init.packed_constant_input(1);
+    if (b) init.packed_constant_input(2);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    const int64_t c = weights_.c, m = weights_.m;
+    if (!is_f32(x) || x.rank() != 4 || x.dim(3) != c) return Status::ok();
+    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
+    const xnn::ConvGeometry& geo = layer_.geometry();
+    std::array<int64_t, 4> pads;
+    if (n <= 0 || h <= 0 || w <= 0 || !geo.pads_for(h, w, pads)) return Status::ok();
+    const int64_t oh = geo.out_h(h, pads), ow = geo.out_w(w, pads);
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, m}));
+    ExpandedRows rows(tile_, weights_, lo_, hi_, activation_, x.data<float>(), w, geo.kh);
+    // An output row expands about sh input rows; the channels split by whole 32-wide panels.
+    layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>(), geo.sh * w * c * m,
+               kFconvCols / kFdwChannelBlock);
+    handled = true;
+    return Status::ok();
+  }
+
+  FdwLayer layer_;
+  FconvTileFn tile_ = nullptr;
+  FconvWeights weights_;  // the 1x1 Conv: [C] -> [M]
+  float lo_ = -kInf, hi_ = kInf;  // its fused output range
+  MapFn activation_ = nullptr;    // and activation
+  ChunkScratch<float> scratch_;   // per chunk: the ring and the expanded rows
+};
+
+}  // namespace
+
+bool pointwise_depthwise_available() { return enabled() && fconv_tile_fast() && fdw_row_fast() && fdw_pack_fast(); }
+
+void register_opt_conv_pw_dw_f32(OpRegistry& registry) {
+  registry.add({xnn::kNhwcOpDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
+                1, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx

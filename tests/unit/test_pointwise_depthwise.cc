@@ -1,0 +1,184 @@
+// The layout pass's merge of a 1x1 Conv into the depthwise Conv that alone reads it
+// (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
+// reference kernels over odd shapes, and against the two own kernels unfused, bit for bit.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/exec/layout_nhwc.h"
+#include "runtime/exec/session.h"
+#include "runtime/ops/optimized/conv_pw_dw_f32.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "tests/unit/graph_builder.h"
+#include "tests/unit/test_optimized_common.h"
+#include "tests/unit/test_xnnpack_common.h"
+
+namespace xonnx {
+namespace {
+
+using namespace xnntest;
+
+struct Block {
+  int64_t cin = 8, m = 24, k = 3, stride = 1;
+  bool swish = false;         // the 1x1 Conv's activation: SiLU (else ReLU6)
+  bool expose_mid = false;    // the 1x1 Conv's output is a graph output too: no merge
+  bool inf_weight = false;    // one 1x1 weight is inf: the fused kernel declines (the reference runs)
+};
+
+// x -> 1x1 Conv (cin -> m) + ReLU6 / SiLU -> depthwise k x k Conv + ReLU6 -> "y".
+Model block_model(const Block& p) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  const std::string lo = b.constant(Tensor::scalar<float>(0.0f)), hi = b.constant(Tensor::scalar<float>(6.0f));
+  Tensor w1_values = rand_tensor({p.m, p.cin, 1, 1}, 5, -0.5f, 0.5f);
+  if (p.inf_weight) w1_values.data<float>()[1] = std::numeric_limits<float>::infinity();
+  const std::string w1 = b.constant(w1_values);
+  const std::string b1 = b.constant(rand_tensor({p.m}, 6));
+  std::string mid = b.node("Conv", {"x", w1, b1}, {attr_ints("kernel_shape", {1, 1})});
+  mid = p.swish ? b.node("Mul", {mid, b.node("Sigmoid", {mid})}) : b.node("Clip", {mid, lo, hi});
+  if (p.expose_mid) b.output(mid);
+  const std::string w2 = b.constant(rand_tensor({p.m, 1, p.k, p.k}, 7, -0.5f, 0.5f));
+  const std::string b2 = b.constant(rand_tensor({p.m}, 8));
+  const int64_t pad = p.k / 2;
+  const std::string dw =
+      b.node("Conv", {mid, w2, b2},
+             {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}), attr_int("group", p.m),
+              attr_ints("strides", {p.stride, p.stride})});
+  b.node("Clip", {dw, lo, hi}, {}, "y");
+  b.output("y");
+  return b.model;
+}
+
+const Node* merged_node(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (n.domain == kNhwcDomain && n.op_type == kPointwiseDepthwiseOp) return &n;
+  return nullptr;
+}
+
+TEST(PointwiseDepthwise, LayoutPassMergesTheOneReaderDepthwiseConv) {
+  Model m = block_model(Block{});
+  NhwcLayoutOptions on;
+  on.fuse_pointwise_depthwise = true;
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->pointwise_depthwise, 1);
+  EXPECT_EQ(s->fused, 2);  // the two Clips
+  EXPECT_EQ(s->nhwc_ops, 1);
+  const Node* n = merged_node(m.graph);
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(n->inputs.size(), 5u);  // X, W_pw, B_pw, W_dw, B_dw
+  EXPECT_EQ(n->inputs[0], "x__nhwc");
+  for (const char* name : {"pointwise_activation_min", "pointwise_activation_max", "activation_min", "activation_max"})
+    EXPECT_NE(n->find_attr(name), nullptr) << name;
+  EXPECT_EQ(n->find_attr("group")->i, 24);
+}
+
+TEST(PointwiseDepthwise, LayoutPassLeavesOtherShapesAlone) {
+  Block exposed;
+  exposed.expose_mid = true;
+  Model off = block_model(Block{}), other_reader = block_model(exposed);
+  NhwcLayoutOptions on;
+  on.fuse_pointwise_depthwise = true;
+  auto a = apply_nhwc_layout(off.graph, off.opset_imports);  // the option is off by default
+  auto b = apply_nhwc_layout(other_reader.graph, other_reader.opset_imports, on);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->pointwise_depthwise, 0);
+  EXPECT_EQ(b->pointwise_depthwise, 0);
+  EXPECT_EQ(merged_node(off.graph), nullptr);
+  EXPECT_EQ(merged_node(other_reader.graph), nullptr);
+}
+
+Result<std::unique_ptr<Session>> session(const Model& m, int threads, bool reference = false) {
+  SessionOptions o;
+  o.num_threads = threads;
+  o.disable_xnnpack = reference;
+  return Session::create_from_model(m, o);
+}
+
+// The fused kernel against the reference kernels, and against the unfused own kernels (the
+// same model with the 1x1 output also a graph output) bit for bit.
+void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, float non_finite = 0) {
+  const std::string what = "cin " + std::to_string(p.cin) + " m " + std::to_string(p.m) + " k " + std::to_string(p.k) +
+                           " stride " + std::to_string(p.stride) + (p.swish ? " SiLU" : "") + ", threads " +
+                           std::to_string(threads);
+  SCOPED_TRACE(what);
+  Block unfused_p = p;
+  unfused_p.expose_mid = true;
+  auto ref = session(block_model(p), threads, true);
+  auto fused = session(block_model(p), threads);
+  auto unfused = session(block_model(unfused_p), threads);
+  ASSERT_TRUE(ref.is_ok() && fused.is_ok() && unfused.is_ok());
+  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr, opt::pointwise_depthwise_available());
+  uint32_t seed = 11;
+  for (const Shape& shape : shapes) {  // one session, several input sizes
+    Tensor x = rand_tensor(shape, seed++);
+    if (non_finite != 0) {
+      x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+      x.data<float>()[x.numel() - 1] = non_finite;
+    }
+    auto want = (*ref)->run({Value(x)});
+    const uint64_t before = opt::run_count();
+    auto got = (*fused)->run({Value(x)});
+    auto separate = (*unfused)->run({Value(x)});
+    ASSERT_TRUE(want.is_ok() && got.is_ok() && separate.is_ok()) << got.status().to_string();
+    if (opt::pointwise_depthwise_available()) EXPECT_GT(opt::run_count(), before);
+    const std::string at = " at " + shape_to_string(shape);
+    expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference" + at);
+    const Tensor& a = (*got)[0].tensor();
+    const Tensor& b = (*separate).back().tensor();
+    ASSERT_EQ(a.shape(), b.shape());
+    EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
+                                   std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
+        << "vs the unfused own kernels" << at;
+  }
+}
+
+TEST(PointwiseDepthwise, OddShapesAgreeWithReferenceAndUnfusedKernels) {
+  const std::vector<Shape> shapes = {{1, 0, 1, 1}, {2, 0, 13, 3}, {1, 0, 30, 127}, {1, 0, 7, 7}};
+  for (int threads : {1, 2}) {
+    for (Block p : {Block{8, 24, 3, 1}, Block{3, 40, 3, 2}, Block{16, 96, 5, 2}, Block{13, 33, 3, 1, true}}) {
+      std::vector<Shape> s = shapes;
+      for (Shape& shape : s) shape[1] = p.cin;
+      check_block(p, s, threads);
+    }
+  }
+}
+
+TEST(PointwiseDepthwise, FewRowsSplitPanelsOverThreads) {
+  // 7 output rows, 8 (and 7, the last one narrow) 32-channel panels: each thread expands its
+  // own panels of every row.
+  for (int64_t m : {256, 200}) check_block(Block{64, m, 3, 1, true}, {{1, 64, 7, 7}, {2, 64, 14, 5}}, 2);
+}
+
+TEST(PointwiseDepthwise, NonFiniteInputsKeepReferenceSemantics) {
+  check_block(Block{8, 24, 3, 1}, {{1, 8, 9, 12}}, 2, std::numeric_limits<float>::infinity());
+}
+
+TEST(PointwiseDepthwise, DeclinedFusedKernelRunsTheReferencePair) {
+  Block p{8, 24, 3, 2};
+  p.inf_weight = true;
+  auto ref = session(block_model(p), 2, true);
+  auto fast = session(block_model(p), 2);
+  ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+  const Tensor x = rand_tensor({2, 8, 9, 11}, 3);
+  auto want = (*ref)->run({Value(x)});
+  auto got = (*fast)->run({Value(x)});
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-5, 1e-6, "inf in the 1x1 weights");
+}
+
+TEST(PointwiseDepthwise, BadInputNamesTheNode) {
+  auto fast = session(block_model(Block{}), 1);
+  ASSERT_TRUE(fast.is_ok());
+  auto y = (*fast)->run({Value(rand_tensor({1, 5, 6, 6}, 1))});  // 5 channels where W_pw takes 8
+  ASSERT_FALSE(y.is_ok());
+  const std::string error = y.status().to_string();
+  const char* op = opt::pointwise_depthwise_available() ? "PointwiseDepthwiseConv" : "Conv";  // merged or not
+  EXPECT_NE(error.find(op), std::string::npos) << error;
+  EXPECT_NE(error.find("5 channels"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace xonnx
