@@ -132,6 +132,7 @@ class NhwcPass {
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
   void try_fuse(size_t conv);
   int fuse_pointwise_depthwise(const std::vector<size_t>& order);
+  int read_images_in_nchw();
   Node merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
                                   const std::unordered_map<std::string, std::string>& nhwc) const;
   std::string fresh(const std::string& base);
@@ -151,6 +152,7 @@ class NhwcPass {
   std::vector<Role> role_;
   std::vector<bool> fused_away_;
   std::unordered_map<size_t, size_t> pointwise_of_;  // depthwise Conv -> the 1x1 Conv merged into it
+  std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
   std::unordered_set<std::string> region_;  // values produced in NHWC
   std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
   std::unordered_set<std::string> entering_;
@@ -448,6 +450,40 @@ Node NhwcPass::merged_pointwise_depthwise(const Node& depthwise, size_t pointwis
   return n;
 }
 
+// An entering value whose one region reader is a Conv over few channels (an image: C <= 4,
+// the own kernel's zero-padded copy with merged kernel rows) is read in NCHW by that Conv, as
+// ConvNchwInput: its padded copy does the conversion, and no ToNHWC is needed. Returns how many.
+int NhwcPass::read_images_in_nchw() {
+  int converted = 0;
+  for (auto it = entering_.begin(); it != entering_.end();) {
+    std::vector<size_t> readers;
+    auto c = consumers_.find(*it);
+    if (c != consumers_.end()) {
+      for (size_t r : c->second)
+        if (role_[r] != Role::kNone && !fused_away_[r]) readers.push_back(r);
+    }
+    if (readers.size() != 1 || pointwise_of_.count(readers[0])) {
+      ++it;
+      continue;
+    }
+    const Node& conv = g_.nodes[readers[0]];
+    const Tensor* w = conv.op_type == "Conv" && conv.domain.empty() ? constant(conv.inputs[1]) : nullptr;
+    const Attribute* group = conv.find_attr("group");
+    const Attribute* dilations = conv.find_attr("dilations");
+    const bool image_stem = w && w->rank() == 4 && w->dim(1) <= 4 && w->dim(3) > 1 && (!group || group->i == 1) &&
+                            (!dilations || std::all_of(dilations->ints.begin(), dilations->ints.end(),
+                                                       [](int64_t d) { return d == 1; }));
+    if (!image_stem || conv.inputs[0] != *it) {
+      ++it;
+      continue;
+    }
+    nchw_input_.insert(readers[0]);
+    it = entering_.erase(it);
+    ++converted;
+  }
+  return converted;
+}
+
 std::string NhwcPass::fresh(const std::string& base) {
   std::string name = base + "__nhwc";
   for (int k = 1; names_.count(name); ++k) name = base + "__nhwc" + std::to_string(k);
@@ -510,6 +546,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   }
   if (region_.empty()) return stats;
   if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
+  if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
 
   // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
   std::unordered_set<std::string> exits;
@@ -587,6 +624,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         n.domain = kNhwcDomain;
         auto merged = pointwise_of_.find(i);
         if (merged != pointwise_of_.end()) n = merged_pointwise_depthwise(n, merged->second, nhwc);
+        if (nchw_input_.count(i)) n.op_type = kConvNchwInputOp;
         ++stats.nhwc_ops;
       } else {
         ++stats.agnostic_ops;

@@ -22,6 +22,8 @@
 //    to be [N,C,1,1] (after global pooling) convert without a copy (attribute unit_spatial=1).
 //  - with NhwcLayoutOptions::fuse_pointwise_depthwise, a 1x1 Conv (stride 1, no pads) whose
 //    output only a depthwise Conv reads is merged into it: one PointwiseDepthwiseConv.
+//  - with NhwcLayoutOptions::nchw_input_conv, an image (C <= 4) whose one region reader is a
+//    Conv enters through it: a ConvNchwInput reading the NCHW value, no ToNHWC.
 //  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
 //    HardSwish (opset 14), via Node::opset, when the gate has no other reader.
 // Only values whose rank is certainly 4 enter a region (Conv weights and 2-D pool kernels
@@ -42,11 +44,17 @@ constexpr const char* kNhwcDomain = "com.xonnx.nhwc";
 // The fused 1x1 Conv -> depthwise Conv of that domain (see NhwcLayoutOptions).
 constexpr const char* kPointwiseDepthwiseOp = "PointwiseDepthwiseConv";
 
+// The NHWC Conv whose input 0 is still NCHW (an image input; see NhwcLayoutOptions).
+constexpr const char* kConvNchwInputOp = "ConvNchwInput";
+
+// Rewrites that pay only where the own kernels run them (opt::layout_fusions()); elsewhere
+// the ops would run on their reference twins.
 struct NhwcLayoutOptions {
-  // Merge a 1x1 Conv into the depthwise Conv that alone reads its output. Only worth it where
-  // the fused kernel exists (opt::pointwise_depthwise_available()): its reference runs the
-  // two reference twins.
+  // Merge a 1x1 Conv into the depthwise Conv that alone reads its output.
   bool fuse_pointwise_depthwise = false;
+  // An image (C <= 4) whose one region reader is a Conv enters the region through that Conv
+  // (ConvNchwInput) instead of a ToNHWC.
+  bool nchw_input_conv = false;
 };
 
 struct NhwcLayoutStats {
@@ -58,6 +66,7 @@ struct NhwcLayoutStats {
   int fused = 0;           // Relu / Clip folded into a Conv
   int gated = 0;           // x * Sigmoid(x) -> Swish, x * HardSigmoid(x) -> HardSwish
   int pointwise_depthwise = 0;  // 1x1 Convs merged into their depthwise Conv
+  int nchw_input = 0;           // ToNHWC conversions left to a ConvNchwInput
 };
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;

@@ -189,7 +189,9 @@ Tensor run(const ConvCase& cc, SessionOptions options, bool specials, bool* own_
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   if (!out.is_ok()) return Tensor();
   for (const Profiler::Entry& e : profiler.entries())
-    if (e.op_type == "com.xonnx.nhwc:Conv" && e.backend == Backend::kOptimized) *own_ran = true;
+    if ((e.op_type == "com.xonnx.nhwc:Conv" || e.op_type == "com.xonnx.nhwc:ConvNchwInput") &&
+        e.backend == Backend::kOptimized)
+      *own_ran = true;
   return (*out)[0].tensor();
 }
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/exec/layout_nhwc.h"
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fconv.h"
@@ -57,6 +58,8 @@ class ConvF32NhwcKernel final : public OptKernel {
     // zero-padded copy of the input the kw taps of a kernel row are contiguous, so they run as
     // one tap of kw * C values (the panels' [kh][kw][C] order is already that).
     k->merge_rows_ = c < 32 && k->geo_.kw > 1 && k->geo_.dw == 1;
+    // ConvNchwInput (an image the layout pass left in NCHW): the padded copy converts it.
+    k->nchw_input_ = init.node().op_type == kConvNchwInputOp;
     k->in_ch_ = c;
     k->out_ch_ = m;
     // A panel's rows at a time, checked for non-finite values (see above) on the way.
@@ -67,8 +70,10 @@ class ConvF32NhwcKernel final : public OptKernel {
     const xnn::ConvGeometry& g = k->geo_;
     if (!k->activation_ && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
+      if (k->nchw_input_) return unsupported("own fp32 Conv: NCHW input on the Winograd path");
       k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
     } else {
+      if (k->nchw_input_ && !k->merge_rows_) return unsupported("own fp32 Conv: NCHW input without merged rows");
       k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, k->merge_rows_ ? g.kh : taps);
       k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     }
@@ -82,8 +87,8 @@ class ConvF32NhwcKernel final : public OptKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     const int64_t c = in_ch_, m = out_ch_, taps = w_.taps;
-    if (!is_f32(x) || x.rank() != 4 || x.dim(3) != c) return Status::ok();
-    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
+    if (!is_f32(x) || x.rank() != 4 || x.dim(nchw_input_ ? 1 : 3) != c) return Status::ok();
+    const int64_t n = x.dim(0), h = x.dim(nchw_input_ ? 2 : 1), w = x.dim(nchw_input_ ? 3 : 2);
     std::array<int64_t, 4> pads;
     if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
@@ -110,8 +115,13 @@ class ConvF32NhwcKernel final : public OptKernel {
       pool_->parallel_for(static_cast<size_t>(n * h), chunk_for(w * c, 65536), [&](size_t r0, size_t r1) {
         for (size_t r = r0; r < r1; ++r) {
           const int64_t img = static_cast<int64_t>(r) / h, iy = static_cast<int64_t>(r) % h;
-          std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c,
-                    padded + ((img * ph + iy + pads[0]) * pw + pads[1]) * c);
+          float* const dst = padded + ((img * ph + iy + pads[0]) * pw + pads[1]) * c;
+          if (nchw_input_) {
+            xnn::interleave_pixels(in + (img * c * h + iy) * w, static_cast<size_t>(h * w), static_cast<size_t>(c),
+                                   static_cast<size_t>(w), dst);
+          } else {
+            std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c, dst);
+          }
         }
       });
       in = padded_.data();
@@ -243,6 +253,7 @@ class ConvF32NhwcKernel final : public OptKernel {
   float lo_ = -kInf, hi_ = kInf;
   int64_t in_ch_ = 0, out_ch_ = 0;
   bool merge_rows_ = false;
+  bool nchw_input_ = false;  // ConvNchwInput: x is [N, C, H, W]
   std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path, w_ unused
   FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;   // the input of padding taps
@@ -261,6 +272,8 @@ void register_opt_conv_f32(OpRegistry& registry) {
   OpDef def{xnn::kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  registry.add(def);
+  def.name = kConvNchwInputOp;
   registry.add(def);
 }
 

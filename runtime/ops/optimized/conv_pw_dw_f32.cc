@@ -4,8 +4,6 @@
 // computed into the chunk's scratch right before the ring copies them: the expanded tensor,
 // 6x the block's input (4.8 MB in MobileNetV2's first expand), never goes through memory.
 // Same tiles, rows and order as the two own kernels one after the other: the same bits.
-#include "runtime/ops/optimized/conv_pw_dw_f32.h"
-
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -144,8 +142,6 @@ class ConvPwDwF32NhwcKernel final : public OptKernel {
 };
 
 }  // namespace
-
-bool pointwise_depthwise_available() { return enabled() && fconv_tile_fast() && fdw_row_fast() && fdw_pack_fast(); }
 
 void register_opt_conv_pw_dw_f32(OpRegistry& registry) {
   registry.add({xnn::kNhwcOpDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,

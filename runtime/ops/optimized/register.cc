@@ -1,5 +1,8 @@
 // The optimized op family (Backend::kOptimized): own vectorized float32 kernels, tried after
 // XNNPACK and before the reference kernels (runtime/ops/registry.h).
+#include "runtime/ops/optimized/fconv.h"
+#include "runtime/ops/optimized/fdwconv.h"
+#include "runtime/ops/optimized/layout_fusions.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -16,6 +19,15 @@ void register_opt_conv_pw_dw_f32(OpRegistry& registry); // conv_pw_dw_f32.cc
 void register_opt_binary(OpRegistry& registry);         // binary.cc
 void register_opt_concat(OpRegistry& registry);         // concat.cc
 void register_opt_pool(OpRegistry& registry);           // pool.cc
+
+NhwcLayoutOptions layout_fusions() {
+  NhwcLayoutOptions o;
+  const bool conv = enabled() && fconv_tile_fast();  // conv_f32.cc, conv_pw_dw_f32.cc
+  o.fuse_pointwise_depthwise = conv && fdw_row_fast() && fdw_pack_fast();
+  o.nchw_input_conv = conv;
+  return o;
+}
+
 }  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {

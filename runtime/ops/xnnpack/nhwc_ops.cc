@@ -6,7 +6,9 @@
 //    input 0 to NCHW, run the node's ONNX reference kernel, apply the fused output range (if
 //    any) with Relu/Clip semantics (NaN stays NaN), transpose output 0 back. They define the
 //    semantics; the XNNPACK kernels (conv.cc, pooling.cc) are the fast candidates and defer to
-//    the twins for what they do not cover (NaN/inf, unexpected shapes or types).
+//    the twins for what they do not cover (NaN/inf, unexpected shapes or types);
+//  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
+//    still NCHW: no input transpose) and PointwiseDepthwiseConv (the two Convs' twins).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -248,6 +250,10 @@ class NhwcTwinKernel final : public Kernel {
     onnx.domain.clear();
     onnx.opset = init.opset();
     auto k = std::unique_ptr<NhwcTwinKernel>(new NhwcTwinKernel());
+    if (onnx.op_type == kConvNchwInputOp) {  // a Conv whose input is still NCHW
+      onnx.op_type = "Conv";
+      k->nchw_input_ = true;
+    }
     k->pool_ = &init.thread_pool();
     k->op_ = onnx.op_type;
     std::vector<Attribute> kept;
@@ -283,8 +289,11 @@ class NhwcTwinKernel final : public Kernel {
       return invalid_argument("NHWC ", op_, " needs a 4-D input, got ",
                               x.defined() ? "shape " + shape_to_string(x.shape()) : std::string("no tensor"));
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor nchw, Tensor::allocate(x.dtype(), permuted_shape(x.shape(), false)));
-    XONNX_RETURN_IF_ERROR(permute_layout(x, false, nchw, *pool_));
+    Tensor nchw = x;
+    if (!nchw_input_) {
+      XONNX_ASSIGN_OR_RETURN(nchw, Tensor::allocate(x.dtype(), permuted_shape(x.shape(), false)));
+      XONNX_RETURN_IF_ERROR(permute_layout(x, false, nchw, *pool_));
+    }
     TwinContext inner(ctx, std::move(nchw));
     XONNX_RETURN_IF_ERROR(ref_->run(inner));
     const Value& v = inner.output(0);
@@ -315,6 +324,7 @@ class NhwcTwinKernel final : public Kernel {
   ThreadPool* pool_ = nullptr;
   std::string op_;
   std::unique_ptr<Kernel> ref_;
+  bool nchw_input_ = false;  // ConvNchwInput: input 0 is already NCHW
   bool fused_ = false;
   enum class Activation { kNone, kSwish, kHardSwish };
   Activation activation_ = Activation::kNone;  // the fused `activation`, after the range
@@ -382,6 +392,7 @@ void register_nhwc_reference(OpRegistry& registry) {
   registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1, Backend::kReference});
   registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1,
                 Backend::kReference});
+  registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
   registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, PointwiseDepthwiseTwin::create, 4, 5, 1, 1,
                 Backend::kReference});
 }

@@ -277,6 +277,13 @@ void interleave_images(const float* src, float* dst, size_t n, size_t hw, const 
 
 }  // namespace
 
+void interleave_pixels(const float* src, size_t plane_stride, size_t c, size_t count, float* dst) {
+  if (c == 3) return interleave_planes<3>(src, plane_stride, dst, 0, count);
+  if (c == 4) return interleave_planes<4>(src, plane_stride, dst, 0, count);
+  for (size_t p = 0; p < count; ++p)
+    for (size_t k = 0; k < c; ++k) dst[p * c + k] = src[k * plane_stride + p];
+}
+
 void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw,
                   const ThreadPool& pool) {
   if (c == 1 || hw == 1) {

@@ -1,6 +1,8 @@
-// The layout pass's merge of a 1x1 Conv into the depthwise Conv that alone reads it
-// (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
-// reference kernels over odd shapes, and against the two own kernels unfused, bit for bit.
+// The layout pass's rewrites for the own kernels (opt::layout_fusions()):
+//  - the merge of a 1x1 Conv into the depthwise Conv that alone reads it
+//    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
+//    reference kernels over odd shapes, and against the two own kernels unfused, bit for bit;
+//  - an image read in NCHW by its one Conv (ConvNchwInput, conv_f32.cc), no ToNHWC.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -9,7 +11,7 @@
 
 #include "runtime/exec/layout_nhwc.h"
 #include "runtime/exec/session.h"
-#include "runtime/ops/optimized/conv_pw_dw_f32.h"
+#include "runtime/ops/optimized/layout_fusions.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/test_optimized_common.h"
@@ -110,7 +112,7 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
   auto fused = session(block_model(p), threads);
   auto unfused = session(block_model(unfused_p), threads);
   ASSERT_TRUE(ref.is_ok() && fused.is_ok() && unfused.is_ok());
-  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr, opt::pointwise_depthwise_available());
+  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr, opt::layout_fusions().fuse_pointwise_depthwise);
   uint32_t seed = 11;
   for (const Shape& shape : shapes) {  // one session, several input sizes
     Tensor x = rand_tensor(shape, seed++);
@@ -123,7 +125,7 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
     auto got = (*fused)->run({Value(x)});
     auto separate = (*unfused)->run({Value(x)});
     ASSERT_TRUE(want.is_ok() && got.is_ok() && separate.is_ok()) << got.status().to_string();
-    if (opt::pointwise_depthwise_available()) EXPECT_GT(opt::run_count(), before);
+    if (opt::layout_fusions().fuse_pointwise_depthwise) EXPECT_GT(opt::run_count(), before);
     const std::string at = " at " + shape_to_string(shape);
     expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference" + at);
     const Tensor& a = (*got)[0].tensor();
@@ -175,9 +177,85 @@ TEST(PointwiseDepthwise, BadInputNamesTheNode) {
   auto y = (*fast)->run({Value(rand_tensor({1, 5, 6, 6}, 1))});  // 5 channels where W_pw takes 8
   ASSERT_FALSE(y.is_ok());
   const std::string error = y.status().to_string();
-  const char* op = opt::pointwise_depthwise_available() ? "PointwiseDepthwiseConv" : "Conv";  // merged or not
+  const char* op = opt::layout_fusions().fuse_pointwise_depthwise ? "PointwiseDepthwiseConv" : "Conv";  // merged or not
   EXPECT_NE(error.find(op), std::string::npos) << error;
   EXPECT_NE(error.find("5 channels"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace xonnx
+
+namespace xonnx {
+namespace {
+
+// x (C channels) -> 3x3 stride-2 Conv + Relu -> "y"; with `pooled`, x is also pooled into
+// a second output (a second region reader: x then enters through a ToNHWC).
+Model stem_model(int64_t c, bool pooled) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  const std::string w = b.constant(rand_tensor({8, c, 3, 3}, 5, -0.5f, 0.5f)), bias = b.constant(rand_tensor({8}, 6));
+  const std::string conv = b.node("Conv", {"x", w, bias},
+                                  {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}),
+                                   attr_ints("strides", {2, 2})});
+  b.node("Relu", {conv}, {}, "y");
+  b.output("y");
+  if (pooled) b.output(b.node("MaxPool", {"x"}, {attr_ints("kernel_shape", {1, 1})}));  // an NHWC op
+  return b.model;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.domain == kNhwcDomain && node.op_type == op;
+  return n;
+}
+
+TEST(ConvNchwInput, LayoutPassDropsTheImagesToNhwc) {
+  NhwcLayoutOptions on;
+  on.nchw_input_conv = true;
+  for (int64_t c : {1, 3, 4, 5}) {
+    Model m = stem_model(c, false);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+    ASSERT_TRUE(s.is_ok());
+    const bool image = c <= 4;
+    EXPECT_EQ(s->nchw_input, image ? 1 : 0) << c;
+    EXPECT_EQ(s->to_nhwc, image ? 0 : 1) << c;
+    EXPECT_EQ(count_op(m.graph, kConvNchwInputOp), image ? 1 : 0) << c;
+    if (image) EXPECT_EQ(m.graph.nodes[0].inputs[0], "x");
+  }
+  Model two_readers = stem_model(3, true);
+  auto s = apply_nhwc_layout(two_readers.graph, two_readers.opset_imports, on);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->nchw_input, 0);
+  EXPECT_EQ(s->to_nhwc, 1);
+}
+
+// Against the reference, and bit for bit against the same Conv behind a ToNHWC.
+TEST(ConvNchwInput, AgreesWithReferenceAndTheToNhwcPath) {
+  for (int threads : {1, 2}) {
+    for (int64_t c : {1, 3, 4}) {
+      SCOPED_TRACE("C " + std::to_string(c) + ", threads " + std::to_string(threads));
+      auto ref = session(stem_model(c, false), threads, true);
+      auto fast = session(stem_model(c, false), threads);
+      auto converted = session(stem_model(c, true), threads);
+      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && converted.is_ok());
+      EXPECT_EQ(count_op((*fast)->model().graph, kConvNchwInputOp) == 1, opt::layout_fusions().nchw_input_conv);
+      uint32_t seed = 1;
+      for (Shape shape : {Shape{1, c, 1, 1}, Shape{2, c, 13, 7}, Shape{1, c, 64, 67}}) {
+        Tensor x = rand_tensor(shape, seed++);
+        x.data<float>()[x.numel() / 2] = std::numeric_limits<float>::quiet_NaN();
+        auto want = (*ref)->run({Value(x)});
+        auto got = (*fast)->run({Value(x)});
+        auto same = (*converted)->run({Value(x)});
+        ASSERT_TRUE(want.is_ok() && got.is_ok() && same.is_ok()) << same.status().to_string();
+        expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference at " + shape_to_string(shape));
+        const Tensor& a = (*got)[0].tensor();
+        const Tensor& b = (*same)[0].tensor();
+        EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
+                                       std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
+            << "vs ToNHWC + Conv at " << shape_to_string(shape);
+      }
+    }
+  }
 }
 
 }  // namespace
