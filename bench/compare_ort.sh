@@ -14,6 +14,9 @@
 #                     build/slow-models
 #   --threads "1 2"   thread counts to run (default "1 2")
 #   --iters N         timed runs (default 50)      --warmup N   untimed runs (default 5)
+#   --rounds N        run each engine N times per model and thread count, alternating, and
+#                     report the median of the rounds' figures (default 1): a host's bursts
+#                     of noise then hit both engines alike
 #   --xonnx PATH      xonnx binary (default: $XONNX or build/bin/xonnx)
 #   --ort-dir DIR     where onnxruntime-node is installed (default: $XONNX_ORT_DIR or ~/.cache/xonnx-ort)
 #   --out FILE        keep the raw JSON lines (default: a temporary file)
@@ -26,6 +29,7 @@ XONNX="${XONNX:-$ROOT/build/bin/xonnx}"
 THREADS="1 2"
 ITERS=50
 WARMUP=5
+ROUNDS=1
 OUT=""
 FULL=0
 MODELS=()
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
     --quantized) FULL=2; shift ;;
     --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
     --iters) ITERS="${2:?--iters needs a value}"; shift 2 ;;
+    --rounds) ROUNDS="${2:?--rounds needs a value}"; shift 2 ;;
     --warmup) WARMUP="${2:?--warmup needs a value}"; shift 2 ;;
     --xonnx) XONNX="${2:?--xonnx needs a value}"; shift 2 ;;
     --ort-dir) ORT_DIR="${2:?--ort-dir needs a value}"; shift 2 ;;
@@ -144,14 +149,16 @@ for i in "${!MODELS[@]}"; do
   read -r -a shape_args <<< "${SHAPES[$i]}"
   for t in $THREADS; do
     echo "== $(basename "$(dirname "$model")")/$(basename "$model") threads $t" >&2
-    # Both engines start from a warm page cache: this machine pages out cold file pages within
-    # seconds, so whichever engine ran first would otherwise also time reading the disk.
-    cat -- "$model" > /dev/null
-    run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$WARMUP" \
-      --iters "$ITERS" --json "${shape_args[@]}"
-    cat -- "$model" > /dev/null
-    run_one onnxruntime "$i" "$model" "$t" node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
-      --warmup "$WARMUP" --iters "$ITERS" "${shape_args[@]}"
+    for ((round = 0; round < ROUNDS; ++round)); do
+      # Both engines start from a warm page cache: this machine pages out cold file pages within
+      # seconds, so whichever engine ran first would otherwise also time reading the disk.
+      cat -- "$model" > /dev/null
+      run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$WARMUP" \
+        --iters "$ITERS" --json "${shape_args[@]}"
+      cat -- "$model" > /dev/null
+      run_one onnxruntime "$i" "$model" "$t" node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
+        --warmup "$WARMUP" --iters "$ITERS" "${shape_args[@]}"
+    done
   done
 done
 echo

@@ -10,13 +10,29 @@ const fs = require('fs');
 const path = require('path');
 
 const lines = fs.readFileSync(process.argv[2], 'utf8').split('\n').filter((l) => l.trim());
-const rows = new Map();
+const runs = new Map();  // case and threads -> { model, threads, x: [runs], o: [runs] }
 for (const line of lines) {
   const r = JSON.parse(line);
   const key = `${r.case ?? r.model}\t${r.threads}`;
-  if (!rows.has(key)) rows.set(key, { model: r.model, threads: r.threads });
-  rows.get(key)[r.engine === 'xonnx' ? 'x' : 'o'] = r;
+  if (!runs.has(key)) runs.set(key, { model: r.model, threads: r.threads, x: [], o: [] });
+  runs.get(key)[r.engine === 'xonnx' ? 'x' : 'o'].push(r);
 }
+// Several rounds (compare_ort.sh --rounds): each figure is the median of the rounds' figures;
+// a failed round reports its error.
+const median = (v) => {
+  const s = v.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (s.length === 0) return undefined;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const combine = (list) => {
+  const failed = list.find((r) => r.error);
+  if (failed || list.length === 0) return failed || {};
+  const out = {};
+  for (const k of ['median_ms', 'min_ms', 'init_ms', 'peak_rss_mb', 'base_rss_mb']) out[k] = median(list.map((r) => r[k]));
+  return out;
+};
+const rows = new Map();
+for (const [key, r] of runs) rows.set(key, { model: r.model, threads: r.threads, x: combine(r.x), o: combine(r.o) });
 
 // model.onnx: its folder's name; a variant next to it (int8.onnx, int4.onnx): "folder variant".
 const name = (m) => {
