@@ -64,7 +64,7 @@ TileProblem make_tile(int64_t rows, int64_t cols, int64_t c, int64_t taps, float
 }
 
 std::vector<float> run_tile(opt::FconvTileFn fn, TileProblem& p) {
-  std::vector<float> out(static_cast<size_t>(kFconvRows * p.t.ldo), -99.0f);
+  std::vector<float> out(static_cast<size_t>(kFconvRows * p.t.ldo + p.t.upper + 16), -99.0f);
   p.t.out = out.data();
   fn(p.t);
   return out;
@@ -98,15 +98,20 @@ TEST(Fconv, FastTileIsBitIdenticalToReference) {
     for (int64_t cols : {1, 16, 17, 32})
       for (int64_t c : {1, 3, 16, 33})
         for (int64_t taps : {1, 9}) {
-          const bool relu6 = seed % 3 == 0, nan = seed % 5 == 0;
+          const bool relu6 = seed % 3 == 0, nan = seed % 5 == 0, blocked = seed % 2 == 0;
           TileProblem p = make_tile(rows, cols, c, taps, relu6 ? 0.0f : -kInf, relu6 ? 6.0f : kInf, seed++, nan);
+          if (blocked) {  // 16-channel blocks (the fused depthwise ring): columns 16-31 elsewhere
+            p.t.ldo = 16;
+            p.t.upper = 16 * kFconvRows + 7;
+          }
           TileProblem q = p;
           q.t.a = q.a.data();  // q's own copies
           q.t.panel = q.panel.data();
           q.t.bias = q.bias.data();
           for (size_t i = 0; i < q.a.size(); ++i) q.a[i] = q.inputs.data() + (p.a[i] - p.inputs.data());
           EXPECT_TRUE(same_bits(run_tile(fast, p), run_tile(opt::fconv_tile_reference, q)))
-              << "rows " << rows << " cols " << cols << " c " << c << " taps " << taps << (nan ? " with NaN" : "");
+              << "rows " << rows << " cols " << cols << " c " << c << " taps " << taps << (nan ? " with NaN" : "")
+              << (blocked ? " blocked" : "");
           ++cases;
         }
   EXPECT_EQ(cases, 9 * 4 * 4 * 2);

@@ -19,7 +19,7 @@ namespace {
 class TensorRows final : public FdwSource {
  public:
   TensorRows(const float* in, int64_t row_floats) : in_(in), row_floats_(row_floats) {}
-  const float* row(int64_t row, int64_t, int64_t, int64_t, float*) override { return in_ + row * row_floats_; }
+  const float* row(int64_t row) const override { return in_ + row * row_floats_; }
   const float* ahead(int64_t row) const override { return in_ + row * row_floats_; }
 
  private:

@@ -1,8 +1,8 @@
 // Own float32 PointwiseDepthwiseConv (the layout pass's fusion of an NHWC 1x1 Conv into the
 // depthwise Conv that alone reads it: MobileNet's and EfficientNet's expand -> depthwise).
 // The depthwise layer (fdw_layer.h) takes its input rows from the 1x1 Conv's tiles (fconv.h),
-// computed into the chunk's scratch right before the ring copies them: the expanded tensor,
-// 6x the block's input (4.8 MB in MobileNetV2's first expand), never goes through memory.
+// which write them straight into its ring: the expanded tensor, 6x the block's input (4.8 MB
+// in MobileNetV2's first expand), never goes through memory and is never copied.
 // Same tiles, rows and order as the two own kernels one after the other: the same bits.
 #include <algorithm>
 #include <array>
@@ -22,29 +22,29 @@ namespace opt {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr int64_t kSegmentTiles = 8;  // pixels of an expanded row per indirection table: 96
+constexpr int64_t kSegmentTiles = 8;  // tiles of an expanded row per indirection table (96 pixels)
 
-// The 1x1 Conv's output rows: [w][m] each, one scratch row per fresh row of the ring.
+// The 1x1 Conv's output rows, written by its tiles straight into the depthwise ring's
+// 16-channel blocks (a tile's columns 16-31 go to the next block).
 class ExpandedRows final : public FdwSource {
  public:
   ExpandedRows(const FconvTileFn tile, const FconvWeights& weights, float lo, float hi, MapFn activation,
-               const float* in, int64_t w, int64_t kh)
-      : tile_(tile), weights_(weights), lo_(lo), hi_(hi), activation_(activation), in_(in), w_(w), kh_(kh) {}
+               const float* in, int64_t w)
+      : tile_(tile), weights_(weights), lo_(lo), hi_(hi), activation_(activation), in_(in), w_(w) {}
 
-  size_t scratch_floats() const override { return static_cast<size_t>(kh_ * w_ * weights_.m); }
-
-  const float* row(int64_t row, int64_t fresh, int64_t c0, int64_t c1, float* scratch) override {
+  void fill(int64_t row, float* blocks, int64_t block_floats, int64_t b0, int64_t b1) override {
     const int64_t c = weights_.c, m = weights_.m;
     const float* x = in_ + row * w_ * c;
-    float* const out = scratch + fresh * w_ * m;
     std::array<const float*, kSegmentTiles * kFconvRows> table;
     FconvTile t;
     t.taps = 1;
     t.c = c;
-    t.ldo = m;
+    t.ldo = kFdwChannelBlock;
+    t.upper = block_floats;
     t.lo = lo_;
     t.hi = hi_;
-    const int64_t pn0 = c0 / kFconvCols, pn1 = (c1 + kFconvCols - 1) / kFconvCols;
+    constexpr int64_t kBlocksPerPanel = kFconvCols / kFdwChannelBlock;
+    const int64_t pn0 = b0 / kBlocksPerPanel, pn1 = (b1 + kBlocksPerPanel - 1) / kBlocksPerPanel;
     for (int64_t p0 = 0; p0 < w_; p0 += kSegmentTiles * kFconvRows) {
       const int64_t p1 = std::min(w_, p0 + kSegmentTiles * kFconvRows);
       for (int64_t i = 0; i < p1 - p0; ++i) table[static_cast<size_t>(i)] = x + (p0 + i) * c;
@@ -57,19 +57,17 @@ class ExpandedRows final : public FdwSource {
         for (int64_t ti = 0; ti < tiles; ++ti) {
           t.a = table.data() + ti * kFconvRows;
           t.rows = std::min(kFconvRows, p1 - p0 - ti * kFconvRows);
-          t.out = out + (p0 + ti * kFconvRows) * m + pn * kFconvCols;
+          t.out = blocks + pn * kBlocksPerPanel * block_floats + (p0 + ti * kFconvRows) * kFdwChannelBlock;
           tile_(t);
         }
       }
     }
-    if (activation_) {  // the 1x1 Conv's fused (Hard)Swish, on its channels of the row
-      if (c0 == 0 && c1 == m) {
-        activation_(out, out, w_ * m);
-      } else {
-        for (int64_t p = 0; p < w_; ++p) activation_(out + p * m + c0, out + p * m + c0, c1 - c0);
+    if (activation_) {  // the 1x1 Conv's fused (Hard)Swish, on the row's blocks
+      for (int64_t b = b0; b < b1; ++b) {
+        float* const block = blocks + b * block_floats;
+        activation_(block, block, w_ * kFdwChannelBlock);
       }
     }
-    return out;
   }
 
  private:
@@ -78,7 +76,7 @@ class ExpandedRows final : public FdwSource {
   float lo_, hi_;
   MapFn activation_;
   const float* in_;
-  int64_t w_, kh_;
+  int64_t w_;
 };
 
 class ConvPwDwF32NhwcKernel final : public OptKernel {
@@ -125,7 +123,7 @@ class ConvPwDwF32NhwcKernel final : public OptKernel {
     if (n <= 0 || h <= 0 || w <= 0 || !geo.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo.out_h(h, pads), ow = geo.out_w(w, pads);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, m}));
-    ExpandedRows rows(tile_, weights_, lo_, hi_, activation_, x.data<float>(), w, geo.kh);
+    ExpandedRows rows(tile_, weights_, lo_, hi_, activation_, x.data<float>(), w);
     // An output row expands about sh input rows; the channels split by whole 32-wide panels.
     layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>(), geo.sh * w * c * m,
                kFconvCols / kFdwChannelBlock);

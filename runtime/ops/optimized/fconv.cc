@@ -59,7 +59,7 @@ void fconv_tile_reference(const FconvTile& t) {
         const float* w = t.panel + tap * t.c * kFconvCols + j;
         for (int64_t ci = 0; ci < t.c; ++ci) acc = std::fma(a[ci], w[ci * kFconvCols], acc);
       }
-      t.out[r * t.ldo + j] = clamp_keeping_nan(acc, t.lo, t.hi);
+      t.out[r * t.ldo + (j < 16 ? j : t.upper + j - 16)] = clamp_keeping_nan(acc, t.lo, t.hi);
     }
   }
 }

@@ -46,6 +46,8 @@ struct FconvTile {
   int64_t rows = 0, cols = 0;       // valid rows (1..12) and columns (1..32) to store
   float* out = nullptr;             // row r at out + r * ldo
   int64_t ldo = 0;
+  int64_t upper = 16;               // a row's columns 16-31 start `upper` floats after its first
+                                    // (16: contiguous; a channel-blocked layout puts them apart)
   float lo = 0, hi = 0;             // the fused activation range (+-inf when none)
 };
 

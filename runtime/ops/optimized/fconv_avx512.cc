@@ -14,16 +14,18 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, __mmask16 m1, float* out) {
+// Columns 0-15 at out, 16-31 at out + upper.
+inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, __mmask16 m1, float* out,
+                      int64_t upper) {
   // max/min return their second operand on NaN: NaN passes through the clamp.
   v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));
   v1 = _mm512_min_ps(hi, _mm512_max_ps(lo, v1));
   if (m0 == 0xFFFF && m1 == 0xFFFF) {
     _mm512_storeu_ps(out, v0);
-    _mm512_storeu_ps(out + 16, v1);
+    _mm512_storeu_ps(out + upper, v1);
   } else {
     _mm512_mask_storeu_ps(out, m0, v0);
-    _mm512_mask_storeu_ps(out + 16, m1, v1);
+    _mm512_mask_storeu_ps(out + upper, m1, v1);
   }
 }
 
@@ -52,7 +54,7 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
     const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;                              \
     const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u);                                \
     const __mmask16 m1 = static_cast<__mmask16>((1u << c1) - 1u);                                \
-    const int64_t nrows = t.rows, ldo = t.ldo;                                                   \
+    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                                  \
     float* out = t.out;                                                                          \
     ROWS(XONNX_F_STORE)                                                                          \
   }
@@ -65,7 +67,7 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
     s##r##_1 = _mm512_fmadd_ps(av, b1, s##r##_1);      \
   }
 #define XONNX_F_STORE(r) \
-  if (r < nrows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo);
+  if (r < nrows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo, upper);
 
 XONNX_F_DEFINE_TILE(tile_avx512, XONNX_F_ROWS)
 XONNX_F_DEFINE_TILE(tile8_avx512, XONNX_F_ROWS8)

@@ -67,17 +67,15 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   const int64_t taps = kh * geo_.kw, blocks = cp_ / kFdwChannelBlock, block_floats = wp * kFdwChannelBlock;
   const int64_t left = pads[1] * kFdwChannelBlock, right = (pads[1] + w) * kFdwChannelBlock;
   const size_t ring_floats = RowRing::floats_needed(kh, row_floats);
-  const size_t chunk_floats = ring_floats + source.scratch_floats();
 
   const size_t rows_total = static_cast<size_t>(n * oh);
   const size_t min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps + row_work));
   // Output rows r0 .. r1 - 1, channel blocks b0 .. b1 - 1, with the chunk's scratch at `storage`.
   auto run_rows = [&](size_t r0, size_t r1, int64_t b0, int64_t b1, float* storage) {
     RowRing ring(storage, kh, row_floats, 0.0f);
-    float* const source_scratch = storage + ring_floats;
     std::array<float*, kMaxRingRows> row_of;        // per ky: its ring row (all blocks)
     std::array<const float*, kMaxRingRows> rows;    // per ky: the current block of it
-    std::array<const float*, kMaxRingRows> src;     // per fresh row: the source's row
+    std::array<const float*, kMaxRingRows> src;     // per fresh row: the source's row in memory
     std::array<int64_t, kMaxRingRows> input, fresh;
     const int64_t c0 = b0 * kFdwChannelBlock, c1 = std::min(c, b1 * kFdwChannelBlock);
     FdwRow p;
@@ -94,7 +92,16 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
       const int64_t img = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
       const int64_t n_fresh =
           ring.place(img, oy, h, geo_.sh, pads[0], geo_.dh, row_of.data(), input.data(), fresh.data());
-      for (int64_t f = 0; f < n_fresh; ++f) src[f] = source.row(input[fresh[f]], f, c0, c1, source_scratch);
+      const auto pad_block = [&](float* block) {  // the zero padding columns around a block's pixels
+        std::fill(block, block + left, 0.0f);
+        std::fill(block + right, block + block_floats, 0.0f);
+      };
+      for (int64_t f = 0; f < n_fresh; ++f) {
+        src[f] = source.row(input[fresh[f]]);
+        if (src[f]) continue;
+        for (int64_t b = b0; b < b1; ++b) pad_block(row_of[fresh[f]] + b * block_floats);
+        source.fill(input[fresh[f]], row_of[fresh[f]] + left, block_floats, b0, b1);
+      }
       // Each copied row prefetches the same block of a row the next output row will add
       // (fresh row f <-> the f-th row past this output row's last). The copy reads 64 of each
       // pixel's c * 4 bytes, too sparse for the hardware's prefetchers, and large early layers
@@ -104,9 +111,9 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t cb = b * kFdwChannelBlock, valid = std::min<int64_t>(kFdwChannelBlock, c - cb);
         for (int64_t f = 0; f < n_fresh; ++f) {
+          if (!src[f]) continue;  // filled above
           float* block = row_of[fresh[f]] + b * block_floats;
-          std::fill(block, block + left, 0.0f);
-          std::fill(block + right, block + block_floats, 0.0f);
+          pad_block(block);
           const int64_t ahead_row = ahead_first + f;
           const float* ahead = ahead_row >= 0 && ahead_row < h ? source.ahead(img * h + ahead_row) : nullptr;
           pack_(src[f] + cb, w, c, valid, block + left, ahead ? ahead + cb : nullptr);
@@ -135,7 +142,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   const bool split_channels = threads > 1 && static_cast<int64_t>(rows_total) < 4 * kh * threads &&
                               units >= 2 * threads && rows_total >= 2 * min_chunk;
   if (split_channels) {
-    scratch.prepare(pool, static_cast<size_t>(threads), 1, chunk_floats);
+    scratch.prepare(pool, static_cast<size_t>(threads), 1, ring_floats);
     pool.parallel_for(static_cast<size_t>(threads), 1, [&](size_t g0, size_t g1) {
       for (size_t g = g0; g < g1; ++g) {
         const int64_t u0 = static_cast<int64_t>(g) * units / threads, u1 = static_cast<int64_t>(g + 1) * units / threads;
@@ -143,7 +150,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
       }
     });
   } else {
-    scratch.prepare(pool, rows_total, min_chunk, chunk_floats);
+    scratch.prepare(pool, rows_total, min_chunk, ring_floats);
     pool.parallel_for(rows_total, min_chunk, [&](size_t r0, size_t r1) { run_rows(r0, r1, 0, blocks, scratch.of(r0)); });
   }
 }

@@ -3,10 +3,11 @@
 // the fused pointwise + depthwise Conv (conv_pw_dw_f32.cc), which differ only in where the
 // layer's input rows come from (an FdwSource).
 //
-// Each task takes a run of output rows. The input rows a row needs are copied, 16 channels at
-// a time with zero padding columns (no bounds checks in the row kernel), into a ring of kh
-// rows per parallel chunk, which consecutive output rows share; a block's rows are copied
-// right before the row kernel reads them, so they are still in L1.
+// Each task takes a run of output rows. The input rows a row needs are held, 16 channels at a
+// time with zero padding columns (no bounds checks in the row kernel), in a ring of kh rows
+// per parallel chunk, which consecutive output rows share. Rows from memory are copied one
+// block right before the row kernel reads it, so it is still in L1; a source that computes its
+// rows writes them into the ring itself.
 #pragma once
 
 #include <array>
@@ -25,18 +26,20 @@
 namespace xonnx {
 namespace opt {
 
-// Where a layer's input rows come from: rows of `channels` floats per pixel, w pixels.
+// Where a layer's input rows come from. Either the layer copies them from memory, one block
+// at a time right before the row kernel reads it (row()), or the source writes them into the
+// ring itself (fill()).
 class FdwSource {
  public:
   virtual ~FdwSource() = default;
-  // Floats of per-chunk scratch the source needs (beside the ring).
-  virtual size_t scratch_floats() const { return 0; }
-  // Input row `row` (img * h + iy) for channels [c0, c1), as `fresh` (0 .. kh - 1) of the
-  // rows one output row adds; `scratch` is the chunk's. The pointer stays valid while the
-  // same output row is computed.
-  virtual const float* row(int64_t row, int64_t fresh, int64_t c0, int64_t c1, float* scratch) = 0;
+  // Input row `row` (img * h + iy) in memory: w pixels of `channels` floats; or nullptr when
+  // the source fills the ring instead.
+  virtual const float* row(int64_t /*row*/) const { return nullptr; }
   // A row about to be read later, to prefetch (or nullptr).
   virtual const float* ahead(int64_t /*row*/) const { return nullptr; }
+  // Writes input row `row`'s channel blocks [b0, b1) into a ring row: block b's w pixels of 16
+  // floats at blocks + b * block_floats (its padding columns are the layer's).
+  virtual void fill(int64_t /*row*/, float* /*blocks*/, int64_t /*block_floats*/, int64_t /*b0*/, int64_t /*b1*/) {}
 };
 
 class FdwLayer {
