@@ -59,3 +59,49 @@ TEST(OptimizedMatMul, MatMulDefersToReference) {
 
 }  // namespace
 }  // namespace xonnx
+
+namespace xonnx {
+namespace {
+
+using namespace opttest;
+
+// Gemm as a fully-connected layer runs on the MatMul's prepacked panels (on AVX-512; elsewhere
+// XNNPACK's is the fast one): either transB, alpha folded into the panels, beta * C as a row
+// bias of each broadcasting shape, few rows (a split GEMV) and many (the tiles).
+TEST(OptimizedGemm, FullyConnectedShapes) {
+  const bool own = opt::avx512_chosen();
+  int64_t seed = 30;
+  for (int64_t m : {1, 2, 3, 13}) {
+    for (int64_t trans_b : {0, 1}) {
+      for (int64_t n : {1, 33, 1000}) {
+        const int64_t k = n == 1000 ? 1280 : 17;
+        Tensor b = trans_b ? rand_tensor({n, k}, seed++) : rand_tensor({k, n}, seed++);
+        const std::string what = "M" + std::to_string(m) + " K" + std::to_string(k) + " N" + std::to_string(n) +
+                                 (trans_b ? " transB" : "");
+        const double atol = 1e-6 * static_cast<double>(k);  // sums of k terms of |x| < 1 cancel
+        diff_test({"Gemm"}, {var(rand_tensor({m, k}, seed++)), cst(b), cst(rand_tensor({n}, seed++))},
+                  {attr_int("transB", trans_b)}, own, what, 1e-4, atol);
+        diff_test({"Gemm"}, {var(rand_tensor({m, k}, seed++)), cst(b), cst(rand_tensor({1, n}, seed++))},
+                  {attr_int("transB", trans_b), attr_float("alpha", 0.5f), attr_float("beta", -2.0f)}, own,
+                  what + " alpha beta [1, N] C", 1e-4, atol);
+      }
+    }
+  }
+  diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), cst(rand_tensor({9, 5}, 2))}, {}, own, "no C", 1e-4, 1e-5);
+  diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), cst(rand_tensor({9, 5}, 2)), cst(Tensor::scalar<float>(0.25f))}, {},
+            own, "scalar C", 1e-4, 1e-5);
+  diff_test({"Gemm"}, {var(with_specials(rand_tensor({13, 8}, 3))), cst(rand_tensor({8, 20}, 4))}, {}, own, "NaN/inf",
+            1e-4, 1e-5);
+}
+
+TEST(OptimizedGemm, OtherGemmsAreDeclinedOrDeferred) {
+  diff_test({"Gemm"}, {var(rand_tensor({9, 3}, 1)), cst(rand_tensor({9, 5}, 2))}, {attr_int("transA", 1)}, false,
+            "transA");
+  diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), var(rand_tensor({9, 5}, 2))}, {}, false, "runtime B");
+  diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), cst(rand_tensor({9, 5}, 2)), cst(rand_tensor({3, 5}, 3))}, {},
+            false, "full C");
+  diff_test({"Gemm"}, {var(rand_tensor({3, 8}, 1)), cst(rand_tensor({9, 5}, 2))}, {}, false, "K mismatch");
+}
+
+}  // namespace
+}  // namespace xonnx

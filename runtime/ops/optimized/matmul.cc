@@ -12,6 +12,7 @@
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -22,6 +23,7 @@ namespace {
 constexpr int64_t kDirectMaxRows = 3;
 // Multiply-adds per parallel chunk (smaller chunks cost more to wake threads than they save).
 constexpr int64_t kMinChunkMacs = 1 << 21;  // ~20 us
+constexpr int64_t kStreamedMacCost = 8;
 
 struct Plan {
   Shape out_shape;
@@ -90,12 +92,22 @@ class MatMulKernel final : public OptKernel {
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     const Tensor* b = init.constant_input(1);
-    if (b && b->rank() == 2 && b->numel() > 0) {  // packed once, here: runs read contiguous panels
-      k->prepack(*b);
-      init.packed_constant_input(1);
-      // Its panels are the convolution's [K][32] layout: many rows run on those 12 x 32 tiles.
-      if (k->k_->nr == kFconvCols) k->tile_ = fconv_tile_fast();
-    }
+    if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, false, 1.0f);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  // Gemm as a fully-connected layer (xnn::FullyConnectedGemm): A [M, K] times the packed
+  // alpha * op(B), plus the row bias.
+  static Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
+    XONNX_ASSIGN_OR_RETURN(xnn::FullyConnectedGemm g, xnn::FullyConnectedGemm::parse(init, "own Gemm"));
+    if (g.n <= 0 || g.k <= 0) return unsupported("own Gemm: empty B");
+    auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    k->gemm_ = true;
+    k->gemm_b_shape_ = {g.k, g.n};
+    k->bias_ = std::move(g.bias);
+    k->prepack(init, *init.constant_input(1), g.trans_b, g.alpha);
+    if (init.has_input(2)) init.packed_constant_input(2);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -103,16 +115,27 @@ class MatMulKernel final : public OptKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    if (!is_f32(a) || !is_f32(b)) return Status::ok();
-    if (!make_plan(a.shape(), b.shape(), plan_)) return Status::ok();
+    if (!is_f32(a) || !is_f32(b) || (gemm_ && a.rank() != 2)) return Status::ok();
+    if (!make_plan(a.shape(), gemm_ ? gemm_b_shape_ : b.shape(), plan_)) return Status::ok();
     const Plan& p = plan_;
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, p.out_shape));
+    multiply(a, b, y->data<float>());
+    if (!bias_.empty()) {  // Gemm's C, added to each of the M rows of N
+      float* out = y->data<float>();
+      k_->binary(BinaryOp::kAdd, false, out, bias_.data(), false, out, p.N, p.M);
+    }
+    handled = true;
+    return Status::ok();
+  }
+
+  // plan_'s product into pc.
+  void multiply(const Tensor& a, const Tensor& b, float* pc) {
+    const Plan& p = plan_;
     const float* pa = a.data<float>();
     // A prepacked B is not read here: its initializer's memory may have been given back.
-    const bool constant_b = !prepacked_.empty() && b.rank() == 2;
+    const bool constant_b = !prepacked_.empty() && (gemm_ || b.rank() == 2);
     const float* pb = constant_b ? nullptr : b.data<float>();
-    float* pc = y->data<float>();
     const KernelTable& t = *k_;
     int64_t M = p.M, batches = p.batches;
     // B shared by every batch and A's batches contiguous: one tall GEMM over all rows of A
@@ -138,19 +161,19 @@ class MatMulKernel final : public OptKernel {
                                             pb + p.b_off[static_cast<size_t>(n)] + j0, N, pc + n * M * N + j0, N);
                             }
                           });
-      handled = true;
-      return Status::ok();
+      return;
     }
     if (constant_b && tile_ && batches == 1 && M >= kFconvRows) {
       run_tiles(M, N, K, pa, pc);
-      handled = true;
-      return Status::ok();
+      return;
     }
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
     // A constant B was packed at creation: even a decode step's single row reads its weights
     // faster as contiguous panels than as strided rows of B.
     const float* prepacked = constant_b ? prepacked_.data() : nullptr;
-    const size_t min_chunk = chunk_for(M * K * nr, kMinChunkMacs);
+    // A few rows against a prepacked B stream the weights for little arithmetic: a multiply-
+    // add then costs about as much time as kStreamedMacCost of the tiles' (in memory's pace).
+    const size_t min_chunk = chunk_for((prepacked && M <= kDirectMaxRows ? kStreamedMacCost : M) * K * nr, kMinChunkMacs);
     if (!prepacked) packed_.prepare(*pool_, static_cast<size_t>(batches * panels), min_chunk, static_cast<size_t>(K * nr));
     pool_->parallel_for(static_cast<size_t>(batches * panels), min_chunk,
                         [&](size_t begin, size_t end) {
@@ -165,8 +188,6 @@ class MatMulKernel final : public OptKernel {
                             t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
                           }
                         });
-    handled = true;
-    return Status::ok();
   }
 
   // C [M, N] = A [M, K] x the prepacked B on the convolution's tiles: 24 accumulators where
@@ -199,24 +220,41 @@ class MatMulKernel final : public OptKernel {
                         });
   }
 
-  // The constant 2-D B, every panel: [panels][K][nr].
-  // B is read 64 rows at a time (Tensor::read_bytes): a misaligned initializer is packed
-  // without a copy of it being made first.
-  void prepack(const Tensor& b) {
-    const int64_t K = b.dim(0), N = b.dim(1), nr = k_->nr, panels = (N + nr - 1) / nr;
+  // The constant 2-D B (alpha * B^T for a Gemm with transB), every panel: [panels][K][nr].
+  // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
+  // packed without a copy of it being made first.
+  void prepack(const KernelInit& init, const Tensor& b, bool trans_b, float alpha) {
+    const int64_t K = trans_b ? b.dim(1) : b.dim(0), N = trans_b ? b.dim(0) : b.dim(1);
+    const int64_t nr = k_->nr, panels = (N + nr - 1) / nr;
     constexpr int64_t kRows = 64;
     prepacked_.resize(static_cast<size_t>(panels * K * nr));
-    std::vector<float> rows(static_cast<size_t>(std::min(K, kRows) * N));
+    std::vector<float> rows(static_cast<size_t>(std::min(K, kRows) * N)), column;
     for (int64_t k0 = 0; k0 < K; k0 += kRows) {
       const int64_t kb = std::min(kRows, K - k0);
-      b.read_bytes(static_cast<size_t>(k0 * N) * sizeof(float), static_cast<size_t>(kb * N) * sizeof(float), rows.data());
+      if (trans_b) {  // rows k0.. of B^T: a piece of each row of B
+        column.resize(static_cast<size_t>(kb));
+        for (int64_t j = 0; j < N; ++j) {
+          b.read_bytes(static_cast<size_t>(j * K + k0) * sizeof(float), column.size() * sizeof(float), column.data());
+          for (int64_t i = 0; i < kb; ++i) rows[static_cast<size_t>(i * N + j)] = column[static_cast<size_t>(i)];
+        }
+      } else {
+        b.read_bytes(static_cast<size_t>(k0 * N) * sizeof(float), static_cast<size_t>(kb * N) * sizeof(float), rows.data());
+      }
+      if (alpha != 1.0f)
+        for (size_t i = 0; i < static_cast<size_t>(kb * N); ++i) rows[i] *= alpha;
       for (int64_t j = 0; j < panels; ++j)
         k_->pack_b(rows.data() + j * nr, N, kb, N - j * nr < nr ? N - j * nr : nr,
                    prepacked_.data() + (j * K + k0) * nr);
     }
+    init.packed_constant_input(1);
+    // Its panels are the convolution's [K][32] layout: many rows run on those 12 x 32 tiles.
+    if (k_->nr == kFconvCols) tile_ = fconv_tile_fast();
   }
 
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
+  bool gemm_ = false;        // a Gemm: B is the packed [K, N] of gemm_b_shape_, plus bias_
+  Shape gemm_b_shape_;
+  std::vector<float> bias_;  // Gemm's beta * C as a row of N (empty without C)
   std::vector<float> prepacked_;
   ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)
   FconvTileFn tile_ = nullptr;  // the 12 x 32 tile for a prepacked B, where the CPU has it
@@ -233,6 +271,13 @@ void register_opt_matmul(OpRegistry& registry) {
   OpDef def{"", "MatMul", 1, kLatestVersion, MatMulKernel::create, 2, 2, 1, 1, Backend::kOptimized};
   def.before_xnnpack = avx512_chosen();
   registry.add(def);
+  // Gemm as a fully-connected layer, on AVX-512 only (elsewhere XNNPACK's is the fast one):
+  // a classifier's single row streams its weights from the prepacked panels.
+  if (avx512_chosen()) {
+    OpDef gemm{"", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, 2, 3, 1, 1, Backend::kOptimized};
+    gemm.before_xnnpack = true;
+    registry.add(gemm);
+  }
 }
 
 }  // namespace opt
