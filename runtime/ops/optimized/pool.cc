@@ -157,11 +157,20 @@ class MaxPoolNhwcKernel final : public OptKernel {
         const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
         const T* image = in + b * h * w * c;
         const T** t = taps;
+        const int64_t iy0 = oy * s_[0] - dy.pad_begin, span_x = (kernel_[1] - 1) * d_[1];
+        const bool rows_inside = iy0 >= 0 && iy0 + (kernel_[0] - 1) * d_[0] < h;
         for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t ix0 = ox * s_[1] - dx.pad_begin;
+          if (rows_inside && ix0 >= 0 && ix0 + span_x < w) {  // no padding tap: offsets only
+            const T* window = image + (iy0 * w + ix0) * c;
+            for (int64_t ky = 0; ky < kernel_[0]; ++ky)
+              for (int64_t kx = 0; kx < kernel_[1]; ++kx) *t++ = window + (ky * d_[0] * w + kx * d_[1]) * c;
+            continue;
+          }
           for (int64_t ky = 0; ky < kernel_[0]; ++ky) {
-            const int64_t iy = oy * s_[0] - dy.pad_begin + ky * d_[0];
+            const int64_t iy = iy0 + ky * d_[0];
             for (int64_t kx = 0; kx < kernel_[1]; ++kx) {
-              const int64_t ix = ox * s_[1] - dx.pad_begin + kx * d_[1];
+              const int64_t ix = ix0 + kx * d_[1];
               *t++ = iy >= 0 && iy < h && ix >= 0 && ix < w ? image + (iy * w + ix) * c : pad;
             }
           }
