@@ -132,6 +132,8 @@ class NhwcPass {
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
   void try_fuse(size_t conv);
   int fuse_pointwise_depthwise(const std::vector<size_t>& order);
+  int fuse_concat_into_pointwise(const std::vector<size_t>& order);
+  int64_t conv_output_channels(const std::string& value) const;
   int read_images_in_nchw();
   Node merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
                                   const std::unordered_map<std::string, std::string>& nhwc) const;
@@ -152,6 +154,8 @@ class NhwcPass {
   std::vector<Role> role_;
   std::vector<bool> fused_away_;
   std::unordered_map<size_t, size_t> pointwise_of_;  // depthwise Conv -> the 1x1 Conv merged into it
+  std::unordered_map<size_t, size_t> concat_of_;     // 1x1 Conv -> the channel Concat merged into it
+  std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
   std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
   std::unordered_set<std::string> region_;  // values produced in NHWC
   std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
@@ -423,6 +427,50 @@ int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
     if (readers == consumers_.end() || readers->second.size() != 1) continue;
     pointwise_of_[d] = pw_index;
     fused_away_[pw_index] = true;
+    merged_.insert(pw_index);
+    ++merged;
+  }
+  return merged;
+}
+
+// Output channels of a region value a Conv produces (its W's M), or 0 when unknown.
+int64_t NhwcPass::conv_output_channels(const std::string& value) const {
+  auto p = producer_.find(value);
+  if (p == producer_.end() || role_[p->second] != Role::kNhwcOp) return 0;
+  const Node& conv = g_.nodes[p->second];
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs[0] != value) return 0;
+  const Tensor* w = constant(conv.inputs[1]);
+  return w && w->rank() == 4 ? w->dim(0) : 0;
+}
+
+// A channel Concat of Conv outputs with equal channel counts, read only by a 1x1 Conv, is
+// merged into that Conv (ConcatConv, runtime/ops/optimized/conv_f32.cc): it reads each part
+// as one tap of the part's channels, and the concatenated tensor is never written. SqueezeNet's
+// fire modules end so. Returns how many.
+int NhwcPass::fuse_concat_into_pointwise(const std::vector<size_t>& order) {
+  constexpr size_t kMaxParts = 16;
+  int merged = 0;
+  for (size_t c : order) {
+    const Node& concat = g_.nodes[c];
+    if (role_[c] != Role::kAgnostic || fused_away_[c] || concat.op_type != "Concat" || !concat.domain.empty()) continue;
+    const std::string& out = concat.outputs[0];
+    if (graph_outputs_.count(out) || subgraph_reads_.count(out)) continue;
+    auto readers = consumers_.find(out);
+    if (readers == consumers_.end() || readers->second.size() != 1) continue;
+    const size_t j = readers->second[0];
+    const Node& conv = g_.nodes[j];
+    if (role_[j] != Role::kNhwcOp || fused_away_[j] || conv.op_type != "Conv" || !conv.domain.empty() ||
+        conv.inputs[0] != out || pointwise_of_.count(j) || nchw_input_.count(j))
+      continue;
+    const Tensor* w = constant(conv.inputs[1]);
+    if (!is_pointwise_conv(conv, w) || concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
+    const int64_t part = conv_output_channels(concat.inputs[0]);
+    bool equal = part > 0 && part * static_cast<int64_t>(concat.inputs.size()) == w->dim(1);
+    for (const std::string& in : concat.inputs) equal = equal && conv_output_channels(in) == part;
+    if (!equal) continue;
+    concat_of_[j] = c;
+    fused_away_[c] = true;
+    merged_.insert(c);
     ++merged;
   }
   return merged;
@@ -547,6 +595,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   if (region_.empty()) return stats;
   if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
   if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
+  if (options_.fuse_concat_pointwise) stats.concat_pointwise = fuse_concat_into_pointwise(order);
 
   // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
   std::unordered_set<std::string> exits;
@@ -587,7 +636,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   }
   for (size_t i : order) {
     if (fused_away_[i]) {
-      if (g_.nodes[i].op_type != "Conv") ++stats.fused;  // an activation (a merged 1x1 Conv counts above)
+      if (!merged_.count(i)) ++stats.fused;  // an activation (merged nodes count above)
       continue;
     }
     Node n = g_.nodes[i];  // copied: the original names are read below
@@ -625,6 +674,14 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         auto merged = pointwise_of_.find(i);
         if (merged != pointwise_of_.end()) n = merged_pointwise_depthwise(n, merged->second, nhwc);
         if (nchw_input_.count(i)) n.op_type = kConvNchwInputOp;
+        auto concat = concat_of_.find(i);
+        if (concat != concat_of_.end()) {  // inputs: part 0, W, B (or ""), parts 1..
+          const std::vector<std::string>& parts = g_.nodes[concat->second].inputs;
+          n.op_type = kConcatConvOp;
+          n.inputs.resize(3);
+          n.inputs[0] = nhwc.at(parts[0]);
+          for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
+        }
         ++stats.nhwc_ops;
       } else {
         ++stats.agnostic_ops;

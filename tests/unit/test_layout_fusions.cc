@@ -260,3 +260,125 @@ TEST(ConvNchwInput, AgreesWithReferenceAndTheToNhwcPath) {
 
 }  // namespace
 }  // namespace xonnx
+
+namespace xonnx {
+namespace {
+
+struct Fire {
+  int64_t cin = 8, squeeze = 6, e1 = 8, e3 = 8, out = 5;
+  int64_t e3_stride = 1;      // 2: parts of different sizes (the Concat itself fails)
+  bool expose_concat = false;  // the Concat is a graph output too: no merge
+  bool inf_weight = false;     // an inf in the last Conv's W: the own kernel declines
+};
+
+// x -> 1x1 squeeze + Relu -> [1x1 expand + Relu, 3x3 expand + Relu] -> channel Concat -> 1x1 -> "y".
+Model fire_model(const Fire& f) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  uint32_t seed = 21;
+  const auto conv = [&](const std::string& in, int64_t cin, int64_t cout, int64_t k, int64_t stride, bool inf) {
+    Tensor w = rand_tensor({cout, cin, k, k}, seed++, -0.5f, 0.5f);
+    if (inf) w.data<float>()[2] = std::numeric_limits<float>::infinity();
+    const int64_t pad = k / 2;
+    return b.node("Conv", {in, b.constant(w), b.constant(rand_tensor({cout}, seed++))},
+                  {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad}),
+                   attr_ints("strides", {stride, stride})});
+  };
+  const std::string s = b.node("Relu", {conv("x", f.cin, f.squeeze, 1, 1, false)});
+  const std::string e1 = b.node("Relu", {conv(s, f.squeeze, f.e1, 1, 1, false)});
+  const std::string e3 = b.node("Relu", {conv(s, f.squeeze, f.e3, 3, f.e3_stride, false)});
+  const std::string cat = b.node("Concat", {e1, e3}, {attr_int("axis", 1)});
+  if (f.expose_concat) b.output(cat);
+  b.node("Conv", {cat, b.constant(rand_tensor({f.out, f.e1 + f.e3, 1, 1}, seed++, -0.5f, 0.5f))}, {}, "y");
+  if (f.inf_weight) {  // the last Conv's W: one inf
+    Tensor& w = b.model.graph.initializers.back().tensor;
+    w.data<float>()[1] = std::numeric_limits<float>::infinity();
+  }
+  b.output("y");
+  return b.model;
+}
+
+TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
+  NhwcLayoutOptions on;
+  on.fuse_concat_pointwise = true;
+  Model m = fire_model(Fire{});
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->concat_pointwise, 1);
+  EXPECT_EQ(s->fused, 3);  // the Relus
+  ASSERT_EQ(count_op(m.graph, kConcatConvOp), 1);
+  for (const Node& n : m.graph.nodes) {
+    EXPECT_NE(n.op_type, "Concat");
+    if (n.op_type == kConcatConvOp) {
+      ASSERT_EQ(n.inputs.size(), 4u);  // part 0, W, B (none: ""), part 1
+      EXPECT_TRUE(n.inputs[2].empty());
+    }
+  }
+  Fire unequal, exposed;
+  unequal.e3 = 6;
+  exposed.expose_concat = true;
+  for (const Fire& f : {unequal, exposed}) {
+    Model other = fire_model(f);
+    auto t = apply_nhwc_layout(other.graph, other.opset_imports, on);
+    ASSERT_TRUE(t.is_ok());
+    EXPECT_EQ(t->concat_pointwise, 0);
+    EXPECT_EQ(count_op(other.graph, kConcatConvOp), 0);
+  }
+}
+
+// Against the reference, and bit for bit against the same Conv after a written Concat.
+TEST(ConcatConv, AgreesWithReferenceAndTheConcatPath) {
+  for (int threads : {1, 2}) {
+    for (const Fire& f : {Fire{}, Fire{5, 16, 64, 64, 33}}) {
+      SCOPED_TRACE("parts of " + std::to_string(f.e1) + ", threads " + std::to_string(threads));
+      Fire exposed = f;
+      exposed.expose_concat = true;
+      auto ref = session(fire_model(f), threads, true);
+      auto fast = session(fire_model(f), threads);
+      auto concat = session(fire_model(exposed), threads);
+      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
+      EXPECT_EQ(count_op((*fast)->model().graph, kConcatConvOp) == 1, opt::layout_fusions().fuse_concat_pointwise);
+      uint32_t seed = 1;
+      for (Shape shape : {Shape{1, f.cin, 1, 1}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
+        Tensor x = rand_tensor(shape, seed++);
+        x.data<float>()[x.numel() / 3] = std::numeric_limits<float>::quiet_NaN();
+        auto want = (*ref)->run({Value(x)});
+        auto got = (*fast)->run({Value(x)});
+        auto same = (*concat)->run({Value(x)});
+        ASSERT_TRUE(want.is_ok() && got.is_ok() && same.is_ok()) << got.status().to_string();
+        expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference at " + shape_to_string(shape));
+        const Tensor& a = (*got)[0].tensor();
+        const Tensor& b = (*same).back().tensor();
+        EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
+                                       std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
+            << "vs Concat + Conv at " << shape_to_string(shape);
+      }
+    }
+  }
+}
+
+TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
+  Fire inf;
+  inf.inf_weight = true;
+  auto ref = session(fire_model(inf), 2, true);
+  auto fast = session(fire_model(inf), 2);
+  ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+  const Tensor x = rand_tensor({1, 8, 9, 10}, 3);
+  auto want = (*ref)->run({Value(x)});
+  auto got = (*fast)->run({Value(x)});
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-5, 1e-6, "inf in the 1x1 weights");
+
+  Fire strided;
+  strided.e3_stride = 2;  // 9x10 and 5x5 parts: no Concat of them exists
+  auto bad = session(fire_model(strided), 1);
+  ASSERT_TRUE(bad.is_ok());
+  auto y = (*bad)->run({Value(x)});
+  ASSERT_FALSE(y.is_ok());
+  const std::string error = y.status().to_string();
+  const char* op = opt::layout_fusions().fuse_concat_pointwise ? "ConcatConv" : "Concat";
+  EXPECT_NE(error.find(op), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace xonnx

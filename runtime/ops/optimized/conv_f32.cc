@@ -5,6 +5,8 @@
 // block's input stays in cache. Bias and the fused Relu / Clip range are applied in the tile;
 // its clamp keeps NaN, so unlike XNNPACK's kernels this one needs no finiteness scans.
 // Grouped / depthwise convolutions and CPUs without AVX-512 stay with XNNPACK or the twin.
+// It also runs the layout pass's ConvNchwInput (an image read in NCHW by the stem's padded
+// copy) and ConcatConv (a 1x1 Conv over a channel Concat: one tap per part).
 #include <algorithm>
 #include <array>
 #include <string>
@@ -25,6 +27,7 @@ namespace opt {
 namespace {
 
 constexpr int64_t kTilesPerBlock = 8;  // 96 output pixels per task
+constexpr int64_t kMaxConcatParts = 16;  // ConcatConv's parts (the layout pass merges up to 16)
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 class ConvF32NhwcKernel final : public OptKernel {
@@ -53,6 +56,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     XONNX_RETURN_IF_ERROR(k->init_common(init));
     k->tile_ = tile;
     const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
+    const xnn::ConvGeometry& g = k->geo_;
     // A few-channel stem (7x7 over RGB) has 3 values per tap: too few per row pointer (a tap's
     // loop of 16 values ran SqueezeNet's 16-channel 3x3 convs 8 % slower than 48). On a
     // zero-padded copy of the input the kw taps of a kernel row are contiguous, so they run as
@@ -60,21 +64,28 @@ class ConvF32NhwcKernel final : public OptKernel {
     k->merge_rows_ = c < 32 && k->geo_.kw > 1 && k->geo_.dw == 1;
     // ConvNchwInput (an image the layout pass left in NCHW): the padded copy converts it.
     k->nchw_input_ = init.node().op_type == kConvNchwInputOp;
-    k->in_ch_ = c;
+    // ConcatConv: a 1x1 Conv over the channel concatenation of its inputs 0, 3, 4, ...: each
+    // part is one tap of C / parts values (the panels' [C] order is [parts][C / parts]).
+    if (init.node().op_type == kConcatConvOp) {
+      k->parts_ = static_cast<int64_t>(init.num_inputs()) - 2;
+      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || c % k->parts_ != 0)
+        return unsupported("own fp32 Conv: ConcatConv of ", k->parts_, " parts with a ", g.kh, "x", g.kw, " kernel");
+      k->merge_rows_ = false;
+    }
+    k->in_ch_ = c / k->parts_;
     k->out_ch_ = m;
     // A panel's rows at a time, checked for non-finite values (see above) on the way.
     std::vector<float> rows;
     bool finite = true;
     const FconvRowsFn rows_of = fconv_rows_of(*w, rows, finite);
     const float* bias = b ? b->data<float>() : nullptr;
-    const xnn::ConvGeometry& g = k->geo_;
-    if (!k->activation_ && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
+    if (!k->activation_ && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_) return unsupported("own fp32 Conv: NCHW input on the Winograd path");
       k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
     } else {
       if (k->nchw_input_ && !k->merge_rows_) return unsupported("own fp32 Conv: NCHW input without merged rows");
-      k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, k->merge_rows_ ? g.kh : taps);
+      k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, k->merge_rows_ ? g.kh : taps * k->parts_);
       k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     }
     if (!finite) return unsupported("own fp32 Conv: non-finite weights");
@@ -89,6 +100,12 @@ class ConvF32NhwcKernel final : public OptKernel {
     const int64_t c = in_ch_, m = out_ch_, taps = w_.taps;
     if (!is_f32(x) || x.rank() != 4 || x.dim(nchw_input_ ? 1 : 3) != c) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(nchw_input_ ? 2 : 1), w = x.dim(nchw_input_ ? 3 : 2);
+    std::array<const float*, kMaxConcatParts> parts{};  // ConcatConv: each part's data
+    for (int64_t k = 0; k < parts_ && parts_ > 1; ++k) {
+      const Tensor& part = k == 0 ? x : ctx.input(static_cast<size_t>(k + 2));
+      if (!is_f32(part) || part.shape() != x.shape()) return Status::ok();  // the reference reports it
+      parts[static_cast<size_t>(k)] = part.data<float>();
+    }
     std::array<int64_t, 4> pads;
     if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
@@ -154,6 +171,14 @@ class ConvF32NhwcKernel final : public OptKernel {
       for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) tap_offsets_[static_cast<size_t>(tap)] = (ky * geo_.dh * w + kx * geo_.dw) * c;
     const auto build_table = [&](const float** table, int64_t t0, int64_t count) {
       const int64_t p0 = t0 * kFconvRows, p1 = std::min(pixels, (t0 + count) * kFconvRows);
+      if (parts_ > 1) {  // pixel p reads row p of each part, one tap per part
+        for (int64_t ti = 0; ti < count; ++ti)
+          for (int64_t tap = 0; tap < taps; ++tap)
+            for (int64_t r = 0; r < kFconvRows; ++r)
+              table[(ti * taps + tap) * kFconvRows + r] =
+                  parts[static_cast<size_t>(tap)] + std::min(p0 + ti * kFconvRows + r, p1 - 1) * c;
+        return;
+      }
       if (pointwise) {  // pixel p reads row p of the input: no image / row / column walk
         for (int64_t i = 0; i < count * kFconvRows; ++i) table[i] = in + std::min(p0 + i, p1 - 1) * c;
         return;
@@ -254,6 +279,7 @@ class ConvF32NhwcKernel final : public OptKernel {
   int64_t in_ch_ = 0, out_ch_ = 0;
   bool merge_rows_ = false;
   bool nchw_input_ = false;  // ConvNchwInput: x is [N, C, H, W]
+  int64_t parts_ = 1;        // ConcatConv: the parts concatenated (in_ch_ channels each)
   std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path, w_ unused
   FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;   // the input of padding taps
@@ -274,6 +300,10 @@ void register_opt_conv_f32(OpRegistry& registry) {
   def.before_xnnpack = true;
   registry.add(def);
   def.name = kConvNchwInputOp;
+  registry.add(def);
+  def.name = kConcatConvOp;
+  def.max_inputs = 2 + kMaxConcatParts;
+  def.min_inputs = 4;
   registry.add(def);
 }
 
