@@ -125,7 +125,9 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
     auto got = (*fused)->run({Value(x)});
     auto separate = (*unfused)->run({Value(x)});
     ASSERT_TRUE(want.is_ok() && got.is_ok() && separate.is_ok()) << got.status().to_string();
-    if (opt::layout_fusions().fuse_pointwise_depthwise) EXPECT_GT(opt::run_count(), before);
+    if (opt::layout_fusions().fuse_pointwise_depthwise) {
+      EXPECT_GT(opt::run_count(), before);
+    }
     const std::string at = " at " + shape_to_string(shape);
     expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference" + at);
     const Tensor& a = (*got)[0].tensor();
@@ -220,7 +222,9 @@ TEST(ConvNchwInput, LayoutPassDropsTheImagesToNhwc) {
     EXPECT_EQ(s->nchw_input, image ? 1 : 0) << c;
     EXPECT_EQ(s->to_nhwc, image ? 0 : 1) << c;
     EXPECT_EQ(count_op(m.graph, kConvNchwInputOp), image ? 1 : 0) << c;
-    if (image) EXPECT_EQ(m.graph.nodes[0].inputs[0], "x");
+    if (image) {
+      EXPECT_EQ(m.graph.nodes[0].inputs[0], "x");
+    }
   }
   Model two_readers = stem_model(3, true);
   auto s = apply_nhwc_layout(two_readers.graph, two_readers.opset_imports, on);
