@@ -2,7 +2,10 @@
 //  - the merge of a 1x1 Conv into the depthwise Conv that alone reads it
 //    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
 //    reference kernels over odd shapes, and against the two own kernels unfused, bit for bit;
-//  - an image read in NCHW by its one Conv (ConvNchwInput, conv_f32.cc), no ToNHWC.
+//  - an image read in NCHW by its one Conv (ConvNchwInput, conv_f32.cc), no ToNHWC;
+//  - a channel Concat read part by part by the 1x1 Conv after it (ConcatConv, conv_f32.cc).
+// Each against the reference kernels, and bit for bit against the same graph without the
+// rewrite (an extra graph output prevents it).
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -59,6 +62,39 @@ const Node* merged_node(const Graph& g) {
   return nullptr;
 }
 
+Result<std::unique_ptr<Session>> session(const Model& m, int threads, bool reference = false) {
+  SessionOptions o;
+  o.num_threads = threads;
+  o.disable_xnnpack = reference;
+  return Session::create_from_model(m, o);
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.domain == kNhwcDomain && node.op_type == op;
+  return n;
+}
+
+// x through a model's sessions: `fast` (rewritten) close to `ref` (reference kernels), and the
+// same bits as output `index` of `unrewritten` (the graph with the rewrite prevented), if given.
+void expect_agree(Session& ref, Session& fast, Session* unrewritten, size_t index, const Tensor& x,
+                  const std::string& what) {
+  auto want = ref.run({Value(x)});
+  auto got = fast.run({Value(x)});
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << want.status().to_string() << " / " << got.status().to_string();
+  const std::string at = " at " + shape_to_string(x.shape());
+  expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, what + ": vs reference" + at);
+  if (!unrewritten) return;
+  auto same = unrewritten->run({Value(x)});
+  ASSERT_TRUE(same.is_ok()) << same.status().to_string();
+  const Tensor& a = (*got)[0].tensor();
+  const Tensor& b = (*same)[index].tensor();
+  ASSERT_EQ(a.shape(), b.shape());
+  EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
+                                 std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
+      << what << ": vs the graph without the rewrite" << at;
+}
+
 TEST(PointwiseDepthwise, LayoutPassMergesTheOneReaderDepthwiseConv) {
   Model m = block_model(Block{});
   NhwcLayoutOptions on;
@@ -92,13 +128,6 @@ TEST(PointwiseDepthwise, LayoutPassLeavesOtherShapesAlone) {
   EXPECT_EQ(merged_node(other_reader.graph), nullptr);
 }
 
-Result<std::unique_ptr<Session>> session(const Model& m, int threads, bool reference = false) {
-  SessionOptions o;
-  o.num_threads = threads;
-  o.disable_xnnpack = reference;
-  return Session::create_from_model(m, o);
-}
-
 // The fused kernel against the reference kernels, and against the unfused own kernels (the
 // same model with the 1x1 output also a graph output) bit for bit.
 void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, float non_finite = 0) {
@@ -120,22 +149,11 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
       x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
       x.data<float>()[x.numel() - 1] = non_finite;
     }
-    auto want = (*ref)->run({Value(x)});
     const uint64_t before = opt::run_count();
-    auto got = (*fused)->run({Value(x)});
-    auto separate = (*unfused)->run({Value(x)});
-    ASSERT_TRUE(want.is_ok() && got.is_ok() && separate.is_ok()) << got.status().to_string();
+    expect_agree(**ref, **fused, unfused->get(), 1, x, what);
     if (opt::layout_fusions().fuse_pointwise_depthwise) {
       EXPECT_GT(opt::run_count(), before);
     }
-    const std::string at = " at " + shape_to_string(shape);
-    expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference" + at);
-    const Tensor& a = (*got)[0].tensor();
-    const Tensor& b = (*separate).back().tensor();
-    ASSERT_EQ(a.shape(), b.shape());
-    EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
-                                   std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
-        << "vs the unfused own kernels" << at;
   }
 }
 
@@ -166,11 +184,7 @@ TEST(PointwiseDepthwise, DeclinedFusedKernelRunsTheReferencePair) {
   auto ref = session(block_model(p), 2, true);
   auto fast = session(block_model(p), 2);
   ASSERT_TRUE(ref.is_ok() && fast.is_ok());
-  const Tensor x = rand_tensor({2, 8, 9, 11}, 3);
-  auto want = (*ref)->run({Value(x)});
-  auto got = (*fast)->run({Value(x)});
-  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
-  expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-5, 1e-6, "inf in the 1x1 weights");
+  expect_agree(**ref, **fast, nullptr, 0, rand_tensor({2, 8, 9, 11}, 3), "inf in the 1x1 weights");
 }
 
 TEST(PointwiseDepthwise, BadInputNamesTheNode) {
@@ -184,11 +198,6 @@ TEST(PointwiseDepthwise, BadInputNamesTheNode) {
   EXPECT_NE(error.find("5 channels"), std::string::npos) << error;
 }
 
-}  // namespace
-}  // namespace xonnx
-
-namespace xonnx {
-namespace {
 
 // x (C channels) -> 3x3 stride-2 Conv + Relu -> "y"; with `pooled`, x is also pooled into
 // a second output (a second region reader: x then enters through a ToNHWC).
@@ -203,12 +212,6 @@ Model stem_model(int64_t c, bool pooled) {
   b.output("y");
   if (pooled) b.output(b.node("MaxPool", {"x"}, {attr_ints("kernel_shape", {1, 1})}));  // an NHWC op
   return b.model;
-}
-
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const Node& node : g.nodes) n += node.domain == kNhwcDomain && node.op_type == op;
-  return n;
 }
 
 TEST(ConvNchwInput, LayoutPassDropsTheImagesToNhwc) {
@@ -247,26 +250,12 @@ TEST(ConvNchwInput, AgreesWithReferenceAndTheToNhwcPath) {
       for (Shape shape : {Shape{1, c, 1, 1}, Shape{2, c, 13, 7}, Shape{1, c, 64, 67}}) {
         Tensor x = rand_tensor(shape, seed++);
         x.data<float>()[x.numel() / 2] = std::numeric_limits<float>::quiet_NaN();
-        auto want = (*ref)->run({Value(x)});
-        auto got = (*fast)->run({Value(x)});
-        auto same = (*converted)->run({Value(x)});
-        ASSERT_TRUE(want.is_ok() && got.is_ok() && same.is_ok()) << same.status().to_string();
-        expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference at " + shape_to_string(shape));
-        const Tensor& a = (*got)[0].tensor();
-        const Tensor& b = (*same)[0].tensor();
-        EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
-                                       std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
-            << "vs ToNHWC + Conv at " << shape_to_string(shape);
+        expect_agree(**ref, **fast, converted->get(), 0, x, "ConvNchwInput");
       }
     }
   }
 }
 
-}  // namespace
-}  // namespace xonnx
-
-namespace xonnx {
-namespace {
 
 struct Fire {
   int64_t cin = 8, squeeze = 6, e1 = 8, e3 = 8, out = 5;
@@ -346,16 +335,7 @@ TEST(ConcatConv, AgreesWithReferenceAndTheConcatPath) {
       for (Shape shape : {Shape{1, f.cin, 1, 1}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
         Tensor x = rand_tensor(shape, seed++);
         x.data<float>()[x.numel() / 3] = std::numeric_limits<float>::quiet_NaN();
-        auto want = (*ref)->run({Value(x)});
-        auto got = (*fast)->run({Value(x)});
-        auto same = (*concat)->run({Value(x)});
-        ASSERT_TRUE(want.is_ok() && got.is_ok() && same.is_ok()) << got.status().to_string();
-        expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "vs reference at " + shape_to_string(shape));
-        const Tensor& a = (*got)[0].tensor();
-        const Tensor& b = (*same).back().tensor();
-        EXPECT_TRUE(opttest::same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
-                                       std::vector<float>(b.data<float>(), b.data<float>() + b.numel())))
-            << "vs Concat + Conv at " << shape_to_string(shape);
+        expect_agree(**ref, **fast, concat->get(), 1, x, "ConcatConv");
       }
     }
   }
@@ -368,10 +348,7 @@ TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
   auto fast = session(fire_model(inf), 2);
   ASSERT_TRUE(ref.is_ok() && fast.is_ok());
   const Tensor x = rand_tensor({1, 8, 9, 10}, 3);
-  auto want = (*ref)->run({Value(x)});
-  auto got = (*fast)->run({Value(x)});
-  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
-  expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-5, 1e-6, "inf in the 1x1 weights");
+  expect_agree(**ref, **fast, nullptr, 0, x, "inf in the 1x1 weights");
 
   Fire strided;
   strided.e3_stride = 2;  // 9x10 and 5x5 parts: no Concat of them exists
