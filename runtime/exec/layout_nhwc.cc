@@ -132,7 +132,7 @@ class NhwcPass {
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
   void try_fuse(size_t conv);
   int fuse_pointwise_depthwise(const std::vector<size_t>& order);
-  int fuse_concat_into_pointwise(const std::vector<size_t>& order);
+  int fuse_concats(const std::vector<size_t>& order);
   int64_t conv_output_channels(const std::string& value) const;
   int read_images_in_nchw();
   Node merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
@@ -154,7 +154,7 @@ class NhwcPass {
   std::vector<Role> role_;
   std::vector<bool> fused_away_;
   std::unordered_map<size_t, size_t> pointwise_of_;  // depthwise Conv -> the 1x1 Conv merged into it
-  std::unordered_map<size_t, size_t> concat_of_;     // 1x1 Conv -> the channel Concat merged into it
+  std::unordered_map<size_t, size_t> concat_of_;     // 1x1 Conv / MaxPool -> the Concat merged into it
   std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
   std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
   std::unordered_set<std::string> region_;  // values produced in NHWC
@@ -443,11 +443,12 @@ int64_t NhwcPass::conv_output_channels(const std::string& value) const {
   return w && w->rank() == 4 ? w->dim(0) : 0;
 }
 
-// A channel Concat of Conv outputs with equal channel counts, read only by a 1x1 Conv, is
-// merged into that Conv (ConcatConv, runtime/ops/optimized/conv_f32.cc): it reads each part
-// as one tap of the part's channels, and the concatenated tensor is never written. SqueezeNet's
-// fire modules end so. Returns how many.
-int NhwcPass::fuse_concat_into_pointwise(const std::vector<size_t>& order) {
+// A channel Concat of Conv outputs read only by a 1x1 Conv (the parts of equal channels) or
+// by a MaxPool is merged into that node (ConcatConv, runtime/ops/optimized/conv_f32.cc;
+// ConcatMaxPool, pool.cc), which reads the parts where they are: the concatenation is never
+// written. The Conv reads each part as one tap of its channels; the pool pools each part into
+// its channels of the output. SqueezeNet's fire modules end so. Returns how many.
+int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
   constexpr size_t kMaxParts = 16;
   int merged = 0;
   for (size_t c : order) {
@@ -457,17 +458,28 @@ int NhwcPass::fuse_concat_into_pointwise(const std::vector<size_t>& order) {
     if (graph_outputs_.count(out) || subgraph_reads_.count(out)) continue;
     auto readers = consumers_.find(out);
     if (readers == consumers_.end() || readers->second.size() != 1) continue;
+    if (concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
     const size_t j = readers->second[0];
-    const Node& conv = g_.nodes[j];
-    if (role_[j] != Role::kNhwcOp || fused_away_[j] || conv.op_type != "Conv" || !conv.domain.empty() ||
-        conv.inputs[0] != out || pointwise_of_.count(j) || nchw_input_.count(j))
+    const Node& reader = g_.nodes[j];
+    if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
+        pointwise_of_.count(j) || nchw_input_.count(j))
       continue;
-    const Tensor* w = constant(conv.inputs[1]);
-    if (!is_pointwise_conv(conv, w) || concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
+    // Parts made by float Convs: float tensors of known channels.
     const int64_t part = conv_output_channels(concat.inputs[0]);
-    bool equal = part > 0 && part * static_cast<int64_t>(concat.inputs.size()) == w->dim(1);
-    for (const std::string& in : concat.inputs) equal = equal && conv_output_channels(in) == part;
-    if (!equal) continue;
+    bool equal = part > 0, known = true;
+    for (const std::string& in : concat.inputs) {
+      const int64_t channels = conv_output_channels(in);
+      known = known && channels > 0;
+      equal = equal && channels == part;
+    }
+    if (!known) continue;
+    if (reader.op_type == "Conv") {
+      const Tensor* w = constant(reader.inputs[1]);
+      if (!is_pointwise_conv(reader, w) || !equal || part * static_cast<int64_t>(concat.inputs.size()) != w->dim(1))
+        continue;
+    } else if (reader.op_type != "MaxPool" || reader.outputs.size() != 1) {
+      continue;
+    }
     concat_of_[j] = c;
     fused_away_[c] = true;
     merged_.insert(c);
@@ -595,7 +607,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   if (region_.empty()) return stats;
   if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
   if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
-  if (options_.fuse_concat_pointwise) stats.concat_pointwise = fuse_concat_into_pointwise(order);
+  if (options_.fuse_concat) stats.concat = fuse_concats(order);
 
   // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
   std::unordered_set<std::string> exits;
@@ -675,10 +687,11 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         if (merged != pointwise_of_.end()) n = merged_pointwise_depthwise(n, merged->second, nhwc);
         if (nchw_input_.count(i)) n.op_type = kConvNchwInputOp;
         auto concat = concat_of_.find(i);
-        if (concat != concat_of_.end()) {  // inputs: part 0, W, B (or ""), parts 1..
+        if (concat != concat_of_.end()) {  // ConcatConv: part 0, W, B (or ""), parts 1..; ConcatMaxPool: the parts
           const std::vector<std::string>& parts = g_.nodes[concat->second].inputs;
-          n.op_type = kConcatConvOp;
-          n.inputs.resize(3);
+          const bool conv = n.op_type == "Conv";
+          n.op_type = conv ? kConcatConvOp : kConcatMaxPoolOp;
+          n.inputs.resize(conv ? 3 : 1);
           n.inputs[0] = nhwc.at(parts[0]);
           for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
         }

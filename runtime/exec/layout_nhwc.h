@@ -24,8 +24,9 @@
 //    output only a depthwise Conv reads is merged into it: one PointwiseDepthwiseConv.
 //  - with NhwcLayoutOptions::nchw_input_conv, an image (C <= 4) whose one region reader is a
 //    Conv enters through it: a ConvNchwInput reading the NCHW value, no ToNHWC.
-//  - with NhwcLayoutOptions::fuse_concat_pointwise, a channel Concat of Conv outputs with equal
-//    channels that only a 1x1 Conv reads is merged into it: one ConcatConv over the parts.
+//  - with NhwcLayoutOptions::fuse_concat, a channel Concat of Conv outputs that only a 1x1 Conv
+//    (parts of equal channels) or a MaxPool reads is merged into it: one ConcatConv or
+//    ConcatMaxPool over the parts.
 //  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
 //    HardSwish (opset 14), via Node::opset, when the gate has no other reader.
 // Only values whose rank is certainly 4 enter a region (Conv weights and 2-D pool kernels
@@ -50,6 +51,8 @@ constexpr const char* kPointwiseDepthwiseOp = "PointwiseDepthwiseConv";
 constexpr const char* kConvNchwInputOp = "ConvNchwInput";
 // The NHWC 1x1 Conv of a channel Concat of equal parts: inputs part 0, W, B (or ""), parts 1..
 constexpr const char* kConcatConvOp = "ConcatConv";
+// The NHWC MaxPool of a channel Concat: inputs the parts.
+constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
 
 // Rewrites that pay only where the own kernels run them (opt::layout_fusions()); elsewhere
 // the ops would run on their reference twins.
@@ -59,9 +62,9 @@ struct NhwcLayoutOptions {
   // An image (C <= 4) whose one region reader is a Conv enters the region through that Conv
   // (ConvNchwInput) instead of a ToNHWC.
   bool nchw_input_conv = false;
-  // A channel Concat of equal Conv outputs that only a 1x1 Conv reads is read by that Conv part
-  // by part (ConcatConv): the concatenation is never written.
-  bool fuse_concat_pointwise = false;
+  // A channel Concat of Conv outputs that only a 1x1 Conv (equal parts) or a MaxPool reads is
+  // read by it part by part (ConcatConv, ConcatMaxPool): the concatenation is never written.
+  bool fuse_concat = false;
 };
 
 struct NhwcLayoutStats {
@@ -74,7 +77,7 @@ struct NhwcLayoutStats {
   int gated = 0;           // x * Sigmoid(x) -> Swish, x * HardSigmoid(x) -> HardSwish
   int pointwise_depthwise = 0;  // 1x1 Convs merged into their depthwise Conv
   int nchw_input = 0;           // ToNHWC conversions left to a ConvNchwInput
-  int concat_pointwise = 0;     // Concats merged into the 1x1 Conv that reads them
+  int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
 };
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;

@@ -262,9 +262,11 @@ struct Fire {
   int64_t e3_stride = 1;      // 2: parts of different sizes (the Concat itself fails)
   bool expose_concat = false;  // the Concat is a graph output too: no merge
   bool inf_weight = false;     // an inf in the last Conv's W: the own kernel declines
+  bool pool = false;           // a 3x3 / 2 MaxPool (ceil mode) reads the Concat instead of a 1x1 Conv
 };
 
-// x -> 1x1 squeeze + Relu -> [1x1 expand + Relu, 3x3 expand + Relu] -> channel Concat -> 1x1 -> "y".
+// x -> 1x1 squeeze + Relu -> [1x1 expand + Relu, 3x3 expand + Relu] -> channel Concat -> 1x1
+// (or MaxPool) -> "y".
 Model fire_model(const Fire& f) {
   testing::GraphBuilder b;
   b.input("x", 4);
@@ -282,6 +284,12 @@ Model fire_model(const Fire& f) {
   const std::string e3 = b.node("Relu", {conv(s, f.squeeze, f.e3, 3, f.e3_stride, false)});
   const std::string cat = b.node("Concat", {e1, e3}, {attr_int("axis", 1)});
   if (f.expose_concat) b.output(cat);
+  if (f.pool) {
+    b.node("MaxPool", {cat}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)},
+           "y");
+    b.output("y");
+    return b.model;
+  }
   b.node("Conv", {cat, b.constant(rand_tensor({f.out, f.e1 + f.e3, 1, 1}, seed++, -0.5f, 0.5f))}, {}, "y");
   if (f.inf_weight) {  // the last Conv's W: one inf
     Tensor& w = b.model.graph.initializers.back().tensor;
@@ -293,11 +301,11 @@ Model fire_model(const Fire& f) {
 
 TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
   NhwcLayoutOptions on;
-  on.fuse_concat_pointwise = true;
+  on.fuse_concat = true;
   Model m = fire_model(Fire{});
   auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
   ASSERT_TRUE(s.is_ok());
-  EXPECT_EQ(s->concat_pointwise, 1);
+  EXPECT_EQ(s->concat, 1);
   EXPECT_EQ(s->fused, 3);  // the Relus
   ASSERT_EQ(count_op(m.graph, kConcatConvOp), 1);
   for (const Node& n : m.graph.nodes) {
@@ -314,7 +322,7 @@ TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
     Model other = fire_model(f);
     auto t = apply_nhwc_layout(other.graph, other.opset_imports, on);
     ASSERT_TRUE(t.is_ok());
-    EXPECT_EQ(t->concat_pointwise, 0);
+    EXPECT_EQ(t->concat, 0);
     EXPECT_EQ(count_op(other.graph, kConcatConvOp), 0);
   }
 }
@@ -330,7 +338,7 @@ TEST(ConcatConv, AgreesWithReferenceAndTheConcatPath) {
       auto fast = session(fire_model(f), threads);
       auto concat = session(fire_model(exposed), threads);
       ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
-      EXPECT_EQ(count_op((*fast)->model().graph, kConcatConvOp) == 1, opt::layout_fusions().fuse_concat_pointwise);
+      EXPECT_EQ(count_op((*fast)->model().graph, kConcatConvOp) == 1, opt::layout_fusions().fuse_concat);
       uint32_t seed = 1;
       for (Shape shape : {Shape{1, f.cin, 1, 1}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
         Tensor x = rand_tensor(shape, seed++);
@@ -357,8 +365,58 @@ TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
   auto y = (*bad)->run({Value(x)});
   ASSERT_FALSE(y.is_ok());
   const std::string error = y.status().to_string();
-  const char* op = opt::layout_fusions().fuse_concat_pointwise ? "ConcatConv" : "Concat";
+  const char* op = opt::layout_fusions().fuse_concat ? "ConcatConv" : "Concat";
   EXPECT_NE(error.find(op), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace xonnx
+
+namespace xonnx {
+namespace {
+
+TEST(ConcatMaxPool, LayoutPassMergesAConcatOnlyAMaxPoolReads) {
+  NhwcLayoutOptions on;
+  on.fuse_concat = true;
+  Fire f;
+  f.pool = true;
+  f.e3 = 6;  // parts need not be equal for the pool
+  Model m = fire_model(f);
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->concat, 1);
+  ASSERT_EQ(count_op(m.graph, kConcatMaxPoolOp), 1);
+  for (const Node& n : m.graph.nodes) {
+    EXPECT_NE(n.op_type, "Concat");
+    if (n.op_type == kConcatMaxPoolOp) {
+      EXPECT_EQ(n.inputs.size(), 2u);
+    }
+  }
+}
+
+// Against the reference, and bit for bit against the MaxPool of a written Concat; NaN windows
+// (all NaN in the 3x3 expand's part) take the reference rule in the part's channels.
+TEST(ConcatMaxPool, AgreesWithReferenceAndTheConcatPath) {
+  for (int threads : {1, 2}) {
+    for (Fire f : {Fire{}, Fire{5, 16, 64, 40, 1}}) {
+      f.pool = true;
+      SCOPED_TRACE("parts of " + std::to_string(f.e1) + " and " + std::to_string(f.e3) + ", threads " +
+                   std::to_string(threads));
+      Fire exposed = f;
+      exposed.expose_concat = true;
+      auto ref = session(fire_model(f), threads, true);
+      auto fast = session(fire_model(f), threads);
+      auto concat = session(fire_model(exposed), threads);
+      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
+      EXPECT_EQ(count_op((*fast)->model().graph, kConcatMaxPoolOp) == 1, opt::layout_fusions().fuse_concat);
+      uint32_t seed = 1;
+      for (Shape shape : {Shape{1, f.cin, 3, 3}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
+        Tensor x = rand_tensor(shape, seed++);
+        for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+        expect_agree(**ref, **fast, concat->get(), 1, x, "ConcatMaxPool");
+      }
+    }
+  }
 }
 
 }  // namespace

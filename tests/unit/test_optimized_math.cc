@@ -217,7 +217,7 @@ TEST(OptimizedMath, MaxPoolPixelsKeepsTheFirstGreatestAndSkipsNaN) {
       std::vector<const float*> taps;
       for (const auto& r : rows) taps.push_back(r.data());
       std::vector<float> out(static_cast<size_t>(pixels * c));
-      EXPECT_FALSE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data())) << t->isa << " c=" << c;
+      EXPECT_FALSE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data(), c)) << t->isa << " c=" << c;
       for (int64_t p = 0; p < pixels; ++p) {
         for (int64_t j = 0; j < c; ++j) {
           float m = -inf;
@@ -232,7 +232,7 @@ TEST(OptimizedMath, MaxPoolPixelsKeepsTheFirstGreatestAndSkipsNaN) {
       }
       // One lane of NaN and -inf only: reported, so that the caller redoes it.
       for (int64_t k = 0; k < ntaps; ++k) rows[static_cast<size_t>(ntaps + k)][static_cast<size_t>(c - 1)] = k % 2 ? nan : -inf;
-      EXPECT_TRUE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data())) << t->isa << " c=" << c;
+      EXPECT_TRUE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data(), c)) << t->isa << " c=" << c;
     }
   }
 }

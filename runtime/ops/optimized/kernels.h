@@ -63,7 +63,8 @@ struct KernelTable {
   // taps[p * ntaps + t][j] (t < ntaps), where a value wins only when strictly greater than the
   // max so far (from -inf) and NaN never wins. Returns whether any output is -inf (an all-NaN
   // window, or -inf values), for the caller to redo those exactly.
-  bool (*max_pool_pixels)(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c, float* out);
+  bool (*max_pool_pixels)(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c, float* out,
+                          int64_t out_stride);
   // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (blocked).
   void (*transpose_2d)(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
                        int64_t cols);

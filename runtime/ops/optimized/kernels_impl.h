@@ -292,14 +292,15 @@ inline void max_into(const float* x, float* acc, int64_t n) {
 
 // ---- max pooling --------------------------------------------------------------------------
 
-// out[p][j] = max over t of taps[p * ntaps + t][j], for j < c: a later value wins only when
+// out[p * out_stride + j] = max over t of taps[p * ntaps + t][j], for j < c: a later value wins only when
 // strictly greater and NaN never wins (the reference MaxPool's rule). Returns whether an output
 // is -inf: an all-NaN window (the reference gives NaN) or a real -inf, which the caller redoes.
-inline bool max_pool_pixels(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c, float* out) {
+inline bool max_pool_pixels(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c, float* out,
+                            int64_t out_stride) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
   V low = V::set1(-neg_inf);  // the smallest output so far (outputs are never NaN)
   bool low_tail = false;
-  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += c) {
+  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += out_stride) {
     int64_t j = 0;
     for (; j + 4 * L <= c; j += 4 * L) {  // four independent chains hide the compare latency
       V m0 = V::set1(neg_inf), m1 = m0, m2 = m0, m3 = m0;

@@ -7,13 +7,16 @@
 //    the reference rule, so the result is the reference kernel's bit for bit;
 //  - int8 / uint8 (the integer MaxPool of QDQ models, exec/qdq_fusion.h): an exact max.
 // The Indices output, other types and (for integers) windows of padding only go to the
-// reference kernel.
+// reference kernel. It also runs the layout pass's ConcatMaxPool: each part of a channel
+// Concat pooled into its channels of the output, the concatenation never written.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "runtime/exec/layout_nhwc.h"
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/ref/common.h"
@@ -25,6 +28,7 @@ namespace opt {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr size_t kMaxConcatParts = 16;  // ConcatMaxPool's inputs (the layout pass merges up to 16)
 
 // The integer windows: out[p][j] = max over t of taps[p * ntaps + t][j]. Plain loops, which
 // GCC vectorizes; on x86-64 also as AVX2 / AVX-512 clones picked at load time.
@@ -34,8 +38,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 #define XONNX_POOL_CLONES
 #endif
 template <typename T>
-inline void max_pool_integer(const T* const* taps, int64_t ntaps, int64_t pixels, int64_t c, T* out) {
-  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += c) {
+inline void max_pool_integer(const T* const* taps, int64_t ntaps, int64_t pixels, int64_t c, T* out,
+                             int64_t out_stride) {
+  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += out_stride) {
     std::copy(taps[0], taps[0] + c, out);
     for (int64_t t = 1; t < ntaps; ++t) {
       const T* x = taps[t];
@@ -43,12 +48,13 @@ inline void max_pool_integer(const T* const* taps, int64_t ntaps, int64_t pixels
     }
   }
 }
-XONNX_POOL_CLONES void max_pool_int8(const int8_t* const* taps, int64_t ntaps, int64_t pixels, int64_t c, int8_t* out) {
-  max_pool_integer(taps, ntaps, pixels, c, out);
+XONNX_POOL_CLONES void max_pool_int8(const int8_t* const* taps, int64_t ntaps, int64_t pixels, int64_t c, int8_t* out,
+                                     int64_t out_stride) {
+  max_pool_integer(taps, ntaps, pixels, c, out, out_stride);
 }
 XONNX_POOL_CLONES void max_pool_uint8(const uint8_t* const* taps, int64_t ntaps, int64_t pixels, int64_t c,
-                                      uint8_t* out) {
-  max_pool_integer(taps, ntaps, pixels, c, out);
+                                      uint8_t* out, int64_t out_stride) {
+  max_pool_integer(taps, ntaps, pixels, c, out, out_stride);
 }
 
 // One spatial dim of the windows, as the reference kernel computes it.
@@ -136,47 +142,65 @@ class MaxPoolNhwcKernel final : public OptKernel {
 
   template <typename T>
   Status pool(KernelContext& ctx, const Tensor& x, const PoolDim& dy, const PoolDim& dx, bool& handled) {
-    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
     constexpr bool is_float = std::is_same<T, float>::value;
     if (!is_float && (padding_only_window(0, h, dy) || padding_only_window(1, w, dx))) return Status::ok();
+    // The parts pooled side by side on the channel axis: the input, or ConcatMaxPool's inputs.
+    std::array<const T*, kMaxConcatParts> part_data{};
+    std::array<int64_t, kMaxConcatParts> part_channels{};
+    const size_t parts = ctx.num_inputs();
+    if (parts > kMaxConcatParts) return Status::ok();
+    int64_t c = 0, widest = 0;
+    for (size_t k = 0; k < parts; ++k) {
+      const Tensor& part = ctx.input(k);
+      if (!part.defined() || part.dtype() != x.dtype() || part.rank() != 4 || part.dim(0) != n || part.dim(1) != h ||
+          part.dim(2) != w)
+        return Status::ok();  // the reference reports it
+      part_data[k] = part.data<T>();
+      part_channels[k] = part.dim(3);
+      c += part.dim(3);
+      widest = std::max(widest, part.dim(3));
+    }
     const int64_t oh = dy.out, ow = dx.out, ntaps = kernel_[0] * kernel_[1];
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), {n, oh, ow, c}));
-    const T* in = x.data<T>();
-    std::vector<T>& pad_row = pad_of(in);
-    if (static_cast<int64_t>(pad_row.size()) != c)
-      pad_row.assign(static_cast<size_t>(c), is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest());
+    std::vector<T>& pad_row = pad_of(part_data[0]);
+    if (static_cast<int64_t>(pad_row.size()) != widest)
+      pad_row.assign(static_cast<size_t>(widest), is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest());
     const T* pad = pad_row.data();
     T* out = y->data<T>();
     const int64_t rows = n * oh, row_taps = ow * ntaps;
     const size_t min_chunk = chunk_for(row_taps * c * static_cast<int64_t>(sizeof(T)) / 4);
-    ChunkScratch<const T*>& scratch = taps_of(in);
+    ChunkScratch<const T*>& scratch = taps_of(part_data[0]);
     scratch.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps));
     pool_->parallel_for(static_cast<size_t>(rows), min_chunk, [&](size_t r0, size_t r1) {
       const T** taps = scratch.of(r0);
       for (size_t r = r0; r < r1; ++r) {
         const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
-        const T* image = in + b * h * w * c;
-        const T** t = taps;
         const int64_t iy0 = oy * s_[0] - dy.pad_begin, span_x = (kernel_[1] - 1) * d_[1];
         const bool rows_inside = iy0 >= 0 && iy0 + (kernel_[0] - 1) * d_[0] < h;
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t ix0 = ox * s_[1] - dx.pad_begin;
-          if (rows_inside && ix0 >= 0 && ix0 + span_x < w) {  // no padding tap: offsets only
-            const T* window = image + (iy0 * w + ix0) * c;
-            for (int64_t ky = 0; ky < kernel_[0]; ++ky)
-              for (int64_t kx = 0; kx < kernel_[1]; ++kx) *t++ = window + (ky * d_[0] * w + kx * d_[1]) * c;
-            continue;
-          }
-          for (int64_t ky = 0; ky < kernel_[0]; ++ky) {
-            const int64_t iy = iy0 + ky * d_[0];
-            for (int64_t kx = 0; kx < kernel_[1]; ++kx) {
-              const int64_t ix = ix0 + kx * d_[1];
-              *t++ = iy >= 0 && iy < h && ix >= 0 && ix < w ? image + (iy * w + ix) * c : pad;
+        for (size_t k = 0, offset = 0; k < parts; offset += static_cast<size_t>(part_channels[k++])) {
+          T* const row_out = out + static_cast<int64_t>(r) * ow * c + static_cast<int64_t>(offset);
+          const int64_t pc = part_channels[k];
+          const T* image = part_data[k] + b * h * w * pc;
+          const T** t = taps;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t ix0 = ox * s_[1] - dx.pad_begin;
+            if (rows_inside && ix0 >= 0 && ix0 + span_x < w) {  // no padding tap: offsets only
+              const T* window = image + (iy0 * w + ix0) * pc;
+              for (int64_t ky = 0; ky < kernel_[0]; ++ky)
+                for (int64_t kx = 0; kx < kernel_[1]; ++kx) *t++ = window + (ky * d_[0] * w + kx * d_[1]) * pc;
+              continue;
+            }
+            for (int64_t ky = 0; ky < kernel_[0]; ++ky) {
+              const int64_t iy = iy0 + ky * d_[0];
+              for (int64_t kx = 0; kx < kernel_[1]; ++kx) {
+                const int64_t ix = ix0 + kx * d_[1];
+                *t++ = iy >= 0 && iy < h && ix >= 0 && ix < w ? image + (iy * w + ix) * pc : pad;
+              }
             }
           }
+          pool_row(taps, pad, ntaps, ow, pc, row_out, c);
         }
-        T* row_out = out + static_cast<int64_t>(r) * ow * c;
-        pool_row(taps, pad, ntaps, ow, c, row_out);
       }
     });
     handled = true;
@@ -192,21 +216,25 @@ class MaxPoolNhwcKernel final : public OptKernel {
   ChunkScratch<const int8_t*>& taps_of(const int8_t*) { return int8_taps_; }
   ChunkScratch<const uint8_t*>& taps_of(const uint8_t*) { return uint8_taps_; }
 
-  void pool_row(const float* const* taps, const float* pad, int64_t ntaps, int64_t ow, int64_t c, float* out) const {
-    if (k_->max_pool_pixels(taps, ntaps, ow, c, out)) redo_low_outputs(taps, pad, ntaps, ow, c, out);
+  // ow pixels of c channels, out_stride apart.
+  void pool_row(const float* const* taps, const float* pad, int64_t ntaps, int64_t ow, int64_t c, float* out,
+                int64_t out_stride) const {
+    if (k_->max_pool_pixels(taps, ntaps, ow, c, out, out_stride)) redo_low_outputs(taps, pad, ntaps, ow, c, out, out_stride);
   }
-  void pool_row(const int8_t* const* taps, const int8_t*, int64_t ntaps, int64_t ow, int64_t c, int8_t* out) const {
-    max_pool_int8(taps, ntaps, ow, c, out);
+  void pool_row(const int8_t* const* taps, const int8_t*, int64_t ntaps, int64_t ow, int64_t c, int8_t* out,
+                int64_t out_stride) const {
+    max_pool_int8(taps, ntaps, ow, c, out, out_stride);
   }
-  void pool_row(const uint8_t* const* taps, const uint8_t*, int64_t ntaps, int64_t ow, int64_t c, uint8_t* out) const {
-    max_pool_uint8(taps, ntaps, ow, c, out);
+  void pool_row(const uint8_t* const* taps, const uint8_t*, int64_t ntaps, int64_t ow, int64_t c, uint8_t* out,
+                int64_t out_stride) const {
+    max_pool_uint8(taps, ntaps, ow, c, out, out_stride);
   }
 
   // The reference rule for the outputs that came out -inf: NaN when every value in the window
   // is NaN (the first of them), the lowest float for a window without input values.
   static void redo_low_outputs(const float* const* taps, const float* pad, int64_t ntaps, int64_t pixels,
-                               int64_t c, float* out) {
-    for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += c) {
+                               int64_t c, float* out, int64_t out_stride) {
+    for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += out_stride) {
       for (int64_t j = 0; j < c; ++j) {
         if (out[j] != kNegInf) continue;
         float best = std::numeric_limits<float>::lowest();
@@ -243,6 +271,11 @@ void register_opt_pool(OpRegistry& registry) {
   OpDef def{xnn::kNhwcOpDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  registry.add(def);
+  // The layout pass's MaxPool of a channel Concat's parts (runtime/exec/layout_nhwc.h).
+  def.name = kConcatMaxPoolOp;
+  def.max_inputs = static_cast<int>(kMaxConcatParts);
+  def.max_outputs = 1;
   registry.add(def);
 }
 

@@ -25,7 +25,7 @@ NhwcLayoutOptions layout_fusions() {
   const bool conv = enabled() && fconv_tile_fast();  // conv_f32.cc, conv_pw_dw_f32.cc
   o.fuse_pointwise_depthwise = conv && fdw_row_fast() && fdw_pack_fast();
   o.nchw_input_conv = conv;
-  o.fuse_concat_pointwise = conv;
+  o.fuse_concat = conv;
   return o;
 }
 

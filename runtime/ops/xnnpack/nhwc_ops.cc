@@ -8,8 +8,8 @@
 //    semantics; the XNNPACK kernels (conv.cc, pooling.cc) are the fast candidates and defer to
 //    the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
-//    still NCHW: no input transpose), PointwiseDepthwiseConv (the two Convs' twins) and
-//    ConcatConv (the parts concatenated, then the Conv's twin).
+//    still NCHW: no input transpose), PointwiseDepthwiseConv (the two Convs' twins),
+//    ConcatConv and ConcatMaxPool (the parts concatenated, then the Conv's / MaxPool's twin).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -381,56 +381,67 @@ class PointwiseDepthwiseTwin final : public Kernel {
   std::unique_ptr<Kernel> pointwise_, depthwise_;
 };
 
-// The reference of the layout pass's ConcatConv (part 0, W, B, parts 1..): the parts
-// concatenated on the NHWC channel axis, then the NHWC Conv twin on that.
-class ConcatConvTwin final : public Kernel {
+// The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool concatenated
+// on the NHWC channel axis; an error naming the part when they do not concatenate.
+Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
+  std::vector<const Tensor*> parts{&ctx.input(0)};
+  for (size_t i = rest; i < ctx.num_inputs(); ++i) parts.push_back(&ctx.input(i));
+  const Tensor& first = *parts[0];
+  int64_t channels = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const Tensor& p = *parts[k];
+    if (!p.defined() || p.rank() != 4 || p.dtype() != first.dtype() || p.dim(0) != first.dim(0) ||
+        p.dim(1) != first.dim(1) || p.dim(2) != first.dim(2) || p.dtype() == DataType::kString ||
+        dtype_bits(p.dtype()) % 8 != 0)
+      return invalid_argument("part ", k, " (", p.defined() ? shape_to_string(p.shape()) : std::string("no tensor"),
+                              ") does not concatenate with part 0 (",
+                              first.defined() ? shape_to_string(first.shape()) : std::string("no tensor"),
+                              ") on the NHWC channel axis");
+    channels += p.dim(3);
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor joined, Tensor::allocate(first.dtype(), {first.dim(0), first.dim(1), first.dim(2), channels}));
+  const size_t es = static_cast<size_t>(dtype_bits(first.dtype()) / 8);
+  const int64_t pixels = first.dim(0) * first.dim(1) * first.dim(2);
+  char* out = static_cast<char*>(joined.raw_data());
+  for (int64_t px = 0; px < pixels; ++px) {
+    for (const Tensor* p : parts) {
+      const size_t bytes = static_cast<size_t>(p->dim(3)) * es;
+      std::memcpy(out, static_cast<const char*>(p->raw_data()) + static_cast<size_t>(px) * bytes, bytes);
+      out += bytes;
+    }
+  }
+  return joined;
+}
+
+// The references of the layout pass's ConcatConv (part 0, W, B, parts 1..) and ConcatMaxPool
+// (the parts): the parts concatenated, then the NHWC Conv / MaxPool twin on that.
+class ConcatTwin final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
-    Node conv = init.node();
-    conv.op_type = "Conv";
-    conv.inputs.resize(3);
-    auto k = std::unique_ptr<ConcatConvTwin>(new ConcatConvTwin());
-    k->name_ = init.node().name;
-    XONNX_ASSIGN_OR_RETURN(k->conv_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(conv), 1, {0, 1, 2})));
+    Node inner = init.node();
+    const bool conv = inner.op_type == kConcatConvOp;
+    inner.op_type = conv ? "Conv" : "MaxPool";
+    inner.inputs.resize(conv ? 3 : 1);
+    auto k = std::unique_ptr<ConcatTwin>(new ConcatTwin());
+    k->rest_ = conv ? 3 : 1;
+    k->map_ = conv ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0};
+    XONNX_ASSIGN_OR_RETURN(k->inner_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(inner), 1, k->map_)));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
   Status run(KernelContext& ctx) override {
-    std::vector<const Tensor*> parts{&ctx.input(0)};
-    for (size_t i = 3; i < ctx.num_inputs(); ++i) parts.push_back(&ctx.input(i));
-    const Tensor& first = *parts[0];
-    int64_t channels = 0;
-    for (size_t k = 0; k < parts.size(); ++k) {
-      const Tensor& p = *parts[k];
-      if (!p.defined() || p.rank() != 4 || p.dtype() != first.dtype() || p.dim(0) != first.dim(0) ||
-          p.dim(1) != first.dim(1) || p.dim(2) != first.dim(2) || dtype_bits(p.dtype()) % 8 != 0)
-        return invalid_argument("ConcatConv '", name_, "': part ", k, " (",
-                                p.defined() ? shape_to_string(p.shape()) : std::string("no tensor"),
-                                ") does not concatenate with part 0 (", first.defined() ? shape_to_string(first.shape()) : "-",
-                                ") on the NHWC channel axis");
-      channels += p.dim(3);
-    }
-    XONNX_ASSIGN_OR_RETURN(Tensor joined, Tensor::allocate(first.dtype(), {first.dim(0), first.dim(1), first.dim(2), channels}));
-    const size_t es = static_cast<size_t>(dtype_bits(first.dtype()) / 8);
-    const int64_t pixels = first.dim(0) * first.dim(1) * first.dim(2);
-    char* out = static_cast<char*>(joined.raw_data());
-    for (int64_t px = 0, offset = 0; px < pixels; ++px) {
-      for (const Tensor* p : parts) {
-        const size_t bytes = static_cast<size_t>(p->dim(3)) * es;
-        std::memcpy(out + offset, static_cast<const char*>(p->raw_data()) + static_cast<size_t>(px) * bytes, bytes);
-        offset += static_cast<int64_t>(bytes);
-      }
-    }
-    TwinContext conv(ctx, std::move(joined), {0, 1, 2});
-    XONNX_RETURN_IF_ERROR(conv_->run(conv));
-    if (!conv.output(0).is_tensor()) return internal_error("ConcatConv: the Conv gave no tensor");
-    ctx.set_output(0, conv.output(0).tensor());
+    XONNX_ASSIGN_OR_RETURN(Tensor joined, concat_channels(ctx, rest_));
+    TwinContext inner(ctx, std::move(joined), map_);
+    XONNX_RETURN_IF_ERROR(inner_->run(inner));
+    if (!inner.output(0).is_tensor()) return internal_error("the concatenated parts' ", map_.size() == 3 ? "Conv" : "MaxPool", " gave no tensor");
+    ctx.set_output(0, inner.output(0).tensor());
     return Status::ok();
   }
 
  private:
-  std::string name_;
-  std::unique_ptr<Kernel> conv_;
+  size_t rest_ = 1;             // the input index where parts 1.. start
+  std::vector<size_t> map_;     // the inner node's inputs in the outer one
+  std::unique_ptr<Kernel> inner_;
 };
 
 }  // namespace
@@ -446,7 +457,8 @@ void register_nhwc_reference(OpRegistry& registry) {
   registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1,
                 Backend::kReference});
   registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
-  registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatConvTwin::create, 4, -1, 1, 1, Backend::kReference});
+  registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, 4, -1, 1, 1, Backend::kReference});
+  registry.add({d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, 1, -1, 1, 1, Backend::kReference});
   registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, PointwiseDepthwiseTwin::create, 4, 5, 1, 1,
                 Backend::kReference});
 }
