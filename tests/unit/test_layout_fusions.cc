@@ -327,26 +327,33 @@ TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
   }
 }
 
-// Against the reference, and bit for bit against the same Conv after a written Concat.
-TEST(ConcatConv, AgreesWithReferenceAndTheConcatPath) {
+// A Fire block's Concat reader (1x1 Conv, or MaxPool with f.pool) against the reference, and
+// bit for bit against the same node after a written Concat; NaN windows (all NaN in the 3x3
+// expand's part) take the reference rule in the part's channels.
+void check_concat_reader(const Fire& f) {
+  const char* op = f.pool ? kConcatMaxPoolOp : kConcatConvOp;
   for (int threads : {1, 2}) {
-    for (const Fire& f : {Fire{}, Fire{5, 16, 64, 64, 33}}) {
-      SCOPED_TRACE("parts of " + std::to_string(f.e1) + ", threads " + std::to_string(threads));
-      Fire exposed = f;
-      exposed.expose_concat = true;
-      auto ref = session(fire_model(f), threads, true);
-      auto fast = session(fire_model(f), threads);
-      auto concat = session(fire_model(exposed), threads);
-      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
-      EXPECT_EQ(count_op((*fast)->model().graph, kConcatConvOp) == 1, opt::layout_fusions().fuse_concat);
-      uint32_t seed = 1;
-      for (Shape shape : {Shape{1, f.cin, 1, 1}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
-        Tensor x = rand_tensor(shape, seed++);
-        x.data<float>()[x.numel() / 3] = std::numeric_limits<float>::quiet_NaN();
-        expect_agree(**ref, **fast, concat->get(), 1, x, "ConcatConv");
-      }
+    SCOPED_TRACE(std::string(op) + ", parts of " + std::to_string(f.e1) + " and " + std::to_string(f.e3) +
+                 ", threads " + std::to_string(threads));
+    Fire exposed = f;
+    exposed.expose_concat = true;
+    auto ref = session(fire_model(f), threads, true);
+    auto fast = session(fire_model(f), threads);
+    auto concat = session(fire_model(exposed), threads);
+    ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
+    EXPECT_EQ(count_op((*fast)->model().graph, op) == 1, opt::layout_fusions().fuse_concat);
+    uint32_t seed = 1;
+    for (Shape shape : {Shape{1, f.cin, 3, 3}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
+      Tensor x = rand_tensor(shape, seed++);
+      for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+      expect_agree(**ref, **fast, concat->get(), 1, x, op);
     }
   }
+}
+
+TEST(ConcatConv, AgreesWithReferenceAndTheConcatPath) {
+  check_concat_reader(Fire{});
+  check_concat_reader(Fire{5, 16, 64, 64, 33});
 }
 
 TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
@@ -369,12 +376,6 @@ TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
   EXPECT_NE(error.find(op), std::string::npos) << error;
 }
 
-}  // namespace
-}  // namespace xonnx
-
-namespace xonnx {
-namespace {
-
 TEST(ConcatMaxPool, LayoutPassMergesAConcatOnlyAMaxPoolReads) {
   NhwcLayoutOptions on;
   on.fuse_concat = true;
@@ -394,28 +395,10 @@ TEST(ConcatMaxPool, LayoutPassMergesAConcatOnlyAMaxPoolReads) {
   }
 }
 
-// Against the reference, and bit for bit against the MaxPool of a written Concat; NaN windows
-// (all NaN in the 3x3 expand's part) take the reference rule in the part's channels.
 TEST(ConcatMaxPool, AgreesWithReferenceAndTheConcatPath) {
-  for (int threads : {1, 2}) {
-    for (Fire f : {Fire{}, Fire{5, 16, 64, 40, 1}}) {
-      f.pool = true;
-      SCOPED_TRACE("parts of " + std::to_string(f.e1) + " and " + std::to_string(f.e3) + ", threads " +
-                   std::to_string(threads));
-      Fire exposed = f;
-      exposed.expose_concat = true;
-      auto ref = session(fire_model(f), threads, true);
-      auto fast = session(fire_model(f), threads);
-      auto concat = session(fire_model(exposed), threads);
-      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
-      EXPECT_EQ(count_op((*fast)->model().graph, kConcatMaxPoolOp) == 1, opt::layout_fusions().fuse_concat);
-      uint32_t seed = 1;
-      for (Shape shape : {Shape{1, f.cin, 3, 3}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
-        Tensor x = rand_tensor(shape, seed++);
-        for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
-        expect_agree(**ref, **fast, concat->get(), 1, x, "ConcatMaxPool");
-      }
-    }
+  for (Fire f : {Fire{}, Fire{5, 16, 64, 40, 1}}) {
+    f.pool = true;
+    check_concat_reader(f);
   }
 }
 
