@@ -1,5 +1,6 @@
 #include "runtime/exec/layout_nhwc.h"
 
+#include "runtime/exec/layout_nhwc_pass.h"
 #include "runtime/exec/pass_util.h"
 
 #include <algorithm>
@@ -113,56 +114,34 @@ int fuse_gated_activations(Graph& g, int64_t opset) {
   return fused;
 }
 
-class NhwcPass {
- public:
-  NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options) : g_(g), opset_(onnx_opset), options_(options) {}
-  Result<NhwcLayoutStats> run();
 
- private:
-  enum class Role { kNone, kNhwcOp, kAgnostic };
-  int64_t opset_of(const Node& n) const { return n.opset != 0 ? n.opset : opset_; }
-  bool index(std::vector<size_t>& order);
-  const Tensor* constant(const std::string& name) const;
-  std::string constant_root(const std::string& name) const;
-  bool known_non_float(const std::string& name) const;
-  bool scalar_constant(const std::string& name) const;
-  bool is_region(const std::string& name) const { return region_.count(name) != 0; }
-  Role classify(size_t i);
-  bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
-  bool fusable_activation(const Node& act, float& lo, float& hi) const;
-  void try_fuse(size_t conv);
-  int fuse_pointwise_depthwise(const std::vector<size_t>& order);
-  int fuse_concats(const std::vector<size_t>& order);
-  int64_t conv_output_channels(const std::string& value) const;
-  int read_images_in_nchw();
-  Node merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
-                                  const std::unordered_map<std::string, std::string>& nhwc) const;
-  std::string fresh(const std::string& base);
-  Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
+// Swish with alpha 1 (x * sigmoid(x)), as fuse_gated_activations makes it.
+bool is_swish(const Node& act) {
+  if (!act.domain.empty() || act.op_type != "Swish" || act.inputs.size() != 1 || act.outputs.size() != 1) return false;
+  const Attribute* alpha = attr_of(act, "alpha", AttrType::kFloat);
+  return !alpha || alpha->f == 1.0f;
+}
 
-  Graph& g_;
-  int64_t opset_;
-  NhwcLayoutOptions options_;
-  std::unordered_map<std::string, size_t> producer_;
-  std::unordered_map<std::string, std::vector<size_t>> consumers_;
-  std::set<std::string> graph_outputs_;
-  std::set<std::string> subgraph_reads_;
-  std::unordered_map<std::string, const Tensor*> initializers_;
-  std::unordered_map<std::string, DataType> elem_types_;
-  std::unordered_set<std::string> names_;
+// HardSwish, as fuse_gated_activations makes it from x * HardSigmoid(x) (MobileNetV3).
+bool is_hard_swish(const Node& act) {
+  return act.domain.empty() && act.op_type == "HardSwish" && act.inputs.size() == 1 && act.outputs.size() == 1;
+}
 
-  std::vector<Role> role_;
-  std::vector<bool> fused_away_;
-  std::unordered_map<size_t, size_t> pointwise_of_;  // depthwise Conv -> the 1x1 Conv merged into it
-  std::unordered_map<size_t, size_t> concat_of_;     // 1x1 Conv / MaxPool -> the Concat merged into it
-  std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
-  std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
-  std::unordered_set<std::string> region_;  // values produced in NHWC
-  std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
-  std::unordered_set<std::string> entering_;
-  std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
-  std::vector<NamedTensor> new_initializers_;
-};
+bool unit_preserving_conv(const Node& n) {
+  const Attribute* ks = n.find_attr("kernel_shape");
+  const Attribute* pads = n.find_attr("pads");
+  const Attribute* ap = n.find_attr("auto_pad");
+  if (ap && ap->s != "NOTSET" && ap->s != "VALID") return false;
+  if (pads) {
+    for (int64_t p : pads->ints)
+      if (p != 0) return false;
+  }
+  return ks && ks->ints.size() == 2 && ks->ints[0] == 1 && ks->ints[1] == 1;
+}
+
+}  // namespace
+
+namespace layout_internal {
 
 bool NhwcPass::index(std::vector<size_t>& order) {
   for (const NamedTensor& t : g_.initializers) {
@@ -341,18 +320,6 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   return Role::kNone;
 }
 
-// Swish with alpha 1 (x * sigmoid(x)), as fuse_gated_activations makes it.
-bool is_swish(const Node& act) {
-  if (!act.domain.empty() || act.op_type != "Swish" || act.inputs.size() != 1 || act.outputs.size() != 1) return false;
-  const Attribute* alpha = attr_of(act, "alpha", AttrType::kFloat);
-  return !alpha || alpha->f == 1.0f;
-}
-
-// HardSwish, as fuse_gated_activations makes it from x * HardSigmoid(x) (MobileNetV3).
-bool is_hard_swish(const Node& act) {
-  return act.domain.empty() && act.op_type == "HardSwish" && act.inputs.size() == 1 && act.outputs.size() == 1;
-}
-
 // Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
 bool NhwcPass::fusable_activation(const Node& act, float& lo, float& hi) const {
   return activation_bounds(act, opset_of(act), [this](const std::string& n) { return constant(n); }, lo, hi);
@@ -385,165 +352,6 @@ void NhwcPass::try_fuse(size_t conv) {
   fused_away_[a] = true;
 }
 
-// A Conv the own kernels treat as 1x1 (constant W [M, C, 1, 1], group 1, stride 1, no pads).
-bool is_pointwise_conv(const Node& n, const Tensor* w) {
-  if (!w || w->rank() != 4 || w->dim(2) != 1 || w->dim(3) != 1) return false;
-  const Attribute* group = n.find_attr("group");
-  const Attribute* auto_pad = n.find_attr("auto_pad");
-  const Attribute* strides = n.find_attr("strides");
-  const Attribute* pads = n.find_attr("pads");
-  const auto all_equal = [](const Attribute* a, int64_t v) {
-    return !a || std::all_of(a->ints.begin(), a->ints.end(), [v](int64_t x) { return x == v; });
-  };
-  return (!group || group->i == 1) && (!auto_pad || auto_pad->s == "NOTSET" || auto_pad->s == "VALID") &&
-         all_equal(strides, 1) && all_equal(pads, 0);
-}
-
-// A depthwise Conv: W [M, 1, kh, kw] with group M.
-bool is_depthwise_conv(const Node& n, const Tensor* w) {
-  const Attribute* group = n.find_attr("group");
-  return w && w->rank() == 4 && w->dim(1) == 1 && group && group->i == w->dim(0) && group->i > 1;
-}
-
-// A 1x1 Conv whose output (after its fused activation) only a depthwise Conv reads is merged
-// into it (runtime/ops/optimized/conv_pw_dw_f32.cc). Returns how many.
-int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
-  int merged = 0;
-  for (size_t d : order) {
-    const Node& dw = g_.nodes[d];
-    if (role_[d] != Role::kNhwcOp || fused_away_[d] || dw.op_type != "Conv" || !dw.domain.empty()) continue;
-    if (!is_depthwise_conv(dw, constant(dw.inputs[1]))) continue;
-    const std::string& mid = dw.inputs[0];
-    auto p = producer_.find(mid);
-    if (p == producer_.end() || graph_outputs_.count(mid) || subgraph_reads_.count(mid)) continue;
-    const size_t pw_index = p->second;
-    const Node& pw = g_.nodes[pw_index];
-    if (role_[pw_index] != Role::kNhwcOp || fused_away_[pw_index] || pw.op_type != "Conv" || !pw.domain.empty() ||
-        pw.outputs[0] != mid)
-      continue;
-    const Tensor* w = constant(pw.inputs[1]);
-    if (!is_pointwise_conv(pw, w) || w->dim(0) != constant(dw.inputs[1])->dim(0)) continue;
-    auto readers = consumers_.find(mid);
-    if (readers == consumers_.end() || readers->second.size() != 1) continue;
-    pointwise_of_[d] = pw_index;
-    fused_away_[pw_index] = true;
-    merged_.insert(pw_index);
-    ++merged;
-  }
-  return merged;
-}
-
-// Output channels of a region value a Conv produces (its W's M), or 0 when unknown.
-int64_t NhwcPass::conv_output_channels(const std::string& value) const {
-  auto p = producer_.find(value);
-  if (p == producer_.end() || role_[p->second] != Role::kNhwcOp) return 0;
-  const Node& conv = g_.nodes[p->second];
-  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs[0] != value) return 0;
-  const Tensor* w = constant(conv.inputs[1]);
-  return w && w->rank() == 4 ? w->dim(0) : 0;
-}
-
-// A channel Concat of Conv outputs read only by a 1x1 Conv (the parts of equal channels) or
-// by a MaxPool is merged into that node (ConcatConv, runtime/ops/optimized/conv_f32.cc;
-// ConcatMaxPool, pool.cc), which reads the parts where they are: the concatenation is never
-// written. The Conv reads each part as one tap of its channels; the pool pools each part into
-// its channels of the output. SqueezeNet's fire modules end so. Returns how many.
-int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
-  constexpr size_t kMaxParts = 16;
-  int merged = 0;
-  for (size_t c : order) {
-    const Node& concat = g_.nodes[c];
-    if (role_[c] != Role::kAgnostic || fused_away_[c] || concat.op_type != "Concat" || !concat.domain.empty()) continue;
-    const std::string& out = concat.outputs[0];
-    if (graph_outputs_.count(out) || subgraph_reads_.count(out)) continue;
-    auto readers = consumers_.find(out);
-    if (readers == consumers_.end() || readers->second.size() != 1) continue;
-    if (concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
-    const size_t j = readers->second[0];
-    const Node& reader = g_.nodes[j];
-    if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
-        pointwise_of_.count(j) || nchw_input_.count(j))
-      continue;
-    // Parts made by float Convs: float tensors of known channels.
-    const int64_t part = conv_output_channels(concat.inputs[0]);
-    bool equal = part > 0, known = true;
-    for (const std::string& in : concat.inputs) {
-      const int64_t channels = conv_output_channels(in);
-      known = known && channels > 0;
-      equal = equal && channels == part;
-    }
-    if (!known) continue;
-    if (reader.op_type == "Conv") {
-      const Tensor* w = constant(reader.inputs[1]);
-      if (!is_pointwise_conv(reader, w) || !equal || part * static_cast<int64_t>(concat.inputs.size()) != w->dim(1))
-        continue;
-    } else if (reader.op_type != "MaxPool" || reader.outputs.size() != 1) {
-      continue;
-    }
-    concat_of_[j] = c;
-    fused_away_[c] = true;
-    merged_.insert(c);
-    ++merged;
-  }
-  return merged;
-}
-
-// The depthwise Conv node (already renamed for the region) with its merged 1x1 Conv:
-// inputs X, W_pw, B_pw, W_dw, B_dw; the 1x1 Conv's fused range / activation as pointwise_*.
-Node NhwcPass::merged_pointwise_depthwise(const Node& depthwise, size_t pointwise,
-                                          const std::unordered_map<std::string, std::string>& nhwc) const {
-  const Node& pw = g_.nodes[pointwise];
-  Node n = depthwise;
-  n.name = pw.name + "+" + depthwise.name;
-  n.op_type = kPointwiseDepthwiseOp;
-  const auto nth = [](const Node& node, size_t k) { return k < node.inputs.size() ? node.inputs[k] : std::string(); };
-  const std::string bias_pw = nth(pw, 2);
-  n.inputs = {nhwc.at(pw.inputs[0]), constant_root(pw.inputs[1]), bias_pw.empty() ? "" : constant_root(bias_pw),
-              depthwise.inputs[1], nth(depthwise, 2)};
-  while (n.inputs.back().empty()) n.inputs.pop_back();
-  for (const Attribute& a : pw.attributes) {
-    if (a.name != "activation_min" && a.name != "activation_max" && a.name != "activation") continue;
-    Attribute prefixed = a;
-    prefixed.name = "pointwise_" + a.name;
-    n.attributes.push_back(std::move(prefixed));
-  }
-  return n;
-}
-
-// An entering value whose one region reader is a Conv over few channels (an image: C <= 4,
-// the own kernel's zero-padded copy with merged kernel rows) is read in NCHW by that Conv, as
-// ConvNchwInput: its padded copy does the conversion, and no ToNHWC is needed. Returns how many.
-int NhwcPass::read_images_in_nchw() {
-  int converted = 0;
-  for (auto it = entering_.begin(); it != entering_.end();) {
-    std::vector<size_t> readers;
-    auto c = consumers_.find(*it);
-    if (c != consumers_.end()) {
-      for (size_t r : c->second)
-        if (role_[r] != Role::kNone && !fused_away_[r]) readers.push_back(r);
-    }
-    if (readers.size() != 1 || pointwise_of_.count(readers[0])) {
-      ++it;
-      continue;
-    }
-    const Node& conv = g_.nodes[readers[0]];
-    const Tensor* w = conv.op_type == "Conv" && conv.domain.empty() ? constant(conv.inputs[1]) : nullptr;
-    const Attribute* group = conv.find_attr("group");
-    const Attribute* dilations = conv.find_attr("dilations");
-    const bool image_stem = w && w->rank() == 4 && w->dim(1) <= 4 && w->dim(3) > 1 && (!group || group->i == 1) &&
-                            (!dilations || std::all_of(dilations->ints.begin(), dilations->ints.end(),
-                                                       [](int64_t d) { return d == 1; }));
-    if (!image_stem || conv.inputs[0] != *it) {
-      ++it;
-      continue;
-    }
-    nchw_input_.insert(readers[0]);
-    it = entering_.erase(it);
-    ++converted;
-  }
-  return converted;
-}
-
 std::string NhwcPass::fresh(const std::string& base) {
   std::string name = base + "__nhwc";
   for (int k = 1; names_.count(name); ++k) name = base + "__nhwc" + std::to_string(k);
@@ -561,18 +369,6 @@ Node NhwcPass::boundary(const char* op, const std::string& in, const std::string
   n.outputs = {out};
   if (unit) n.attributes.push_back(int_attribute("unit_spatial", 1));
   return n;
-}
-
-bool unit_preserving_conv(const Node& n) {
-  const Attribute* ks = n.find_attr("kernel_shape");
-  const Attribute* pads = n.find_attr("pads");
-  const Attribute* ap = n.find_attr("auto_pad");
-  if (ap && ap->s != "NOTSET" && ap->s != "VALID") return false;
-  if (pads) {
-    for (int64_t p : pads->ints)
-      if (p != 0) return false;
-  }
-  return ks && ks->ints.size() == 2 && ks->ints[0] == 1 && ks->ints[1] == 1;
 }
 
 Result<NhwcLayoutStats> NhwcPass::run() {
@@ -605,9 +401,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
   }
   if (region_.empty()) return stats;
-  if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
-  if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
-  if (options_.fuse_concat) stats.concat = fuse_concats(order);
+  merge_for_own_kernels(order, stats);  // layout_nhwc_fusions.cc
 
   // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
   std::unordered_set<std::string> exits;
@@ -683,18 +477,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       if (role_[i] == Role::kNhwcOp) {
         n.opset = opset_of(n);
         n.domain = kNhwcDomain;
-        auto merged = pointwise_of_.find(i);
-        if (merged != pointwise_of_.end()) n = merged_pointwise_depthwise(n, merged->second, nhwc);
-        if (nchw_input_.count(i)) n.op_type = kConvNchwInputOp;
-        auto concat = concat_of_.find(i);
-        if (concat != concat_of_.end()) {  // ConcatConv: part 0, W, B (or ""), parts 1..; ConcatMaxPool: the parts
-          const std::vector<std::string>& parts = g_.nodes[concat->second].inputs;
-          const bool conv = n.op_type == "Conv";
-          n.op_type = conv ? kConcatConvOp : kConcatMaxPoolOp;
-          n.inputs.resize(conv ? 3 : 1);
-          n.inputs[0] = nhwc.at(parts[0]);
-          for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
-        }
+        rewrite_merged(i, n, nhwc);
         ++stats.nhwc_ops;
       } else {
         ++stats.agnostic_ops;
@@ -729,14 +512,14 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   return stats;
 }
 
-}  // namespace
+}  // namespace layout_internal
 
 Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::string, int64_t>& opset_imports,
                                           const NhwcLayoutOptions& options) {
   auto it = opset_imports.find("");
   if (it == opset_imports.end()) return NhwcLayoutStats{};
   const int gated = fuse_gated_activations(graph, it->second);
-  NhwcPass pass(graph, it->second, options);
+  layout_internal::NhwcPass pass(graph, it->second, options);
   XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats stats, pass.run());
   stats.gated = gated;
   return stats;

@@ -103,7 +103,6 @@ class MatMulKernel final : public OptKernel {
     if (g.n <= 0 || g.k <= 0) return unsupported("own Gemm: empty B");
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
     XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->gemm_ = true;
     k->gemm_b_shape_ = {g.k, g.n};
     k->bias_ = std::move(g.bias);
     k->prepack(init, *init.constant_input(1), g.trans_b, g.alpha);
@@ -115,8 +114,8 @@ class MatMulKernel final : public OptKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    if (!is_f32(a) || !is_f32(b) || (gemm_ && a.rank() != 2)) return Status::ok();
-    if (!make_plan(a.shape(), gemm_ ? gemm_b_shape_ : b.shape(), plan_)) return Status::ok();
+    if (!is_f32(a) || !is_f32(b) || (gemm() && a.rank() != 2)) return Status::ok();
+    if (!make_plan(a.shape(), gemm() ? gemm_b_shape_ : b.shape(), plan_)) return Status::ok();
     const Plan& p = plan_;
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, p.out_shape));
@@ -134,7 +133,7 @@ class MatMulKernel final : public OptKernel {
     const Plan& p = plan_;
     const float* pa = a.data<float>();
     // A prepacked B is not read here: its initializer's memory may have been given back.
-    const bool constant_b = !prepacked_.empty() && (gemm_ || b.rank() == 2);
+    const bool constant_b = !prepacked_.empty() && (gemm() || b.rank() == 2);
     const float* pb = constant_b ? nullptr : b.data<float>();
     const KernelTable& t = *k_;
     int64_t M = p.M, batches = p.batches;
@@ -252,8 +251,8 @@ class MatMulKernel final : public OptKernel {
   }
 
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
-  bool gemm_ = false;        // a Gemm: B is the packed [K, N] of gemm_b_shape_, plus bias_
-  Shape gemm_b_shape_;
+  bool gemm() const { return !gemm_b_shape_.empty(); }
+  Shape gemm_b_shape_;       // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
   std::vector<float> bias_;  // Gemm's beta * C as a row of N (empty without C)
   std::vector<float> prepacked_;
   ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)

@@ -1,0 +1,197 @@
+// The layout pass's rewrites for the own kernels (NhwcLayoutOptions, layout_nhwc.h): each
+// merges nodes the own AVX-512 kernels run as one, where memory traffic would otherwise
+// dominate. Each merged op has a reference twin (runtime/ops/xnnpack/nhwc_ops.cc).
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/exec/layout_nhwc_pass.h"
+
+namespace xonnx {
+namespace layout_internal {
+namespace {
+
+// A Conv the own kernels treat as 1x1 (constant W [M, C, 1, 1], group 1, stride 1, no pads).
+bool is_pointwise_conv(const Node& n, const Tensor* w) {
+  if (!w || w->rank() != 4 || w->dim(2) != 1 || w->dim(3) != 1) return false;
+  const Attribute* group = n.find_attr("group");
+  const Attribute* auto_pad = n.find_attr("auto_pad");
+  const Attribute* strides = n.find_attr("strides");
+  const Attribute* pads = n.find_attr("pads");
+  const auto all_equal = [](const Attribute* a, int64_t v) {
+    return !a || std::all_of(a->ints.begin(), a->ints.end(), [v](int64_t x) { return x == v; });
+  };
+  return (!group || group->i == 1) && (!auto_pad || auto_pad->s == "NOTSET" || auto_pad->s == "VALID") &&
+         all_equal(strides, 1) && all_equal(pads, 0);
+}
+
+// A depthwise Conv: W [M, 1, kh, kw] with group M.
+bool is_depthwise_conv(const Node& n, const Tensor* w) {
+  const Attribute* group = n.find_attr("group");
+  return w && w->rank() == 4 && w->dim(1) == 1 && group && group->i == w->dim(0) && group->i > 1;
+}
+
+}  // namespace
+
+void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayoutStats& stats) {
+  if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
+  if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
+  if (options_.fuse_concat) stats.concat = fuse_concats(order);
+}
+
+// Node i, already renamed for the region as `n`, with what was merged into it:
+//  - a depthwise Conv's 1x1 Conv: inputs X, W_pw, B_pw, W_dw, B_dw; the 1x1 Conv's fused range /
+//    activation as pointwise_*;
+//  - an image's Conv: reads the NCHW value;
+//  - a Concat: ConcatConv (part 0, W, B or "", parts 1..) or ConcatMaxPool (the parts).
+void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const {
+  auto pointwise = pointwise_of_.find(i);
+  if (pointwise != pointwise_of_.end()) {
+    const Node& pw = g_.nodes[pointwise->second];
+    const Node depthwise = n;
+    n.name = pw.name + "+" + depthwise.name;
+    n.op_type = kPointwiseDepthwiseOp;
+    const auto nth = [](const Node& node, size_t k) { return k < node.inputs.size() ? node.inputs[k] : std::string(); };
+    const std::string bias_pw = nth(pw, 2);
+    n.inputs = {nhwc.at(pw.inputs[0]), constant_root(pw.inputs[1]), bias_pw.empty() ? "" : constant_root(bias_pw),
+                depthwise.inputs[1], nth(depthwise, 2)};
+    while (n.inputs.back().empty()) n.inputs.pop_back();
+    for (const Attribute& a : pw.attributes) {
+      if (a.name != "activation_min" && a.name != "activation_max" && a.name != "activation") continue;
+      Attribute prefixed = a;
+      prefixed.name = "pointwise_" + a.name;
+      n.attributes.push_back(std::move(prefixed));
+    }
+  }
+  if (nchw_input_.count(i)) n.op_type = kConvNchwInputOp;
+  auto concat = concat_of_.find(i);
+  if (concat != concat_of_.end()) {
+    const std::vector<std::string>& parts = g_.nodes[concat->second].inputs;
+    const bool conv = n.op_type == "Conv";
+    n.op_type = conv ? kConcatConvOp : kConcatMaxPoolOp;
+    n.inputs.resize(conv ? 3 : 1);
+    n.inputs[0] = nhwc.at(parts[0]);
+    for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
+  }
+}
+
+// A 1x1 Conv whose output (after its fused activation) only a depthwise Conv reads is merged
+// into it (runtime/ops/optimized/conv_pw_dw_f32.cc). Returns how many.
+int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
+  int merged = 0;
+  for (size_t d : order) {
+    const Node& dw = g_.nodes[d];
+    if (role_[d] != Role::kNhwcOp || fused_away_[d] || dw.op_type != "Conv" || !dw.domain.empty()) continue;
+    if (!is_depthwise_conv(dw, constant(dw.inputs[1]))) continue;
+    const std::string& mid = dw.inputs[0];
+    auto p = producer_.find(mid);
+    if (p == producer_.end() || graph_outputs_.count(mid) || subgraph_reads_.count(mid)) continue;
+    const size_t pw_index = p->second;
+    const Node& pw = g_.nodes[pw_index];
+    if (role_[pw_index] != Role::kNhwcOp || fused_away_[pw_index] || pw.op_type != "Conv" || !pw.domain.empty() ||
+        pw.outputs[0] != mid)
+      continue;
+    const Tensor* w = constant(pw.inputs[1]);
+    if (!is_pointwise_conv(pw, w) || w->dim(0) != constant(dw.inputs[1])->dim(0)) continue;
+    auto readers = consumers_.find(mid);
+    if (readers == consumers_.end() || readers->second.size() != 1) continue;
+    pointwise_of_[d] = pw_index;
+    fused_away_[pw_index] = true;
+    merged_.insert(pw_index);
+    ++merged;
+  }
+  return merged;
+}
+
+// Output channels of a region value a Conv produces (its W's M), or 0 when unknown.
+int64_t NhwcPass::conv_output_channels(const std::string& value) const {
+  auto p = producer_.find(value);
+  if (p == producer_.end() || role_[p->second] != Role::kNhwcOp) return 0;
+  const Node& conv = g_.nodes[p->second];
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs[0] != value) return 0;
+  const Tensor* w = constant(conv.inputs[1]);
+  return w && w->rank() == 4 ? w->dim(0) : 0;
+}
+
+// A channel Concat of Conv outputs read only by a 1x1 Conv (the parts of equal channels) or
+// by a MaxPool is merged into that node (ConcatConv, runtime/ops/optimized/conv_f32.cc;
+// ConcatMaxPool, pool.cc), which reads the parts where they are: the concatenation is never
+// written. The Conv reads each part as one tap of its channels; the pool pools each part into
+// its channels of the output. SqueezeNet's fire modules end so. Returns how many.
+int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
+  constexpr size_t kMaxParts = 16;
+  int merged = 0;
+  for (size_t c : order) {
+    const Node& concat = g_.nodes[c];
+    if (role_[c] != Role::kAgnostic || fused_away_[c] || concat.op_type != "Concat" || !concat.domain.empty()) continue;
+    const std::string& out = concat.outputs[0];
+    if (graph_outputs_.count(out) || subgraph_reads_.count(out)) continue;
+    auto readers = consumers_.find(out);
+    if (readers == consumers_.end() || readers->second.size() != 1) continue;
+    if (concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
+    const size_t j = readers->second[0];
+    const Node& reader = g_.nodes[j];
+    if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
+        pointwise_of_.count(j) || nchw_input_.count(j))
+      continue;
+    // Parts made by float Convs: float tensors of known channels.
+    const int64_t part = conv_output_channels(concat.inputs[0]);
+    bool equal = part > 0, known = true;
+    for (const std::string& in : concat.inputs) {
+      const int64_t channels = conv_output_channels(in);
+      known = known && channels > 0;
+      equal = equal && channels == part;
+    }
+    if (!known) continue;
+    if (reader.op_type == "Conv") {
+      const Tensor* w = constant(reader.inputs[1]);
+      if (!is_pointwise_conv(reader, w) || !equal || part * static_cast<int64_t>(concat.inputs.size()) != w->dim(1))
+        continue;
+    } else if (reader.op_type != "MaxPool" || reader.outputs.size() != 1) {
+      continue;
+    }
+    concat_of_[j] = c;
+    fused_away_[c] = true;
+    merged_.insert(c);
+    ++merged;
+  }
+  return merged;
+}
+
+// An entering value whose one region reader is a Conv over few channels (an image: C <= 4,
+// the own kernel's zero-padded copy with merged kernel rows) is read in NCHW by that Conv, as
+// ConvNchwInput: its padded copy does the conversion, and no ToNHWC is needed. Returns how many.
+int NhwcPass::read_images_in_nchw() {
+  int converted = 0;
+  for (auto it = entering_.begin(); it != entering_.end();) {
+    std::vector<size_t> readers;
+    auto c = consumers_.find(*it);
+    if (c != consumers_.end()) {
+      for (size_t r : c->second)
+        if (role_[r] != Role::kNone && !fused_away_[r]) readers.push_back(r);
+    }
+    if (readers.size() != 1 || pointwise_of_.count(readers[0])) {
+      ++it;
+      continue;
+    }
+    const Node& conv = g_.nodes[readers[0]];
+    const Tensor* w = conv.op_type == "Conv" && conv.domain.empty() ? constant(conv.inputs[1]) : nullptr;
+    const Attribute* group = conv.find_attr("group");
+    const Attribute* dilations = conv.find_attr("dilations");
+    const bool image_stem = w && w->rank() == 4 && w->dim(1) <= 4 && w->dim(3) > 1 && (!group || group->i == 1) &&
+                            (!dilations || std::all_of(dilations->ints.begin(), dilations->ints.end(),
+                                                       [](int64_t d) { return d == 1; }));
+    if (!image_stem || conv.inputs[0] != *it) {
+      ++it;
+      continue;
+    }
+    nchw_input_.insert(readers[0]);
+    it = entering_.erase(it);
+    ++converted;
+  }
+  return converted;
+}
+
+}  // namespace layout_internal
+}  // namespace xonnx

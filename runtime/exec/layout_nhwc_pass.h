@@ -1,0 +1,76 @@
+// The NHWC layout pass's state (layout_nhwc.h), shared by its two source files:
+// layout_nhwc.cc (regions, boundaries, activation fusion) and layout_nhwc_fusions.cc (the
+// rewrites for the own kernels: PointwiseDepthwiseConv, ConvNchwInput, ConcatConv /
+// ConcatMaxPool). Internal to the runtime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/exec/layout_nhwc.h"
+#include "runtime/ir/graph.h"
+
+namespace xonnx {
+namespace layout_internal {
+
+class NhwcPass {
+ public:
+  NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options) : g_(g), opset_(onnx_opset), options_(options) {}
+  Result<NhwcLayoutStats> run();
+
+ private:
+  enum class Role { kNone, kNhwcOp, kAgnostic };
+  int64_t opset_of(const Node& n) const { return n.opset != 0 ? n.opset : opset_; }
+  bool index(std::vector<size_t>& order);
+  const Tensor* constant(const std::string& name) const;
+  std::string constant_root(const std::string& name) const;
+  bool known_non_float(const std::string& name) const;
+  bool scalar_constant(const std::string& name) const;
+  bool is_region(const std::string& name) const { return region_.count(name) != 0; }
+  Role classify(size_t i);
+  bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
+  bool fusable_activation(const Node& act, float& lo, float& hi) const;
+  void try_fuse(size_t conv);
+  // The rewrites for the own kernels (layout_nhwc_fusions.cc): merge_for_own_kernels() after
+  // classification, rewrite_merged() on each region node as it is emitted (renamed to `nhwc`).
+  void merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayoutStats& stats);
+  void rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const;
+  int fuse_pointwise_depthwise(const std::vector<size_t>& order);
+  int fuse_concats(const std::vector<size_t>& order);
+  int64_t conv_output_channels(const std::string& value) const;
+  int read_images_in_nchw();
+  std::string fresh(const std::string& base);
+  Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
+
+  Graph& g_;
+  int64_t opset_;
+  NhwcLayoutOptions options_;
+  std::unordered_map<std::string, size_t> producer_;
+  std::unordered_map<std::string, std::vector<size_t>> consumers_;
+  std::set<std::string> graph_outputs_;
+  std::set<std::string> subgraph_reads_;
+  std::unordered_map<std::string, const Tensor*> initializers_;
+  std::unordered_map<std::string, DataType> elem_types_;
+  std::unordered_set<std::string> names_;
+
+  std::vector<Role> role_;
+  std::vector<bool> fused_away_;
+  std::unordered_map<size_t, size_t> pointwise_of_;  // depthwise Conv -> the 1x1 Conv merged into it
+  std::unordered_map<size_t, size_t> concat_of_;     // 1x1 Conv / MaxPool -> the Concat merged into it
+  std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
+  std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
+  std::unordered_set<std::string> region_;  // values produced in NHWC
+  std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
+  std::unordered_set<std::string> entering_;
+  std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
+  std::vector<NamedTensor> new_initializers_;
+};
+
+}  // namespace layout_internal
+}  // namespace xonnx
