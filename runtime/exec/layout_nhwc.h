@@ -27,6 +27,8 @@
 //  - with NhwcLayoutOptions::fuse_concat, a channel Concat of Conv outputs that only a 1x1 Conv
 //    (parts of equal channels) or a MaxPool reads is merged into it: one ConcatConv or
 //    ConcatMaxPool over the parts.
+//  - with NhwcLayoutOptions::fuse_stem_pool, an image's Conv (C <= 4) whose output only a
+//    MaxPool reads is merged into it: one ConvMaxPool (the pool's attributes as pool_*).
 //  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
 //    HardSwish (opset 14), via Node::opset, when the gate has no other reader.
 // Only values whose rank is certainly 4 enter a region (Conv weights and 2-D pool kernels
@@ -53,6 +55,9 @@ constexpr const char* kConvNchwInputOp = "ConvNchwInput";
 constexpr const char* kConcatConvOp = "ConcatConv";
 // The NHWC MaxPool of a channel Concat: inputs the parts.
 constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
+// An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
+// as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
+constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
 
 // Rewrites that pay only where the own kernels run them (opt::layout_fusions()); elsewhere
 // the ops would run on their reference twins.
@@ -65,6 +70,9 @@ struct NhwcLayoutOptions {
   // A channel Concat of Conv outputs that only a 1x1 Conv (equal parts) or a MaxPool reads is
   // read by it part by part (ConcatConv, ConcatMaxPool): the concatenation is never written.
   bool fuse_concat = false;
+  // An image's Conv (C <= 4) whose output only a MaxPool reads runs with it as one ConvMaxPool:
+  // the Conv's output (a CNN stem's largest tensor) is pooled while in cache, never written.
+  bool fuse_stem_pool = false;
 };
 
 struct NhwcLayoutStats {
@@ -78,6 +86,7 @@ struct NhwcLayoutStats {
   int pointwise_depthwise = 0;  // 1x1 Convs merged into their depthwise Conv
   int nchw_input = 0;           // ToNHWC conversions left to a ConvNchwInput
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
+  int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
 };
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/exec/layout_nhwc_pass.h"
+#include "runtime/exec/pass_util.h"
 
 namespace xonnx {
 namespace layout_internal {
@@ -32,19 +33,31 @@ bool is_depthwise_conv(const Node& n, const Tensor* w) {
   return w && w->rank() == 4 && w->dim(1) == 1 && group && group->i == w->dim(0) && group->i > 1;
 }
 
+// A Conv over an image (W [M, C <= 4, kh, kw > 1], group 1, dilations 1): the own kernel's
+// zero-padded copy with merged kernel rows.
+bool is_image_conv(const Node& n, const Tensor* w) {
+  if (n.op_type != "Conv" || !n.domain.empty()) return false;
+  const Attribute* group = n.find_attr("group");
+  const Attribute* dilations = n.find_attr("dilations");
+  return w && w->rank() == 4 && w->dim(1) <= 4 && w->dim(3) > 1 && (!group || group->i == 1) &&
+         (!dilations || std::all_of(dilations->ints.begin(), dilations->ints.end(), [](int64_t d) { return d == 1; }));
+}
+
 }  // namespace
 
 void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayoutStats& stats) {
   if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
   if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
   if (options_.fuse_concat) stats.concat = fuse_concats(order);
+  if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);  // after nchw_input_ is known
 }
 
 // Node i, already renamed for the region as `n`, with what was merged into it:
 //  - a depthwise Conv's 1x1 Conv: inputs X, W_pw, B_pw, W_dw, B_dw; the 1x1 Conv's fused range /
 //    activation as pointwise_*;
 //  - an image's Conv: reads the NCHW value;
-//  - a Concat: ConcatConv (part 0, W, B or "", parts 1..) or ConcatMaxPool (the parts).
+//  - a Concat: ConcatConv (part 0, W, B or "", parts 1..) or ConcatMaxPool (the parts);
+//  - an image's Conv into its MaxPool: ConvMaxPool (X, W, B; the pool's attributes as pool_*).
 void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const {
   auto pointwise = pointwise_of_.find(i);
   if (pointwise != pointwise_of_.end()) {
@@ -73,6 +86,23 @@ void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::s
     n.inputs.resize(conv ? 3 : 1);
     n.inputs[0] = nhwc.at(parts[0]);
     for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
+  }
+  auto stem = stem_of_.find(i);
+  if (stem != stem_of_.end()) {
+    const Node& conv = g_.nodes[stem->second];
+    const Node pool = n;
+    n.name = conv.name + "+" + pool.name;
+    n.op_type = kConvMaxPoolOp;
+    const bool nchw = nchw_input_.count(stem->second) != 0;  // else X entered the region renamed
+    n.inputs = {nchw ? conv.inputs[0] : nhwc.at(conv.inputs[0]), constant_root(conv.inputs[1])};
+    if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) n.inputs.push_back(constant_root(conv.inputs[2]));
+    n.attributes = conv.attributes;  // with its fused output range / activation
+    for (const Attribute& a : pool.attributes) {
+      Attribute prefixed = a;
+      prefixed.name = "pool_" + a.name;
+      n.attributes.push_back(std::move(prefixed));
+    }
+    if (nchw) n.attributes.push_back(int_attribute("nchw_input", 1));
   }
 }
 
@@ -176,13 +206,7 @@ int NhwcPass::read_images_in_nchw() {
       continue;
     }
     const Node& conv = g_.nodes[readers[0]];
-    const Tensor* w = conv.op_type == "Conv" && conv.domain.empty() ? constant(conv.inputs[1]) : nullptr;
-    const Attribute* group = conv.find_attr("group");
-    const Attribute* dilations = conv.find_attr("dilations");
-    const bool image_stem = w && w->rank() == 4 && w->dim(1) <= 4 && w->dim(3) > 1 && (!group || group->i == 1) &&
-                            (!dilations || std::all_of(dilations->ints.begin(), dilations->ints.end(),
-                                                       [](int64_t d) { return d == 1; }));
-    if (!image_stem || conv.inputs[0] != *it) {
+    if (!is_image_conv(conv, conv.op_type == "Conv" ? constant(conv.inputs[1]) : nullptr) || conv.inputs[0] != *it) {
       ++it;
       continue;
     }
@@ -191,6 +215,34 @@ int NhwcPass::read_images_in_nchw() {
     ++converted;
   }
   return converted;
+}
+
+// An image's Conv (is_image_conv) whose output (after its fused activation) only a 2-D MaxPool
+// without Indices reads is merged into that pool: ConvMaxPool (conv_f32.cc) pools each band of
+// the Conv's rows as it computes them. Returns how many.
+int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
+  int merged = 0;
+  for (size_t j : order) {
+    const Node& pool = g_.nodes[j];
+    if (role_[j] != Role::kNhwcOp || fused_away_[j] || pool.op_type != "MaxPool" || !pool.domain.empty() ||
+        concat_of_.count(j) || (pool.outputs.size() > 1 && !pool.outputs[1].empty()))
+      continue;
+    const std::string& mid = pool.inputs[0];
+    auto p = producer_.find(mid);
+    if (p == producer_.end() || graph_outputs_.count(mid) || subgraph_reads_.count(mid)) continue;
+    const size_t c = p->second;
+    const Node& conv = g_.nodes[c];
+    if (role_[c] != Role::kNhwcOp || fused_away_[c] || conv.outputs[0] != mid || concat_of_.count(c) ||
+        !is_image_conv(conv, constant(conv.inputs[1])))
+      continue;
+    auto readers = consumers_.find(mid);
+    if (readers == consumers_.end() || readers->second.size() != 1) continue;
+    stem_of_[j] = c;
+    fused_away_[c] = true;
+    merged_.insert(c);
+    ++merged;
+  }
+  return merged;
 }
 
 }  // namespace layout_internal

@@ -1,7 +1,7 @@
 // The NHWC layout pass's state (layout_nhwc.h), shared by its two source files:
 // layout_nhwc.cc (regions, boundaries, activation fusion) and layout_nhwc_fusions.cc (the
 // rewrites for the own kernels: PointwiseDepthwiseConv, ConvNchwInput, ConcatConv /
-// ConcatMaxPool). Internal to the runtime.
+// ConcatMaxPool, ConvMaxPool). Internal to the runtime.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +45,7 @@ class NhwcPass {
   int fuse_concats(const std::vector<size_t>& order);
   int64_t conv_output_channels(const std::string& value) const;
   int read_images_in_nchw();
+  int fuse_stem_pools(const std::vector<size_t>& order);
   std::string fresh(const std::string& base);
   Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
 
@@ -65,6 +66,7 @@ class NhwcPass {
   std::unordered_map<size_t, size_t> concat_of_;     // 1x1 Conv / MaxPool -> the Concat merged into it
   std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
   std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
+  std::unordered_map<size_t, size_t> stem_of_;       // MaxPool -> the image Conv merged into it
   std::unordered_set<std::string> region_;  // values produced in NHWC
   std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
   std::unordered_set<std::string> entering_;

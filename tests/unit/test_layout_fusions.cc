@@ -3,7 +3,9 @@
 //    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
 //    reference kernels over odd shapes, and against the two own kernels unfused, bit for bit;
 //  - an image read in NCHW by its one Conv (ConvNchwInput, conv_f32.cc), no ToNHWC;
-//  - a channel Concat read part by part by the 1x1 Conv after it (ConcatConv, conv_f32.cc).
+//  - a channel Concat read part by part by the 1x1 Conv or MaxPool after it (ConcatConv,
+//    conv_f32.cc; ConcatMaxPool, pool.cc);
+//  - an image's Conv merged into the MaxPool after it (ConvMaxPool, conv_f32.cc).
 // Each against the reference kernels, and bit for bit against the same graph without the
 // rewrite (an extra graph output prevents it).
 #include <gtest/gtest.h>
@@ -399,6 +401,123 @@ TEST(ConcatMaxPool, AgreesWithReferenceAndTheConcatPath) {
   for (Fire f : {Fire{}, Fire{5, 16, 64, 40, 1}}) {
     f.pool = true;
     check_concat_reader(f);
+  }
+}
+
+
+struct Stem {
+  int64_t c = 3, m = 16, k = 3, stride = 2, pad = 0;  // the Conv
+  int64_t pool_k = 3, pool_stride = 2, pool_pad = 0;  // the MaxPool
+  bool ceil = false;
+  bool expose_mid = false;  // the Conv's output is a graph output too: no merge
+  bool region_input = false;  // x reaches the Conv through a 1x1 MaxPool (an NHWC value, not NCHW)
+};
+
+// x -> k x k Conv (c -> m) + Relu -> MaxPool -> "y".
+Model stem_pool_model(const Stem& p) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  std::string in = "x";
+  if (p.region_input) in = b.node("MaxPool", {in}, {attr_ints("kernel_shape", {1, 1})});
+  const std::string w = b.constant(rand_tensor({p.m, p.c, p.k, p.k}, 5, -0.5f, 0.5f));
+  const std::string conv = b.node("Conv", {in, w, b.constant(rand_tensor({p.m}, 6))},
+                                  {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {p.pad, p.pad, p.pad, p.pad}),
+                                   attr_ints("strides", {p.stride, p.stride})});
+  const std::string mid = b.node("Relu", {conv});
+  if (p.expose_mid) b.output(mid);
+  b.node("MaxPool", {mid},
+         {attr_ints("kernel_shape", {p.pool_k, p.pool_k}), attr_ints("strides", {p.pool_stride, p.pool_stride}),
+          attr_ints("pads", {p.pool_pad, p.pool_pad, p.pool_pad, p.pool_pad}), attr_int("ceil_mode", p.ceil ? 1 : 0)},
+         "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(ConvMaxPool, LayoutPassMergesAnImagesConvIntoItsPool) {
+  NhwcLayoutOptions on;
+  on.nchw_input_conv = true;
+  on.fuse_stem_pool = true;
+  Stem region;
+  region.region_input = true;
+  for (const Stem& p : {Stem{}, region}) {
+    Model m = stem_pool_model(p);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->stem_pool, 1);
+    ASSERT_EQ(count_op(m.graph, kConvMaxPoolOp), 1);
+    EXPECT_EQ(count_op(m.graph, "Conv") + count_op(m.graph, kConvNchwInputOp), 0);
+    for (const Node& n : m.graph.nodes) {
+      if (n.op_type != kConvMaxPoolOp) continue;
+      EXPECT_EQ(n.inputs.size(), 3u);  // X, W, B
+      EXPECT_EQ(n.inputs[0] == "x", !p.region_input);
+      const Attribute* nchw = n.find_attr("nchw_input");
+      EXPECT_EQ(nchw != nullptr && nchw->i == 1, !p.region_input);
+      for (const char* name : {"kernel_shape", "strides", "activation_min", "pool_kernel_shape", "pool_strides", "pool_ceil_mode"})
+        EXPECT_NE(n.find_attr(name), nullptr) << name;
+    }
+  }
+  Stem exposed, wide;
+  exposed.expose_mid = true;
+  wide.c = 5;  // not an image: the Conv runs on its own
+  for (const Stem& p : {exposed, wide}) {
+    Model m = stem_pool_model(p);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->stem_pool, 0);
+    EXPECT_EQ(count_op(m.graph, kConvMaxPoolOp), 0);
+  }
+}
+
+// Against the reference, and bit for bit against the Conv and the MaxPool unmerged; NaN in
+// the image makes NaN windows, which take the reference rule.
+void check_stem_pool(const Stem& p) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("C " + std::to_string(p.c) + " M " + std::to_string(p.m) + " k " + std::to_string(p.k) + " pool " +
+                 std::to_string(p.pool_k) + "/" + std::to_string(p.pool_stride) + " pad " + std::to_string(p.pool_pad) +
+                 (p.ceil ? " ceil" : "") + (p.region_input ? ", NHWC input" : "") + ", threads " + std::to_string(threads));
+    Stem exposed = p;
+    exposed.expose_mid = true;
+    auto ref = session(stem_pool_model(p), threads, true);
+    auto fast = session(stem_pool_model(p), threads);
+    auto unmerged = session(stem_pool_model(exposed), threads);
+    ASSERT_TRUE(ref.is_ok() && fast.is_ok() && unmerged.is_ok());
+    EXPECT_EQ(count_op((*fast)->model().graph, kConvMaxPoolOp) == 1, opt::layout_fusions().fuse_stem_pool);
+    uint32_t seed = 1;
+    for (Shape shape : {Shape{1, p.c, 9, 9}, Shape{2, p.c, 13, 7}, Shape{1, p.c, 30, 31}, Shape{1, p.c, 64, 67}}) {
+      Tensor x = rand_tensor(shape, seed++);
+      for (int64_t i = 0; i < x.numel(); i += 211) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+      const uint64_t before = opt::run_count();
+      ASSERT_TRUE((*fast)->run({Value(x)}).is_ok());
+      if (opt::layout_fusions().fuse_stem_pool && !p.region_input) {
+        EXPECT_EQ(opt::run_count(), before + 1);  // the one node ran on the own kernel
+      }
+      expect_agree(**ref, **fast, unmerged->get(), 1, x, kConvMaxPoolOp);
+    }
+  }
+}
+
+TEST(ConvMaxPool, AgreesWithReferenceAndTheUnmergedPair) {
+  check_stem_pool(Stem{});                                // SqueezeNet's: 3x3 / 2, pool 3x3 / 2
+  check_stem_pool(Stem{3, 16, 3, 2, 0, 3, 2, 0, true});   // ... in ceil mode
+  check_stem_pool(Stem{3, 64, 7, 2, 3, 3, 2, 1});         // ResNet's: 7x7 / 2 pad 3, pool pad 1
+  check_stem_pool(Stem{1, 40, 3, 1, 1, 2, 2, 0});         // a partial panel, 2x2 pool
+  check_stem_pool(Stem{4, 7, 5, 1, 2, 5, 1, 2});          // a narrow Conv, a stride-1 pool
+  Stem region;
+  region.region_input = true;
+  check_stem_pool(region);
+}
+
+TEST(ConvMaxPool, BadInputNamesTheNode) {
+  auto fast = session(stem_pool_model(Stem{}), 1);
+  ASSERT_TRUE(fast.is_ok());
+  // Too small for the Conv, then for the pool: unmerged, the Conv's error, then the MaxPool's.
+  for (const auto& [shape, unmerged_op] : {std::pair<Shape, const char*>{{1, 3, 2, 9}, "Conv)"}, {{1, 3, 5, 5}, "MaxPool"}}) {
+    auto y = (*fast)->run({Value(rand_tensor(shape, 1))});
+    ASSERT_FALSE(y.is_ok());
+    const std::string error = y.status().to_string();
+    const char* op = opt::layout_fusions().fuse_stem_pool ? "ConvMaxPool" : unmerged_op;
+    EXPECT_NE(error.find(op), std::string::npos) << error;
+    EXPECT_NE(error.find("kernel 3"), std::string::npos) << error;
   }
 }
 

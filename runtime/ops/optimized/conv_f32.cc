@@ -6,19 +6,23 @@
 // its clamp keeps NaN, so unlike XNNPACK's kernels this one needs no finiteness scans.
 // Grouped / depthwise convolutions and CPUs without AVX-512 stay with XNNPACK or the twin.
 // It also runs the layout pass's ConvNchwInput (an image read in NCHW by the stem's padded
-// copy) and ConcatConv (a 1x1 Conv over a channel Concat: one tap per part).
+// copy), ConcatConv (a 1x1 Conv over a channel Concat: one tap per part) and ConvMaxPool (a
+// stem and its MaxPool: the stem's rows pooled from a ring in cache as they are computed).
 #include <algorithm>
 #include <array>
 #include <string>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "runtime/exec/layout_nhwc.h"
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fconv.h"
+#include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/optimized/row_ring.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -63,7 +67,14 @@ class ConvF32NhwcKernel final : public OptKernel {
     // one tap of kw * C values (the panels' [kh][kw][C] order is already that).
     k->merge_rows_ = c < 32 && k->geo_.kw > 1 && k->geo_.dw == 1;
     // ConvNchwInput (an image the layout pass left in NCHW): the padded copy converts it.
-    k->nchw_input_ = init.node().op_type == kConvNchwInputOp;
+    XONNX_ASSIGN_OR_RETURN(const int64_t nchw_input, init.get_int("nchw_input", 0));
+    k->nchw_input_ = init.node().op_type == kConvNchwInputOp || nchw_input == 1;
+    // ConvMaxPool: the pool's attributes are pool_*.
+    if (init.node().op_type == kConvMaxPoolOp) {
+      XONNX_ASSIGN_OR_RETURN(k->stem_pool_, MaxPoolWindows::parse(init, "pool_"));
+      if (k->stem_pool_->kernel(0) >= kMaxRingRows) return unsupported("own ConvMaxPool: a pool window of ", k->stem_pool_->kernel(0), " rows");
+      k->pool_pad_.assign(static_cast<size_t>(m), -kInf);
+    }
     // ConcatConv: a 1x1 Conv over the channel concatenation of its inputs 0, 3, 4, ...: each
     // part is one tap of C / parts values (the panels' [C] order is [parts][C / parts]).
     if (init.node().op_type == kConcatConvOp) {
@@ -81,10 +92,11 @@ class ConvF32NhwcKernel final : public OptKernel {
     const float* bias = b ? b->data<float>() : nullptr;
     if (!k->activation_ && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
-      if (k->nchw_input_) return unsupported("own fp32 Conv: NCHW input on the Winograd path");
+      if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
       k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
     } else {
-      if (k->nchw_input_ && !k->merge_rows_) return unsupported("own fp32 Conv: NCHW input without merged rows");
+      if ((k->nchw_input_ || k->stem_pool_) && !k->merge_rows_)
+        return unsupported("own fp32 Conv: NCHW input or pool without merged rows");
       k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, k->merge_rows_ ? g.kh : taps * k->parts_);
       k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     }
@@ -110,7 +122,12 @@ class ConvF32NhwcKernel final : public OptKernel {
     if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
     if (oh <= 0 || ow <= 0) return Status::ok();  // the reference reports it
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, m}));
+    PoolDim pool_y, pool_x;  // ConvMaxPool: the pool's windows over the Conv's output
+    if (stem_pool_ && (!stem_pool_->dim(0, oh, &pool_y) || !stem_pool_->dim(1, ow, &pool_x) || pool_y.out <= 0 ||
+                       pool_x.out <= 0))
+      return Status::ok();
+    const Shape out_shape = stem_pool_ ? Shape{n, pool_y.out, pool_x.out, m} : Shape{n, oh, ow, m};
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
     if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
       handled = winograd_->run(*pool_, in, n, h, w, pads, y->data<float>());
@@ -221,11 +238,31 @@ class ConvF32NhwcKernel final : public OptKernel {
       }
     };
     // The padded copy stays at one address: its table (for a stem, as much work as the tiles'
-    // few multiply-adds) is built once per geometry, for the whole layer.
-    if (merge_rows_ && (layer_table_in_ != in || layer_table_.size() != static_cast<size_t>(tiles * taps * kFconvRows))) {
-      layer_table_.assign(static_cast<size_t>(tiles * taps * kFconvRows), nullptr);
-      build_table(layer_table_.data(), 0, tiles);
+    // few multiply-adds) is built once per geometry, for the whole layer. ConvMaxPool's tiles
+    // each lie in one output row: [rows][row_tiles] tiles.
+    const int64_t row_tiles = (ow + kFconvRows - 1) / kFconvRows;
+    const int64_t table_tiles = stem_pool_ ? n * oh * row_tiles : tiles;
+    if (merge_rows_ && (layer_table_in_ != in || layer_table_.size() != static_cast<size_t>(table_tiles * taps * kFconvRows))) {
+      layer_table_.assign(static_cast<size_t>(table_tiles * taps * kFconvRows), nullptr);
+      if (stem_pool_) {
+        for (int64_t row = 0; row < n * oh; ++row) {
+          const int64_t img = row / oh, oy = row % oh;
+          for (int64_t ox = 0; ox < row_tiles * kFconvRows; ++ox) {  // past the row: its last pixel
+            const int64_t x = std::min(ox, ow - 1);
+            const float** entry = layer_table_.data() + ((row * row_tiles + ox / kFconvRows) * taps) * kFconvRows + ox % kFconvRows;
+            for (int64_t ky = 0; ky < geo_.kh; ++ky)
+              entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + x * geo_.sw) * c;
+          }
+        }
+      } else {
+        build_table(layer_table_.data(), 0, tiles);
+      }
       layer_table_in_ = in;
+    }
+    if (stem_pool_) {
+      run_pooled(n, oh, ow, pool_y, pool_x, out);
+      handled = true;
+      return Status::ok();
     }
     const int64_t most_block_tiles = (tiles + blocks - 1) / blocks;
     if (!merge_rows_) tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(most_block_tiles * taps * kFconvRows));
@@ -272,6 +309,61 @@ class ConvF32NhwcKernel final : public OptKernel {
     return Status::ok();
   }
 
+  // ConvMaxPool: per chunk of pool output rows, the Conv rows their windows read are computed
+  // into a ring (RowRing) when first needed and pooled from there while in cache; the Conv's
+  // output is never written whole. A chunk computes its first shared row again (one row of
+  // ~100 per thread), the rest once. The tiles use the layer table, row by row.
+  void run_pooled(int64_t n, int64_t oh, int64_t ow, const PoolDim& pool_y, const PoolDim& pool_x, float* out) {
+    const MaxPoolWindows& win = *stem_pool_;
+    const int64_t m = out_ch_, taps = w_.taps, panels = (m + kFconvCols - 1) / kFconvCols;
+    const int64_t row_tiles = (ow + kFconvRows - 1) / kFconvRows;
+    const int64_t row_floats = (ow * m + 15) / 16 * 16, kh = win.kernel(0), ntaps = win.taps();
+    const int64_t rows = n * pool_y.out, row_taps = pool_x.out * ntaps;
+    const size_t min_chunk = chunk_for(win.stride(0) * ow * taps * w_.c * m / 4);
+    ring_.prepare(*pool_, static_cast<size_t>(rows), min_chunk, RowRing::floats_needed(kh, row_floats));
+    pool_taps_.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps + kh));
+    const float* pad = pool_pad_.data();
+    pool_->parallel_for(static_cast<size_t>(rows), min_chunk, [&](size_t r0, size_t r1) {
+      RowRing ring(ring_.of(r0), kh, row_floats, -kInf);
+      const float** taps_of_row = pool_taps_.of(r0);
+      const float** window_rows = taps_of_row + row_taps;
+      std::array<float*, kMaxRingRows> slots;
+      std::array<int64_t, kMaxRingRows> input, fresh;
+      FconvTile t;
+      t.taps = taps;
+      t.c = w_.c;
+      t.ldo = m;
+      t.lo = lo_;
+      t.hi = hi_;
+      for (size_t r = r0; r < r1; ++r) {
+        const int64_t img = static_cast<int64_t>(r) / pool_y.out, py = static_cast<int64_t>(r) % pool_y.out;
+        const int64_t n_fresh = ring.place(img, py, oh, win.stride(0), pool_y.pad_begin, win.dilation(0), slots.data(),
+                                           input.data(), fresh.data());
+        for (int64_t f = 0; f < n_fresh; ++f) {  // Conv row input[ky] (img * oh + oy) into its slot
+          const int64_t ky = fresh[static_cast<size_t>(f)];
+          float* const dst = slots[static_cast<size_t>(ky)];
+          const float** table = layer_table_.data() + input[static_cast<size_t>(ky)] * row_tiles * taps * kFconvRows;
+          for (int64_t pn = 0; pn < panels; ++pn) {
+            t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
+            t.bias = w_.bias.data() + pn * kFconvCols;
+            t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+            for (int64_t j = 0; j < row_tiles; ++j) {
+              t.a = table + j * taps * kFconvRows;
+              t.rows = std::min(kFconvRows, ow - j * kFconvRows);
+              t.out = dst + j * kFconvRows * m + pn * kFconvCols;
+              tile_(t);
+            }
+          }
+          if (activation_) activation_(dst, dst, ow * m);
+        }
+        for (int64_t ky = 0; ky < kh; ++ky)
+          window_rows[ky] = input[static_cast<size_t>(ky)] < 0 ? nullptr : slots[static_cast<size_t>(ky)];
+        win.row_taps(window_rows, ow, m, pool_x, pad, taps_of_row);
+        max_pool_float(*k_, taps_of_row, pad, ntaps, pool_x.out, m, out + static_cast<int64_t>(r) * pool_x.out * m, m);
+      }
+    });
+  }
+
   FconvTileFn tile_ = nullptr;
   MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
   xnn::ConvGeometry geo_;
@@ -290,6 +382,10 @@ class ConvF32NhwcKernel final : public OptKernel {
   std::vector<const float*> layer_table_;  // merged rows: the whole layer's table, into padded_
   const float* layer_table_in_ = nullptr;  // the padded_ address layer_table_ points into
                                            // (with padded_geometry_: when to build it again)
+  std::optional<MaxPoolWindows> stem_pool_;  // ConvMaxPool: the pool after the Conv
+  std::vector<float> pool_pad_;              // ConvMaxPool: what the pool's padding taps read (-inf)
+  ChunkScratch<float> ring_;                 // ConvMaxPool, per chunk: the ring of Conv rows
+  ChunkScratch<const float*> pool_taps_;     // ConvMaxPool, per chunk: a pool row's taps and rows
 };
 
 }  // namespace
@@ -300,6 +396,8 @@ void register_opt_conv_f32(OpRegistry& registry) {
   def.before_xnnpack = true;
   registry.add(def);
   def.name = kConvNchwInputOp;
+  registry.add(def);
+  def.name = kConvMaxPoolOp;
   registry.add(def);
   def.name = kConcatConvOp;
   def.max_inputs = 2 + kMaxConcatParts;

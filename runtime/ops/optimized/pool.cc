@@ -18,6 +18,7 @@
 
 #include "runtime/exec/layout_nhwc.h"
 #include "runtime/exec/thread_pool.h"
+#include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
@@ -57,69 +58,119 @@ XONNX_POOL_CLONES void max_pool_uint8(const uint8_t* const* taps, int64_t ntaps,
   max_pool_integer(taps, ntaps, pixels, c, out, out_stride);
 }
 
-// One spatial dim of the windows, as the reference kernel computes it.
-struct PoolDim {
-  int64_t out = 0, pad_begin = 0;
-};
+}  // namespace
+
+Result<MaxPoolWindows> MaxPoolWindows::parse(const KernelInit& init, const std::string& prefix) {
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints(prefix + "kernel_shape"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints(prefix + "strides", {1, 1}));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> dil, init.get_ints(prefix + "dilations", {1, 1}));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pads, init.get_ints(prefix + "pads", {0, 0, 0, 0}));
+  XONNX_ASSIGN_OR_RETURN(const int64_t ceil_mode, init.get_int(prefix + "ceil_mode", 0));
+  XONNX_ASSIGN_OR_RETURN(const std::string auto_pad, init.get_string(prefix + "auto_pad", "NOTSET"));
+  if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return unsupported("own MaxPool: only 2-D");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
+    return unsupported("own MaxPool: auto_pad '", auto_pad, "'");  // the reference reports it
+  constexpr int64_t kMax = 1 << 16;
+  for (int i = 0; i < 2; ++i) {
+    if (ks[i] < 1 || ks[i] > kMax || strides[i] < 1 || strides[i] > kMax || dil[i] < 1 || dil[i] > kMax)
+      return unsupported("own MaxPool: attribute out of range");
+  }
+  for (int64_t p : pads)
+    if (p < 0 || p > kMax) return unsupported("own MaxPool: pads out of range");
+  MaxPoolWindows w;
+  for (int i = 0; i < 2; ++i) {
+    w.kernel_[i] = ks[i];
+    w.s_[i] = strides[i];
+    w.d_[i] = dil[i];
+    if (auto_pad == "NOTSET") {
+      w.pads_[i] = pads[static_cast<size_t>(i)];
+      w.pads_[i + 2] = pads[static_cast<size_t>(i + 2)];
+    }
+  }
+  w.same_ = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  w.same_upper_ = auto_pad == "SAME_UPPER";
+  w.ceil_ = ceil_mode != 0;
+  return w;
+}
+
+bool MaxPoolWindows::dim(int i, int64_t in, PoolDim* d) const {
+  const int64_t ek = (kernel_[i] - 1) * d_[i] + 1, s = s_[i];
+  if (same_) {
+    const ref::SamePadding p = ref::same_padding(in, s, ek, same_upper_);
+    d->out = p.out;
+    d->pad_begin = p.pad_begin;
+    return true;
+  }
+  d->pad_begin = pads_[i];
+  d->out = ref::pool_output_size(in, pads_[i], pads_[i + 2], ek, s, ceil_);
+  return d->out >= 0;
+}
+
+bool MaxPoolWindows::padding_only_window(int i, int64_t in, const PoolDim& d) const {
+  const auto empty = [&](int64_t o) {
+    for (int64_t k = 0; k < kernel_[i]; ++k) {
+      const int64_t pos = o * s_[i] - d.pad_begin + k * d_[i];
+      if (pos >= 0 && pos < in) return false;
+    }
+    return true;
+  };
+  return empty(0) || empty(d.out - 1);
+}
+
+namespace {
+
+// The reference rule for the outputs that came out -inf: NaN when every value in the window
+// is NaN (the first of them), the lowest float for a window without input values.
+void redo_low_outputs(const float* const* taps, const float* pad, int64_t ntaps, int64_t pixels, int64_t c, float* out,
+                      int64_t out_stride) {
+  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += out_stride) {
+    for (int64_t j = 0; j < c; ++j) {
+      if (out[j] != kNegInf) continue;
+      float best = std::numeric_limits<float>::lowest();
+      bool found = false, any = false;
+      for (int64_t t = 0; t < ntaps; ++t) {
+        if (taps[t] == pad) continue;
+        const float v = taps[t][j];
+        if (!any) best = v;  // an all-NaN window keeps its first NaN
+        any = true;
+        if (found ? v > best : v == v) {
+          best = v;
+          found = true;
+        }
+      }
+      out[j] = best;
+    }
+  }
+}
+
+}  // namespace
+
+void max_pool_float(const KernelTable& k, const float* const* taps, const float* pad, int64_t ntaps, int64_t pixels,
+                    int64_t c, float* out, int64_t out_stride) {
+  if (k.max_pool_pixels(taps, ntaps, pixels, c, out, out_stride)) redo_low_outputs(taps, pad, ntaps, pixels, c, out, out_stride);
+}
+
+namespace {
 
 class MaxPoolNhwcKernel final : public OptKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     if (init.num_outputs() > 1 && !init.node().outputs[1].empty())
       return unsupported("own MaxPool: Indices output");
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints("kernel_shape"));
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints("strides", {1, 1}));
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> dil, init.get_ints("dilations", {1, 1}));
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pads, init.get_ints("pads", {0, 0, 0, 0}));
-    XONNX_ASSIGN_OR_RETURN(const int64_t ceil_mode, init.get_int("ceil_mode", 0));
-    XONNX_ASSIGN_OR_RETURN(const std::string auto_pad, ref::get_auto_pad(init));
-    if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
-      return unsupported("own MaxPool: only 2-D");
-    constexpr int64_t kMax = 1 << 16;
-    for (int i = 0; i < 2; ++i) {
-      if (ks[i] < 1 || ks[i] > kMax || strides[i] < 1 || strides[i] > kMax || dil[i] < 1 || dil[i] > kMax)
-        return unsupported("own MaxPool: attribute out of range");
-    }
-    for (int64_t p : pads)
-      if (p < 0 || p > kMax) return unsupported("own MaxPool: pads out of range");
     auto k = std::unique_ptr<MaxPoolNhwcKernel>(new MaxPoolNhwcKernel());
+    XONNX_ASSIGN_OR_RETURN(k->windows_, MaxPoolWindows::parse(init, ""));
     XONNX_RETURN_IF_ERROR(k->init_common(init));
-    for (int i = 0; i < 2; ++i) {
-      k->kernel_[i] = ks[i];
-      k->s_[i] = strides[i];
-      k->d_[i] = dil[i];
-      if (auto_pad == "NOTSET") {
-        k->pads_[i] = pads[static_cast<size_t>(i)];
-        k->pads_[i + 2] = pads[static_cast<size_t>(i + 2)];
-      }
-    }
-    k->same_ = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-    k->same_upper_ = auto_pad == "SAME_UPPER";
-    k->ceil_ = ceil_mode != 0;
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
  private:
-  // False where the windows do not fit (the reference reports it).
-  bool dim(int i, int64_t in, PoolDim* d) const {
-    const int64_t ek = (kernel_[i] - 1) * d_[i] + 1, s = s_[i];
-    if (same_) {
-      const ref::SamePadding p = ref::same_padding(in, s, ek, same_upper_);
-      d->out = p.out;
-      d->pad_begin = p.pad_begin;
-      return true;
-    }
-    d->pad_begin = pads_[i];
-    d->out = ref::pool_output_size(in, pads_[i], pads_[i + 2], ek, s, ceil_);
-    return d->out >= 0;
-  }
-
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!x.defined() || x.rank() != 4) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
     PoolDim dy, dx;
-    if (!dim(0, h, &dy) || !dim(1, w, &dx) || n * h * w * c == 0) return Status::ok();
+    if (!windows_.dim(0, h, &dy) || !windows_.dim(1, w, &dx) || n * h * w * c == 0) return Status::ok();
     switch (x.dtype()) {
       case DataType::kFloat: return pool<float>(ctx, x, dy, dx, handled);
       case DataType::kInt8: return pool<int8_t>(ctx, x, dy, dx, handled);
@@ -128,23 +179,12 @@ class MaxPoolNhwcKernel final : public OptKernel {
     }
   }
 
-  // Whether a window of the dim holds only padding (the first and last are the sparsest).
-  bool padding_only_window(int i, int64_t in, const PoolDim& d) const {
-    const auto empty = [&](int64_t o) {
-      for (int64_t k = 0; k < kernel_[i]; ++k) {
-        const int64_t pos = o * s_[i] - d.pad_begin + k * d_[i];
-        if (pos >= 0 && pos < in) return false;
-      }
-      return true;
-    };
-    return empty(0) || empty(d.out - 1);
-  }
-
   template <typename T>
   Status pool(KernelContext& ctx, const Tensor& x, const PoolDim& dy, const PoolDim& dx, bool& handled) {
     const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
     constexpr bool is_float = std::is_same<T, float>::value;
-    if (!is_float && (padding_only_window(0, h, dy) || padding_only_window(1, w, dx))) return Status::ok();
+    if (!is_float && (windows_.padding_only_window(0, h, dy) || windows_.padding_only_window(1, w, dx)))
+      return Status::ok();
     // The parts pooled side by side on the channel axis: the input, or ConcatMaxPool's inputs.
     std::array<const T*, kMaxConcatParts> part_data{};
     std::array<int64_t, kMaxConcatParts> part_channels{};
@@ -161,7 +201,7 @@ class MaxPoolNhwcKernel final : public OptKernel {
       c += part.dim(3);
       widest = std::max(widest, part.dim(3));
     }
-    const int64_t oh = dy.out, ow = dx.out, ntaps = kernel_[0] * kernel_[1];
+    const int64_t oh = dy.out, ow = dx.out, ntaps = windows_.taps();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), {n, oh, ow, c}));
     std::vector<T>& pad_row = pad_of(part_data[0]);
     if (static_cast<int64_t>(pad_row.size()) != widest)
@@ -171,34 +211,22 @@ class MaxPoolNhwcKernel final : public OptKernel {
     const int64_t rows = n * oh, row_taps = ow * ntaps;
     const size_t min_chunk = chunk_for(row_taps * c * static_cast<int64_t>(sizeof(T)) / 4);
     ChunkScratch<const T*>& scratch = taps_of(part_data[0]);
-    scratch.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps));
+    // Per chunk: one output row's window pointers, then its window rows.
+    scratch.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps + windows_.kernel(0)));
     pool_->parallel_for(static_cast<size_t>(rows), min_chunk, [&](size_t r0, size_t r1) {
       const T** taps = scratch.of(r0);
+      const T** window_rows = taps + row_taps;
       for (size_t r = r0; r < r1; ++r) {
         const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
-        const int64_t iy0 = oy * s_[0] - dy.pad_begin, span_x = (kernel_[1] - 1) * d_[1];
-        const bool rows_inside = iy0 >= 0 && iy0 + (kernel_[0] - 1) * d_[0] < h;
         for (size_t k = 0, offset = 0; k < parts; offset += static_cast<size_t>(part_channels[k++])) {
           T* const row_out = out + static_cast<int64_t>(r) * ow * c + static_cast<int64_t>(offset);
           const int64_t pc = part_channels[k];
           const T* image = part_data[k] + b * h * w * pc;
-          const T** t = taps;
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t ix0 = ox * s_[1] - dx.pad_begin;
-            if (rows_inside && ix0 >= 0 && ix0 + span_x < w) {  // no padding tap: offsets only
-              const T* window = image + (iy0 * w + ix0) * pc;
-              for (int64_t ky = 0; ky < kernel_[0]; ++ky)
-                for (int64_t kx = 0; kx < kernel_[1]; ++kx) *t++ = window + (ky * d_[0] * w + kx * d_[1]) * pc;
-              continue;
-            }
-            for (int64_t ky = 0; ky < kernel_[0]; ++ky) {
-              const int64_t iy = iy0 + ky * d_[0];
-              for (int64_t kx = 0; kx < kernel_[1]; ++kx) {
-                const int64_t ix = ix0 + kx * d_[1];
-                *t++ = iy >= 0 && iy < h && ix >= 0 && ix < w ? image + (iy * w + ix) * pc : pad;
-              }
-            }
+          for (int64_t ky = 0; ky < windows_.kernel(0); ++ky) {
+            const int64_t iy = oy * windows_.stride(0) - dy.pad_begin + ky * windows_.dilation(0);
+            window_rows[ky] = iy >= 0 && iy < h ? image + iy * w * pc : nullptr;
           }
+          windows_.row_taps(window_rows, w, pc, dx, pad, taps);
           pool_row(taps, pad, ntaps, ow, pc, row_out, c);
         }
       }
@@ -207,8 +235,8 @@ class MaxPoolNhwcKernel final : public OptKernel {
     return Status::ok();
   }
 
-  // The row padding taps read (C lowest values), and per chunk of output rows one row's
-  // window pointers, for each element type.
+  // The row padding taps read (C lowest values), and the per-chunk pointers, for each element
+  // type.
   std::vector<float>& pad_of(const float*) { return float_pad_; }
   std::vector<int8_t>& pad_of(const int8_t*) { return int8_pad_; }
   std::vector<uint8_t>& pad_of(const uint8_t*) { return uint8_pad_; }
@@ -219,7 +247,7 @@ class MaxPoolNhwcKernel final : public OptKernel {
   // ow pixels of c channels, out_stride apart.
   void pool_row(const float* const* taps, const float* pad, int64_t ntaps, int64_t ow, int64_t c, float* out,
                 int64_t out_stride) const {
-    if (k_->max_pool_pixels(taps, ntaps, ow, c, out, out_stride)) redo_low_outputs(taps, pad, ntaps, ow, c, out, out_stride);
+    max_pool_float(*k_, taps, pad, ntaps, ow, c, out, out_stride);
   }
   void pool_row(const int8_t* const* taps, const int8_t*, int64_t ntaps, int64_t ow, int64_t c, int8_t* out,
                 int64_t out_stride) const {
@@ -230,33 +258,7 @@ class MaxPoolNhwcKernel final : public OptKernel {
     max_pool_uint8(taps, ntaps, ow, c, out, out_stride);
   }
 
-  // The reference rule for the outputs that came out -inf: NaN when every value in the window
-  // is NaN (the first of them), the lowest float for a window without input values.
-  static void redo_low_outputs(const float* const* taps, const float* pad, int64_t ntaps, int64_t pixels,
-                               int64_t c, float* out, int64_t out_stride) {
-    for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += out_stride) {
-      for (int64_t j = 0; j < c; ++j) {
-        if (out[j] != kNegInf) continue;
-        float best = std::numeric_limits<float>::lowest();
-        bool found = false, any = false;
-        for (int64_t t = 0; t < ntaps; ++t) {
-          if (taps[t] == pad) continue;
-          const float v = taps[t][j];
-          if (!any) best = v;  // an all-NaN window keeps its first NaN
-          any = true;
-          if (found ? v > best : v == v) {
-            best = v;
-            found = true;
-          }
-        }
-        out[j] = best;
-      }
-    }
-  }
-
-  int64_t kernel_[2] = {1, 1}, s_[2] = {1, 1}, d_[2] = {1, 1};
-  int64_t pads_[4] = {0, 0, 0, 0};  // top, left, bottom, right (auto_pad NOTSET)
-  bool same_ = false, same_upper_ = false, ceil_ = false;
+  MaxPoolWindows windows_;
   std::vector<float> float_pad_;
   std::vector<int8_t> int8_pad_;
   std::vector<uint8_t> uint8_pad_;

@@ -26,6 +26,7 @@ NhwcLayoutOptions layout_fusions() {
   o.fuse_pointwise_depthwise = conv && fdw_row_fast() && fdw_pack_fast();
   o.nchw_input_conv = conv;
   o.fuse_concat = conv;
+  o.fuse_stem_pool = conv;
   return o;
 }
 

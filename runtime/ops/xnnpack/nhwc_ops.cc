@@ -9,10 +9,12 @@
 //    the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
 //    still NCHW: no input transpose), PointwiseDepthwiseConv (the two Convs' twins),
-//    ConcatConv and ConcatMaxPool (the parts concatenated, then the Conv's / MaxPool's twin).
+//    ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv and ConcatMaxPool (the
+//    parts concatenated, then the Conv's / MaxPool's twin).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -333,53 +335,87 @@ class NhwcTwinKernel final : public Kernel {
   double hi_ = std::numeric_limits<double>::infinity();
 };
 
-// The reference of the layout pass's PointwiseDepthwiseConv (X, W_pw, B_pw, W_dw, B_dw): the
-// twin of its 1x1 Conv (the pointwise_* output range and activation) into a temporary, then
-// the twin of its depthwise Conv on that (the node's other attributes).
-class PointwiseDepthwiseTwin final : public Kernel {
+// Two NHWC twins in a row: the first on the node's input 0 (and its inputs `first_map`), the
+// second on the first's output (and the node's inputs `second_map`).
+class TwoStageTwin final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
-    const Node& fused = init.node();
-    Node pw, dw;
-    pw.name = fused.name + "/pointwise";
-    dw.name = fused.name + "/depthwise";
-    for (Node* part : {&pw, &dw}) {
-      part->op_type = "Conv";
-      part->domain = kNhwcOpDomain;
-    }
-    pw.inputs = {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""};
-    dw.inputs = {fused.name + "/pointwise_output", fused.inputs[3], init.has_input(4) ? fused.inputs[4] : ""};
-    const std::string prefix = "pointwise_";
-    for (const Attribute& a : fused.attributes) {
-      if (a.name.compare(0, prefix.size(), prefix) != 0) {
-        dw.attributes.push_back(a);
-        continue;
-      }
-      Attribute inner = a;
-      inner.name = a.name.substr(prefix.size());
-      pw.attributes.push_back(std::move(inner));
-    }
-    auto k = std::unique_ptr<PointwiseDepthwiseTwin>(new PointwiseDepthwiseTwin());
-    XONNX_ASSIGN_OR_RETURN(k->pointwise_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(pw), 1, {0, 1, 2})));
-    XONNX_ASSIGN_OR_RETURN(k->depthwise_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(dw), 1, {0, 3, 4})));
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, Node first, std::vector<size_t> first_map,
+                                                Node second, std::vector<size_t> second_map) {
+    auto k = std::unique_ptr<TwoStageTwin>(new TwoStageTwin());
+    k->op_ = init.node().op_type;
+    k->first_name_ = first.op_type;
+    k->first_map_ = std::move(first_map);
+    k->second_map_ = std::move(second_map);
+    XONNX_ASSIGN_OR_RETURN(k->first_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(first), 1, k->first_map_)));
+    XONNX_ASSIGN_OR_RETURN(k->second_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(second), 1, k->second_map_)));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
   Status run(KernelContext& ctx) override {
-    TwinContext pointwise(ctx, ctx.input(0), {0, 1, 2});
-    XONNX_RETURN_IF_ERROR(pointwise_->run(pointwise));
-    const Value& expanded = pointwise.output(0);
-    if (!expanded.is_tensor()) return internal_error("PointwiseDepthwiseConv: the 1x1 Conv gave no tensor");
-    TwinContext depthwise(ctx, expanded.tensor(), {0, 3, 4});
-    XONNX_RETURN_IF_ERROR(depthwise_->run(depthwise));
-    if (!depthwise.output(0).is_tensor()) return internal_error("PointwiseDepthwiseConv: the depthwise Conv gave no tensor");
-    ctx.set_output(0, depthwise.output(0).tensor());
+    TwinContext first(ctx, ctx.input(0), first_map_);
+    XONNX_RETURN_IF_ERROR(first_->run(first));
+    if (!first.output(0).is_tensor()) return internal_error(op_, ": its ", first_name_, " gave no tensor");
+    TwinContext second(ctx, first.output(0).tensor(), second_map_);
+    XONNX_RETURN_IF_ERROR(second_->run(second));
+    if (!second.output(0).is_tensor()) return internal_error(op_, ": no output tensor");
+    ctx.set_output(0, second.output(0).tensor());
     return Status::ok();
   }
 
  private:
-  std::unique_ptr<Kernel> pointwise_, depthwise_;
+  std::string op_, first_name_;
+  std::vector<size_t> first_map_, second_map_;
+  std::unique_ptr<Kernel> first_, second_;
 };
+
+// A part of a fused node: an NHWC op named `name` + suffix with the node's attributes that
+// `take` selects (renamed by it).
+Node fused_part(const Node& fused, const std::string& op, const std::string& suffix, std::vector<std::string> inputs,
+                const std::function<bool(Attribute&)>& take) {
+  Node part;
+  part.name = fused.name + "/" + suffix;
+  part.op_type = op;
+  part.domain = kNhwcOpDomain;
+  part.inputs = std::move(inputs);
+  for (Attribute a : fused.attributes)
+    if (take(a)) part.attributes.push_back(std::move(a));
+  return part;
+}
+
+// Whether `a` is named prefix + x; if so it is renamed x.
+bool strip_prefix(Attribute& a, const std::string& prefix) {
+  if (a.name.compare(0, prefix.size(), prefix) != 0) return false;
+  a.name = a.name.substr(prefix.size());
+  return true;
+}
+
+// The reference of the layout pass's PointwiseDepthwiseConv (X, W_pw, B_pw, W_dw, B_dw): the
+// twin of its 1x1 Conv (the pointwise_* output range and activation) into a temporary, then
+// the twin of its depthwise Conv on that (the node's other attributes).
+Result<std::unique_ptr<Kernel>> create_pointwise_depthwise_twin(const KernelInit& init) {
+  const Node& fused = init.node();
+  const std::string prefix = "pointwise_";
+  Node pw = fused_part(fused, "Conv", "pointwise", {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
+                       [&](Attribute& a) { return strip_prefix(a, prefix); });
+  Node dw = fused_part(fused, "Conv", "depthwise",
+                       {fused.name + "/pointwise_output", fused.inputs[3], init.has_input(4) ? fused.inputs[4] : ""},
+                       [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0; });
+  return TwoStageTwin::create(init, std::move(pw), {0, 1, 2}, std::move(dw), {0, 3, 4});
+}
+
+// The reference of the layout pass's ConvMaxPool (X, W, B): the Conv's twin (ConvNchwInput's
+// with nchw_input = 1), then the MaxPool's (the pool_* attributes) on its output.
+Result<std::unique_ptr<Kernel>> create_conv_max_pool_twin(const KernelInit& init) {
+  const Node& fused = init.node();
+  const std::string prefix = "pool_";
+  XONNX_ASSIGN_OR_RETURN(const int64_t nchw_input, init.get_int("nchw_input", 0));
+  Node conv = fused_part(fused, nchw_input == 1 ? kConvNchwInputOp : "Conv", "conv",
+                         {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
+                         [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0 && a.name != "nchw_input"; });
+  Node pool = fused_part(fused, "MaxPool", "pool", {fused.name + "/conv_output"},
+                         [&](Attribute& a) { return strip_prefix(a, prefix); });
+  return TwoStageTwin::create(init, std::move(conv), {0, 1, 2}, std::move(pool), {0});
+}
 
 // The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool concatenated
 // on the NHWC channel axis; an error naming the part when they do not concatenate.
@@ -459,7 +495,8 @@ void register_nhwc_reference(OpRegistry& registry) {
   registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
   registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, 4, -1, 1, 1, Backend::kReference});
   registry.add({d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, 1, -1, 1, 1, Backend::kReference});
-  registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, PointwiseDepthwiseTwin::create, 4, 5, 1, 1,
+  registry.add({d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, 2, 3, 1, 1, Backend::kReference});
+  registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin, 4, 5, 1, 1,
                 Backend::kReference});
 }
 
