@@ -267,12 +267,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     const int64_t most_block_tiles = (tiles + blocks - 1) / blocks;
     if (!merge_rows_) tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(most_block_tiles * taps * kFconvRows));
     auto run_tasks = [&](size_t task0, size_t task1) {
-      FconvTile t;
-      t.taps = taps;
-      t.c = w_.c;
-      t.ldo = m;
-      t.lo = lo_;
-      t.hi = hi_;
+      FconvTile t = layer_tile();
       for (size_t task = task0; task < task1; ++task) {
         const int64_t group = static_cast<int64_t>(task) / blocks, blk = static_cast<int64_t>(task) % blocks;
         const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks;
@@ -282,9 +277,7 @@ class ConvF32NhwcKernel final : public OptKernel {
         if (!merge_rows_) build_table(table, t0, block_tiles);
         const int64_t pn0 = group * group_panels, pn1 = std::min(panels, (group + 1) * group_panels);
         for (int64_t pn = pn0; pn < pn1; ++pn) {
-          t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
-          t.bias = w_.bias.data() + pn * kFconvCols;
-          t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+          set_panel(t, pn);
           for (int64_t ti = 0; ti < block_tiles; ++ti) {
             const int64_t first = p0 + ti * kFconvRows;
             t.a = table + ti * taps * kFconvRows;
@@ -309,6 +302,23 @@ class ConvF32NhwcKernel final : public OptKernel {
     return Status::ok();
   }
 
+  // A tile of this layer: its weights' taps and depth, output rows m apart, its output range.
+  FconvTile layer_tile() const {
+    FconvTile t;
+    t.taps = w_.taps;
+    t.c = w_.c;
+    t.ldo = out_ch_;
+    t.lo = lo_;
+    t.hi = hi_;
+    return t;
+  }
+  // The tile's weights, bias and columns: 32-channel panel pn.
+  void set_panel(FconvTile& t, int64_t pn) const {
+    t.panel = w_.packed.data() + pn * w_.taps * w_.c * kFconvCols;
+    t.bias = w_.bias.data() + pn * kFconvCols;
+    t.cols = std::min(kFconvCols, out_ch_ - pn * kFconvCols);
+  }
+
   // ConvMaxPool: per chunk of pool output rows, the Conv rows their windows read are computed
   // into a ring (RowRing) when first needed and pooled from there while in cache; the Conv's
   // output is never written whole. A chunk computes its first shared row again (one row of
@@ -329,12 +339,7 @@ class ConvF32NhwcKernel final : public OptKernel {
       const float** window_rows = taps_of_row + row_taps;
       std::array<float*, kMaxRingRows> slots;
       std::array<int64_t, kMaxRingRows> input, fresh;
-      FconvTile t;
-      t.taps = taps;
-      t.c = w_.c;
-      t.ldo = m;
-      t.lo = lo_;
-      t.hi = hi_;
+      FconvTile t = layer_tile();
       for (size_t r = r0; r < r1; ++r) {
         const int64_t img = static_cast<int64_t>(r) / pool_y.out, py = static_cast<int64_t>(r) % pool_y.out;
         const int64_t n_fresh = ring.place(img, py, oh, win.stride(0), pool_y.pad_begin, win.dilation(0), slots.data(),
@@ -344,9 +349,7 @@ class ConvF32NhwcKernel final : public OptKernel {
           float* const dst = slots[static_cast<size_t>(ky)];
           const float** table = layer_table_.data() + input[static_cast<size_t>(ky)] * row_tiles * taps * kFconvRows;
           for (int64_t pn = 0; pn < panels; ++pn) {
-            t.panel = w_.packed.data() + pn * taps * w_.c * kFconvCols;
-            t.bias = w_.bias.data() + pn * kFconvCols;
-            t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+            set_panel(t, pn);
             for (int64_t j = 0; j < row_tiles; ++j) {
               t.a = table + j * taps * kFconvRows;
               t.rows = std::min(kFconvRows, ow - j * kFconvRows);
