@@ -186,6 +186,12 @@ class ConvF32NhwcKernel final : public OptKernel {
     tap_offsets_.resize(static_cast<size_t>(geo_.kh * geo_.kw));  // sized once: the kernel is fixed
     for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky)
       for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) tap_offsets_[static_cast<size_t>(tap)] = (ky * geo_.dh * w + kx * geo_.dw) * c;
+    // Merged rows: the kh taps of output pixel (img, oy, ox), kFconvRows apart from `entry` on,
+    // each a kernel row of the padded copy.
+    const auto merged_taps = [&](const float** entry, int64_t img, int64_t oy, int64_t ox) {
+      for (int64_t ky = 0; ky < geo_.kh; ++ky)
+        entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + ox * geo_.sw) * c;
+    };
     const auto build_table = [&](const float** table, int64_t t0, int64_t count) {
       const int64_t p0 = t0 * kFconvRows, p1 = std::min(pixels, (t0 + count) * kFconvRows);
       if (parts_ > 1) {  // pixel p reads row p of each part, one tap per part
@@ -214,9 +220,8 @@ class ConvF32NhwcKernel final : public OptKernel {
         for (int64_t r = 0; r < kFconvRows; ++r) {
           if (r > 0 && r < rows) next_pixel();  // rows past the end repeat the last pixel
           const float** entry = table + ti * taps * kFconvRows + r;
-          if (merge_rows_) {  // one tap per kernel row, always inside the padded copy
-            for (int64_t ky = 0; ky < geo_.kh; ++ky)
-              entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + ox * geo_.sw) * c;
+          if (merge_rows_) {
+            merged_taps(entry, img, oy, ox);
             continue;
           }
           const int64_t iy0 = oy * geo_.sh - pads[0], ix0 = ox * geo_.sw - pads[1];
@@ -247,12 +252,9 @@ class ConvF32NhwcKernel final : public OptKernel {
       if (stem_pool_) {
         for (int64_t row = 0; row < n * oh; ++row) {
           const int64_t img = row / oh, oy = row % oh;
-          for (int64_t ox = 0; ox < row_tiles * kFconvRows; ++ox) {  // past the row: its last pixel
-            const int64_t x = std::min(ox, ow - 1);
-            const float** entry = layer_table_.data() + ((row * row_tiles + ox / kFconvRows) * taps) * kFconvRows + ox % kFconvRows;
-            for (int64_t ky = 0; ky < geo_.kh; ++ky)
-              entry[ky * kFconvRows] = in + ((img * ph + oy * geo_.sh + ky * geo_.dh) * pw + x * geo_.sw) * c;
-          }
+          for (int64_t ox = 0; ox < row_tiles * kFconvRows; ++ox)  // past the row: its last pixel
+            merged_taps(layer_table_.data() + ((row * row_tiles + ox / kFconvRows) * taps) * kFconvRows + ox % kFconvRows,
+                        img, oy, std::min(ox, ow - 1));
         }
       } else {
         build_table(layer_table_.data(), 0, tiles);

@@ -66,11 +66,9 @@ Result<MaxPoolWindows> MaxPoolWindows::parse(const KernelInit& init, const std::
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> dil, init.get_ints(prefix + "dilations", {1, 1}));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pads, init.get_ints(prefix + "pads", {0, 0, 0, 0}));
   XONNX_ASSIGN_OR_RETURN(const int64_t ceil_mode, init.get_int(prefix + "ceil_mode", 0));
-  XONNX_ASSIGN_OR_RETURN(const std::string auto_pad, init.get_string(prefix + "auto_pad", "NOTSET"));
+  XONNX_ASSIGN_OR_RETURN(const std::string auto_pad, ref::get_auto_pad(init, prefix + "auto_pad"));
   if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
     return unsupported("own MaxPool: only 2-D");
-  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
-    return unsupported("own MaxPool: auto_pad '", auto_pad, "'");  // the reference reports it
   constexpr int64_t kMax = 1 << 16;
   for (int i = 0; i < 2; ++i) {
     if (ks[i] < 1 || ks[i] > kMax || strides[i] < 1 || strides[i] > kMax || dil[i] < 1 || dil[i] > kMax)

@@ -69,11 +69,11 @@ Result<Shape> int_list_input(KernelContext& ctx, size_t i, const char* what) {
   return Shape(r->begin(), r->end());
 }
 
-Result<std::string> get_auto_pad(const KernelInit& init) {
-  XONNX_ASSIGN_OR_RETURN(std::string auto_pad, init.get_string("auto_pad", "NOTSET"));
+Result<std::string> get_auto_pad(const KernelInit& init, const std::string& name) {
+  XONNX_ASSIGN_OR_RETURN(std::string auto_pad, init.get_string(name, "NOTSET"));
   if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
       auto_pad != "VALID") {
-    return invalid_argument("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
+    return invalid_argument(name, " must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
                             auto_pad, "'");
   }
   return auto_pad;

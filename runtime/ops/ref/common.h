@@ -62,8 +62,8 @@ Result<const Tensor*> tensor_input(KernelContext& ctx, size_t i, const char* wha
 Result<Shape> int_list_input(KernelContext& ctx, size_t i, const char* what);
 
 // The auto_pad attribute of convolution and pooling ops: NOTSET (default), SAME_UPPER,
-// SAME_LOWER or VALID.
-Result<std::string> get_auto_pad(const KernelInit& init);
+// SAME_LOWER or VALID. `name`: the attribute's name (a fused node prefixes its parts').
+Result<std::string> get_auto_pad(const KernelInit& init, const std::string& name = "auto_pad");
 
 // One spatial dim under auto_pad SAME_UPPER / SAME_LOWER: out = ceil(in / stride), and the
 // padding that makes the windows (of `dilated_kernel` elements) cover it, split evenly with

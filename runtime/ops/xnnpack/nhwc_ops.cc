@@ -368,8 +368,8 @@ class TwoStageTwin final : public Kernel {
   std::unique_ptr<Kernel> first_, second_;
 };
 
-// A part of a fused node: an NHWC op named `name` + suffix with the node's attributes that
-// `take` selects (renamed by it).
+// A part of a fused node: the NHWC op `op`, named after the node + "/" + suffix, with the
+// node's attributes that `take` selects (and may rename).
 Node fused_part(const Node& fused, const std::string& op, const std::string& suffix, std::vector<std::string> inputs,
                 const std::function<bool(Attribute&)>& take) {
   Node part;
