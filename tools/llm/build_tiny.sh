@@ -45,8 +45,6 @@ done
 
 mkdir -p "$DEST"
 rm -rf "${DEST:?}"/*
-cp -r "$OUT/genai_fp32" "$OUT/genai_int4" "$DEST/"
-mkdir -p "$DEST/torch"
-cp "$OUT/torch/model.onnx" "$OUT/tokenizer/tokenizer.json" "$OUT/tokenizer/tokenizer_config.json" "$DEST/torch/"
+cp -r "$OUT/torch" "$OUT/genai_fp32" "$OUT/genai_int4" "$DEST/"
 cp "$OUT/ground_truth.json" "$OUT/heldout.txt" "$OUT/tokenizer_cases.json" "$OUT/ort_check.json" "$DEST/"
 du -sh "$DEST" "$DEST"/*

@@ -10,7 +10,8 @@ Stages (each deterministic for a fixed seed, thread count and BLAS):
   3. model: a Llama-style decoder (model.py) trained on the train split, some of the fortunes
      wrapped as ChatML turns ("Tell me a fortune about love." -> fortune) so that chat works
      (--chat-fraction, 0.1);
-     --steps fixes the schedule, --minutes stops early if the machine is slower than planned;
+     --steps fixes the schedule, --minutes stops early if the machine is slower than planned
+     (the log says which --stop-at repeats such a run exactly);
   4. OUT/model.pt (checkpoint), OUT/torch/model.onnx (TorchScript export, opset 17, one decoder
      step with past/present KV), OUT/ground_truth.json (held-out perplexity, greedy ids, samples),
      OUT/heldout.txt.
@@ -260,7 +261,10 @@ def train(model, stream, args, log):
         if step % 10 == 0 or step == 1:
             log(f"step {step}/{args.steps} loss {np.mean(losses[-10:]):.3f} lr {lr:.2e} {elapsed / 60:.1f} min")
         if args.minutes and elapsed > args.minutes * 60:
-            log(f"stopping at step {step}: --minutes {args.minutes} reached")
+            log(f"stopping at step {step}: --minutes {args.minutes} reached (--stop-at {step} repeats this run)")
+            break
+        if step == args.stop_at:
+            log(f"stopping at step {step} (--stop-at)")
             break
     return {"steps": step, "planned_steps": args.steps, "tokens": step * args.batch * args.seq,
             "minutes": round((time.time() - t0) / 60, 2), "final_loss": round(float(np.mean(losses[-20:])), 4),
@@ -272,6 +276,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=400)
     ap.add_argument("--minutes", type=float, default=0, help="stop early after this much training time (0: no cap)")
+    ap.add_argument("--stop-at", type=int, default=0, help="stop after this step, the schedule still that of --steps")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (results depend on it)")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seq", type=int, default=128)
