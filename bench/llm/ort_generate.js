@@ -13,7 +13,8 @@
 // as the next step's past. The prompt is --prompt-ids, or --prompt-len ids of a fixed pattern.
 // Reports prefill time for the prompt, the median per-token decode time, tokens/s and the
 // generated ids (medians over --runs timed runs after --warmup untimed ones); the last output line
-// is one JSON object. --dump-logits writes the float32 logits of every generated token's step
+// is one JSON object, with the CPU time per decode step and the load average (a shared machine's
+// wall times mean little when the run got a fraction of a core). --dump-logits writes the float32 logits of every generated token's step
 // ([tokens, vocab], raw little-endian) of the last run, for checks against PyTorch.
 // --perplexity: IDS.json is a JSON array of token ids (or an object with heldout.token_ids, as
 // tools/llm ground_truth.json); it is cut into non-overlapping windows of --window tokens (default
@@ -144,7 +145,9 @@ async function generate(ort, session, cfg, prompt, tokens, bind, keepLogits) {
   const stepMs = [];
   let input = prompt;
   let total = 0;
+  let cpuAtDecode = null;
   for (let step = 0; step < tokens; step++) {
+    if (step === 1) cpuAtDecode = process.cpuUsage();
     total += input.length;
     const feeds = {
       [names.inputIds]: new ort.Tensor('int64', BigInt64Array.from(input, BigInt), [1, input.length]),
@@ -171,7 +174,11 @@ async function generate(ort, session, cfg, prompt, tokens, bind, keepLogits) {
     ids.push(next);
     input = [next];
   }
-  return { ids, prefillMs: stepMs[0], decodeMs: stepMs.slice(1), logits: logitsOut };
+  // CPU time (all threads) per decode step: on a shared machine, wall time / CPU time shows how
+  // much of the CPU the run got.
+  const cpu = cpuAtDecode ? process.cpuUsage(cpuAtDecode) : null;
+  const decodeCpuMs = cpu && tokens > 1 ? (cpu.user + cpu.system) / 1000 / (tokens - 1) : NaN;
+  return { ids, prefillMs: stepMs[0], decodeMs: stepMs.slice(1), decodeCpuMs, logits: logitsOut };
 }
 
 // Held-out perplexity: each window one prefill from empty (or zero, for a shared buffer) past.
@@ -266,12 +273,14 @@ async function main() {
     init_ms: +initMs.toFixed(1), prefill_ms: +prefillMs.toFixed(2),
     prefill_tokens_per_s: +(prompt.length * 1000 / prefillMs).toFixed(1),
     decode_ms_median: +decodeMs.toFixed(3), decode_tokens_per_s: +(1000 / decodeMs).toFixed(2),
+    decode_cpu_ms_per_token: +median(runs.map((r) => r.decodeCpuMs)).toFixed(3), load_average: os.loadavg()[0],
     ids: last.ids,
   };
   process.stdout.write(`${opt.dir}: ${opt.threads} thread(s), ${prompt.length} prompt tokens, ${last.ids.length} generated` +
     `${bind ? ', past/present bound to one buffer' : ''}\n` +
     `  prefill ${result.prefill_ms} ms (${result.prefill_tokens_per_s} tok/s), decode ${result.decode_ms_median} ms/token ` +
-    `(${result.decode_tokens_per_s} tok/s, median of ${opt.runs} run(s))\n`);
+    `(${result.decode_tokens_per_s} tok/s, median of ${opt.runs} run(s)), ${result.decode_cpu_ms_per_token} ms CPU/token, ` +
+    `load average ${result.load_average.toFixed(1)}\n`);
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 
