@@ -12,6 +12,9 @@ const std::unordered_map<std::string, std::vector<int>>& onnx_version_table() {
 #define XONNX_ONNX_OP(name, ...) {name, std::vector<int> __VA_ARGS__},
 #include "runtime/ops/onnx_op_versions.inc"
 #undef XONNX_ONNX_OP
+      // ONNX Runtime's contrib schemas that it registers in the default domain, as its
+      // GenAI model builder writes them (no ai.onnx version of these exists).
+      {"SimplifiedLayerNormalization", {1}},
   };
   return *table;
 }

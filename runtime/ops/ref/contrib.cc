@@ -1,5 +1,7 @@
 // Reference kernels for com.microsoft contrib ops that exporters and quantizers emit:
-// MatMulNBits (block-quantized weight-only MatMul), Gelu, FastGelu, BiasGelu, QuickGelu.
+// MatMulNBits (block-quantized weight-only MatMul), Gelu, FastGelu, BiasGelu, QuickGelu; the
+// family also registers the LLM contrib ops of their own files (GroupQueryAttention,
+// RotaryEmbedding, SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization).
 // Semantics follow ONNX Runtime's contrib-op spec.
 #include <cmath>
 #include <vector>
@@ -163,7 +165,15 @@ Result<std::unique_ptr<Kernel>> create_gelu(const KernelInit& init) {
 
 }  // namespace
 
+// The LLM contrib ops of ONNX Runtime GenAI's graphs, one file each.
+void register_gqa_ops(OpRegistry& registry);             // attention_gqa.cc: GroupQueryAttention
+void register_rotary_contrib_ops(OpRegistry& registry);  // rotary_contrib.cc: RotaryEmbedding
+void register_simplified_norm_ops(OpRegistry& registry); // norm_simplified.cc: (Skip)SimplifiedLayerNormalization
+
 void register_contrib_ops(OpRegistry& registry) {
+  register_gqa_ops(registry);
+  register_rotary_contrib_ops(registry);
+  register_simplified_norm_ops(registry);
   registry.add({kMs, "MatMulNBits", 1, kLatestVersion, create_matmul_nbits, 3, 6, 1, 1});
   registry.add({kMs, "Gelu", 1, kLatestVersion, create_gelu<GeluKind::kErf>, 1, 1, 1, 1});
   registry.add({kMs, "FastGelu", 1, kLatestVersion, create_gelu<GeluKind::kTanh>, 1, 2, 1, 1});
