@@ -145,6 +145,20 @@ Status Session::run(const std::vector<Value>& inputs, std::vector<Value>& output
 
 void Session::set_profiler(Profiler* profiler) { state_->profiler = profiler; }
 
+Status Session::bind_output(const std::string& name, Tensor buffer) {
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (outputs_[i].name != name) continue;
+    if (!buffer.defined() || buffer.dtype() == DataType::kString || (buffer.numel() > 0 && !buffer.raw_data())) {
+      return invalid_argument("output '", name, "': the bound buffer must be a numeric tensor with storage");
+    }
+    plan_->bind_output(i, std::move(buffer));
+    return Status::ok();
+  }
+  return invalid_argument("the model has no output named '", name, "' to bind");
+}
+
+void Session::clear_output_bindings() { plan_->clear_output_bindings(); }
+
 Result<std::vector<Value>> Session::run_named(
     const std::vector<std::pair<std::string, Value>>& inputs) {
   std::vector<Value> ordered(inputs_.size());

@@ -78,6 +78,18 @@ class Session {
   // vector and the same input shapes as an earlier run, this makes no heap allocation when
   // every kernel on the path is a fast one (tests/alloc checks it).
   Status run(const std::vector<Value>& inputs, std::vector<Value>& outputs);
+  // Output binding: later run() calls write graph output `name` into `buffer`, whose storage the
+  // caller owns (e.g. a Tensor over its own memory, Storage::view), until
+  // clear_output_bindings(); the output value run() returns shares that storage. The graph
+  // must produce exactly buffer's type and shape there, else run() fails naming the output.
+  // The runtime writes the buffer only inside run() and keeps it alive while bound. The same
+  // storage may also be passed as an input of the run: kernels that handle it write in place
+  // (GroupQueryAttention appends the new rows of a KV cache whose present_key is bound to the
+  // buffer given as past_key); any other kernel writes a temporary copied into the buffer.
+  // Fails when the model has no such output.
+  Status bind_output(const std::string& name, Tensor buffer);
+  void clear_output_bindings();
+
   // Runs with named inputs (any order); missing non-optional inputs are an error.
   Result<std::vector<Value>> run_named(const std::vector<std::pair<std::string, Value>>& inputs);
 

@@ -1,5 +1,7 @@
 #include "runtime/exec/subgraph.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -111,8 +113,9 @@ class KernelInitImpl final : public KernelInit {
 
 class KernelContextImpl final : public KernelContext {
  public:
-  KernelContextImpl(const Subgraph::Step& step, Frame& frame, const SessionState& state)
-      : step_(step), frame_(frame), state_(state) {}
+  KernelContextImpl(const Subgraph::Step& step, Frame& frame, const SessionState& state,
+                    const std::vector<Tensor>* bound = nullptr)
+      : step_(step), frame_(frame), state_(state), bound_(bound) {}
 
   size_t num_inputs() const override { return step_.inputs.size(); }
   bool has_input(size_t i) const override {
@@ -172,6 +175,17 @@ class KernelContextImpl final : public KernelContext {
                                 state_.options.load.max_tensor_bytes);
     }
     *slot = Value();  // an earlier run's value goes back to the pool first
+    if (const Tensor* buffer = bound_buffer(i)) {
+      if (buffer->dtype() != dtype || buffer->shape() != shape) {
+        return invalid_argument("output '", step_.node->outputs[i], "' is bound to a ", dtype_name(buffer->dtype()), " ",
+                                shape_to_string(buffer->shape()), " buffer, but the node produces ", dtype_name(dtype),
+                                " ", shape_to_string(shape));
+      }
+      *slot = Value(*buffer);
+      Tensor* t = slot->mutable_tensor();
+      if (zero && t->nbytes() > 0) std::memset(t->raw_data(), 0, t->nbytes());
+      return t;
+    }
     if (dtype == DataType::kString || dtype_bits(dtype) == 0) {
       XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
       *slot = Value(std::move(t));
@@ -182,9 +196,29 @@ class KernelContextImpl final : public KernelContext {
     return slot->mutable_tensor();
   }
 
+  // The caller's buffer for output i when it is bound and this kernel may write it directly:
+  // the op appends into an output that is also its input (appends_in_place), or the buffer
+  // overlaps none of the node's inputs.
+  const Tensor* bound_buffer(size_t i) const {
+    if (!bound_ || bound_->empty() || step_.outputs[i] < 0) return nullptr;
+    const Tensor& b = (*bound_)[static_cast<size_t>(step_.outputs[i])];
+    if (!b.defined()) return nullptr;
+    if (step_.appends_in_place) return &b;
+    const char* lo = static_cast<const char*>(b.raw_data());
+    const char* hi = lo + b.nbytes();
+    for (size_t k = 0; k < num_inputs(); ++k) {
+      const Tensor& in = input(k);
+      if (!in.defined() || in.nbytes() == 0) continue;
+      const char* a = static_cast<const char*>(in.raw_data());
+      if (a < hi && lo < a + in.nbytes()) return nullptr;
+    }
+    return &b;
+  }
+
   const Subgraph::Step& step_;
   Frame& frame_;
   const SessionState& state_;
+  const std::vector<Tensor>* bound_;
 };
 
 void Subgraph::drop_resident_constant(int slot) {
@@ -197,6 +231,16 @@ void Subgraph::drop_resident_constant(int slot) {
     }
   }
 }
+
+namespace {
+// Ops whose kernels (reference and fast) accept a caller-bound output that is also one of their
+// inputs and write only what is new: GroupQueryAttention appends K/V rows into a present buffer
+// that is the past buffer (ORT GenAI's past_present_share_buffer). Every other op gets a fresh
+// buffer for such an output, copied into the bound one after it.
+bool appends_in_place(const Node& n) {
+  return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention";
+}
+}  // namespace
 
 int Subgraph::slot(const std::string& name) const {
   auto it = slot_of_.find(name);
@@ -387,6 +431,7 @@ Status Subgraph::build(const Graph& graph) {
     step.name = n.name.empty() ? n.op_type + "#" + std::to_string(i) : n.name;
     step.op = n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
     step.unnamed_outputs.resize(n.outputs.size());
+    step.appends_in_place = appends_in_place(n);
     for (const std::string& in : n.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const std::string& o : n.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
     if (n.domain.empty() && n.op_type == "Constant" && step.outputs.size() == 1 && step.outputs[0] >= 0) {
@@ -497,15 +542,41 @@ Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* par
     if (!inputs[i].empty()) frame.slots[input_slots_[i]] = inputs[i];
   }
   XONNX_RETURN_IF_ERROR(run_steps(frame));
+  if (!bound_.empty()) XONNX_RETURN_IF_ERROR(settle_bound_outputs(frame));
   outputs.resize(output_slots_.size());
   for (size_t i = 0; i < output_slots_.size(); ++i) outputs[i] = frame.slots[output_slots_[i]];
+  return Status::ok();
+}
+
+void Subgraph::bind_output(size_t index, Tensor buffer) {
+  if (bound_.empty()) bound_.resize(static_cast<size_t>(num_slots_));
+  bound_[static_cast<size_t>(output_slots_[index])] = std::move(buffer);
+}
+
+Status Subgraph::settle_bound_outputs(Frame& frame) const {
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    const Tensor& buffer = bound_[static_cast<size_t>(output_slots_[i])];
+    if (!buffer.defined()) continue;
+    Value& v = frame.slots[output_slots_[i]];
+    const std::string& name = graph_->outputs[i].name;
+    if (!v.is_tensor()) return invalid_argument("output '", name, "' is bound to a buffer but is not a tensor");
+    const Tensor& t = v.tensor();
+    if (t.raw_data() == buffer.raw_data() && t.shape() == buffer.shape()) continue;  // written in place
+    if (t.dtype() != buffer.dtype() || t.shape() != buffer.shape()) {
+      return invalid_argument("output '", name, "' is bound to a ", dtype_name(buffer.dtype()), " ",
+                              shape_to_string(buffer.shape()), " buffer, but the graph produces ", dtype_name(t.dtype()),
+                              " ", shape_to_string(t.shape()));
+    }
+    if (t.nbytes() > 0) std::memmove(const_cast<Tensor&>(buffer).raw_data(), t.raw_data(), t.nbytes());
+    v = Value(buffer);
+  }
   return Status::ok();
 }
 
 Status Subgraph::run_steps(Frame& frame) const {
   Profiler* const profiler = state_->profiler;
   for (const Step& step : steps_) {
-    KernelContextImpl ctx(step, frame, *state_);
+    KernelContextImpl ctx(step, frame, *state_, &bound_);
     Status s = profiler ? run_profiled(step, ctx, frame, *profiler) : step.kernel->run(ctx);
     if (!s.is_ok()) return s.with_context(step.label);
     for (size_t o = 0; o < step.outputs.size(); ++o) {

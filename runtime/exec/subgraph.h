@@ -42,6 +42,10 @@ class Subgraph {
   Status execute_into(const std::vector<Value>& inputs, const Frame* parent,
                       std::vector<Value>& outputs) const;
 
+  // Graph output `index` is written into `buffer` by later runs (Session::bind_output).
+  void bind_output(size_t index, Tensor buffer);
+  void clear_output_bindings() { bound_.clear(); }
+
   const Graph& graph() const { return *graph_; }
   size_t num_inputs() const { return input_slots_.size(); }
   size_t num_outputs() const { return output_slots_.size(); }
@@ -57,6 +61,7 @@ class Subgraph {
     std::string name;          // for profiles: node name, or "Op#index" when unnamed
     std::string op;            // for profiles: "Op", or "domain:Op"
     Backend backend = Backend::kReference;
+    bool appends_in_place = false;  // may write a bound output that aliases an input (KV cache)
     mutable std::vector<Value> unnamed_outputs;  // sized at build: outputs the graph leaves unnamed
   };
   struct Capture {
@@ -92,6 +97,11 @@ class Subgraph {
   std::vector<int> input_slots_;
   std::vector<int> output_slots_;
   std::vector<Step> steps_;
+  // Caller-bound output buffers by slot (empty when nothing is bound; undefined tensors for
+  // unbound slots).
+  std::vector<Tensor> bound_;
+  // Copies every bound output a kernel did not write in place into its buffer.
+  Status settle_bound_outputs(Frame& frame) const;
   // The frame every run reuses, so run() does not allocate slots; a run that finds it busy
   // (not expected: ONNX graphs do not recurse) uses a fresh one.
   mutable Frame frame_;

@@ -124,8 +124,10 @@ xonnx_status* bind_inputs(const xonnx::Session& session, const xonnx_tensor_view
 }
 
 // Runs and returns tensors that do not point into caller memory.
+// `bound`: outputs written into caller buffers (Session::bind_output): left undefined in results.
 xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, size_t num_inputs,
-                          size_t num_outputs, std::vector<xonnx::Tensor>* results) {
+                          size_t num_outputs, std::vector<xonnx::Tensor>* results,
+                          const std::vector<bool>* bound = nullptr) {
   if (!s) return bad_arg("session is NULL");
   if (num_outputs != s->session->outputs().size()) {
     return bad_arg("the model has " + std::to_string(s->session->outputs().size()) +
@@ -138,6 +140,10 @@ xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, siz
   if (!outs.is_ok()) return from_status(outs.status());
   for (size_t i = 0; i < outs->size(); ++i) {
     const xonnx::Value& v = (*outs)[i];
+    if (bound && (*bound)[i]) {
+      results->emplace_back();
+      continue;
+    }
     if (!v.is_tensor()) {
       return make_status(XONNX_UNSUPPORTED, "output '" + s->session->outputs()[i].name +
                                                 "' is not a tensor (sequences are not exposed by the C API)");
@@ -252,6 +258,57 @@ xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view*
     std::vector<xonnx::Tensor> results;
     if (xonnx_status* err = run_session(session, inputs, num_inputs, num_outputs, &results)) return err;
     for (size_t i = 0; i < results.size(); ++i) outputs[i] = new xonnx_tensor{std::move(results[i])};
+    return nullptr;
+  });
+}
+
+xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx_tensor_view* inputs,
+                                             size_t num_inputs, const xonnx_tensor_view* bound_outputs,
+                                             size_t num_bound, xonnx_tensor** outputs, size_t num_outputs) {
+  return guarded([&]() -> xonnx_status* {
+    if (!session) return bad_arg("session is NULL");
+    if (num_outputs && !outputs) return bad_arg("outputs is NULL");
+    if (num_bound && !bound_outputs) return bad_arg("bound_outputs is NULL");
+    const auto& infos = session->session->outputs();
+    std::vector<bool> bound(infos.size(), false);
+    // The bindings live for this call only, whatever way it ends.
+    struct Unbind {
+      xonnx::Session& s;
+      ~Unbind() { s.clear_output_bindings(); }
+    } unbind{*session->session};
+    for (size_t b = 0; b < num_bound; ++b) {
+      const xonnx_tensor_view& v = bound_outputs[b];
+      if (!v.name) return bad_arg("bound output " + std::to_string(b) + " has no name");
+      size_t which = infos.size();
+      for (size_t k = 0; k < infos.size(); ++k) {
+        if (infos[k].name == v.name) which = k;
+      }
+      const std::string label = std::string("bound output '") + v.name + "'";
+      if (which == infos.size()) return bad_arg(std::string("the model has no output named '") + v.name + "'");
+      if (bound[which]) return bad_arg(label + " is given twice");
+      if (!xonnx::dtype_is_known(v.type) || v.type == XONNX_TYPE_STRING) {
+        return bad_arg(label + ": unsupported element type " + std::to_string(v.type));
+      }
+      if (v.rank && !v.shape) return bad_arg(label + ": shape is NULL");
+      const auto dtype = static_cast<xonnx::DataType>(v.type);
+      xonnx::Shape shape(v.shape, v.shape + v.rank);
+      const int64_t n = xonnx::shape_numel(shape);
+      const int64_t bytes = n < 0 ? -1 : xonnx::dtype_storage_bytes(dtype, n);
+      if (bytes < 0 || static_cast<size_t>(bytes) != v.data_bytes) {
+        return bad_arg(label + ": " + std::to_string(v.data_bytes) + " bytes given for shape " +
+                       xonnx::shape_to_string(shape) + " of " + xonnx::dtype_name(dtype));
+      }
+      if (bytes > 0 && !v.data) return bad_arg(label + ": data is NULL");
+      auto storage = xonnx::Storage::view(v.data, static_cast<size_t>(bytes), nullptr);
+      xonnx::Status st = session->session->bind_output(v.name, xonnx::Tensor(dtype, std::move(shape), std::move(storage)));
+      if (!st.is_ok()) return from_status(st);
+      bound[which] = true;
+    }
+    std::vector<xonnx::Tensor> results;
+    if (xonnx_status* err = run_session(session, inputs, num_inputs, num_outputs, &results, &bound)) return err;
+    for (size_t i = 0; i < results.size(); ++i) {
+      outputs[i] = bound[i] ? nullptr : new xonnx_tensor{std::move(results[i])};
+    }
     return nullptr;
   });
 }

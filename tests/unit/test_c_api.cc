@@ -91,6 +91,41 @@ TEST(CApi, RunMatchesTorchWithRuntimeOwnedAndCallerBuffers) {
   xonnx_session_release(session);
 }
 
+TEST(CApi, RunWithBindingWritesIntoCallerBuffers) {
+  std::vector<int64_t> in_shape, out_shape;
+  std::vector<float> x = load_floats(kMlp + "/test_data_set_0/input_0.pb", &in_shape);
+  std::vector<float> want = load_floats(kMlp + "/test_data_set_0/output_0.pb", &out_shape);
+  xonnx_session* session = nullptr;
+  ASSERT_EQ(xonnx_session_create((kMlp + "/model.onnx").c_str(), nullptr, &session), nullptr);
+  xonnx_tensor_view input{nullptr, XONNX_TYPE_FLOAT32, in_shape.data(), in_shape.size(), x.data(),
+                          x.size() * sizeof(float)};
+  std::vector<float> buffer(want.size(), -1.0f);
+  xonnx_tensor_view bound{xonnx_session_output_name(session, 0), XONNX_TYPE_FLOAT32, out_shape.data(),
+                          out_shape.size(), buffer.data(), buffer.size() * sizeof(float)};
+  xonnx_tensor* out = reinterpret_cast<xonnx_tensor*>(&buffer);  // must come back NULL
+  StatusGuard run{xonnx_session_run_with_binding(session, &input, 1, &bound, 1, &out, 1)};
+  ASSERT_EQ(run.s, nullptr) << xonnx_status_get_message(run.s);
+  EXPECT_EQ(out, nullptr);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(buffer[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i]));
+
+  // A buffer of another shape: the error names the output; the binding ends with the call.
+  std::vector<int64_t> wrong = out_shape;
+  wrong.back() += 1;
+  std::vector<float> big(buffer.size() + static_cast<size_t>(out_shape[0]));
+  xonnx_tensor_view misfit{bound.name, XONNX_TYPE_FLOAT32, wrong.data(), wrong.size(), big.data(),
+                           big.size() * sizeof(float)};
+  StatusGuard bad{xonnx_session_run_with_binding(session, &input, 1, &misfit, 1, &out, 1)};
+  ASSERT_NE(bad.s, nullptr);
+  EXPECT_NE(std::string(xonnx_status_get_message(bad.s)).find(std::string("output '") + bound.name + "'"),
+            std::string::npos)
+      << xonnx_status_get_message(bad.s);
+  StatusGuard plain{xonnx_session_run(session, &input, 1, &out, 1)};
+  ASSERT_EQ(plain.s, nullptr) << xonnx_status_get_message(plain.s);
+  EXPECT_NE(xonnx_tensor_data(out), static_cast<const void*>(big.data()));
+  xonnx_tensor_release(out);
+  xonnx_session_release(session);
+}
+
 TEST(CApi, BadInputsGetClearErrors) {
   xonnx_session* session = nullptr;
   ASSERT_EQ(xonnx_session_create((kMlp + "/model.onnx").c_str(), nullptr, &session), nullptr);

@@ -135,6 +135,19 @@ xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_
                                      size_t num_inputs, xonnx_output_buffer* outputs,
                                      size_t num_outputs);
 
+/* Runs with some outputs written straight into caller-owned buffers: each entry of
+ * `bound_outputs` names a graph output, and its `data` (writable, `data_bytes` bytes) receives
+ * that output, whose type and shape must be exactly the entry's (else XONNX_INVALID_ARGUMENT
+ * naming the output). The caller owns the buffers; the runtime writes them during this call
+ * only and keeps no pointer to them afterwards. A bound buffer may also be passed in `inputs`:
+ * this is how a decoder's KV cache is appended in place (past_present_share_buffer: the
+ * max-length buffer given as past_key is bound as present_key, and GroupQueryAttention writes
+ * only the new positions; other ops write a temporary copied into the buffer). `outputs` is
+ * as for xonnx_session_run, with NULL at the bound outputs. */
+xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx_tensor_view* inputs,
+                                             size_t num_inputs, const xonnx_tensor_view* bound_outputs,
+                                             size_t num_bound, xonnx_tensor** outputs, size_t num_outputs);
+
 /* ---- runtime-owned tensors ---- */
 xonnx_element_type xonnx_tensor_type(const xonnx_tensor* tensor);
 size_t xonnx_tensor_rank(const xonnx_tensor* tensor);
