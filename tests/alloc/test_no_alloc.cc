@@ -13,6 +13,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/onnx/loader.h"
+#include "tests/llm/genai_decoder.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define XONNX_SANITIZED 1
@@ -114,6 +115,37 @@ TEST_P(NoAllocation, SteadyStateRunDoesNotAllocate) {
 #endif
   EXPECT_EQ(allocations_in_steady_state(GetParam()), 0)
       << GetParam().model << " at " << GetParam().threads << " threads";
+}
+
+// Token generation with the KV cache in place (GroupQueryAttention over max-length buffers
+// passed as past and bound as present): after a prompt and two warm-up tokens, a decode step
+// allocates nothing, at 1 and 2 threads.
+TEST(NoAllocation, DecodeStepWithKvCacheInPlace) {
+#ifdef XONNX_SANITIZED
+  GTEST_SKIP() << "sanitizers replace malloc";
+#endif
+  llmtest::DecoderShape shape;
+  shape.layers = 3;
+  shape.context = 300;
+  for (int threads : {1, 2}) {
+    SessionOptions options;
+    options.num_threads = threads;
+    auto session = Session::create_from_model(llmtest::DecoderBuilder(shape).build(), options);
+    ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+    llmtest::SharedBufferLoop loop(**session, shape, 300);
+    ASSERT_TRUE(loop.init().is_ok());
+    ASSERT_TRUE(loop.step({1, 2, 3, 4, 5, 6, 7}).is_ok());
+    const std::vector<int64_t> token = {9};
+    for (int warmup = 0; warmup < 2; ++warmup) ASSERT_TRUE(loop.step(token).is_ok());
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 3; ++i) {
+      Status s = loop.step(token);
+      EXPECT_TRUE(s.is_ok()) << s.to_string();
+    }
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << threads << " threads";
+  }
 }
 
 // The counter itself works: a plain run() (which returns a fresh vector) allocates.

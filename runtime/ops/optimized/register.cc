@@ -19,6 +19,9 @@ void register_opt_conv_pw_dw_f32(OpRegistry& registry); // conv_pw_dw_f32.cc
 void register_opt_binary(OpRegistry& registry);         // binary.cc
 void register_opt_concat(OpRegistry& registry);         // concat.cc
 void register_opt_pool(OpRegistry& registry);           // pool.cc
+void register_opt_attention(OpRegistry& registry);      // attention.cc
+void register_opt_attention_onnx(OpRegistry& registry); // attention_onnx.cc
+void register_opt_norm_simplified(OpRegistry& registry); // norm_simplified.cc
 
 NhwcLayoutOptions layout_fusions() {
   NhwcLayoutOptions o;
@@ -49,6 +52,9 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_binary(registry);
   opt::register_opt_concat(registry);
   opt::register_opt_pool(registry);
+  opt::register_opt_attention(registry);
+  opt::register_opt_attention_onnx(registry);
+  opt::register_opt_norm_simplified(registry);
 }
 
 }  // namespace xonnx

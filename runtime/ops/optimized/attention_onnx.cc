@@ -1,0 +1,228 @@
+// Optimized ONNX Attention (opset 23/24, float32) on the flash-style core of attention_core.h:
+// past_key / past_value concatenated into present, grouped heads, is_causal, softcap, scale and
+// an additive or boolean mask whose last dim covers every key. The query heads sharing a K/V
+// head form the rows of a tile, so each K/V row is read once per tile. Declined to the reference
+// kernel (ref/attention.cc): qk_matmul_output, nonpad_kv_seqlen, other dtypes, a value head
+// size differing from the query's, a mask shorter than the keys.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "runtime/ops/optimized/attention_core.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+constexpr int64_t kRowsPerTile = 64;
+
+class AttentionKernel final : public OptKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    if (init.num_outputs() > 3 && !init.node().outputs[3].empty()) {
+      return unsupported("Attention: qk_matmul_output runs on the reference kernel");
+    }
+    if (init.has_input(6)) return unsupported("Attention: nonpad_kv_seqlen runs on the reference kernel");
+    auto k = std::unique_ptr<AttentionKernel>(new AttentionKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_ASSIGN_OR_RETURN(int64_t causal, init.get_int("is_causal", 0));
+    XONNX_ASSIGN_OR_RETURN(k->q_heads_, init.get_int("q_num_heads", 0));
+    XONNX_ASSIGN_OR_RETURN(k->kv_heads_, init.get_int("kv_num_heads", 0));
+    XONNX_ASSIGN_OR_RETURN(float softcap, init.get_float("softcap", 0.0f));
+    k->causal_ = causal != 0;
+    k->softcap_ = softcap;
+    if (init.has_attr("scale")) {
+      XONNX_ASSIGN_OR_RETURN(k->scale_, init.get_float("scale", 1.0f));
+      k->has_scale_ = true;
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& q = ctx.input(0);
+    const Tensor& k = ctx.input(1);
+    const Tensor& v = ctx.input(2);
+    if (!is_f32(q) || !is_f32(k) || !is_f32(v) || q.rank() != k.rank() || q.rank() != v.rank()) return Status::ok();
+    const bool three_d = q.rank() == 3;
+    if (!three_d && q.rank() != 4) return Status::ok();
+    const int64_t B = q.dim(0);
+    int64_t qh, kvh, qs, kvs, hd;
+    if (three_d) {
+      if (q_heads_ <= 0 || kv_heads_ <= 0 || q.dim(2) % q_heads_ || k.dim(2) % kv_heads_) return Status::ok();
+      qh = q_heads_;
+      kvh = kv_heads_;
+      qs = q.dim(1);
+      kvs = k.dim(1);
+      hd = q.dim(2) / qh;
+      if (k.shape() != Shape{B, kvs, kvh * hd} || v.shape() != k.shape()) return Status::ok();
+    } else {
+      qh = q.dim(1);
+      kvh = k.dim(1);
+      qs = q.dim(2);
+      kvs = k.dim(2);
+      hd = q.dim(3);
+      if (k.shape() != Shape{B, kvh, kvs, hd} || v.shape() != k.shape()) return Status::ok();
+    }
+    if (B <= 0 || qh <= 0 || kvh <= 0 || qh % kvh || hd <= 0) return Status::ok();
+    int64_t past = 0;
+    if (ctx.has_input(4) || ctx.has_input(5)) {
+      const Tensor& pk = ctx.input(4);
+      const Tensor& pv = ctx.input(5);
+      if (!is_f32(pk) || !is_f32(pv) || pk.rank() != 4 || pk.dim(0) != B || pk.dim(1) != kvh || pk.dim(3) != hd ||
+          pv.shape() != pk.shape()) {
+        return Status::ok();
+      }
+      past = pk.dim(2);
+    }
+    const int64_t T = past + kvs;
+    // The mask: [.., qs or 1, T] broadcast over batch and heads; bool becomes 0 / -inf.
+    const float* mask = nullptr;
+    int64_t mb = 0, mh = 0, mq = 0;  // element strides of batch, head and query dims (0: broadcast)
+    if (ctx.has_input(3)) {
+      const Tensor& m = ctx.input(3);
+      if (m.rank() < 2 || m.rank() > 4 || m.dim(m.rank() - 1) != T) return Status::ok();
+      Shape ms(4 - m.rank(), 1);
+      ms.insert(ms.end(), m.shape().begin(), m.shape().end());
+      const int64_t target[3] = {B, qh, qs};
+      for (int i = 0; i < 3; ++i)
+        if (ms[i] != 1 && ms[i] != target[i]) return Status::ok();
+      mq = ms[2] == 1 ? 0 : T;
+      mh = ms[1] == 1 ? 0 : ms[2] * T;
+      mb = ms[0] == 1 ? 0 : ms[1] * ms[2] * T;
+      if (m.dtype() == DataType::kBool) {
+        grow(mask_f_, m.numel());
+        const bool* p = m.data<bool>();
+        for (int64_t i = 0; i < m.numel(); ++i) mask_f_[i] = p[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+        mask = mask_f_.data();
+      } else if (is_f32(m)) {
+        mask = m.data<float>();
+      } else {
+        return Status::ok();
+      }
+    }
+    // present = past rows, then the new rows, per (batch, kv head): [B, kvh, T, hd].
+    const Shape present_shape{B, kvh, T, hd};
+    float* pk = nullptr;
+    float* pv = nullptr;
+    for (size_t out = 1; out <= 2; ++out) {
+      float*& dst = out == 1 ? pk : pv;
+      if (ctx.num_outputs() > out && ctx.output_wanted(out)) {
+        XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(out, DataType::kFloat, present_shape));
+        dst = t->data<float>();
+      } else {
+        std::vector<float>& own = out == 1 ? k_own_ : v_own_;
+        grow(own, B * kvh * T * hd);
+        dst = own.data();
+      }
+    }
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < kvh; ++h) {
+        for (int which = 0; which < 2; ++which) {
+          float* dst = (which == 0 ? pk : pv) + (b * kvh + h) * T * hd;
+          if (past > 0) {
+            const float* src = ctx.input(4 + which).data<float>() + (b * kvh + h) * past * hd;
+            std::memcpy(dst, src, static_cast<size_t>(past * hd) * sizeof(float));
+          }
+          const float* nw = (which == 0 ? k : v).data<float>();
+          for (int64_t s = 0; s < kvs; ++s) {
+            const float* row = three_d ? nw + (b * kvs + s) * kvh * hd + h * hd : nw + ((b * kvh + h) * kvs + s) * hd;
+            std::memcpy(dst + (past + s) * hd, row, static_cast<size_t>(hd) * sizeof(float));
+          }
+        }
+      }
+    }
+    const Shape y_shape = three_d ? Shape{B, qs, qh * hd} : Shape{B, qh, qs, hd};
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
+    const int64_t reps = qh / kvh;
+    const int64_t tokens_per_tile = std::max<int64_t>(1, kRowsPerTile / reps);
+    const int64_t tiles = (qs + tokens_per_tile - 1) / tokens_per_tile;
+    const int64_t m_max = std::min(qs, tokens_per_tile) * reps;
+    const int64_t items = B * kvh * tiles;
+    scratch_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max * (2 * hd + kKeyBlock + 2)));
+    bounds_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(2 * m_max));
+    ptrs_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max));
+    outs_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max));
+    const float scale = has_scale_ ? scale_ : 1.0f / std::sqrt(static_cast<float>(hd));
+    const float* qp = q.data<float>();
+    float* yp = y->data<float>();
+    const KernelTable& t = *k_;
+    const LlmKernelTable& lt = llm_kernels();
+    pool_->parallel_for(static_cast<size_t>(items), 1, [&](size_t begin, size_t end) {
+      float* qbuf = scratch_.of(begin);
+      float* acc = qbuf + m_max * hd;
+      float* scores = acc + m_max * hd;
+      float* mx = scores + m_max * kKeyBlock;
+      float* sum = mx + m_max;
+      int64_t* lo = bounds_.of(begin);
+      int64_t* hi = lo + m_max;
+      const float** brow = ptrs_.of(begin);
+      float** orow = outs_.of(begin);
+      for (size_t item = begin; item < end; ++item) {
+        const int64_t tile = static_cast<int64_t>(item) % tiles;
+        const int64_t kh = (static_cast<int64_t>(item) / tiles) % kvh;
+        const int64_t b = static_cast<int64_t>(item) / (tiles * kvh);
+        const int64_t s0 = tile * tokens_per_tile;
+        const int64_t m = std::min(tokens_per_tile, qs - s0) * reps;
+        for (int64_t i = 0; i < m; ++i) {
+          const int64_t s = s0 + i / reps, h = kh * reps + i % reps;
+          const int64_t at = three_d ? (b * qs + s) * qh * hd + h * hd : ((b * qh + h) * qs + s) * hd;
+          std::memcpy(qbuf + i * hd, qp + at, static_cast<size_t>(hd) * sizeof(float));
+          orow[i] = yp + at;
+          lo[i] = 0;
+          hi[i] = causal_ ? std::min(T, s + past + 1) : T;
+          brow[i] = mask ? mask + b * mb + h * mh + s * mq : nullptr;
+        }
+        AttnTile tl;
+        tl.m = m;
+        tl.d = hd;
+        tl.q = qbuf;
+        tl.k = pk + (b * kvh + kh) * T * hd;
+        tl.v = pv + (b * kvh + kh) * T * hd;
+        tl.ld = hd;
+        tl.lo = lo;
+        tl.hi = hi;
+        tl.bias = mask ? brow : nullptr;
+        tl.scale = scale;
+        tl.softcap = softcap_;
+        tl.k_begin = 0;
+        tl.k_end = T;
+        AttnState st{acc, mx, sum, scores};
+        st.reset(m, hd);
+        attend(t, lt, tl, st);
+        finish_rows(m, hd, st, nullptr, orow);
+      }
+    });
+    handled = true;
+    return Status::ok();
+  }
+
+  template <typename T>
+  static void grow(std::vector<T>& v, int64_t n) {
+    if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+  }
+
+  bool causal_ = false;
+  bool has_scale_ = false;
+  float scale_ = 1.0f;
+  float softcap_ = 0.0f;
+  int64_t q_heads_ = 0, kv_heads_ = 0;
+  std::vector<float> mask_f_, k_own_, v_own_;
+  ChunkScratch<float> scratch_;         // per item: query rows, accumulators, scores, max, sum
+  ChunkScratch<int64_t> bounds_;        // per item: visible key range of each row
+  ChunkScratch<const float*> ptrs_;     // per item: mask row of each query row
+  ChunkScratch<float*> outs_;           // per item: output row of each query row
+};
+
+}  // namespace
+
+void register_opt_attention_onnx(OpRegistry& registry) {
+  registry.add({"", "Attention", 23, kLatestVersion, AttentionKernel::create, 3, 7, 1, 4, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx
