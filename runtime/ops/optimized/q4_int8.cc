@@ -9,6 +9,7 @@ namespace xonnx {
 namespace opt {
 
 Q4Int8Fn q4_int8_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
+Q4Int8Fn q4_int8_avx2();        // q4_int8_avx2.cc (nullptr off x86-64)
 
 namespace {
 
@@ -125,7 +126,11 @@ void q4_int8_reference(const Q4Int8A& a, const uint8_t* b, const float* scales, 
 }
 
 Q4Int8Fn q4_int8_fast() {
-  static const Q4Int8Fn fn = avx512_vnni_chosen() ? q4_int8_avx512vnni() : nullptr;
+  // VNNI where the CPU has it; else AVX2's vpmaddubsw form when the AVX2 (or AVX-512) table
+  // is the chosen one (XONNX_OPT_ISA=generic turns both off).
+  static const Q4Int8Fn fn = avx512_vnni_chosen()                                   ? q4_int8_avx512vnni()
+                             : avx512_chosen() || std::strcmp(kernels().isa, "avx2") == 0 ? q4_int8_avx2()
+                                                                                          : nullptr;
   return fn;
 }
 

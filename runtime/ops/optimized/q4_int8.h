@@ -51,7 +51,8 @@ using Q4Int8Fn = void (*)(const Q4Int8A& a, const Q4Int8Weights& w, int64_t grou
 // The scalar twin, reading B, scales and zero points (nullptr: symmetric) in ORT's layout.
 void q4_int8_reference(const Q4Int8A& a, const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,
                        int64_t n, float* c, int64_t ldc);
-// The AVX512-VNNI kernel, or nullptr when this CPU (or XONNX_OPT_ISA below avx512) lacks it.
+// The AVX512-VNNI kernel, else the AVX2 one (q4_int8_avx2.cc), or nullptr when this CPU (or
+// XONNX_OPT_ISA) allows neither.
 Q4Int8Fn q4_int8_fast();
 
 }  // namespace opt
