@@ -40,8 +40,10 @@ class GqaKernel final : public OptKernel {
     XONNX_ASSIGN_OR_RETURN(gqa::Present present, gqa::append_kv(ctx, a_, d, a_.do_rotary ? q_rot_.data() : nullptr));
     XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, DataType::kFloat, {d.B, d.S, d.N * d.H}));
     grow(past_, d.B);
+    int64_t keys = 0;  // the longest visible cache: slices cut this, not the buffer
     for (int64_t b = 0; b < d.B; ++b) {
       XONNX_ASSIGN_OR_RETURN(past_[b], gqa::past_length(ctx, d, b));
+      keys = std::max(keys, past_[b] + d.S);
     }
     const int64_t reps = d.N / d.KV;
     const int64_t tokens_per_tile = std::max<int64_t>(1, kRowsPerTile / reps);
@@ -51,7 +53,7 @@ class GqaKernel final : public OptKernel {
     if (d.S == 1) {
       const int64_t heads = d.B * d.KV;
       const int64_t want = (2 * pool_->num_threads() + heads - 1) / heads;
-      slices = std::max<int64_t>(1, std::min(want, d.present_len / kMinKeysPerSlice));
+      slices = std::max<int64_t>(1, std::min(want, keys / kMinKeysPerSlice));
     }
     const int64_t groups = d.B * d.KV * tiles;  // each (batch, kv head, tile) finishes on its own
     const int64_t items = groups * slices;
@@ -62,7 +64,7 @@ class GqaKernel final : public OptKernel {
     const float* bias = d.bias_b ? ctx.input(gqa::kAttentionBias).data<float>() : nullptr;
     const float* head_sink = ctx.has_input(gqa::kHeadSink) ? ctx.input(gqa::kHeadSink).data<float>() : nullptr;
     const float scale = gqa::scale_of(a_, d);
-    const int64_t slice_len = (d.present_len + slices - 1) / slices;
+    const int64_t slice_len = (keys + slices - 1) / slices;
     scratch_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max * (d.H + kKeyBlock)));
     bounds_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(2 * m_max));
     rows_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max));
@@ -115,7 +117,7 @@ class GqaKernel final : public OptKernel {
         tile.scale = scale;
         tile.softcap = a_.softcap;
         tile.k_begin = slice * slice_len;
-        tile.k_end = std::min(d.present_len, tile.k_begin + slice_len);
+        tile.k_end = std::min(keys, tile.k_begin + slice_len);
         AttnState st = state_of(static_cast<int64_t>(item), m);
         st.scores = scores;
         st.reset(m, d.H);
