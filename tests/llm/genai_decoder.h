@@ -48,16 +48,18 @@ class DecoderBuilder {
     m.opset_imports["com.microsoft"] = 1;
     Graph& g = m.graph;
     const int64_t H = s_.head_size();
-    input(g, "input_ids", DataType::kInt64);
+    input(g, "input_ids", DataType::kInt64, {"batch_size", "sequence_length"});
     if (s_.lengths_from_shapes) {
       lengths_from_shapes(g);
     } else {
-      input(g, "seqlens_k", DataType::kInt32);
-      input(g, "total_sequence_length", DataType::kInt32);
+      input(g, "seqlens_k", DataType::kInt32, {"batch_size"});
+      input(g, "total_sequence_length", DataType::kInt32, {"1"});
     }
+    const std::vector<std::string> cache = {"batch_size", std::to_string(s_.kv_heads), "past_sequence_length",
+                                            std::to_string(H)};
     for (int64_t l = 0; l < s_.layers; ++l) {
-      input(g, past(l, "key"), DataType::kFloat);
-      input(g, past(l, "value"), DataType::kFloat);
+      input(g, past(l, "key"), DataType::kFloat, cache);
+      input(g, past(l, "value"), DataType::kFloat, cache);
     }
     output(g, "logits");
     for (int64_t l = 0; l < s_.layers; ++l) {
@@ -125,11 +127,22 @@ class DecoderBuilder {
     a.f = v;
     return a;
   }
-  static void input(Graph& g, const std::string& name, DataType t) {
+  // dims: a number, or a symbol such as "batch_size".
+  static void input(Graph& g, const std::string& name, DataType t, std::vector<std::string> dims) {
     ValueInfo v;
     v.name = name;
     v.type.kind = TypeInfo::Kind::kTensor;
     v.type.elem_type = t;
+    v.type.has_shape = true;
+    for (const std::string& d : dims) {
+      Dim dim;
+      if (!d.empty() && d[0] >= '0' && d[0] <= '9') {
+        dim.value = std::stoll(d);
+      } else {
+        dim.param = d;
+      }
+      v.type.dims.push_back(dim);
+    }
     g.inputs.push_back(v);
   }
   static void output(Graph& g, const std::string& name) {
