@@ -338,6 +338,14 @@ def onnx23_cases(rng):
     return c
 
 
+def genai_form_cases(rng):
+    """Input forms ORT GenAI's graphs feed: seqlens_k [B, 1] from ReduceSum(attention_mask, keepdims)."""
+    name, domain, opset, ins, outs, attrs, model = gqa_case(rng, B=2, S=1, N=4, KV=2, H=16, past=[2, 5], buffer=8,
+                                                             rotary=16)
+    ins = [(n, a.reshape(-1, 1) if n == "seqlens_k" else a) for n, a in ins]
+    return {"gqa_seqlens_k_2d": (name, domain, opset, ins, outs, attrs, model)}
+
+
 def write_case(out_dir, name, case):
     op, domain, opset, inputs, outputs, attrs, numpy_model = case
     dst = os.path.join(out_dir, name)
@@ -368,7 +376,7 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(24)
     cases = {}
-    for family in (gqa_cases, rotary_cases, norm_cases, onnx23_cases):
+    for family in (gqa_cases, rotary_cases, norm_cases, onnx23_cases, genai_form_cases):
         cases.update(family(rng))
     failed = 0
     for name, case in cases.items():

@@ -114,9 +114,12 @@ Result<Dims> check_inputs(const KernelContext& ctx, const Attrs& a) {
   const Tensor& seqlens = ctx.input(kSeqlensK);
   const Tensor& total = ctx.input(kTotalSeqLen);
   if (!seqlens.defined() || !total.defined()) return invalid_argument("seqlens_k and total_sequence_length are required");
-  if (seqlens.dtype() != DataType::kInt32 || seqlens.numel() != d.B || seqlens.rank() != 1) {
-    return invalid_argument("seqlens_k must be int32 [", d.B, "], got ", dtype_name(seqlens.dtype()), " ",
-                            shape_to_string(seqlens.shape()));
+  // [B], or [B, 1] as GenAI's graphs make it (ReduceSum with keepdims): every dim 1 or B.
+  bool seqlens_ok = seqlens.dtype() == DataType::kInt32 && seqlens.numel() == d.B && seqlens.rank() >= 1;
+  for (size_t i = 0; seqlens_ok && i < seqlens.rank(); ++i) seqlens_ok = seqlens.dim(i) == 1 || seqlens.dim(i) == d.B;
+  if (!seqlens_ok) {
+    return invalid_argument("seqlens_k must be int32 [", d.B, "] (or [", d.B, ", 1]), got ", dtype_name(seqlens.dtype()),
+                            " ", shape_to_string(seqlens.shape()));
   }
   if (total.dtype() != DataType::kInt32 || total.numel() != 1) {
     return invalid_argument("total_sequence_length must be one int32, got ", dtype_name(total.dtype()), " ",
