@@ -17,6 +17,7 @@ Runner add_convert_command(CLI::App& app);
 Runner add_info_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);
 Runner add_verify_command(CLI::App& app);
+Runner add_tokenize_command(CLI::App& app);
 
 }  // namespace cli
 }  // namespace xonnx

@@ -1,4 +1,5 @@
-// xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify).
+// xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify,
+// tokenize).
 #include <cstdio>
 #include <map>
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_conformance_command);
   add(xonnx::cli::add_convert_command);
   add(xonnx::cli::add_verify_command);
+  add(xonnx::cli::add_tokenize_command);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();
