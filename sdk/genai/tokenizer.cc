@@ -120,6 +120,8 @@ const std::string& Tokenizer::token_bytes(int32_t id) const {
 
 std::string Tokenizer::token_to_piece(int32_t id) const { return utf8_make_valid(token_bytes(id)); }
 
+void Tokenizer::clear_cache() const { model_->clear_cache(); }
+
 std::string Tokenizer::clean_up_tokenization(std::string_view text) {
   static const std::pair<const char*, const char*> kRules[] = {
       {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},

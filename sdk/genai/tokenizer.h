@@ -75,6 +75,9 @@ class Tokenizer {
   std::optional<int32_t> eos_id() const { return eos_id_; }
   const TokenizerConfig& config() const { return config_; }
 
+  // Drops the cache of merged words (it holds at most 64k words and clears itself when full).
+  void clear_cache() const;
+
   // transformers' clean_up_tokenization (" ." -> ".", " n't" -> "n't", ...), which Python
   // transformers applies after decode when clean_up_tokenization_spaces is set.
   static std::string clean_up_tokenization(std::string_view text);

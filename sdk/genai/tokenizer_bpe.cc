@@ -48,7 +48,7 @@ Result<std::unique_ptr<BpeModel>> BpeModel::load(const Json& model, const JsonPa
   }
   m->vocab_.reserve(m->tokens_.size());
   for (size_t id = 0; id < m->tokens_.size(); ++id) {
-    if (m->has_token_[id]) m->vocab_.emplace(m->tokens_[id], static_cast<int32_t>(id));
+    if (m->has_token_[id]) m->vocab_.insert(m->tokens_[id], static_cast<int32_t>(id));
   }
 
   std::string unk;
@@ -92,15 +92,15 @@ Result<std::unique_ptr<BpeModel>> BpeModel::load(const Json& model, const JsonPa
     const auto new_id = m->token_to_id(a + b.substr(prefix_len));
     if (!new_id) return where.error("merged token \"", a + b.substr(prefix_len), "\" is not in the vocab");
     // A repeated pair keeps its last rank, as HF's HashMap collect does.
-    m->merges_[pair_key(*a_id, *b_id)] = (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(*new_id);
+    m->merges_.insert_or_assign(pair_key(*a_id, *b_id), (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(*new_id));
   }
   return m;
 }
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view token) const {
-  auto it = vocab_.find(token);
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+  const int32_t id = vocab_.find(token);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
 const std::string* BpeModel::id_to_token(int32_t id) const {
@@ -133,6 +133,11 @@ void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& ids) const 
   std::lock_guard<std::mutex> lock(cache_mutex_);
   if (cache_.size() >= kCacheCapacity) cache_.clear();  // keep memory bounded on varied text
   cache_.emplace(std::string(word), std::vector<int32_t>(ids.begin() + static_cast<ptrdiff_t>(first), ids.end()));
+}
+
+void BpeModel::clear_cache() const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  cache_.clear();
 }
 
 void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& ids) const {
@@ -173,10 +178,10 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& ids) cons
   if (pending_unk >= 0) add(pending_unk);
 
   auto lookup = [&](int32_t a, int32_t b, uint32_t& rank, int32_t& new_id) {
-    auto it = merges_.find(pair_key(a, b));
-    if (it == merges_.end()) return false;
-    rank = static_cast<uint32_t>(it->second >> 32);
-    new_id = static_cast<int32_t>(it->second & 0xFFFFFFFFu);
+    uint64_t value;
+    if (!merges_.find(pair_key(a, b), value)) return false;
+    rank = static_cast<uint32_t>(value >> 32);
+    new_id = static_cast<int32_t>(value & 0xFFFFFFFFu);
     return true;
   };
   std::priority_queue<Candidate> queue;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sdk/genai/flat_hash.h"
 #include "sdk/genai/tokenizer_json.h"
 
 namespace xonnx::genai {
@@ -33,6 +34,7 @@ class BpeModel {
   // One past the largest id of the vocab.
   int32_t id_limit() const { return static_cast<int32_t>(tokens_.size()); }
   bool byte_fallback() const { return byte_fallback_; }
+  void clear_cache() const;
 
  private:
   BpeModel() = default;
@@ -40,9 +42,9 @@ class BpeModel {
 
   std::vector<std::string> tokens_;  // by id; empty where no token has that id
   std::vector<bool> has_token_;
-  std::unordered_map<std::string_view, int32_t> vocab_;  // views into tokens_
+  StringIdTable vocab_;  // views into tokens_
   // (left id, right id) -> (rank, merged id)
-  std::unordered_map<uint64_t, uint64_t> merges_;
+  U64Table merges_;
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;
   bool byte_fallback_ = false;

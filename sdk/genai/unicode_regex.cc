@@ -376,26 +376,39 @@ Result<std::unique_ptr<UnicodeRegex>> UnicodeRegex::compile(std::string_view pat
   }
   std::unique_ptr<UnicodeRegex> re(new UnicodeRegex());
   re->alternatives_.resize(alts.size());
-  re->by_first_alternative_.resize(alts.size());
+  re->starts_.resize(alts.size());
   std::string error;
+  auto compile = [&](const std::string& text, std::unique_ptr<re2::RE2>& out) -> Status {
+    out = compile_re2(text, error);
+    if (!out) return invalid_argument("regex pattern \"", std::string(pattern), "\" (as RE2: \"", text, "\"): ", error);
+    return Status::ok();
+  };
+  // Alternatives first .. last - 1 as one RE2 pattern (^ and $ match at line breaks, as in
+  // Ruby syntax).
+  auto joined = [&](size_t first, size_t last) {
+    std::string text = "(?m)";
+    for (size_t j = first; j < last; ++j) text += (j > first ? "|(?:" : "(?:") + alts[j].body + ")";
+    return text;
+  };
   for (size_t k = 0; k < alts.size(); ++k) {
     Alternative& a = re->alternatives_[k];
     a.lookahead = alts[k].lookahead;
     a.negative = alts[k].negative;
     a.min_repeat = alts[k].min_repeat;
     if (a.lookahead) {
-      a.lookahead_item = compile_re2(alts[k].lookahead_item, error);
-      if (!a.lookahead_item) return invalid_argument("regex pattern \"", std::string(pattern), "\": ", error);
+      XONNX_RETURN_IF_ERROR(compile(alts[k].lookahead_item, a.lookahead_item));
+      XONNX_RETURN_IF_ERROR(compile(joined(k, k + 1), a.body));
     }
-    // Regexes starting at alternative k are needed at 0 and after each lookahead alternative.
-    if (k == 0 || alts[k - 1].lookahead) {
-      std::string text = "(?m)";  // ^ and $ match at line breaks, as in Ruby syntax
-      for (size_t j = k; j < alts.size(); ++j) text += (j > k ? "|(" : "(") + alts[j].body + ")";
-      if (k == 0) re->translated_ = text;
-      re->by_first_alternative_[k] = compile_re2(text, error);
-      if (!re->by_first_alternative_[k]) {
-        return invalid_argument("regex pattern \"", std::string(pattern), "\" (as RE2: \"", text, "\"): ", error);
-      }
+  }
+  for (size_t first = 0; first < alts.size(); ++first) {
+    if (first > 0 && !alts[first - 1].lookahead) continue;
+    Start& st = re->starts_[first];
+    XONNX_RETURN_IF_ERROR(compile(joined(first, alts.size()), st.all));
+    if (first == 0) re->translated_ = st.all->pattern();
+    for (size_t j = first; j < alts.size(); ++j) {
+      if (!alts[j].lookahead) continue;
+      st.before.emplace_back(j, nullptr);
+      if (j > first) XONNX_RETURN_IF_ERROR(compile(joined(first, j), st.before.back().second));
     }
   }
   return re;
@@ -427,38 +440,36 @@ bool UnicodeRegex::apply_lookahead(std::string_view text, size_t begin, size_t& 
 
 bool UnicodeRegex::search(std::string_view text, size_t from, size_t first_alt, bool anchored,
                           size_t& begin, size_t& end) const {
-  const re2::RE2& re = *by_first_alternative_[first_alt];
-  const size_t groups = alternatives_.size() - first_alt + 1;
-  re2::StringPiece stack_groups[16];
-  std::vector<re2::StringPiece> heap_groups;
-  re2::StringPiece* g = stack_groups;
-  if (groups > 16) {
-    heap_groups.resize(groups);
-    g = heap_groups.data();
-  }
+  const Start& st = starts_[first_alt];
   const re2::StringPiece input(text.data(), text.size());
+  auto matches_at = [&](const re2::RE2& re, size_t pos) {
+    return re.Match(input, pos, text.size(), re2::RE2::ANCHOR_START, nullptr, 0);
+  };
   while (from <= text.size()) {
-    if (!re.Match(input, from, text.size(), anchored ? re2::RE2::ANCHOR_START : re2::RE2::UNANCHORED,
-                  g, static_cast<int>(groups))) {
+    // Pre-tokenizer patterns cover the text, so the next match nearly always starts at `from`:
+    // try there first (one forward DFA pass), then search.
+    re2::StringPiece m;
+    if (!st.all->Match(input, from, text.size(), re2::RE2::ANCHOR_START, &m, 1) &&
+        (anchored || !st.all->Match(input, from, text.size(), re2::RE2::UNANCHORED, &m, 1))) {
       return false;
     }
-    const size_t b = static_cast<size_t>(g[0].data() - text.data());
-    size_t e = b + g[0].size();
-    size_t alt = first_alt;
-    for (size_t k = 1; k < groups; ++k) {
-      if (g[k].data() != nullptr) {
-        alt = first_alt + k - 1;
-        break;
-      }
+    const size_t b = static_cast<size_t>(m.data() - text.data());
+    size_t e = b + m.size();
+    // Did a lookahead alternative win? It does where its body matches and no alternative
+    // before it does (leftmost-first: the first alternative that matches at b wins).
+    size_t winner = alternatives_.size();
+    for (const auto& [j, before] : st.before) {
+      if (!matches_at(*alternatives_[j].body, b)) continue;
+      if (!before || !matches_at(*before, b)) winner = j;
+      break;
     }
-    const Alternative& a = alternatives_[alt];
-    if (!a.lookahead || apply_lookahead(text, b, e, a)) {
+    if (winner == alternatives_.size() || apply_lookahead(text, b, e, alternatives_[winner])) {
       begin = b;
       end = e;
       return true;
     }
     // The lookahead never holds: the later alternatives may still match at b.
-    if (alt + 1 < alternatives_.size() && search(text, b, alt + 1, true, begin, end)) return true;
+    if (winner + 1 < alternatives_.size() && search(text, b, winner + 1, true, begin, end)) return true;
     if (anchored || b >= text.size()) return false;
     from = b;
     utf8_next(text, from);

@@ -44,7 +44,16 @@ class UnicodeRegex {
     bool lookahead = false;     // this alternative is `C+(?!D)`, `C*(?=D)`, ...
     bool negative = false;      // (?!...) rather than (?=...)
     size_t min_repeat = 0;      // 1 for C+, 0 for C*
+    std::unique_ptr<re2::RE2> body;            // C+ alone
     std::unique_ptr<re2::RE2> lookahead_item;  // D, matched against one code point
+  };
+  // The regexes that match alternatives first, first + 1, ... (first is 0, or follows a
+  // lookahead alternative whose lookahead failed).
+  struct Start {
+    std::unique_ptr<re2::RE2> all;  // those alternatives, without lookaheads
+    // For each lookahead alternative j >= first: the alternatives first .. j - 1 (null if none),
+    // which take precedence over j where they match.
+    std::vector<std::pair<size_t, std::unique_ptr<re2::RE2>>> before;
   };
   UnicodeRegex() = default;
   bool search(std::string_view text, size_t from, size_t first_alt, bool anchored, size_t& begin,
@@ -53,8 +62,7 @@ class UnicodeRegex {
 
   std::string translated_;
   std::vector<Alternative> alternatives_;
-  // by_first_alternative_[k]: alternatives k.. as one regex, each alternative a capture group.
-  std::vector<std::unique_ptr<re2::RE2>> by_first_alternative_;
+  std::vector<Start> starts_;  // indexed by first alternative; only the used ones are filled
 };
 
 }  // namespace xonnx::genai
