@@ -4,8 +4,10 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sdk/cli/commands.h"
+#include "sdk/genai/chat_template.h"
 #include "sdk/genai/tokenizer.h"
 
 namespace xonnx {
@@ -19,7 +21,82 @@ struct TokenizeOptions {
   bool jsonl = false;
   bool no_special = false;
   bool skip_special_on_decode = false;
+  std::string chat;           // conversation file
+  std::string template_file;  // template to use instead of tokenizer_config.json's
+  bool no_generation_prompt = false;
 };
+
+std::string read_text(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = static_cast<bool>(in);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A conversation: a JSON array of messages, or {"messages": [...], "tools": [...], other
+// template variables}. Renders it, or gives the error.
+Result<std::string> render_chat(const genai::Tokenizer& tok, const nlohmann::ordered_json& conversation,
+                                const TokenizeOptions& o, const std::string& template_source) {
+  genai::ChatOptions options;
+  options.add_generation_prompt = !o.no_generation_prompt;
+  options.template_source = template_source;
+  nlohmann::ordered_json messages = conversation;
+  if (conversation.is_object()) {
+    messages = conversation.value("messages", nlohmann::ordered_json::array());
+    for (auto it = conversation.begin(); it != conversation.end(); ++it) {
+      if (it.key() == "tools") options.tools = *it;
+      else if (it.key() == "add_generation_prompt" && it->is_boolean()) options.add_generation_prompt = it->get<bool>();
+      else if (it.key() != "messages") options.extra[it.key()] = *it;
+    }
+  }
+  return genai::apply_chat_template(tok.config(), messages, options);
+}
+
+int run_chat(const genai::Tokenizer& tok, const TokenizeOptions& o) {
+  bool ok = true;
+  std::string template_source;
+  if (!o.template_file.empty()) {
+    template_source = read_text(o.template_file, ok);
+    if (!ok) {
+      std::fprintf(stderr, "error: cannot read %s\n", o.template_file.c_str());
+      return 1;
+    }
+  }
+  const std::string text = read_text(o.chat, ok);
+  if (!ok) {
+    std::fprintf(stderr, "error: cannot read %s\n", o.chat.c_str());
+    return 1;
+  }
+  if (!o.jsonl) {
+    const auto conversation = nlohmann::ordered_json::parse(text, nullptr, false);
+    if (conversation.is_discarded()) {
+      std::fprintf(stderr, "error: %s is not valid JSON\n", o.chat.c_str());
+      return 1;
+    }
+    auto prompt = render_chat(tok, conversation, o, template_source);
+    if (!prompt.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", prompt.status().to_string().c_str());
+      return 1;
+    }
+    std::fwrite(prompt.value().data(), 1, prompt.value().size(), stdout);
+    return 0;
+  }
+  std::istringstream lines(text);
+  std::string line;
+  for (size_t number = 1; std::getline(lines, line); ++number) {
+    if (line.empty()) continue;
+    const auto conversation = nlohmann::ordered_json::parse(line, nullptr, false);
+    nlohmann::json out;
+    if (conversation.is_discarded()) {
+      out["error"] = "line " + std::to_string(number) + " is not valid JSON";
+    } else {
+      auto prompt = render_chat(tok, conversation, o, template_source);
+      if (prompt.is_ok()) out["prompt"] = prompt.value();
+      else out["error"] = prompt.status().message();
+    }
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  return 0;
+}
 
 // Printable form of a token's bytes: C-style escapes for control and ill-formed bytes.
 std::string escaped(const std::string& bytes) {
@@ -47,6 +124,7 @@ int run_tokenize(const TokenizeOptions& o) {
     return 1;
   }
   const genai::Tokenizer& tok = *loaded.value();
+  if (!o.chat.empty()) return run_chat(tok, o);
   if (o.jsonl) {
     std::ifstream in(o.file, std::ios::binary);
     if (!in) {
@@ -90,9 +168,15 @@ Runner add_tokenize_command(CLI::App& app) {
   cmd->add_flag("--jsonl", opts->jsonl, "print one JSON line per input string: {\"ids\": [...], \"decoded\": \"...\"}");
   cmd->add_flag("--no-special", opts->no_special, "do not add the post-processor's special tokens (bos/eos)");
   cmd->add_flag("--skip-special", opts->skip_special_on_decode, "leave special tokens out of the decoded text");
+  auto* chat = cmd->add_option("--chat", opts->chat,
+                               "render the chat template for a conversation file: a JSON array of messages or "
+                               "{\"messages\": [...], \"tools\": [...], ...}; with --jsonl, one conversation per line");
+  cmd->add_option("--template", opts->template_file, "a chat template file to use instead of tokenizer_config.json's");
+  cmd->add_flag("--no-generation-prompt", opts->no_generation_prompt, "render without add_generation_prompt");
   text->excludes(file);
+  chat->excludes(text)->excludes(file);
   return [opts, cmd]() {
-    if (opts->jsonl != !opts->file.empty()) {
+    if (opts->chat.empty() && opts->jsonl != !opts->file.empty()) {
       std::fprintf(stderr, "error: --file and --jsonl go together\n%s", cmd->help().c_str());
       return 2;
     }

@@ -12,6 +12,8 @@
 namespace xonnx::genai {
 
 using Json = nlohmann::json;
+// Keeps the key order of objects (chat messages and tool schemas are rendered in it).
+using OrderedJson = nlohmann::ordered_json;
 
 // Where a JSON value sits: the file name and the path of fields and indices down to it.
 struct JsonPath {

@@ -154,6 +154,11 @@ uint32_t to_lower(uint32_t cp) {
   return cp > 0x10FFFF ? cp : static_cast<uint32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp)));
 }
 
+uint32_t to_upper(uint32_t cp) {
+  if (cp < 0x80) return cp >= 'a' && cp <= 'z' ? cp - 32 : cp;
+  return cp > 0x10FFFF ? cp : static_cast<uint32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(cp)));
+}
+
 std::string normalize_unicode(std::string_view s, NormalForm form) {
   const std::string valid = utf8_make_valid(s);
   bool ascii = true;

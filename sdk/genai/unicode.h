@@ -34,6 +34,7 @@ bool is_alphanumeric(uint32_t cp);
 // General category P* (punctuation).
 bool is_punctuation(uint32_t cp);
 uint32_t to_lower(uint32_t cp);
+uint32_t to_upper(uint32_t cp);
 
 enum class NormalForm { kNFC, kNFD, kNFKC, kNFKD };
 // Normalizes well-formed UTF-8 (ill-formed input is made valid first).

