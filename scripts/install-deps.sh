@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   libonnx-dev                                # the ONNX checker the converter's output is tested with
+  libre2-dev libutf8proc-dev                 # sdk/genai: tokenizer regexes, Unicode normalization
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

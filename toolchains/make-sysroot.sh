@@ -3,8 +3,9 @@
 #   bash toolchains/make-sysroot.sh aarch64|armv7 [DEST]     (DEST: build/sysroot-<arch>)
 # Packages are fetched with `apt-get download` and unpacked with `dpkg -x` (installing foreign
 # packages with multiarch apt is fragile: versions skew). The result holds the target's
-# XNNPACK/cpuinfo/pthreadpool, libprotobuf-lite.a, gtest, benchmark, the header-only CLI11 and
-# nlohmann-json, and libc/libstdc++ so qemu-user can run the tests with `-L DEST`.
+# XNNPACK/cpuinfo/pthreadpool, libprotobuf-lite.a, gtest, benchmark, libre2.a, libutf8proc.a,
+# the header-only CLI11 and nlohmann-json, and libc/libstdc++ so qemu-user can run the tests
+# with `-L DEST`.
 # Idempotent: a second run with the same package versions only checks a stamp file.
 # Needs root the first time (dpkg --add-architecture + apt-get update).
 set -euo pipefail
@@ -27,6 +28,7 @@ ARCH_PACKAGES=(
   libxnnpack0 libxnnpack-dev libcpuinfo0 libcpuinfo-dev libpthreadpool0 libpthreadpool-dev
   libprotobuf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
+  libre2-dev libutf8proc-dev
 )
 # Header-only, architecture-independent.
 ALL_PACKAGES=(libcli11-dev nlohmann-json3-dev)
@@ -116,7 +118,8 @@ done
 # the sysroot as they are; check the files the build needs are there.
 for f in "usr/lib/$TRIPLE/libXNNPACK.so" "usr/lib/$TRIPLE/libcpuinfo.so" "usr/lib/$TRIPLE/libpthreadpool.so" \
          "usr/lib/$TRIPLE/libprotobuf-lite.a" "usr/lib/$TRIPLE/libgtest.a" "usr/include/xnnpack.h" \
-         "usr/include/google/protobuf/message_lite.h" "usr/include/CLI/CLI.hpp" "usr/include/nlohmann/json.hpp"; do
+         "usr/include/google/protobuf/message_lite.h" "usr/include/CLI/CLI.hpp" "usr/include/nlohmann/json.hpp" \
+         "usr/lib/$TRIPLE/libre2.a" "usr/lib/$TRIPLE/libutf8proc.a" "usr/include/re2/re2.h" "usr/include/utf8proc.h"; do
   [ -e "$DEST/$f" ] || { log "error: $f missing after extraction"; exit 1; }
 done
 printf '%s\n' "$WANT" > "$STAMP"

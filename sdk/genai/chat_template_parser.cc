@@ -493,6 +493,7 @@ class Parser {
         e = std::move(s);
       } else if (is_op("(")) {
         XONNX_ASSIGN_OR_RETURN(ExprPtr c, make(Expr::Kind::kCall, peek()));
+        c->pos = e->pos;  // errors of a call point at what is called
         c->children.push_back(std::move(e));
         XONNX_RETURN_IF_ERROR(arguments(*c));
         e = std::move(c);
