@@ -1,6 +1,8 @@
 #include "sdk/genai/pre_tokenizer.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <functional>
 
 #include "sdk/genai/normalizer.h"
