@@ -34,7 +34,7 @@ std::string read_text(const std::string& path, bool& ok) {
 
 // A conversation: a JSON array of messages, or {"messages": [...], "tools": [...], other
 // template variables}. Renders it, or gives the error.
-Result<std::string> render_chat(const genai::Tokenizer& tok, const nlohmann::ordered_json& conversation,
+Result<std::string> render_chat(const genai::TokenizerConfig& config, const nlohmann::ordered_json& conversation,
                                 const TokenizeOptions& o, const std::string& template_source) {
   genai::ChatOptions options;
   options.add_generation_prompt = !o.no_generation_prompt;
@@ -48,10 +48,17 @@ Result<std::string> render_chat(const genai::Tokenizer& tok, const nlohmann::ord
       else if (it.key() != "messages") options.extra[it.key()] = *it;
     }
   }
-  return genai::apply_chat_template(tok.config(), messages, options);
+  return genai::apply_chat_template(config, messages, options);
 }
 
-int run_chat(const genai::Tokenizer& tok, const TokenizeOptions& o) {
+// Renders chat templates; only tokenizer_config.json is read.
+int run_chat(const TokenizeOptions& o) {
+  auto config = genai::Tokenizer::load_config(o.path);
+  if (!config.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", config.status().to_string().c_str());
+    return 1;
+  }
+  const genai::TokenizerConfig& cfg = config.value();
   bool ok = true;
   std::string template_source;
   if (!o.template_file.empty()) {
@@ -72,7 +79,7 @@ int run_chat(const genai::Tokenizer& tok, const TokenizeOptions& o) {
       std::fprintf(stderr, "error: %s is not valid JSON\n", o.chat.c_str());
       return 1;
     }
-    auto prompt = render_chat(tok, conversation, o, template_source);
+    auto prompt = render_chat(cfg, conversation, o, template_source);
     if (!prompt.is_ok()) {
       std::fprintf(stderr, "error: %s\n", prompt.status().to_string().c_str());
       return 1;
@@ -89,7 +96,7 @@ int run_chat(const genai::Tokenizer& tok, const TokenizeOptions& o) {
     if (conversation.is_discarded()) {
       out["error"] = "line " + std::to_string(number) + " is not valid JSON";
     } else {
-      auto prompt = render_chat(tok, conversation, o, template_source);
+      auto prompt = render_chat(cfg, conversation, o, template_source);
       if (prompt.is_ok()) out["prompt"] = prompt.value();
       else out["error"] = prompt.status().message();
     }
@@ -118,13 +125,13 @@ std::string escaped(const std::string& bytes) {
 }
 
 int run_tokenize(const TokenizeOptions& o) {
+  if (!o.chat.empty()) return run_chat(o);
   auto loaded = genai::Tokenizer::load(o.path);
   if (!loaded.is_ok()) {
     std::fprintf(stderr, "error: %s\n", loaded.status().to_string().c_str());
     return 1;
   }
   const genai::Tokenizer& tok = *loaded.value();
-  if (!o.chat.empty()) return run_chat(tok, o);
   if (o.jsonl) {
     std::ifstream in(o.file, std::ios::binary);
     if (!in) {

@@ -45,6 +45,9 @@ class Tokenizer {
   // Loads DIR/tokenizer.json and, when present, DIR/tokenizer_config.json; or a tokenizer.json
   // file and the tokenizer_config.json beside it. Errors name the file and the field.
   static Result<std::unique_ptr<Tokenizer>> load(const std::string& dir_or_file);
+  // Only tokenizer_config.json (special-token strings, chat templates), without the
+  // vocabulary: enough to render chat templates.
+  static Result<TokenizerConfig> load_config(const std::string& dir_or_file);
   // From the two files' contents (config may be empty); names are used in error messages.
   static Result<std::unique_ptr<Tokenizer>> from_json(std::string_view tokenizer_json,
                                                      std::string_view tokenizer_config_json = {},

@@ -61,6 +61,10 @@ bool rebuilds_post_processor(const std::string& tokenizer_class) {
 
 class TokenizerLoader {
  public:
+  static Result<TokenizerConfig> config_only(std::string_view text, const std::string& source) {
+    return parse_config(text, source);
+  }
+
   static Result<std::unique_ptr<Tokenizer>> load(std::string_view json_text, std::string_view config_text,
                                                  const std::string& source, const std::string& config_source) {
     std::unique_ptr<Tokenizer> t(new Tokenizer());
@@ -209,11 +213,11 @@ class TokenizerLoader {
                                "\" (supported: TemplateProcessing, ByteLevel, BertProcessing, RobertaProcessing, Sequence)");
   }
 
-  static Status load_config(Tokenizer& t, std::string_view text, const std::string& source) {
+  static Result<TokenizerConfig> parse_config(std::string_view text, const std::string& source) {
     XONNX_ASSIGN_OR_RETURN(Json c, parse_json(text, source));
     const JsonPath at{source, ""};
     if (!c.is_object()) return at.error("expected a JSON object");
-    TokenizerConfig& cfg = t.config_;
+    TokenizerConfig cfg;
     XONNX_RETURN_IF_ERROR(read_token_field(c, "bos_token", at, cfg.bos_token));
     XONNX_RETURN_IF_ERROR(read_token_field(c, "eos_token", at, cfg.eos_token));
     XONNX_RETURN_IF_ERROR(read_token_field(c, "unk_token", at, cfg.unk_token));
@@ -243,6 +247,12 @@ class TokenizerLoader {
         return (at / "chat_template").error("expected a string or a list of {name, template}");
       }
     }
+    return cfg;
+  }
+
+  static Status load_config(Tokenizer& t, std::string_view text, const std::string& source) {
+    XONNX_ASSIGN_OR_RETURN(t.config_, parse_config(text, source));
+    const TokenizerConfig& cfg = t.config_;
     if (!cfg.bos_token.empty()) t.bos_id_ = t.token_to_id(cfg.bos_token);
     if (!cfg.eos_token.empty()) t.eos_id_ = t.token_to_id(cfg.eos_token);
     if (rebuilds_post_processor(cfg.tokenizer_class)) {
@@ -261,8 +271,9 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_json(std::string_view tokeniz
   return TokenizerLoader::load(tokenizer_json, tokenizer_config_json, source, "tokenizer_config.json");
 }
 
-Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir_or_file) {
-  std::string json_path = dir_or_file, config_path;
+// DIR -> DIR/tokenizer.json and DIR/tokenizer_config.json; FILE -> FILE and the config beside it.
+static void tokenizer_paths(const std::string& dir_or_file, std::string& json_path, std::string& config_path) {
+  json_path = dir_or_file;
   if (is_directory(dir_or_file)) {
     json_path = dir_or_file + "/tokenizer.json";
     config_path = dir_or_file + "/tokenizer_config.json";
@@ -271,6 +282,18 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir_or_fil
     config_path = (slash == std::string::npos ? std::string() : dir_or_file.substr(0, slash + 1)) +
                   "tokenizer_config.json";
   }
+}
+
+Result<TokenizerConfig> Tokenizer::load_config(const std::string& dir_or_file) {
+  std::string json_path, config_path;
+  tokenizer_paths(dir_or_file, json_path, config_path);
+  XONNX_ASSIGN_OR_RETURN(std::string text, read_file(config_path));
+  return TokenizerLoader::config_only(text, config_path);
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir_or_file) {
+  std::string json_path, config_path;
+  tokenizer_paths(dir_or_file, json_path, config_path);
   XONNX_ASSIGN_OR_RETURN(std::string json_text, read_file(json_path));
   std::string config_text;
   if (file_exists(config_path)) {
