@@ -4,6 +4,7 @@
 // Gemma, ... are checked against transformers.js by crosscheck.sh.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
 
 #include "sdk/genai/tokenizer.h"
@@ -203,6 +204,33 @@ TEST(Tokenizer, MalformedFilesAreErrorsNamingTheField) {
 
 TEST(Tokenizer, CleanUpTokenizationAsTransformers) {
   EXPECT_EQ(Tokenizer::clean_up_tokenization("Hello , world ! I do n't know ."), "Hello, world! I don't know.");
+}
+
+}  // namespace
+}  // namespace xonnx::genai
+
+namespace xonnx::genai {
+namespace {
+
+// The shipped tiny LLM's own byte-level BPE (tools/llm): its trainer's encoder gave these ids
+// for every held-out fortune and edge case (transformers.js agrees, tools/llm/check_tokenizer.mjs).
+TEST(Tokenizer, ShippedTinyModelTokenizerCases) {
+  const std::string dir = std::string(XONNX_TEST_LLM_DIR) + "/tiny";
+  std::ifstream in(dir + "/tokenizer_cases.json");
+  if (!in) GTEST_SKIP() << "no " << dir << "/tokenizer_cases.json";
+  const Json cases = Json::parse(in);
+  auto t = Tokenizer::load(dir + "/genai_fp32");
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  size_t same = 0;
+  for (const Json& c : cases) {
+    const std::string text = c["text"].get<std::string>();
+    const Ids ids = t.value()->encode(text, false);
+    EXPECT_EQ(ids, c["ids"].get<Ids>()) << text;
+    EXPECT_EQ(t.value()->decode(ids), text);
+    same += ids == c["ids"].get<Ids>();
+  }
+  EXPECT_EQ(same, cases.size());
+  EXPECT_GT(cases.size(), 100u);
 }
 
 }  // namespace
