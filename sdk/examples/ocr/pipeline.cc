@@ -75,9 +75,10 @@ Status OcrPipeline::detect(const Image& page, std::vector<Quad>* boxes) {
   const float ratio = long_side > options_.det_max_side ? static_cast<float>(options_.det_max_side) / long_side : 1.0f;
   const int w = std::max(32, static_cast<int>(std::lround(page.width * ratio / 32)) * 32);
   const int h = std::max(32, static_cast<int>(std::lround(page.height * ratio / 32)) * 32);
-  const Image resized = w == page.width && h == page.height ? page : resize_bilinear(page, w, h);
+  Image scaled;
+  if (w != page.width || h != page.height) scaled = resize_bilinear(page, w, h);
   buffer_.assign(static_cast<size_t>(3) * h * w, 0.0f);
-  write_bgr_planes(resized, kDetNormalization, buffer_.data(), w);
+  write_bgr_planes(scaled.empty() ? page : scaled, kDetNormalization, buffer_.data(), w);
   std::vector<Tensor> out;
   Status s = det_.run({Input::of("", XONNX_TYPE_FLOAT32, {1, 3, h, w}, buffer_)}, &out);
   if (s.ok()) s = expect_output(out[0], det_, {1, 1, h, w});

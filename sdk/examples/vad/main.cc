@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   for (const demo::Segment& seg : first.segments) std::printf("%.3f-%.3f\n", seg.start / rate, seg.end / rate);
   std::fflush(stdout);
 
-  std::vector<double> total, model_s, resample_s;
+  std::vector<double> total, model_s, resample_s, rest, other;
   for (int r = 0; r < repeat; ++r) {
     vad.reset_stats();
     Pass again;
@@ -134,6 +134,8 @@ int main(int argc, char** argv) {
     total.push_back(again.total_s);
     model_s.push_back(vad.model().run_seconds());
     resample_s.push_back(again.resample_s);
+    rest.push_back(again.total_s - model_s.back() - again.resample_s);
+    other.push_back(again.total_s - model_s.back());
   }
   std::fprintf(stderr, "%zu segments; %.1f s of audio, %d Hz, %d channel%s; %zu frames of %d samples at %d Hz\n",
                first.segments.size(), audio.seconds(), audio.sample_rate, audio.channels,
@@ -144,12 +146,13 @@ int main(int argc, char** argv) {
                  "real-time factor: %.4f (%.1f ms for %.1f s, median of %d; model %.1f ms = %.3f ms per frame, "
                  "resampling %.1f ms, rest %.1f ms)\n",
                  t / audio.seconds(), t * 1000, audio.seconds(), repeat, m * 1000,
-                 m * 1000 / first.probabilities.size(), rs * 1000, (t - m - rs) * 1000);
+                 m * 1000 / first.probabilities.size(), rs * 1000, demo::median(rest) * 1000);
     if (!stats_json.empty()) {
       std::ofstream f(stats_json);
       f << "{\"engine\":\"xonnx\",\"threads\":" << threads << ",\"repeat\":" << repeat
         << ",\"audio_s\":" << audio.seconds() << ",\"frames\":" << first.probabilities.size()
-        << ",\"total_ms\":" << t * 1000 << ",\"models_ms\":" << m * 1000 << ",\"rtf\":" << t / audio.seconds()
+        << ",\"total_ms\":" << t * 1000 << ",\"models_ms\":" << m * 1000
+        << ",\"other_ms\":" << demo::median(other) * 1000 << ",\"rtf\":" << t / audio.seconds()
         << "}\n";
       if (!f) return fail(Status::error("cannot write '" + stats_json + "'"));
     }
