@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
     --out) OUT="${2:?--out needs a value}"; shift 2 ;;
     --ort-dir) ORT_DIR="${2:?--ort-dir needs a value}"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown argument $1" ;;
   esac
 done

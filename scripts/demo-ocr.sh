@@ -9,20 +9,11 @@
 # writes build/demos/ocr/ocr-boxes.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-IMAGE="" ARCH=host EXTRA=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --aarch64) ARCH=aarch64; shift ;;
-    --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
-    *) IMAGE=$1; shift ;;
-  esac
-done
-[ -z "$IMAGE" ] || [ -f "$IMAGE" ] || { echo "no such image: $IMAGE" >&2; exit 2; }
-MODELS=$(bash scripts/install-demo-deps.sh ocr | tail -1)
 source scripts/demo-common.sh
-demo_build xonnx_ocr xonnx-ocr ocr "$ARCH"
+demo_args "$@"
+IMAGE=$DEMO_INPUT
+MODELS=$(bash scripts/install-demo-deps.sh ocr | tail -1)
+demo_build xonnx_ocr xonnx-ocr ocr "$DEMO_ARCH"
 args=(--models "$MODELS" -o "$DEMO_OUT/ocr-boxes.ppm")
 if [ -n "$IMAGE" ]; then
   # Any format to 8-bit RGB PPM (transparency over white), as the program on a device reads it.
@@ -32,9 +23,9 @@ else
   bash sdk/examples/ocr/make_sample.sh "$DEMO_OUT/page.ppm" "$DEMO_OUT/truth.txt"
   args+=(--truth "$DEMO_OUT/truth.txt")
 fi
-# Time per image: the median of 5 more passes on the host, of 1 under emulation (slow).
-[ "$ARCH" = host ] && args+=(--repeat 5) || args+=(--repeat 1)
-echo "== recognised lines (xonnx-ocr, $ARCH)" >&2
-"${DEMO_RUN[@]}" "$DEMO_OUT/page.ppm" "${args[@]}" ${EXTRA[@]+"${EXTRA[@]}"}
+# Time per image: the median of 5 more passes (under emulation a pass's time says little).
+if [ "$DEMO_ARCH" = host ]; then args+=(--repeat 5); fi
+echo "== recognised lines (xonnx-ocr, $DEMO_ARCH)" >&2
+"${DEMO_RUN[@]}" "$DEMO_OUT/page.ppm" "${args[@]}" ${DEMO_EXTRA[@]+"${DEMO_EXTRA[@]}"}
 convert-im6.q16 "$DEMO_OUT/ocr-boxes.ppm" -strip "$DEMO_OUT/ocr-boxes.png"
 echo "boxes drawn: $DEMO_OUT/ocr-boxes.png" >&2
