@@ -105,22 +105,9 @@ elif [ ${#MODELS[@]} -eq 0 ]; then
   SHAPES+=("--shape input_ids=1,1 --shape past_key_0=$past --shape past_value_0=$past --shape past_key_1=$past --shape past_value_1=$past")
 fi
 
-command -v node >/dev/null || die "node (v18+) is required"
 [ -x "$XONNX" ] || die "xonnx binary not found at $XONNX (build first, or pass --xonnx)"
-
-# onnxruntime-node from npm, without its install script (that one downloads GPU binaries;
-# the CPU library is in the package itself).
-mkdir -p "$ORT_DIR"
+bash "$ROOT/bench/ort/install.sh" "$ORT_DIR" "$ORT_VERSION" || die "no ONNX Runtime"
 export XONNX_ORT_DIR="$(cd "$ORT_DIR" && pwd)"
-installed="$(node -p "try { require(process.env.XONNX_ORT_DIR + '/node_modules/onnxruntime-node/package.json').version } catch (e) { '' }")"
-if [ "$installed" != "$ORT_VERSION" ]; then
-  echo "installing onnxruntime-node@$ORT_VERSION into $XONNX_ORT_DIR" >&2
-  npm install --prefix "$XONNX_ORT_DIR" --ignore-scripts --no-audit --no-fund --loglevel=error \
-    "onnxruntime-node@$ORT_VERSION" >&2
-fi
-node -e "const o = require(require.resolve('onnxruntime-node', {paths: [process.env.XONNX_ORT_DIR]}));
-         if (!o.listSupportedBackends().some((b) => b.name === 'cpu')) throw new Error('no cpu backend');" \
-  || die "onnxruntime-node's native binding does not load from $XONNX_ORT_DIR"
 
 if [ -z "$OUT" ]; then OUT="$(mktemp)"; trap 'rm -f "$OUT"' EXIT; fi
 : > "$OUT"

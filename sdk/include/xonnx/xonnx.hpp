@@ -63,6 +63,17 @@ struct Input {
   }
 };
 
+// The declared element type and shape of a graph input or output, as the model states it
+// (xonnx_session_input_info / _output_info): an application checks a model against what its
+// pre- and post-processing expect before running it.
+struct TensorInfo {
+  std::string name;
+  xonnx_element_type type = XONNX_TYPE_UNDEFINED;
+  bool has_shape = false;              // false: the model declares no shape (rank unknown)
+  std::vector<int64_t> dims;           // -1 for a symbolic or unknown dim
+  std::vector<std::string> dim_names;  // per dim: the symbol ("batch"), or "" when unnamed
+};
+
 struct SessionConfig {
   int num_threads = 1;
   int64_t max_tensor_bytes = 0;  // 0: no cap
@@ -93,6 +104,13 @@ class Session {
   std::string input_name(size_t i) const { return name_or_empty(xonnx_session_input_name(s_.get(), i)); }
   std::string output_name(size_t i) const { return name_or_empty(xonnx_session_output_name(s_.get(), i)); }
 
+  Error input_info(size_t i, TensorInfo* out) const {
+    return info(i, out, xonnx_session_input_info, xonnx_session_input_name, xonnx_session_input_dim_name);
+  }
+  Error output_info(size_t i, TensorInfo* out) const {
+    return info(i, out, xonnx_session_output_info, xonnx_session_output_name, xonnx_session_output_dim_name);
+  }
+
   Error run(const std::vector<Input>& inputs, std::vector<Tensor>* outputs) {
     std::vector<xonnx_tensor_view> views;
     for (const Input& in : inputs) {
@@ -110,6 +128,21 @@ class Session {
 
  private:
   static std::string name_or_empty(const char* s) { return s ? s : ""; }
+  using InfoFn = xonnx_status* (*)(const xonnx_session*, size_t, xonnx_element_type*, int64_t*, size_t, int64_t*);
+  using NameFn = const char* (*)(const xonnx_session*, size_t);
+  using DimNameFn = const char* (*)(const xonnx_session*, size_t, size_t);
+  Error info(size_t i, TensorInfo* out, InfoFn info_fn, NameFn name_fn, DimNameFn dim_name_fn) const {
+    int64_t rank = -1;
+    Error e = take(info_fn(s_.get(), i, &out->type, nullptr, 0, &rank));
+    if (e) return e;
+    out->name = name_or_empty(name_fn(s_.get(), i));
+    out->has_shape = rank >= 0;
+    out->dims.assign(rank > 0 ? static_cast<size_t>(rank) : 0, -1);
+    out->dim_names.clear();
+    if (rank > 0) e = take(info_fn(s_.get(), i, &out->type, out->dims.data(), out->dims.size(), &rank));
+    for (size_t d = 0; d < out->dims.size(); ++d) out->dim_names.push_back(name_or_empty(dim_name_fn(s_.get(), i, d)));
+    return e;
+  }
   struct Release {
     void operator()(xonnx_session* s) const { xonnx_session_release(s); }
   };
