@@ -34,15 +34,23 @@ bool cpu_has(const char* isa) {
   return std::strcmp(isa, "generic") == 0;
 }
 
+// Best first. A table is built by code compiled for its ISA (the compiler vectorizes even the
+// table's construction), so its function is called only once cpuinfo reports the ISA.
+struct Candidate {
+  const char* isa;
+  const KernelTable* (*table)();
+};
+constexpr Candidate kCandidates[] = {
+    {"avx512", avx512_table}, {"avx2", avx2_table}, {"neon", neon_table}, {"generic", generic_table}};
+
 const KernelTable* choose() {
-  // Best first; XONNX_OPT_ISA caps the choice at the named table.
-  const KernelTable* order[] = {avx512_table(), avx2_table(), neon_table(), generic_table()};
+  // XONNX_OPT_ISA caps the choice at the named table.
   const char* cap = std::getenv("XONNX_OPT_ISA");
   bool allowed = cap == nullptr || *cap == '\0';
-  for (const KernelTable* t : order) {
-    if (!t) continue;
-    if (!allowed && std::strcmp(t->isa, cap) == 0) allowed = true;
-    if (allowed && cpu_has(t->isa)) return t;
+  for (const Candidate& c : kCandidates) {
+    if (!allowed && std::strcmp(c.isa, cap) == 0) allowed = true;
+    if (!allowed || !cpu_has(c.isa)) continue;
+    if (const KernelTable* t = c.table()) return t;
   }
   return generic_table();
 }
@@ -76,10 +84,11 @@ bool fused_activation(const KernelTable& t, const std::string& name, MapFn* fn) 
 }
 
 int supported_tables(const KernelTable** out, int max) {
-  const KernelTable* all[] = {avx512_table(), avx2_table(), neon_table(), generic_table()};
   int n = 0;
-  for (const KernelTable* t : all)
-    if (t && cpu_has(t->isa) && n < max) out[n++] = t;
+  for (const Candidate& c : kCandidates) {
+    if (n == max || !cpu_has(c.isa)) continue;
+    if (const KernelTable* t = c.table()) out[n++] = t;
+  }
   return n;
 }
 
