@@ -25,6 +25,7 @@ import shutil
 import sys
 import traceback
 
+import onnx
 import torch
 import torchvision.models as tvm
 from torchvision.models import detection, segmentation
@@ -340,6 +341,14 @@ def dtype_name(t):
     return str(t.dtype).replace("torch.", "")
 
 
+def shared_through_identity(path):
+    """Identity nodes reading an initializer: torch writes a reused module's folded weights once
+    and the other uses through them."""
+    m = onnx.load(path)
+    inits = {t.name for t in m.graph.initializer}
+    return sum(1 for n in m.graph.node if n.op_type == "Identity" and n.input[0] in inits)
+
+
 def partial_dir(out):
     """Where this process writes a model before moving it into place (one per process, so two
     exports into one zoo never touch each other's files)."""
@@ -364,7 +373,11 @@ def export_one(out, name, family, build):
         os.makedirs(cd)
         for i, (n, t) in enumerate(zip(s.input_names, s.inputs(g))):
             ef.write_pb(os.path.join(cd, "input_%d.pb" % i), t, n)
-    entry = dict(name=name, family=family, variant=variant_of(s), opset=s.opset,
+    variant = variant_of(s)
+    shared = shared_through_identity(os.path.join(d, "model.onnx"))
+    if shared:
+        variant += ", shared weights through Identity (%d)" % shared
+    entry = dict(name=name, family=family, variant=variant, opset=s.opset,
                  inputs=[dict(name=n, dtype=dtype_name(t), shape=list(t.shape)) for n, t in zip(s.input_names, test_set)],
                  outputs=list(s.output_names), classifier=s.classifier, note=s.note,
                  checker=info["status"], nodes=info["nodes"], model_bytes=info["model_size"])
