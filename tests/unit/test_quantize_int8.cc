@@ -233,6 +233,44 @@ TEST(QuantizeInt8Static, SharedBiasStillWritesUniqueNodeNames) {
   EXPECT_GE(bias_dq, 1);
 }
 
+// The largest |code| of an int8 initializer.
+int max_abs_code(const Model& m, const std::string& name) {
+  const NamedTensor* t = m.graph.find_initializer(name);
+  EXPECT_NE(t, nullptr) << name;
+  if (!t) return -1;
+  int v = 0;
+  for (int64_t i = 0; i < t->tensor.numel(); ++i) v = std::max(v, std::abs(static_cast<int>(t->tensor.data<int8_t>()[i])));
+  return v;
+}
+
+// reduce_range: weights use [-64, 64] (so ORT's int16 pair sums of u8 x s8 products cannot
+// saturate on x86 without VNNI), still per channel, and the model stays close to float.
+TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
+  for (bool dynamic : {true, false}) {
+    for (bool reduce : {false, true}) {
+      Model model = dynamic ? two_matmul_model() : conv_model();
+      QuantizeOptions opt;
+      opt.mode = QuantizeMode::kInt8;
+      opt.reduce_range = reduce;
+      if (!dynamic) {
+        for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+      }
+      auto r = quantize_model(model, opt);
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      // Each channel's largest |w| maps to the largest code.
+      EXPECT_EQ(max_abs_code(model, dynamic ? "w1_quantized" : "w_quantized"), reduce ? 64 : 127);
+      EXPECT_EQ(max_abs_code(model, dynamic ? "w2_quantized" : "w2_quantized"), reduce ? 64 : 127);
+      EXPECT_EQ(r->quantized[0].as.find("7-bit") != std::string::npos, reduce) << r->quantized[0].as;
+      const Value x = dynamic ? tv<float>(random_floats(4 * 64, 4), {4, 64}) : tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+      const std::vector<Value> a = run(dynamic ? two_matmul_model() : conv_model(), x);
+      const std::vector<Value> b = run(std::move(model), x);
+      ASSERT_FALSE(b.empty());
+      const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
+      EXPECT_GT(d.cosine, 0.99) << "dynamic " << dynamic << " reduce " << reduce;
+    }
+  }
+}
+
 // Clip(lo, hi) after a Conv goes only when the Q of its output saturates at the same bounds.
 TEST(QuantizeInt8Static, FoldsClipOnlyWhenQuantizationSaturatesTheSame) {
   for (float lo : {0.0f, 0.5f}) {
