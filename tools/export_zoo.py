@@ -55,8 +55,8 @@ def zoo(name, family):
 def spec(model, inputs, input_names, output_names, opset=17, dynamic_axes=None, fold=True, training=EVAL,
          classifier=False, note="", random_batchnorm=True):
     """inputs(g) makes one input tuple from generator g (called for the test set and for each
-    calibration sample). random_batchnorm: random BatchNorm statistics and affine parameters
-    (else torch's initial ones, which fold into equal biases)."""
+    calibration sample). random_batchnorm: random BatchNorm affine parameters and running
+    statistics measured on such inputs (else torch's initial ones, which fold into equal biases)."""
     return Spec(model, inputs, input_names, output_names, opset, dynamic_axes, fold, training, classifier, note,
                 random_batchnorm)
 
@@ -341,6 +341,27 @@ def dtype_name(t):
     return str(t.dtype).replace("torch.", "")
 
 
+def measure_batchnorm(model, inputs, g, batches=4):
+    """Sets every BatchNorm's running statistics to those of the activations it sees on a few
+    inputs of the model's kind (as training would): a random network's activations then stay
+    near unit scale instead of growing layer after layer, so its outputs are as well conditioned
+    as a trained model's (random statistics gave inception_v3 logits of 4e8)."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    momenta = [m.momentum for m in norms]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average over the batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            model(*[torch.cat([a, b]) for a, b in zip(inputs(g), inputs(g))])  # 2 samples: batch statistics need more than one value
+    model.eval()
+    for m, momentum in zip(norms, momenta):
+        m.momentum = momentum
+
+
 def shared_through_identity(path):
     """Identity nodes reading an initializer: torch writes a reused module's folded weights once
     and the other uses through them."""
@@ -355,14 +376,21 @@ def partial_dir(out):
     return os.path.join(out, ".partial-%d" % os.getpid())
 
 
-def export_one(out, name, family, build):
+def build(name):
+    """The zoo model `name` as exported: its spec (weights set), the input generator after the
+    test inputs, and the test inputs."""
     ef.seed()
-    s = build()
+    s = ZOO[name][1]()
     g = torch.Generator()
     g.manual_seed(1234)
     if s.random_batchnorm:
         fm.randomize_batchnorm(s.model, g)
-    test_set = s.inputs(g)
+        measure_batchnorm(s.model, s.inputs, g)
+    return s, g, s.inputs(g)
+
+
+def export_one(out, name, family):
+    s, g, test_set = build(name)
     partial = partial_dir(out)
     os.makedirs(partial, exist_ok=True)
     info = ef.export_fixture(partial, name, s.model, [test_set], s.input_names, s.output_names, opset=s.opset,
@@ -424,9 +452,8 @@ def main():
     for n in names:
         if not args.force and os.path.exists(os.path.join(args.out, n, "zoo.json")):
             continue
-        family, build = ZOO[n]
         try:
-            export_one(args.out, n, family, build)
+            export_one(args.out, n, ZOO[n][0])
         except Exception as e:  # noqa: BLE001
             traceback.print_exc()
             failed.append((n, repr(e)))
