@@ -12,18 +12,28 @@
 #                     fp32 and int8 (static QDQ, 4 random calibration samples) and the decoder
 #                     step in fp32 and int4 (accuracy_level 4), all converted by this xonnx into
 #                     build/slow-models
+#   --zoo             the model zoo (tools/export_zoo.py, exported if missing) at its manifest's
+#                     shapes; also profiles xonnx once per model and thread count, and writes
+#                     the table, the per-model profile figures and the ratio chart into
+#                     docs/performance.md and docs/img/zoo_ratio.png (bench/zoo_report.py)
+#   --zoo-dir DIR     the zoo's folder (default: $XONNX_ZOO_DIR or ~/.cache/xonnx-zoo)
+#   --zoo-only a,b    only these zoo models (the docs are then not rewritten unless --doc is given)
+#   --doc FILE        where --zoo writes its table (default docs/performance.md; "-" = nowhere)
 #   --threads "1 2"   thread counts to run (default "1 2")
-#   --iters N         timed runs (default 50)      --warmup N   untimed runs (default 5)
+#   --iters N         timed runs (default 50; with --zoo at most N, fewer for slow models: about
+#                     --budget-ms of timed runs per engine, at least 5)
+#   --warmup N        untimed runs (default 5)
+#   --budget-ms MS    --zoo's timed-run budget per engine and run (default 2000)
 #   --rounds N        run each engine N times per model and thread count, alternating, and
 #                     report the median of the rounds' figures (default 1): a host's bursts
 #                     of noise then hit both engines alike
 #   --xonnx PATH      xonnx binary (default: $XONNX or build/bin/xonnx)
 #   --ort-dir DIR     where onnxruntime-node is installed (default: $XONNX_ORT_DIR or ~/.cache/xonnx-ort)
-#   --out FILE        keep the raw JSON lines (default: a temporary file)
+#   --out FILE        keep the raw JSON lines (default: a temporary file; --zoo's profile runs go
+#                     to FILE.profile)
 # Runs one benchmark at a time. Prints a markdown table; ratios are xonnx / ORT.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-ORT_VERSION="${XONNX_ORT_VERSION:-1.30.0}"
 ORT_DIR="${XONNX_ORT_DIR:-$HOME/.cache/xonnx-ort}"
 XONNX="${XONNX:-$ROOT/build/bin/xonnx}"
 THREADS="1 2"
@@ -32,6 +42,10 @@ WARMUP=5
 ROUNDS=1
 OUT=""
 FULL=0
+ZOO_DIR="${XONNX_ZOO_DIR:-$HOME/.cache/xonnx-zoo}"
+ZOO_ONLY=""
+DOC=""
+BUDGET_MS=2000
 MODELS=()
 SHAPES=()  # per model: space-separated "--shape NAME=dims" arguments
 
@@ -40,6 +54,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --full) FULL=1; shift ;;
     --quantized) FULL=2; shift ;;
+    --zoo) FULL=3; shift ;;
+    --zoo-dir) ZOO_DIR="${2:?--zoo-dir needs a value}"; shift 2 ;;
+    --zoo-only) ZOO_ONLY="${2:?--zoo-only needs a value}"; shift 2 ;;
+    --doc) DOC="${2:?--doc needs a value}"; shift 2 ;;
+    --budget-ms) BUDGET_MS="${2:?--budget-ms needs a value}"; shift 2 ;;
     --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
     --iters) ITERS="${2:?--iters needs a value}"; shift 2 ;;
     --rounds) ROUNDS="${2:?--rounds needs a value}"; shift 2 ;;
@@ -50,7 +69,7 @@ while [ $# -gt 0 ]; do
     --shape)
       [ ${#MODELS[@]} -gt 0 ] || die "--shape must follow a MODEL"
       SHAPES[${#MODELS[@]}-1]+=" --shape ${2:?--shape needs NAME=d0,d1,...}"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) MODELS+=("$1"); SHAPES+=(""); shift ;;
   esac
@@ -62,7 +81,20 @@ decode_shapes() {  # one new token after 127 cached ones, 6 layers
   echo "$shapes"
 }
 
-if [ "$FULL" = 2 ]; then
+if [ "$FULL" = 3 ]; then
+  /usr/bin/python3 "$ROOT/tools/export_zoo.py" --out "$ZOO_DIR" ${ZOO_ONLY:+--only "$ZOO_ONLY"} >&2 ||
+    echo "compare_ort.sh: some zoo models did not export; comparing the others" >&2
+  [ -n "$DOC" ] || { [ -n "$ZOO_ONLY" ] && DOC=- || DOC="$ROOT/docs/performance.md"; }
+  # One "model<TAB>--shape NAME=dims ..." line per manifest entry: both engines get every shape.
+  while IFS=$'\t' read -r model shapes; do
+    MODELS+=("$model"); SHAPES+=("$shapes")
+  done < <(/usr/bin/python3 -c "import json, os, sys
+only = set(filter(None, sys.argv[2].split(',')))
+for m in json.load(open(os.path.join(sys.argv[1], 'manifest.json')))['models']:
+    if not only or m['name'] in only:
+        shapes = ' '.join('--shape %s=%s' % (i['name'], ','.join(map(str, i['shape']))) for i in m['inputs'])
+        print('%s\t%s' % (os.path.join(sys.argv[1], m['name'], 'model.onnx'), shapes))" "$ZOO_DIR" "$ZOO_ONLY")
+elif [ "$FULL" = 2 ]; then
   M="$ROOT/build/slow-models"
   for m in mobilenet_v2 resnet18 gpt_decoder; do
     [ -f "$M/$m/model.onnx" ] || /usr/bin/python3 "$ROOT/tools/export_fixtures.py" --slow "$M" --only "$m" >&2
@@ -109,8 +141,19 @@ fi
 bash "$ROOT/bench/ort/install.sh" "$ORT_DIR" "$ORT_VERSION" || die "no ONNX Runtime"
 export XONNX_ORT_DIR="$(cd "$ORT_DIR" && pwd)"
 
-if [ -z "$OUT" ]; then OUT="$(mktemp)"; trap 'rm -f "$OUT"' EXIT; fi
+if [ -z "$OUT" ]; then OUT="$(mktemp)"; trap 'rm -f "$OUT" "$OUT.profile"' EXIT; fi
 : > "$OUT"
+: > "$OUT.profile"
+
+# --zoo: timed runs per engine for about BUDGET_MS, from one short xonnx run (5 to ITERS runs).
+iters_for() {
+  local model="$1"; shift
+  local probe
+  probe="$("$XONNX" bench "$model" --warmup 1 --iters 3 --json "$@" 2>/dev/null | tail -1)" || probe=""
+  node -e 'let ms = 0; try { ms = JSON.parse(process.argv[1]).median_ms } catch (e) {}
+           const n = ms > 0 ? Math.ceil(Number(process.argv[2]) / ms) : 10;
+           console.log(Math.max(5, Math.min(Number(process.argv[3]), n)))' "$probe" "$BUDGET_MS" "$ITERS"
+}
 
 # Runs one engine; appends its JSON (last output line) or an error record to $OUT, tagged
 # with the model's position on the command line ("case").
@@ -134,19 +177,34 @@ run_one() {
 for i in "${!MODELS[@]}"; do
   model="${MODELS[$i]}"
   read -r -a shape_args <<< "${SHAPES[$i]}"
+  iters="$ITERS" warmup="$WARMUP"
+  if [ "$FULL" = 3 ]; then
+    iters="$(iters_for "$model" "${shape_args[@]}")"
+    warmup=$(( iters < WARMUP ? iters : WARMUP ))
+  fi
   for t in $THREADS; do
-    echo "== $(basename "$(dirname "$model")")/$(basename "$model") threads $t" >&2
+    echo "== $(basename "$(dirname "$model")")/$(basename "$model") threads $t ($iters runs)" >&2
     for ((round = 0; round < ROUNDS; ++round)); do
       # Both engines start from a warm page cache: this machine pages out cold file pages within
       # seconds, so whichever engine ran first would otherwise also time reading the disk.
       cat -- "$model" > /dev/null
-      run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$WARMUP" \
-        --iters "$ITERS" --json "${shape_args[@]}"
+      run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$warmup" \
+        --iters "$iters" --json "${shape_args[@]}"
       cat -- "$model" > /dev/null
       run_one onnxruntime "$i" "$model" "$t" node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
-        --warmup "$WARMUP" --iters "$ITERS" "${shape_args[@]}"
+        --warmup "$warmup" --iters "$iters" "${shape_args[@]}"
     done
+    if [ "$FULL" = 3 ]; then  # where xonnx's time goes (a separate run: profiling adds overhead)
+      OUT="$OUT.profile" run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" \
+        --warmup "$warmup" --iters "$iters" --json --profile "${shape_args[@]}"
+    fi
   done
 done
 echo
 node "$ROOT/bench/ort/table.js" "$OUT"
+if [ "$FULL" = 3 ] && [ "$DOC" != - ]; then
+  node "$ROOT/bench/ort/table.js" "$OUT" --json > "$OUT.rows"
+  /usr/bin/python3 "$ROOT/bench/zoo_report.py" --rows "$OUT.rows" --profiles "$OUT.profile" \
+    --manifest "$ZOO_DIR/manifest.json" --rounds "$ROUNDS" --doc "$DOC" --png "$(dirname "$DOC")/img/zoo_ratio.png"
+  rm -f "$OUT.rows"
+fi

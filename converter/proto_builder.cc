@@ -29,6 +29,31 @@ namespace {
 // Subgraphs never list their initializers as inputs, whatever the model's IR version.
 constexpr int64_t kSubgraphIrVersion = 4;
 
+// Node names must be unique within a graph or function body (ONNX Runtime refuses a model with
+// "two nodes with same node name"), and passes derive new nodes' names from value names, which
+// can collide. The first node keeps a repeated name, later ones get the first free "_N" suffix.
+// Empty names stay empty (they are allowed and never collide).
+template <typename Nodes>
+void make_node_names_unique(Nodes* nodes) {
+  std::set<std::string> taken;
+  bool repeated = false;
+  for (const auto& n : *nodes) {
+    if (!n.name().empty()) repeated |= !taken.insert(n.name()).second;
+  }
+  if (!repeated) return;
+  std::set<std::string> seen;
+  for (auto& n : *nodes) {
+    if (n.name().empty() || seen.insert(n.name()).second) continue;
+    std::string name;
+    for (int k = 1;; ++k) {
+      name = n.name() + "_" + std::to_string(k);
+      if (!taken.count(name) && !seen.count(name)) break;
+    }
+    n.set_name(name);
+    seen.insert(name);
+  }
+}
+
 void shape_to_proto(const TypeInfo& type, onnxpb::TensorShapeProto* out) {
   for (const Dim& d : type.dims) {
     auto* dim = out->add_dim();
@@ -167,6 +192,7 @@ Status graph_to_proto(const Graph& g, bool with_initializers, int64_t ir_version
                       onnxpb::GraphProto* out) {
   out->set_name(g.name.empty() ? "graph" : g.name);
   for (const Node& n : g.nodes) XONNX_RETURN_IF_ERROR(node_to_proto(n, out->add_node()));
+  make_node_names_unique(out->mutable_node());
   std::set<std::string> input_names;
   for (const ValueInfo& v : g.inputs) {
     value_info_to_proto(v, out->add_input());
@@ -209,6 +235,7 @@ Status function_to_proto(const FunctionDef& f, onnxpb::FunctionProto* out) {
     Status s = node_to_proto(n, out->add_node());
     if (!s.is_ok()) return s.with_context("function '" + f.domain + "::" + f.name + "': ");
   }
+  make_node_names_unique(out->mutable_node());
   for (const auto& [domain, version] : f.opset_imports) {
     auto* o = out->add_opset_import();
     o->set_domain(domain);

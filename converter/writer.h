@@ -2,6 +2,8 @@
 // bytes are streamed straight from the tensors' storage (never copied into a protobuf
 // message), so writing a model costs little more memory than holding it. Large tensors can go
 // to an external data file with 4096-byte-aligned offsets the loader maps without copying.
+// Node names are unique within each graph and function body of every file written (a repeated
+// name gets a "_N" suffix; the IR is not changed), as ONNX Runtime requires.
 #pragma once
 
 #include <cstdint>

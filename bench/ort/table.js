@@ -5,6 +5,9 @@
 // Ratios are xonnx / ORT: above 1 means xonnx is slower (latency, init) or bigger (RSS);
 // min-latency compares the fastest timed runs (steadier than medians on a busy machine).
 // ORT's RSS is counted net of the bare Node.js process (base_rss_mb).
+//   node bench/ort/table.js RUNS.jsonl [--json]
+// --json prints the combined rows instead (one JSON array: model, threads, x and o figures), the
+// input of bench/zoo_report.py.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -33,6 +36,10 @@ const combine = (list) => {
 };
 const rows = new Map();
 for (const [key, r] of runs) rows.set(key, { model: r.model, threads: r.threads, x: combine(r.x), o: combine(r.o) });
+if (process.argv[3] === '--json') {
+  console.log(JSON.stringify([...rows.values()]));
+  process.exit(0);
+}
 
 // model.onnx: its folder's name; a variant next to it (int8.onnx, int4.onnx): "folder variant".
 const name = (m) => {

@@ -34,7 +34,7 @@ Node make_node(const std::string& name, const char* op, std::vector<std::string>
 }
 
 Int8Weight quantize_weight(Graph& g, const std::string& name, const Tensor& w, bool transposed, bool per_channel,
-                           QuantizedNode& info) {
+                           long code_max, QuantizedNode& info) {
   Int8Weight q;
   q.k = transposed ? w.dim(1) : w.dim(0);
   q.n = transposed ? w.dim(0) : w.dim(1);
@@ -48,7 +48,7 @@ Int8Weight quantize_weight(Graph& g, const std::string& name, const Tensor& w, b
       if (std::isfinite(v)) s = std::max(s, v);
     }
   }
-  for (float& s : scales) s = s > 0 ? s / 127.0f : 1.0f;  // a zero scale is invalid
+  for (float& s : scales) s = s > 0 ? s / static_cast<float>(code_max) : 1.0f;  // a zero scale is invalid
   std::vector<int8_t> codes(static_cast<size_t>(q.k * q.n));
   double max_err = 0;
   for (int64_t kk = 0; kk < q.k; ++kk) {
@@ -56,7 +56,7 @@ Int8Weight quantize_weight(Graph& g, const std::string& name, const Tensor& w, b
       const float s = scales[per_channel ? static_cast<size_t>(nn) : 0];
       const float v = at(kk, nn);
       long c = std::isnan(v) ? 0 : std::lround(v / s);
-      c = std::min(127L, std::max(-127L, c));
+      c = std::min(code_max, std::max(-code_max, c));
       codes[static_cast<size_t>(kk * q.n + nn)] = static_cast<int8_t>(c);
       if (std::isfinite(v)) max_err = std::max(max_err, std::fabs(static_cast<double>(v) - c * s));
     }
@@ -120,7 +120,7 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
     auto wit = weights.find(key);
     if (wit == weights.end()) {
       const Tensor w = *constant_tensor(g, weight);  // a copy: add_initializer may reallocate
-      wit = weights.emplace(key, quantize_weight(g, weight, w, transposed, opt.per_channel, info)).first;
+      wit = weights.emplace(key, quantize_weight(g, weight, w, transposed, opt.per_channel, int8_weight_max(opt), info)).first;
       result.weight_bytes_before += info.bytes_before;
       result.weight_bytes_after += info.bytes_after;
     } else {
@@ -152,7 +152,7 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
     rewritten.push_back(make_node(base + "_output_scale_mul", "Mul", {y_float, scale}, {y}));
     if (has_bias) rewritten.push_back(make_node(base + "_bias", "Add", {y, node.inputs[2]}, {node.outputs[0]}));
     info.as += std::string("MatMulInteger int8 weight (") + (opt.per_channel ? "per column" : "per tensor") +
-               "), uint8 dynamic activation, K=" + std::to_string(q.k) + " N=" + std::to_string(q.n) +
+               (opt.reduce_range ? ", 7-bit range" : "") + "), uint8 dynamic activation, K=" + std::to_string(q.k) + " N=" + std::to_string(q.n) +
                (has_bias ? " + Add(bias)" : "");
     result.quantized.push_back(std::move(info));
     changed = true;

@@ -134,7 +134,7 @@ struct WeightQ {
 
 // int8 symmetric weight along `axis` (per channel) or per tensor; returns DequantizeLinear pieces.
 WeightQ quantize_weight(Graph& g, const std::string& name, const Tensor& w, int64_t axis, bool per_channel,
-                        std::vector<Node>& dq_nodes, QuantizedNode& info, std::set<std::string>& reserved) {
+                        long code_max, std::vector<Node>& dq_nodes, QuantizedNode& info, std::set<std::string>& reserved) {
   WeightQ q;
   q.axis = axis;
   const int64_t channels = per_channel ? w.dim(static_cast<size_t>(axis)) : 1;
@@ -146,13 +146,13 @@ WeightQ quantize_weight(Graph& g, const std::string& name, const Tensor& w, int6
   for (int64_t i = 0; i < w.numel(); ++i) {
     if (std::isfinite(p[i])) q.scales[channel_of(i)] = std::max(q.scales[channel_of(i)], std::fabs(p[i]));
   }
-  for (float& s : q.scales) s = s > 0 ? s / 127.0f : 1.0f;
+  for (float& s : q.scales) s = s > 0 ? s / static_cast<float>(code_max) : 1.0f;
   std::vector<int8_t> codes(static_cast<size_t>(w.numel()));
   double max_err = 0;
   for (int64_t i = 0; i < w.numel(); ++i) {
     const float s = q.scales[channel_of(i)];
     long c = std::isnan(p[i]) ? 0 : std::lround(p[i] / s);
-    c = std::min(127L, std::max(-127L, c));
+    c = std::min(code_max, std::max(-code_max, c));
     codes[static_cast<size_t>(i)] = static_cast<int8_t>(c);
     if (std::isfinite(p[i])) max_err = std::max(max_err, std::fabs(static_cast<double>(p[i]) - c * s));
   }
@@ -291,13 +291,14 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
     auto wit = weights.find(key);
     if (wit == weights.end()) {
       const Tensor w = *constant_tensor(g, t.weight);
-      wit = weights.emplace(key, quantize_weight(g, t.weight, w, t.axis, per_channel, weight_dq, info, reserved)).first;
+      wit = weights.emplace(key, quantize_weight(g, t.weight, w, t.axis, per_channel, int8_weight_max(opt), weight_dq, info, reserved)).first;
       result.weight_bytes_before += info.bytes_before;
       result.weight_bytes_after += info.bytes_after;
     }
     const WeightQ& wq = wit->second;
     n.inputs[1] = wq.dq_output;
-    info.as = std::string("QDQ int8 weight (") + (per_channel ? "per channel" : "per tensor") + ")";
+    info.as = std::string("QDQ int8 weight (") + (per_channel ? "per channel" : "per tensor") +
+              (opt.reduce_range ? ", 7-bit range" : "") + ")";
     if (!t.folded.empty()) info.as += ", " + t.folded + " folded into the output quantization";
     auto xq = params.find(n.inputs[0]);
     if (xq != params.end()) {

@@ -14,6 +14,8 @@ namespace convert {
 // The node's name or op type is listed in options.exclude.
 bool is_excluded(const Node& node, const QuantizeOptions& options);
 Attribute int_attr(const std::string& name, int64_t value);
+// The largest int8 weight code: 127, or 64 with options.reduce_range.
+inline long int8_weight_max(const QuantizeOptions& options) { return options.reduce_range ? 64 : 127; }
 struct WeightSource {
   std::string name;           // the constant float32 2-D initializer
   bool transposed = false;    // it holds W as [N, K] (Gemm transB=1, or read through a Transpose)

@@ -94,52 +94,114 @@ std::vector<typename Map::const_iterator> by_time(const Map& m) {
 }
 
 // Self times (a Loop/If/Scan node's own time excludes its body's nodes, listed separately
-// under "Loop_name > ..."), averaged per timed run.
-void print_profile(const Profiler& profiler, int iters, std::map<std::string, int>& backend_nodes) {
-  std::map<std::string, Total> nodes, ops, backends;
+// under "Loop_name > ..."), summed over the timed runs.
+struct ProfileSummary {
+  std::map<std::string, Total> nodes;     // by node ("scope > node" inside subgraphs)
+  std::map<std::string, Total> ops;       // by op type
+  std::map<std::string, Total> op_backends;  // by "op type\tbackend"
+  std::map<std::string, Total> backends;  // by backend; calls = distinct nodes
   double all_us = 0;
+};
+
+ProfileSummary summarize_profile(const Profiler& profiler) {
+  ProfileSummary s;
   for (const Profiler::Entry& e : profiler.entries()) {
     const std::string key = e.scope.empty() ? e.node : e.scope + " > " + e.node;
-    Total& n = nodes[key];
+    Total& n = s.nodes[key];
     n.us += e.self_us;
     n.calls += 1;
     n.op = e.op_type;
     n.backend = e.backend;
-    ops[e.op_type].us += e.self_us;
-    ops[e.op_type].calls += 1;
-    backends[backend_name(e.backend)].us += e.self_us;
-    all_us += e.self_us;
+    for (Total* t : {&s.ops[e.op_type], &s.op_backends[e.op_type + "\t" + backend_name(e.backend)]}) {
+      t->us += e.self_us;
+      t->calls += 1;
+      t->op = e.op_type;
+      t->backend = e.backend;
+    }
+    s.backends[backend_name(e.backend)].us += e.self_us;
+    s.all_us += e.self_us;
   }
-  for (const auto& [key, n] : nodes) backends[backend_name(n.backend)].calls += 1;  // distinct nodes
-  for (const auto& [name, b] : backends) backend_nodes[name] = static_cast<int>(b.calls);
-  if (all_us <= 0) all_us = 1;
+  for (const auto& [key, n] : s.nodes) s.backends[backend_name(n.backend)].calls += 1;
+  if (s.all_us <= 0) s.all_us = 1;
+  return s;
+}
+
+void print_profile(const ProfileSummary& s, int iters) {
   // Times per run, in ms (or us for models that run in under a millisecond).
-  const bool in_us = all_us / iters < 1000;
+  const bool in_us = s.all_us / iters < 1000;
   const char* unit = in_us ? "us" : "ms";
   const double per_run = (in_us ? 1.0 : 1e-3) / iters;
 
-  const size_t shown = std::min<size_t>(nodes.size(), 20);
-  std::printf("\nTop %zu of %zu nodes by self time (%s per run):\n", shown, nodes.size(), unit);
+  const size_t shown = std::min<size_t>(s.nodes.size(), 20);
+  std::printf("\nTop %zu of %zu nodes by self time (%s per run):\n", shown, s.nodes.size(), unit);
   std::printf("%10s %7s %7s  %-10s %-20s %s\n", unit, "%", "calls", "backend", "op", "node");
-  auto sorted_nodes = by_time(nodes);
+  auto sorted_nodes = by_time(s.nodes);
   for (size_t i = 0; i < shown; ++i) {
     const auto& [key, n] = *sorted_nodes[i];
-    std::printf("%10.3f %6.1f%% %7.4g  %-10s %-20s %s\n", n.us * per_run, 100 * n.us / all_us,
+    std::printf("%10.3f %6.1f%% %7.4g  %-10s %-20s %s\n", n.us * per_run, 100 * n.us / s.all_us,
                 static_cast<double>(n.calls) / iters, backend_name(n.backend), n.op.c_str(), key.c_str());
   }
   std::printf("\nOp types (%s per run):\n", unit);
   std::printf("%10s %7s %7s  %s\n", unit, "%", "calls", "op");
-  for (auto it : by_time(ops)) {
-    std::printf("%10.3f %6.1f%% %7.4g  %s\n", it->second.us * per_run, 100 * it->second.us / all_us,
+  for (auto it : by_time(s.ops)) {
+    std::printf("%10.3f %6.1f%% %7.4g  %s\n", it->second.us * per_run, 100 * it->second.us / s.all_us,
                 static_cast<double>(it->second.calls) / iters, it->first.c_str());
   }
   std::printf("\nBackends (%s per run):\n", unit);
   std::printf("%10s %7s %7s  %s\n", unit, "%", "nodes", "backend");
-  for (auto it : by_time(backends)) {
-    std::printf("%10.3f %6.1f%% %7lld  %s\n", it->second.us * per_run, 100 * it->second.us / all_us,
+  for (auto it : by_time(s.backends)) {
+    std::printf("%10.3f %6.1f%% %7lld  %s\n", it->second.us * per_run, 100 * it->second.us / s.all_us,
                 static_cast<long long>(it->second.calls), it->first.c_str());
   }
   std::printf("(profiled: the times above include the profiler's small per-node overhead)\n");
+}
+
+// The profile as JSON members: backend_nodes (distinct nodes per backend), backend_ms (per run),
+// top_nodes (the 10 slowest nodes), ops (per op type and backend, slowest first) and
+// max_reference_node (the slowest node on the reference backend, or null); "share" is the
+// fraction of the profiled run time.
+void write_profile_json(std::ostringstream& js, const ProfileSummary& s, int iters) {
+  const double per_run_ms = 1e-3 / iters;
+  auto node_json = [&](const std::string& name, const Total& n) {
+    js << "{\"node\":" << json_string(name) << ",\"op\":" << json_string(n.op) << ",\"backend\":"
+       << json_string(backend_name(n.backend)) << ",\"ms\":" << n.us * per_run_ms << ",\"share\":" << n.us / s.all_us
+       << "}";
+  };
+  const char* sep = "";
+  js << ",\"backend_nodes\":{";
+  for (const auto& [name, b] : s.backends) {
+    js << sep << json_string(name) << ":" << b.calls;
+    sep = ",";
+  }
+  js << "},\"backend_ms\":{";
+  sep = "";
+  for (const auto& [name, b] : s.backends) {
+    js << sep << json_string(name) << ":" << b.us * per_run_ms;
+    sep = ",";
+  }
+  js << "},\"top_nodes\":[";
+  const auto sorted_nodes = by_time(s.nodes);
+  for (size_t i = 0; i < std::min<size_t>(sorted_nodes.size(), 10); ++i) {
+    js << (i ? "," : "");
+    node_json(sorted_nodes[i]->first, sorted_nodes[i]->second);
+  }
+  js << "],\"ops\":[";
+  sep = "";
+  for (auto it : by_time(s.op_backends)) {
+    const Total& t = it->second;
+    js << sep << "{\"op\":" << json_string(t.op) << ",\"backend\":" << json_string(backend_name(t.backend))
+       << ",\"ms\":" << t.us * per_run_ms << ",\"share\":" << t.us / s.all_us
+       << ",\"calls\":" << static_cast<double>(t.calls) / iters << "}";
+    sep = ",";
+  }
+  js << "],\"max_reference_node\":";
+  const auto ref = std::find_if(sorted_nodes.begin(), sorted_nodes.end(),
+                                [](auto it) { return it->second.backend == Backend::kReference; });
+  if (ref == sorted_nodes.end()) {
+    js << "null";
+  } else {
+    node_json((*ref)->first, (*ref)->second);
+  }
 }
 
 int bench_model(const BenchOptions& opt) {
@@ -200,23 +262,15 @@ int bench_model(const BenchOptions& opt) {
   std::printf("timed      %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms, mean %.3f ms\n", opt.iters,
               st.median, st.p90, st.min, st.mean);
   std::printf("peak RSS   %.1f MB\n", rss);
-  std::map<std::string, int> backend_nodes;
-  if (opt.profile) print_profile(profiler, opt.iters, backend_nodes);
+  const ProfileSummary summary = opt.profile ? summarize_profile(profiler) : ProfileSummary{};
+  if (opt.profile) print_profile(summary, opt.iters);
   if (opt.json) {
     std::ostringstream js;
     js << "{\"engine\":\"xonnx\",\"model\":" << json_string(opt.model) << ",\"threads\":" << opt.threads
        << ",\"warmup\":" << opt.warmup << ",\"iters\":" << opt.iters << ",\"init_ms\":" << init_ms
        << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median << ",\"p90_ms\":" << st.p90
        << ",\"min_ms\":" << st.min << ",\"mean_ms\":" << st.mean << ",\"peak_rss_mb\":" << rss;
-    if (opt.profile) {
-      js << ",\"backend_nodes\":{";
-      const char* sep = "";
-      for (const auto& [name, n] : backend_nodes) {
-        js << sep << json_string(name) << ":" << n;
-        sep = ",";
-      }
-      js << "}";
-    }
+    if (opt.profile) write_profile_json(js, summary, opt.iters);
     js << "}";
     std::printf("%s\n", js.str().c_str());
   }

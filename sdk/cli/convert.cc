@@ -35,6 +35,7 @@ struct ConvertCliOptions {
   int64_t accuracy_level = 0;
   std::vector<std::string> exclude;
   bool quantize_gather = false;
+  bool reduce_range = false;
 };
 
 bool is_file(const std::string& path) {
@@ -144,6 +145,7 @@ int run_convert(const ConvertCliOptions& opt) {
   req.quantize.accuracy_level = opt.accuracy_level;
   req.quantize.exclude = opt.exclude;
   req.quantize.quantize_gather = opt.quantize_gather;
+  req.quantize.reduce_range = opt.reduce_range;
   req.quantize.calibration_dir = opt.calibration_dir;
   if (opt.calibration_method != "minmax" && opt.calibration_method != "percentile") {
     std::fprintf(stderr, "error: --calibration-method must be minmax or percentile, got '%s'\n",
@@ -248,6 +250,8 @@ Runner add_convert_command(CLI::App& app) {
                   "int8 static activation ranges: minmax (default) or percentile");
   sub->add_option("--percentile", opt->percentile, "Percentile for --calibration-method percentile (default 99.999)");
   sub->add_option("--per-channel", opt->per_channel, "int8: per-column weight scales on (default) or off (per tensor)");
+  sub->add_flag("--reduce-range", opt->reduce_range,
+                "int8: 7-bit weights ([-64, 64]) for ONNX Runtime on x86 without VNNI, whose u8s8 kernels saturate otherwise");
   return [opt] { return run_convert(*opt); };
 }
 

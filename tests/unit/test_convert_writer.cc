@@ -310,6 +310,66 @@ TEST(ConvertWriter, StreamedBytesAreOneValidModelProto) {
   EXPECT_EQ(proto.graph().node(0).op_type(), "Identity");
 }
 
+// Names in the order of a graph's nodes.
+std::vector<std::string> node_names(const google::protobuf::RepeatedPtrField<onnxpb::NodeProto>& nodes) {
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.name());
+  return names;
+}
+
+// Passes name new nodes after values ("w_DequantizeLinear"), and two of them can collide; ONNX
+// Runtime refuses such a file. The writer renames every repeat in each graph and function body,
+// keeping the first node's name and avoiding the names other nodes already have.
+TEST(ConvertWriter, NodeNamesAreUniqueInEveryGraphWritten) {
+  Model m = identity_model();
+  auto node = [](const std::string& name, const std::string& in, const std::string& out) {
+    Node n;
+    n.name = name;
+    n.op_type = "Identity";
+    n.inputs = {in};
+    n.outputs = {out};
+    return n;
+  };
+  auto sub = std::make_shared<Graph>();
+  sub->name = "branch";
+  sub->nodes = {node("b", "x", "t0"), node("b", "t0", "t1"), node("", "t1", "t2"), node("", "t2", "z")};
+  sub->outputs.push_back(tensor_info("z", DataType::kFloat, {2}));
+  m.graph.nodes = {node("q", "x", "v0"), node("q", "v0", "v1"), node("q_1", "v1", "v2"), node("q", "v2", "v3"),
+                   node("", "v3", "v4"), node("", "v4", "v5")};
+  Node branch;
+  branch.name = "q";
+  branch.op_type = "If";
+  branch.inputs = {"cond"};
+  branch.outputs = {"y"};
+  for (const char* name : {"then_branch", "else_branch"}) {
+    Attribute a;
+    a.name = name;
+    a.type = AttrType::kGraph;
+    a.g = sub;
+    branch.attributes.push_back(a);
+  }
+  m.graph.nodes.push_back(branch);
+  FunctionDef f;
+  f.name = "Fn";
+  f.domain = "local";
+  f.inputs = {"a"};
+  f.outputs = {"c"};
+  f.opset_imports[""] = 21;
+  f.nodes = {node("n", "a", "b"), node("n", "b", "c")};
+  m.functions.push_back(f);
+
+  auto bytes = serialize_model(m);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  onnxpb::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(*bytes));
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(node_names(proto.graph().node()), (Names{"q", "q_2", "q_1", "q_3", "", "", "q_4"}));
+  const auto& then_branch = proto.graph().node(6).attribute(0).g();
+  EXPECT_EQ(node_names(then_branch.node()), (Names{"b", "b_1", "", ""}));
+  EXPECT_EQ(node_names(proto.functions(0).node()), (Names{"n", "n_1"}));
+  EXPECT_EQ(m.graph.nodes[1].name, "q");  // the IR itself is left as it is
+}
+
 TEST(ConvertWriter, Ir3ListsInitializersAsInputs) {
   Model m = identity_model();
   m.ir_version = 3;

@@ -4,9 +4,12 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "converter/quantize/quant_verify.h"
 #include "converter/quantize/quantize.h"
+#include "converter/writer.h"
+#include "onnx.pb.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -185,6 +188,87 @@ TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
   const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
   EXPECT_TRUE(d.error.empty()) << d.error;
   EXPECT_GT(d.cosine, 0.99);
+}
+
+// Two Convs sharing one bias initializer (dedup-weights merges equal biases, such as the zero
+// biases BatchNorm folding leaves in a freshly initialized torch model): each Conv gets its own
+// bias DequantizeLinear named after the bias, and the file written still has unique node names,
+// which ONNX Runtime requires.
+TEST(QuantizeInt8Static, SharedBiasStillWritesUniqueNodeNames) {
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports[""] = 17;
+  m.graph.initializers.push_back({"w", tensor_of<float>(random_floats(4 * 3 * 3 * 3, 5), {4, 3, 3, 3})});
+  m.graph.initializers.push_back({"w3", tensor_of<float>(random_floats(4 * 4 * 3 * 3, 8), {4, 4, 3, 3})});
+  m.graph.initializers.push_back({"b", tensor_of<float>(random_floats(4, 6), {4})});
+  Node c1;
+  c1.name = "conv1";
+  c1.op_type = "Conv";
+  c1.inputs = {"x", "w", "b"};
+  c1.outputs = {"c1"};
+  c1.attributes = {testing::attr_ints("pads", {1, 1, 1, 1})};
+  Node c2 = c1;
+  c2.name = "conv2";
+  c2.inputs = {"c1", "w3", "b"};
+  c2.outputs = {"y"};
+  m.graph.nodes = {c1, c2};
+  m.graph.inputs.push_back(ValueInfo{"x", {}});
+  m.graph.outputs.push_back(ValueInfo{"y", {}});
+  QuantizeOptions opt;
+  opt.mode = QuantizeMode::kInt8;
+  for (uint32_t s = 0; s < 2; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 300 + s), {1, 3, 8, 8})}});
+  auto r = quantize_model(m, opt);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(r->quantized.size(), 2u);
+  auto bytes = serialize_model(m);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  onnxpb::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(*bytes));
+  std::set<std::string> names;
+  int bias_dq = 0;
+  for (const auto& n : proto.graph().node()) {
+    EXPECT_TRUE(n.name().empty() || names.insert(n.name()).second) << "repeated node name " << n.name();
+    bias_dq += n.op_type() == "DequantizeLinear" && n.input(0) == "b_quantized";
+  }
+  EXPECT_GE(bias_dq, 1);
+}
+
+// The largest |code| of an int8 initializer.
+int max_abs_code(const Model& m, const std::string& name) {
+  const NamedTensor* t = m.graph.find_initializer(name);
+  EXPECT_NE(t, nullptr) << name;
+  if (!t) return -1;
+  int v = 0;
+  for (int64_t i = 0; i < t->tensor.numel(); ++i) v = std::max(v, std::abs(static_cast<int>(t->tensor.data<int8_t>()[i])));
+  return v;
+}
+
+// reduce_range: weights use [-64, 64] (so ORT's int16 pair sums of u8 x s8 products cannot
+// saturate on x86 without VNNI), still per channel, and the model stays close to float.
+TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
+  for (bool dynamic : {true, false}) {
+    for (bool reduce : {false, true}) {
+      Model model = dynamic ? two_matmul_model() : conv_model();
+      QuantizeOptions opt;
+      opt.mode = QuantizeMode::kInt8;
+      opt.reduce_range = reduce;
+      if (!dynamic) {
+        for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+      }
+      auto r = quantize_model(model, opt);
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      // Each channel's largest |w| maps to the largest code.
+      EXPECT_EQ(max_abs_code(model, dynamic ? "w1_quantized" : "w_quantized"), reduce ? 64 : 127);
+      EXPECT_EQ(max_abs_code(model, dynamic ? "w2_quantized" : "w2_quantized"), reduce ? 64 : 127);
+      EXPECT_EQ(r->quantized[0].as.find("7-bit") != std::string::npos, reduce) << r->quantized[0].as;
+      const Value x = dynamic ? tv<float>(random_floats(4 * 64, 4), {4, 64}) : tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+      const std::vector<Value> a = run(dynamic ? two_matmul_model() : conv_model(), x);
+      const std::vector<Value> b = run(std::move(model), x);
+      ASSERT_FALSE(b.empty());
+      const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
+      EXPECT_GT(d.cosine, 0.99) << "dynamic " << dynamic << " reduce " << reduce;
+    }
+  }
 }
 
 // Clip(lo, hi) after a Conv goes only when the Q of its output saturates at the same bounds.
