@@ -138,7 +138,7 @@ elif [ ${#MODELS[@]} -eq 0 ]; then
 fi
 
 [ -x "$XONNX" ] || die "xonnx binary not found at $XONNX (build first, or pass --xonnx)"
-bash "$ROOT/bench/ort/install.sh" "$ORT_DIR" "$ORT_VERSION" || die "no ONNX Runtime"
+bash "$ROOT/bench/ort/install.sh" "$ORT_DIR" || die "onnxruntime-node is not usable"
 export XONNX_ORT_DIR="$(cd "$ORT_DIR" && pwd)"
 
 if [ -z "$OUT" ]; then OUT="$(mktemp)"; trap 'rm -f "$OUT" "$OUT.profile"' EXIT; fi
