@@ -13,6 +13,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/onnx/loader.h"
+#include "sdk/genai/generator.h"
 #include "tests/llm/genai_decoder.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -145,6 +146,40 @@ TEST(NoAllocation, DecodeStepWithKvCacheInPlace) {
     }
     g_counting = false;
     EXPECT_EQ(g_allocations.load(), 0) << threads << " threads";
+  }
+}
+
+// Generation from the shipped GenAI int4 folder (past_present_share_buffer: GroupQueryAttention
+// over max-length buffers, attention_mask of the buffer's width): after the prompt and two
+// tokens, generating a token (decode run + sampling) allocates nothing, greedy and sampled.
+TEST(NoAllocation, GenerateTokens) {
+#ifdef XONNX_SANITIZED
+  GTEST_SKIP() << "sanitizers replace malloc";
+#endif
+  for (int threads : {1, 2}) {
+    for (float temperature : {0.0f, 0.8f}) {
+      genai::GeneratorOptions options;
+      options.threads = threads;
+      auto g = genai::Generator::create(std::string(XONNX_TEST_LLM_DIR) + "/tiny/genai_int4", options);
+      ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+      genai::SamplingParams p;
+      p.temperature = temperature;
+      p.top_k = 40;
+      p.top_p = 0.9f;
+      p.repetition_penalty = 1.1f;
+      p.seed = 1;
+      ASSERT_TRUE((*g)->set_sampling(p).is_ok());
+      ASSERT_TRUE((*g)->append_text("<|endoftext|>The computer").is_ok());
+      for (int warmup = 0; warmup < 3; ++warmup) ASSERT_TRUE((*g)->next_token().is_ok());
+      g_allocations = 0;
+      g_counting = true;
+      for (int i = 0; i < 5; ++i) {
+        auto t = (*g)->next_token();
+        EXPECT_TRUE(t.is_ok()) << t.status().to_string();
+      }
+      g_counting = false;
+      EXPECT_EQ(g_allocations.load(), 0) << threads << " threads, temperature " << temperature;
+    }
   }
 }
 

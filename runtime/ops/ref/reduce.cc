@@ -2,7 +2,9 @@
 // after; keepdims; noop_with_empty_axes; empty-set identities) and ArgMax/ArgMin.
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
@@ -38,10 +40,25 @@ struct ReducePlan {
   int64_t inner_out_step = 0;             // 1 if the innermost dim is kept, 0 if reduced
 };
 
-ReducePlan make_plan(const Shape& shape, const std::vector<bool>& reduced) {
-  // Drop size-1 dims, merge neighbours that are both kept or both reduced.
-  std::vector<int64_t> dims;
+// Everything a run computes besides the output, kept by the kernel so that runs at a shape
+// seen before allocate nothing. A kernel runs on one thread at a time.
+struct ReduceScratch {
+  std::vector<int64_t> axes;
+  std::vector<bool> reduced;
+  std::vector<int64_t> dims, out_stride, idx;
   std::vector<bool> red;
+  ReducePlan plan;
+  std::vector<double> acc_f, mx, sum;
+  std::vector<int64_t> acc_i;
+  std::vector<uint64_t> acc_u;
+};
+
+void make_plan(const Shape& shape, const std::vector<bool>& reduced, ReduceScratch& sc) {
+  // Drop size-1 dims, merge neighbours that are both kept or both reduced.
+  std::vector<int64_t>& dims = sc.dims;
+  std::vector<bool>& red = sc.red;
+  dims.clear();
+  red.clear();
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
     if (!dims.empty() && red.back() == reduced[i]) {
@@ -51,28 +68,31 @@ ReducePlan make_plan(const Shape& shape, const std::vector<bool>& reduced) {
       red.push_back(reduced[i]);
     }
   }
-  ReducePlan p;
-  if (dims.empty()) return p;
-  std::vector<int64_t> out_stride(dims.size(), 0);
+  ReducePlan& p = sc.plan;
+  p.outer_dims.clear();
+  p.outer_out_stride.clear();
+  p.inner = 1;
+  p.inner_out_step = 0;
+  if (dims.empty()) return;
+  sc.out_stride.assign(dims.size(), 0);
   int64_t s = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     if (!red[i]) {
-      out_stride[i] = s;
+      sc.out_stride[i] = s;
       s *= dims[i];
     }
   }
   p.inner = dims.back();
-  p.inner_out_step = out_stride.back();
+  p.inner_out_step = sc.out_stride.back();
   p.outer_dims.assign(dims.begin(), dims.end() - 1);
-  p.outer_out_stride.assign(out_stride.begin(), out_stride.end() - 1);
-  return p;
+  p.outer_out_stride.assign(sc.out_stride.begin(), sc.out_stride.end() - 1);
 }
 
 // Calls fn(in_offset, out_offset, len, out_step) for every contiguous input run.
 template <typename Fn>
-void walk_plan(const ReducePlan& p, Fn&& fn) {
+void walk_plan(const ReducePlan& p, std::vector<int64_t>& idx, Fn&& fn) {
   const size_t r = p.outer_dims.size();
-  std::vector<int64_t> idx(r, 0);
+  idx.assign(r, 0);
   int64_t outer = 1;
   for (int64_t d : p.outer_dims) outer *= d;
   int64_t out_off = 0;
@@ -119,12 +139,23 @@ inline bool is_nan_val(A v) {
 }
 
 template <typename T>
-Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, int64_t out_n,
-                    int64_t count, bool input_empty) {
+Status reduce_typed(ReduceKind kind, const T* x, T* y, ReduceScratch& sc, int64_t out_n, int64_t count,
+                    bool input_empty) {
   using A = acc_t<T>;
   constexpr bool kFloat = !std::is_integral_v<T>;
   auto load = [&](int64_t i) -> A { return static_cast<A>(to_compute(x[i])); };
-  std::vector<A> acc(static_cast<size_t>(out_n));
+  const ReducePlan& plan = sc.plan;
+  auto walk = [&](auto&& fn) { walk_plan(plan, sc.idx, fn); };
+  std::vector<A>* acc_vector;
+  if constexpr (std::is_same_v<A, double>) {
+    acc_vector = &sc.acc_f;
+  } else if constexpr (std::is_same_v<A, int64_t>) {
+    acc_vector = &sc.acc_i;
+  } else {
+    acc_vector = &sc.acc_u;
+  }
+  std::vector<A>& acc = *acc_vector;
+  acc.resize(static_cast<size_t>(out_n));
   A init = A(0);
   if (kind == ReduceKind::kProd) init = A(1);
   if (kind == ReduceKind::kMax) {
@@ -136,14 +167,14 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, i
     else init = static_cast<A>(std::numeric_limits<T>::max());
   }
   std::fill(acc.begin(), acc.end(), init);
-  std::vector<double> mx;  // LogSumExp: per-output maximum
+  std::vector<double>& mx = sc.mx;  // LogSumExp: per-output maximum
 
   if (!input_empty) {
     switch (kind) {
       case ReduceKind::kSum:
       case ReduceKind::kMean:
       case ReduceKind::kLogSum:
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           if (step == 0) {
             A s = acc[out];
             for (int64_t j = 0; j < len; ++j) s = wrap_add(s, load(in + j));
@@ -154,7 +185,7 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, i
         });
         break;
       case ReduceKind::kL1:
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             A v = load(in + j);
             if constexpr (std::is_signed_v<A>) v = v < 0 ? wrap_mul(v, A(-1)) : v;
@@ -164,7 +195,7 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, i
         break;
       case ReduceKind::kL2:
       case ReduceKind::kSumSquare:
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             const A v = load(in + j);
             acc[out + j * step] = wrap_add(acc[out + j * step], wrap_mul(v, v));
@@ -172,14 +203,14 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, i
         });
         break;
       case ReduceKind::kProd:
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             acc[out + j * step] = wrap_mul(acc[out + j * step], load(in + j));
           }
         });
         break;
       case ReduceKind::kMax:
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             const A v = load(in + j);
             A& a = acc[out + j * step];
@@ -188,7 +219,7 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, i
         });
         break;
       case ReduceKind::kMin:
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             const A v = load(in + j);
             A& a = acc[out + j * step];
@@ -198,15 +229,16 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, const ReducePlan& plan, i
         break;
       case ReduceKind::kLogSumExp: {
         mx.assign(static_cast<size_t>(out_n), -std::numeric_limits<double>::infinity());
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             const double v = static_cast<double>(to_compute(x[in + j]));
             double& m = mx[out + j * step];
             if (v > m || std::isnan(v)) m = v;
           }
         });
-        std::vector<double> s(static_cast<size_t>(out_n), 0.0);
-        walk_plan(plan, [&](int64_t in, int64_t out, int64_t len, int64_t step) {
+        std::vector<double>& s = sc.sum;
+        s.assign(static_cast<size_t>(out_n), 0.0);
+        walk([&](int64_t in, int64_t out, int64_t len, int64_t step) {
           for (int64_t j = 0; j < len; ++j) {
             const double m = mx[out + j * step];
             if (std::isinf(m)) continue;  // all -inf or some +inf: result is m
@@ -284,20 +316,25 @@ Result<std::unique_ptr<Kernel>> create_reduce(const KernelInit& init, ReduceKind
     return invalid_model(reduce_name(kind), " before opset ", axes_input_version,
                          " takes 1 input, got ", init.num_inputs());
   }
+  auto scratch = std::make_shared<ReduceScratch>();
   return make_kernel([=](KernelContext& ctx) -> Status {
+    ReduceScratch& sc = *scratch;
     const Tensor& x = ctx.input(0);
     if (!x.defined()) return invalid_argument("input 0 (data) is missing");
     const int64_t rank = static_cast<int64_t>(x.rank());
-    std::vector<int64_t> axes = attr_axes;
+    std::vector<int64_t>& axes = sc.axes;
+    axes.assign(attr_axes.begin(), attr_axes.end());
     if (axes_from_input && ctx.has_input(1)) {
       const Tensor& a = ctx.input(1);
       if (a.dtype() != DataType::kInt64) {
         return invalid_argument("input 1 (axes) must be int64, got ", dtype_name(a.dtype()));
       }
       if (a.rank() > 1) return invalid_argument("input 1 (axes) must be 1-D, got rank ", a.rank());
-      XONNX_ASSIGN_OR_RETURN(axes, a.to_int64_vector());
+      const int64_t* data = a.data<int64_t>();
+      axes.assign(data, data + a.numel());
     }
-    std::vector<bool> reduced(static_cast<size_t>(rank), false);
+    std::vector<bool>& reduced = sc.reduced;
+    reduced.assign(static_cast<size_t>(rank), false);
     if (axes.empty()) {
       if (noop == 0) std::fill(reduced.begin(), reduced.end(), true);
     } else {
@@ -326,11 +363,11 @@ Result<std::unique_ptr<Kernel>> create_reduce(const KernelInit& init, ReduceKind
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out_shape));
     const int64_t out_n = y->numel();
     if (out_n == 0) return Status::ok();
-    const ReducePlan plan = make_plan(x.shape(), reduced);
+    make_plan(x.shape(), reduced, sc);
     const bool empty = x.numel() == 0;
     XONNX_DISPATCH_ALL_BYTES(
         dt, return unsupported(reduce_name(kind), " does not support type ", dtype_name(dt)),
-        { return reduce_typed<T>(kind, x.data<T>(), y->data<T>(), plan, out_n, count, empty); });
+        { return reduce_typed<T>(kind, x.data<T>(), y->data<T>(), sc, out_n, count, empty); });
     return Status::ok();
   });
 }
