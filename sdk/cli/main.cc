@@ -1,5 +1,5 @@
 // xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify,
-// tokenize).
+// tokenize, generate).
 #include <cstdio>
 #include <map>
 
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_convert_command);
   add(xonnx::cli::add_verify_command);
   add(xonnx::cli::add_tokenize_command);
+  add(xonnx::cli::add_generate_command);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();
