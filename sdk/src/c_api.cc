@@ -10,11 +10,7 @@
 #include <vector>
 
 #include "runtime/exec/session.h"
-
-struct xonnx_status {
-  xonnx_status_code code;
-  std::string message;
-};
+#include "sdk/src/c_api_internal.h"
 
 struct xonnx_session_options {
   xonnx::SessionOptions options;
@@ -30,31 +26,10 @@ struct xonnx_tensor {
 
 namespace {
 
-xonnx_status* make_status(xonnx_status_code code, std::string message) {
-  return new (std::nothrow) xonnx_status{code, std::move(message)};
-}
-
-xonnx_status* from_status(const xonnx::Status& s) {
-  if (s.is_ok()) return nullptr;
-  return make_status(static_cast<xonnx_status_code>(s.code()), s.message());
-}
-
-xonnx_status* bad_arg(const std::string& message) {
-  return make_status(XONNX_INVALID_ARGUMENT, message);
-}
-
-template <typename Fn>
-xonnx_status* guarded(Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::bad_alloc&) {
-    return make_status(XONNX_RESOURCE_EXHAUSTED, "out of memory");
-  } catch (const std::exception& e) {
-    return make_status(XONNX_INTERNAL, std::string("unexpected exception: ") + e.what());
-  } catch (...) {
-    return make_status(XONNX_INTERNAL, "unexpected exception");
-  }
-}
+using xonnx::capi::bad_arg;
+using xonnx::capi::from_status;
+using xonnx::capi::guarded;
+using xonnx::capi::make_status;
 
 const xonnx::ValueInfo* info_at(const std::vector<xonnx::ValueInfo>& infos, size_t index) {
   return index < infos.size() ? &infos[index] : nullptr;

@@ -156,6 +156,55 @@ const void* xonnx_tensor_data(const xonnx_tensor* tensor);
 size_t xonnx_tensor_data_bytes(const xonnx_tensor* tensor);
 void xonnx_tensor_release(xonnx_tensor* tensor);
 
+/* ---- text generation (GenAI model folders) ----
+ * A generator holds one sequence of a language model in an ONNX Runtime GenAI folder
+ * (genai_config.json, model.onnx + external data, tokenizer.json, tokenizer_config.json): the
+ * tokens so far and their KV cache, preallocated to the maximum length. Append a prompt (text
+ * or token ids), then call xonnx_generator_next_token until it reports the end. One thread at a
+ * time per generator; generators are independent. docs/genai.md has an example. */
+typedef struct xonnx_generator xonnx_generator;
+
+/* Loads the folder. `num_threads` <= 0 means 1; `max_length` <= 0 means genai_config.json's
+ * search.max_length (at most model.context_length). Sampling starts as the folder's search
+ * defaults (greedy unless do_sample). Errors name the file and field. */
+xonnx_status* xonnx_generator_create(const char* model_dir, int num_threads, int32_t max_length,
+                                     xonnx_generator** out);
+void xonnx_generator_release(xonnx_generator* generator);
+
+/* Sampling of the next tokens: temperature 0 is greedy; top_k 0 keeps all tokens; top_p 1
+ * keeps all; repetition_penalty 1 is none; seed -1 seeds from the OS. Invalid values fail
+ * naming the parameter. */
+xonnx_status* xonnx_generator_set_sampling(xonnx_generator* generator, float temperature, int32_t top_k,
+                                           float top_p, float repetition_penalty, int64_t seed);
+
+/* Appends UTF-8 text (special tokens written in it are recognised; the tokenizer's
+ * post-processor adds BOS and the like only when add_special_tokens is nonzero), or token ids. */
+xonnx_status* xonnx_generator_append_text(xonnx_generator* generator, const char* text, int add_special_tokens);
+xonnx_status* xonnx_generator_append_tokens(xonnx_generator* generator, const int32_t* ids, size_t count);
+
+/* Runs the model over what was appended and chooses the next token, which is appended too.
+ * Fails when the sequence is full (xonnx_generator_is_done) or empty. */
+xonnx_status* xonnx_generator_next_token(xonnx_generator* generator, int32_t* token);
+/* 1 when the last token is one of the model's end-of-sequence ids or the sequence is full. */
+int xonnx_generator_is_done(const xonnx_generator* generator);
+
+/* The sequence (prompt and generated tokens); the pointer is valid until the next call that
+ * changes the sequence. */
+size_t xonnx_generator_token_count(const xonnx_generator* generator);
+const int32_t* xonnx_generator_tokens(const xonnx_generator* generator);
+/* Keeps the first `length` tokens (the KV cache of the rest is reused), for a new turn or a
+ * new continuation. */
+void xonnx_generator_rewind(xonnx_generator* generator, size_t length);
+
+/* Text of `token` when streamed after the tokens given before: complete UTF-8 only (a
+ * character split over tokens comes with its last token), special tokens left out. Valid
+ * until the next call on the generator. NULL only for a NULL generator. */
+const char* xonnx_generator_stream_text(xonnx_generator* generator, int32_t token);
+/* Decodes ids into `buffer` (NUL-terminated, at most `capacity` bytes with the NUL);
+ * `*length` receives the text's full length, so a too small buffer can be retried. */
+xonnx_status* xonnx_generator_decode(const xonnx_generator* generator, const int32_t* ids, size_t count,
+                                     int skip_special_tokens, char* buffer, size_t capacity, size_t* length);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -149,5 +149,62 @@ class Session {
   std::unique_ptr<xonnx_session, Release> s_;
 };
 
+
+// Text generation from a GenAI model folder (xonnx_generator_*): one sequence, one thread.
+class Generator {
+ public:
+  Generator() = default;
+
+  // Loads `model_dir`; on failure returns the error and leaves *this empty.
+  Error open(const std::string& model_dir, int num_threads = 1, int32_t max_length = 0) {
+    xonnx_generator* g = nullptr;
+    Error e = take(xonnx_generator_create(model_dir.c_str(), num_threads, max_length, &g));
+    g_.reset(g);
+    return e;
+  }
+  bool is_open() const { return g_ != nullptr; }
+
+  // temperature 0: greedy; top_k 0 / top_p 1 / repetition_penalty 1: off; seed -1: random.
+  Error set_sampling(float temperature, int32_t top_k = 0, float top_p = 1.0f, float repetition_penalty = 1.0f,
+                     int64_t seed = -1) {
+    return take(xonnx_generator_set_sampling(g_.get(), temperature, top_k, top_p, repetition_penalty, seed));
+  }
+  Error append_text(const std::string& text, bool add_special_tokens = false) {
+    return take(xonnx_generator_append_text(g_.get(), text.c_str(), add_special_tokens ? 1 : 0));
+  }
+  Error append_tokens(const std::vector<int32_t>& ids) {
+    return take(xonnx_generator_append_tokens(g_.get(), ids.data(), ids.size()));
+  }
+  Error next_token(int32_t* token) { return take(xonnx_generator_next_token(g_.get(), token)); }
+  bool is_done() const { return xonnx_generator_is_done(g_.get()) != 0; }
+  std::vector<int32_t> tokens() const {
+    const int32_t* t = xonnx_generator_tokens(g_.get());
+    return std::vector<int32_t>(t, t + xonnx_generator_token_count(g_.get()));
+  }
+  void rewind(size_t length) { xonnx_generator_rewind(g_.get(), length); }
+  // The text `token` adds to the stream so far (complete characters only).
+  std::string stream_text(int32_t token) {
+    const char* s = xonnx_generator_stream_text(g_.get(), token);
+    return s ? s : "";
+  }
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const {
+    size_t length = 0;
+    std::string out;
+    if (take(xonnx_generator_decode(g_.get(), ids.data(), ids.size(), skip_special_tokens, nullptr, 0, &length))) {
+      return out;
+    }
+    out.resize(length + 1);
+    take(xonnx_generator_decode(g_.get(), ids.data(), ids.size(), skip_special_tokens, &out[0], out.size(), &length));
+    out.resize(length);
+    return out;
+  }
+
+ private:
+  struct Release {
+    void operator()(xonnx_generator* g) const { xonnx_generator_release(g); }
+  };
+  std::unique_ptr<xonnx_generator, Release> g_;
+};
+
 }  // namespace api
 }  // namespace xonnx
