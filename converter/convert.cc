@@ -111,6 +111,7 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
   const std::vector<PassDef>& passes = request.passes ? *request.passes : pass_list();
   XONNX_ASSIGN_OR_RETURN(result.pipeline,
                          run_pipeline(model, passes, request.options, request.progress));
+  if (request.after_passes) XONNX_RETURN_IF_ERROR(request.after_passes(model, result.pipeline));
   if (request.quantize.mode != QuantizeMode::kNone) {
     say(std::string("quantizing (") + quantize_mode_name(request.quantize.mode) + ")");
     XONNX_ASSIGN_OR_RETURN(result.quantization, quantize_model(model, quantize));

@@ -32,6 +32,10 @@ struct ConvertRequest {
   // int8 static: set to read calibration samples; gets the same inputs as make_inputs. The
   // samples land in quantize.calibration before the pipeline runs.
   std::function<Result<std::vector<NamedValues>>(const std::vector<ValueInfo>&)> make_calibration;
+  // May be null: runs on the optimized model after the pipeline and before quantization (the
+  // GenAI folder writer checks and renames the decoder's interface there); an error stops the
+  // conversion before anything is written.
+  std::function<Status(Model&, const PipelineResult&)> after_passes;
 };
 
 struct ConvertResult {

@@ -19,6 +19,11 @@ const std::vector<PassDef>& pass_list() {
       {"cse", 1, common_subexpression_elimination},
       {"dedup-weights", 1, dedup_weights},
       {"dead-code", 1, dead_code_elimination},
+      // --genai: after the clean-up, so they see the folded graph in the first round.
+      {"fuse-rms-norm", 2, fuse_rms_norm, true},
+      {"fuse-skip-rms-norm", 2, fuse_skip_rms_norm, true},
+      {"fuse-rotary-embedding", 2, fuse_rotary_embedding, true},
+      {"fuse-group-query-attention", 2, fuse_group_query_attention, true},
       // Last: the value_info the writer emits describes the final graph.
       {"infer-shapes", 1, infer_shapes_pass},
   };

@@ -77,7 +77,7 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
   result.ops_before = op_histogram(model);
   std::vector<const PassDef*> active;
   for (const PassDef& p : table) {
-    if (p.run && options.level >= p.min_level) active.push_back(&p);
+    if (p.run && options.level >= p.min_level && (!p.genai_only || options.genai.enabled)) active.push_back(&p);
   }
   result.passes.resize(active.size());
   for (size_t i = 0; i < active.size(); ++i) result.passes[i].name = active[i]->name;
@@ -101,6 +101,7 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
       }
       for (std::string& n : ctx.notes) stats.notes.push_back(std::move(n));
       for (std::string& w : ctx.warnings) stats.warnings.push_back(std::move(w));
+      stats.diagnostics = std::move(ctx.diagnostics);
       stats.bytes_saved += ctx.bytes_saved;
       if (*r) {
         ++stats.changed_runs;

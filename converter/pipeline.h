@@ -31,6 +31,7 @@ struct PassStats {
   double ms = 0;       // summed over rounds
   std::vector<std::string> notes;
   std::vector<std::string> warnings;
+  std::vector<std::string> diagnostics;  // from its last run
   int64_t bytes_saved = 0;
 };
 

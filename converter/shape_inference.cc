@@ -180,6 +180,8 @@ const RuleTable& default_rules() {
     add_elementwise_rules(t);
     add_nn_rules(t);
     add_shape_op_rules(t);
+    RuleTable unused;
+    add_llm_rules(t, unused);
     return t;
   }();
   return table;
@@ -189,6 +191,8 @@ const RuleTable& contrib_rules() {
   static const RuleTable table = [] {
     RuleTable t;
     add_contrib_rules(t);
+    RuleTable unused;
+    add_llm_rules(unused, t);
     return t;
   }();
   return table;

@@ -339,7 +339,6 @@ void add_nn_rules(RuleTable& t) {
 void add_contrib_rules(RuleTable& t) {
   for (const char* op : {"Gelu", "FastGelu", "QuickGelu"}) t[op] = same_as_input;
   t["BiasGelu"] = broadcast_same_type;
-  t["SkipLayerNormalization"] = same_as_input;
 }
 
 }  // namespace convert

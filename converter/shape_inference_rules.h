@@ -57,6 +57,8 @@ void add_nn_rules(RuleTable& table);            // shape_inference_ops.cc
 void add_shape_op_rules(RuleTable& table);      // shape_inference_shape_ops.cc
 // Rules for com.microsoft ops the fusions emit.
 void add_contrib_rules(RuleTable& table);       // shape_inference_ops.cc
+// LLM ops (RMS norms, rotary, attention, MatMulNBits) in both tables.
+void add_llm_rules(RuleTable& onnx, RuleTable& contrib);  // shape_inference_llm.cc
 
 // Shared dim helpers.
 Dim known_dim(int64_t v);

@@ -84,3 +84,38 @@ run_fails("block size" ${XONNX} convert ${MODELS}/gpt_decoder/model.onnx ${OUT}/
 expect_no_file(${OUT}/x6.onnx)
 run_fails("quantize" ${XONNX} convert ${MLP} ${OUT}/x7.onnx --quantize int3)
 expect_no_file(${OUT}/x7.onnx)
+
+# --genai: the tiny LLM's TorchScript export becomes a GenAI folder (fused attention, int4,
+# genai_config.json, tokenizer); the report lists the fusions; a model with no attention to fuse,
+# an OUT model path beside --genai and an output folder whose parent is missing are refused, nothing written.
+get_filename_component(LLM ${MODELS}/../models_llm ABSOLUTE)
+run_ok(${XONNX} convert ${LLM}/tiny/torch/model.onnx --genai ${OUT}/genai --report ${OUT}/genai.md)
+expect_contains("${LAST_OUT}" "4 layers of com.microsoft:GroupQueryAttention (4 heads, 2 KV heads, head size 32)"
+                "convert --genai output")
+foreach(f model.onnx model.onnx.data genai_config.json tokenizer.json tokenizer_config.json)
+  if(NOT EXISTS ${OUT}/genai/${f})
+    message(FATAL_ERROR "convert --genai wrote no ${f}")
+  endif()
+endforeach()
+file(READ ${OUT}/genai.md genai_report)
+foreach(fusion "fuse-rms-norm" "fuse-skip-rms-norm" "fuse-rotary-embedding" "fuse-group-query-attention"
+        "## GenAI decoder" "MatMulNBits")
+  expect_contains("${genai_report}" "${fusion}" "convert --genai report")
+endforeach()
+file(READ ${OUT}/genai/genai_config.json genai_config)
+expect_contains("${genai_config}" "\"past_present_share_buffer\": true" "genai_config.json")
+# xonnx generate runs the folder; fp32, it writes the shipped genai_fp32 folder's greedy text.
+run_ok(${XONNX} generate ${OUT}/genai --prompt "The computer" --max-tokens 12 -q)
+run_ok(${XONNX} convert ${LLM}/tiny/torch/model.onnx --genai ${OUT}/genai_fp32 --quantize fp32)
+run_ok(${XONNX} generate ${OUT}/genai_fp32 --prompt "The computer" --max-tokens 32 -q)
+set(converted_text "${LAST_OUT}")
+run_ok(${XONNX} generate ${LLM}/tiny/genai_fp32 --prompt "The computer" --max-tokens 32 -q)
+if(converted_text STREQUAL "" OR NOT converted_text STREQUAL LAST_OUT)
+  message(FATAL_ERROR "greedy text of the converted fp32 folder:\n${converted_text}\nshipped genai_fp32:\n${LAST_OUT}")
+endif()
+run_fails("no attention block was fused" ${XONNX} convert ${MLP} --genai ${OUT}/genai_mlp)
+expect_no_file(${OUT}/genai_mlp)
+run_fails("no OUT model path" ${XONNX} convert ${LLM}/tiny/torch/model.onnx ${OUT}/x8.onnx --genai ${OUT}/genai_x8)
+expect_no_file(${OUT}/genai_x8)
+run_fails("cannot create the output folder" ${XONNX} convert ${LLM}/tiny/torch/model.onnx --genai ${OUT}/no/such/genai_x9)
+expect_no_file(${OUT}/no)

@@ -21,5 +21,11 @@ Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  
 Result<bool> dedup_weights(Model& model, PassContext& ctx);      // identical / transposed initializers
 Result<bool> dead_code_elimination(Model& model, PassContext& ctx);  // dead nodes/initializers
 
+// --genai only (ORT GenAI's decoder form; docs/converter.md):
+Result<bool> fuse_rms_norm(Model& model, PassContext& ctx);       // RMSNorm -> SimplifiedLayerNormalization
+Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx);  // residual Add + it -> SkipSimplifiedLayerNormalization
+Result<bool> fuse_rotary_embedding(Model& model, PassContext& ctx);  // rotate-half / interleaved -> RotaryEmbedding
+Result<bool> fuse_group_query_attention(Model& model, PassContext& ctx);  // attention + KV cache -> GroupQueryAttention
+
 }  // namespace convert
 }  // namespace xonnx

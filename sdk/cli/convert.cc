@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "converter/convert.h"
+#include "converter/genai_folder.h"
 #include "converter/report.h"
 #include "sdk/cli/commands.h"
 #include "sdk/cli/inputs.h"
@@ -36,6 +37,9 @@ struct ConvertCliOptions {
   std::vector<std::string> exclude;
   bool quantize_gather = false;
   bool reduce_range = false;
+  // --genai OUT_DIR: a GenAI model folder instead of OUT (converter/genai_folder.h).
+  std::string genai_dir, tokenizer_dir;
+  int64_t context_length = 0;
 };
 
 bool is_file(const std::string& path) {
@@ -115,7 +119,76 @@ class ProgressLine {
   size_t width_ = 0;
 };
 
+// `--genai OUT_DIR`: int4 (block 32, accuracy_level 4, symmetric) unless --quantize fp32.
+int run_convert_genai(const ConvertCliOptions& opt) {
+  if (!opt.output.empty()) {
+    std::fprintf(stderr, "error: --genai writes a folder: give no OUT model path\n");
+    return 2;
+  }
+  if (opt.verify || opt.intermediates || !opt.calibration_dir.empty() || opt.level != 2) {
+    std::fprintf(stderr, "error: --genai takes none of --verify, --verify-intermediates, --calibration-data, --level\n");
+    return 2;
+  }
+  convert::GenaiFolderRequest req;
+  req.input_path = opt.input;
+  req.out_dir = opt.genai_dir;
+  req.tokenizer_dir = opt.tokenizer_dir;
+  req.context_length = opt.context_length;
+  const std::string mode = opt.quantize.empty() ? "int4" : opt.quantize;
+  if (mode == "int4") {
+    req.quantize.mode = convert::QuantizeMode::kInt4;
+    req.quantize.block_size = opt.block_size;
+    req.quantize.accuracy_level = opt.accuracy_level > 0 ? opt.accuracy_level : 4;
+    req.quantize.exclude = opt.exclude;
+    req.quantize.quantize_gather = opt.quantize_gather;
+    if (!parse_on_off(opt.symmetric, "--symmetric", &req.quantize.symmetric)) return 2;
+  } else if (mode != "fp32") {
+    std::fprintf(stderr, "error: with --genai, --quantize must be int4 (default) or fp32, got '%s'\n", mode.c_str());
+    return 2;
+  }
+  ProgressLine progress;
+  req.progress = [&progress](int round, size_t i, size_t n, const char* name) {
+    progress.show((round > 1 ? "round " + std::to_string(round) + " " : std::string()) + "pass " +
+                  std::to_string(i + 1) + "/" + std::to_string(n) + " " + name);
+  };
+  req.stage = [&progress](const std::string& stage) { progress.show(stage); };
+  auto result = convert::convert_genai_folder(req);
+  progress.finish();
+  if (!result.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", result.status().to_string().c_str());
+    return result.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  const convert::ConvertResult& r = result->convert;
+  const convert::GenaiSummary& g = result->genai;
+  const convert::GenaiLayer first = g.layers.empty() ? convert::GenaiLayer() : g.layers[0];
+  std::printf("converted %s -> %s: %zu layers of %s (%lld heads, %lld KV heads, head size %lld), hidden %lld, "
+              "vocab %lld, context %lld, %s weights %s, %.1f ms\n",
+              r.input_path.c_str(), opt.genai_dir.c_str(), g.layers.size(), g.attention_op.c_str(),
+              static_cast<long long>(first.heads), static_cast<long long>(first.kv_heads),
+              static_cast<long long>(first.head_size), static_cast<long long>(g.hidden),
+              static_cast<long long>(g.vocab), static_cast<long long>(g.context_length), mode.c_str(),
+              convert::human_bytes(r.pipeline.after.initializer_bytes + r.quantization.weight_bytes_after -
+                                   r.quantization.weight_bytes_before).c_str(),
+              r.total_ms);
+  for (const std::string& n : g.notes) std::printf("note: %s\n", n.c_str());
+  for (const std::string& w : r.pipeline.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!opt.report.empty()) {
+    std::ofstream out(opt.report);
+    out << convert::make_report(r) << "\n" << convert::genai_markdown(g);
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write the report '%s'\n", opt.report.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int run_convert(const ConvertCliOptions& opt) {
+  if (!opt.genai_dir.empty()) return run_convert_genai(opt);
+  if (opt.output.empty()) {
+    std::fprintf(stderr, "error: give the output model path (or --genai OUT_DIR)\n");
+    return 2;
+  }
   const std::string& report_path = opt.report;
   if (!report_path.empty() &&
       (convert::same_file(report_path, opt.input) || report_path == opt.input ||
@@ -225,7 +298,7 @@ Runner add_convert_command(CLI::App& app) {
   auto opt = std::make_shared<ConvertCliOptions>();
   CLI::App* sub = app.add_subcommand("convert", "Optimize an ONNX model (fold, dedup, fuse) and write it back as ONNX");
   sub->add_option("input", opt->input, "Input model (.onnx)")->required();
-  sub->add_option("output", opt->output, "Output model (.onnx); never the input")->required();
+  sub->add_option("output", opt->output, "Output model (.onnx); never the input (omit with --genai)");
   sub->add_option("--level", opt->level, "0: rewrite only, 1: clean-up, 2: also folding and fusions (default 2)");
   sub->add_option("--report", opt->report, "Write a markdown report of the conversion to FILE");
   sub->add_flag("--external-data", opt->external_data,
@@ -252,6 +325,12 @@ Runner add_convert_command(CLI::App& app) {
   sub->add_option("--per-channel", opt->per_channel, "int8: per-column weight scales on (default) or off (per tensor)");
   sub->add_flag("--reduce-range", opt->reduce_range,
                 "int8: 7-bit weights ([-64, 64]) for ONNX Runtime on x86 without VNNI, whose u8s8 kernels saturate otherwise");
+  sub->add_option("--genai", opt->genai_dir,
+                  "Write an ONNX Runtime GenAI folder (model.onnx + data, genai_config.json, tokenizer) from a "
+                  "TorchScript decoder export; --quantize int4 (default) or fp32");
+  sub->add_option("--tokenizer", opt->tokenizer_dir, "--genai: folder with tokenizer.json / tokenizer_config.json (default: IN's folder)");
+  sub->add_option("--context-length", opt->context_length,
+                  "--genai: positions of the KV buffers and rotary tables (default: IN's genai_config.json, else the rotary tables' rows)");
   return [opt] { return run_convert(*opt); };
 }
 

@@ -1,6 +1,13 @@
 """A small Llama-style decoder in torch 1.13: RMSNorm, RoPE (rotate-half, as HF Llama), grouped-query
 attention, SwiGLU MLP, tied input/output embeddings.
 
+Variants for the converter's pattern tests (LlamaConfig; the defaults are the trained model's):
+rope_style "cached" (cos/sin rows gathered from [context, head_dim] tables) or "computed" (cos/sin
+computed from the positions in the graph, as HF transformers >= 4.36 does: inv_freq @ positions);
+rope_interleaved (GPT-J / Meta style: rotate every two, tables with each frequency twice in a row);
+mask_style "additive" (a 0 / finfo.min bias added to the scores) or "boolean" (masked_fill of the
+scores where the bool mask forbids).
+
 `forward_train` is the training path (no cache). `DecoderStep` wraps the model for
 `torch.onnx.export` as one decoder step in the ONNX Runtime GenAI input/output form:
 input_ids [b, s], attention_mask [b, past + s], past_key_values.N.key/value [b, kv_heads, past,
@@ -29,17 +36,30 @@ class LlamaConfig:
     rope_theta: float = 10000.0
     rms_norm_eps: float = 1e-5
     tie_embeddings: bool = True
+    rope_style: str = "cached"  # "cached" | "computed"
+    rope_interleaved: bool = False
+    mask_style: str = "additive"  # "additive" | "boolean"
 
     def to_dict(self):
         return asdict(self)
 
 
+def inv_frequencies(cfg):
+    return 1.0 / (cfg.rope_theta ** (torch.arange(0, cfg.head_dim, 2, dtype=torch.int64).float() / cfg.head_dim))
+
+
+def expand_frequencies(freqs, interleaved):
+    """[..., head_dim / 2] angles -> [..., head_dim]: halves repeated (rotate-half) or each angle twice in
+    a row (interleaved)."""
+    if interleaved:
+        return torch.stack((freqs, freqs), dim=-1).flatten(-2)
+    return torch.cat((freqs, freqs), dim=-1)
+
+
 def rope_tables(cfg):
-    """cos, sin [context_length, head_dim] (each half repeated, HF Llama layout)."""
-    inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, cfg.head_dim, 2, dtype=torch.int64).float() / cfg.head_dim))
+    """cos, sin [context_length, head_dim] (each half repeated, HF Llama layout; interleaved: pairs)."""
     t = torch.arange(cfg.context_length, dtype=torch.int64).float()
-    freqs = torch.outer(t, inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)
+    emb = expand_frequencies(torch.outer(t, inv_frequencies(cfg)), cfg.rope_interleaved)
     return emb.cos(), emb.sin()
 
 
@@ -58,6 +78,10 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def rotate_every_two(x):
+    return torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -74,8 +98,9 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, s, cfg.num_heads, cfg.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, s, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, s, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        rotate = rotate_every_two if cfg.rope_interleaved else rotate_half
+        q = q * cos + rotate(q) * sin
+        k = k * cos + rotate(k) * sin
         if past_k is not None:
             k = torch.cat([past_k, k], dim=2)
             v = torch.cat([past_v, v], dim=2)
@@ -85,7 +110,11 @@ class Attention(nn.Module):
             t = k.shape[2]
             k = k[:, :, None].expand(b, cfg.num_kv_heads, rep, t, cfg.head_dim).reshape(b, cfg.num_heads, t, cfg.head_dim)
             v = v[:, :, None].expand(b, cfg.num_kv_heads, rep, t, cfg.head_dim).reshape(b, cfg.num_heads, t, cfg.head_dim)
-        scores = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(cfg.head_dim)) + bias
+        scores = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(cfg.head_dim))
+        if bias.dtype == torch.bool:  # mask_style "boolean": True where a key is visible
+            scores = scores.masked_fill(~bias, torch.finfo(torch.float32).min)
+        else:
+            scores = scores + bias
         probs = F.softmax(scores, dim=-1)
         out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, cfg.num_heads * cfg.head_dim)
         return self.o_proj(out), present_k, present_v
@@ -130,6 +159,7 @@ class LlamaModel(nn.Module):
         cos, sin = rope_tables(cfg)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
+        self.register_buffer("inv_freq", inv_frequencies(cfg), persistent=False)
         self.apply(self._init)
         for name, p in self.named_parameters():  # GPT-2's scaled init of the residual projections
             if name.endswith("o_proj.weight") or name.endswith("down_proj.weight"):
@@ -160,9 +190,17 @@ class LlamaModel(nn.Module):
         total = attention_mask.shape[1]
         causal = torch.arange(total)[None, :] <= positions[:, None]  # [s, total]
         allowed = causal[None, None] & attention_mask[:, None, None, :].bool()
-        bias = torch.where(allowed, torch.zeros((), dtype=torch.float32),
-                           torch.full((), torch.finfo(torch.float32).min))
-        cos, sin = self.rope_cos[positions], self.rope_sin[positions]
+        if self.cfg.mask_style == "boolean":
+            bias = allowed
+        else:
+            bias = torch.where(allowed, torch.zeros((), dtype=torch.float32),
+                               torch.full((), torch.finfo(torch.float32).min))
+        if self.cfg.rope_style == "computed":  # HF: (inv_freq [1, h/2, 1] @ positions [1, 1, s]).T
+            freqs = (self.inv_freq[None, :, None] @ positions[None, None, :].float()).transpose(1, 2)
+            emb = expand_frequencies(freqs, self.cfg.rope_interleaved)
+            cos, sin = emb.cos()[:, None], emb.sin()[:, None]  # [1, 1, s, head_dim]
+        else:
+            cos, sin = self.rope_cos[positions], self.rope_sin[positions]
         x = self.embed_tokens(input_ids)
         present = []
         for layer, (pk, pv) in zip(self.layers, past):
