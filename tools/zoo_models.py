@@ -107,7 +107,8 @@ class BertLayer(nn.Module):
 
 class BertEncoder(nn.Module):
     """BERT: word + position + token-type embeddings, LayerNorm, N post-LN layers, tanh pooler
-    and a classifier on [CLS]. Inputs input_ids, attention_mask (1 = token), token_type_ids."""
+    and a classifier on [CLS]. Inputs input_ids, attention_mask (1 = token), token_type_ids;
+    outputs the last hidden state and the logits (the encoders below do the same)."""
 
     def __init__(self, vocab=30522, d=768, layers=12, heads=12, ff=3072, max_pos=512, classes=2):
         super().__init__()
@@ -125,7 +126,7 @@ class BertEncoder(nn.Module):
         additive = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
         for layer in self.layers:
             x = layer(x, additive)
-        return self.classifier(torch.tanh(self.pooler(x[:, 0])))
+        return x, self.classifier(torch.tanh(self.pooler(x[:, 0])))
 
 
 class DistilBertLayer(nn.Module):
@@ -174,7 +175,7 @@ class DistilBert(nn.Module):
         masked = (attention_mask == 0).view(attention_mask.shape[0], 1, 1, -1)
         for layer in self.layers:
             x = layer(x, masked)
-        return self.classifier(F.relu(self.pre_classifier(x[:, 0])))
+        return x, self.classifier(F.relu(self.pre_classifier(x[:, 0])))
 
 
 class AlbertEncoder(nn.Module):
@@ -198,7 +199,7 @@ class AlbertEncoder(nn.Module):
         additive = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
         for _ in range(self.repeats):
             x = self.layer(x, additive)
-        return self.classifier(torch.tanh(x[:, 0]))
+        return x, self.classifier(torch.tanh(x[:, 0]))
 
 
 # ---------------------------------------------------------------------------- Whisper

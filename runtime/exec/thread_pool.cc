@@ -3,35 +3,190 @@
 #include <pthreadpool.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace xonnx {
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {}
+namespace {
 
-pthreadpool* ThreadPool::workers() const {
-  if (!pool_ && num_threads_ > 1) {
-    pool_ = pthreadpool_create(static_cast<size_t>(num_threads_));
-    if (!pool_) num_threads_ = 1;
-  }
-  return pool_;
+constexpr int kMaxThreads = 1024;  // chunk counts fit the 16-bit fields of Workers::work_
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield");
+#endif
 }
+
+// Spins until ready() or kSpinMicros have passed or *park is set; true when ready() held.
+template <typename Ready>
+bool spin_until(Ready ready, const std::atomic<bool>* park) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicros);
+  for (;;) {
+    for (int i = 0; i < 4; ++i) {  // a pause takes up to ~0.3 us on Zen: few per clock read
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if ((park && park->load(std::memory_order_relaxed)) || Clock::now() >= deadline) return ready();
+  }
+}
+
+// Set while a thread runs a chunk: a parallel_for from inside one runs in turn on that thread
+// (publishing a region then would replace the one in progress).
+thread_local bool t_in_region = false;
+
+}  // namespace
+
+// The worker threads and the hand-off of one region at a time. A region is published in
+// work_, which packs (generation << 32) | (chunk count << 16) | next unclaimed chunk: a thread
+// claims a chunk with one compare-and-swap that also proves the region is still current, so a
+// worker that wakes late finds nothing to claim and never touches a finished region.
+class ThreadPool::Workers {
+ public:
+  explicit Workers(int worker_count) {
+    try {
+      threads_.reserve(static_cast<size_t>(worker_count));
+      for (int i = 0; i < worker_count; ++i) threads_.emplace_back([this] { loop(); });
+    } catch (const std::system_error&) {
+      // Fewer threads than asked: the ones that started share the work.
+    }
+  }
+  ~Workers() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_.store(true, std::memory_order_seq_cst);
+    }
+    region_posted_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  bool started() const { return !threads_.empty(); }
+  void park() { park_.store(true, std::memory_order_relaxed); }
+
+  // Runs the region on the caller and every worker that comes; returns when all chunks ran.
+  void run(const RangeFn& fn, size_t n, size_t chunk) {
+    const size_t count = (n + chunk - 1) / chunk;
+    const Region region{&fn, n, chunk};
+    const uint64_t next = (work_.load(std::memory_order_relaxed) >> 32) + 1;
+    chunks_done_.store(0, std::memory_order_relaxed);
+    region_.store(&region, std::memory_order_relaxed);
+    park_.store(false, std::memory_order_relaxed);
+    work_.store((next << 32) | (static_cast<uint64_t>(count) << 16), std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst) > 0) {
+      { std::lock_guard<std::mutex> lock(mutex_); }  // a worker between its check and its wait
+      region_posted_.notify_all();
+    }
+    run_chunks();
+    // Every chunk is claimed now: only workers that did start one are waited for.
+    auto done = [&] { return chunks_done_.load(std::memory_order_seq_cst) == count; };
+    if (spin_until(done, nullptr)) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeping_.store(true, std::memory_order_seq_cst);
+    region_done_.wait(lock, done);
+    caller_sleeping_.store(false, std::memory_order_relaxed);
+  }
+
+ private:
+  struct Region {
+    const RangeFn* fn;
+    size_t n;
+    size_t chunk;
+  };
+  static constexpr uint64_t kFieldMask = 0xffff;
+
+  void run_chunks() {
+    uint64_t work = work_.load(std::memory_order_acquire);
+    for (;;) {
+      const uint64_t index = work & kFieldMask, count = (work >> 16) & kFieldMask;
+      if (index >= count) return;
+      if (!work_.compare_exchange_weak(work, work + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        continue;
+      }
+      // The swap succeeded on this generation, so its region cannot end before this chunk does.
+      const Region* r = region_.load(std::memory_order_acquire);
+      const size_t begin = static_cast<size_t>(index) * r->chunk;
+      t_in_region = true;
+      (*r->fn)(begin, std::min(r->n, begin + r->chunk));
+      t_in_region = false;
+      if (chunks_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == count &&
+          caller_sleeping_.load(std::memory_order_seq_cst)) {
+        { std::lock_guard<std::mutex> lock(mutex_); }
+        region_done_.notify_one();
+      }
+      work = work_.load(std::memory_order_acquire);
+    }
+  }
+
+  void loop() {
+    uint64_t seen = work_.load(std::memory_order_acquire) >> 32;
+    auto posted = [&] {
+      return (work_.load(std::memory_order_seq_cst) >> 32) != seen || stop_.load(std::memory_order_relaxed);
+    };
+    for (;;) {
+      if (!spin_until(posted, &park_)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleeping_.fetch_add(1, std::memory_order_seq_cst);
+        region_posted_.wait(lock, posted);
+        sleeping_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      if (stop_.load(std::memory_order_acquire)) return;
+      seen = work_.load(std::memory_order_acquire) >> 32;
+      run_chunks();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::atomic<uint64_t> work_{0};
+  std::atomic<const Region*> region_{nullptr};  // stored before its generation is published
+  std::atomic<size_t> chunks_done_{0};
+  std::atomic<bool> park_{false};  // spinning workers block now (ThreadPool::rest(), handle())
+  std::atomic<bool> stop_{false};
+  std::atomic<int> sleeping_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  std::mutex mutex_;
+  std::condition_variable region_posted_;
+  std::condition_variable region_done_;
+};
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(std::clamp(num_threads, 1, kMaxThreads)) {}
 
 ThreadPool::~ThreadPool() {
-  if (pool_) pthreadpool_destroy(pool_);
+  workers_.reset();
+  if (xnn_pool_) pthreadpool_destroy(xnn_pool_);
 }
 
-namespace {
-struct ChunkTask {
-  const RangeFn* fn;
-  size_t n;
-  size_t chunk;
-};
-void run_chunk(void* ctx, size_t i) {
-  const auto* t = static_cast<const ChunkTask*>(ctx);
-  const size_t begin = i * t->chunk;
-  (*t->fn)(begin, std::min(t->n, begin + t->chunk));
+ThreadPool::Workers* ThreadPool::workers() const {
+  if (!workers_ && num_threads_ > 1) {
+    workers_ = std::make_unique<Workers>(num_threads_ - 1);
+    if (!workers_->started()) {
+      workers_.reset();
+      num_threads_ = 1;
+    }
+  }
+  return workers_.get();
 }
-}  // namespace
+
+pthreadpool* ThreadPool::handle() const {
+  if (num_threads_ < 2) return nullptr;
+  if (!xnn_pool_) xnn_pool_ = pthreadpool_create(static_cast<size_t>(num_threads_));
+  if (workers_) workers_->park();  // the XNNPACK operator needs the cores
+  return xnn_pool_;
+}
+
+void ThreadPool::rest() const {
+  if (workers_) workers_->park();
+}
 
 size_t ThreadPool::chunk_size(size_t n, size_t min_chunk) const {
   const size_t threads = static_cast<size_t>(num_threads_);
@@ -46,23 +201,11 @@ void ThreadPool::parallel_for(size_t n, size_t min_chunk, RangeFn fn) const {
     fn(0, n);
     return;
   }
-  if (!workers()) {  // no thread could start: the same chunks, in turn
+  if (Workers* w = t_in_region ? nullptr : workers()) {
+    w->run(fn, n, chunk);
+  } else {  // nested in a region, or no thread could start: the same chunks, in turn
     for (size_t begin = 0; begin < n; begin += chunk) fn(begin, std::min(n, begin + chunk));
-    return;
   }
-  ChunkTask task{&fn, n, chunk};
-  awake_ = true;
-  // Workers spin briefly for the next region (within a run they come back in microseconds;
-  // a futex wake-up per op cost more than small ops gain from a second thread). rest() puts
-  // them to sleep after a run.
-  pthreadpool_parallelize_1d(pool_, run_chunk, &task, (n + chunk - 1) / chunk, 0);
-}
-
-void ThreadPool::rest() const {
-  if (!pool_ || !awake_) return;
-  awake_ = false;
-  pthreadpool_parallelize_1d(
-      pool_, [](void*, size_t) {}, nullptr, static_cast<size_t>(num_threads_), PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 }  // namespace xonnx

@@ -1,9 +1,18 @@
-// The one thread pool of a session, shared by XNNPACK operators and our own kernels.
-// pthreadpool workers spin-wait between the parallel regions of a run and sleep after it
-// (Session::run calls rest()), so an idle session costs no CPU.
+// The one thread pool of a session. Our kernels split their work over its own workers
+// (parallel_for); XNNPACK operators get a pthreadpool (handle()) whose workers are sent to sleep
+// after each operator (ops/xnnpack Operator::run), so the two sets never spin at once.
+//
+// Waiting workers spin for at most kSpinMicros and then block on a condition variable, and a
+// region never waits for a worker that has not started: the caller takes every chunk nobody
+// claimed. On a machine whose cores are busy with other processes a descheduled worker then
+// costs nothing, where pthreadpool's spin (1M pause instructions: ~300 ms on an AMD EPYC, whose
+// pause is slow) and its join (every worker checks in) cost a scheduler time slice per region.
+// A parallel_for inside a chunk runs in turn on that chunk's thread.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -26,40 +35,44 @@ class RangeFn {
   void (*call_)(void*, size_t, size_t);
 };
 
+// Thread safety: one caller at a time (a session runs one request at a time); the workers are
+// the pool's own. The workers start at the first parallel region (a session's first run), so
+// they never slow session creation; the destructor joins them.
 class ThreadPool {
  public:
-  // 1: everything runs on the caller's thread. The workers start at the first parallel region
-  // (a session's first run), so a spinning worker never slows session creation.
+  // How long an idle worker (or a caller waiting for the last chunk) spins before it blocks:
+  // long enough to bridge the serial ops between two regions of a run, short enough that a
+  // worker never holds a core another process needs for more than a blink.
+  static constexpr int64_t kSpinMicros = 50;
+
+  // 1: everything runs on the caller's thread.
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
-  // The pthreadpool handle for an XNNPACK run (nullptr when single-threaded); that run may wake
-  // the workers, so the next rest() puts them back to sleep.
-  pthreadpool* handle() const {
-    awake_ = workers() != nullptr;
-    return pool_;
-  }
+  // The pthreadpool handle for an XNNPACK run (nullptr when single-threaded). Our spinning
+  // workers go to sleep at once: the XNNPACK operator needs the cores.
+  pthreadpool* handle() const;
   // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
   // least `min_chunk` items each.
   void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
   // The length of parallel_for(n, min_chunk, ...)'s chunks: chunk i starts at i * chunk_size.
   size_t chunk_size(size_t n, size_t min_chunk) const;
-  // Sends the workers to sleep until the next parallel region (the end of a run). A no-op
-  // when no region ran since the last rest(): the workers sleep already, and waking them just
-  // to send them back costs a run of small serial ops ~30 us.
+  // The end of a run: spinning workers go to sleep now rather than after kSpinMicros.
   void rest() const;
 
  private:
-  // The pthreadpool, created on first use; nullptr when single-threaded (or creation failed,
-  // which leaves one thread).
-  pthreadpool* workers() const;
+  class Workers;  // thread_pool.cc: the worker threads and the region hand-off
+
+  // The workers, started at the first parallel region; nullptr until then and when
+  // single-threaded (or no thread could start, which leaves one thread).
+  Workers* workers() const;
 
   mutable int num_threads_;
-  mutable pthreadpool* pool_ = nullptr;
-  mutable bool awake_ = false;  // a parallel region ran since the last rest()
+  mutable std::unique_ptr<Workers> workers_;
+  mutable pthreadpool* xnn_pool_ = nullptr;
 };
 
 }  // namespace xonnx

@@ -22,6 +22,7 @@ void register_opt_pool(OpRegistry& registry);           // pool.cc
 void register_opt_attention(OpRegistry& registry);      // attention.cc
 void register_opt_attention_onnx(OpRegistry& registry); // attention_onnx.cc
 void register_opt_norm_simplified(OpRegistry& registry); // norm_simplified.cc
+void register_opt_rnn(OpRegistry& registry);             // rnn.cc
 
 NhwcLayoutOptions layout_fusions() {
   NhwcLayoutOptions o;
@@ -55,6 +56,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_attention(registry);
   opt::register_opt_attention_onnx(registry);
   opt::register_opt_norm_simplified(registry);
+  opt::register_opt_rnn(registry);
 }
 
 }  // namespace xonnx

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+
+#include <pthreadpool.h>
 
 #include "runtime/exec/thread_pool.h"
 #include "runtime/ops/registry.h"
@@ -64,10 +67,52 @@ void Operator::reset() {
   op_ = nullptr;
 }
 
+namespace {
+constexpr uint32_t kFirstProbe = 8, kMaxProbeInterval = 1024;
+std::atomic<uint32_t> g_probe_stagger{0};  // operators re-time on different runs
+}  // namespace
+
+bool ThreadChoice::threaded() {
+  ++runs_;
+  if (threaded_us_ < 0) return true;
+  if (single_us_ < 0) return false;
+  const bool faster_threaded = threaded_us_ <= single_us_;
+  if (interval_ == 0) {
+    interval_ = kFirstProbe;
+    next_probe_ = runs_ + kFirstProbe + g_probe_stagger.fetch_add(1, std::memory_order_relaxed) % kFirstProbe;
+  }
+  if (runs_ < next_probe_) return faster_threaded;
+  return !faster_threaded;  // re-time the other way
+}
+
+void ThreadChoice::record(bool threaded, double us) {
+  const bool was_faster_threaded = threaded_us_ <= single_us_;
+  double& average = threaded ? threaded_us_ : single_us_;
+  average = average < 0 ? us : 0.5 * (average + us);
+  if (interval_ == 0 || runs_ < next_probe_) return;
+  // A re-time that lost again waits twice as long for the next; one that won starts over.
+  const bool flipped = (threaded_us_ <= single_us_) != was_faster_threaded;
+  interval_ = flipped ? kFirstProbe : std::min(kMaxProbeInterval, interval_ * 2);
+  next_probe_ = runs_ + interval_;
+}
+
 Status Operator::run(pthreadpool_t pool) const {
   if (!op_) return internal_error("running an XNNPACK operator that was not created");
   g_runs.fetch_add(1, std::memory_order_relaxed);
-  return check(xnn_run_operator(op_, pool), "xnn_run_operator");
+  if (!pool) return check(xnn_run_operator(op_, nullptr), "xnn_run_operator");
+  const bool threaded = choice_.threaded();
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = check(xnn_run_operator(op_, threaded ? pool : nullptr), "xnn_run_operator");
+  if (threaded) {
+    // pthreadpool's workers would spin for 1M pause instructions (~300 ms on an AMD EPYC)
+    // after the operator, holding cores the next ops and other processes need: an empty
+    // region with PTHREADPOOL_FLAG_YIELD_WORKERS sends them to sleep at once (the next threaded
+    // operator wakes them, which costs little next to work of kMinParallelWork).
+    pthreadpool_parallelize_1d(
+        pool, [](void*, size_t) {}, nullptr, pthreadpool_get_threads_count(pool), PTHREADPOOL_FLAG_YIELD_WORKERS);
+  }
+  choice_.record(threaded, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  return status;
 }
 
 pthreadpool_t pool_for(const ThreadPool& pool, double work) {

@@ -41,16 +41,35 @@ Status initialize();
 // The one translation of xnn_status to Status: `what` names the XNNPACK call.
 Status check(xnn_status status, const char* what);
 
+// Whether an XNNPACK operator runs on the pool's workers or on the calling thread alone.
+// pthreadpool's caller spins until every worker has checked in, so on a machine whose cores are
+// busy with other processes a threaded operator costs a scheduler time slice or more (a 2-thread
+// LLM decode step ran 10-20x slower than on 1). Each operator times itself both ways, keeps
+// the faster, and re-times the other now and then (less often each time it loses again).
+class ThreadChoice {
+ public:
+  bool threaded();                         // the choice for the next run
+  void record(bool threaded, double us);   // that run's time
+
+ private:
+  double threaded_us_ = -1.0;  // moving averages; -1: not timed yet
+  double single_us_ = -1.0;
+  uint32_t runs_ = 0;
+  uint32_t next_probe_ = 0;
+  uint32_t interval_ = 0;
+};
+
 // Owns one xnn_operator_t (deleted on destruction or reset).
 class Operator {
  public:
   Operator() = default;
   ~Operator() { reset(); }
-  Operator(Operator&& o) noexcept : op_(o.op_) { o.op_ = nullptr; }
+  Operator(Operator&& o) noexcept : op_(o.op_), choice_(o.choice_) { o.op_ = nullptr; }
   Operator& operator=(Operator&& o) noexcept {
     if (this != &o) {
       reset();
       op_ = o.op_;
+      choice_ = o.choice_;
       o.op_ = nullptr;
     }
     return *this;
@@ -66,11 +85,14 @@ class Operator {
     return &op_;
   }
   void reset();
-  // xnn_run_operator on the session's pool (nullptr: the calling thread).
+  // xnn_run_operator on the session's pool (nullptr: the calling thread), or on the calling
+  // thread when that proved faster (ThreadChoice). Not thread-safe: a kernel runs on one
+  // thread at a time.
   Status run(pthreadpool_t pool) const;
 
  private:
   xnn_operator_t op_ = nullptr;
+  mutable ThreadChoice choice_;
 };
 
 // The pool for an operator of `work` multiply-adds (or elements): nullptr (the calling

@@ -1,0 +1,284 @@
+// Optimized GRU and LSTM (float32, the default activations, no clip: what torch.nn.GRU and
+// nn.LSTM export). The input projections of all time steps are one GEMM over W packed once at
+// session creation; each step's recurrent projection is one pass over R transposed once; gates
+// use the vectorized exp. Peepholes, input_forget, other activations and non-constant weights
+// go to the reference kernels (ref/rnn.cc), which define the semantics and report the errors.
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+enum class Cell { kGru, kLstm };
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+template <Cell K>
+class RecurrentKernel final : public OptKernel {
+  static constexpr int64_t G = K == Cell::kGru ? 3 : 4;  // gates: GRU z r h, LSTM i o f c
+
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    const char* op = K == Cell::kGru ? "GRU" : "LSTM";
+    auto k = std::unique_ptr<RecurrentKernel>(new RecurrentKernel());
+    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_ASSIGN_OR_RETURN(std::string direction, init.get_string("direction", "forward"));
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
+      return unsupported(op, ": direction '", direction, "' (the reference kernel reports it)");
+    }
+    k->dirs_ = direction == "bidirectional" ? 2 : 1;
+    k->reverse_only_ = direction == "reverse";
+    XONNX_ASSIGN_OR_RETURN(std::vector<std::string> acts, init.get_strings("activations"));
+    const std::vector<std::string> defaults =
+        K == Cell::kGru ? std::vector<std::string>{"sigmoid", "tanh"} : std::vector<std::string>{"sigmoid", "tanh", "tanh"};
+    if (!acts.empty() && acts.size() != defaults.size() && acts.size() != defaults.size() * k->dirs_) {
+      return unsupported(op, ": activations of an unexpected count (the reference kernel reports it)");
+    }
+    for (size_t i = 0; i < acts.size(); ++i) {
+      if (lower(acts[i]) != defaults[i % defaults.size()]) {
+        return unsupported(op, ": the optimized kernel has the default activations only");
+      }
+    }
+    if (init.has_attr("clip")) return unsupported(op, ": the optimized kernel has no clip");
+    XONNX_ASSIGN_OR_RETURN(int64_t input_forget, init.get_int("input_forget", 0));
+    if (input_forget != 0) return unsupported(op, ": the optimized kernel has no input_forget");
+    XONNX_ASSIGN_OR_RETURN(int64_t lbr, init.get_int("linear_before_reset", 0));
+    k->linear_before_reset_ = lbr != 0;
+    XONNX_ASSIGN_OR_RETURN(k->layout_, init.get_int("layout", 0));
+    const Tensor* w = init.constant_input(1);
+    const Tensor* r = init.constant_input(2);
+    if (!w || !r || !is_f32(*w) || !is_f32(*r) || w->rank() != 3 || r->rank() != 3 || w->dim(0) != k->dirs_ ||
+        r->dim(0) != k->dirs_ || r->dim(1) != G * r->dim(2) || w->dim(1) != r->dim(1) || r->dim(2) <= 0 ||
+        w->dim(2) <= 0 || (k->layout_ != 0 && k->layout_ != 1)) {
+      return unsupported(op, ": the optimized kernel takes constant float32 W and R of matching shapes");
+    }
+    XONNX_ASSIGN_OR_RETURN(int64_t hidden, init.get_int("hidden_size", r->dim(2)));
+    if (hidden != r->dim(2)) return unsupported(op, ": hidden_size differs from R's");
+    k->pack(*w, *r);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  // W^T of each direction as gemm_panel reads it; R^T as gemm_direct reads it.
+  void pack(const Tensor& w, const Tensor& r) {
+    const KernelTable& t = *k_;
+    H_ = r.dim(2);
+    in_ = w.dim(2);
+    const int64_t gh = G * H_, nr = t.nr, panels = (gh + nr - 1) / nr;
+    std::vector<float> wt(static_cast<size_t>(in_ * gh));
+    w_packed_.assign(static_cast<size_t>(dirs_ * panels * in_ * nr), 0.0f);
+    r_t_.resize(static_cast<size_t>(dirs_ * H_ * gh));
+    for (int64_t d = 0; d < dirs_; ++d) {
+      t.transpose_2d(w.data<float>() + d * gh * in_, in_, wt.data(), gh, gh, in_);
+      float* packed = w_packed_.data() + d * panels * in_ * nr;
+      for (int64_t p = 0; p < panels; ++p) {
+        t.pack_b(wt.data() + p * nr, gh, in_, std::min(nr, gh - p * nr), packed + p * in_ * nr);
+      }
+      t.transpose_2d(r.data<float>() + d * gh * H_, H_, r_t_.data() + d * H_ * gh, gh, gh, H_);
+    }
+  }
+
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.rank() != 3 || x.dim(2) != in_) return Status::ok();
+    if (K == Cell::kLstm && ctx.has_input(7)) return Status::ok();  // peepholes
+    const int64_t seq = layout_ == 0 ? x.dim(0) : x.dim(1), batch = layout_ == 0 ? x.dim(1) : x.dim(0);
+    if (seq == 0 || batch == 0) return Status::ok();
+    const int64_t gh = G * H_;
+    const Shape state_shape = layout_ == 0 ? Shape{dirs_, batch, H_} : Shape{batch, dirs_, H_};
+    const float* bias = nullptr;
+    if (ctx.has_input(3)) {
+      if (!is_f32(ctx.input(3)) || ctx.input(3).shape() != Shape{dirs_, 2 * gh}) return Status::ok();
+      bias = ctx.input(3).data<float>();
+    }
+    lens_.assign(static_cast<size_t>(batch), seq);
+    if (ctx.has_input(4)) {
+      const Tensor& sl = ctx.input(4);
+      if (!dtype_is_integer(sl.dtype()) || sl.shape() != Shape{batch}) return Status::ok();
+      for (int64_t b = 0; b < batch; ++b) {
+        lens_[b] = sl.get_as_int64(b);
+        if (lens_[b] < 0 || lens_[b] > seq) return Status::ok();
+      }
+    }
+    const float* init_h = nullptr;
+    const float* init_c = nullptr;
+    for (size_t i : {size_t{5}, size_t{6}}) {
+      if (i == 6 && K != Cell::kLstm) break;
+      if (!ctx.has_input(i)) continue;
+      if (!is_f32(ctx.input(i)) || ctx.input(i).shape() != state_shape) return Status::ok();
+      (i == 5 ? init_h : init_c) = ctx.input(i).data<float>();
+    }
+
+    float* y = nullptr;
+    if (ctx.output_wanted(0)) {
+      const Shape yshape = layout_ == 0 ? Shape{seq, dirs_, batch, H_} : Shape{batch, seq, dirs_, H_};
+      XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(0, DataType::kFloat, yshape));  // zeros past a length
+      y = t->data<float>();
+    }
+    float* y_h = nullptr;
+    float* y_c = nullptr;
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+      XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(1, DataType::kFloat, state_shape));
+      y_h = t->data<float>();
+    }
+    if (K == Cell::kLstm && ctx.num_outputs() > 2 && ctx.output_wanted(2)) {
+      XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(2, DataType::kFloat, state_shape));
+      y_c = t->data<float>();
+    }
+
+    gx_.resize(static_cast<size_t>(seq * batch * gh));
+    gh_.resize(static_cast<size_t>(batch * gh));
+    h_.resize(static_cast<size_t>(batch * H_));
+    c_.resize(static_cast<size_t>(batch * H_));
+    tmp_.resize(static_cast<size_t>(std::max(batch * H_, gh)));
+    // State index of (direction, batch row) in the layout of Y_h / initial_h.
+    auto state_at = [&](int64_t d, int64_t b) { return (layout_ == 0 ? d * batch + b : b * dirs_ + d) * H_; };
+    for (int64_t d = 0; d < dirs_; ++d) {
+      project_inputs(x.data<float>(), seq * batch, d, bias ? bias + d * 2 * gh : nullptr);
+      for (int64_t b = 0; b < batch; ++b) {
+        float* h = h_.data() + b * H_;
+        float* c = c_.data() + b * H_;
+        if (init_h) std::copy_n(init_h + state_at(d, b), H_, h); else std::fill_n(h, H_, 0.0f);
+        if (init_c) std::copy_n(init_c + state_at(d, b), H_, c); else std::fill_n(c, H_, 0.0f);
+      }
+      const bool reverse = reverse_only_ || d == 1;
+      const float* r_bias = bias ? bias + d * 2 * gh + gh : nullptr;
+      for (int64_t step = 0; step < seq; ++step) {
+        recurrent(d, batch, G == 3 && !linear_before_reset_ ? 2 * H_ : gh);
+        for (int64_t b = 0; b < batch; ++b) {
+          if (step >= lens_[b]) continue;
+          const int64_t t = reverse ? lens_[b] - 1 - step : step;
+          const float* gx = gx_.data() + (layout_ == 0 ? t * batch + b : b * seq + t) * gh;
+          float* h = h_.data() + b * H_;
+          if (K == Cell::kGru) {
+            gru_cell(d, gx, gh_.data() + b * gh, r_bias, h);
+          } else {
+            lstm_cell(gx, gh_.data() + b * gh, h, c_.data() + b * H_);
+          }
+          if (y) std::copy_n(h, H_, y + (layout_ == 0 ? (t * dirs_ + d) * batch + b : (b * seq + t) * dirs_ + d) * H_);
+        }
+      }
+      for (int64_t b = 0; b < batch; ++b) {
+        if (y_h) std::copy_n(h_.data() + b * H_, H_, y_h + state_at(d, b));
+        if (y_c) std::copy_n(c_.data() + b * H_, H_, y_c + state_at(d, b));
+      }
+    }
+    handled = true;
+    return Status::ok();
+  }
+
+  // gx_[rows, gh] = X W^T + W's bias, plus R's bias where it adds outside the reset gate.
+  void project_inputs(const float* x, int64_t rows, int64_t d, const float* bias) {
+    const KernelTable& t = *k_;
+    const int64_t gh = G * H_, nr = t.nr, panels = (gh + nr - 1) / nr;
+    const float* packed = w_packed_.data() + d * panels * in_ * nr;
+    float* gx = gx_.data();
+    pool_->parallel_for(static_cast<size_t>(panels), chunk_for(rows * in_ * nr), [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        const int64_t col = static_cast<int64_t>(p) * nr;
+        t.gemm_panel(rows, in_, x, in_, packed + col * in_, std::min(nr, gh - col), gx + col, gh);
+      }
+    });
+    if (!bias) return;
+    // GRU with linear_before_reset: R's bias of the h gate is scaled by the reset gate.
+    const int64_t merged = K == Cell::kGru && linear_before_reset_ ? 2 * H_ : gh;
+    for (int64_t j = 0; j < gh; ++j) tmp_[j] = bias[j] + (j < merged ? bias[gh + j] : 0.0f);
+    t.binary(BinaryOp::kAdd, false, gx, tmp_.data(), false, gx, gh, rows);
+  }
+
+  // gh_[batch, 0..cols) = h_ R^T: the columns split over the pool when they are many.
+  void recurrent(int64_t d, int64_t batch, int64_t cols) {
+    const KernelTable& t = *k_;
+    const int64_t gh = G * H_;
+    const float* rt = r_t_.data() + d * H_ * gh;
+    const size_t block = static_cast<size_t>(t.nr);
+    const size_t blocks = static_cast<size_t>((cols + t.nr - 1) / t.nr);
+    pool_->parallel_for(blocks, chunk_for(batch * H_ * t.nr), [&](size_t begin, size_t end) {
+      const int64_t c0 = static_cast<int64_t>(begin * block);
+      const int64_t c1 = std::min(cols, static_cast<int64_t>(end * block));
+      t.gemm_direct(batch, c1 - c0, H_, h_.data(), H_, rt + c0, gh, gh_.data() + c0, gh);
+    });
+  }
+
+  void sigmoid(float* v, int64_t n) {
+    float* e = tmp_.data();
+    for (int64_t i = 0; i < n; ++i) e[i] = -v[i];
+    k_->exp(e, e, n);
+    for (int64_t i = 0; i < n; ++i) v[i] = 1.0f / (1.0f + e[i]);
+  }
+  void tanh(float* v, int64_t n) {  // 2 sigmoid(2v) - 1
+    float* e = tmp_.data();
+    for (int64_t i = 0; i < n; ++i) e[i] = -2.0f * v[i];
+    k_->exp(e, e, n);
+    for (int64_t i = 0; i < n; ++i) v[i] = 2.0f / (1.0f + e[i]) - 1.0f;
+  }
+
+  // gates z, r, h: h' = (1 - z) tanh(gx_h + (r (.) h) R_h^T + Rb_h) + z h, or with
+  // linear_before_reset tanh(gx_h + r (.) (h R_h^T + Rb_h)). gr holds h R^T of z and r
+  // (and of h with linear_before_reset); r_bias: R's bias (merged into gx_ except there).
+  void gru_cell(int64_t d, const float* gx, float* gr, const float* r_bias, float* h) {
+    const int64_t H = H_;
+    for (int64_t j = 0; j < 2 * H; ++j) gr[j] += gx[j];
+    sigmoid(gr, 2 * H);  // z, r
+    const float* z = gr;
+    const float* r = gr + H;
+    float* n = gr + 2 * H;
+    if (linear_before_reset_) {
+      for (int64_t j = 0; j < H; ++j) n[j] = gx[2 * H + j] + r[j] * (n[j] + (r_bias ? r_bias[2 * H + j] : 0.0f));
+    } else {
+      float* rh = c_.data();  // the GRU has no cell state: c_ is free scratch
+      for (int64_t j = 0; j < H; ++j) rh[j] = r[j] * h[j];
+      const int64_t gh = G * H;
+      k_->gemm_direct(1, H, H, rh, H, r_t_.data() + d * H * gh + 2 * H, gh, n, gh);
+      for (int64_t j = 0; j < H; ++j) n[j] += gx[2 * H + j];
+    }
+    tanh(n, H);
+    for (int64_t j = 0; j < H; ++j) h[j] = n[j] + z[j] * (h[j] - n[j]);
+  }
+
+  // gates i, o, f, c: c' = f c + i tanh(g_c), h' = o tanh(c').
+  void lstm_cell(const float* gx, float* gr, float* h, float* c) {
+    const int64_t H = H_;
+    for (int64_t j = 0; j < 4 * H; ++j) gr[j] += gx[j];
+    sigmoid(gr, 3 * H);
+    tanh(gr + 3 * H, H);
+    const float* i = gr;
+    const float* o = gr + H;
+    const float* f = gr + 2 * H;
+    const float* g = gr + 3 * H;
+    for (int64_t j = 0; j < H; ++j) c[j] = f[j] * c[j] + i[j] * g[j];
+    std::copy_n(c, H, h);
+    tanh(h, H);
+    for (int64_t j = 0; j < H; ++j) h[j] *= o[j];
+  }
+
+  int64_t dirs_ = 1;
+  bool reverse_only_ = false;
+  bool linear_before_reset_ = false;
+  int64_t layout_ = 0;
+  int64_t H_ = 0;
+  int64_t in_ = 0;
+  std::vector<float> w_packed_;  // [dirs][panels][in][nr]
+  std::vector<float> r_t_;       // [dirs][H][G * H]
+  std::vector<int64_t> lens_;
+  std::vector<float> gx_, gh_, h_, c_, tmp_;
+};
+
+}  // namespace
+
+void register_opt_rnn(OpRegistry& registry) {
+  registry.add({"", "GRU", 1, kLatestVersion, RecurrentKernel<Cell::kGru>::create, 3, 6, 0, 2, Backend::kOptimized});
+  registry.add({"", "LSTM", 1, kLatestVersion, RecurrentKernel<Cell::kLstm>::create, 3, 8, 0, 3, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx
