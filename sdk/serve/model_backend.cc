@@ -1,0 +1,66 @@
+#include "sdk/serve/model_backend.h"
+
+#include "sdk/serve/json_matcher.h"
+
+namespace xonnx::serve {
+
+std::shared_ptr<const VocabTrie> ModelBackend::vocab_trie() const {
+  std::lock_guard<std::mutex> lock(trie_mutex_);
+  if (!trie_) {
+    const genai::Tokenizer& tok = tokenizer();
+    std::vector<std::string> bytes;
+    std::vector<int32_t> special;
+    bytes.reserve(static_cast<size_t>(tok.vocab_size()));
+    for (int32_t id = 0; id < tok.vocab_size(); ++id) {
+      bytes.push_back(tok.token_bytes(id));
+      if (tok.is_special(id)) special.push_back(id);
+    }
+    trie_ = std::make_shared<VocabTrie>(bytes, special);
+  }
+  return trie_;
+}
+
+namespace {
+
+class JsonProcessor : public genai::LogitsProcessor {
+ public:
+  JsonProcessor(std::shared_ptr<const CompiledSchema> schema, std::shared_ptr<const VocabTrie> trie,
+                std::vector<int32_t> eos)
+      : constraint_(std::make_shared<JsonMatcher>(std::move(schema)), std::move(trie), eos), eos_(std::move(eos)) {}
+
+  Status process(float* logits, int32_t vocab) override {
+    if (constraint_.mask_logits(logits, static_cast<size_t>(vocab)) == 0) {
+      return Status(StatusCode::kInternal, "response_format: no token of the vocabulary continues the JSON output");
+    }
+    return Status::ok();
+  }
+  Status accept(int32_t token) override {
+    if (!constraint_.accept(token)) {
+      return Status(StatusCode::kInternal, "response_format: token " + std::to_string(token) + " breaks the JSON output");
+    }
+    return Status::ok();
+  }
+  // Complete when the document is whole and nothing but end-of-sequence may follow (a number
+  // at the top level could still take digits).
+  bool is_complete() const override {
+    if (!constraint_.complete()) return false;
+    const size_t allowed = constraint_.fill_mask(mask_);
+    size_t ends = 0;
+    for (int32_t id : eos_) ends += id >= 0 && static_cast<size_t>(id) < mask_.size() && mask_[static_cast<size_t>(id)];
+    return allowed == ends;
+  }
+
+ private:
+  mutable JsonConstraint constraint_;
+  std::vector<int32_t> eos_;
+  mutable std::vector<uint8_t> mask_;
+};
+
+}  // namespace
+
+std::shared_ptr<genai::LogitsProcessor> make_json_processor(std::shared_ptr<const CompiledSchema> schema,
+                                                            const ModelBackend& backend) {
+  return std::make_shared<JsonProcessor>(std::move(schema), backend.vocab_trie(), backend.eos_ids());
+}
+
+}  // namespace xonnx::serve
