@@ -23,6 +23,7 @@ struct ServeOptions {
   std::string keep_alive = "5m";
   int threads = 0;
   int context = 0;
+  int64_t kv_budget_mib = 0;
   int http_threads = 0;
   size_t max_body_kib = 8192;
 };
@@ -70,6 +71,7 @@ int run_serve(const ServeOptions& o) {
   backend.max_queue = o.max_queue;
   backend.threads = o.threads;
   backend.context_length = o.context;
+  backend.kv_budget_bytes = o.kv_budget_mib << 20;
   serve::ModelRegistry registry(
       [backend](const std::string& dir) {
         std::fprintf(stderr, "[serve] loading %s\n", dir.c_str());
@@ -153,6 +155,8 @@ Runner add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "threads per model (0: all cores)")->capture_default_str();
   cmd->add_option("--ctx-size", o->context, "tokens per sequence (0: the model's max_length)")->capture_default_str();
+  cmd->add_option("--kv-budget-mib", o->kv_budget_mib, "cap of each model's KV cache (slots shrink to fit; 0: none)")
+      ->capture_default_str();
   cmd->add_option("--http-threads", o->http_threads, "connections served at once (0: parallel + max-queue + 8)");
   cmd->add_option("--max-body-kib", o->max_body_kib, "largest request body; larger get 413")->capture_default_str();
   return [o]() { return run_serve(*o); };

@@ -28,7 +28,7 @@ int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-json usage_json(const Usage& u) {
+json usage_json(const genai::Usage& u) {
   return {{"prompt_tokens", u.prompt_tokens},
           {"completion_tokens", u.completion_tokens},
           {"total_tokens", u.prompt_tokens + u.completion_tokens},
@@ -36,8 +36,8 @@ json usage_json(const Usage& u) {
 }
 
 // llama-server's names, plus the queue wait and time to first token.
-json timings_json(const TokenEvent& e) {
-  const RequestTimings& t = e.timings;
+json timings_json(const genai::TokenEvent& e) {
+  const genai::RequestTimings& t = e.timings;
   const int32_t predicted = e.usage.completion_tokens;
   const int32_t computed = e.usage.prompt_tokens - e.usage.cached_prompt_tokens;
   return {{"queue_ms", t.queue_ms},
@@ -51,9 +51,9 @@ json timings_json(const TokenEvent& e) {
           {"predicted_per_second", t.decode_ms > 0 && predicted > 1 ? (predicted - 1) * 1000.0 / t.decode_ms : 0.0}};
 }
 
-const char* finish_name(FinishReason reason) {
+const char* finish_name(genai::FinishReason reason) {
   // OpenAI knows "stop" and "length"; a cancelled generation (shutdown) reads as "stop" there.
-  return reason == FinishReason::kLength ? "length" : "stop";
+  return reason == genai::FinishReason::kLength ? "length" : "stop";
 }
 
 // The sampling of a request: the model's defaults, overridden by what the request set.
@@ -86,7 +86,7 @@ struct Generation {
   int64_t created = 0;
   Endpoint endpoint = Endpoint::kChat;
   std::shared_ptr<ModelBackend> backend;
-  std::shared_ptr<EventQueue> events;
+  std::shared_ptr<genai::EventQueue> events;
   uint64_t request_id = 0;
   bool finished = false;
 };
@@ -178,7 +178,7 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
   if (!backend_or.is_ok()) return send_error(res, error);
   std::shared_ptr<ModelBackend> backend = backend_or.value();
 
-  GenerationRequest gen;
+  genai::GenerationRequest gen;
   if (!build_prompt(*backend, request, gen.prompt, error)) return send_error(res, error);
   gen.sampling = merge_sampling(backend->default_sampling(), request);
   const Status valid = gen.sampling.validate(backend->tokenizer().vocab_size());
@@ -193,7 +193,7 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
   g->created = unix_now();
   g->endpoint = endpoint;
   g->backend = backend;
-  g->events = EventQueue::create();
+  g->events = genai::EventQueue::create();
   gen.on_event = g->events->callback();
   if (ctx.stopping) return send_error(res, {503, "server_error", "the server is shutting down", "", ""});
   auto id = backend->submit(std::move(gen));
@@ -209,15 +209,15 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
 
   if (!request.stream) {
     std::string text;
-    TokenEvent e;
+    genai::TokenEvent e;
     do {
       e = g->events->pop();
       text += e.text;
-    } while (e.finish == FinishReason::kNone);
+    } while (e.finish == genai::FinishReason::kNone);
     ctx.active.remove(backend, g->request_id);
     ctx.registry.touch(request.model);
     ctx.metrics.count_generation(e);
-    if (e.finish == FinishReason::kError) {
+    if (e.finish == genai::FinishReason::kError) {
       return send_error(res, {500, "server_error", "generation failed: " + e.error, "", ""});
     }
     json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_name(e.finish)}};
@@ -259,17 +259,17 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
             return false;
           }
         }
-        TokenEvent e;
+        genai::TokenEvent e;
         if (!g->events->pop(e, std::chrono::milliseconds(200))) {
           return !sink.is_writable || sink.is_writable();  // keep waiting unless the client left
         }
-        if (e.finish == FinishReason::kNone) {
+        if (e.finish == genai::FinishReason::kNone) {
           return e.text.empty() || write(sse(with_usage(choice_chunk(*g, e.text, nullptr, false))));
         }
         g->finished = true;
         ctx.active.remove(g->backend, g->request_id);
         ctx.metrics.count_generation(e);
-        if (e.finish == FinishReason::kError) {
+        if (e.finish == genai::FinishReason::kError) {
           const ApiError err{500, "server_error", "generation failed: " + e.error, "", ""};
           write(sse(err.to_json()));
         } else {
@@ -292,10 +292,10 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
         // Runs when the stream ends, also when the client went away mid-stream.
         if (!g->finished) {
           g->backend->cancel(g->request_id);
-          TokenEvent e;
+          genai::TokenEvent e;
           do {
             e = g->events->pop();  // the final (cancelled) event: the slot is free after it
-          } while (e.finish == FinishReason::kNone);
+          } while (e.finish == genai::FinishReason::kNone);
           ctx.active.remove(g->backend, g->request_id);
           ctx.metrics.count_generation(e);
         }

@@ -2,8 +2,8 @@
 // constrained decoding: advance() takes one byte and says whether some valid document still
 // starts with the bytes so far; accepting() says whether they form a complete one. The
 // language is exactly "compact-or-spaced JSON whose value validates", with these choices
-// (docs/serve.md): at most kMaxWhitespaceRun whitespace bytes in a row, no whitespace before
-// or after the top-level value, object keys without backslash escapes, numbers of at most
+// (docs/serve.md): at most kMaxWhitespaceRun whitespace bytes in a row (also before the value),
+// none after the top-level value, object keys without backslash escapes, numbers of at most
 // kMaxNumberChars characters (no exponent when the schema bounds the number), strings as
 // well-formed UTF-8 with paired surrogate escapes (so every accepted text parses).
 //

@@ -1,5 +1,10 @@
 #include "sdk/serve/model_backend.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <thread>
+
 #include "sdk/serve/json_matcher.h"
 
 namespace xonnx::serve {
@@ -21,6 +26,29 @@ std::shared_ptr<const VocabTrie> ModelBackend::vocab_trie() const {
 }
 
 namespace {
+
+class EngineBackend : public ModelBackend {
+ public:
+  EngineBackend(std::unique_ptr<genai::Engine> engine, int64_t weight_bytes)
+      : engine_(std::move(engine)), weight_bytes_(weight_bytes) {}
+  const genai::Tokenizer& tokenizer() const override { return engine_->tokenizer(); }
+  std::vector<int32_t> eos_ids() const override { return engine_->config().eos_token_ids; }
+  int32_t context_length() const override { return engine_->slot_length(); }
+  genai::SamplingParams default_sampling() const override { return engine_->default_sampling(); }
+  Result<uint64_t> submit(genai::GenerationRequest request) override { return engine_->submit(std::move(request)); }
+  void cancel(uint64_t request_id) override { engine_->cancel(request_id); }
+  genai::EngineStats stats() const override { return engine_->stats(); }
+  int64_t memory_bytes() const override { return weight_bytes_ + engine_->stats().kv_bytes; }
+
+ private:
+  std::unique_ptr<genai::Engine> engine_;
+  int64_t weight_bytes_;
+};
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
 
 class JsonProcessor : public genai::LogitsProcessor {
  public:
@@ -57,6 +85,21 @@ class JsonProcessor : public genai::LogitsProcessor {
 };
 
 }  // namespace
+
+Result<std::unique_ptr<ModelBackend>> load_model_backend(const std::string& model_dir, const BackendOptions& options) {
+  genai::EngineOptions eo;
+  eo.parallel = options.parallel;
+  eo.max_queue = options.max_queue;
+  eo.threads = options.threads > 0 ? options.threads
+                                   : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  eo.slot_length = options.context_length;
+  eo.kv_budget_bytes = options.kv_budget_bytes;
+  auto engine = genai::Engine::create(model_dir, eo);
+  if (!engine.is_ok()) return engine.status();
+  const std::string model_path = engine.value()->config().model_path();
+  const int64_t weights = file_size(model_path) + file_size(model_path + ".data");
+  return std::unique_ptr<ModelBackend>(new EngineBackend(std::move(engine.value()), weights));
+}
 
 std::shared_ptr<genai::LogitsProcessor> make_json_processor(std::shared_ptr<const CompiledSchema> schema,
                                                             const ModelBackend& backend) {

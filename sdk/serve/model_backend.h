@@ -1,6 +1,6 @@
 // What the server needs of a loaded model: a tokenizer (with its chat template) and a queue of
-// generations (generation.h). load_model_backend() runs the model with genai::Generator; the
-// tests give the HTTP layer a scripted backend instead.
+// generations. load_model_backend() puts the batching genai::Engine behind it; the tests give
+// the HTTP layer a scripted backend instead.
 //
 // Threads: every method may be called from any thread (the HTTP workers); submit()'s callback
 // runs on the backend's own thread (genai::TokenCallback's rules).
@@ -14,9 +14,8 @@
 #include "runtime/core/status.h"
 #include <mutex>
 
-#include "sdk/genai/genai_config.h"
+#include "sdk/genai/engine.h"
 #include "sdk/genai/tokenizer.h"
-#include "sdk/serve/generation.h"
 #include "sdk/serve/token_mask.h"
 
 namespace xonnx::serve {
@@ -28,9 +27,9 @@ class ModelBackend {
   virtual std::vector<int32_t> eos_ids() const = 0;
   virtual int32_t context_length() const = 0;  // tokens per sequence (prompt + output)
   virtual genai::SamplingParams default_sampling() const = 0;
-  virtual Result<uint64_t> submit(GenerationRequest request) = 0;
+  virtual Result<uint64_t> submit(genai::GenerationRequest request) = 0;
   virtual void cancel(uint64_t request_id) = 0;
-  virtual BackendStats stats() const = 0;
+  virtual genai::EngineStats stats() const = 0;
   // Bytes the model holds (weights + KV cache), for /metrics and `models info`.
   virtual int64_t memory_bytes() const = 0;
 
@@ -43,15 +42,14 @@ class ModelBackend {
 };
 
 struct BackendOptions {
-  int32_t parallel = 1;        // sequences generated at once
-  int32_t max_queue = 0;       // requests waiting for a turn; 0: unlimited; over it submit() fails
-  int32_t threads = 0;         // the model's threads; 0: the machine's cores
-  int32_t context_length = 0;  // tokens per sequence; 0: the model's search.max_length
+  int32_t parallel = 1;         // sequences decoded together (engine slots)
+  int32_t max_queue = 0;        // requests waiting for a slot; 0: unlimited; over it submit() fails
+  int32_t threads = 0;          // the model's threads; 0: the machine's cores
+  int32_t context_length = 0;   // tokens per slot; 0: the model's search.max_length
+  int64_t kv_budget_bytes = 0;  // the KV cache's cap (slots shrink to fit); 0: none
 };
 
-// Loads a GenAI model folder (genai_config.json, model, tokenizer files). Generation runs on
-// the backend's own thread, one sequence at a time (generator_backend.cc); `parallel` > 1
-// needs the batching engine (sdk/genai/engine.h) and is refused until it is wired in.
+// Loads a GenAI model folder (genai_config.json, model, tokenizer files) onto genai::Engine.
 Result<std::unique_ptr<ModelBackend>> load_model_backend(const std::string& model_dir, const BackendOptions& options);
 
 // genai::LogitsProcessor over a JsonConstraint: the token mask of response_format.

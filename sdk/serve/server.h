@@ -5,7 +5,7 @@
 // (Prometheus text), POST /tokenize, POST /detokenize. Errors use OpenAI's JSON shape.
 //
 // Threads: cpp-httplib serves each connection on a pool thread; generation runs on each
-// model's engine thread and reaches the HTTP thread through an EventQueue. A streaming client
+// model's engine thread and reaches the HTTP thread through an genai::EventQueue. A streaming client
 // that goes away cancels its generation at the next token it would have received.
 #pragma once
 

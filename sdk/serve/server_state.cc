@@ -42,12 +42,12 @@ void ServerMetrics::count_request(const std::string& path, int status) {
   ++requests_[{path, status}];
 }
 
-void ServerMetrics::count_generation(const TokenEvent& e) {
+void ServerMetrics::count_generation(const genai::TokenEvent& e) {
   std::lock_guard<std::mutex> lock(mutex_);
   prompt_tokens_ += static_cast<uint64_t>(e.usage.prompt_tokens);
   cached_prompt_tokens_ += static_cast<uint64_t>(e.usage.cached_prompt_tokens);
   completion_tokens_ += static_cast<uint64_t>(e.usage.completion_tokens);
-  ++finish_reasons_[finish_reason_name(e.finish)];
+  ++finish_reasons_[genai::finish_reason_name(e.finish)];
   if (e.usage.completion_tokens > 0 && e.timings.first_token_ms > 0) {
     if (ttft_buckets_.empty()) ttft_buckets_.assign(kTtftBuckets, 0);
     for (size_t i = 0; i < kTtftBuckets; ++i) ttft_buckets_[i] += e.timings.first_token_ms <= kTtftBoundsMs[i];
@@ -109,11 +109,11 @@ std::string ServerMetrics::render(const std::vector<ModelStatus>& models) const 
     o << "# HELP " << gauge.name << " " << gauge.help << "\n# TYPE " << gauge.name << " " << gauge.type << "\n";
     for (const ModelStatus& m : models) {
       if (!m.backend) continue;
-      const BackendStats s = m.backend->stats();
+      const genai::EngineStats s = m.backend->stats();
       const std::string n = gauge.name;
       double v = 0;
       if (n == "xonnx_model_queue_depth") v = s.queued;
-      else if (n == "xonnx_model_requests_running") v = s.running;
+      else if (n == "xonnx_model_requests_running") v = s.prefilling + s.decoding;
       else if (n == "xonnx_model_slots") v = s.slots;
       else if (n == "xonnx_model_kv_cache_bytes") v = static_cast<double>(s.kv_bytes);
       else if (n == "xonnx_model_memory_bytes") v = static_cast<double>(m.backend->memory_bytes());

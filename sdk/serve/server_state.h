@@ -27,7 +27,7 @@ class ServerMetrics {
  public:
   void count_request(const std::string& path, int status);
   // A generation's final event: its token counts and time to first token.
-  void count_generation(const TokenEvent& final_event);
+  void count_generation(const genai::TokenEvent& final_event);
   std::string render(const std::vector<ModelStatus>& models) const;
 
  private:

@@ -34,10 +34,10 @@ class FakeBackend : public ModelBackend {
   int32_t context_length() const override { return options_.context; }
   genai::SamplingParams default_sampling() const override { return {}; }
   int64_t memory_bytes() const override { return 1234; }
-  BackendStats stats() const override {
-    BackendStats s;
+  genai::EngineStats stats() const override {
+    genai::EngineStats s;
     s.slots = options_.max_running;
-    s.running = running_;
+    s.decoding = running_;
     return s;
   }
   void cancel(uint64_t id) override {
@@ -45,7 +45,7 @@ class FakeBackend : public ModelBackend {
     cancel_requests_.push_back(id);
   }
 
-  Result<uint64_t> submit(GenerationRequest request) override {
+  Result<uint64_t> submit(genai::GenerationRequest request) override {
     if (running_.fetch_add(1) >= options_.max_running) {
       --running_;
       return resource_exhausted("queue full (", options_.max_running, " requests)");
@@ -72,12 +72,12 @@ class FakeBackend : public ModelBackend {
   genai::SamplingParams last_sampling_;
 
  private:
-  void generate(uint64_t id, GenerationRequest r) {
+  void generate(uint64_t id, genai::GenerationRequest r) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<int32_t> reply = tokenizer_->encode(options_.reply, false);
     std::mt19937 rng(static_cast<uint32_t>(r.sampling.seed >= 0 ? r.sampling.seed : 7));
     std::vector<float> logits(static_cast<size_t>(tokenizer_->vocab_size()));
-    TokenEvent e;
+    genai::TokenEvent e;
     e.request_id = id;
     e.usage.prompt_tokens = static_cast<int32_t>(r.prompt.size());
     genai::TokenStreamDecoder decoder(*tokenizer_);
@@ -85,18 +85,18 @@ class FakeBackend : public ModelBackend {
     for (int32_t step = 0;; ++step) {
       std::this_thread::sleep_for(options_.per_token);
       if (cancelled(id)) {
-        e.finish = FinishReason::kCancelled;
+        e.finish = genai::FinishReason::kCancelled;
         ++cancelled_;
         break;
       }
       if (r.max_tokens > 0 && step >= r.max_tokens) {
-        e.finish = FinishReason::kLength;
+        e.finish = genai::FinishReason::kLength;
         break;
       }
       int32_t token = -1;
       if (r.logits_processor) {
         if (r.logits_processor->is_complete()) {
-          e.finish = FinishReason::kStop;
+          e.finish = genai::FinishReason::kStop;
           break;
         }
         // Noise plus a pull towards closing tokens, as a model's prior would have.
@@ -113,7 +113,7 @@ class FakeBackend : public ModelBackend {
           s = r.logits_processor->accept(token);
         }
         if (!s.is_ok()) {
-          e.finish = FinishReason::kError;
+          e.finish = genai::FinishReason::kError;
           e.error = s.message();
           break;
         }
@@ -126,7 +126,7 @@ class FakeBackend : public ModelBackend {
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       }
       if (token == eos) {
-        e.finish = FinishReason::kStop;
+        e.finish = genai::FinishReason::kStop;
         break;
       }
       e.token = token;

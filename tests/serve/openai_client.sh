@@ -27,7 +27,7 @@ cleanup() {
   rm -f "$log" "$port_file"
 }
 trap cleanup EXIT
-"$xonnx" serve "$model" --port 0 --api-key test-key --threads 1 --keep-alive -1 2>"$log" &
+"$xonnx" serve "$model" --port 0 --api-key test-key --threads 1 --parallel 2 --keep-alive -1 2>"$log" &
 pid=$!
 for _ in $(seq 1 100); do
   port="$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/v1.*|\1|p' "$log")"
