@@ -10,6 +10,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   libonnx-dev                                # the ONNX checker the converter's output is tested with
   libre2-dev libutf8proc-dev                 # sdk/genai: tokenizer regexes, Unicode normalization
+  libcpp-httplib-dev libssl-dev              # sdk/serve: the HTTP server (Debian builds it with OpenSSL)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -4,7 +4,8 @@
 # Packages are fetched with `apt-get download` and unpacked with `dpkg -x` (installing foreign
 # packages with multiarch apt is fragile: versions skew). The result holds the target's
 # XNNPACK/cpuinfo/pthreadpool, libprotobuf-lite.a, gtest, benchmark, libre2.a, libutf8proc.a,
-# the header-only CLI11 and nlohmann-json, and libc/libstdc++ so qemu-user can run the tests
+# cpp-httplib (a shared library, with its OpenSSL / zlib / brotli dependencies), the header-only
+# CLI11 and nlohmann-json, and libc/libstdc++ so qemu-user can run the tests
 # with `-L DEST`.
 # Idempotent: a second run with the same package versions only checks a stamp file.
 # Needs root the first time (dpkg --add-architecture + apt-get update).
@@ -29,6 +30,7 @@ ARCH_PACKAGES=(
   libprotobuf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
   libre2-dev libutf8proc-dev
+  libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 zlib1g libbrotli1
 )
 # Header-only, architecture-independent.
 ALL_PACKAGES=(libcli11-dev nlohmann-json3-dev)
@@ -119,7 +121,8 @@ done
 for f in "usr/lib/$TRIPLE/libXNNPACK.so" "usr/lib/$TRIPLE/libcpuinfo.so" "usr/lib/$TRIPLE/libpthreadpool.so" \
          "usr/lib/$TRIPLE/libprotobuf-lite.a" "usr/lib/$TRIPLE/libgtest.a" "usr/include/xnnpack.h" \
          "usr/include/google/protobuf/message_lite.h" "usr/include/CLI/CLI.hpp" "usr/include/nlohmann/json.hpp" \
-         "usr/lib/$TRIPLE/libre2.a" "usr/lib/$TRIPLE/libutf8proc.a" "usr/include/re2/re2.h" "usr/include/utf8proc.h"; do
+         "usr/lib/$TRIPLE/libre2.a" "usr/lib/$TRIPLE/libutf8proc.a" "usr/include/re2/re2.h" "usr/include/utf8proc.h" \
+         "usr/include/httplib.h" "usr/lib/$TRIPLE/libcpp-httplib.so" "usr/include/openssl/ssl.h"; do
   [ -e "$DEST/$f" ] || { log "error: $f missing after extraction"; exit 1; }
 done
 printf '%s\n' "$WANT" > "$STAMP"

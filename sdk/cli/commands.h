@@ -19,6 +19,7 @@ Runner add_run_command(CLI::App& app);
 Runner add_verify_command(CLI::App& app);
 Runner add_tokenize_command(CLI::App& app);
 Runner add_generate_command(CLI::App& app);
+Runner add_serve_command(CLI::App& app);
 
 }  // namespace cli
 }  // namespace xonnx
