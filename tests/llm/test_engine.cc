@@ -259,3 +259,30 @@ TEST(Engine, SeparateBuffersModelRunsOneSlot) {
 
 }  // namespace
 }  // namespace xonnx::genai
+
+namespace xonnx::genai {
+namespace {
+
+// kv_budget_bytes shrinks the slots to fit, or refuses when fewer than 16 tokens would.
+TEST(Engine, KvBudget) {
+  EngineOptions options;
+  options.parallel = 2;
+  const int64_t per_token = 2 * 4 * 2 * 32 * 4;  // key + value, 4 layers, 2 kv heads, head size 32, float
+  options.kv_budget_bytes = per_token * 2 * 100;
+  auto engine = Engine::create(kTiny + "/genai_int4", options);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+  EXPECT_EQ((*engine)->slot_length(), 100);
+  EXPECT_EQ((*engine)->stats().kv_bytes, per_token * 2 * 100);
+  options.kv_budget_bytes = per_token * 2 * 15;
+  auto refused = Engine::create(kTiny + "/genai_int4", options);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("kv_budget_bytes"), std::string::npos);
+  options.kv_budget_bytes = 0;
+  options.parallel = 0;
+  auto no_slots = Engine::create(kTiny + "/genai_int4", options);
+  ASSERT_FALSE(no_slots.is_ok());
+  EXPECT_NE(no_slots.status().message().find("parallel"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xonnx::genai
