@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,9 +27,15 @@ const nlohmann::json& ground_truth() {
   return j;
 }
 
-// A folder like `source` whose genai_config.json has search.past_present_share_buffer = `shared`
-// (the model and tokenizer files copied: the loader refuses external data outside the folder).
-std::string folder_with_share_buffer(const std::string& source, bool shared) {
+// A temporary folder like `source` whose genai_config.json has search.past_present_share_buffer
+// = `shared` (the model and tokenizer files copied: the loader refuses external data outside the
+// folder); removed with the object.
+struct TempFolder {
+  std::string dir;
+  ~TempFolder() { std::filesystem::remove_all(dir); }
+};
+
+TempFolder folder_with_share_buffer(const std::string& source, bool shared) {
   char tmpl[] = "/tmp/xonnx_genai_XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   for (const char* f : {"model.onnx", "model.onnx.data", "tokenizer.json", "tokenizer_config.json"}) {
@@ -39,7 +46,7 @@ std::string folder_with_share_buffer(const std::string& source, bool shared) {
   nlohmann::json c = nlohmann::json::parse(in);
   c["search"]["past_present_share_buffer"] = shared;
   std::ofstream(dir + "/genai_config.json") << c.dump(2);
-  return dir;
+  return TempFolder{dir};
 }
 
 std::vector<int32_t> greedy(Generator& g, const std::vector<int32_t>& prompt, size_t count) {
@@ -68,7 +75,8 @@ void expect_greedy_as_pytorch(const std::string& dir, const GeneratorOptions& op
 TEST(Generate, GreedyAsPytorchFp32SharedBuffer) { expect_greedy_as_pytorch(kTiny + "/genai_fp32"); }
 
 TEST(Generate, GreedyAsPytorchFp32SeparateBuffers) {
-  expect_greedy_as_pytorch(folder_with_share_buffer(kTiny + "/genai_fp32", false));
+  const TempFolder folder = folder_with_share_buffer(kTiny + "/genai_fp32", false);
+  expect_greedy_as_pytorch(folder.dir);
 }
 
 // The TorchScript export (decomposed attention, Concat of past and new keys).
@@ -123,7 +131,8 @@ TEST(Generate, Errors) {
   p.top_p = 0;
   EXPECT_NE((*g)->set_sampling(p).message().find("top_p"), std::string::npos);
   // A folder whose config names a KV input the graph lacks.
-  const std::string dir = folder_with_share_buffer(kTiny + "/genai_int4", true);
+  const TempFolder folder = folder_with_share_buffer(kTiny + "/genai_int4", true);
+  const std::string& dir = folder.dir;
   std::ifstream in(dir + "/genai_config.json");
   nlohmann::json c = nlohmann::json::parse(in);
   c["model"]["decoder"]["inputs"]["past_key_names"] = "past.%d.k";
