@@ -4,8 +4,8 @@
 #include <exception>
 #include <set>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/qdq_fusion.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "runtime/passes/qdq_fusion.h"
 #include "runtime/exec/subgraph.h"
 #include "runtime/ops/optimized/layout_fusions.h"
 

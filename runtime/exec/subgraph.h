@@ -10,7 +10,7 @@
 
 #include "runtime/exec/buffer_pool.h"
 #include "runtime/exec/session.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {

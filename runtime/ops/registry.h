@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ir/opset.h"
 #include "runtime/ops/kernel.h"
 
 namespace xonnx {
@@ -15,9 +16,6 @@ namespace xonnx {
 using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelInit& init);
 
 constexpr int kLatestVersion = INT_MAX;
-// Highest default-domain opset the loader accepts (the ONNX 1.22 test suite uses up to 27).
-constexpr int64_t kMaxOnnxOpset = 27;
-constexpr int64_t kMinOnnxOpset = 1;
 
 // Where a kernel comes from. At session creation the registry offers the candidates for a
 // node fastest first; a fast factory may decline (any error), and the next one is tried.

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/layout_fusions.h"
 #include "runtime/ops/optimized/opt_util.h"

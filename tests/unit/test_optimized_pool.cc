@@ -156,7 +156,7 @@ TEST(OptimizedMaxPool, WindowsInsideThePaddingGiveTheLowestFloat) {
         random_input({1, 5, 3, 3}, 4));
 }
 
-// The integer MaxPool of QDQ models (exec/qdq_fusion.h), as the NHWC node the layout pass
+// The integer MaxPool of QDQ models (passes/qdq_fusion.h), as the NHWC node the layout pass
 // makes: an exact max over int8 / uint8 windows, padding never winning.
 template <typename T>
 Tensor integer_nhwc(const Shape& shape, uint32_t seed) {

@@ -7,7 +7,7 @@
 // XNNPACK's operators (whose output clamp turns NaN into a bound) no finiteness scan follows.
 #include <algorithm>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 

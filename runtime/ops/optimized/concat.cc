@@ -4,7 +4,7 @@
 // Inputs that disagree in type or shape go to the reference kernel, which reports them.
 #include <cstring>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 

@@ -16,8 +16,8 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/max_pool.h"

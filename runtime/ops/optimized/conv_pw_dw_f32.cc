@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/fdw_layer.h"
 #include "runtime/ops/optimized/opt_util.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "runtime/core/status.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/kernel.h"
 #include "runtime/ops/optimized/fdwconv.h"
 #include "runtime/ops/optimized/kernels.h"

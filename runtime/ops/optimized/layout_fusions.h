@@ -1,9 +1,9 @@
-// What the layout pass (runtime/exec/layout_nhwc.h) may rewrite for the own kernels: only
+// What the layout pass (runtime/passes/layout_nhwc.h) may rewrite for the own kernels: only
 // what this CPU's own kernels run (AVX-512), with the optimized kernels on. Elsewhere the
 // rewritten ops would run on their reference twins.
 #pragma once
 
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 
 namespace xonnx {
 namespace opt {

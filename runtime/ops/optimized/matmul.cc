@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"

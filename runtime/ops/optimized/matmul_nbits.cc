@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/q4_int8.h"
 #include "runtime/ops/registry.h"

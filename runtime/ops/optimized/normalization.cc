@@ -5,7 +5,7 @@
 // outputs are computed for stash_type float; other stash types are declined at creation.
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 

@@ -12,7 +12,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/kernel.h"
 #include "runtime/ops/optimized/kernels.h"
 

@@ -5,7 +5,7 @@
 // taps in the padding read a row of the type's lowest value, which never wins.
 //  - float32: outputs that come out -inf (an all-NaN window, or -inf inputs) are redone with
 //    the reference rule, so the result is the reference kernel's bit for bit;
-//  - int8 / uint8 (the integer MaxPool of QDQ models, exec/qdq_fusion.h): an exact max.
+//  - int8 / uint8 (the integer MaxPool of QDQ models, passes/qdq_fusion.h): an exact max.
 // The Indices output, other types and (for integers) windows of padding only go to the
 // reference kernel. It also runs the layout pass's ConcatMaxPool: each part of a channel
 // Concat pooled into its channels of the output, the concatenation never written.
@@ -16,8 +16,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/ref/common.h"
@@ -272,7 +272,7 @@ void register_opt_pool(OpRegistry& registry) {
             Backend::kOptimized};
   def.before_xnnpack = true;
   registry.add(def);
-  // The layout pass's MaxPool of a channel Concat's parts (runtime/exec/layout_nhwc.h).
+  // The layout pass's MaxPool of a channel Concat's parts (runtime/passes/layout_nhwc.h).
   def.name = kConcatMaxPoolOp;
   def.max_inputs = static_cast<int>(kMaxConcatParts);
   def.max_outputs = 1;

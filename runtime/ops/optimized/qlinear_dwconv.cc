@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "runtime/core/dtype.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qdwconv.h"
 #include "runtime/ops/optimized/row_ring.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"

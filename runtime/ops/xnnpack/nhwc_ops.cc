@@ -1,4 +1,4 @@
-// The internal NHWC ops of the layout pass (runtime/exec/layout_nhwc.h), domain
+// The internal NHWC ops of the layout pass (runtime/passes/layout_nhwc.h), domain
 // "com.xonnx.nhwc":
 //  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
 //    view without a copy when C == 1 or H * W == 1, the memory being the same then);
@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 

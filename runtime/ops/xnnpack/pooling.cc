@@ -8,7 +8,7 @@
 //    (counted), only the ceil-mode extra stays XNNPACK padding (not counted, as in ONNX);
 //  - MaxPool with dilations > 1 and padding, windows without any input element, 1x1 pools,
 //    the Indices output and non-float inputs go to the reference kernel; NHWC MaxPool also
-//    takes int8 / uint8 (the integer MaxPool of QDQ models, exec/qdq_fusion.h).
+//    takes int8 / uint8 (the integer MaxPool of QDQ models, passes/qdq_fusion.h).
 // As the layout pass's com.xonnx.nhwc ops (MaxPool, AveragePool, GlobalAveragePool) they take
 // and return NHWC tensors: no transposes (GlobalAveragePool via the NWC operator).
 #include <algorithm>
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"

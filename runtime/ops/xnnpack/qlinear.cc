@@ -11,7 +11,7 @@
 // quantize_static emits) run on the signed kernels, flipped while transposing to/from NHWC.
 // Weights that fit neither form (asymmetric per-channel) and scales XNNPACK rejects (not
 // normal floats, requantization scale outside [2^-32, 256)) decline at session creation.
-// As the layout pass's com.xonnx.nhwc QLinearConv (made from QDQ groups by exec/qdq_fusion.h)
+// As the layout pass's com.xonnx.nhwc QLinearConv (made from QDQ groups by passes/qdq_fusion.h)
 // it takes and returns NHWC tensors directly.
 #include <algorithm>
 #include <array>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 

@@ -1,6 +1,6 @@
 // XNNPACK kernels for ORT's com.microsoft QLinearAdd / QLinearMul (int8 via *_nd_qs8, uint8 via
 // *_nd_qu8, numpy broadcasting up to 6-D): the residual Adds of quantized CNNs, whether the model
-// came in QOperator format or the QDQ fusion pass (runtime/exec/qdq_fusion.cc) made them.
+// came in QOperator format or the QDQ fusion pass (runtime/passes/qdq_fusion.cc) made them.
 //
 // Scales and zero points must be constants (the operator bakes them in at session creation);
 // XNNPACK refuses scale ratios outside its fixed-point range, which declines the node. XNNPACK
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 

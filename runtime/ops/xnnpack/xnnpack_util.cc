@@ -10,7 +10,7 @@
 
 #include <pthreadpool.h>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/registry.h"
 
 #if defined(__SSE__) || defined(_M_X64)

@@ -7,7 +7,7 @@
 //
 // Layout: the ONNX-domain kernels take and return NCHW tensors and convert to/from XNNPACK's
 // NHWC internally (nchw_to_nhwc / nhwc_to_nchw below). Inside the NHWC regions of the layout
-// pass (runtime/exec/layout_nhwc.h) the same kernels run as ops of domain kNhwcOpDomain on
+// pass (runtime/passes/layout_nhwc.h) the same kernels run as ops of domain kNhwcOpDomain on
 // NHWC tensors directly; their reference twins are in nhwc_ops.cc.
 #pragma once
 
@@ -31,7 +31,7 @@ class ThreadPool;
 
 namespace xnn {
 
-// The domain of the layout pass's internal ops (runtime/exec/layout_nhwc.h: kNhwcDomain).
+// The domain of the layout pass's internal ops (runtime/passes/layout_nhwc.h: kNhwcDomain).
 constexpr const char* kNhwcOpDomain = "com.xonnx.nhwc";
 inline bool is_nhwc_node(const KernelInit& init) { return init.node().domain == kNhwcOpDomain; }
 

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc_pass.h"
-#include "runtime/exec/pass_util.h"
+#include "runtime/passes/layout_nhwc_pass.h"
+#include "runtime/passes/pass_util.h"
 
 namespace xonnx {
 namespace layout_internal {

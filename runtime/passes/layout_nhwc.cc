@@ -1,7 +1,7 @@
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 
-#include "runtime/exec/layout_nhwc_pass.h"
-#include "runtime/exec/pass_util.h"
+#include "runtime/passes/layout_nhwc_pass.h"
+#include "runtime/passes/pass_util.h"
 
 #include <algorithm>
 #include <cmath>

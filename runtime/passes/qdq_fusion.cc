@@ -1,4 +1,4 @@
-#include "runtime/exec/qdq_fusion.h"
+#include "runtime/passes/qdq_fusion.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "runtime/exec/pass_util.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "runtime/ops/registry.h"
 

@@ -6,7 +6,7 @@
 //  - Conv (constant 4-D float W, constant B), MaxPool / AveragePool (2-D, no Indices output)
 //    and GlobalAveragePool become internal ops of domain "com.xonnx.nhwc" (same attributes,
 //    NHWC input 0 and output 0; runtime/ops/xnnpack/nhwc_ops.cc). Each has a reference twin.
-//  - QLinearConv with constant weights, scales, zero points and bias (what exec/qdq_fusion.h
+//  - QLinearConv with constant weights, scales, zero points and bias (what passes/qdq_fusion.h
 //    makes of QDQ convolutions) becomes the com.xonnx.nhwc QLinearConv the same way.
 //  - Layout-agnostic ops inside a region stay ONNX ops on NHWC tensors: element-wise unary
 //    ops, Add/Sub/Mul/Div whose operands are both region values or constants that broadcast
