@@ -5,7 +5,7 @@
 // What it does to the IR (graph.h), names stay stable at the graph's edges:
 //  - Conv (constant 4-D float W, constant B), MaxPool / AveragePool (2-D, no Indices output)
 //    and GlobalAveragePool become internal ops of domain "com.xonnx.nhwc" (same attributes,
-//    NHWC input 0 and output 0; runtime/ops/xnnpack/nhwc_ops.cc). Each has a reference twin.
+//    NHWC input 0 and output 0; runtime/ops/ref/nhwc.cc). Each has a reference twin.
 //  - QLinearConv with constant weights, scales, zero points and bias (what passes/qdq_fusion.h
 //    makes of QDQ convolutions) becomes the com.xonnx.nhwc QLinearConv the same way.
 //  - Layout-agnostic ops inside a region stay ONNX ops on NHWC tensors: element-wise unary
@@ -41,23 +41,9 @@
 
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
+#include "runtime/ops/internal_ops.h"
 
 namespace xonnx {
-
-// The domain of the internal NHWC ops and of the boundary conversions.
-constexpr const char* kNhwcDomain = "com.xonnx.nhwc";
-// The fused 1x1 Conv -> depthwise Conv of that domain (see NhwcLayoutOptions).
-constexpr const char* kPointwiseDepthwiseOp = "PointwiseDepthwiseConv";
-
-// The NHWC Conv whose input 0 is still NCHW (an image input; see NhwcLayoutOptions).
-constexpr const char* kConvNchwInputOp = "ConvNchwInput";
-// The NHWC 1x1 Conv of a channel Concat of equal parts: inputs part 0, W, B (or ""), parts 1..
-constexpr const char* kConcatConvOp = "ConcatConv";
-// The NHWC MaxPool of a channel Concat: inputs the parts.
-constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
-// An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
-// as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
-constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
 
 // Rewrites that pay only where the own kernels run them (opt::layout_fusions()); elsewhere
 // the ops would run on their reference twins.

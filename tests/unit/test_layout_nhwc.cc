@@ -49,8 +49,6 @@ NhwcLayoutStats rewrite(Builder& b) {
   return stats.is_ok() ? *stats : NhwcLayoutStats{};
 }
 
-TEST(LayoutNhwc, DomainConstantsAgree) { EXPECT_STREQ(kNhwcDomain, xnn::kNhwcOpDomain); }
-
 TEST(LayoutNhwc, ConvReluChainIsOneRegionWithFusedActivations) {
   Builder b;
   b.input("x");

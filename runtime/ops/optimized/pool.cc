@@ -16,13 +16,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "runtime/passes/layout_nhwc.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -151,14 +150,14 @@ void max_pool_float(const KernelTable& k, const float* const* taps, const float*
 
 namespace {
 
-class MaxPoolNhwcKernel final : public OptKernel {
+class MaxPoolNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     if (init.num_outputs() > 1 && !init.node().outputs[1].empty())
       return unsupported("own MaxPool: Indices output");
     auto k = std::unique_ptr<MaxPoolNhwcKernel>(new MaxPoolNhwcKernel());
     XONNX_ASSIGN_OR_RETURN(k->windows_, MaxPoolWindows::parse(init, ""));
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -263,12 +262,13 @@ class MaxPoolNhwcKernel final : public OptKernel {
   ChunkScratch<const float*> float_taps_;
   ChunkScratch<const int8_t*> int8_taps_;
   ChunkScratch<const uint8_t*> uint8_taps_;
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace
 
 void register_opt_pool(OpRegistry& registry) {
-  OpDef def{xnn::kNhwcOpDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
+  OpDef def{kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
             Backend::kOptimized};
   def.before_xnnpack = true;
   registry.add(def);

@@ -74,13 +74,13 @@ Status per_tensor_params(const KernelInit& init, float& scale, int32_t& zero_poi
   return Status::ok();
 }
 
-class QuantizeKernel final : public OptKernel {
+class QuantizeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<QuantizeKernel>(new QuantizeKernel());
     XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));
     if (k->type_ == DataType::kUndefined) k->type_ = DataType::kUint8;  // ONNX's default
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -113,12 +113,12 @@ class QuantizeKernel final : public OptKernel {
   DataType type_ = DataType::kUint8;
 };
 
-class DequantizeKernel final : public OptKernel {
+class DequantizeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<DequantizeKernel>(new DequantizeKernel());
     XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

@@ -19,6 +19,10 @@
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
@@ -29,7 +33,7 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-class ConvKernel final : public FallbackKernel {
+class ConvKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init);
 
@@ -38,7 +42,6 @@ class ConvKernel final : public FallbackKernel {
   Status run_nhwc(KernelContext& ctx, bool& handled);
   Status ensure_operator(const std::array<int64_t, 4>& pads);
 
-  ThreadPool* pool_ = nullptr;
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
   ConvGeometry geo_;
   Tensor weight_, bias_;  // the initializers (shared storage)
@@ -64,8 +67,7 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
       return unsupported("XNNPACK Conv: bias must be a constant float [M]");
   }
   auto k = std::unique_ptr<ConvKernel>(new ConvKernel());
-  XONNX_RETURN_IF_ERROR(k->init_common(init));
-  k->pool_ = &init.thread_pool();
+  XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
   k->nhwc_ = is_nhwc_node(init);
   if (k->nhwc_) {
     XONNX_ASSIGN_OR_RETURN(k->act_lo_, init.get_float("activation_min", -kInf));
@@ -191,7 +193,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
 
 void register_xnnpack_conv(OpRegistry& registry) {
   registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
@@ -38,7 +41,7 @@ struct PoolPlan {
   int64_t oh = 0, ow = 0;
 };
 
-class PoolKernel final : public FallbackKernel {
+class PoolKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool is_max);
 
@@ -49,7 +52,6 @@ class PoolKernel final : public FallbackKernel {
   PoolPlan plan(int64_t h, int64_t w) const;
   Status ensure_operator(int64_t channels, const std::array<int64_t, 4>& pads);
 
-  ThreadPool* pool_ = nullptr;
   bool nhwc_ = false;
   Buffer input_copy_;
   bool is_max_ = true;
@@ -99,8 +101,7 @@ Result<std::unique_ptr<Kernel>> PoolKernel::create(const KernelInit& init, bool 
   if (ks[0] * ks[1] == 1) return unsupported("XNNPACK pool: 1x1 pooling");
   if (!is_max && (dil[0] != 1 || dil[1] != 1)) return unsupported("XNNPACK AveragePool: dilations");
   if (ceil_mode != 0 && ceil_mode != 1) return unsupported("XNNPACK pool: ceil_mode");
-  XONNX_RETURN_IF_ERROR(k->init_common(init));
-  k->pool_ = &init.thread_pool();
+  XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
   k->nhwc_ = is_nhwc_node(init);
   k->is_max_ = is_max;
   k->include_pad_ = !is_max && cip != 0;
@@ -330,12 +331,11 @@ Result<std::unique_ptr<Kernel>> create_average_pool(const KernelInit& init) {
 
 // ---- GlobalAveragePool ---------------------------------------------------------------------
 
-class GlobalAveragePoolKernel final : public FallbackKernel {
+class GlobalAveragePoolKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<GlobalAveragePoolKernel>(new GlobalAveragePoolKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     // Probe once: the NCW operator exists only where XNNPACK has its micro-kernel.
     XONNX_RETURN_IF_ERROR(k->ensure_operator(1));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -371,19 +371,17 @@ class GlobalAveragePoolKernel final : public FallbackKernel {
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   Operator op_;
   int64_t channels_ = -1;
   Buffer scratch_;
 };
 
 // GlobalAveragePool on NHWC [N,H,W,C] -> [N,1,1,C] (XNNPACK's NWC operator, W = H * W).
-class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
+class GlobalAveragePoolNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<GlobalAveragePoolNhwcKernel>(new GlobalAveragePoolNhwcKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     XONNX_RETURN_IF_ERROR(k->ensure_operator(1));
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -416,7 +414,6 @@ class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   Operator op_;
   int64_t channels_ = -1;
   Buffer scratch_;
@@ -429,10 +426,10 @@ void register_xnnpack_pooling(OpRegistry& registry) {
   registry.add({"", "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1, Backend::kXnnpack});
   registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, 1, 1, 1, 1,
                 Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1,
+  registry.add({kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1,
                 Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1,
+  registry.add({kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1,
                 1, 1, 1, Backend::kXnnpack});
 }
 
