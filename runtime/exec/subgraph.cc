@@ -91,7 +91,7 @@ class KernelInitImpl final : public KernelInit {
     }
     return reference_->create(*this);
   }
-  Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const override {
+  Result<std::shared_ptr<GraphBody>> subgraph(const std::string& attr_name) const override {
     const Attribute* a = node_.find_attr(attr_name);
     if (!a) return invalid_model("required graph attribute '", attr_name, "' is missing");
     if (a->type != AttrType::kGraph || !a->g) {
@@ -99,7 +99,7 @@ class KernelInitImpl final : public KernelInit {
     }
     auto sub = Subgraph::compile(*a->g, &plan_, plan_.state_);
     if (!sub.is_ok()) return sub.status().with_context("in subgraph '" + attr_name + "': ");
-    return sub;
+    return std::shared_ptr<GraphBody>(std::move(sub).value());
   }
 
  private:
@@ -150,8 +150,10 @@ class KernelContextImpl final : public KernelContext {
   void set_output_value(size_t i, Value value) override {
     if (Value* slot = output_slot(i)) *slot = std::move(value);
   }
-  Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
+  Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                           const std::vector<Value>& inputs) override {
+    // Every GraphBody is a Subgraph: only subgraph() above makes them.
+    const Subgraph& graph = static_cast<const Subgraph&>(body);
     std::vector<Value> outputs;
     XONNX_RETURN_IF_ERROR(graph.execute_into(inputs, &frame_, &step_, outputs));
     return outputs;

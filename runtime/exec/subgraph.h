@@ -29,7 +29,9 @@ struct Frame {
   std::string scope;  // profiling only: path of the nodes that ran this graph
 };
 
-class Subgraph {
+// The executor's compiled graph: the session's main graph, and every attribute graph as the
+// GraphBody its kernel holds.
+class Subgraph final : public GraphBody {
  public:
   static Result<std::shared_ptr<Subgraph>> compile(const Graph& graph, const Subgraph* parent,
                                                    std::shared_ptr<const SessionState> state);
@@ -46,7 +48,7 @@ class Subgraph {
   void bind_output(size_t index, Tensor buffer);
   void clear_output_bindings() { bound_.clear(); }
 
-  const Graph& graph() const { return *graph_; }
+  const Graph& graph() const override { return *graph_; }
   size_t num_inputs() const { return input_slots_.size(); }
   size_t num_outputs() const { return output_slots_.size(); }
 

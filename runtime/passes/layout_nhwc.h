@@ -45,8 +45,10 @@
 
 namespace xonnx {
 
-// Rewrites that pay only where the own kernels run them (opt::layout_fusions()); elsewhere
-// the ops would run on their reference twins.
+class OpRegistry;
+
+// Rewrites that pay only where a fast kernel runs the internal op they make
+// (fast_layout_fusions); elsewhere the op would run on its reference twin.
 struct NhwcLayoutOptions {
   // Merge a 1x1 Conv into the depthwise Conv that alone reads its output.
   bool fuse_pointwise_depthwise = false;
@@ -74,6 +76,10 @@ struct NhwcLayoutStats {
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
   int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
 };
+
+// The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on
+// this CPU (OpRegistry::has_fast_kernel).
+NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry);
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;
 // the ONNX opset decides the semantics the NHWC ops keep. Never fails on a model it does not

@@ -402,6 +402,7 @@ void register_opt_conv_f32(OpRegistry& registry) {
   OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  def.available = [] { return enabled() && fconv_tile_fast() != nullptr; };
   registry.add(def);
   def.name = kConvNchwInputOp;
   registry.add(def);

@@ -143,8 +143,12 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_conv_pw_dw_f32(OpRegistry& registry) {
-  registry.add({kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
-                1, Backend::kOptimized});
+  OpDef def{kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
+            1, Backend::kOptimized};
+  def.available = [] {
+    return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
+  };
+  registry.add(def);
 }
 
 }  // namespace opt

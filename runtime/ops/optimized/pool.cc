@@ -271,6 +271,7 @@ void register_opt_pool(OpRegistry& registry) {
   OpDef def{kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  def.available = enabled;
   registry.add(def);
   // The layout pass's MaxPool of a channel Concat's parts (runtime/passes/layout_nhwc.h).
   def.name = kConcatMaxPoolOp;

@@ -223,6 +223,7 @@ void register_opt_qlinear_conv(OpRegistry& registry) {
   OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, 8, 9, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  def.available = [] { return enabled() && qgemm_fast() != nullptr; };
   registry.add(def);
 }
 

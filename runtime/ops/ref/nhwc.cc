@@ -92,7 +92,7 @@ class OnnxTwinInit final : public KernelInit {
   Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
     return unsupported("no reference kernel for the reference kernel");
   }
-  Result<std::shared_ptr<Subgraph>> subgraph(const std::string& name) const override {
+  Result<std::shared_ptr<GraphBody>> subgraph(const std::string& name) const override {
     return unsupported("NHWC ops have no subgraph '", name, "'");
   }
 
@@ -130,7 +130,7 @@ class TwinContext final : public KernelContext {
   void set_output_value(size_t i, Value value) override {
     if (i < outs_.size()) outs_[i] = std::move(value);
   }
-  Result<std::vector<Value>> run_subgraph(const Subgraph& graph, const std::vector<Value>& inputs) override {
+  Result<std::vector<Value>> run_subgraph(const GraphBody& graph, const std::vector<Value>& inputs) override {
     return outer_.run_subgraph(graph, inputs);
   }
   const Value& output(size_t i) const { return outs_[i]; }

@@ -23,7 +23,6 @@
 #include "runtime/ops/common/finite.h"
 #include "runtime/ops/common/layout_convert.h"
 #include "runtime/ops/internal_ops.h"
-#include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -47,7 +46,7 @@ class ConvKernel final : public FastKernel {
   Tensor weight_, bias_;  // the initializers (shared storage)
   bool nhwc_ = false;
   float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
-  opt::MapFn activation_ = nullptr;        // fused Swish / HardSwish after it (NHWC only)
+  RowFunction activation_ = nullptr;        // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
   Operator op_;
@@ -74,8 +73,10 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(k->act_hi_, init.get_float("activation_max", kInf));
     if (!(k->act_lo_ < k->act_hi_)) return unsupported("XNNPACK Conv: empty output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!opt::fused_activation(opt::kernels(), activation, &k->activation_))
-      return unsupported("XNNPACK Conv: activation ", activation);
+    if (!activation.empty()) {  // the layout pass's Swish / HardSwish, from the registry
+      k->activation_ = OpRegistry::global().row_function(activation);
+      if (!k->activation_) return unsupported("XNNPACK Conv: activation ", activation);
+    }
   }
   XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK Conv"));
   k->out_ch_ = w->dim(0);
@@ -147,7 +148,7 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
   if ((act_lo_ == -kInf || act_hi_ == kInf) && !all_finite(out, out_elems)) return Status::ok();
   if (activation_) {  // a fused (Hard)Swish (XNNPACK has none): the own kernels' one pass, in place
-    const opt::MapFn f = activation_;
+    const RowFunction f = activation_;
     pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) { f(out + b, out + b, static_cast<int64_t>(e - b)); });
   }
   handled = true;
