@@ -405,8 +405,9 @@ Status Subgraph::build(const Graph& graph) {
       return invalid_model(label, "has ", n_out, " outputs; ", n.op_type, " gives ", def.min_outputs,
                            def.max_outputs == def.min_outputs ? "" : (def.max_outputs < 0 ? " or more" : " to " + std::to_string(def.max_outputs)));
     }
-    // Fastest candidate first; a fast factory that declines (any error) falls through to the
-    // next, and the reference kernel's error is the one reported.
+    // Fastest candidate first; a fast factory that declines (kUnsupported) falls through to
+    // the next, and the reason is kept for the profile. Any other error of a fast factory, and
+    // the reference kernel's, fails the node.
     KernelInitImpl init(n, resolved->since_version, opset, resolved->def, *this);
     Step step;
     for (const OpDef* candidate : resolved->candidates) {
@@ -419,7 +420,15 @@ Status Subgraph::build(const Graph& graph) {
         step.backend = candidate->backend;
         break;
       }
-      if (candidate->backend == Backend::kReference) return kernel.status().with_context(label);
+      const Status& why = kernel.status();
+      if (candidate->backend == Backend::kReference || why.code() != StatusCode::kUnsupported) {
+        const std::string who = candidate->backend == Backend::kReference
+                                    ? std::string()
+                                    : std::string("(") + backend_name(candidate->backend) + " kernel) ";
+        return why.with_context(label + who);
+      }
+      if (!step.declined.empty()) step.declined += "; ";
+      step.declined += std::string(backend_name(candidate->backend)) + ": " + why.message();
     }
     if (!step.kernel) return internal_error(label, "no kernel accepted the node");
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -493,13 +502,16 @@ Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame&
   using Clock = std::chrono::steady_clock;
   const double outer_nested = profiler.nested_us_;
   profiler.nested_us_ = 0;
+  const FallbackCounts before = step.kernel->fallbacks();
   const auto t0 = Clock::now();
   Status s = step.kernel->run(ctx);
   const auto t1 = Clock::now();
   const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
   if (s.is_ok()) {
     const double self_us = us - profiler.nested_us_;
-    profiler.entries_.push_back({step.name, step.op, frame.scope, step.backend, us, self_us});
+    const FallbackCounts after = step.kernel->fallbacks();
+    profiler.entries_.push_back({step.name, step.op, frame.scope, step.backend, us, self_us, step.declined,
+                                 after.uncovered != before.uncovered, after.nonfinite != before.nonfinite});
   }
   profiler.nested_us_ =
       outer_nested + std::chrono::duration<double, std::micro>(Clock::now() - t0).count();

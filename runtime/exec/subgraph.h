@@ -63,6 +63,7 @@ class Subgraph final : public GraphBody {
     std::string name;          // for profiles: node name, or "Op#index" when unnamed
     std::string op;            // for profiles: "Op", or "domain:Op"
     Backend backend = Backend::kReference;
+    std::string declined;      // for profiles: "backend: reason; ..." of the faster candidates
     bool appends_in_place = false;  // may write a bound output that aliases an input (KV cache)
     mutable std::vector<Value> unnamed_outputs;  // sized at build: outputs the graph leaves unnamed
   };

@@ -5,6 +5,7 @@
 // Errors are plain messages; the executor prefixes the node, op and opset.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,10 +21,20 @@ namespace xonnx {
 class KernelContext;
 class ThreadPool;
 
+// The runs a fast kernel handed to the node's reference kernel (FastKernel): inputs its
+// code does not cover (dtype, rank, a shape an XNNPACK operator refuses), and results that
+// were not finite and were redone with the reference's NaN/inf semantics.
+struct FallbackCounts {
+  uint64_t uncovered = 0;
+  uint64_t nonfinite = 0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status run(KernelContext& ctx) = 0;
+  // Since creation; always zero for a kernel without a fallback (the reference kernels).
+  virtual FallbackCounts fallbacks() const { return {}; }
 };
 
 // A compiled attribute graph (an If/Loop/Scan body). The executor makes it

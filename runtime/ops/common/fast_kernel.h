@@ -1,8 +1,9 @@
 // The base of every fast kernel (Backend::kXnnpack and Backend::kOptimized): it runs its own
 // code and hands what that does not cover at run time (dtype, rank, shapes, non-finite
 // results) to the node's reference kernel, which defines the semantics and reports the errors.
-// What a fast kernel cannot take at all it declines in its factory (returns an error), and the
-// registry's next candidate is tried.
+// What a fast kernel cannot take at all it declines in its factory with kUnsupported
+// (`unsupported(reason)`), and the registry's next candidate is tried; the executor keeps the
+// reason for the profile. Any other error from a fast factory fails the node.
 #pragma once
 
 #include <atomic>
@@ -21,11 +22,16 @@ class FastKernel : public Kernel {
  public:
   Status run(KernelContext& ctx) final {
     bool handled = false;
+    nonfinite_ = false;
     XONNX_RETURN_IF_ERROR(run_fast(ctx, handled));
-    if (!handled) return reference_->run(ctx);
+    if (!handled) {
+      ++(nonfinite_ ? fallbacks_.nonfinite : fallbacks_.uncovered);
+      return reference_->run(ctx);
+    }
     if (fast_runs_) fast_runs_->fetch_add(1, std::memory_order_relaxed);
     return Status::ok();
   }
+  FallbackCounts fallbacks() const final { return fallbacks_; }
 
   // The backend's factory calls this first: creates the node's reference kernel (the fallback)
   // and keeps the session's pool. `fast_runs`, when given, counts the runs run_fast handled
@@ -39,13 +45,28 @@ class FastKernel : public Kernel {
 
  protected:
   // Sets handled = true when it computed the outputs; false (and ok) defers to the reference.
+  // An error is an error of the node: it is not retried on the reference kernel.
   virtual Status run_fast(KernelContext& ctx, bool& handled) = 0;
+
+  // For `handled = keep_if_finite(all_finite(...))`: a result that is not finite goes to the
+  // reference kernel (its NaN/inf semantics) and counts as a non-finite rerun.
+  bool keep_if_finite(bool finite) {
+    if (!finite) nonfinite_ = true;
+    return finite;
+  }
+  // The decline rule at run time, for a step the fast path may not cover (an XNNPACK operator
+  // created or set up for a new shape): `if (!s.is_ok()) return unless_declined(s);`. A
+  // kUnsupported status becomes ok with handled left false, so the run goes to the reference
+  // kernel; any other error (out of memory, a bug) stays an error.
+  static Status unless_declined(Status s) { return s.code() == StatusCode::kUnsupported ? Status::ok() : s; }
 
   std::unique_ptr<Kernel> reference_;
   const ThreadPool* pool_ = nullptr;
 
  private:
   std::atomic<uint64_t>* fast_runs_ = nullptr;
+  FallbackCounts fallbacks_;
+  bool nonfinite_ = false;
 };
 
 inline bool is_f32(const Tensor& t) { return t.defined() && t.dtype() == DataType::kFloat; }

@@ -132,7 +132,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
     if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
-      handled = winograd_->run(*pool_, in, n, h, w, pads, y->data<float>());
+      handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>()));
       return Status::ok();
     }
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];

@@ -90,7 +90,7 @@ class QuantizeKernel final : public FastKernel {
     if (!is_f32(x)) return Status::ok();
     const float* in = x.data<float>();
     const size_t n = static_cast<size_t>(x.numel());
-    if (any_nan(in, n)) return Status::ok();  // NaN quantizes to the zero point: the reference's business
+    if (!keep_if_finite(!any_nan(in, n))) return Status::ok();  // NaN quantizes to the zero point: the reference's business
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, type_, x.shape()));
     const bool is_signed = type_ == DataType::kInt8;
     const float lo = static_cast<float>((is_signed ? -128 : 0) - zp_), hi = static_cast<float>((is_signed ? 127 : 255) - zp_);

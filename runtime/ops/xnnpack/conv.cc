@@ -129,10 +129,10 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const bool fused = act_lo_ != -kInf || act_hi_ != kInf;
   const size_t in_elems = static_cast<size_t>(x.numel());
-  if (fused && !all_finite(x.data<float>(), in_elems)) return Status::ok();  // the twin's semantics
+  if (fused && !keep_if_finite(all_finite(x.data<float>(), in_elems))) return Status::ok();  // the twin's semantics
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, out_ch_}));
   const float* in = readable_input(x, input_copy_);
@@ -146,7 +146,7 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   last_n_ = -1;  // the NCHW path's binding is gone
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
-  if ((act_lo_ == -kInf || act_hi_ == kInf) && !all_finite(out, out_elems)) return Status::ok();
+  if ((act_lo_ == -kInf || act_hi_ == kInf) && !keep_if_finite(all_finite(out, out_elems))) return Status::ok();
   if (activation_) {  // a fused (Hard)Swish (XNNPACK has none): the own kernels' one pass, in place
     const RowFunction f = activation_;
     pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) { f(out + b, out + b, static_cast<int64_t>(e - b)); });
@@ -163,7 +163,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
@@ -183,7 +183,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   }
   nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  if (!all_finite(out, nb * out_hw * cout)) return Status::ok();  // NaN/inf: reference semantics
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cout))) return Status::ok();  // NaN/inf: reference semantics
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_ch_, oh, ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
   handled = true;

@@ -50,7 +50,7 @@ class BinaryKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), d.rank_a, d.a, d.rank_b, d.b, pa, pb, y->data<float>(), tp),
                                 "xnn_setup_*_nd_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
   }
 
@@ -147,8 +147,8 @@ class UnaryKernel final : public FastKernel {
       for (int64_t d = axis; d < rank; ++d) channels *= static_cast<size_t>(x.dim(static_cast<size_t>(d)));
     }
     if (dynamic_clip_ && !update_clip_bounds(ctx)) return Status::ok();
-    if (!ensure_operator(channels).is_ok()) return Status::ok();
-    if (check_ == Check::kInputNoNan && has_nan(x.data<float>(), static_cast<size_t>(x.numel())))
+    if (Status st = ensure_operator(channels); !st.is_ok()) return unless_declined(st);
+    if (check_ == Check::kInputNoNan && !keep_if_finite(!has_nan(x.data<float>(), static_cast<size_t>(x.numel()))))
       return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* in = readable_input(x, scratch_);
@@ -156,7 +156,7 @@ class UnaryKernel final : public FastKernel {
     const size_t batch = static_cast<size_t>(x.numel()) / channels;
     XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), batch, in, y->data<float>(), tp), "xnn_setup_*_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = check_ != Check::kOutputFinite || all_finite(y->data<float>(), static_cast<size_t>(y->numel()));
+    handled = check_ != Check::kOutputFinite || keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));
     return Status::ok();
   }
 
@@ -256,7 +256,7 @@ class SwishKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(check(xnn_setup_multiply_nd_f32(multiply_.get(), 1, &n, 1, &n, in, out, out, tp),
                                 "xnn_setup_multiply_nd_f32"));
     XONNX_RETURN_IF_ERROR(multiply_.run(tp));
-    handled = all_finite(out, n);
+    handled = keep_if_finite(all_finite(out, n));
     return Status::ok();
   }
 

@@ -63,7 +63,7 @@ class FullyConnectedKernel final : public FastKernel {
                                                                  y->data<float>(), tp),
                                 "xnn_setup_fully_connected_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
   }
 

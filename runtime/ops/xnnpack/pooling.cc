@@ -215,7 +215,7 @@ Status PoolKernel::run_nhwc_q8(KernelContext& ctx, bool& handled) {
                   : xnn_create_max_pooling2d_nhwc_u8(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]), u(k_[1]),
                                                      u(s_[0]), u(s_[1]), u(d_[0]), u(d_[1]), cc, cc, cc, 0, 255, 0,
                                                      op_q8_.replace());
-    if (!check(s, "xnn_create_max_pooling2d_nhwc_[su]8").is_ok()) return Status::ok();
+    if (Status st = check(s, "xnn_create_max_pooling2d_nhwc_[su]8"); !st.is_ok()) return unless_declined(st);
     q8_type_ = x.dtype();
     q8_channels_ = c;
     q8_pads_ = pads;
@@ -229,7 +229,7 @@ Status PoolKernel::run_nhwc_q8(KernelContext& ctx, bool& handled) {
       is_signed ? xnn_setup_max_pooling2d_nhwc_s8(op_q8_.get(), nb, hh, ww, reinterpret_cast<const int8_t*>(in),
                                                   static_cast<int8_t*>(out), tp)
                 : xnn_setup_max_pooling2d_nhwc_u8(op_q8_.get(), nb, hh, ww, in, static_cast<uint8_t*>(out), tp);
-  if (!check(s, "xnn_setup_max_pooling2d_nhwc_[su]8").is_ok()) return Status::ok();
+  if (Status st = check(s, "xnn_setup_max_pooling2d_nhwc_[su]8"); !st.is_ok()) return unless_declined(st);
   XONNX_RETURN_IF_ERROR(op_q8_.run(tp));
   handled = true;
   return Status::ok();
@@ -247,7 +247,7 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   last_w_ = w;
   last_n_ = -1;  // the NCHW path's binding is not kept
   if (!plan_.ok) return Status::ok();
-  if (!ensure_operator(c, plan_.xnn_pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(c, plan_.xnn_pads); !st.is_ok()) return unless_declined(st);
   last_h_ = h;  // ensure_operator forgets the plan's size
   last_w_ = w;
   const auto& rp = plan_.real_pads;
@@ -272,9 +272,9 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
                                                  in, out, tp)
               : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
                                                      static_cast<size_t>(iw), in, out, tp);
-  if (!check(s, "xnn_setup_*_pooling2d_nhwc_f32").is_ok()) return Status::ok();
+  if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  handled = all_finite(out, out_elems);  // NaN/inf: the reference twin's semantics
+  handled = keep_if_finite(all_finite(out, out_elems));  // NaN/inf: the reference twin's semantics
   return Status::ok();
 }
 
@@ -286,7 +286,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (n <= 0 || c <= 0 || h <= 0 || w <= 0) return Status::ok();
   if (h != last_h_ || w != last_w_) plan_ = plan(h, w);
   if (!plan_.ok) return Status::ok();
-  if (!ensure_operator(c, plan_.xnn_pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(c, plan_.xnn_pads); !st.is_ok()) return unless_declined(st);
   const auto& rp = plan_.real_pads;
   const int64_t ih = h + rp[0] + rp[2], iw = w + rp[1] + rp[3];
   const size_t nb = static_cast<size_t>(n), cc = static_cast<size_t>(c);
@@ -300,7 +300,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
                                                    static_cast<size_t>(iw), in, out, tp)
                 : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
                                                        static_cast<size_t>(iw), in, out, tp);
-    if (!check(s, "xnn_setup_*_pooling2d_nhwc_f32").is_ok()) return Status::ok();
+    if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
     last_n_ = n;
     last_in_ = in;
     last_out_ = out;
@@ -315,7 +315,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
     nchw_to_nhwc(x.data<float>(), in, nb, cc, in_hw, *pool_);
   }
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  if (!all_finite(out, nb * out_hw * cc)) return Status::ok();  // NaN/inf: reference semantics
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cc))) return Status::ok();  // NaN/inf: reference semantics
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cc, out_hw, *pool_);
   handled = true;
@@ -356,7 +356,7 @@ class GlobalAveragePoolKernel final : public FastKernel {
     if (!is_f32(x) || x.rank() < 3) return Status::ok();
     const int64_t n = x.dim(0), c = x.dim(1), sp = x.numel() / std::max<int64_t>(1, n * c);
     if (n <= 0 || c <= 0 || sp <= 0) return Status::ok();
-    if (!ensure_operator(c).is_ok()) return Status::ok();
+    if (Status st = ensure_operator(c); !st.is_ok()) return unless_declined(st);
     Shape yshape = x.shape();
     for (size_t i = 2; i < yshape.size(); ++i) yshape[i] = 1;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, yshape));
@@ -367,7 +367,7 @@ class GlobalAveragePoolKernel final : public FastKernel {
                                                                          y->data<float>(), tp),
                                 "xnn_setup_global_average_pooling_ncw_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
   }
 
@@ -401,7 +401,7 @@ class GlobalAveragePoolNhwcKernel final : public FastKernel {
     if (!is_f32(x) || x.rank() != 4) return Status::ok();
     const int64_t n = x.dim(0), hw = x.dim(1) * x.dim(2), c = x.dim(3);
     if (n <= 0 || c <= 0 || hw <= 0) return Status::ok();
-    if (!ensure_operator(c).is_ok()) return Status::ok();
+    if (Status st = ensure_operator(c); !st.is_ok()) return unless_declined(st);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, 1, 1, c}));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
@@ -410,7 +410,7 @@ class GlobalAveragePoolNhwcKernel final : public FastKernel {
                                                                          y->data<float>(), tp),
                                 "xnn_setup_global_average_pooling_nwc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: the twin reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: the twin reruns
     return Status::ok();
   }
 

@@ -243,7 +243,7 @@ Status QLinearConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   const size_t in_bytes = static_cast<size_t>(x.numel());
   const uint8_t* in = static_cast<const uint8_t*>(x.raw_data());
@@ -276,7 +276,7 @@ Status QLinearConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
