@@ -413,6 +413,7 @@ Status Subgraph::build(const Graph& graph) {
     for (const OpDef* candidate : resolved->candidates) {
       if (candidate->backend == Backend::kXnnpack && state_->options.disable_xnnpack) continue;
       if (candidate->backend == Backend::kOptimized && state_->options.disable_optimized) continue;
+      if (candidate->available && !candidate->available()) continue;  // e.g. no AVX-512 here
       init.forget_packed();
       auto kernel = candidate->create(init);
       if (kernel.is_ok()) {

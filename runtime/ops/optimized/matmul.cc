@@ -273,11 +273,10 @@ void register_opt_matmul(OpRegistry& registry) {
   registry.add(def);
   // Gemm as a fully-connected layer, on AVX-512 only (elsewhere XNNPACK's is the fast one):
   // a classifier's single row streams its weights from the prepacked panels.
-  if (avx512_chosen()) {
-    OpDef gemm{"", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, 2, 3, 1, 1, Backend::kOptimized};
-    gemm.before_xnnpack = true;
-    registry.add(gemm);
-  }
+  OpDef gemm{"", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, 2, 3, 1, 1, Backend::kOptimized};
+  gemm.before_xnnpack = true;
+  gemm.available = avx512_chosen;
+  registry.add(gemm);
 }
 
 }  // namespace opt
