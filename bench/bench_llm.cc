@@ -29,7 +29,7 @@
 
 #include "converter/writer.h"
 #include "runtime/exec/session.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "tests/llm/genai_decoder.h"
 
 namespace xonnx {

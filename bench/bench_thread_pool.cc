@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 
 namespace xonnx {
 namespace {

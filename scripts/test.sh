@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: install dependencies, build, run ctest
+# The whole test suite on a fresh machine: check the include rules (scripts/check-includes.sh,
+# first: it takes a second and fails on a forbidden include), install dependencies, build, run ctest
 # (unit tests, model fixtures, ONNX conformance suites against their manifests, CLI checks),
 # then the ARM cross builds (aarch64, armv7) with their tests under qemu-user
 # (scripts/test-arm.sh). XONNX_SKIP_ARM=1 runs the host part only.
@@ -7,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+bash scripts/check-includes.sh
 bash scripts/build.sh
 ctest --preset release --output-on-failure | tee "$logs/host.log"
 if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then

@@ -14,8 +14,8 @@
 
 #include "converter/graph_util.h"
 #include "converter/quantize/quantize_internal.h"
-#include "runtime/exec/pass_util.h"
-#include "runtime/exec/qdq_fusion.h"
+#include "runtime/passes/pass_util.h"
+#include "runtime/passes/qdq_fusion.h"
 #include "runtime/exec/session.h"
 #include "runtime/onnx/functions.h"
 

@@ -4,10 +4,9 @@
 #include <exception>
 #include <set>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/qdq_fusion.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "runtime/passes/qdq_fusion.h"
 #include "runtime/exec/subgraph.h"
-#include "runtime/ops/optimized/layout_fusions.h"
 
 namespace xonnx {
 
@@ -113,7 +112,8 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     mutable_graph.inputs = std::move(kept);
     if (!state->options.disable_xnnpack) {  // integer QDQ groups, NHWC regions for XNNPACK
       XONNX_RETURN_IF_ERROR(apply_qdq_fusion(mutable_graph, session->model_.opset_imports).status());
-      const NhwcLayoutOptions layout = state->options.disable_optimized ? NhwcLayoutOptions{} : opt::layout_fusions();
+      const NhwcLayoutOptions layout = state->options.disable_optimized ? NhwcLayoutOptions{}
+                                                                         : fast_layout_fusions(OpRegistry::global());
       XONNX_RETURN_IF_ERROR(apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout).status());
     }
     XONNX_ASSIGN_OR_RETURN(session->plan_, Subgraph::compile(mutable_graph, nullptr, state));

@@ -44,6 +44,14 @@ class Profiler {
     Backend backend = Backend::kReference;
     double us = 0;       // wall time of the kernel, including any subgraphs it ran
     double self_us = 0;  // us minus the time of the subgraph nodes it ran
+    // The faster backends' kernels that declined the node at session creation, with their
+    // reasons ("xnnpack: <reason>; optimized: <reason>"); empty when the first one took it.
+    std::string declined;
+    // This run of a fast kernel went to the node's reference kernel: an input its code does
+    // not cover (uncovered), or a result that was not finite, redone with the reference's
+    // NaN/inf semantics (nonfinite). `backend` stays the fast kernel's.
+    bool uncovered = false;
+    bool nonfinite = false;
   };
   // One entry per executed node, in execution order (a Loop body node once per iteration).
   const std::vector<Entry>& entries() const { return entries_; }

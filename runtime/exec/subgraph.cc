@@ -91,7 +91,7 @@ class KernelInitImpl final : public KernelInit {
     }
     return reference_->create(*this);
   }
-  Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const override {
+  Result<std::shared_ptr<GraphBody>> subgraph(const std::string& attr_name) const override {
     const Attribute* a = node_.find_attr(attr_name);
     if (!a) return invalid_model("required graph attribute '", attr_name, "' is missing");
     if (a->type != AttrType::kGraph || !a->g) {
@@ -99,7 +99,7 @@ class KernelInitImpl final : public KernelInit {
     }
     auto sub = Subgraph::compile(*a->g, &plan_, plan_.state_);
     if (!sub.is_ok()) return sub.status().with_context("in subgraph '" + attr_name + "': ");
-    return sub;
+    return std::shared_ptr<GraphBody>(std::move(sub).value());
   }
 
  private:
@@ -150,8 +150,10 @@ class KernelContextImpl final : public KernelContext {
   void set_output_value(size_t i, Value value) override {
     if (Value* slot = output_slot(i)) *slot = std::move(value);
   }
-  Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
+  Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                           const std::vector<Value>& inputs) override {
+    // Every GraphBody is a Subgraph: only subgraph() above makes them.
+    const Subgraph& graph = static_cast<const Subgraph&>(body);
     std::vector<Value> outputs;
     XONNX_RETURN_IF_ERROR(graph.execute_into(inputs, &frame_, &step_, outputs));
     return outputs;
@@ -403,13 +405,15 @@ Status Subgraph::build(const Graph& graph) {
       return invalid_model(label, "has ", n_out, " outputs; ", n.op_type, " gives ", def.min_outputs,
                            def.max_outputs == def.min_outputs ? "" : (def.max_outputs < 0 ? " or more" : " to " + std::to_string(def.max_outputs)));
     }
-    // Fastest candidate first; a fast factory that declines (any error) falls through to the
-    // next, and the reference kernel's error is the one reported.
+    // Fastest candidate first; a fast factory that declines (kUnsupported) falls through to
+    // the next, and the reason is kept for the profile. Any other error of a fast factory, and
+    // the reference kernel's, fails the node.
     KernelInitImpl init(n, resolved->since_version, opset, resolved->def, *this);
     Step step;
     for (const OpDef* candidate : resolved->candidates) {
       if (candidate->backend == Backend::kXnnpack && state_->options.disable_xnnpack) continue;
       if (candidate->backend == Backend::kOptimized && state_->options.disable_optimized) continue;
+      if (candidate->available && !candidate->available()) continue;  // e.g. no AVX-512 here
       init.forget_packed();
       auto kernel = candidate->create(init);
       if (kernel.is_ok()) {
@@ -417,7 +421,15 @@ Status Subgraph::build(const Graph& graph) {
         step.backend = candidate->backend;
         break;
       }
-      if (candidate->backend == Backend::kReference) return kernel.status().with_context(label);
+      const Status& why = kernel.status();
+      if (candidate->backend == Backend::kReference || why.code() != StatusCode::kUnsupported) {
+        const std::string who = candidate->backend == Backend::kReference
+                                    ? std::string()
+                                    : std::string("(") + backend_name(candidate->backend) + " kernel) ";
+        return why.with_context(label + who);
+      }
+      if (!step.declined.empty()) step.declined += "; ";
+      step.declined += std::string(backend_name(candidate->backend)) + ": " + why.message();
     }
     if (!step.kernel) return internal_error(label, "no kernel accepted the node");
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -491,13 +503,16 @@ Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame&
   using Clock = std::chrono::steady_clock;
   const double outer_nested = profiler.nested_us_;
   profiler.nested_us_ = 0;
+  const FallbackCounts before = step.kernel->fallbacks();
   const auto t0 = Clock::now();
   Status s = step.kernel->run(ctx);
   const auto t1 = Clock::now();
   const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
   if (s.is_ok()) {
     const double self_us = us - profiler.nested_us_;
-    profiler.entries_.push_back({step.name, step.op, frame.scope, step.backend, us, self_us});
+    const FallbackCounts after = step.kernel->fallbacks();
+    profiler.entries_.push_back({step.name, step.op, frame.scope, step.backend, us, self_us, step.declined,
+                                 after.uncovered != before.uncovered, after.nonfinite != before.nonfinite});
   }
   profiler.nested_us_ =
       outer_nested + std::chrono::duration<double, std::micro>(Clock::now() - t0).count();

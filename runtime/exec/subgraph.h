@@ -10,7 +10,7 @@
 
 #include "runtime/exec/buffer_pool.h"
 #include "runtime/exec/session.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -29,7 +29,9 @@ struct Frame {
   std::string scope;  // profiling only: path of the nodes that ran this graph
 };
 
-class Subgraph {
+// The executor's compiled graph: the session's main graph, and every attribute graph as the
+// GraphBody its kernel holds.
+class Subgraph final : public GraphBody {
  public:
   static Result<std::shared_ptr<Subgraph>> compile(const Graph& graph, const Subgraph* parent,
                                                    std::shared_ptr<const SessionState> state);
@@ -46,7 +48,7 @@ class Subgraph {
   void bind_output(size_t index, Tensor buffer);
   void clear_output_bindings() { bound_.clear(); }
 
-  const Graph& graph() const { return *graph_; }
+  const Graph& graph() const override { return *graph_; }
   size_t num_inputs() const { return input_slots_.size(); }
   size_t num_outputs() const { return output_slots_.size(); }
 
@@ -61,6 +63,7 @@ class Subgraph {
     std::string name;          // for profiles: node name, or "Op#index" when unnamed
     std::string op;            // for profiles: "Op", or "domain:Op"
     Backend backend = Backend::kReference;
+    std::string declined;      // for profiles: "backend: reason; ..." of the faster candidates
     bool appends_in_place = false;  // may write a bound output that aliases an input (KV cache)
     mutable std::vector<Value> unnamed_outputs;  // sized at build: outputs the graph leaves unnamed
   };

@@ -6,10 +6,10 @@
 
 #include "onnx_data.pb.h"
 #include "platforms/posix/mapped_file.h"
+#include "runtime/ir/opset.h"
 #include "runtime/onnx/functions.h"
 #include "runtime/onnx/proto_scan.h"
 #include "runtime/onnx/tensor_proto.h"
-#include "runtime/ops/registry.h"
 
 namespace xonnx {
 namespace {

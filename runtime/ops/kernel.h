@@ -5,6 +5,7 @@
 // Errors are plain messages; the executor prefixes the node, op and opset.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,14 +18,34 @@
 
 namespace xonnx {
 
-class Subgraph;  // a compiled attribute graph (If/Loop/Scan bodies), owned by the session
 class KernelContext;
 class ThreadPool;
+
+// The runs a fast kernel handed to the node's reference kernel (FastKernel): inputs its
+// code does not cover (dtype, rank, a shape an XNNPACK operator refuses), and results that
+// were not finite and were redone with the reference's NaN/inf semantics.
+struct FallbackCounts {
+  uint64_t uncovered = 0;
+  uint64_t nonfinite = 0;
+};
 
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status run(KernelContext& ctx) = 0;
+  // Since creation; always zero for a kernel without a fallback (the reference kernels).
+  virtual FallbackCounts fallbacks() const { return {}; }
+};
+
+// A compiled attribute graph (an If/Loop/Scan body). The executor makes it
+// (KernelInit::subgraph) and runs it (KernelContext::run_subgraph); the kernel that asked for
+// it owns it and may read the graph's declared inputs and outputs. How it is compiled and run
+// is the executor's (runtime/exec), which kernels never include.
+class GraphBody {
+ public:
+  virtual ~GraphBody() = default;
+  // The attribute graph it was compiled from; lives as long as the session.
+  virtual const Graph& graph() const = 0;
 };
 
 // A kernel from a lambda: most reference kernels parse attributes in the factory, capture
@@ -72,7 +93,7 @@ class KernelInit {
   virtual Result<std::unique_ptr<Kernel>> create_reference_kernel() const = 0;
 
   // Compiles a GRAPH attribute for running with KernelContext::run_subgraph.
-  virtual Result<std::shared_ptr<Subgraph>> subgraph(const std::string& attr_name) const = 0;
+  virtual Result<std::shared_ptr<GraphBody>> subgraph(const std::string& attr_name) const = 0;
 
   // Typed attributes. get_* returns `def` when the attribute is absent and an error when it
   // has another type; require_* fails when absent.
@@ -121,7 +142,7 @@ class KernelContext {
   virtual void set_output_value(size_t i, Value value) = 0;
 
   // Runs a compiled subgraph; it sees the values of all enclosing scopes.
-  virtual Result<std::vector<Value>> run_subgraph(const Subgraph& graph,
+  virtual Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                                   const std::vector<Value>& inputs) = 0;
 };
 

@@ -54,6 +54,19 @@ void OpRegistry::add(const OpDef& def) {
   std::stable_sort(defs.begin(), defs.end(), [&](const OpDef& a, const OpDef& b) { return rank(a) < rank(b); });
 }
 
+bool OpRegistry::has_fast_kernel(const std::string& domain, const std::string& op) const {
+  auto it = ops_.find({domain, op});
+  if (it == ops_.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [](const OpDef& d) {
+    return d.backend != Backend::kReference && (d.available == nullptr || d.available());
+  });
+}
+
+RowFunction OpRegistry::row_function(const std::string& name) const {
+  auto it = row_functions_.find(name);
+  return it == row_functions_.end() ? nullptr : it->second;
+}
+
 Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::string& op,
                                        int64_t opset) const {
   const std::string shown = domain.empty() ? op : domain + "::" + op;

@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ir/opset.h"
 #include "runtime/ops/kernel.h"
 
 namespace xonnx {
 
 using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelInit& init);
+// An element-wise float function, y[i] = f(x[i]) for i < n (y may be x).
+using RowFunction = void (*)(const float* x, float* y, int64_t n);
 
 constexpr int kLatestVersion = INT_MAX;
-// Highest default-domain opset the loader accepts (the ONNX 1.22 test suite uses up to 27).
-constexpr int64_t kMaxOnnxOpset = 27;
-constexpr int64_t kMinOnnxOpset = 1;
 
 // Where a kernel comes from. At session creation the registry offers the candidates for a
 // node fastest first; a fast factory may decline (any error), and the next one is tried.
@@ -40,6 +40,10 @@ struct OpDef {
   Backend backend = Backend::kReference;
   // An optimized kernel that beats XNNPACK on what it accepts: tried before XNNPACK's.
   bool before_xnnpack = false;
+  // A fast kernel's capability on this CPU: false when its factory would decline every node
+  // (it needs an ISA this CPU lacks, or its backend is switched off). nullptr: always
+  // available. Passes ask through OpRegistry::has_fast_kernel.
+  bool (*available)() = nullptr;
 };
 
 struct ResolvedOp {
@@ -59,6 +63,17 @@ class OpRegistry {
   // op, domain and version and say what is implemented instead.
   Result<ResolvedOp> resolve(const std::string& domain, const std::string& op,
                              int64_t opset) const;
+  // Whether a fast (non-reference) kernel that is available on this CPU is registered for
+  // `op`: the session-time passes rewrite a graph into an op that only a fast kernel makes
+  // worthwhile (QGemm, the layout pass's fused internal ops) only when this holds, so they
+  // ask here instead of including a backend.
+  bool has_fast_kernel(const std::string& domain, const std::string& op) const;
+  // Element-wise functions one backend provides to the others by name, so that neither
+  // includes the other: the optimized backend's ISA-dispatched "Swish" and "HardSwish", which
+  // XNNPACK's NHWC Conv applies as its fused activation. row_function is nullptr when no
+  // backend of this build provides `name`.
+  void add_row_function(const std::string& name, RowFunction fn) { row_functions_[name] = fn; }
+  RowFunction row_function(const std::string& name) const;
   // Every registered op (for `xonnx info --ops`, docs and tests).
   std::vector<const OpDef*> all() const;
   // The ONNX since_versions of a default-domain op, empty if unknown.
@@ -66,6 +81,7 @@ class OpRegistry {
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<OpDef>> ops_;
+  std::map<std::string, RowFunction> row_functions_;
 };
 
 // One function per op family, each defined in runtime/ops/ref/<family>.cc.

@@ -1,6 +1,9 @@
 // `xonnx bench MODEL`: latency and memory of a model, like TFLite's benchmark_model.
 // Session creation, one first run, warmup runs, then timed runs (median / p90 / min), peak RSS;
-// --profile adds per-node, per-op-type and per-backend times of the timed runs.
+// --profile adds per-node, per-op-type and per-backend times of the timed runs, and every
+// fallback per node: faster kernels that declined it at session creation (with their reasons)
+// and timed runs a fast kernel handed to the reference kernel (uncovered input, non-finite
+// result).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -93,6 +96,14 @@ std::vector<typename Map::const_iterator> by_time(const Map& m) {
   return v;
 }
 
+// A node some faster kernel did not run: declined at creation, or runs handed to the reference.
+struct Fallback {
+  std::string op;
+  Backend backend = Backend::kReference;  // the kernel that took the node
+  std::string declined;                   // "backend: reason; ..." at session creation
+  int64_t runs = 0, uncovered = 0, nonfinite = 0;  // over the timed runs
+};
+
 // Self times (a Loop/If/Scan node's own time excludes its body's nodes, listed separately
 // under "Loop_name > ..."), summed over the timed runs.
 struct ProfileSummary {
@@ -100,6 +111,7 @@ struct ProfileSummary {
   std::map<std::string, Total> ops;       // by op type
   std::map<std::string, Total> op_backends;  // by "op type\tbackend"
   std::map<std::string, Total> backends;  // by backend; calls = distinct nodes
+  std::map<std::string, Fallback> fallbacks;  // by node, for nodes with any fallback
   double all_us = 0;
 };
 
@@ -120,7 +132,16 @@ ProfileSummary summarize_profile(const Profiler& profiler) {
     }
     s.backends[backend_name(e.backend)].us += e.self_us;
     s.all_us += e.self_us;
+    if (!e.declined.empty() || e.uncovered || e.nonfinite) {
+      Fallback& f = s.fallbacks[key];
+      f.op = e.op_type;
+      f.backend = e.backend;
+      f.declined = e.declined;
+      f.uncovered += e.uncovered;
+      f.nonfinite += e.nonfinite;
+    }
   }
+  for (auto& [key, f] : s.fallbacks) f.runs = s.nodes[key].calls;
   for (const auto& [key, n] : s.nodes) s.backends[backend_name(n.backend)].calls += 1;
   if (s.all_us <= 0) s.all_us = 1;
   return s;
@@ -154,6 +175,21 @@ void print_profile(const ProfileSummary& s, int iters) {
                 static_cast<long long>(it->second.calls), it->first.c_str());
   }
   std::printf("(profiled: the times above include the profiler's small per-node overhead)\n");
+  if (s.fallbacks.empty()) {
+    std::printf("\nFallbacks: none (every node ran on its first candidate kernel, on every run)\n");
+    return;
+  }
+  std::printf("\nFallbacks (%zu nodes): kernels that declined the node at session creation; timed runs\n"
+              "handed to the reference kernel for an input the fast kernel does not cover (uncovered) or\n"
+              "a result that was not finite (nonfinite):\n",
+              s.fallbacks.size());
+  std::printf("%-10s %9s %9s  %-20s %s\n", "backend", "uncovered", "nonfinite", "op", "node");
+  for (const auto& [key, f] : s.fallbacks) {
+    std::printf("%-10s %4lld/%-4lld %4lld/%-4lld  %-20s %s\n", backend_name(f.backend),
+                static_cast<long long>(f.uncovered), static_cast<long long>(f.runs),
+                static_cast<long long>(f.nonfinite), static_cast<long long>(f.runs), f.op.c_str(), key.c_str());
+    if (!f.declined.empty()) std::printf("%10s declined: %s\n", "", f.declined.c_str());
+  }
 }
 
 // The profile as JSON members: backend_nodes (distinct nodes per backend), backend_ms (per run),
@@ -192,6 +228,15 @@ void write_profile_json(std::ostringstream& js, const ProfileSummary& s, int ite
     js << sep << "{\"op\":" << json_string(t.op) << ",\"backend\":" << json_string(backend_name(t.backend))
        << ",\"ms\":" << t.us * per_run_ms << ",\"share\":" << t.us / s.all_us
        << ",\"calls\":" << static_cast<double>(t.calls) / iters << "}";
+    sep = ",";
+  }
+  js << "],\"fallbacks\":[";
+  sep = "";
+  for (const auto& [key, f] : s.fallbacks) {
+    js << sep << "{\"node\":" << json_string(key) << ",\"op\":" << json_string(f.op)
+       << ",\"backend\":" << json_string(backend_name(f.backend)) << ",\"declined\":" << json_string(f.declined)
+       << ",\"runs\":" << f.runs << ",\"uncovered_runs\":" << f.uncovered << ",\"nonfinite_runs\":" << f.nonfinite
+       << "}";
     sep = ",";
   }
   js << "],\"max_reference_node\":";
@@ -292,7 +337,7 @@ Runner add_bench_command(CLI::App& app) {
   sub->add_option("--input,-i", opt->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
   sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
-  sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables");
+  sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");
   return [opt] { return bench_model(*opt); };
 }
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fwinograd.h"
 #include "tests/unit/test_optimized_common.h"

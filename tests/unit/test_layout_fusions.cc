@@ -1,4 +1,4 @@
-// The layout pass's rewrites for the own kernels (opt::layout_fusions()):
+// The layout pass's rewrites for the own kernels (fast_layout_fusions):
 //  - the merge of a 1x1 Conv into the depthwise Conv that alone reads it
 //    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
 //    reference kernels over odd shapes, and against the two own kernels unfused, bit for bit;
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 #include "runtime/exec/session.h"
-#include "runtime/ops/optimized/layout_fusions.h"
+#include "runtime/ops/registry.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/test_optimized_common.h"
@@ -143,7 +143,7 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
   auto fused = session(block_model(p), threads);
   auto unfused = session(block_model(unfused_p), threads);
   ASSERT_TRUE(ref.is_ok() && fused.is_ok() && unfused.is_ok());
-  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr, opt::layout_fusions().fuse_pointwise_depthwise);
+  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr, fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise);
   uint32_t seed = 11;
   for (const Shape& shape : shapes) {  // one session, several input sizes
     Tensor x = rand_tensor(shape, seed++);
@@ -153,7 +153,7 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
     }
     const uint64_t before = opt::run_count();
     expect_agree(**ref, **fused, unfused->get(), 1, x, what);
-    if (opt::layout_fusions().fuse_pointwise_depthwise) {
+    if (fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise) {
       EXPECT_GT(opt::run_count(), before);
     }
   }
@@ -195,7 +195,7 @@ TEST(PointwiseDepthwise, BadInputNamesTheNode) {
   auto y = (*fast)->run({Value(rand_tensor({1, 5, 6, 6}, 1))});  // 5 channels where W_pw takes 8
   ASSERT_FALSE(y.is_ok());
   const std::string error = y.status().to_string();
-  const char* op = opt::layout_fusions().fuse_pointwise_depthwise ? "PointwiseDepthwiseConv" : "Conv";  // merged or not
+  const char* op = fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise ? "PointwiseDepthwiseConv" : "Conv";  // merged or not
   EXPECT_NE(error.find(op), std::string::npos) << error;
   EXPECT_NE(error.find("5 channels"), std::string::npos) << error;
 }
@@ -247,7 +247,7 @@ TEST(ConvNchwInput, AgreesWithReferenceAndTheToNhwcPath) {
       auto fast = session(stem_model(c, false), threads);
       auto converted = session(stem_model(c, true), threads);
       ASSERT_TRUE(ref.is_ok() && fast.is_ok() && converted.is_ok());
-      EXPECT_EQ(count_op((*fast)->model().graph, kConvNchwInputOp) == 1, opt::layout_fusions().nchw_input_conv);
+      EXPECT_EQ(count_op((*fast)->model().graph, kConvNchwInputOp) == 1, fast_layout_fusions(OpRegistry::global()).nchw_input_conv);
       uint32_t seed = 1;
       for (Shape shape : {Shape{1, c, 1, 1}, Shape{2, c, 13, 7}, Shape{1, c, 64, 67}}) {
         Tensor x = rand_tensor(shape, seed++);
@@ -343,7 +343,7 @@ void check_concat_reader(const Fire& f) {
     auto fast = session(fire_model(f), threads);
     auto concat = session(fire_model(exposed), threads);
     ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
-    EXPECT_EQ(count_op((*fast)->model().graph, op) == 1, opt::layout_fusions().fuse_concat);
+    EXPECT_EQ(count_op((*fast)->model().graph, op) == 1, fast_layout_fusions(OpRegistry::global()).fuse_concat);
     uint32_t seed = 1;
     for (Shape shape : {Shape{1, f.cin, 3, 3}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
       Tensor x = rand_tensor(shape, seed++);
@@ -374,7 +374,7 @@ TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
   auto y = (*bad)->run({Value(x)});
   ASSERT_FALSE(y.is_ok());
   const std::string error = y.status().to_string();
-  const char* op = opt::layout_fusions().fuse_concat ? "ConcatConv" : "Concat";
+  const char* op = fast_layout_fusions(OpRegistry::global()).fuse_concat ? "ConcatConv" : "Concat";
   EXPECT_NE(error.find(op), std::string::npos) << error;
 }
 
@@ -481,14 +481,14 @@ void check_stem_pool(const Stem& p) {
     auto fast = session(stem_pool_model(p), threads);
     auto unmerged = session(stem_pool_model(exposed), threads);
     ASSERT_TRUE(ref.is_ok() && fast.is_ok() && unmerged.is_ok());
-    EXPECT_EQ(count_op((*fast)->model().graph, kConvMaxPoolOp) == 1, opt::layout_fusions().fuse_stem_pool);
+    EXPECT_EQ(count_op((*fast)->model().graph, kConvMaxPoolOp) == 1, fast_layout_fusions(OpRegistry::global()).fuse_stem_pool);
     uint32_t seed = 1;
     for (Shape shape : {Shape{1, p.c, 9, 9}, Shape{2, p.c, 13, 7}, Shape{1, p.c, 30, 31}, Shape{1, p.c, 64, 67}}) {
       Tensor x = rand_tensor(shape, seed++);
       for (int64_t i = 0; i < x.numel(); i += 211) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
       const uint64_t before = opt::run_count();
       ASSERT_TRUE((*fast)->run({Value(x)}).is_ok());
-      if (opt::layout_fusions().fuse_stem_pool && !p.region_input) {
+      if (fast_layout_fusions(OpRegistry::global()).fuse_stem_pool && !p.region_input) {
         EXPECT_EQ(opt::run_count(), before + 1);  // the one node ran on the own kernel
       }
       expect_agree(**ref, **fast, unmerged->get(), 1, x, kConvMaxPoolOp);
@@ -515,7 +515,7 @@ TEST(ConvMaxPool, BadInputNamesTheNode) {
     auto y = (*fast)->run({Value(rand_tensor(shape, 1))});
     ASSERT_FALSE(y.is_ok());
     const std::string error = y.status().to_string();
-    const char* op = opt::layout_fusions().fuse_stem_pool ? "ConvMaxPool" : unmerged_op;
+    const char* op = fast_layout_fusions(OpRegistry::global()).fuse_stem_pool ? "ConvMaxPool" : unmerged_op;
     EXPECT_NE(error.find(op), std::string::npos) << error;
     EXPECT_NE(error.find("kernel 3"), std::string::npos) << error;
   }

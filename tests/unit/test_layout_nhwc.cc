@@ -1,4 +1,4 @@
-// The NHWC layout pass (runtime/exec/layout_nhwc.h): graph rewrites (which nodes become NHWC,
+// The NHWC layout pass (runtime/passes/layout_nhwc.h): graph rewrites (which nodes become NHWC,
 // where the boundaries go, what is fused) and differential runs of whole small CNNs with the
 // pass (XNNPACK on) against the reference kernels (XNNPACK off).
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
@@ -48,8 +48,6 @@ NhwcLayoutStats rewrite(Builder& b) {
   EXPECT_TRUE(stats.is_ok()) << stats.status().to_string();
   return stats.is_ok() ? *stats : NhwcLayoutStats{};
 }
-
-TEST(LayoutNhwc, DomainConstantsAgree) { EXPECT_STREQ(kNhwcDomain, xnn::kNhwcOpDomain); }
 
 TEST(LayoutNhwc, ConvReluChainIsOneRegionWithFusedActivations) {
   Builder b;

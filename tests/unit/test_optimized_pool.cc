@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "runtime/exec/session.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
+#include "runtime/ops/internal_ops.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/op_test_util.h"
 #include "tests/unit/test_optimized_common.h"
@@ -156,7 +156,7 @@ TEST(OptimizedMaxPool, WindowsInsideThePaddingGiveTheLowestFloat) {
         random_input({1, 5, 3, 3}, 4));
 }
 
-// The integer MaxPool of QDQ models (exec/qdq_fusion.h), as the NHWC node the layout pass
+// The integer MaxPool of QDQ models (passes/qdq_fusion.h), as the NHWC node the layout pass
 // makes: an exact max over int8 / uint8 windows, padding never winning.
 template <typename T>
 Tensor integer_nhwc(const Shape& shape, uint32_t seed) {
@@ -167,7 +167,7 @@ Tensor integer_nhwc(const Shape& shape, uint32_t seed) {
 }
 
 TEST(OptimizedMaxPool, Int8AndUint8Windows) {
-  const opttest::Op op("MaxPool", xnn::kNhwcOpDomain, 13);
+  const opttest::Op op("MaxPool", kNhwcDomain, 13);
   const std::vector<Attribute> resnet = {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
                                          attr_ints("pads", {1, 1, 1, 1})};
   for (int64_t c : {1, 13, 64, 65}) {

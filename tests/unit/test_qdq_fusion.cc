@@ -1,4 +1,4 @@
-// The QDQ fusion pass (runtime/exec/qdq_fusion.h) graph in, graph out: which groups become
+// The QDQ fusion pass (runtime/passes/qdq_fusion.h) graph in, graph out: which groups become
 // QLinearConv / QLinearAdd / integer MaxPool, which Relu folds into the Q's saturation, which
 // constant DequantizeLinear becomes a float initializer, and what must stay (graph outputs,
 // values read by subgraphs). saturation_implies is checked against a brute-force QuantizeLinear.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/qdq_fusion.h"
+#include "runtime/passes/qdq_fusion.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/op_test_util.h"

@@ -22,13 +22,13 @@ namespace {
 constexpr int64_t kRowsPerTile = 64;      // query rows (tokens x grouped heads) per prefill tile
 constexpr int64_t kMinKeysPerSlice = 256;  // a decode slice of the cache is at least this long
 
-class GqaKernel final : public OptKernel {
+class GqaKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(gqa::Attrs a, gqa::parse_attrs(init));
     if (a.qk_output != 0) return unsupported("GroupQueryAttention: qk_output runs on the reference kernel");
     auto k = std::unique_ptr<GqaKernel>(new GqaKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->a_ = a;
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -159,6 +159,7 @@ class GqaKernel final : public OptKernel {
   ChunkScratch<const float*> rows_;  // per item: attention_bias row of each query row
   ChunkScratch<float> sinks_;        // per finished group: sink logit of each row
   ChunkScratch<float*> outs_;        // per finished group: output row pointers
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace

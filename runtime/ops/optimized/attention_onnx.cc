@@ -20,7 +20,7 @@ namespace {
 
 constexpr int64_t kRowsPerTile = 64;
 
-class AttentionKernel final : public OptKernel {
+class AttentionKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     if (init.num_outputs() > 3 && !init.node().outputs[3].empty()) {
@@ -28,7 +28,7 @@ class AttentionKernel final : public OptKernel {
     }
     if (init.has_input(6)) return unsupported("Attention: nonpad_kv_seqlen runs on the reference kernel");
     auto k = std::unique_ptr<AttentionKernel>(new AttentionKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     XONNX_ASSIGN_OR_RETURN(int64_t causal, init.get_int("is_causal", 0));
     XONNX_ASSIGN_OR_RETURN(k->q_heads_, init.get_int("q_num_heads", 0));
     XONNX_ASSIGN_OR_RETURN(k->kv_heads_, init.get_int("kv_num_heads", 0));
@@ -216,6 +216,7 @@ class AttentionKernel final : public OptKernel {
   ChunkScratch<int64_t> bounds_;        // per item: visible key range of each row
   ChunkScratch<const float*> ptrs_;     // per item: mask row of each query row
   ChunkScratch<float*> outs_;           // per item: output row of each query row
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace

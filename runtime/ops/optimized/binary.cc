@@ -7,7 +7,7 @@
 // XNNPACK's operators (whose output clamp turns NaN into a bound) no finiteness scan follows.
 #include <algorithm>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -69,13 +69,13 @@ bool make_plan(const Shape& a, const Shape& b, BroadcastPlan& p) {
   return p.inner == 1 || p.middle == 1 || p.inner >= kMinRowLength;
 }
 
-class BinaryKernel final : public OptKernel {
+class BinaryKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, BinaryOp op, const char* name) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, name));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, name));
     auto k = std::unique_ptr<BinaryKernel>(new BinaryKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->op_ = op;
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -120,6 +120,7 @@ class BinaryKernel final : public OptKernel {
 
   BinaryOp op_ = BinaryOp::kAdd;
   BroadcastPlan plan_;  // reused across runs: no allocation once shapes settle
+  const KernelTable* k_ = &kernels();
 };
 
 template <BinaryOp Op>

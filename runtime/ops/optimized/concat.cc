@@ -4,7 +4,7 @@
 // Inputs that disagree in type or shape go to the reference kernel, which reports them.
 #include <cstring>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -14,12 +14,12 @@ namespace {
 
 constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
 
-class ConcatKernel final : public OptKernel {
+class ConcatKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(const int64_t axis, init.require_int("axis"));
     auto k = std::unique_ptr<ConcatKernel>(new ConcatKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->axis_ = axis;
     return std::unique_ptr<Kernel>(std::move(k));
   }

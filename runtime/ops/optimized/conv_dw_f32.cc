@@ -6,10 +6,10 @@
 // XNNPACK or the reference twin.
 #include <array>
 
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/fdw_layer.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -27,12 +27,12 @@ class TensorRows final : public FdwSource {
   int64_t row_floats_;
 };
 
-class ConvDwF32NhwcKernel final : public OptKernel {
+class ConvDwF32NhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<ConvDwF32NhwcKernel>(new ConvDwF32NhwcKernel());
     XONNX_ASSIGN_OR_RETURN(k->layer_, FdwLayer::create(init, 1, 2, "own depthwise Conv"));
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -59,7 +59,7 @@ class ConvDwF32NhwcKernel final : public OptKernel {
 }  // namespace
 
 void register_opt_conv_dw_f32(OpRegistry& registry) {
-  OpDef def{xnn::kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, 2, 3, 1, 1,
+  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, 2, 3, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
   registry.add(def);

@@ -16,15 +16,17 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/conv_winograd_f32.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/row_ring.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -34,11 +36,11 @@ constexpr int64_t kTilesPerBlock = 8;  // 96 output pixels per task
 constexpr int64_t kMaxConcatParts = 16;  // ConcatConv's parts (the layout pass merges up to 16)
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-class ConvF32NhwcKernel final : public OptKernel {
+class ConvF32NhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const FconvTileFn tile = fconv_tile_fast();
-    if (!tile || !xnn::is_nhwc_node(init)) return unsupported("own fp32 Conv: NHWC on AVX-512 only");
+    if (!tile || !is_nhwc_node(init)) return unsupported("own fp32 Conv: NHWC on AVX-512 only");
     const Tensor* w = init.constant_input(1);
     if (!w || !is_f32(*w) || w->rank() != 4) return unsupported("own fp32 Conv: needs a constant 4-D float W");
     const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
@@ -46,7 +48,7 @@ class ConvF32NhwcKernel final : public OptKernel {
       return unsupported("own fp32 Conv: bias must be a constant float [M]");
     auto k = std::unique_ptr<ConvF32NhwcKernel>(new ConvF32NhwcKernel());
     int64_t group = 1;
-    XONNX_ASSIGN_OR_RETURN(k->geo_, xnn::ConvGeometry::parse(init, w->shape(), group, "own fp32 Conv"));
+    XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), group, "own fp32 Conv"));
     if (group != 1) return unsupported("own fp32 Conv: grouped convolution");
     XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("activation_min", -kInf));
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
@@ -55,12 +57,12 @@ class ConvF32NhwcKernel final : public OptKernel {
     if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported("own fp32 Conv: activation ", activation);
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
-    if (b && !xnn::all_finite(b->data<float>(), static_cast<size_t>(b->numel())))
+    if (b && !all_finite(b->data<float>(), static_cast<size_t>(b->numel())))
       return unsupported("own fp32 Conv: non-finite bias");
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
     const int64_t m = w->dim(0), c = w->dim(1), taps = k->geo_.kh * k->geo_.kw;
-    const xnn::ConvGeometry& g = k->geo_;
+    const ConvGeometry& g = k->geo_;
     // A few-channel stem (7x7 over RGB) has 3 values per tap: too few per row pointer (a tap's
     // loop of 16 values ran SqueezeNet's 16-channel 3x3 convs 8 % slower than 48). On a
     // zero-padded copy of the input the kw taps of a kernel row are contiguous, so they run as
@@ -130,7 +132,7 @@ class ConvF32NhwcKernel final : public OptKernel {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
     if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
-      handled = winograd_->run(*pool_, in, n, h, w, pads, y->data<float>());
+      handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>()));
       return Status::ok();
     }
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
@@ -151,7 +153,7 @@ class ConvF32NhwcKernel final : public OptKernel {
           const int64_t img = static_cast<int64_t>(r) / h, iy = static_cast<int64_t>(r) % h;
           float* const dst = padded + ((img * ph + iy + pads[0]) * pw + pads[1]) * c;
           if (nchw_input_) {
-            xnn::interleave_pixels(in + (img * c * h + iy) * w, static_cast<size_t>(h * w), static_cast<size_t>(c),
+            interleave_pixels(in + (img * c * h + iy) * w, static_cast<size_t>(h * w), static_cast<size_t>(c),
                                    static_cast<size_t>(w), dst);
           } else {
             std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c, dst);
@@ -371,7 +373,7 @@ class ConvF32NhwcKernel final : public OptKernel {
 
   FconvTileFn tile_ = nullptr;
   MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
-  xnn::ConvGeometry geo_;
+  ConvGeometry geo_;
   float lo_ = -kInf, hi_ = kInf;
   int64_t in_ch_ = 0, out_ch_ = 0;
   bool merge_rows_ = false;
@@ -391,14 +393,16 @@ class ConvF32NhwcKernel final : public OptKernel {
   std::vector<float> pool_pad_;              // ConvMaxPool: what the pool's padding taps read (-inf)
   ChunkScratch<float> ring_;                 // ConvMaxPool, per chunk: the ring of Conv rows
   ChunkScratch<const float*> pool_taps_;     // ConvMaxPool, per chunk: a pool row's taps and rows
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace
 
 void register_opt_conv_f32(OpRegistry& registry) {
-  OpDef def{xnn::kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
+  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  def.available = [] { return enabled() && fconv_tile_fast() != nullptr; };
   registry.add(def);
   def.name = kConvNchwInputOp;
   registry.add(def);

@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/fdw_layer.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -79,7 +80,7 @@ class ExpandedRows final : public FdwSource {
   int64_t w_;
 };
 
-class ConvPwDwF32NhwcKernel final : public OptKernel {
+class ConvPwDwF32NhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     static const char* const kWhat = "own pointwise + depthwise Conv";
@@ -94,13 +95,13 @@ class ConvPwDwF32NhwcKernel final : public OptKernel {
     const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
     if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
       return unsupported(kWhat, ": pointwise bias must be a constant float [M]");
-    if (b && !xnn::all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
+    if (b && !all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
     XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("pointwise_activation_min", -kInf));
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("pointwise_activation_max", kInf));
     if (!(k->lo_ < k->hi_)) return unsupported(kWhat, ": empty pointwise output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("pointwise_activation", ""));
     if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported(kWhat, ": activation ", activation);
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
     // Non-finite weights are declined, as the own 1x1 Conv declines them (the reference runs).
     std::vector<float> rows;
@@ -118,7 +119,7 @@ class ConvPwDwF32NhwcKernel final : public OptKernel {
     const int64_t c = weights_.c, m = weights_.m;
     if (!is_f32(x) || x.rank() != 4 || x.dim(3) != c) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
-    const xnn::ConvGeometry& geo = layer_.geometry();
+    const ConvGeometry& geo = layer_.geometry();
     std::array<int64_t, 4> pads;
     if (n <= 0 || h <= 0 || w <= 0 || !geo.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo.out_h(h, pads), ow = geo.out_w(w, pads);
@@ -142,8 +143,12 @@ class ConvPwDwF32NhwcKernel final : public OptKernel {
 }  // namespace
 
 void register_opt_conv_pw_dw_f32(OpRegistry& registry) {
-  registry.add({xnn::kNhwcOpDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
-                1, Backend::kOptimized});
+  OpDef def{kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
+            1, Backend::kOptimized};
+  def.available = [] {
+    return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
+  };
+  registry.add(def);
 }
 
 }  // namespace opt

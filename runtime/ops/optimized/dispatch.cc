@@ -99,7 +99,11 @@ bool enabled() {
 }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 uint64_t run_count() { return g_runs.load(std::memory_order_relaxed); }
-void count_run() { g_runs.fetch_add(1, std::memory_order_relaxed); }
+
+Status init_own_kernel(FastKernel& kernel, const KernelInit& init) {
+  if (!enabled()) return unsupported("optimized kernels are disabled");
+  return kernel.init_fallback(init, &g_runs);
+}
 
 }  // namespace opt
 }  // namespace xonnx

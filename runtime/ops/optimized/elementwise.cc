@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -19,13 +19,13 @@ constexpr int64_t kMapChunk = 4096;  // elements per parallel chunk of a map
 
 // ---- Erf / Gelu --------------------------------------------------------------------------
 
-class MapKernel final : public OptKernel {
+class MapKernel final : public FastKernel {
  public:
-  // `fn` names the table entry to map with (the table is known after init_common).
+  // `fn` names the table entry of k_ to map with.
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, MapFn KernelTable::*fn, const char* op) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, op));
     auto k = std::unique_ptr<MapKernel>(new MapKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->fn_ = k->k_->*fn;
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -50,6 +50,7 @@ class MapKernel final : public OptKernel {
   }
 
   MapFn fn_ = nullptr;
+  const KernelTable* k_ = &kernels();
 };
 
 // Swish with alpha 1 (SiLU; the layout pass makes it from Mul(x, Sigmoid(x)) in EfficientNets).
@@ -81,14 +82,14 @@ Result<std::unique_ptr<Kernel>> create_ms_fast_gelu(const KernelInit& init) {
 
 // ---- Softmax -----------------------------------------------------------------------------
 
-class SoftmaxKernel final : public OptKernel {
+class SoftmaxKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const bool legacy = init.since_version() < 13;
     XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", legacy ? 1 : -1));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "Softmax"));
     auto k = std::unique_ptr<SoftmaxKernel>(new SoftmaxKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->legacy_ = legacy;
     k->axis_ = axis;
     return std::unique_ptr<Kernel>(std::move(k));
@@ -139,6 +140,7 @@ class SoftmaxKernel final : public OptKernel {
   bool legacy_ = false;
   int64_t axis_ = -1;
   ChunkScratch<float> rows_;  // inner-axis softmax: a block transposed, and its result
+  const KernelTable* k_ = &kernels();
 };
 
 // ---- Where -------------------------------------------------------------------------------
@@ -157,13 +159,13 @@ bool suffix_broadcast(const Shape& s, const Shape& out) {
   return true;
 }
 
-class WhereKernel final : public OptKernel {
+class WhereKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "Where"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 2, "Where"));
     auto k = std::unique_ptr<WhereKernel>(new WhereKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

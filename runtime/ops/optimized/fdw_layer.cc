@@ -21,13 +21,13 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
   FdwLayer k;
   k.row_ = fdw_row_fast();
   k.pack_ = fdw_pack_fast();
-  if (!k.row_ || !k.pack_ || !xnn::is_nhwc_node(init)) return unsupported(what, ": NHWC on AVX-512 only");
+  if (!k.row_ || !k.pack_ || !is_nhwc_node(init)) return unsupported(what, ": NHWC on AVX-512 only");
   const Tensor* w = init.constant_input(w_input);
   if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(1) != 1)
     return unsupported(what, ": needs a constant float [M, 1, kh, kw] W");
   const int64_t m = w->dim(0);
   int64_t group = 1;
-  XONNX_ASSIGN_OR_RETURN(k.geo_, xnn::ConvGeometry::parse(init, w->shape(), group, what));
+  XONNX_ASSIGN_OR_RETURN(k.geo_, ConvGeometry::parse(init, w->shape(), group, what));
   if (group != m || m < 1) return unsupported(what, ": not depthwise (group != channels)");
   if (k.geo_.kh > kMaxRingRows) return unsupported(what, ": kernel taller than 16");
   const Tensor* bias = init.has_input(b_input) ? init.constant_input(b_input) : nullptr;

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "runtime/core/status.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
 #include "runtime/ops/kernel.h"
 #include "runtime/ops/optimized/fdwconv.h"
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/optimized/opt_util.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -50,7 +50,7 @@ class FdwLayer {
   static Result<FdwLayer> create(const KernelInit& init, size_t w_input, size_t b_input, const char* what);
 
   int64_t channels() const { return channels_; }
-  const xnn::ConvGeometry& geometry() const { return geo_; }
+  const ConvGeometry& geometry() const { return geo_; }
 
   // Output rows of an [n, h, w, channels] input into out [n, oh, ow, channels], input rows
   // from `source`. `row_work`: the source's own work per output row (element operations), for
@@ -62,7 +62,7 @@ class FdwLayer {
  private:
   FdwRowFn row_ = nullptr;
   FdwPackFn pack_ = nullptr;
-  xnn::ConvGeometry geo_;
+  ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
   float lo_ = 0, hi_ = 0;       // fused output range
   MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"

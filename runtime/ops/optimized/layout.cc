@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -17,12 +17,12 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-class TransposeKernel final : public OptKernel {
+class TransposeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "Transpose"));
     auto k = std::unique_ptr<TransposeKernel>(new TransposeKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->has_perm_ = init.has_attr("perm");
     XONNX_ASSIGN_OR_RETURN(k->perm_attr_, init.get_ints("perm"));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -169,16 +169,17 @@ class TransposeKernel final : public OptKernel {
 
   bool has_perm_ = false;
   Shape perm_attr_;
+  const KernelTable* k_ = &kernels();
 };
 
 // ---- Gather ------------------------------------------------------------------------------
 
-class GatherKernel final : public OptKernel {
+class GatherKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "Gather"));
     auto k = std::unique_ptr<GatherKernel>(new GatherKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     XONNX_ASSIGN_OR_RETURN(k->axis_, init.get_int("axis", 0));
     return std::unique_ptr<Kernel>(std::move(k));
   }

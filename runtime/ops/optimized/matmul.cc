@@ -8,11 +8,11 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/fully_connected_gemm.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -84,25 +84,25 @@ bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
   return true;
 }
 
-class MatMulKernel final : public OptKernel {
+class MatMulKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMul"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "MatMul"));
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     const Tensor* b = init.constant_input(1);
     if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, false, 1.0f);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  // Gemm as a fully-connected layer (xnn::FullyConnectedGemm): A [M, K] times the packed
+  // Gemm as a fully-connected layer (FullyConnectedGemm): A [M, K] times the packed
   // alpha * op(B), plus the row bias.
   static Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
-    XONNX_ASSIGN_OR_RETURN(xnn::FullyConnectedGemm g, xnn::FullyConnectedGemm::parse(init, "own Gemm"));
+    XONNX_ASSIGN_OR_RETURN(FullyConnectedGemm g, FullyConnectedGemm::parse(init, "own Gemm"));
     if (g.n <= 0 || g.k <= 0) return unsupported("own Gemm: empty B");
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->gemm_b_shape_ = {g.k, g.n};
     k->bias_ = std::move(g.bias);
     k->prepack(init, *init.constant_input(1), g.trans_b, g.alpha);
@@ -259,6 +259,7 @@ class MatMulKernel final : public OptKernel {
   FconvTileFn tile_ = nullptr;  // the 12 x 32 tile for a prepacked B, where the CPU has it
   std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)
   static constexpr float kZeroBias[kFconvCols] = {};
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace
@@ -272,11 +273,10 @@ void register_opt_matmul(OpRegistry& registry) {
   registry.add(def);
   // Gemm as a fully-connected layer, on AVX-512 only (elsewhere XNNPACK's is the fast one):
   // a classifier's single row streams its weights from the prepacked panels.
-  if (avx512_chosen()) {
-    OpDef gemm{"", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, 2, 3, 1, 1, Backend::kOptimized};
-    gemm.before_xnnpack = true;
-    registry.add(gemm);
-  }
+  OpDef gemm{"", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, 2, 3, 1, 1, Backend::kOptimized};
+  gemm.before_xnnpack = true;
+  gemm.available = avx512_chosen;
+  registry.add(gemm);
 }
 
 }  // namespace opt

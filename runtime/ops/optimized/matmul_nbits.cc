@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/q4_int8.h"
 #include "runtime/ops/registry.h"
@@ -33,7 +33,7 @@ constexpr int64_t kDirectCols = 16;
 constexpr int64_t kMinChunkMacs = 1 << 20;
 constexpr int64_t kMinInt8ChunkMacs = 1 << 21;
 
-class MatMulNBitsKernel final : public OptKernel {
+class MatMulNBitsKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(int64_t k, init.require_int("K"));
@@ -50,7 +50,7 @@ class MatMulNBitsKernel final : public OptKernel {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 2, "MatMulNBits"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 5, "MatMulNBits"));
     auto kernel = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(k, n, bs));
-    XONNX_RETURN_IF_ERROR(kernel->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*kernel, init));
     if (accuracy_level == 4 && q4_int8_fast()) kernel->pack_int8_weights(init);
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
@@ -181,6 +181,7 @@ class MatMulNBitsKernel final : public OptKernel {
   Q4Int8Fn int8_fn_ = nullptr;  // set when the int8 path applies (accuracy_level 4, VNNI, constant weights)
   Q4Int8Weights int8_w_;
   Q4Int8A a_int8_;              // reused across runs, like a_pack_
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace

@@ -11,14 +11,14 @@ namespace opt {
 namespace {
 
 template <bool kSkip>
-class SimplifiedNormKernel final : public OptKernel {
+class SimplifiedNormKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(float eps, init.get_float("epsilon", 1e-5f));
     XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", -1));
     if (!kSkip && axis != -1) return unsupported("SimplifiedLayerNormalization: the optimized kernel normalizes the last axis");
     auto k = std::unique_ptr<SimplifiedNormKernel>(new SimplifiedNormKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->eps_ = eps;
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -85,6 +85,7 @@ class SimplifiedNormKernel final : public OptKernel {
   }
 
   float eps_ = 1e-5f;
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 // outputs are computed for stash_type float; other stash types are declined at creation.
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -21,7 +21,7 @@ bool param_covers_inner(const Tensor& p, const Shape& x, size_t axis, int64_t in
   return true;
 }
 
-class LayerNormKernel final : public OptKernel {
+class LayerNormKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", -1));
@@ -33,7 +33,7 @@ class LayerNormKernel final : public OptKernel {
       return unsupported("LayerNormalization: optimized kernel computes Mean/InvStdDev as float only");
     for (size_t i = 0; i < 3; ++i) XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, i, "LayerNormalization"));
     auto k = std::unique_ptr<LayerNormKernel>(new LayerNormKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->axis_ = axis;
     k->eps_ = eps;
     return std::unique_ptr<Kernel>(std::move(k));
@@ -81,6 +81,7 @@ class LayerNormKernel final : public OptKernel {
 
   int64_t axis_ = -1;
   float eps_ = 1e-5f;
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Shared plumbing of the optimized (own vectorized) op kernels, Backend::kOptimized.
 //
 // Each factory declines (returns an error) what it does not cover when that is known at
-// session creation (attributes, constant dtypes); at run time an OptKernel hands inputs it
-// was not built for (other dtypes, shapes, broadcasting) to the node's reference kernel,
-// which defines the semantics and reports the errors.
+// session creation (attributes, constant dtypes); at run time a kernel (a FastKernel,
+// ops/common/fast_kernel.h) hands inputs it was not built for (other dtypes, shapes,
+// broadcasting) to the node's reference kernel, which defines the semantics and reports the
+// errors. Kernels that use the ISA table keep it as a member: `const KernelTable* k_ =
+// &kernels();`.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,8 @@
 
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/fast_kernel.h"
 #include "runtime/ops/kernel.h"
 #include "runtime/ops/optimized/kernels.h"
 
@@ -29,40 +32,11 @@ bool enabled();
 void set_enabled(bool on);
 // Number of runs that took an optimized path (tests check that the fast path ran).
 uint64_t run_count();
-void count_run();
 
-inline bool is_f32(const Tensor& t) { return t.defined() && t.dtype() == DataType::kFloat; }
-
-class OptKernel : public Kernel {
- public:
-  Status run(KernelContext& ctx) final {
-    bool handled = false;
-    XONNX_RETURN_IF_ERROR(run_fast(ctx, handled));
-    if (!handled) return reference_->run(ctx);
-    count_run();
-    return Status::ok();
-  }
-
- protected:
-  // Sets handled = true when it computed the outputs; false (and ok) defers to the reference.
-  virtual Status run_fast(KernelContext& ctx, bool& handled) = 0;
-
-  // The factory calls this first: declines when the optimized kernels are switched off, and
-  // keeps the reference kernel, the table and the pool.
-  Status init_common(const KernelInit& init) {
-    if (!enabled()) return unsupported("optimized kernels are disabled");
-    auto ref = init.create_reference_kernel();
-    if (!ref.is_ok()) return ref.status();
-    reference_ = std::move(ref).value();
-    k_ = &kernels();
-    pool_ = &init.thread_pool();
-    return Status::ok();
-  }
-
-  std::unique_ptr<Kernel> reference_;
-  const KernelTable* k_ = nullptr;
-  const ThreadPool* pool_ = nullptr;
-};
+// The factory of an own kernel calls this first: declines when the own kernels are switched
+// off, else keeps the node's reference kernel as the fallback and counts the runs the kernel
+// handles in run_count() (FastKernel::init_fallback).
+Status init_own_kernel(FastKernel& kernel, const KernelInit& init);
 
 // Declines at creation when input i is a constant that is not float32.
 inline Status require_f32_if_constant(const KernelInit& init, size_t i, const char* op) {

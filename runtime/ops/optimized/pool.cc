@@ -5,7 +5,7 @@
 // taps in the padding read a row of the type's lowest value, which never wins.
 //  - float32: outputs that come out -inf (an all-NaN window, or -inf inputs) are redone with
 //    the reference rule, so the result is the reference kernel's bit for bit;
-//  - int8 / uint8 (the integer MaxPool of QDQ models, exec/qdq_fusion.h): an exact max.
+//  - int8 / uint8 (the integer MaxPool of QDQ models, passes/qdq_fusion.h): an exact max.
 // The Indices output, other types and (for integers) windows of padding only go to the
 // reference kernel. It also runs the layout pass's ConcatMaxPool: each part of a channel
 // Concat pooled into its channels of the output, the concatenation never written.
@@ -16,13 +16,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/ops/internal_ops.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -151,14 +150,14 @@ void max_pool_float(const KernelTable& k, const float* const* taps, const float*
 
 namespace {
 
-class MaxPoolNhwcKernel final : public OptKernel {
+class MaxPoolNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     if (init.num_outputs() > 1 && !init.node().outputs[1].empty())
       return unsupported("own MaxPool: Indices output");
     auto k = std::unique_ptr<MaxPoolNhwcKernel>(new MaxPoolNhwcKernel());
     XONNX_ASSIGN_OR_RETURN(k->windows_, MaxPoolWindows::parse(init, ""));
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -263,16 +262,18 @@ class MaxPoolNhwcKernel final : public OptKernel {
   ChunkScratch<const float*> float_taps_;
   ChunkScratch<const int8_t*> int8_taps_;
   ChunkScratch<const uint8_t*> uint8_taps_;
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace
 
 void register_opt_pool(OpRegistry& registry) {
-  OpDef def{xnn::kNhwcOpDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
+  OpDef def{kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  def.available = enabled;
   registry.add(def);
-  // The layout pass's MaxPool of a channel Concat's parts (runtime/exec/layout_nhwc.h).
+  // The layout pass's MaxPool of a channel Concat's parts (runtime/passes/layout_nhwc.h).
   def.name = kConcatMaxPoolOp;
   def.max_inputs = static_cast<int>(kMaxConcatParts);
   def.max_outputs = 1;

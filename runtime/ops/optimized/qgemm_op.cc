@@ -12,11 +12,11 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/quant_params.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -24,7 +24,7 @@ namespace {
 
 constexpr int64_t kRowBlock = 96;  // rows of A per task: a multiple of the kernel's 12
 
-class QGemmKernel final : public OptKernel {
+class QGemmKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const QgemmFn gemm = qgemm_fast();
@@ -45,22 +45,22 @@ class QGemmKernel final : public OptKernel {
       if (bz->get_as_int64(i) != 0) return unsupported("own QGemm: asymmetric B");
     if (!init.has_input(2)) return unsupported("own QGemm: no a_zero_point");
     auto kern = std::unique_ptr<QGemmKernel>(new QGemmKernel());
-    XONNX_ASSIGN_OR_RETURN(const float a_scale, xnn::constant_scale(init, 1, "own QGemm: a_scale"));
-    XONNX_ASSIGN_OR_RETURN(const int32_t a_zp, xnn::constant_zero_point(init, 2, "own QGemm: a_zero_point", &kern->a_type_));
+    XONNX_ASSIGN_OR_RETURN(const float a_scale, constant_scale(init, 1, "own QGemm: a_scale"));
+    XONNX_ASSIGN_OR_RETURN(const int32_t a_zp, constant_zero_point(init, 2, "own QGemm: a_zero_point", &kern->a_type_));
     double out_scale = 1.0;  // y_scale, when the output is quantized
     int32_t y_zp = 0;
     kern->float_out_ = !init.has_input(7);
     if (!kern->float_out_) {
-      XONNX_ASSIGN_OR_RETURN(const float y_scale, xnn::constant_scale(init, 7, "own QGemm: y_scale"));
+      XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, 7, "own QGemm: y_scale"));
       if (!init.has_input(8)) return unsupported("own QGemm: no y_zero_point");
-      XONNX_ASSIGN_OR_RETURN(y_zp, xnn::constant_zero_point(init, 8, "own QGemm: y_zero_point", &kern->y_type_));
+      XONNX_ASSIGN_OR_RETURN(y_zp, constant_zero_point(init, 8, "own QGemm: y_zero_point", &kern->y_type_));
       out_scale = y_scale;
     }
     const Tensor* c = init.has_input(6) ? init.constant_input(6) : nullptr;
     if (init.has_input(6) && (!c || c->dtype() != DataType::kInt32 || (c->numel() != n && c->numel() != 1) ||
                               (c->rank() == 2 && c->dim(0) != 1) || c->rank() > 2))
       return unsupported("own QGemm: C must be a constant int32 of N or 1 elements");
-    XONNX_RETURN_IF_ERROR(kern->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*kern, init));
     kern->gemm_ = gemm;
     kern->k_ = k;
     // W rows [n][k]: B^T as stored when transB, else transposed once here.
@@ -135,7 +135,9 @@ class QGemmKernel final : public OptKernel {
 }  // namespace
 
 void register_opt_qgemm(OpRegistry& registry) {
-  registry.add({"com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, 6, 9, 1, 1, Backend::kOptimized});
+  OpDef def{"com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, 6, 9, 1, 1, Backend::kOptimized};
+  def.available = [] { return enabled() && qgemm_fast() != nullptr; };
+  registry.add(def);
 }
 
 }  // namespace opt

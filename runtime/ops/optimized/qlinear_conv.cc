@@ -10,11 +10,14 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/common/quant_params.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -22,11 +25,11 @@ namespace {
 
 constexpr int64_t kRowBlock = 96;  // output pixels per task: a multiple of the kernel's 12 rows
 
-class QLinearConvNhwcKernel final : public OptKernel {
+class QLinearConvNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     QgemmFn gemm = qgemm_fast();
-    if (!gemm || !xnn::is_nhwc_node(init)) return unsupported("own QLinearConv: NHWC on AVX512-VNNI only");
+    if (!gemm || !is_nhwc_node(init)) return unsupported("own QLinearConv: NHWC on AVX512-VNNI only");
     const Tensor* w = init.constant_input(3);
     const Tensor* ws = init.constant_input(4);
     const Tensor* wz = init.constant_input(5);
@@ -38,20 +41,20 @@ class QLinearConvNhwcKernel final : public OptKernel {
     for (int64_t i = 0; i < wz->numel(); ++i)
       if (wz->get_as_int64(i) != 0) return unsupported("own QLinearConv: asymmetric weights");
     auto k = std::unique_ptr<QLinearConvNhwcKernel>(new QLinearConvNhwcKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->gemm_ = gemm;
     int64_t group = 1;
-    XONNX_ASSIGN_OR_RETURN(k->geo_, xnn::ConvGeometry::parse(init, w->shape(), group, "own QLinearConv"));
+    XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), group, "own QLinearConv"));
     if (group != 1) return unsupported("own QLinearConv: grouped convolution (XNNPACK's)");
-    XONNX_ASSIGN_OR_RETURN(const float x_scale, xnn::constant_scale(init, 1, "own QLinearConv: x_scale"));
-    XONNX_ASSIGN_OR_RETURN(const float y_scale, xnn::constant_scale(init, 6, "own QLinearConv: y_scale"));
-    XONNX_ASSIGN_OR_RETURN(const int32_t x_zp, xnn::constant_zero_point(init, 2, "own QLinearConv: x_zero_point", &k->x_type_));
-    XONNX_ASSIGN_OR_RETURN(const int32_t y_zp, xnn::constant_zero_point(init, 7, "own QLinearConv: y_zero_point", &k->y_type_));
+    XONNX_ASSIGN_OR_RETURN(const float x_scale, constant_scale(init, 1, "own QLinearConv: x_scale"));
+    XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, 6, "own QLinearConv: y_scale"));
+    XONNX_ASSIGN_OR_RETURN(const int32_t x_zp, constant_zero_point(init, 2, "own QLinearConv: x_zero_point", &k->x_type_));
+    XONNX_ASSIGN_OR_RETURN(const int32_t y_zp, constant_zero_point(init, 7, "own QLinearConv: y_zero_point", &k->y_type_));
     k->in_ch_ = w->dim(1);
     const int64_t khw = k->geo_.kh * k->geo_.kw, depth = khw * k->in_ch_;
     // ONNX W [M][C][kh][kw] -> GEMM rows [M][kh][kw][C], the order of the gathered windows.
     std::vector<int8_t> rows(static_cast<size_t>(m * depth));
-    xnn::weights_to_ohwi(w->data<int8_t>(), rows.data(), m, k->in_ch_, khw);
+    weights_to_ohwi(w->data<int8_t>(), rows.data(), m, k->in_ch_, khw);
     k->w_ = pack_qgemm_weights(rows.data(), m, depth);
     // The GEMM reads int8 activations as unsigned (+128): the zero point moves with them, and
     // padding holds the zero point's own byte.
@@ -203,7 +206,7 @@ class QLinearConvNhwcKernel final : public OptKernel {
   }
 
   QgemmFn gemm_ = nullptr;
-  xnn::ConvGeometry geo_;
+  ConvGeometry geo_;
   int64_t in_ch_ = 0;
   DataType x_type_ = DataType::kInt8, y_type_ = DataType::kInt8;
   uint8_t pad_ = 0;  // the input zero point's byte
@@ -217,9 +220,10 @@ class QLinearConvNhwcKernel final : public OptKernel {
 }  // namespace
 
 void register_opt_qlinear_conv(OpRegistry& registry) {
-  OpDef def{xnn::kNhwcOpDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, 8, 9, 1, 1,
+  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, 8, 9, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
+  def.available = [] { return enabled() && qgemm_fast() != nullptr; };
   registry.add(def);
 }
 

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "runtime/core/dtype.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/quant_params.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qdwconv.h"
 #include "runtime/ops/optimized/row_ring.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -27,12 +29,12 @@ namespace {
 
 constexpr double kExactFloatInt = 16777216.0;  // 2^24
 
-class QLinearDwConvNhwcKernel final : public OptKernel {
+class QLinearDwConvNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const QdwRowFn row = qdw_row_fast();
     const QdwConvertFn convert = qdw_convert_fast();
-    if (!row || !convert || !xnn::is_nhwc_node(init)) return unsupported("own depthwise QLinearConv: NHWC on AVX-512 only");
+    if (!row || !convert || !is_nhwc_node(init)) return unsupported("own depthwise QLinearConv: NHWC on AVX-512 only");
     const Tensor* w = init.constant_input(3);
     const Tensor* ws = init.constant_input(4);
     const Tensor* wz = init.constant_input(5);
@@ -42,21 +44,21 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
     const int64_t m = w->dim(0);
     int64_t group = 1;
     auto k = std::unique_ptr<QLinearDwConvNhwcKernel>(new QLinearDwConvNhwcKernel());
-    XONNX_ASSIGN_OR_RETURN(k->geo_, xnn::ConvGeometry::parse(init, w->shape(), group, "own depthwise QLinearConv"));
+    XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), group, "own depthwise QLinearConv"));
     if (group != m || m < 1) return unsupported("own depthwise QLinearConv: not depthwise (group != channels)");
     if (k->geo_.kh > kMaxRingRows) return unsupported("own depthwise QLinearConv: kernel taller than 16");
     const auto per_channel = [m](const Tensor* t) { return t->rank() <= 1 && (t->numel() == 1 || t->numel() == m); };
     if (ws->dtype() != DataType::kFloat || !per_channel(ws) || !per_channel(wz))
       return unsupported("own depthwise QLinearConv: weight scale and zero point must be per tensor or per channel");
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->row_ = row;
     k->convert_ = convert;
-    XONNX_ASSIGN_OR_RETURN(const float x_scale, xnn::constant_scale(init, 1, "own depthwise QLinearConv: x_scale"));
-    XONNX_ASSIGN_OR_RETURN(const float y_scale, xnn::constant_scale(init, 6, "own depthwise QLinearConv: y_scale"));
+    XONNX_ASSIGN_OR_RETURN(const float x_scale, constant_scale(init, 1, "own depthwise QLinearConv: x_scale"));
+    XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, 6, "own depthwise QLinearConv: y_scale"));
     XONNX_ASSIGN_OR_RETURN(const int32_t x_zp,
-                           xnn::constant_zero_point(init, 2, "own depthwise QLinearConv: x_zero_point", &k->x_type_));
+                           constant_zero_point(init, 2, "own depthwise QLinearConv: x_zero_point", &k->x_type_));
     XONNX_ASSIGN_OR_RETURN(const int32_t y_zp,
-                           xnn::constant_zero_point(init, 7, "own depthwise QLinearConv: y_zero_point", &k->y_type_));
+                           constant_zero_point(init, 7, "own depthwise QLinearConv: y_zero_point", &k->y_type_));
     const Tensor* bias = init.has_input(8) ? init.constant_input(8) : nullptr;
     if (init.has_input(8) && (!bias || bias->dtype() != DataType::kInt32 || bias->numel() != m))
       return unsupported("own depthwise QLinearConv: bias must be a constant int32 [M]");
@@ -157,7 +159,7 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
 
   QdwRowFn row_ = nullptr;
   QdwConvertFn convert_ = nullptr;
-  xnn::ConvGeometry geo_;
+  ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
   DataType x_type_ = DataType::kInt8, y_type_ = DataType::kInt8;
   float x_zero_point_ = 0;
@@ -169,7 +171,7 @@ class QLinearDwConvNhwcKernel final : public OptKernel {
 }  // namespace
 
 void register_opt_qlinear_dwconv(OpRegistry& registry) {
-  OpDef def{xnn::kNhwcOpDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create, 8, 9, 1, 1,
+  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create, 8, 9, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
   registry.add(def);

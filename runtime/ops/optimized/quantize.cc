@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -74,13 +74,13 @@ Status per_tensor_params(const KernelInit& init, float& scale, int32_t& zero_poi
   return Status::ok();
 }
 
-class QuantizeKernel final : public OptKernel {
+class QuantizeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<QuantizeKernel>(new QuantizeKernel());
     XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));
     if (k->type_ == DataType::kUndefined) k->type_ = DataType::kUint8;  // ONNX's default
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -90,7 +90,7 @@ class QuantizeKernel final : public OptKernel {
     if (!is_f32(x)) return Status::ok();
     const float* in = x.data<float>();
     const size_t n = static_cast<size_t>(x.numel());
-    if (any_nan(in, n)) return Status::ok();  // NaN quantizes to the zero point: the reference's business
+    if (!keep_if_finite(!any_nan(in, n))) return Status::ok();  // NaN quantizes to the zero point: the reference's business
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, type_, x.shape()));
     const bool is_signed = type_ == DataType::kInt8;
     const float lo = static_cast<float>((is_signed ? -128 : 0) - zp_), hi = static_cast<float>((is_signed ? 127 : 255) - zp_);
@@ -113,12 +113,12 @@ class QuantizeKernel final : public OptKernel {
   DataType type_ = DataType::kUint8;
 };
 
-class DequantizeKernel final : public OptKernel {
+class DequantizeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<DequantizeKernel>(new DequantizeKernel());
     XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

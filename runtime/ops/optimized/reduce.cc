@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
 namespace opt {
@@ -45,12 +45,12 @@ void reduce_middle(const ThreadPool& pool, const KernelTable& t, bool max, const
   });
 }
 
-class ReduceKernel final : public OptKernel {
+class ReduceKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, Kind kind) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "Reduce"));
     auto k = std::unique_ptr<ReduceKernel>(new ReduceKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->kind_ = kind;
     k->axes_from_input_ = init.since_version() >= (kind == Kind::kSum ? 13 : 18);
     XONNX_ASSIGN_OR_RETURN(k->keepdims_, init.get_int("keepdims", 1));
@@ -104,15 +104,16 @@ class ReduceKernel final : public OptKernel {
   bool axes_from_input_ = false;
   int64_t keepdims_ = 1;
   Shape attr_axes_;
+  const KernelTable* k_ = &kernels();
 };
 
 // GlobalAveragePool on NHWC [n, h, w, c] -> [n, 1, 1, c]: float sums (the reference sums in
 // double), divided by h * w; inf and NaN propagate, no scan needed.
-class GlobalAveragePoolNhwcKernel final : public OptKernel {
+class GlobalAveragePoolNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<GlobalAveragePoolNhwcKernel>(new GlobalAveragePoolNhwcKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -130,6 +131,8 @@ class GlobalAveragePoolNhwcKernel final : public OptKernel {
     handled = true;
     return Status::ok();
   }
+
+  const KernelTable* k_ = &kernels();
 };
 
 Result<std::unique_ptr<Kernel>> create_sum(const KernelInit& init) { return ReduceKernel::create(init, Kind::kSum); }
@@ -142,7 +145,7 @@ void register_opt_reduce(OpRegistry& registry) {
   registry.add({"", "ReduceSum", 1, kLatestVersion, create_sum, 1, 2, 1, 1, Backend::kOptimized});
   registry.add({"", "ReduceMean", 1, kLatestVersion, create_mean, 1, 2, 1, 1, Backend::kOptimized});
   registry.add({"", "ReduceMax", 1, kLatestVersion, create_max, 1, 2, 1, 1, Backend::kOptimized});
-  OpDef gap{xnn::kNhwcOpDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1, 1, 1, 1,
+  OpDef gap{kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1, 1, 1, 1,
             Backend::kOptimized};
   gap.before_xnnpack = true;  // splits the channels over the threads; needs no finiteness scan
   registry.add(gap);

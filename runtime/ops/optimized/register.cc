@@ -1,8 +1,5 @@
 // The optimized op family (Backend::kOptimized): own vectorized float32 kernels, tried after
 // XNNPACK and before the reference kernels (runtime/ops/registry.h).
-#include "runtime/ops/optimized/fconv.h"
-#include "runtime/ops/optimized/fdwconv.h"
-#include "runtime/ops/optimized/layout_fusions.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -24,19 +21,12 @@ void register_opt_attention_onnx(OpRegistry& registry); // attention_onnx.cc
 void register_opt_norm_simplified(OpRegistry& registry); // norm_simplified.cc
 void register_opt_rnn(OpRegistry& registry);             // rnn.cc
 
-NhwcLayoutOptions layout_fusions() {
-  NhwcLayoutOptions o;
-  const bool conv = enabled() && fconv_tile_fast();  // conv_f32.cc, conv_pw_dw_f32.cc
-  o.fuse_pointwise_depthwise = conv && fdw_row_fast() && fdw_pack_fast();
-  o.nchw_input_conv = conv;
-  o.fuse_concat = conv;
-  o.fuse_stem_pool = conv;
-  return o;
-}
-
 }  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {
+  // Through the table chosen for this CPU (XONNX_OPT_ISA caps it), read when first called.
+  registry.add_row_function("Swish", [](const float* x, float* y, int64_t n) { opt::kernels().swish(x, y, n); });
+  registry.add_row_function("HardSwish", [](const float* x, float* y, int64_t n) { opt::kernels().hard_swish(x, y, n); });
   opt::register_opt_matmul(registry);
   opt::register_opt_normalization(registry);
   opt::register_opt_elementwise(registry);

@@ -23,14 +23,14 @@ std::string lower(std::string s) {
 }
 
 template <Cell K>
-class RecurrentKernel final : public OptKernel {
+class RecurrentKernel final : public FastKernel {
   static constexpr int64_t G = K == Cell::kGru ? 3 : 4;  // gates: GRU z r h, LSTM i o f c
 
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const char* op = K == Cell::kGru ? "GRU" : "LSTM";
     auto k = std::unique_ptr<RecurrentKernel>(new RecurrentKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     XONNX_ASSIGN_OR_RETURN(std::string direction, init.get_string("direction", "forward"));
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
       return unsupported(op, ": direction '", direction, "' (the reference kernel reports it)");
@@ -271,6 +271,7 @@ class RecurrentKernel final : public OptKernel {
   std::vector<float> r_t_;       // [dirs][H][G * H]
   std::vector<int64_t> lens_;
   std::vector<float> gx_, gh_, h_, c_, tmp_;
+  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace

@@ -31,14 +31,14 @@ using ref::store_doubles;
 struct FlexConfig {
   bool has_scale = false;
   double scale = 0.0;
-  std::shared_ptr<Subgraph> score_mod;
-  std::shared_ptr<Subgraph> mask_mod;
-  std::shared_ptr<Subgraph> prob_mod;
+  std::shared_ptr<GraphBody> score_mod;
+  std::shared_ptr<GraphBody> mask_mod;
+  std::shared_ptr<GraphBody> prob_mod;
 };
 
-Result<std::shared_ptr<Subgraph>> optional_subgraph(const KernelInit& init, const char* name) {
+Result<std::shared_ptr<GraphBody>> optional_subgraph(const KernelInit& init, const char* name) {
   const Attribute* a = init.attr(name);
-  if (a == nullptr) return std::shared_ptr<Subgraph>();
+  if (a == nullptr) return std::shared_ptr<GraphBody>();
   if (a->type != AttrType::kGraph || !a->g) {
     return invalid_model("attribute '", name, "' must be a graph, got ", attr_type_name(a->type));
   }
@@ -51,7 +51,7 @@ Result<std::shared_ptr<Subgraph>> optional_subgraph(const KernelInit& init, cons
 
 // Runs a modifier subgraph on `values` (shape `shape`), handing it a tensor of `dtype`;
 // replaces `values` with the graph's output converted to double.
-Status apply_mod(KernelContext& ctx, const Subgraph& graph, const char* name, DataType dtype,
+Status apply_mod(KernelContext& ctx, const GraphBody& graph, const char* name, DataType dtype,
                  const Shape& shape, std::vector<double>* values) {
   XONNX_ASSIGN_OR_RETURN(Tensor in, Tensor::allocate(dtype, shape));
   store_doubles(&in, *values);

@@ -1,6 +1,5 @@
 // Control flow: If, Loop, Scan. Bodies are compiled once at session creation
 // (KernelInit::subgraph) and see every value of their enclosing scopes.
-#include "runtime/exec/subgraph.h"
 #include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
 
@@ -28,11 +27,11 @@ Result<Tensor> empty_scan_output(const ValueInfo& info) {
 
 // ---------------------------------------------------------------- If
 Result<std::unique_ptr<Kernel>> create_if(const KernelInit& init) {
-  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Subgraph> then_branch, init.subgraph("then_branch"));
-  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Subgraph> else_branch, init.subgraph("else_branch"));
+  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<GraphBody> then_branch, init.subgraph("then_branch"));
+  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<GraphBody> else_branch, init.subgraph("else_branch"));
   return make_kernel([then_branch, else_branch](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(bool cond, read_condition(ctx.input(0), "If condition"));
-    const Subgraph& branch = cond ? *then_branch : *else_branch;
+    const GraphBody& branch = cond ? *then_branch : *else_branch;
     XONNX_ASSIGN_OR_RETURN(std::vector<Value> outs, ctx.run_subgraph(branch, {}));
     if (outs.size() != ctx.num_outputs()) {
       return invalid_model("the ", cond ? "then" : "else", " branch gives ", outs.size(),
@@ -45,7 +44,7 @@ Result<std::unique_ptr<Kernel>> create_if(const KernelInit& init) {
 
 // ---------------------------------------------------------------- Loop
 Result<std::unique_ptr<Kernel>> create_loop(const KernelInit& init) {
-  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Subgraph> body, init.subgraph("body"));
+  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<GraphBody> body, init.subgraph("body"));
   const Graph& g = body->graph();
   const size_t carried = init.num_inputs() - 2;
   if (g.inputs.size() != carried + 2) {
@@ -113,7 +112,7 @@ struct ScanConfig {
 };
 
 // One scan over `scan_inputs` (already without batch dimension). Returns states + scan outputs.
-Result<std::vector<Value>> scan_once(KernelContext& ctx, const Subgraph& body, const ScanConfig& cfg,
+Result<std::vector<Value>> scan_once(KernelContext& ctx, const GraphBody& body, const ScanConfig& cfg,
                                      std::vector<Value> state, const std::vector<Tensor>& scan_inputs) {
   int64_t length = -1;
   std::vector<int64_t> axes(cfg.num_scan_in);
@@ -159,7 +158,7 @@ Result<std::vector<Value>> scan_once(KernelContext& ctx, const Subgraph& body, c
 }
 
 Result<std::unique_ptr<Kernel>> create_scan(const KernelInit& init) {
-  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Subgraph> body, init.subgraph("body"));
+  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<GraphBody> body, init.subgraph("body"));
   XONNX_ASSIGN_OR_RETURN(int64_t m, init.require_int("num_scan_inputs"));
   const bool batched = init.since_version() == 8;  // opset 8: [batch, seq, ...] + sequence_lens
   const size_t first = batched ? 1 : 0;

@@ -6,7 +6,7 @@
 //
 // The arithmetic is exactly the float32 composition DequantizeLinear -> Add/Mul ->
 // QuantizeLinear (ref/quantize.cc: round half to even, saturate), so fusing that QDQ pattern
-// into these ops (runtime/exec/qdq_fusion.cc) does not change a single result.
+// into these ops (runtime/passes/qdq_fusion.cc) does not change a single result.
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -1,6 +1,5 @@
 // Sequence and Optional ops. Sequences are immutable shared lists of tensors: every op that
 // "modifies" one builds a new list (the tensors themselves are shared, not copied).
-#include "runtime/exec/subgraph.h"
 #include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
 
@@ -186,7 +185,7 @@ Result<std::unique_ptr<Kernel>> create_concat_from_sequence(const KernelInit& in
 }
 
 Result<std::unique_ptr<Kernel>> create_sequence_map(const KernelInit& init) {
-  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Subgraph> body, init.subgraph("body"));
+  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<GraphBody> body, init.subgraph("body"));
   return make_kernel([body](KernelContext& ctx) -> Status {
     // Inputs that are sequences are iterated in lockstep; tensors are passed to every call.
     int64_t length = -1;

@@ -18,8 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
-#include "runtime/ops/optimized/kernels.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -29,7 +32,7 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-class ConvKernel final : public FallbackKernel {
+class ConvKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init);
 
@@ -38,13 +41,12 @@ class ConvKernel final : public FallbackKernel {
   Status run_nhwc(KernelContext& ctx, bool& handled);
   Status ensure_operator(const std::array<int64_t, 4>& pads);
 
-  ThreadPool* pool_ = nullptr;
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
   ConvGeometry geo_;
   Tensor weight_, bias_;  // the initializers (shared storage)
   bool nhwc_ = false;
   float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
-  opt::MapFn activation_ = nullptr;        // fused Swish / HardSwish after it (NHWC only)
+  RowFunction activation_ = nullptr;        // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
   Operator op_;
@@ -64,16 +66,17 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
       return unsupported("XNNPACK Conv: bias must be a constant float [M]");
   }
   auto k = std::unique_ptr<ConvKernel>(new ConvKernel());
-  XONNX_RETURN_IF_ERROR(k->init_common(init));
-  k->pool_ = &init.thread_pool();
+  XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
   k->nhwc_ = is_nhwc_node(init);
   if (k->nhwc_) {
     XONNX_ASSIGN_OR_RETURN(k->act_lo_, init.get_float("activation_min", -kInf));
     XONNX_ASSIGN_OR_RETURN(k->act_hi_, init.get_float("activation_max", kInf));
     if (!(k->act_lo_ < k->act_hi_)) return unsupported("XNNPACK Conv: empty output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!opt::fused_activation(opt::kernels(), activation, &k->activation_))
-      return unsupported("XNNPACK Conv: activation ", activation);
+    if (!activation.empty()) {  // the layout pass's Swish / HardSwish, from the registry
+      k->activation_ = OpRegistry::global().row_function(activation);
+      if (!k->activation_) return unsupported("XNNPACK Conv: activation ", activation);
+    }
   }
   XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK Conv"));
   k->out_ch_ = w->dim(0);
@@ -126,10 +129,10 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const bool fused = act_lo_ != -kInf || act_hi_ != kInf;
   const size_t in_elems = static_cast<size_t>(x.numel());
-  if (fused && !all_finite(x.data<float>(), in_elems)) return Status::ok();  // the twin's semantics
+  if (fused && !keep_if_finite(all_finite(x.data<float>(), in_elems))) return Status::ok();  // the twin's semantics
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, out_ch_}));
   const float* in = readable_input(x, input_copy_);
@@ -143,9 +146,9 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   last_n_ = -1;  // the NCHW path's binding is gone
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
-  if ((act_lo_ == -kInf || act_hi_ == kInf) && !all_finite(out, out_elems)) return Status::ok();
+  if ((act_lo_ == -kInf || act_hi_ == kInf) && !keep_if_finite(all_finite(out, out_elems))) return Status::ok();
   if (activation_) {  // a fused (Hard)Swish (XNNPACK has none): the own kernels' one pass, in place
-    const opt::MapFn f = activation_;
+    const RowFunction f = activation_;
     pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) { f(out + b, out + b, static_cast<int64_t>(e - b)); });
   }
   handled = true;
@@ -160,7 +163,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
@@ -180,7 +183,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   }
   nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  if (!all_finite(out, nb * out_hw * cout)) return Status::ok();  // NaN/inf: reference semantics
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cout))) return Status::ok();  // NaN/inf: reference semantics
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_ch_, oh, ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
   handled = true;
@@ -191,7 +194,7 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
 
 void register_xnnpack_conv(OpRegistry& registry) {
   registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -8,7 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/finite.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -24,14 +25,13 @@ using BinaryCreate = xnn_status (*)(float, float, uint32_t, xnn_operator_t*);
 using BinarySetup = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*,
                                    const float*, const float*, float*, pthreadpool_t);
 
-class BinaryKernel final : public FallbackKernel {
+class BinaryKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, BinaryCreate create,
                                                 BinarySetup setup) {
     if (init.since_version() < 7) return unsupported("XNNPACK binary: legacy broadcast attribute");
     auto k = std::unique_ptr<BinaryKernel>(new BinaryKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     k->setup_ = setup;
     XONNX_RETURN_IF_ERROR(check(create(-kInf, kInf, 0, k->op_.replace()), "xnn_create_*_nd_f32"));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -50,11 +50,10 @@ class BinaryKernel final : public FallbackKernel {
     XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), d.rank_a, d.a, d.rank_b, d.b, pa, pb, y->data<float>(), tp),
                                 "xnn_setup_*_nd_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   BinarySetup setup_ = nullptr;
   Operator op_;
   Buffer scratch_a_, scratch_b_;
@@ -90,7 +89,7 @@ enum class Check {
   kInputNoNan,     // a NaN input runs the reference (Relu, Clip: XNNPACK clamps NaN)
 };
 
-class UnaryKernel final : public FallbackKernel {
+class UnaryKernel final : public FastKernel {
  public:
   // Element-wise unless `softmax`: then rows are the dims before `axis` and channels the
   // dims from it (the 2-D coercion of Softmax < 13); `last_only` requires axis = rank - 1.
@@ -99,8 +98,7 @@ class UnaryKernel final : public FallbackKernel {
                                                 int64_t axis = 0, bool last_only = false,
                                                 bool dynamic_clip = false) {
     auto k = std::unique_ptr<UnaryKernel>(new UnaryKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     k->create_ = std::move(create);
     k->setup_ = setup;
     k->check_ = check;
@@ -149,8 +147,8 @@ class UnaryKernel final : public FallbackKernel {
       for (int64_t d = axis; d < rank; ++d) channels *= static_cast<size_t>(x.dim(static_cast<size_t>(d)));
     }
     if (dynamic_clip_ && !update_clip_bounds(ctx)) return Status::ok();
-    if (!ensure_operator(channels).is_ok()) return Status::ok();
-    if (check_ == Check::kInputNoNan && has_nan(x.data<float>(), static_cast<size_t>(x.numel())))
+    if (Status st = ensure_operator(channels); !st.is_ok()) return unless_declined(st);
+    if (check_ == Check::kInputNoNan && !keep_if_finite(!has_nan(x.data<float>(), static_cast<size_t>(x.numel()))))
       return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* in = readable_input(x, scratch_);
@@ -158,11 +156,10 @@ class UnaryKernel final : public FallbackKernel {
     const size_t batch = static_cast<size_t>(x.numel()) / channels;
     XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), batch, in, y->data<float>(), tp), "xnn_setup_*_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = check_ != Check::kOutputFinite || all_finite(y->data<float>(), static_cast<size_t>(y->numel()));
+    handled = check_ != Check::kOutputFinite || keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   UnaryCreate create_;
   UnarySetup setup_ = nullptr;
   Check check_ = Check::kNone;
@@ -232,14 +229,13 @@ Result<std::unique_ptr<Kernel>> create_softmax(const KernelInit& init) {
 // Swish (alpha 1, i.e. SiLU x * sigmoid(x); the layout pass makes it from Mul(x, Sigmoid(x))):
 // sigmoid into the output, then the output multiplied by x in place. A non-finite output
 // reruns the reference (XNNPACK's multiply clamps NaN).
-class SwishKernel final : public FallbackKernel {
+class SwishKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(float alpha, init.get_float("alpha", 1.0f));
     if (alpha != 1.0f) return unsupported("XNNPACK Swish: alpha != 1");
     auto k = std::unique_ptr<SwishKernel>(new SwishKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     XONNX_RETURN_IF_ERROR(check(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, k->sigmoid_.replace()), "xnn_create_sigmoid_nc_f32"));
     XONNX_RETURN_IF_ERROR(check(xnn_create_multiply_nd_f32(-kInf, kInf, 0, k->multiply_.replace()),
                                 "xnn_create_multiply_nd_f32"));
@@ -260,11 +256,10 @@ class SwishKernel final : public FallbackKernel {
     XONNX_RETURN_IF_ERROR(check(xnn_setup_multiply_nd_f32(multiply_.get(), 1, &n, 1, &n, in, out, out, tp),
                                 "xnn_setup_multiply_nd_f32"));
     XONNX_RETURN_IF_ERROR(multiply_.run(tp));
-    handled = all_finite(out, n);
+    handled = keep_if_finite(all_finite(out, n));
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   Operator sigmoid_, multiply_;
   Buffer scratch_;
 };

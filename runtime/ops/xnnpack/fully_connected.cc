@@ -6,7 +6,9 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/fully_connected_gemm.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -16,13 +18,12 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-class FullyConnectedKernel final : public FallbackKernel {
+class FullyConnectedKernel final : public FastKernel {
  public:
   // B [K, N] (b_is_nk = false) or [N, K]; bias: N values or empty.
   Status build(const KernelInit& init, const Tensor& b, bool b_is_nk, float alpha,
                const std::vector<float>& bias, bool gemm) {
-    XONNX_RETURN_IF_ERROR(init_common(init));
-    pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*this, init));
     gemm_ = gemm;
     k_ = b_is_nk ? b.dim(1) : b.dim(0);
     n_ = b_is_nk ? b.dim(0) : b.dim(1);
@@ -62,11 +63,10 @@ class FullyConnectedKernel final : public FallbackKernel {
                                                                  y->data<float>(), tp),
                                 "xnn_setup_fully_connected_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   bool gemm_ = false;
   int64_t k_ = 0, n_ = 0;
   Operator op_;
@@ -89,37 +89,6 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) {
 }
 
 }  // namespace
-
-Result<FullyConnectedGemm> FullyConnectedGemm::parse(const KernelInit& init, const char* what) {
-  FullyConnectedGemm g;
-  XONNX_ASSIGN_OR_RETURN(int64_t trans_a, init.get_int("transA", 0));
-  XONNX_ASSIGN_OR_RETURN(int64_t trans_b, init.get_int("transB", 0));
-  XONNX_ASSIGN_OR_RETURN(g.alpha, init.get_float("alpha", 1.0f));
-  XONNX_ASSIGN_OR_RETURN(float beta, init.get_float("beta", 1.0f));
-  if (trans_a != 0) return unsupported(what, ": transA");
-  if (init.since_version() < 7) {  // Gemm-1/6: C broadcasts only with broadcast=1
-    XONNX_ASSIGN_OR_RETURN(int64_t bc, init.get_int("broadcast", 0));
-    if (bc == 0 && init.has_input(2)) return unsupported(what, ": broadcast=0");
-  }
-  const Tensor* b = init.constant_input(1);
-  if (!b || !is_f32(*b) || b->rank() != 2) return unsupported(what, ": needs a constant 2-D float B");
-  g.trans_b = trans_b != 0;
-  g.n = g.trans_b ? b->dim(0) : b->dim(1);
-  g.k = g.trans_b ? b->dim(1) : b->dim(0);
-  if (init.has_input(2)) {
-    const Tensor* c = init.constant_input(2);
-    if (!c || !is_f32(*c)) return unsupported(what, ": C must be a constant float");
-    // C must broadcast along N only: [], [1], [N], [1, 1], [1, N].
-    const auto& cs = c->shape();
-    const int64_t cn = c->numel();
-    const bool row = (cs.size() <= 1 || (cs.size() == 2 && cs[0] == 1)) && (cn == 1 || cn == g.n);
-    if (!row) return unsupported(what, ": C ", shape_to_string(cs), " is not a row bias");
-    g.bias.resize(static_cast<size_t>(g.n));
-    const float* cp = c->data<float>();
-    for (int64_t j = 0; j < g.n; ++j) g.bias[static_cast<size_t>(j)] = beta * cp[cn == 1 ? 0 : j];
-  }
-  return g;
-}
 
 void register_xnnpack_fully_connected(OpRegistry& registry) {
   registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, 2, 3, 1, 1, Backend::kXnnpack});

@@ -8,7 +8,7 @@
 //    (counted), only the ceil-mode extra stays XNNPACK padding (not counted, as in ONNX);
 //  - MaxPool with dilations > 1 and padding, windows without any input element, 1x1 pools,
 //    the Indices output and non-float inputs go to the reference kernel; NHWC MaxPool also
-//    takes int8 / uint8 (the integer MaxPool of QDQ models, exec/qdq_fusion.h).
+//    takes int8 / uint8 (the integer MaxPool of QDQ models, passes/qdq_fusion.h).
 // As the layout pass's com.xonnx.nhwc ops (MaxPool, AveragePool, GlobalAveragePool) they take
 // and return NHWC tensors: no transposes (GlobalAveragePool via the NWC operator).
 #include <algorithm>
@@ -18,7 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
@@ -38,7 +41,7 @@ struct PoolPlan {
   int64_t oh = 0, ow = 0;
 };
 
-class PoolKernel final : public FallbackKernel {
+class PoolKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool is_max);
 
@@ -49,7 +52,6 @@ class PoolKernel final : public FallbackKernel {
   PoolPlan plan(int64_t h, int64_t w) const;
   Status ensure_operator(int64_t channels, const std::array<int64_t, 4>& pads);
 
-  ThreadPool* pool_ = nullptr;
   bool nhwc_ = false;
   Buffer input_copy_;
   bool is_max_ = true;
@@ -99,8 +101,7 @@ Result<std::unique_ptr<Kernel>> PoolKernel::create(const KernelInit& init, bool 
   if (ks[0] * ks[1] == 1) return unsupported("XNNPACK pool: 1x1 pooling");
   if (!is_max && (dil[0] != 1 || dil[1] != 1)) return unsupported("XNNPACK AveragePool: dilations");
   if (ceil_mode != 0 && ceil_mode != 1) return unsupported("XNNPACK pool: ceil_mode");
-  XONNX_RETURN_IF_ERROR(k->init_common(init));
-  k->pool_ = &init.thread_pool();
+  XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
   k->nhwc_ = is_nhwc_node(init);
   k->is_max_ = is_max;
   k->include_pad_ = !is_max && cip != 0;
@@ -214,7 +215,7 @@ Status PoolKernel::run_nhwc_q8(KernelContext& ctx, bool& handled) {
                   : xnn_create_max_pooling2d_nhwc_u8(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]), u(k_[1]),
                                                      u(s_[0]), u(s_[1]), u(d_[0]), u(d_[1]), cc, cc, cc, 0, 255, 0,
                                                      op_q8_.replace());
-    if (!check(s, "xnn_create_max_pooling2d_nhwc_[su]8").is_ok()) return Status::ok();
+    if (Status st = check(s, "xnn_create_max_pooling2d_nhwc_[su]8"); !st.is_ok()) return unless_declined(st);
     q8_type_ = x.dtype();
     q8_channels_ = c;
     q8_pads_ = pads;
@@ -228,7 +229,7 @@ Status PoolKernel::run_nhwc_q8(KernelContext& ctx, bool& handled) {
       is_signed ? xnn_setup_max_pooling2d_nhwc_s8(op_q8_.get(), nb, hh, ww, reinterpret_cast<const int8_t*>(in),
                                                   static_cast<int8_t*>(out), tp)
                 : xnn_setup_max_pooling2d_nhwc_u8(op_q8_.get(), nb, hh, ww, in, static_cast<uint8_t*>(out), tp);
-  if (!check(s, "xnn_setup_max_pooling2d_nhwc_[su]8").is_ok()) return Status::ok();
+  if (Status st = check(s, "xnn_setup_max_pooling2d_nhwc_[su]8"); !st.is_ok()) return unless_declined(st);
   XONNX_RETURN_IF_ERROR(op_q8_.run(tp));
   handled = true;
   return Status::ok();
@@ -246,7 +247,7 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   last_w_ = w;
   last_n_ = -1;  // the NCHW path's binding is not kept
   if (!plan_.ok) return Status::ok();
-  if (!ensure_operator(c, plan_.xnn_pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(c, plan_.xnn_pads); !st.is_ok()) return unless_declined(st);
   last_h_ = h;  // ensure_operator forgets the plan's size
   last_w_ = w;
   const auto& rp = plan_.real_pads;
@@ -271,9 +272,9 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
                                                  in, out, tp)
               : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
                                                      static_cast<size_t>(iw), in, out, tp);
-  if (!check(s, "xnn_setup_*_pooling2d_nhwc_f32").is_ok()) return Status::ok();
+  if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  handled = all_finite(out, out_elems);  // NaN/inf: the reference twin's semantics
+  handled = keep_if_finite(all_finite(out, out_elems));  // NaN/inf: the reference twin's semantics
   return Status::ok();
 }
 
@@ -285,7 +286,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (n <= 0 || c <= 0 || h <= 0 || w <= 0) return Status::ok();
   if (h != last_h_ || w != last_w_) plan_ = plan(h, w);
   if (!plan_.ok) return Status::ok();
-  if (!ensure_operator(c, plan_.xnn_pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(c, plan_.xnn_pads); !st.is_ok()) return unless_declined(st);
   const auto& rp = plan_.real_pads;
   const int64_t ih = h + rp[0] + rp[2], iw = w + rp[1] + rp[3];
   const size_t nb = static_cast<size_t>(n), cc = static_cast<size_t>(c);
@@ -299,7 +300,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
                                                    static_cast<size_t>(iw), in, out, tp)
                 : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
                                                        static_cast<size_t>(iw), in, out, tp);
-    if (!check(s, "xnn_setup_*_pooling2d_nhwc_f32").is_ok()) return Status::ok();
+    if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
     last_n_ = n;
     last_in_ = in;
     last_out_ = out;
@@ -314,7 +315,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
     nchw_to_nhwc(x.data<float>(), in, nb, cc, in_hw, *pool_);
   }
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  if (!all_finite(out, nb * out_hw * cc)) return Status::ok();  // NaN/inf: reference semantics
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cc))) return Status::ok();  // NaN/inf: reference semantics
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cc, out_hw, *pool_);
   handled = true;
@@ -330,12 +331,11 @@ Result<std::unique_ptr<Kernel>> create_average_pool(const KernelInit& init) {
 
 // ---- GlobalAveragePool ---------------------------------------------------------------------
 
-class GlobalAveragePoolKernel final : public FallbackKernel {
+class GlobalAveragePoolKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<GlobalAveragePoolKernel>(new GlobalAveragePoolKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     // Probe once: the NCW operator exists only where XNNPACK has its micro-kernel.
     XONNX_RETURN_IF_ERROR(k->ensure_operator(1));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -356,7 +356,7 @@ class GlobalAveragePoolKernel final : public FallbackKernel {
     if (!is_f32(x) || x.rank() < 3) return Status::ok();
     const int64_t n = x.dim(0), c = x.dim(1), sp = x.numel() / std::max<int64_t>(1, n * c);
     if (n <= 0 || c <= 0 || sp <= 0) return Status::ok();
-    if (!ensure_operator(c).is_ok()) return Status::ok();
+    if (Status st = ensure_operator(c); !st.is_ok()) return unless_declined(st);
     Shape yshape = x.shape();
     for (size_t i = 2; i < yshape.size(); ++i) yshape[i] = 1;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, yshape));
@@ -367,23 +367,21 @@ class GlobalAveragePoolKernel final : public FallbackKernel {
                                                                          y->data<float>(), tp),
                                 "xnn_setup_global_average_pooling_ncw_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: reference reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   Operator op_;
   int64_t channels_ = -1;
   Buffer scratch_;
 };
 
 // GlobalAveragePool on NHWC [N,H,W,C] -> [N,1,1,C] (XNNPACK's NWC operator, W = H * W).
-class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
+class GlobalAveragePoolNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<GlobalAveragePoolNhwcKernel>(new GlobalAveragePoolNhwcKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     XONNX_RETURN_IF_ERROR(k->ensure_operator(1));
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -403,7 +401,7 @@ class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
     if (!is_f32(x) || x.rank() != 4) return Status::ok();
     const int64_t n = x.dim(0), hw = x.dim(1) * x.dim(2), c = x.dim(3);
     if (n <= 0 || c <= 0 || hw <= 0) return Status::ok();
-    if (!ensure_operator(c).is_ok()) return Status::ok();
+    if (Status st = ensure_operator(c); !st.is_ok()) return unless_declined(st);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, 1, 1, c}));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
@@ -412,11 +410,10 @@ class GlobalAveragePoolNhwcKernel final : public FallbackKernel {
                                                                          y->data<float>(), tp),
                                 "xnn_setup_global_average_pooling_nwc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = all_finite(y->data<float>(), static_cast<size_t>(y->numel()));  // else: the twin reruns
+    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: the twin reruns
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   Operator op_;
   int64_t channels_ = -1;
   Buffer scratch_;
@@ -429,10 +426,10 @@ void register_xnnpack_pooling(OpRegistry& registry) {
   registry.add({"", "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1, Backend::kXnnpack});
   registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, 1, 1, 1, 1,
                 Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1,
+  registry.add({kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1,
                 Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1,
+  registry.add({kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1,
                 1, 1, 1, Backend::kXnnpack});
 }
 

@@ -11,7 +11,7 @@
 // quantize_static emits) run on the signed kernels, flipped while transposing to/from NHWC.
 // Weights that fit neither form (asymmetric per-channel) and scales XNNPACK rejects (not
 // normal floats, requantization scale outside [2^-32, 256)) decline at session creation.
-// As the layout pass's com.xonnx.nhwc QLinearConv (made from QDQ groups by exec/qdq_fusion.h)
+// As the layout pass's com.xonnx.nhwc QLinearConv (made from QDQ groups by passes/qdq_fusion.h)
 // it takes and returns NHWC tensors directly.
 #include <algorithm>
 #include <array>
@@ -21,7 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/common/quant_params.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -113,7 +117,7 @@ uint8_t* byte_scratch(int which, size_t bytes) {
 }
 
 // ---- QLinearConv ------------------------------------------------------------------------
-class QLinearConvKernel final : public FallbackKernel {
+class QLinearConvKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init);
 
@@ -123,7 +127,6 @@ class QLinearConvKernel final : public FallbackKernel {
   Status ensure_operator(const std::array<int64_t, 4>& pads);
   xnn_status setup(size_t n, size_t h, size_t w, const uint8_t* in, uint8_t* out, pthreadpool_t tp);
 
-  ThreadPool* pool_ = nullptr;
   bool nhwc_ = false;                           // the layout pass's com.xonnx.nhwc QLinearConv
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
   ConvGeometry geo_;
@@ -146,8 +149,7 @@ Result<std::unique_ptr<Kernel>> QLinearConvKernel::create(const KernelInit& init
   const Tensor* wzp = init.constant_input(5);
   if (!w || !ws || !wzp || w->rank() != 4) return unsupported("XNNPACK QLinearConv: needs constant 4-D weights");
   auto k = std::unique_ptr<QLinearConvKernel>(new QLinearConvKernel());
-  XONNX_RETURN_IF_ERROR(k->init_common(init));
-  k->pool_ = &init.thread_pool();
+  XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
   k->nhwc_ = is_nhwc_node(init);
   XONNX_ASSIGN_OR_RETURN(k->x_scale_, constant_scale(init, 1, "XNNPACK QLinear: x_scale"));
   XONNX_ASSIGN_OR_RETURN(k->y_scale_, constant_scale(init, 6, "XNNPACK QLinear: y_scale"));
@@ -241,7 +243,7 @@ Status QLinearConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   const size_t in_bytes = static_cast<size_t>(x.numel());
   const uint8_t* in = static_cast<const uint8_t*>(x.raw_data());
@@ -274,7 +276,7 @@ Status QLinearConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
-  if (!ensure_operator(pads).is_ok()) return Status::ok();
+  if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
   const size_t cin = static_cast<size_t>(x.dim(1)), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
@@ -300,7 +302,7 @@ Status QLinearConvKernel::run_fast(KernelContext& ctx, bool& handled) {
 }
 
 // ---- QLinearMatMul with a constant 2-D B ----------------------------------------------------
-class QLinearMatMulKernel final : public FallbackKernel {
+class QLinearMatMulKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const Tensor* b = init.constant_input(3);
@@ -308,8 +310,7 @@ class QLinearMatMulKernel final : public FallbackKernel {
     const Tensor* bzp = init.constant_input(5);
     if (!b || !bs || !bzp || b->rank() != 2) return unsupported("XNNPACK QLinearMatMul: needs a constant 2-D b");
     auto k = std::unique_ptr<QLinearMatMulKernel>(new QLinearMatMulKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     k->k_ = b->dim(0);
     k->n_ = b->dim(1);
     if (k->k_ <= 0 || k->n_ <= 0) return unsupported("XNNPACK QLinearMatMul: empty b");
@@ -378,7 +379,6 @@ class QLinearMatMulKernel final : public FallbackKernel {
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   int64_t k_ = 0, n_ = 0;
   bool signed_ = true;
   DataType a_type_ = DataType::kUint8, y_type_ = DataType::kUint8;
@@ -389,7 +389,7 @@ class QLinearMatMulKernel final : public FallbackKernel {
 
 void register_xnnpack_qlinear(OpRegistry& registry) {
   registry.add({"", "QLinearConv", 10, kLatestVersion, QLinearConvKernel::create, 8, 9, 1, 1, Backend::kXnnpack});
-  registry.add({kNhwcOpDomain, "QLinearConv", 1, kLatestVersion, QLinearConvKernel::create, 8, 9, 1, 1,
+  registry.add({kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvKernel::create, 8, 9, 1, 1,
                 Backend::kXnnpack});
   registry.add({"", "QLinearMatMul", 10, kLatestVersion, QLinearMatMulKernel::create, 8, 8, 1, 1, Backend::kXnnpack});
 }

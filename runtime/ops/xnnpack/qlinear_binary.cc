@@ -1,6 +1,6 @@
 // XNNPACK kernels for ORT's com.microsoft QLinearAdd / QLinearMul (int8 via *_nd_qs8, uint8 via
 // *_nd_qu8, numpy broadcasting up to 6-D): the residual Adds of quantized CNNs, whether the model
-// came in QOperator format or the QDQ fusion pass (runtime/exec/qdq_fusion.cc) made them.
+// came in QOperator format or the QDQ fusion pass (runtime/passes/qdq_fusion.cc) made them.
 //
 // Scales and zero points must be constants (the operator bakes them in at session creation);
 // XNNPACK refuses scale ratios outside its fixed-point range, which declines the node. XNNPACK
@@ -11,7 +11,8 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/quant_params.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -64,12 +65,11 @@ constexpr BinaryFns kAddFns = {xnn_create_add_nd_qs8, xnn_setup_add_nd_qs8, xnn_
 constexpr BinaryFns kMulFns = {xnn_create_multiply_nd_qs8, xnn_setup_multiply_nd_qs8, xnn_create_multiply_nd_qu8,
                                xnn_setup_multiply_nd_qu8};
 
-class QLinearBinaryKernel final : public FallbackKernel {
+class QLinearBinaryKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const BinaryFns& fns) {
     auto k = std::unique_ptr<QLinearBinaryKernel>(new QLinearBinaryKernel());
-    XONNX_RETURN_IF_ERROR(k->init_common(init));  // a bad constant fails here, in the reference factory
-    k->pool_ = &init.thread_pool();
+    XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));  // a bad constant fails here, in the reference factory
     k->fns_ = fns;
     XONNX_ASSIGN_OR_RETURN(ConstParam a, const_param(init, 1, 2, "A"));
     XONNX_ASSIGN_OR_RETURN(ConstParam b, const_param(init, 4, 5, "B"));
@@ -127,7 +127,6 @@ class QLinearBinaryKernel final : public FallbackKernel {
     return Status::ok();
   }
 
-  ThreadPool* pool_ = nullptr;
   BinaryFns fns_{};
   Operator op_[2];  // [0]: int8 (qs8), [1]: uint8 (qu8); empty when the zero points rule it out
   Buffer scratch_a_, scratch_b_;

@@ -1,4 +1,4 @@
-#include "runtime/exec/qdq_fusion.h"
+#include "runtime/passes/qdq_fusion.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "runtime/exec/pass_util.h"
-#include "runtime/ops/optimized/qgemm.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -288,9 +287,9 @@ bool QdqPass::fuse_gemm(size_t i) {
   if (!wn) return false;
   const Tensor* ws = constant(wn->inputs[1]);
   const int64_t n = constant(wn->inputs[0])->dim(static_cast<size_t>(column_axis));
-  // Only where the integer kernel runs it (AVX512-VNNI): elsewhere XNNPACK's float Gemm on the
-  // folded weights beats the reference QGemm.
-  if (!opt::qgemm_fast() || !OpRegistry::global().resolve("com.microsoft", "QGemm", 1).is_ok()) return false;
+  // Only where a fast integer kernel runs it (the own one needs AVX512-VNNI): elsewhere
+  // XNNPACK's float Gemm on the folded weights beats the reference QGemm.
+  if (!OpRegistry::global().has_fast_kernel("com.microsoft", "QGemm")) return false;
   int act = -1;
   const int q = quantize_after(i, yq, act);
   std::string bias;

@@ -1,7 +1,8 @@
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 
-#include "runtime/exec/layout_nhwc_pass.h"
-#include "runtime/exec/pass_util.h"
+#include "runtime/passes/layout_nhwc_pass.h"
+#include "runtime/passes/pass_util.h"
+#include "runtime/ops/registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -513,6 +514,16 @@ Result<NhwcLayoutStats> NhwcPass::run() {
 }
 
 }  // namespace layout_internal
+
+NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
+  auto fast = [&](const char* op) { return registry.has_fast_kernel(kNhwcDomain, op); };
+  NhwcLayoutOptions o;
+  o.fuse_pointwise_depthwise = fast(kPointwiseDepthwiseOp);
+  o.nchw_input_conv = fast(kConvNchwInputOp);
+  o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp);
+  o.fuse_stem_pool = fast(kConvMaxPoolOp);
+  return o;
+}
 
 Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::string, int64_t>& opset_imports,
                                           const NhwcLayoutOptions& options) {

@@ -1,13 +1,13 @@
 // The layout pass's rewrites for the own kernels (NhwcLayoutOptions, layout_nhwc.h): each
 // merges nodes the own AVX-512 kernels run as one, where memory traffic would otherwise
-// dominate. Each merged op has a reference twin (runtime/ops/xnnpack/nhwc_ops.cc).
+// dominate. Each merged op has a reference twin (runtime/ops/ref/nhwc.cc).
 #include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc_pass.h"
-#include "runtime/exec/pass_util.h"
+#include "runtime/passes/layout_nhwc_pass.h"
+#include "runtime/passes/pass_util.h"
 
 namespace xonnx {
 namespace layout_internal {

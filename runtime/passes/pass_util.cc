@@ -1,4 +1,4 @@
-#include "runtime/exec/pass_util.h"
+#include "runtime/passes/pass_util.h"
 
 #include <limits>
 

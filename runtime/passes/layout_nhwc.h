@@ -5,8 +5,8 @@
 // What it does to the IR (graph.h), names stay stable at the graph's edges:
 //  - Conv (constant 4-D float W, constant B), MaxPool / AveragePool (2-D, no Indices output)
 //    and GlobalAveragePool become internal ops of domain "com.xonnx.nhwc" (same attributes,
-//    NHWC input 0 and output 0; runtime/ops/xnnpack/nhwc_ops.cc). Each has a reference twin.
-//  - QLinearConv with constant weights, scales, zero points and bias (what exec/qdq_fusion.h
+//    NHWC input 0 and output 0; runtime/ops/ref/nhwc.cc). Each has a reference twin.
+//  - QLinearConv with constant weights, scales, zero points and bias (what passes/qdq_fusion.h
 //    makes of QDQ convolutions) becomes the com.xonnx.nhwc QLinearConv the same way.
 //  - Layout-agnostic ops inside a region stay ONNX ops on NHWC tensors: element-wise unary
 //    ops, Add/Sub/Mul/Div whose operands are both region values or constants that broadcast
@@ -41,26 +41,14 @@
 
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
+#include "runtime/ops/internal_ops.h"
 
 namespace xonnx {
 
-// The domain of the internal NHWC ops and of the boundary conversions.
-constexpr const char* kNhwcDomain = "com.xonnx.nhwc";
-// The fused 1x1 Conv -> depthwise Conv of that domain (see NhwcLayoutOptions).
-constexpr const char* kPointwiseDepthwiseOp = "PointwiseDepthwiseConv";
+class OpRegistry;
 
-// The NHWC Conv whose input 0 is still NCHW (an image input; see NhwcLayoutOptions).
-constexpr const char* kConvNchwInputOp = "ConvNchwInput";
-// The NHWC 1x1 Conv of a channel Concat of equal parts: inputs part 0, W, B (or ""), parts 1..
-constexpr const char* kConcatConvOp = "ConcatConv";
-// The NHWC MaxPool of a channel Concat: inputs the parts.
-constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
-// An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
-// as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
-constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
-
-// Rewrites that pay only where the own kernels run them (opt::layout_fusions()); elsewhere
-// the ops would run on their reference twins.
+// Rewrites that pay only where a fast kernel runs the internal op they make
+// (fast_layout_fusions); elsewhere the op would run on its reference twin.
 struct NhwcLayoutOptions {
   // Merge a 1x1 Conv into the depthwise Conv that alone reads its output.
   bool fuse_pointwise_depthwise = false;
@@ -88,6 +76,10 @@ struct NhwcLayoutStats {
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
   int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
 };
+
+// The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on
+// this CPU (OpRegistry::has_fast_kernel).
+NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry);
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;
 // the ONNX opset decides the semantics the NHWC ops keep. Never fails on a model it does not

@@ -1,12 +1,12 @@
-// The internal NHWC ops of the layout pass (runtime/exec/layout_nhwc.h), domain
+// The internal NHWC ops of the layout pass (runtime/passes/layout_nhwc.h), domain
 // "com.xonnx.nhwc":
 //  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
 //    view without a copy when C == 1 or H * W == 1, the memory being the same then);
 //  - the reference twins of Conv, QLinearConv, MaxPool, AveragePool and GlobalAveragePool in NHWC: transpose
 //    input 0 to NCHW, run the node's ONNX reference kernel, apply the fused output range (if
 //    any) with Relu/Clip semantics (NaN stays NaN), transpose output 0 back. They define the
-//    semantics; the XNNPACK kernels (conv.cc, pooling.cc) are the fast candidates and defer to
-//    the twins for what they do not cover (NaN/inf, unexpected shapes or types);
+//    semantics; the fast kernels (ops/xnnpack, ops/optimized) are the fast candidates and defer
+//    to the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
 //    still NCHW: no input transpose), PointwiseDepthwiseConv (the two Convs' twins),
 //    ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv and ConcatMaxPool (the
@@ -20,93 +20,18 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/exec/layout_nhwc.h"
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/registry.h"
-#include "runtime/ops/xnnpack/xnnpack_util.h"
 
 namespace xonnx {
-namespace xnn {
 
 namespace {
-
-// Few rows (an int8 image's 3 channels): one pass writing whole pixels, A a constant.
-template <size_t A>
-void interleave_rows(const char* src, char* dst, size_t b) {
-  for (size_t y = 0; y < b; ++y)
-    for (size_t x = 0; x < A; ++x) dst[y * A + x] = src[x * b + y];
-}
-
-// [n][a][b] -> [n][b][a] for elements of `es` bytes; 8-bit elements (int8 models) in tiles.
-void transpose_bytes(const char* src, char* dst, size_t n, size_t a, size_t b, size_t es) {
-  if (es == 1 && (a == 3 || a == 4)) {
-    for (size_t i = 0; i < n; ++i) {
-      if (a == 3) interleave_rows<3>(src + i * a * b, dst + i * a * b, b);
-      if (a == 4) interleave_rows<4>(src + i * a * b, dst + i * a * b, b);
-    }
-    return;
-  }
-  if (es == 1) {
-    constexpr size_t kTile = 32;
-    for (size_t i = 0; i < n; ++i) {
-      const char* s = src + i * a * b;
-      char* d = dst + i * a * b;
-      for (size_t x0 = 0; x0 < a; x0 += kTile) {
-        for (size_t y0 = 0; y0 < b; y0 += kTile) {
-          const size_t x1 = std::min(a, x0 + kTile), y1 = std::min(b, y0 + kTile);
-          for (size_t x = x0; x < x1; ++x)
-            for (size_t y = y0; y < y1; ++y) d[y * a + x] = s[x * b + y];
-        }
-      }
-    }
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const char* s = src + i * a * b * es;
-    char* d = dst + i * a * b * es;
-    for (size_t x = 0; x < a; ++x) {
-      for (size_t y = 0; y < b; ++y) std::memcpy(d + (y * a + x) * es, s + (x * b + y) * es, es);
-    }
-  }
-}
 
 Shape permuted_shape(const Shape& s, bool to_nhwc) {
   return to_nhwc ? Shape{s[0], s[2], s[3], s[1]} : Shape{s[0], s[3], s[1], s[2]};
 }
-
-}  // namespace
-
-Status permute_layout(const Tensor& src, bool to_nhwc, Tensor& dst, const ThreadPool& pool) {
-  if (!src.defined() || src.rank() != 4) return invalid_argument("expected a 4-D tensor");
-  if (src.dtype() == DataType::kString || dtype_bits(src.dtype()) % 8 != 0) {
-    return unsupported("layout conversion of ", dtype_name(src.dtype()), " tensors");
-  }
-  const Shape& s = src.shape();
-  const size_t n = static_cast<size_t>(s[0]);
-  const size_t c = static_cast<size_t>(to_nhwc ? s[1] : s[3]);
-  const size_t hw = static_cast<size_t>(to_nhwc ? s[2] * s[3] : s[1] * s[2]);
-  const size_t es = static_cast<size_t>(dtype_bits(src.dtype()) / 8);
-  if (c == 1 || hw == 1) {
-    if (src.nbytes() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
-  } else if (src.dtype() == DataType::kFloat) {
-    if (to_nhwc) {
-      nchw_to_nhwc(src.data<float>(), dst.data<float>(), n, c, hw, pool);
-    } else {
-      nhwc_to_nchw(src.data<float>(), dst.data<float>(), n, c, hw, pool);
-    }
-  } else {
-    const char* from = static_cast<const char*>(src.raw_data());
-    char* to = static_cast<char*>(dst.raw_data());
-    if (to_nhwc) {
-      transpose_bytes(from, to, n, c, hw, es);
-    } else {
-      transpose_bytes(from, to, n, hw, c, es);
-    }
-  }
-  return Status::ok();
-}
-
-namespace {
 
 // ---- boundaries ------------------------------------------------------------------------------
 
@@ -167,7 +92,7 @@ class OnnxTwinInit final : public KernelInit {
   Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
     return unsupported("no reference kernel for the reference kernel");
   }
-  Result<std::shared_ptr<Subgraph>> subgraph(const std::string& name) const override {
+  Result<std::shared_ptr<GraphBody>> subgraph(const std::string& name) const override {
     return unsupported("NHWC ops have no subgraph '", name, "'");
   }
 
@@ -205,7 +130,7 @@ class TwinContext final : public KernelContext {
   void set_output_value(size_t i, Value value) override {
     if (i < outs_.size()) outs_[i] = std::move(value);
   }
-  Result<std::vector<Value>> run_subgraph(const Subgraph& graph, const std::vector<Value>& inputs) override {
+  Result<std::vector<Value>> run_subgraph(const GraphBody& graph, const std::vector<Value>& inputs) override {
     return outer_.run_subgraph(graph, inputs);
   }
   const Value& output(size_t i) const { return outs_[i]; }
@@ -375,7 +300,7 @@ Node fused_part(const Node& fused, const std::string& op, const std::string& suf
   Node part;
   part.name = fused.name + "/" + suffix;
   part.op_type = op;
-  part.domain = kNhwcOpDomain;
+  part.domain = kNhwcDomain;
   part.inputs = std::move(inputs);
   for (Attribute a : fused.attributes)
     if (take(a)) part.attributes.push_back(std::move(a));
@@ -482,8 +407,8 @@ class ConcatTwin final : public Kernel {
 
 }  // namespace
 
-void register_nhwc_reference(OpRegistry& registry) {
-  const char* d = kNhwcOpDomain;
+void register_nhwc_ops(OpRegistry& registry) {
+  const char* d = kNhwcDomain;
   registry.add({d, "ToNHWC", 1, kLatestVersion, create_to_nhwc, 1, 1, 1, 1, Backend::kReference});
   registry.add({d, "ToNCHW", 1, kLatestVersion, create_to_nchw, 1, 1, 1, 1, Backend::kReference});
   registry.add({d, "Conv", 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
@@ -500,5 +425,4 @@ void register_nhwc_reference(OpRegistry& registry) {
                 Backend::kReference});
 }
 
-}  // namespace xnn
 }  // namespace xonnx

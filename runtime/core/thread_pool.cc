@@ -1,4 +1,4 @@
-#include "runtime/exec/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 
 #include <pthreadpool.h>
 

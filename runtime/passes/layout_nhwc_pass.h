@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/core/status.h"
-#include "runtime/exec/layout_nhwc.h"
+#include "runtime/passes/layout_nhwc.h"
 #include "runtime/ir/graph.h"
 
 namespace xonnx {

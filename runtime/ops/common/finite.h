@@ -1,0 +1,14 @@
+// Finiteness scans over float results. XNNPACK's min/max-clamped micro-kernels turn NaN into
+// the lower bound (-inf with unbounded outputs), and its Softmax and MaxPool differ from the
+// reference on NaN/inf; some own kernels differ on inf. So a fast kernel whose output holds a
+// non-finite value reruns the node with the reference kernel (exact semantics; rare).
+#pragma once
+
+#include <cstddef>
+
+namespace xonnx {
+
+bool all_finite(const float* p, size_t n);
+bool has_nan(const float* p, size_t n);
+
+}  // namespace xonnx

@@ -1,0 +1,23 @@
+// The names of the runtime's internal ops: what the session-time passes (runtime/passes) write
+// into the graph and the kernels (ops/ref/nhwc.cc and the fast backends) register. Both sides
+// read them from here, so neither includes the other.
+#pragma once
+
+namespace xonnx {
+
+// The domain of the layout pass's NHWC ops and of its boundary conversions (ToNHWC, ToNCHW).
+constexpr const char* kNhwcDomain = "com.xonnx.nhwc";
+// A 1x1 Conv and the depthwise Conv that alone reads its output, as one op: inputs X, W_pw,
+// B_pw, W_dw, B_dw.
+constexpr const char* kPointwiseDepthwiseOp = "PointwiseDepthwiseConv";
+// The NHWC Conv whose input 0 is still NCHW (an image input entering an NHWC region).
+constexpr const char* kConvNchwInputOp = "ConvNchwInput";
+// The NHWC 1x1 Conv of a channel Concat of equal parts: inputs part 0, W, B (or ""), parts 1..
+constexpr const char* kConcatConvOp = "ConcatConv";
+// The NHWC MaxPool of a channel Concat: inputs the parts.
+constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
+// An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
+// as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
+constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
+
+}  // namespace xonnx
