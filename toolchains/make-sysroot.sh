@@ -56,6 +56,10 @@ candidate_version() {
   apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/{print $2}'
 }
 
+offered_version() {
+  apt-cache policy "$1" 2>/dev/null | awk -v v="$2" '$1 == v || ($1 == "***" && $2 == v) { found = 1 } END { exit !found }'
+}
+
 # Resolve "name:arch=version" for every package (host version when the host has it).
 resolve() {
   SPECS=()
@@ -64,6 +68,9 @@ resolve() {
     spec=$p
     [[ " ${ALL_PACKAGES[*]} " == *" $p "* ]] || spec=$p:$DEB_ARCH
     v=$(host_version "$p")
+    # A host version the index no longer offers (the host installed before a security update)
+    # cannot be downloaded for the target: take the candidate then.
+    if [ -n "$v" ] && ! offered_version "$spec" "$v"; then v=""; fi
     [ -n "$v" ] || v=$(candidate_version "$spec")
     if [ -z "$v" ] || [ "$v" = "(none)" ]; then return 1; fi
     SPECS+=("$spec=$v")
