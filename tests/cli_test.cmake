@@ -36,7 +36,7 @@ string(STRIP "${LAST_OUT}" stripped)
 string(FIND "${stripped}" "\n" nl REVERSE)
 math(EXPR nl "${nl} + 1")
 string(SUBSTRING "${stripped}" ${nl} -1 last_line)
-foreach(key init_ms first_ms median_ms p90_ms min_ms peak_rss_mb)
+foreach(key init_ms first_ms median_ms mean_ms stddev_ms min_ms max_ms p90_ms p95_ms p99_ms runs_per_s peak_rss_mb)
   string(JSON value ERROR_VARIABLE json_err GET "${last_line}" ${key})
   if(json_err)
     message(FATAL_ERROR "bench --json: no '${key}' in the last line '${last_line}': ${json_err}")
@@ -67,3 +67,37 @@ string(FIND "${LAST_OUT}" "(random)" pos)
 if(pos EQUAL -1)
   message(FATAL_ERROR "run --shape should use random data:\n${LAST_OUT}")
 endif()
+
+# bench --duration: timed runs until the budget is used up; sub-millisecond times in us.
+run_ok(${XONNX} bench ${MODELS}/mlp/model.onnx --shape x=1,16 --warmup 1 --duration 0.2 --json)
+expect_contains("${LAST_OUT}" " us" "bench of a sub-millisecond model")
+expect_contains("${LAST_OUT}" "runs/s" "bench summary")
+string(REGEX MATCH "timed +([0-9]+) runs" _ "${LAST_OUT}")
+if(CMAKE_MATCH_1 LESS 2)
+  message(FATAL_ERROR "bench --duration 0.2 on the mlp made ${CMAKE_MATCH_1} runs:\n${LAST_OUT}")
+endif()
+run_ok(${XONNX} bench ${MODELS}/mlp/model.onnx --shape x=1,16 --warmup 1 --duration 60 --iters 3)
+expect_contains("${LAST_OUT}" "timed      3 runs" "bench --iters caps --duration")
+
+# Exit codes (docs/cli.md): 2 for bad arguments, whoever finds them (CLI11 or the command).
+run_exits(2 "--nope" ${XONNX} run ${MODELS}/mlp/model.onnx --nope)
+run_exits(2 "model" ${XONNX} bench)
+run_exits(2 "subcommand" ${XONNX})
+run_exits(2 "" ${XONNX} bench ${MODELS}/mlp/model.onnx --shape x=2,16 --iters 0)
+run_exits(2 "already given" ${XONNX} run ${MODELS}/mlp/model.onnx
+          --input x=${MODELS}/mlp/test_data_set_0/input_0.pb --input x=${MODELS}/mlp/test_data_set_0/input_0.pb)
+run_exits(2 "has a --shape already" ${XONNX} bench ${MODELS}/mlp/model.onnx --shape x=2,16 --shape x=3,16)
+run_exits(2 "not a valid regex" ${XONNX} conformance ${MODELS} --filter "(")
+run_ok(${XONNX} --version)
+expect_contains("${LAST_OUT}" "xonnx " "--version")
+
+# conformance: -j runs cases side by side with a progress counter on stderr; finding no case
+# is an error, not a pass.
+execute_process(COMMAND ${XONNX} conformance ${MODELS} -j 2 --filter "mlp|if_model|loop_model"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "conformance -j 2 failed (${rc}):\n${out}\n${err}")
+endif()
+expect_contains("${out}" "3 passed, 0 failed, 0 skipped" "conformance -j 2")
+expect_contains("${err}" "[3/3] 3 passed" "conformance -j 2 progress")
+run_exits(1 "no cases found" ${XONNX} conformance ${MODELS} --filter "^no_such_case$")

@@ -1,5 +1,6 @@
 // xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify,
-// tokenize, generate, serve).
+// tokenize, generate, serve). Exit codes: 0 success, 1 a model, run or check failed, 2 bad
+// arguments (docs/cli.md).
 #include <cstdio>
 #include <map>
 
@@ -24,7 +25,13 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_tokenize_command);
   add(xonnx::cli::add_generate_command);
   add(xonnx::cli::add_serve_command);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // app.exit prints the help, the version or the error; CLI11's own codes for argument errors
+    // (105-109 ...) all become 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();
   }
