@@ -5,11 +5,12 @@
 #include <map>
 
 #include "sdk/cli/commands.h"
+#include "sdk/include/xonnx/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"xonnx: run ONNX models on edge devices"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "xonnx 0.1.0");
+  app.set_version_flag("--version", "xonnx " XONNX_VERSION_STRING);
   std::map<CLI::App*, xonnx::cli::Runner> runners;
   auto add = [&](xonnx::cli::Runner (*fn)(CLI::App&)) {
     const size_t before = app.get_subcommands({}).size();
