@@ -17,11 +17,10 @@ struct xonnx_status {
 namespace xonnx::capi {
 
 // Returned when the error object itself cannot be allocated: an error must never read as
-// success (NULL). Static, so xonnx_status_release leaves it alone.
-inline xonnx_status* out_of_memory() noexcept {
-  static xonnx_status status{XONNX_RESOURCE_EXHAUSTED, "out of memory (while reporting an error)"};
-  return &status;
-}
+// success (NULL). Built before main(), not on first use (that would allocate when memory is
+// gone); xonnx_status_release leaves it alone.
+inline xonnx_status g_out_of_memory{XONNX_RESOURCE_EXHAUSTED, "out of memory (while reporting an error)"};
+inline xonnx_status* out_of_memory() noexcept { return &g_out_of_memory; }
 
 inline xonnx_status* make_status(xonnx_status_code code, std::string message) noexcept {
   xonnx_status* status = new (std::nothrow) xonnx_status{code, std::move(message)};
