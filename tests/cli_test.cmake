@@ -29,6 +29,18 @@ foreach(needle "inputs:" "Gemm" "opsets:")
   endif()
 endforeach()
 run_ok(${XONNX} info --ops)
+expect_contains("${LAST_OUT}" "Conv  versions" "info --ops")
+# info --ops MODEL...: the op selection file, every op with the families registering it.
+run_ok(${XONNX} info --ops ${MODELS}/mlp/model.onnx ${MODELS}/squeezenet1_1/model.onnx)
+expect_contains("${LAST_OUT}" "# xonnx op selection" "info --ops MODEL...")
+string(REGEX MATCH "\nGemm +[a-z_]+" gemm_line "${LAST_OUT}")
+string(REGEX MATCH "\nConv +[a-z_]+" conv_line "${LAST_OUT}")
+if(NOT gemm_line OR NOT conv_line)
+  message(FATAL_ERROR "info --ops MODEL... lacks Gemm or Conv with their families:\n${LAST_OUT}")
+endif()
+run_exits(2 "takes no MODEL" ${XONNX} info --ops --markdown ${MODELS}/mlp/model.onnx)
+run_exits(2 "--ops" ${XONNX} info --markdown)
+run_exits(2 "one MODEL" ${XONNX} info ${MODELS}/mlp/model.onnx ${MODELS}/mlp/model.onnx)
 
 # bench: summary lines, then one JSON object on the last line.
 run_ok(${XONNX} bench ${MODELS}/mlp/model.onnx --shape x=2,16 --iters 3 --json)
