@@ -3,7 +3,9 @@
 # first: it takes a second and fails on a forbidden include), install dependencies, build, run ctest
 # (unit tests, model fixtures, ONNX conformance suites against their manifests, CLI checks),
 # then the ARM cross builds (aarch64, armv7) with their tests under qemu-user
-# (scripts/test-arm.sh). XONNX_SKIP_ARM=1 runs the host part only.
+# (scripts/test-arm.sh), then the SDK as an application gets it: install, find_package,
+# pkg-config, .debs, selective build (scripts/test-packaging.sh, host tree, ~80 s).
+# XONNX_SKIP_ARM=1 runs the host part only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
@@ -14,6 +16,7 @@ ctest --preset release --output-on-failure | tee "$logs/host.log"
 if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then
   bash scripts/test-arm.sh | tee "$logs/arm.log"
 fi
+bash scripts/test-packaging.sh host
 # One closing line over every ctest run above (each ended with "... tests failed out of N").
 sed -nE 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+)$/\1 \2/p' "$logs"/*.log |
   awk '{failed += $1; total += $2} END {printf "total: %d passed, %d failed\n", total - failed, failed}'

@@ -4,9 +4,22 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "runtime/ops/op_families.h"
+
 namespace xonnx {
 
 namespace {
+// Which linked family registered each op, recorded while global() registers them.
+struct FamilyIndex {
+  const char* registering = nullptr;  // short name of the family being registered
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> by_op;
+  size_t linked = 0;
+};
+FamilyIndex& family_index() {
+  static auto* index = new FamilyIndex();
+  return *index;
+}
+
 const std::unordered_map<std::string, std::vector<int>>& onnx_version_table() {
   static const auto* table = new std::unordered_map<std::string, std::vector<int>>{
 #define XONNX_ONNX_OP(name, ...) {name, std::vector<int> __VA_ARGS__},
@@ -29,12 +42,33 @@ const std::vector<int>* OpRegistry::onnx_versions(const std::string& op) {
 const OpRegistry& OpRegistry::global() {
   static const OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-#define XONNX_OP_FAMILY(fn) fn(*r);
-#include "runtime/ops/op_families.inc"
-#undef XONNX_OP_FAMILY
+    FamilyIndex& index = family_index();
+    const OpFamily* families = linked_op_families(&index.linked);
+    for (size_t i = 0; i < index.linked; ++i) {
+      std::string name = families[i].function;  // register_<name>_ops
+      name = name.substr(9, name.size() - 13);
+      index.registering = name.c_str();
+      families[i].register_ops(*r);
+    }
+    index.registering = nullptr;
     return r;
   }();
   return *registry;
+}
+
+size_t op_family_count() {
+  return 0
+#define XONNX_OP_FAMILY(fn) +1
+#include "runtime/ops/op_families.inc"
+#undef XONNX_OP_FAMILY
+      ;
+}
+
+std::vector<std::string> families_of_op(const std::string& domain, const std::string& op) {
+  OpRegistry::global();
+  const auto& by_op = family_index().by_op;
+  auto it = by_op.find({domain, op});
+  return it == by_op.end() ? std::vector<std::string>{} : it->second;
 }
 
 const char* backend_name(Backend b) {
@@ -47,6 +81,13 @@ const char* backend_name(Backend b) {
 }
 
 void OpRegistry::add(const OpDef& def) {
+  FamilyIndex& index = family_index();
+  if (index.registering) {
+    auto& families = index.by_op[{def.domain, def.name}];
+    if (std::find(families.begin(), families.end(), index.registering) == families.end()) {
+      families.push_back(index.registering);
+    }
+  }
   auto& defs = ops_[{def.domain, def.name}];
   defs.push_back(def);
   // Keep fastest first so resolve() lists candidates in the order they are tried.
@@ -83,8 +124,18 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
                            " (first defined in opset ", versions->front(), ")");
     }
   }
+  // A selective build links only some op families: an op whose reference kernel's family is
+  // left out is not in the build, even when a fast kernel (which may decline a node) is.
+  const size_t linked = family_index().linked;
+  const bool selective = this == &global() && linked < op_family_count();
+  auto not_selected = [&] {
+    return unsupported("operator '", shown, "' is not in this selective build (", linked, " of ",
+                       op_family_count(), " op families linked; add the model to the build's op "
+                       "selection: xonnx info --ops MODEL...)");
+  };
   auto it = ops_.find({domain, op});
   if (it == ops_.end()) {
+    if (selective) return not_selected();
     return unsupported("operator '", shown, "' is not implemented (opset ", opset, ")");
   }
   ResolvedOp resolved;
@@ -95,7 +146,10 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
       resolved.def = &def;  // ends as the slowest (reference) candidate
     }
   }
-  if (!resolved.candidates.empty()) return resolved;
+  if (!resolved.candidates.empty()) {
+    if (selective && resolved.def->backend != Backend::kReference) return not_selected();
+    return resolved;
+  }
   std::ostringstream have;
   for (const OpDef& def : it->second) {
     have << " [" << def.min_version << ", "

@@ -1,5 +1,6 @@
 // `xonnx bench MODEL`: latency and memory of a model, like TFLite's benchmark_model.
-// Session creation, one first run, warmup runs, then timed runs (median / p90 / min), peak RSS;
+// Session creation, one first run, warmup runs, then timed runs (a count, or a time budget):
+// median, mean, standard deviation, min, max, p90/p95/p99, runs per second, peak RSS;
 // --profile adds per-node, per-op-type and per-backend times of the timed runs, and every
 // fallback per node: faster kernels that declined it at session creation (with their reasons)
 // and timed runs a fast kernel handed to the reference kernel (uncovered input, non-finite
@@ -7,7 +8,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -28,6 +31,8 @@ struct BenchOptions {
   int threads = 1;
   int warmup = 5;
   int iters = 50;
+  bool iters_given = false;
+  double duration_s = 0;  // > 0: timed runs until this many seconds have passed
   uint32_t seed = 0;
   bool json = false;
   bool profile = false;
@@ -50,18 +55,34 @@ double peak_rss_mb() {
 }
 
 struct Stats {
-  double median = 0, p90 = 0, min = 0, mean = 0;
+  double median = 0, mean = 0, stddev = 0, min = 0, max = 0, p90 = 0, p95 = 0, p99 = 0;
 };
 
+// Percentiles by nearest rank (ceil(p n)-th smallest); stddev of the sample (n - 1).
 Stats summarize(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   const size_t n = ms.size();
+  auto rank = [&](double p) { return ms[std::max<size_t>(1, static_cast<size_t>(std::ceil(p * n))) - 1]; };
   Stats s;
   s.min = ms.front();
+  s.max = ms.back();
   s.median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
-  s.p90 = ms[(9 * n + 9) / 10 - 1];  // nearest rank: ceil(0.9 n)
+  s.p90 = rank(0.90);
+  s.p95 = rank(0.95);
+  s.p99 = rank(0.99);
   for (double v : ms) s.mean += v / n;
+  double squares = 0;
+  for (double v : ms) squares += (v - s.mean) * (v - s.mean);
+  s.stddev = n > 1 ? std::sqrt(squares / (n - 1)) : 0;
   return s;
+}
+
+// A time in ms as text: microseconds (one decimal) below a millisecond, else ms with three.
+std::string time_text(double ms) {
+  char buf[32];
+  if (ms < 1) std::snprintf(buf, sizeof buf, "%.1f us", ms * 1000);
+  else std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+  return buf;
 }
 
 std::string json_string(const std::string& s) {
@@ -292,30 +313,44 @@ int bench_model(const BenchOptions& opt) {
   }
   Profiler profiler;
   if (opt.profile) session.set_profiler(&profiler);
+  // --iters runs, or with --duration as many as fit in the budget (--iters, when given, caps them).
+  const int max_iters = opt.duration_s > 0 && !opt.iters_given ? INT_MAX : opt.iters;
   std::vector<double> times;
-  for (int i = 0; i < opt.iters; ++i) {
+  const auto timed_start = Clock::now();
+  while (static_cast<int>(times.size()) < max_iters) {
     if (!run_once(ms)) return 1;
     times.push_back(ms);
+    if (opt.duration_s > 0 && ms_since(timed_start) >= opt.duration_s * 1000) break;
   }
+  const double timed_ms = ms_since(timed_start);
   session.set_profiler(nullptr);
+  const int iters = static_cast<int>(times.size());
   const Stats st = summarize(times);
+  const double runs_per_s = timed_ms > 0 ? iters * 1000.0 / timed_ms : 0;
   const double rss = peak_rss_mb();
 
-  std::printf("init       %.3f ms (session creation)\n", init_ms);
-  std::printf("first run  %.3f ms\n", first_ms);
+  std::printf("init       %s (session creation)\n", time_text(init_ms).c_str());
+  std::printf("first run  %s\n", time_text(first_ms).c_str());
   std::printf("warmup     %d runs\n", opt.warmup);
-  std::printf("timed      %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms, mean %.3f ms\n", opt.iters,
-              st.median, st.p90, st.min, st.mean);
+  std::printf("timed      %d runs in %.3f s: %.1f runs/s\n", iters, timed_ms / 1000, runs_per_s);
+  std::printf("latency    median %s, mean %s, stddev %s\n", time_text(st.median).c_str(),
+              time_text(st.mean).c_str(), time_text(st.stddev).c_str());
+  std::printf("           min %s, p90 %s, p95 %s, p99 %s, max %s\n", time_text(st.min).c_str(),
+              time_text(st.p90).c_str(), time_text(st.p95).c_str(), time_text(st.p99).c_str(),
+              time_text(st.max).c_str());
   std::printf("peak RSS   %.1f MB\n", rss);
   const ProfileSummary summary = opt.profile ? summarize_profile(profiler) : ProfileSummary{};
-  if (opt.profile) print_profile(summary, opt.iters);
+  if (opt.profile) print_profile(summary, iters);
   if (opt.json) {
     std::ostringstream js;
+    js.precision(9);
     js << "{\"engine\":\"xonnx\",\"model\":" << json_string(opt.model) << ",\"threads\":" << opt.threads
-       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << opt.iters << ",\"init_ms\":" << init_ms
-       << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median << ",\"p90_ms\":" << st.p90
-       << ",\"min_ms\":" << st.min << ",\"mean_ms\":" << st.mean << ",\"peak_rss_mb\":" << rss;
-    if (opt.profile) write_profile_json(js, summary, opt.iters);
+       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << iters << ",\"init_ms\":" << init_ms
+       << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median << ",\"mean_ms\":" << st.mean
+       << ",\"stddev_ms\":" << st.stddev << ",\"min_ms\":" << st.min << ",\"max_ms\":" << st.max
+       << ",\"p90_ms\":" << st.p90 << ",\"p95_ms\":" << st.p95 << ",\"p99_ms\":" << st.p99
+       << ",\"runs_per_s\":" << runs_per_s << ",\"peak_rss_mb\":" << rss;
+    if (opt.profile) write_profile_json(js, summary, iters);
     js << "}";
     std::printf("%s\n", js.str().c_str());
   }
@@ -331,14 +366,21 @@ Runner add_bench_command(CLI::App& app) {
   sub->add_option("--threads", opt->threads, "Threads (default 1)")->check(CLI::Range(1, 1024));
   sub->add_option("--warmup", opt->warmup, "Untimed runs after the first run (default 5, at least 1)")
       ->check(CLI::Range(1, 1000000));
-  sub->add_option("--iters", opt->iters, "Timed runs (default 50)")->check(CLI::Range(1, 1000000));
+  CLI::Option* iters = sub->add_option("--iters", opt->iters, "Timed runs (default 50; with --duration, the most)")
+                           ->check(CLI::Range(1, 100000000));
+  sub->add_option("--duration", opt->duration_s,
+                  "Time budget in seconds: timed runs until it is used up (at least one run)")
+      ->check(CLI::Range(1e-6, 1e6));
   sub->add_option("--shape", opt->shapes,
                   "NAME=d0,d1,... shape of a random input (fixes symbolic dims; empty = scalar); repeatable");
   sub->add_option("--input,-i", opt->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
   sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
   sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");
-  return [opt] { return bench_model(*opt); };
+  return [opt, iters] {
+    opt->iters_given = iters->count() > 0;
+    return bench_model(*opt);
+  };
 }
 
 }  // namespace cli

@@ -1,6 +1,7 @@
 // `xonnx conformance DIR`: runs ONNX backend-test style cases
 // (DIR/<case>/model.onnx + test_data_set_*/{input,output}_N.pb) and compares outputs.
-// Each case runs in a forked child, so a crash or a hang in one case fails that case only.
+// Each case runs in a forked child (-j N of them at once), so a crash or a hang in one case fails
+// that case only.
 #include <sys/wait.h>
 #include <unistd.h>
 #include <poll.h>
@@ -37,6 +38,7 @@ struct Options {
   double rtol = 1e-3;
   double atol = 1e-7;
   int timeout_s = 120;
+  int jobs = 1;
   bool verbose = false;
   int convert_level = -1;  // >= 0: round-trip each model through the converter first
 };
@@ -215,20 +217,49 @@ std::pair<std::string, std::string> run_case(const fs::path& case_dir, const Opt
   return {"pass", ""};
 }
 
-// Forks, runs the case in the child, and reads "status\treason" back through a pipe.
-CaseResult run_isolated(const fs::path& case_dir, const Options& opt) {
+// A case running in a forked child, which writes "status\treason" into a pipe and exits.
+struct Child {
+  size_t index = 0;  // into the case list
+  pid_t pid = -1;
+  int fd = -1;
+  std::string message;
+  std::chrono::steady_clock::time_point start;
+};
+
+CaseResult finish(const fs::path& case_dir, Child& child, bool timed_out, const Options& opt) {
+  close(child.fd);
+  if (timed_out) kill(child.pid, SIGKILL);
+  int wstatus = 0;
+  waitpid(child.pid, &wstatus, 0);
   CaseResult r;
   r.name = case_dir.filename().string();
-  const auto t0 = std::chrono::steady_clock::now();
-  int fds[2];
-  if (pipe(fds) != 0) {
-    auto [status, reason] = run_case(case_dir, opt);
-    r.status = status;
-    r.reason = reason;
-    return r;
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - child.start).count();
+  if (timed_out) {
+    r.status = "fail";
+    r.reason = "timed out after " + std::to_string(opt.timeout_s) + " s";
+  } else if (WIFSIGNALED(wstatus)) {
+    r.status = "fail";
+    r.reason = std::string("crashed: ") + strsignal(WTERMSIG(wstatus));
+  } else {
+    const size_t tab = child.message.find('\t');
+    r.status = tab == std::string::npos ? "fail" : child.message.substr(0, tab);
+    r.reason = tab == std::string::npos ? "no result from the case process" : child.message.substr(tab + 1);
   }
+  return r;
+}
+
+// Starts a case in a child; false when the pipe or fork failed (the caller runs it in process).
+bool start_child(const fs::path& case_dir, size_t index, const Options& opt, Child* child) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
   std::fflush(stdout);
+  std::fflush(stderr);
   const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
   if (pid == 0) {
     close(fds[0]);
     auto [status, reason] = run_case(case_dir, opt);
@@ -245,41 +276,91 @@ CaseResult run_isolated(const fs::path& case_dir, const Options& opt) {
     _exit(0);
   }
   close(fds[1]);
-  std::string msg;
-  char buf[4096];
-  bool timed_out = false;
-  const auto deadline = t0 + std::chrono::seconds(opt.timeout_s);
-  for (;;) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      timed_out = true;
-      break;
+  child->index = index;
+  child->pid = pid;
+  child->fd = fds[0];
+  child->message.clear();
+  child->start = std::chrono::steady_clock::now();
+  return true;
+}
+
+// "[ 120/1765] 118 passed, 2 failed": rewritten in place on a terminal, else printed at every
+// tenth of the suite, to stderr (stdout keeps the results).
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
+  void update(size_t done, int passed, int failed, int skipped) {
+    if (!tty_) {
+      if (done * 10 < total_ * next_tenth_ && done != total_) return;
+      while (next_tenth_ <= 10 && done * 10 >= total_ * next_tenth_) ++next_tenth_;
     }
-    pollfd pfd{fds[0], POLLIN, 0};
-    const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
-    const int pr = poll(&pfd, 1, std::max(1, ms));
-    if (pr <= 0) continue;
-    const ssize_t n = read(fds[0], buf, sizeof(buf));
-    if (n <= 0) break;
-    msg.append(buf, static_cast<size_t>(n));
+    std::fprintf(stderr, "%s[%*zu/%zu] %d passed, %d failed, %d skipped%s", tty_ ? "\r" : "",
+                 static_cast<int>(std::to_string(total_).size()), done, total_, passed, failed, skipped,
+                 tty_ && done < total_ ? "" : "\n");
+    std::fflush(stderr);
   }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int wstatus = 0;
-  waitpid(pid, &wstatus, 0);
-  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (timed_out) {
-    r.status = "fail";
-    r.reason = "timed out after " + std::to_string(opt.timeout_s) + " s";
-  } else if (WIFSIGNALED(wstatus)) {
-    r.status = "fail";
-    r.reason = std::string("crashed: ") + strsignal(WTERMSIG(wstatus));
-  } else {
-    const size_t tab = msg.find('\t');
-    r.status = tab == std::string::npos ? "fail" : msg.substr(0, tab);
-    r.reason = tab == std::string::npos ? "no result from the case process" : msg.substr(tab + 1);
+
+ private:
+  size_t total_;
+  bool tty_;
+  size_t next_tenth_ = 1;
+};
+
+// Runs every case, up to `opt.jobs` at once, each in its own process with its own deadline.
+std::vector<CaseResult> run_cases(const std::vector<fs::path>& cases, const Options& opt) {
+  std::vector<CaseResult> results(cases.size());
+  std::vector<Child> running;
+  size_t next = 0, done = 0;
+  int passed = 0, failed = 0, skipped = 0;
+  Progress progress(cases.size());
+  auto record = [&](size_t index, CaseResult r) {
+    if (r.status == "pass") ++passed;
+    else if (r.status == "skip") ++skipped;
+    else ++failed;
+    results[index] = std::move(r);
+    progress.update(++done, passed, failed, skipped);
+  };
+  while (done < cases.size()) {
+    while (next < cases.size() && static_cast<int>(running.size()) < opt.jobs) {
+      Child child;
+      if (start_child(cases[next], next, opt, &child)) {
+        running.push_back(child);
+      } else {  // no pipe or process left: run it here, unprotected
+        auto [status, reason] = run_case(cases[next], opt);
+        record(next, CaseResult{cases[next].filename().string(), status, reason, 0});
+      }
+      ++next;
+    }
+    if (running.empty()) continue;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<pollfd> fds;
+    auto wait = std::chrono::milliseconds(1000);
+    for (const Child& c : running) {
+      fds.push_back({c.fd, POLLIN, 0});
+      const auto left = c.start + std::chrono::seconds(opt.timeout_s) - now;
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(left));
+    }
+    poll(fds.data(), fds.size(), std::max<int>(1, static_cast<int>(wait.count())));
+    char buf[4096];
+    for (size_t i = running.size(); i-- > 0;) {
+      Child& c = running[i];
+      bool ended = false, timed_out = false;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        const ssize_t n = read(c.fd, buf, sizeof buf);
+        if (n > 0) c.message.append(buf, static_cast<size_t>(n));
+        else ended = true;
+      }
+      if (!ended && std::chrono::steady_clock::now() >= c.start + std::chrono::seconds(opt.timeout_s)) {
+        ended = timed_out = true;
+      }
+      if (!ended) continue;
+      const size_t index = c.index;
+      CaseResult r = finish(cases[index], c, timed_out, opt);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      record(index, std::move(r));
+    }
   }
-  return r;
+  return results;
 }
 
 std::set<std::string> read_manifest(const std::string& path) {
@@ -319,20 +400,26 @@ int run_conformance(const Options& opt) {
       return 2;
     }
   }
-  std::vector<CaseResult> results;
-  int passed = 0, failed = 0, skipped = 0;
+  std::vector<fs::path> selected;
   for (const fs::path& c : cases) {
-    const std::string name = c.filename().string();
-    if (!opt.filter.empty() && !std::regex_search(name, filter)) continue;
-    CaseResult r = run_isolated(c, opt);
+    if (opt.filter.empty() || std::regex_search(c.filename().string(), filter)) selected.push_back(c);
+  }
+  if (selected.empty()) {
+    std::fprintf(stderr, "error: no cases found under '%s'%s%s%s (a case is a folder with model.onnx)\n",
+                 opt.dir.c_str(), opt.filter.empty() ? "" : " matching --filter '", opt.filter.c_str(),
+                 opt.filter.empty() ? "" : "'");
+    return 1;
+  }
+  const std::vector<CaseResult> results = run_cases(selected, opt);
+  int passed = 0, failed = 0, skipped = 0;
+  for (const CaseResult& r : results) {
     if (r.status == "pass") ++passed;
     else if (r.status == "skip") ++skipped;
     else ++failed;
     if (r.status != "pass" || opt.verbose) {
       std::printf("%-5s %s%s%s\n", r.status == "pass" ? "PASS" : (r.status == "skip" ? "SKIP" : "FAIL"),
-                  name.c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str());
+                  r.name.c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str());
     }
-    results.push_back(std::move(r));
   }
   int exit_code = failed == 0 ? 0 : 1;
   if (!opt.manifest.empty()) {
@@ -392,6 +479,8 @@ Runner add_conformance_command(CLI::App& app) {
   sub->add_option("--rtol", opt->rtol, "Relative tolerance for floats (default 1e-3)");
   sub->add_option("--atol", opt->atol, "Absolute tolerance for floats (default 1e-7)");
   sub->add_option("--timeout", opt->timeout_s, "Seconds per case before it fails (default 120)");
+  sub->add_option("--jobs,-j", opt->jobs, "Cases run at once, each in its own process (default 1)")
+      ->check(CLI::Range(1, 256));
   sub->add_flag("--verbose,-v", opt->verbose, "Also print passing cases");
   sub->add_option("--convert", opt->convert_level,
                   "Run each model through the converter at LEVEL (0, 1, 2) in memory first")

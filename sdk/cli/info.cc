@@ -1,12 +1,16 @@
 // `xonnx info MODEL`: inputs, outputs (with symbolic dims), opsets, op histogram.
-// `xonnx info --ops [--markdown]`: the operators this build implements, with their kernels.
+// `xonnx info --ops [--markdown]`: the operators this build implements, with their kernels;
+// `xonnx info --ops MODEL...`: the op selection file of a selective build
+// (cmake/xonnx_select_ops.cmake.in).
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <vector>
 
+#include "runtime/exec/session.h"
 #include "runtime/onnx/loader.h"
+#include "runtime/ops/op_families.h"
 #include "runtime/ops/registry.h"
 #include "sdk/cli/commands.h"
 
@@ -98,11 +102,53 @@ void print_ops_markdown() {
   }
 }
 
-int run_info(const std::string& path, bool list_ops, bool markdown) {
-  if (list_ops) {
-    markdown ? print_ops_markdown() : print_ops();
-    return 0;
+void collect_ops(const Graph& g, std::set<std::pair<std::string, std::string>>& ops) {
+  for (const Node& n : g.nodes) {
+    ops.insert({n.domain, n.op_type});
+    for (const Attribute& a : n.attributes) {
+      if (a.g) collect_ops(*a.g, ops);
+      for (const auto& sg : a.graphs) collect_ops(*sg, ops);
+    }
   }
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+// The ops of `models` as the session runs them, each with the op families that register it.
+// Both graphs count: the loaded one (the reference path, XONNX_DISABLE_XNNPACK) and the one the
+// session's passes leave (fused and NHWC ops).
+int print_op_selection(const std::vector<std::string>& models) {
+  std::set<std::pair<std::string, std::string>> ops;
+  for (const std::string& path : models) {
+    auto model = load_model(path);
+    if (!model.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
+      return 1;
+    }
+    collect_ops(model->graph, ops);
+    auto session = Session::create_from_model(std::move(*model));
+    if (!session.is_ok()) {
+      std::fprintf(stderr, "error: %s: %s\n", path.c_str(), session.status().to_string().c_str());
+      return 1;
+    }
+    collect_ops((*session)->model().graph, ops);
+  }
+  std::printf("# xonnx op selection (xonnx info --ops): each op the models run and the op families\n"
+              "# that register it; xonnx_select_ops(<target> <this file>) links only these families.\n"
+              "# models: %s\n",
+              join(models).c_str());
+  for (const auto& [domain, op] : ops) {
+    const std::string name = domain.empty() ? op : domain + ":" + op;
+    std::printf("%-40s %s\n", name.c_str(), join(families_of_op(domain, op)).c_str());
+  }
+  return 0;
+}
+
+int run_info(const std::string& path) {
   auto model = load_model(path);
   if (!model.is_ok()) {
     std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
@@ -137,19 +183,32 @@ int run_info(const std::string& path, bool list_ops, bool markdown) {
 }  // namespace
 
 Runner add_info_command(CLI::App& app) {
-  auto path = std::make_shared<std::string>();
+  auto paths = std::make_shared<std::vector<std::string>>();
   auto list_ops = std::make_shared<bool>(false);
   auto markdown = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand("info", "Print a model's inputs, outputs, opsets and op histogram");
-  sub->add_option("model", *path, "Model file (.onnx)");
-  sub->add_flag("--ops", *list_ops, "List the operators this build implements instead: versions, backend, availability here");
-  sub->add_flag("--markdown", *markdown, "With --ops: one Markdown table row per op (docs/ops.md)");
-  return [path, list_ops, markdown] {
-    if (path->empty() && !*list_ops) {
-      std::fprintf(stderr, "error: info needs MODEL (or --ops)\n");
+  sub->add_option("model", *paths, "Model file(s) (.onnx); several only with --ops");
+  CLI::Option* ops_flag = sub->add_flag(
+      "--ops", *list_ops,
+      "Without MODEL: list the operators this build implements (versions, backend, availability here). "
+      "With MODEL...: print the op selection file of a selective build (each op the models run and its op families)");
+  sub->add_flag("--markdown", *markdown, "With --ops and no MODEL: one Markdown table row per op (docs/ops.md)")
+      ->needs(ops_flag);
+  return [paths, list_ops, markdown] {
+    if (*list_ops && paths->empty()) {
+      *markdown ? print_ops_markdown() : print_ops();
+      return 0;
+    }
+    if (*markdown) {
+      std::fprintf(stderr, "error: --markdown lists this build's operators: it takes no MODEL\n");
       return 2;
     }
-    return run_info(*path, *list_ops, *markdown);
+    if (*list_ops) return print_op_selection(*paths);
+    if (paths->size() != 1) {
+      std::fprintf(stderr, "error: info needs one MODEL (or --ops; several models only with --ops)\n");
+      return 2;
+    }
+    return run_info(paths->front());
   };
 }
 

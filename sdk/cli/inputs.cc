@@ -151,6 +151,10 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
   for (const std::string& spec : input_files) {
     XONNX_RETURN_IF_ERROR(split_spec(model_inputs, "--input", spec, name, value));
     if (value.empty()) return invalid_argument("--input '", spec, "': missing file name");
+    if (specs.files.count(name)) {
+      return invalid_argument("--input '", spec, "': input '", name, "' is already given (--input ", name,
+                              "=", specs.files[name], ")");
+    }
     specs.files[name] = value;
   }
   for (const std::string& spec : shapes) {
@@ -158,6 +162,7 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
     if (specs.files.count(name)) {
       return invalid_argument("input '", name, "' is given both --input and --shape");
     }
+    if (specs.shapes.count(name)) return invalid_argument("--shape '", spec, "': input '", name, "' has a --shape already");
     XONNX_ASSIGN_OR_RETURN(Shape shape, parse_dims(spec, value));
     XONNX_RETURN_IF_ERROR(check_shape(*find_input(model_inputs, name), shape));
     specs.shapes[name] = std::move(shape);

@@ -1,14 +1,16 @@
 // xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify,
-// tokenize, generate, serve).
+// tokenize, generate, serve). Exit codes: 0 success, 1 a model, run or check failed, 2 bad
+// arguments (docs/cli.md).
 #include <cstdio>
 #include <map>
 
 #include "sdk/cli/commands.h"
+#include "sdk/include/xonnx/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"xonnx: run ONNX models on edge devices"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "xonnx 0.1.0");
+  app.set_version_flag("--version", "xonnx " XONNX_VERSION_STRING);
   std::map<CLI::App*, xonnx::cli::Runner> runners;
   auto add = [&](xonnx::cli::Runner (*fn)(CLI::App&)) {
     const size_t before = app.get_subcommands({}).size();
@@ -24,7 +26,13 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_tokenize_command);
   add(xonnx::cli::add_generate_command);
   add(xonnx::cli::add_serve_command);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // app.exit prints the help, the version or the error; CLI11's own codes for argument errors
+    // (105-109 ...) all become 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();
   }

@@ -24,6 +24,34 @@ struct xonnx_tensor {
   xonnx::Tensor tensor;
 };
 
+// The C enums are the runtime's, value for value: codes, types and levels pass by cast.
+#define XONNX_SAME_VALUE(c_value, cpp_value) \
+  static_assert(static_cast<int>(c_value) == static_cast<int>(cpp_value), #c_value " != " #cpp_value)
+XONNX_SAME_VALUE(XONNX_OK, xonnx::StatusCode::kOk);
+XONNX_SAME_VALUE(XONNX_INVALID_ARGUMENT, xonnx::StatusCode::kInvalidArgument);
+XONNX_SAME_VALUE(XONNX_INVALID_MODEL, xonnx::StatusCode::kInvalidModel);
+XONNX_SAME_VALUE(XONNX_UNSUPPORTED, xonnx::StatusCode::kUnsupported);
+XONNX_SAME_VALUE(XONNX_NOT_FOUND, xonnx::StatusCode::kNotFound);
+XONNX_SAME_VALUE(XONNX_IO_ERROR, xonnx::StatusCode::kIo);
+XONNX_SAME_VALUE(XONNX_RESOURCE_EXHAUSTED, xonnx::StatusCode::kResourceExhausted);
+XONNX_SAME_VALUE(XONNX_INTERNAL, xonnx::StatusCode::kInternal);
+XONNX_SAME_VALUE(XONNX_TYPE_UNDEFINED, xonnx::DataType::kUndefined);
+XONNX_SAME_VALUE(XONNX_TYPE_FLOAT32, xonnx::DataType::kFloat);
+XONNX_SAME_VALUE(XONNX_TYPE_UINT8, xonnx::DataType::kUint8);
+XONNX_SAME_VALUE(XONNX_TYPE_INT8, xonnx::DataType::kInt8);
+XONNX_SAME_VALUE(XONNX_TYPE_UINT16, xonnx::DataType::kUint16);
+XONNX_SAME_VALUE(XONNX_TYPE_INT16, xonnx::DataType::kInt16);
+XONNX_SAME_VALUE(XONNX_TYPE_INT32, xonnx::DataType::kInt32);
+XONNX_SAME_VALUE(XONNX_TYPE_INT64, xonnx::DataType::kInt64);
+XONNX_SAME_VALUE(XONNX_TYPE_STRING, xonnx::DataType::kString);
+XONNX_SAME_VALUE(XONNX_TYPE_BOOL, xonnx::DataType::kBool);
+XONNX_SAME_VALUE(XONNX_TYPE_FLOAT16, xonnx::DataType::kFloat16);
+XONNX_SAME_VALUE(XONNX_TYPE_FLOAT64, xonnx::DataType::kDouble);
+XONNX_SAME_VALUE(XONNX_TYPE_UINT32, xonnx::DataType::kUint32);
+XONNX_SAME_VALUE(XONNX_TYPE_UINT64, xonnx::DataType::kUint64);
+XONNX_SAME_VALUE(XONNX_TYPE_BFLOAT16, xonnx::DataType::kBFloat16);
+#undef XONNX_SAME_VALUE
+
 namespace {
 
 using xonnx::capi::bad_arg;
@@ -141,7 +169,7 @@ xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, siz
 extern "C" {
 
 uint32_t xonnx_api_version(void) { return XONNX_API_VERSION; }
-const char* xonnx_version_string(void) { return "0.1.0"; }
+const char* xonnx_version(void) { return XONNX_VERSION_STRING; }
 
 xonnx_status_code xonnx_status_get_code(const xonnx_status* status) {
   return status ? status->code : XONNX_OK;
@@ -149,7 +177,9 @@ xonnx_status_code xonnx_status_get_code(const xonnx_status* status) {
 const char* xonnx_status_get_message(const xonnx_status* status) {
   return status ? status->message.c_str() : "";
 }
-void xonnx_status_release(xonnx_status* status) { delete status; }
+void xonnx_status_release(xonnx_status* status) {
+  if (status != xonnx::capi::out_of_memory()) delete status;
+}
 
 xonnx_status* xonnx_session_options_create(xonnx_session_options** out) {
   return guarded([&]() -> xonnx_status* {
@@ -159,16 +189,20 @@ xonnx_status* xonnx_session_options_create(xonnx_session_options** out) {
   });
 }
 xonnx_status* xonnx_session_options_set_num_threads(xonnx_session_options* options, int num_threads) {
-  if (!options) return bad_arg("options is NULL");
-  if (num_threads < 1) return bad_arg("num_threads must be >= 1, got " + std::to_string(num_threads));
-  options->options.num_threads = num_threads;
-  return nullptr;
+  return guarded([&]() -> xonnx_status* {
+    if (!options) return bad_arg("options is NULL");
+    if (num_threads < 1) return bad_arg("num_threads must be >= 1, got " + std::to_string(num_threads));
+    options->options.num_threads = num_threads;
+    return nullptr;
+  });
 }
 xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* options, int64_t bytes) {
-  if (!options) return bad_arg("options is NULL");
-  if (bytes <= 0) return bad_arg("max_tensor_bytes must be positive");
-  options->options.load.max_tensor_bytes = bytes;
-  return nullptr;
+  return guarded([&]() -> xonnx_status* {
+    if (!options) return bad_arg("options is NULL");
+    if (bytes <= 0) return bad_arg("max_tensor_bytes must be positive, got " + std::to_string(bytes));
+    options->options.load.max_tensor_bytes = bytes;
+    return nullptr;
+  });
 }
 void xonnx_session_options_release(xonnx_session_options* options) { delete options; }
 
@@ -211,13 +245,17 @@ const char* xonnx_session_output_name(const xonnx_session* s, size_t index) {
 }
 xonnx_status* xonnx_session_input_info(const xonnx_session* s, size_t index, xonnx_element_type* type,
                                        int64_t* dims, size_t capacity, int64_t* rank) {
-  if (!s) return bad_arg("session is NULL");
-  return describe(info_at(s->session->inputs(), index), type, dims, capacity, rank);
+  return guarded([&]() -> xonnx_status* {
+    if (!s) return bad_arg("session is NULL");
+    return describe(info_at(s->session->inputs(), index), type, dims, capacity, rank);
+  });
 }
 xonnx_status* xonnx_session_output_info(const xonnx_session* s, size_t index, xonnx_element_type* type,
                                         int64_t* dims, size_t capacity, int64_t* rank) {
-  if (!s) return bad_arg("session is NULL");
-  return describe(info_at(s->session->outputs(), index), type, dims, capacity, rank);
+  return guarded([&]() -> xonnx_status* {
+    if (!s) return bad_arg("session is NULL");
+    return describe(info_at(s->session->outputs(), index), type, dims, capacity, rank);
+  });
 }
 const char* xonnx_session_input_dim_name(const xonnx_session* s, size_t index, size_t dim) {
   return s ? dim_name(info_at(s->session->inputs(), index), dim) : nullptr;

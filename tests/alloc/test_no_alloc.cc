@@ -2,7 +2,8 @@
 // outputs) makes no heap allocation on models whose every node has a fast kernel. This binary
 // replaces malloc & co. (glibc's __libc_* entry points do the work) to count calls made
 // while a run is in progress, so it is its own executable and is skipped under sanitizers,
-// which replace malloc themselves.
+// which replace malloc themselves. The same hooks can fail every allocation: the C API must
+// then still report an error, never success.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "runtime/onnx/loader.h"
 #include "sdk/genai/generator.h"
 #include "tests/llm/genai_decoder.h"
+#include "xonnx/xonnx.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define XONNX_SANITIZED 1
@@ -27,9 +29,11 @@
 namespace {
 std::atomic<long> g_allocations{0};
 std::atomic<bool> g_counting{false};
+std::atomic<bool> g_failing{false};  // every allocation returns NULL while set
 void count() {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
+bool failing() { return g_failing.load(std::memory_order_relaxed); }
 }  // namespace
 
 #ifndef XONNX_SANITIZED
@@ -42,27 +46,27 @@ void __libc_free(void*);
 
 void* malloc(size_t n) {
   count();
-  return __libc_malloc(n);
+  return failing() ? nullptr : __libc_malloc(n);
 }
 void* calloc(size_t n, size_t size) {
   count();
-  return __libc_calloc(n, size);
+  return failing() ? nullptr : __libc_calloc(n, size);
 }
 void* realloc(void* p, size_t n) {
   count();
-  return __libc_realloc(p, n);
+  return failing() ? nullptr : __libc_realloc(p, n);
 }
 void* memalign(size_t alignment, size_t n) {
   count();
-  return __libc_memalign(alignment, n);
+  return failing() ? nullptr : __libc_memalign(alignment, n);
 }
 void* aligned_alloc(size_t alignment, size_t n) {
   count();
-  return __libc_memalign(alignment, n);
+  return failing() ? nullptr : __libc_memalign(alignment, n);
 }
 int posix_memalign(void** out, size_t alignment, size_t n) {
   count();
-  *out = __libc_memalign(alignment, n);
+  *out = failing() ? nullptr : __libc_memalign(alignment, n);
   return *out ? 0 : ENOMEM;
 }
 void free(void* p) { __libc_free(p); }
@@ -209,6 +213,34 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, NoAllocation,
                            const std::string model = info.param.model;  // a test name: no path
                            return model.substr(model.rfind('/') + 1) + "_t" + std::to_string(info.param.threads);
                          });
+
+// With no memory left the C API cannot allocate its error object; the error must still not
+// read as success (NULL): it is the static out-of-memory status, which release ignores.
+TEST(CApiOutOfMemory, AnErrorNeverReadsAsSuccess) {
+#ifdef XONNX_SANITIZED
+  GTEST_SKIP() << "sanitizers replace malloc";
+#endif
+  xonnx_session_options* options = nullptr;
+  ASSERT_EQ(xonnx_session_options_create(&options), nullptr);
+  xonnx_session* session = nullptr;
+  g_failing = true;
+  xonnx_status* bad_threads = xonnx_session_options_set_num_threads(options, 0);
+  xonnx_status* missing_model = xonnx_session_create("/nonexistent/model.onnx", options, &session);
+  g_failing = false;
+  for (xonnx_status* status : {bad_threads, missing_model}) {
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(xonnx_status_get_code(status), XONNX_RESOURCE_EXHAUSTED);
+    EXPECT_NE(std::string(xonnx_status_get_message(status)).find("out of memory"), std::string::npos);
+    xonnx_status_release(status);  // the static status: a no-op, must not crash
+  }
+  EXPECT_EQ(session, nullptr);
+  // With memory back, the same calls give their real errors.
+  xonnx_status* status = xonnx_session_options_set_num_threads(options, 0);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(xonnx_status_get_code(status), XONNX_INVALID_ARGUMENT);
+  xonnx_status_release(status);
+  xonnx_session_options_release(options);
+}
 
 }  // namespace
 }  // namespace xonnx

@@ -50,6 +50,15 @@ TEST(CApi, QueriesNamesTypesAndSymbolicDims) {
   xonnx_session_release(session);
 }
 
+TEST(CApi, VersionsComeFromOneSource) {
+  EXPECT_STREQ(xonnx_version(), XONNX_VERSION_STRING);
+  EXPECT_EQ(xonnx_api_version(), static_cast<uint32_t>(XONNX_API_VERSION));
+  const std::string expected = std::to_string(XONNX_VERSION_MAJOR) + "." + std::to_string(XONNX_VERSION_MINOR) +
+                               "." + std::to_string(XONNX_VERSION_PATCH);
+  EXPECT_EQ(expected, XONNX_VERSION_STRING);
+  EXPECT_EQ(xonnx::api::version(), XONNX_VERSION_STRING);
+}
+
 TEST(CApi, RunMatchesTorchWithRuntimeOwnedAndCallerBuffers) {
   std::vector<int64_t> in_shape, out_shape;
   std::vector<float> x = load_floats(kMlp + "/test_data_set_0/input_0.pb", &in_shape);

@@ -10,6 +10,11 @@
  *   buffers) after the call that received it returns.
  * - A session may be used by one thread at a time; different sessions are independent.
  * - No C++ exception ever crosses this API.
+ * - Options are opaque objects with setters, so later versions add options without changing
+ *   any struct an application compiled against.
+ * - Versions: XONNX_VERSION_* (xonnx/version.h) and XONNX_API_VERSION describe the headers;
+ *   xonnx_version() and xonnx_api_version() the library the application runs with (they differ
+ *   only with a shared libxonnx.so).
  */
 #ifndef XONNX_XONNX_H_
 #define XONNX_XONNX_H_
@@ -17,11 +22,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xonnx/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define XONNX_API_VERSION 1
+/* Incremented whenever functions or types are added to this header (2: xonnx_version). A
+ * function introduced in API version N is available when xonnx_api_version() >= N. */
+#define XONNX_API_VERSION 2
+
+/* The symbols libxonnx.so exports (everything else in the library is hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define XONNX_API __attribute__((visibility("default")))
+#else
+#define XONNX_API
+#endif
 
 typedef enum xonnx_status_code {
   XONNX_OK = 0,
@@ -84,56 +100,61 @@ typedef struct xonnx_output_buffer {
 } xonnx_output_buffer;
 
 /* ---- version and status ---- */
-uint32_t xonnx_api_version(void);
-const char* xonnx_version_string(void);
-xonnx_status_code xonnx_status_get_code(const xonnx_status* status);
-const char* xonnx_status_get_message(const xonnx_status* status);
-void xonnx_status_release(xonnx_status* status);
+/* XONNX_API_VERSION of the library. */
+XONNX_API uint32_t xonnx_api_version(void);
+/* The library's version, "MAJOR.MINOR.PATCH" (XONNX_VERSION_STRING of its build); static storage. */
+XONNX_API const char* xonnx_version(void);
+/* A NULL status is success (XONNX_OK, message ""). When even the error object cannot be
+ * allocated, the call returns a shared, static XONNX_RESOURCE_EXHAUSTED status, never NULL;
+ * releasing it is allowed and does nothing. */
+XONNX_API xonnx_status_code xonnx_status_get_code(const xonnx_status* status);
+XONNX_API const char* xonnx_status_get_message(const xonnx_status* status);
+XONNX_API void xonnx_status_release(xonnx_status* status);
 
 /* ---- session options ---- */
-xonnx_status* xonnx_session_options_create(xonnx_session_options** out);
-xonnx_status* xonnx_session_options_set_num_threads(xonnx_session_options* options, int num_threads);
+XONNX_API xonnx_status* xonnx_session_options_create(xonnx_session_options** out);
+XONNX_API xonnx_status* xonnx_session_options_set_num_threads(xonnx_session_options* options, int num_threads);
 /* Largest tensor (weights and intermediates) a session accepts, in bytes. */
-xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* options, int64_t bytes);
-void xonnx_session_options_release(xonnx_session_options* options);
+XONNX_API xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* options, int64_t bytes);
+XONNX_API void xonnx_session_options_release(xonnx_session_options* options);
 
 /* ---- sessions ---- */
 /* `options` may be NULL for defaults. External data resolves relative to the model's folder. */
-xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_options* options,
-                                   xonnx_session** out);
+XONNX_API xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_options* options,
+                                             xonnx_session** out);
 /* From memory; the model must not use external data. `data` may be freed after the call. */
-xonnx_status* xonnx_session_create_from_memory(const void* data, size_t size,
-                                               const xonnx_session_options* options,
-                                               xonnx_session** out);
-void xonnx_session_release(xonnx_session* session);
+XONNX_API xonnx_status* xonnx_session_create_from_memory(const void* data, size_t size,
+                                                         const xonnx_session_options* options,
+                                                         xonnx_session** out);
+XONNX_API void xonnx_session_release(xonnx_session* session);
 
-size_t xonnx_session_input_count(const xonnx_session* session);
-size_t xonnx_session_output_count(const xonnx_session* session);
+XONNX_API size_t xonnx_session_input_count(const xonnx_session* session);
+XONNX_API size_t xonnx_session_output_count(const xonnx_session* session);
 /* Name of input/output `index`; NULL if out of range. */
-const char* xonnx_session_input_name(const xonnx_session* session, size_t index);
-const char* xonnx_session_output_name(const xonnx_session* session, size_t index);
+XONNX_API const char* xonnx_session_input_name(const xonnx_session* session, size_t index);
+XONNX_API const char* xonnx_session_output_name(const xonnx_session* session, size_t index);
 /* Declared element type and shape. Symbolic or unknown dims are reported as -1, and
  * xonnx_session_*_dim_name gives the symbol ("batch") or "" when unnamed. *rank is set to the
  * declared rank (or -1 if unknown); at most `capacity` dims are written. */
-xonnx_status* xonnx_session_input_info(const xonnx_session* session, size_t index,
-                                       xonnx_element_type* type, int64_t* dims, size_t capacity,
-                                       int64_t* rank);
-xonnx_status* xonnx_session_output_info(const xonnx_session* session, size_t index,
-                                        xonnx_element_type* type, int64_t* dims, size_t capacity,
-                                        int64_t* rank);
-const char* xonnx_session_input_dim_name(const xonnx_session* session, size_t index, size_t dim);
-const char* xonnx_session_output_dim_name(const xonnx_session* session, size_t index, size_t dim);
+XONNX_API xonnx_status* xonnx_session_input_info(const xonnx_session* session, size_t index,
+                                                 xonnx_element_type* type, int64_t* dims, size_t capacity,
+                                                 int64_t* rank);
+XONNX_API xonnx_status* xonnx_session_output_info(const xonnx_session* session, size_t index,
+                                                  xonnx_element_type* type, int64_t* dims, size_t capacity,
+                                                  int64_t* rank);
+XONNX_API const char* xonnx_session_input_dim_name(const xonnx_session* session, size_t index, size_t dim);
+XONNX_API const char* xonnx_session_output_dim_name(const xonnx_session* session, size_t index, size_t dim);
 
 /* Runs with `num_inputs` inputs (all graph inputs). On success `outputs[i]` (an array of
  * xonnx_session_output_count() entries the caller supplies) receives a runtime-owned tensor
  * the caller frees with xonnx_tensor_release(). */
-xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                size_t num_inputs, xonnx_tensor** outputs, size_t num_outputs);
+XONNX_API xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs,
+                                          size_t num_inputs, xonnx_tensor** outputs, size_t num_outputs);
 /* Runs and copies each output into the caller's buffer. Fails with XONNX_INVALID_ARGUMENT
  * naming the output and the bytes needed when a buffer is too small. */
-xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                     size_t num_inputs, xonnx_output_buffer* outputs,
-                                     size_t num_outputs);
+XONNX_API xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_view* inputs,
+                                               size_t num_inputs, xonnx_output_buffer* outputs,
+                                               size_t num_outputs);
 
 /* Runs with some outputs written straight into caller-owned buffers: each entry of
  * `bound_outputs` names a graph output, and its `data` (writable, `data_bytes` bytes) receives
@@ -149,12 +170,12 @@ xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx
                                              size_t num_bound, xonnx_tensor** outputs, size_t num_outputs);
 
 /* ---- runtime-owned tensors ---- */
-xonnx_element_type xonnx_tensor_type(const xonnx_tensor* tensor);
-size_t xonnx_tensor_rank(const xonnx_tensor* tensor);
-const int64_t* xonnx_tensor_shape(const xonnx_tensor* tensor);
-const void* xonnx_tensor_data(const xonnx_tensor* tensor);
-size_t xonnx_tensor_data_bytes(const xonnx_tensor* tensor);
-void xonnx_tensor_release(xonnx_tensor* tensor);
+XONNX_API xonnx_element_type xonnx_tensor_type(const xonnx_tensor* tensor);
+XONNX_API size_t xonnx_tensor_rank(const xonnx_tensor* tensor);
+XONNX_API const int64_t* xonnx_tensor_shape(const xonnx_tensor* tensor);
+XONNX_API const void* xonnx_tensor_data(const xonnx_tensor* tensor);
+XONNX_API size_t xonnx_tensor_data_bytes(const xonnx_tensor* tensor);
+XONNX_API void xonnx_tensor_release(xonnx_tensor* tensor);
 
 /* ---- text generation (GenAI model folders) ----
  * A generator holds one sequence of a language model in an ONNX Runtime GenAI folder

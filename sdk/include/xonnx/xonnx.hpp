@@ -79,6 +79,9 @@ struct SessionConfig {
   int64_t max_tensor_bytes = 0;  // 0: no cap
 };
 
+// The library's version ("MAJOR.MINOR.PATCH"); XONNX_VERSION_STRING is the headers'.
+inline std::string version() { return xonnx_version(); }
+
 class Session {
  public:
   Session() = default;
@@ -103,6 +106,17 @@ class Session {
   size_t output_count() const { return xonnx_session_output_count(s_.get()); }
   std::string input_name(size_t i) const { return name_or_empty(xonnx_session_input_name(s_.get(), i)); }
   std::string output_name(size_t i) const { return name_or_empty(xonnx_session_output_name(s_.get(), i)); }
+  // Declared shape of input i, -1 for symbolic or unknown dims; empty when unknown or out of range.
+  std::vector<int64_t> input_shape(size_t i) const {
+    int64_t rank = 0;
+    if (xonnx_status* s = xonnx_session_input_info(s_.get(), i, nullptr, nullptr, 0, &rank)) {
+      xonnx_status_release(s);
+      return {};
+    }
+    std::vector<int64_t> dims(rank > 0 ? static_cast<size_t>(rank) : 0);
+    take(xonnx_session_input_info(s_.get(), i, nullptr, dims.data(), dims.size(), &rank));
+    return dims;
+  }
 
   Error input_info(size_t i, TensorInfo* out) const {
     return info(i, out, xonnx_session_input_info, xonnx_session_input_name, xonnx_session_input_dim_name);
