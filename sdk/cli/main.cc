@@ -1,5 +1,5 @@
 // xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify,
-// tokenize, generate, serve).
+// tokenize, generate, serve, models).
 #include <cstdio>
 #include <map>
 
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_tokenize_command);
   add(xonnx::cli::add_generate_command);
   add(xonnx::cli::add_serve_command);
+  add(xonnx::cli::add_models_command);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();
