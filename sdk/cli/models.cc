@@ -1,7 +1,9 @@
-// xonnx models list | add DIR | remove NAME | info NAME: the local model cache that
-// `xonnx serve` serves when no folder is given (docs/serve.md).
+// xonnx models list | add DIR | remove NAME | info NAME | run NAME: the local model cache that
+// `xonnx serve` serves when no folder is given (docs/serve.md), and a terminal chat with one of
+// its models (the conversation loop of `xonnx generate --chat`, sdk/cli/chat.h).
 #include <cstdio>
 
+#include "sdk/cli/chat.h"
 #include "sdk/cli/commands.h"
 #include "sdk/serve/model_cache.h"
 
@@ -12,6 +14,9 @@ namespace {
 
 struct ModelsOptions {
   std::string dir, name;
+  std::string system;  // models run
+  bool verbose = false;
+  GenerationOptions gen;
 };
 
 void print_model(const serve::CachedModel& m) {
@@ -38,7 +43,13 @@ Runner add_models_command(CLI::App& app) {
   remove->add_option("name", o->name, "model name")->required();
   CLI::App* info = cmd->add_subcommand("info", "show a cached model");
   info->add_option("name", o->name, "model name")->required();
-  return [o, list, add, remove, info]() {
+  CLI::App* run = cmd->add_subcommand(
+      "run", "chat with a cached model in the terminal: one message per line, /exit or end of input ends");
+  run->add_option("name", o->name, "model name")->required();
+  run->add_option("--system", o->system, "a system message");
+  add_generation_options(*run, o->gen);
+  run->add_flag("--verbose,-v", o->verbose, "print the speed summary after each answer");
+  return [o, list, add, remove, run]() {
     const std::string cache = serve::model_cache_dir();
     if (list->parsed()) {
       auto models = serve::list_cached_models(cache);
@@ -61,6 +72,14 @@ Runner add_models_command(CLI::App& app) {
     }
     auto m = serve::find_cached_model(cache, o->name);
     if (!m.is_ok()) return fail(m.status());
+    if (run->parsed()) {
+      o->gen.summary = o->verbose;
+      o->gen.summary_tag = "xonnx models run";
+      auto g = open_generator(m.value().path, o->gen);
+      if (!g.is_ok()) return fail(g.status());
+      const Status s = run_chat(**g, o->gen, o->system);
+      return s.is_ok() ? 0 : fail(s);
+    }
     print_model(m.value());
     std::printf("path %s\n", m.value().path.c_str());
     return 0;
