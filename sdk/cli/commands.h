@@ -20,6 +20,7 @@ Runner add_verify_command(CLI::App& app);
 Runner add_tokenize_command(CLI::App& app);
 Runner add_generate_command(CLI::App& app);
 Runner add_serve_command(CLI::App& app);
+Runner add_models_command(CLI::App& app);
 
 }  // namespace cli
 }  // namespace xonnx

@@ -1,6 +1,6 @@
 // xonnx: command-line front end of the runtime (run, info, bench, conformance, convert, verify,
-// tokenize, generate, serve). Exit codes: 0 success, 1 a model, run or check failed, 2 bad
-// arguments (docs/cli.md).
+// tokenize, generate, serve, models). Exit codes: 0 success, 1 a model, run or check failed,
+// 2 bad arguments (docs/cli.md).
 #include <cstdio>
 #include <map>
 
@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add(xonnx::cli::add_tokenize_command);
   add(xonnx::cli::add_generate_command);
   add(xonnx::cli::add_serve_command);
+  add(xonnx::cli::add_models_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "sdk/cli/commands.h"
+#include "sdk/serve/model_cache.h"
 #include "sdk/serve/server.h"
 
 namespace xonnx {
@@ -62,10 +63,6 @@ int run_serve(const ServeOptions& o) {
                  o.keep_alive.c_str());
     return 2;
   }
-  if (o.models.empty()) {
-    std::fprintf(stderr, "error: give at least one model folder (genai_config.json + model + tokenizer)\n");
-    return 2;
-  }
   serve::BackendOptions backend;
   backend.parallel = o.parallel;
   backend.max_queue = o.max_queue;
@@ -78,8 +75,20 @@ int run_serve(const ServeOptions& o) {
         return serve::load_model_backend(dir, backend);
       },
       keep_alive);
-  for (const std::string& dir : o.models) {
-    const Status added = registry.add(model_name(dir), dir);
+  // Folders given are loaded at start; without any, the cache's models load on first request.
+  std::vector<std::pair<std::string, std::string>> models;
+  for (const std::string& dir : o.models) models.emplace_back(model_name(dir), dir);
+  if (models.empty()) {
+    auto cached = serve::list_cached_models(serve::model_cache_dir());
+    if (!cached.is_ok() || cached.value().empty()) {
+      std::fprintf(stderr, "error: give model folders, or add models to the cache %s (xonnx models add DIR)\n",
+                   serve::model_cache_dir().c_str());
+      return 2;
+    }
+    for (const auto& m : cached.value()) models.emplace_back(m.name, m.path);
+  }
+  for (const auto& [name, dir] : models) {
+    const Status added = registry.add(name, dir);
     if (!added.is_ok()) {
       std::fprintf(stderr, "error: %s\n", added.message().c_str());
       return 2;
@@ -126,6 +135,7 @@ int run_serve(const ServeOptions& o) {
   });
   // Load the models given now, so that the first request does not wait (/health says 503 meanwhile).
   std::thread preload([&] {
+    if (o.models.empty()) return;
     for (const auto& m : registry.list()) {
       auto loaded = registry.acquire(m.name);
       if (!loaded.is_ok()) std::fprintf(stderr, "[serve] %s: %s\n", m.name.c_str(), loaded.status().message().c_str());
@@ -145,7 +155,7 @@ int run_serve(const ServeOptions& o) {
 Runner add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "Serve models over an OpenAI-compatible HTTP API (docs/serve.md)");
-  cmd->add_option("models", o->models, "model folders (genai_config.json, model, tokenizer); named by folder name");
+  cmd->add_option("models", o->models, "model folders (genai_config.json, model, tokenizer), named by folder name; none: the model cache");
   cmd->add_option("--host", o->host, "address to listen on (default: loopback only)")->capture_default_str();
   cmd->add_option("--port", o->port, "TCP port (0: any free port)")->capture_default_str();
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every request but /health");

@@ -18,9 +18,9 @@ namespace {
 std::string new_id(const char* prefix) {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t salt = std::random_device{}();
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%s%012llx%04llx", prefix, static_cast<unsigned long long>(salt & 0xffffffffffffULL),
-                static_cast<unsigned long long>(++counter & 0xffff));
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%s%08llx%08llx", prefix, static_cast<unsigned long long>(salt & 0xffffffffULL),
+                static_cast<unsigned long long>(++counter));
   return buf;
 }
 
