@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install dependencies, build, convert a bundled model
 # (a torch-exported MobileNetV2) with the optimizing converter, run original and converted,
-# and print what happened (report, outputs, timing, agreement with torch).
+# and print what happened (report, outputs, timing, agreement with torch); then generate text
+# with the shipped tiny language model (tests/models_llm/tiny, int4 GenAI folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -27,3 +28,6 @@ echo
 echo "== checking the original and the converted model against torch's output"
 build/bin/xonnx conformance "$MODEL" --rtol 1e-4 --atol 1e-5
 build/bin/xonnx conformance "$MODEL" --convert 2 --rtol 1e-4 --atol 1e-5
+echo
+echo "== xonnx generate: the shipped tiny language model (tests/models_llm/tiny/genai_int4, int4), streamed"
+build/bin/xonnx generate tests/models_llm/tiny/genai_int4 --chat -p "Tell me a fortune." -n 48 --seed 3
