@@ -1,4 +1,4 @@
-// Google Benchmark: the session thread pool (runtime/exec/thread_pool) against a bare
+// Google Benchmark: the session thread pool (runtime/core/thread_pool) against a bare
 // pthreadpool (what the pool was before: workers spin 1M pause instructions after a region,
 // and a region waits until every worker checked in), on a decode-step-like pattern: many small
 // parallel regions with a little serial work between them.
