@@ -9,38 +9,22 @@ here="$(cd "$(dirname "$0")" && pwd)"
 xonnx="${1:?usage: openai_client.sh path/to/xonnx}"
 model="$here/../models_llm/tiny/genai_int4"
 cache="${XONNX_SERVE_CACHE:-$HOME/.cache/xonnx-serve}"
-OPENAI=openai@6.49.0
+source "$here/../../sdk/examples/chat/serve_local.sh"
 
 command -v node >/dev/null || { echo "[serve-openai] node (v18+) is required" >&2; exit 1; }
 command -v curl >/dev/null || { echo "[serve-openai] curl is required" >&2; exit 1; }
-mkdir -p "$cache"
-have="$(node -p "try { require('$cache/node_modules/openai/package.json').version } catch (e) { '' }" 2>/dev/null || true)"
-if [ "$have" != "${OPENAI##*@}" ]; then
-  echo "[serve-openai] installing $OPENAI into $cache"
-  npm install --prefix "$cache" --ignore-scripts --no-audit --no-fund --loglevel=error "$OPENAI" >&2
-fi
+install_openai_client "$cache"
 
 log="$(mktemp)"
-port_file="$(mktemp)"
+SERVE_PID=""
 cleanup() {
-  [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -f "$log" "$port_file"
+  [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+  rm -f "$log"
 }
 trap cleanup EXIT
-"$xonnx" serve "$model" --port 0 --api-key test-key --threads 1 --parallel 2 --keep-alive -1 2>"$log" &
-pid=$!
-for _ in $(seq 1 100); do
-  port="$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/v1.*|\1|p' "$log")"
-  [ -n "$port" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "[serve-openai] the server did not start" >&2; cat "$log" >&2; exit 1; }
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 300); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" = 200 ] && break
-  sleep 0.1
-done
+serve_start "$log" "$xonnx" "$model" --api-key test-key --threads 1 --parallel 2 --keep-alive -1 || exit 1
+pid=$SERVE_PID
+base=$SERVE_BASE
 
 fail() { echo "[serve-openai] FAIL: $*" >&2; cat "$log" >&2; exit 1; }
 auth=(-H "Authorization: Bearer test-key")
@@ -60,6 +44,6 @@ node "$here/openai_client.mjs" --modules "$cache/node_modules" --base "$base/v1"
 # SIGTERM: a graceful stop.
 kill -TERM "$pid"
 wait "$pid" || fail "the server exited with $? on SIGTERM"
-pid=""
+SERVE_PID=""
 grep -q "stopped" "$log" || fail "no graceful stop"
 echo "[serve-openai] ok"
