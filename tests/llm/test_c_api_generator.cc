@@ -9,15 +9,15 @@
 #include <vector>
 
 #include "xonnx/xonnx.h"
+#include "tests/llm/tiny_model.h"
 #include "xonnx/xonnx.hpp"
 
 namespace {
 
-const std::string kTiny = std::string(XONNX_TEST_LLM_DIR) + "/tiny";
+using xonnx::test::kTiny;
 
 TEST(GeneratorCApi, GreedyAsPytorchAndStreamedText) {
-  std::ifstream f(kTiny + "/ground_truth.json");
-  const nlohmann::json truth = nlohmann::json::parse(f);
+  const nlohmann::json& truth = xonnx::test::tiny_ground_truth();
   const auto& c = truth["greedy"][3];
   const auto prompt = c["prompt_ids"].get<std::vector<int32_t>>();
   const auto expected = c["ids"].get<std::vector<int32_t>>();

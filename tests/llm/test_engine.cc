@@ -11,19 +11,13 @@
 
 #include "sdk/genai/engine.h"
 #include "sdk/genai/generator.h"
+#include "tests/llm/tiny_model.h"
 
 namespace xonnx::genai {
 namespace {
 
-const std::string kTiny = std::string(XONNX_TEST_LLM_DIR) + "/tiny";
-
-const nlohmann::json& ground_truth() {
-  static const nlohmann::json j = [] {
-    std::ifstream f(kTiny + "/ground_truth.json");
-    return nlohmann::json::parse(f);
-  }();
-  return j;
-}
+using test::kTiny;
+const nlohmann::json& ground_truth() { return test::tiny_ground_truth(); }
 
 struct Outcome {
   std::vector<int32_t> tokens;

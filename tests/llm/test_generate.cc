@@ -12,20 +12,14 @@
 #include <sstream>
 
 #include "sdk/genai/generator.h"
+#include "tests/llm/tiny_model.h"
 #include "sdk/genai/model_runner.h"
 
 namespace xonnx::genai {
 namespace {
 
-const std::string kTiny = std::string(XONNX_TEST_LLM_DIR) + "/tiny";
-
-const nlohmann::json& ground_truth() {
-  static const nlohmann::json j = [] {
-    std::ifstream f(kTiny + "/ground_truth.json");
-    return nlohmann::json::parse(f);
-  }();
-  return j;
-}
+using test::kTiny;
+const nlohmann::json& ground_truth() { return test::tiny_ground_truth(); }
 
 // A temporary folder like `source` whose genai_config.json has search.past_present_share_buffer
 // = `shared` (the model and tokenizer files copied: the loader refuses external data outside the
