@@ -21,7 +21,7 @@
 #include "runtime/ops/common/finite.h"
 #include "runtime/ops/common/layout_convert.h"
 #include "runtime/ops/internal_ops.h"
-#include "runtime/ops/optimized/conv_winograd_f32.h"
+#include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
@@ -398,7 +398,7 @@ class ConvF32NhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_conv_f32(OpRegistry& registry) {
+void register_opt_conv(OpRegistry& registry) {
   OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;

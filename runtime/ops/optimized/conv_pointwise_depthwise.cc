@@ -142,7 +142,7 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_conv_pw_dw_f32(OpRegistry& registry) {
+void register_opt_conv_pointwise_depthwise(OpRegistry& registry) {
   OpDef def{kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
             1, Backend::kOptimized};
   def.available = [] {

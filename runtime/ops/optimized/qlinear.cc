@@ -219,7 +219,7 @@ class QLinearConvNhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_qlinear_conv(OpRegistry& registry) {
+void register_opt_qlinear(OpRegistry& registry) {
   OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, 8, 9, 1, 1,
             Backend::kOptimized};
   def.before_xnnpack = true;
