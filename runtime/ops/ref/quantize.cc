@@ -427,9 +427,9 @@ Result<std::unique_ptr<Kernel>> create_dynamic_quantize_linear(const KernelInit&
 }  // namespace
 
 void register_quantize_ops(OpRegistry& registry) {
-  registry.add({"", "QuantizeLinear", 10, kLatestVersion, create_quantize_linear, 2, 3, 1, 1});
-  registry.add({"", "DequantizeLinear", 10, kLatestVersion, create_dequantize_linear, 2, 3, 1, 1});
-  registry.add({"", "DynamicQuantizeLinear", 11, kLatestVersion, create_dynamic_quantize_linear, 1, 1, 1, 3});
+  registry.add({"", "QuantizeLinear", 10, kLatestVersion, create_quantize_linear});
+  registry.add({"", "DequantizeLinear", 10, kLatestVersion, create_dequantize_linear});
+  registry.add({"", "DynamicQuantizeLinear", 11, kLatestVersion, create_dynamic_quantize_linear});
   register_qlinear_ops(registry);
 }
 
