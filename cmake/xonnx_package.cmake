@@ -71,13 +71,13 @@ endfunction()
 
 # xonnx_select_ops(<target> ops.txt): selective builds (cmake/xonnx_select_ops.cmake.in), for
 # projects that add_subdirectory(xonnx) and, installed, for find_package(xonnx) users.
-file(STRINGS ${PROJECT_SOURCE_DIR}/runtime/ops/op_families.inc _xonnx_family_lines REGEX "^XONNX_OP_FAMILY\\(")
+file(STRINGS ${PROJECT_SOURCE_DIR}/runtime/ops/ops.def _xonnx_family_lines REGEX "^XONNX_OP_FAMILY\\(")
 set(XONNX_OP_FAMILIES "")
 foreach(_line IN LISTS _xonnx_family_lines)
-  string(REGEX REPLACE "^XONNX_OP_FAMILY\\(register_([a-z0-9_]+)_ops\\).*" "\\1" _family "${_line}")
+  string(REGEX REPLACE "^XONNX_OP_FAMILY\\(([a-z0-9_]+)\\).*" "\\1" _family "${_line}")
   list(APPEND XONNX_OP_FAMILIES ${_family})
 endforeach()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/ops/op_families.inc)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/ops/ops.def)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/xonnx_select_ops.cmake.in
                ${PROJECT_BINARY_DIR}/package/xonnx_select_ops.cmake @ONLY)
 include(${PROJECT_BINARY_DIR}/package/xonnx_select_ops.cmake)

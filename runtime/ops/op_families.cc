@@ -1,4 +1,4 @@
-// Every op family of op_families.inc: what a program registers unless a selective build links
+// Every op family of ops.def: what a program registers unless a selective build links
 // its own linked_op_families() (runtime/ops/op_families.h).
 #include "runtime/ops/op_families.h"
 
@@ -8,8 +8,8 @@ namespace xonnx {
 
 const OpFamily* linked_op_families(size_t* count) {
   static const OpFamily kAll[] = {
-#define XONNX_OP_FAMILY(fn) {#fn, fn},
-#include "runtime/ops/op_families.inc"
+#define XONNX_OP_FAMILY(family) {"register_" #family "_ops", register_##family##_ops},
+#include "runtime/ops/ops.def"
 #undef XONNX_OP_FAMILY
   };
   *count = sizeof(kAll) / sizeof(kAll[0]);

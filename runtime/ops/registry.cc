@@ -58,8 +58,8 @@ const OpRegistry& OpRegistry::global() {
 
 size_t op_family_count() {
   return 0
-#define XONNX_OP_FAMILY(fn) +1
-#include "runtime/ops/op_families.inc"
+#define XONNX_OP_FAMILY(family) +1
+#include "runtime/ops/ops.def"
 #undef XONNX_OP_FAMILY
       ;
 }
@@ -80,7 +80,28 @@ const char* backend_name(Backend b) {
   return "unknown";
 }
 
+namespace {
+int priority_of(const OpDef& d) {
+  if (d.priority != kBackendPriority) return d.priority;
+  switch (d.backend) {
+    case Backend::kXnnpack: return kPriorityXnnpack;
+    case Backend::kOptimized: return kPriorityOptimized;
+    case Backend::kReference: return kPriorityReference;
+  }
+  return kPriorityReference;
+}
+}  // namespace
+
 void OpRegistry::add(const OpDef& def) {
+  const OpSpec* spec = find_op_spec(def.domain, def.name);
+  if (def.backend == Backend::kReference) spec = find_op_spec(def.domain, def.name, def.min_version);
+  if (!spec || (def.backend == Backend::kReference &&
+                (spec->min_version != def.min_version || spec->max_version != def.max_version))) {
+    unlisted_.push_back(std::string(def.domain) + "::" + def.name + " [" + std::to_string(def.min_version) + ", " +
+                        (def.max_version == kLatestVersion ? std::string("latest") : std::to_string(def.max_version)) +
+                        "] (" + backend_name(def.backend) + ")");
+    return;
+  }
   FamilyIndex& index = family_index();
   if (index.registering) {
     auto& families = index.by_op[{def.domain, def.name}];
@@ -90,9 +111,9 @@ void OpRegistry::add(const OpDef& def) {
   }
   auto& defs = ops_[{def.domain, def.name}];
   defs.push_back(def);
-  // Keep fastest first so resolve() lists candidates in the order they are tried.
-  auto rank = [](const OpDef& d) { return d.before_xnnpack ? -1 : static_cast<int>(d.backend); };
-  std::stable_sort(defs.begin(), defs.end(), [&](const OpDef& a, const OpDef& b) { return rank(a) < rank(b); });
+  // Highest priority first, so resolve() lists candidates in the order they are tried.
+  std::stable_sort(defs.begin(), defs.end(),
+                   [](const OpDef& a, const OpDef& b) { return priority_of(a) > priority_of(b); });
 }
 
 bool OpRegistry::has_fast_kernel(const std::string& domain, const std::string& op) const {
@@ -148,6 +169,11 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
   }
   if (!resolved.candidates.empty()) {
     if (selective && resolved.def->backend != Backend::kReference) return not_selected();
+    resolved.spec = find_op_spec(domain, op, since);
+    if (!resolved.spec) {  // add() keeps only listed ops, so this is a fast kernel's wider range
+      return unsupported("operator '", shown, "' version ", since, " (opset ", opset,
+                         ") has no reference kernel (runtime/ops/ops.def)");
+    }
     return resolved;
   }
   std::ostringstream have;

@@ -1,5 +1,6 @@
-// The operator table. Each op family registers its kernels from one function listed in
-// op_families.inc (explicit, no static initializers: a static library would drop them).
+// The kernel table. Each op family registers its kernels from one function listed in
+// ops.def (explicit, no static initializers: a static library would drop them); what an op is
+// (versions, arity, traits) is the op list's (runtime/ops/op_list.h), not the kernel's.
 #pragma once
 
 #include <climits>
@@ -10,6 +11,7 @@
 
 #include "runtime/ir/opset.h"
 #include "runtime/ops/kernel.h"
+#include "runtime/ops/op_list.h"
 
 namespace xonnx {
 
@@ -20,10 +22,19 @@ using RowFunction = void (*)(const float* x, float* y, int64_t n);
 constexpr int kLatestVersion = INT_MAX;
 
 // Where a kernel comes from. At session creation the registry offers the candidates for a
-// node fastest first; a fast factory may decline (any error), and the next one is tried.
-// The reference kernel is always last and defines the semantics.
+// node by priority; a fast factory may decline, and the next one is tried. The reference
+// kernel is always last and defines the semantics.
 enum class Backend : int { kXnnpack = 0, kOptimized = 1, kReference = 2 };
 const char* backend_name(Backend b);
+
+// Candidates are tried highest priority first. A kernel that leaves OpDef::priority at
+// kBackendPriority gets its backend's: XNNPACK before the own kernels before the reference.
+constexpr int kBackendPriority = -1;
+constexpr int kPriorityReference = 0;
+constexpr int kPriorityOptimized = 10;
+constexpr int kPriorityXnnpack = 20;
+// An own kernel that beats XNNPACK's on what it accepts.
+constexpr int kPriorityBeforeXnnpack = 30;
 
 struct OpDef {
   const char* domain;  // "" for ONNX, "com.microsoft", "ai.onnx.ml", ...
@@ -32,14 +43,8 @@ struct OpDef {
   int min_version;
   int max_version;
   KernelFactory create;
-  // Arity over all implemented versions; max -1 means variadic.
-  int min_inputs;
-  int max_inputs;
-  int min_outputs;
-  int max_outputs;
   Backend backend = Backend::kReference;
-  // An optimized kernel that beats XNNPACK on what it accepts: tried before XNNPACK's.
-  bool before_xnnpack = false;
+  int priority = kBackendPriority;
   // A fast kernel's capability on this CPU: false when its factory would decline every node
   // (it needs an ISA this CPU lacks, or its backend is switched off). nullptr: always
   // available. Passes ask through OpRegistry::has_fast_kernel.
@@ -49,7 +54,8 @@ struct OpDef {
 struct ResolvedOp {
   // Candidates for the node, fastest backend first; the last is the reference kernel.
   std::vector<const OpDef*> candidates;
-  const OpDef* def = nullptr;  // the reference (or only) candidate, for arity checks
+  const OpDef* def = nullptr;  // the reference (or only) candidate
+  const OpSpec* spec = nullptr;  // the op list's entry: arity and traits
   int since_version = 0;
 };
 
@@ -58,7 +64,12 @@ class OpRegistry {
   // The registry with every op family of this build.
   static const OpRegistry& global();
 
+  // Adds a kernel of an op of the op list. A kernel of an op the list does not hold is left out
+  // (a build with a shorter list) and named by unlisted_ops(); a reference kernel must cover
+  // exactly its entry's versions (else it is left out and named there too).
   void add(const OpDef& def);
+  // "domain::op [min, max]" of each kernel add() left out; empty in a build of the full list.
+  const std::vector<std::string>& unlisted_ops() const { return unlisted_; }
   // Finds the kernel for `op` in `domain` at the model's imported `opset`. Errors name the
   // op, domain and version and say what is implemented instead.
   Result<ResolvedOp> resolve(const std::string& domain, const std::string& op,
@@ -82,11 +93,12 @@ class OpRegistry {
  private:
   std::map<std::pair<std::string, std::string>, std::vector<OpDef>> ops_;
   std::map<std::string, RowFunction> row_functions_;
+  std::vector<std::string> unlisted_;
 };
 
 // One function per op family, each defined in runtime/ops/ref/<family>.cc.
-#define XONNX_OP_FAMILY(fn) void fn(OpRegistry& registry);
-#include "runtime/ops/op_families.inc"
+#define XONNX_OP_FAMILY(family) void register_##family##_ops(OpRegistry& registry);
+#include "runtime/ops/ops.def"
 #undef XONNX_OP_FAMILY
 
 }  // namespace xonnx

@@ -2,6 +2,7 @@
 
 #include "runtime/passes/layout_nhwc_pass.h"
 #include "runtime/passes/pass_util.h"
+#include "runtime/ops/op_list.h"
 #include "runtime/ops/registry.h"
 
 #include <algorithm>
@@ -19,13 +20,9 @@ namespace xonnx {
 
 namespace {
 
-// Element-wise ops with one data input: their result does not depend on the layout.
-bool is_layout_agnostic_unary(const std::string& op) {
-  static const std::unordered_set<std::string> ops = {
-      "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu", "Tanh", "Elu", "Selu",
-      "Softplus", "Swish", "Abs", "Neg", "Exp", "Identity", "Erf", "Sqrt", "Reciprocal", "Floor", "Ceil"};
-  return ops.count(op) != 0;
-}
+// Element-wise ops with one data input: their result does not depend on the layout (the op
+// list's kLayoutAgnostic trait, runtime/ops/ops.def).
+bool is_layout_agnostic_unary(const std::string& op) { return op_has_trait("", op, kLayoutAgnostic); }
 
 bool is_binary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
 

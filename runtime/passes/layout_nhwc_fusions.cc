@@ -107,7 +107,7 @@ void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::s
 }
 
 // A 1x1 Conv whose output (after its fused activation) only a depthwise Conv reads is merged
-// into it (runtime/ops/optimized/conv_pw_dw_f32.cc). Returns how many.
+// into it (runtime/ops/optimized/conv_pointwise_depthwise.cc). Returns how many.
 int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
   int merged = 0;
   for (size_t d : order) {
@@ -145,7 +145,7 @@ int64_t NhwcPass::conv_output_channels(const std::string& value) const {
 }
 
 // A channel Concat of Conv outputs read only by a 1x1 Conv (the parts of equal channels) or
-// by a MaxPool is merged into that node (ConcatConv, runtime/ops/optimized/conv_f32.cc;
+// by a MaxPool is merged into that node (ConcatConv, runtime/ops/optimized/conv.cc;
 // ConcatMaxPool, pool.cc), which reads the parts where they are: the concatenation is never
 // written. The Conv reads each part as one tap of its channels; the pool pools each part into
 // its channels of the output. SqueezeNet's fire modules end so. Returns how many.
@@ -218,7 +218,7 @@ int NhwcPass::read_images_in_nchw() {
 }
 
 // An image's Conv (is_image_conv) whose output (after its fused activation) only a 2-D MaxPool
-// without Indices reads is merged into that pool: ConvMaxPool (conv_f32.cc) pools each band of
+// without Indices reads is merged into that pool: ConvMaxPool (conv.cc) pools each band of
 // the Conv's rows as it computes them. Returns how many.
 int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
   int merged = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/backend_test_util.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -208,6 +209,95 @@ TEST(BinaryOps, Comparisons) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, false}));
   EXPECT_FALSE(run2("Greater", tv<std::string>({"a"}, {1}), tv<std::string>({"b"}, {1}), {}, 13).is_ok());
+}
+
+}  // namespace
+}  // namespace xonnx
+
+// Every backend of Add / Sub / Mul / Div (tests/unit/backend_test_util.h): the own kernels
+// (runtime/ops/optimized/binary.cc, each ISA table, 1 and 2 threads) give the reference's exact
+// results over odd sizes, the broadcast forms they take, NaN/inf and division by zero, and leave
+// the other shapes and types to the reference; XNNPACK takes every numpy broadcast up to 6-D.
+namespace xonnx {
+namespace {
+
+using namespace backendtest;
+
+constexpr const char* kArithmetic[] = {"Add", "Sub", "Mul", "Div"};
+constexpr Tolerance kXnnpackTol{1e-4, 1e-5};
+
+// Both orders of the operands: the broadcast one first (swapped) and second. `own`: whether
+// the own kernel must take the node.
+void diff_both_orders(const char* op, const Shape& full, const Shape& other, Runs own, const std::string& what) {
+  const Tensor x = with_specials(rand_tensor(full, 1, -3, 3));
+  Tensor y = rand_tensor(other, 2, -3, 3);
+  if (y.numel() > 1) y.data<float>()[1] = 0.0f;  // x / 0
+  const Check check = with_xnnpack_tol({own, Runs::kMay}, kXnnpackTol);
+  diff_all({op}, {var(x), var(y)}, {}, check, what);
+  diff_all({op}, {var(y), var(x)}, {}, check, what + " (swapped)");
+}
+
+TEST(BinaryBackends, EqualShapesOfOddSizes) {
+  for (const char* op : kArithmetic) {
+    for (int64_t n : kSizes) diff_both_orders(op, {2, n}, {2, n}, Runs::kMust, "n " + std::to_string(n));
+    diff_both_orders(op, {3, 40000}, {3, 40000}, Runs::kMust, "several parallel items");
+    diff_both_orders(op, {2, 3, 5}, {1, 2, 3, 5}, Runs::kMust, "extra leading 1");
+  }
+}
+
+TEST(BinaryBackends, ScalarsRowsAndGates) {
+  for (const char* op : kArithmetic) {
+    diff_both_orders(op, {5, 7, 13}, {}, Runs::kMust, "scalar");
+    diff_both_orders(op, {5, 7, 13}, {1}, Runs::kMust, "one-element tensor");
+    diff_both_orders(op, {5, 7, 129}, {129}, Runs::kMust, "bias row");
+    diff_both_orders(op, {128, 1, 768}, {768}, Runs::kMust, "projection bias");
+    diff_both_orders(op, {2, 5, 6, 24}, {2, 1, 1, 24}, Runs::kMust, "NHWC gate per image and channel");
+    // 96-value rows across 8192-value work items: part rows at item edges, whole-row runs
+    // between, and the image (the gate row) changing inside an item.
+    diff_both_orders(op, {2, 57, 43, 96}, {2, 1, 1, 96}, Runs::kMust, "NHWC gate over several items");
+    diff_both_orders(op, {2, 24, 5, 6}, {2, 24, 1, 1}, Runs::kMust, "NCHW gate: a scalar per image and channel");
+    diff_both_orders(op, {3, 7, 1, 40000}, {3, 1, 1, 1}, Runs::kMust, "a scalar per image over several items");
+  }
+}
+
+TEST(BinaryBackends, OtherShapesAndTypesGoToTheReference) {
+  const Check own_not = with_xnnpack_tol({Runs::kNot, Runs::kMay}, kXnnpackTol);
+  for (const char* op : kArithmetic) {
+    diff_all({op}, {var(rand_tensor({4, 1}, 1)), var(rand_tensor({1, 5}, 2))}, {}, own_not, "both broadcast");
+    diff_all({op}, {var(rand_tensor({3, 50, 2}, 1)), var(rand_tensor({3, 1, 2}, 2))}, {}, own_not, "rows of 2 repeated");
+    diff_all({op}, {var(rand_tensor({2, 3, 4}, 1)), var(rand_tensor({2, 1, 4, 1}, 2))}, {}, own_not,
+             "broadcast on two runs of dims");
+    diff_all({op}, {var(rand_tensor({3}, 1)), var(rand_tensor({4}, 2))}, {}, neither(), "not broadcastable: same error");
+    diff_all({op}, {var(Tensor::from_vector<int64_t>({7, 8, 9}, {3})), cst(Tensor::from_vector<int64_t>({2}, {1}))},
+             {}, neither(), "int64 (shape arithmetic)");
+  }
+}
+
+TEST(BinaryBackends, XnnpackTakesEveryBroadcastUpTo6D) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{13}, {13}},           {{3, 13}, {}},           {{}, {3, 13}},         {{2, 3, 4, 5}, {3, 1, 1}},
+      {{2, 1, 4, 1}, {3, 1, 5}}, {{1}, {127}},         {{128, 1}, {1, 128}},  {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}},
+      {{127}, {1}},           {{2, 3, 4, 5}, {2, 3, 4, 5}}};
+  const Check check{Runs::kMay, Runs::kMust, kXnnpackTol};
+  for (const char* op : kArithmetic) {
+    for (const auto& [a, b] : shapes) {
+      const std::string what = shape_to_string(a) + " " + shape_to_string(b);
+      diff_all({op, "", 14}, {var(rand_tensor(a, 1)), var(rand_tensor(b, 2, 0.5f, 2.0f))}, {}, check, what);
+      diff_all({op, "", 14}, {var(rand_tensor(a, 1)), cst(rand_tensor(b, 2, 0.5f, 2.0f))}, {}, check, what + " const");
+    }
+  }
+}
+
+TEST(BinaryBackends, XnnpackDeclines) {
+  const Check xnn_not{Runs::kMay, Runs::kNot, kXnnpackTol};
+  diff_all({"Add", "", 14}, {var(rand_tensor({2, 3}, 1)), var(rand_tensor({3, 2}, 2))}, {}, xnn_not, "incompatible");
+  diff_all({"Add", "", 14}, {var(rand_tensor({1, 1, 1, 1, 1, 1, 2}, 1)), var(rand_tensor({2}, 2))}, {}, xnn_not, "7-D");
+  diff_all({"Add", "", 14}, {var(rand_tensor({0, 3}, 1)), var(rand_tensor({3}, 2))}, {}, xnn_not, "empty");
+  diff_all({"Add", "", 14},
+           {var(Tensor::from_vector<int32_t>({1, 2}, {2})), var(Tensor::from_vector<int32_t>({3, 4}, {2}))}, {},
+           xnn_not, "int32");
+  diff_all({"Mul", "", 6}, {var(rand_tensor({2, 3}, 1)), var(rand_tensor({3}, 2))}, {attr_int("broadcast", 1)},
+           neither(), "opset 6");
 }
 
 }  // namespace

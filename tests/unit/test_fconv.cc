@@ -1,4 +1,4 @@
-// The own fp32 NHWC convolution (runtime/ops/optimized/fconv.h, conv_f32.cc): the AVX-512
+// The own fp32 NHWC convolution (runtime/ops/optimized/fconv.h, conv.cc): the AVX-512
 // tile is bit-identical to its scalar twin over odd shapes (rows, columns, depth, taps, clamp
 // ranges, NaN), and whole convolutions through Session match the reference path.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The own float32 depthwise convolution (runtime/ops/optimized/fdwconv.h, conv_dw_f32.cc):
+// The own float32 depthwise convolution (runtime/ops/optimized/fdwconv.h, conv_depthwise.cc):
 //  - the AVX-512 row and pack kernels are bit-identical to their scalar twins over odd shapes
 //    (channel tails, kernel sizes, strides, dilations, widths, output ranges, NaN/inf), write
 //    no lane past `valid`, and the twin matches the definition computed here in double;

@@ -1,5 +1,5 @@
 // The Winograd F(2x2, 3x3) path of the own fp32 Conv (runtime/ops/optimized/fwinograd.h,
-// conv_winograd_f32.h): the AVX-512 transforms are bit-identical to their scalar twins, the
+// conv_winograd.h): the AVX-512 transforms are bit-identical to their scalar twins, the
 // input transform reports inf / NaN, and whole convolutions match a double-precision direct
 // sum over odd shapes, pads, batches, block splits and thread counts.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
-#include "runtime/ops/optimized/conv_winograd_f32.h"
+#include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fwinograd.h"
 #include "tests/unit/test_optimized_common.h"
 

@@ -1,11 +1,11 @@
 // The layout pass's rewrites for the own kernels (fast_layout_fusions):
 //  - the merge of a 1x1 Conv into the depthwise Conv that alone reads it
-//    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pw_dw_f32.cc) against the
+//    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pointwise_depthwise.cc) against the
 //    reference kernels over odd shapes, and against the two own kernels unfused, bit for bit;
-//  - an image read in NCHW by its one Conv (ConvNchwInput, conv_f32.cc), no ToNHWC;
+//  - an image read in NCHW by its one Conv (ConvNchwInput, conv.cc), no ToNHWC;
 //  - a channel Concat read part by part by the 1x1 Conv or MaxPool after it (ConcatConv,
-//    conv_f32.cc; ConcatMaxPool, pool.cc);
-//  - an image's Conv merged into the MaxPool after it (ConvMaxPool, conv_f32.cc).
+//    conv.cc; ConcatMaxPool, pool.cc);
+//  - an image's Conv merged into the MaxPool after it (ConvMaxPool, conv.cc).
 // Each against the reference kernels, and bit for bit against the same graph without the
 // rewrite (an extra graph output prevents it).
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
-// Differential tests of the optimized LayerNorm, Erf/Gelu and Softmax against the reference kernels
+// Differential tests of the optimized LayerNorm and Erf/Gelu against the reference kernels (Softmax:
+// test_softmax.cc, every backend)
 // (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
 // optimized kernels hand to the reference kernel.
 #include "tests/unit/test_optimized_common.h"
@@ -44,31 +45,11 @@ TEST(OptimizedOps, ErfAndGelu) {
   EXPECT_EQ(fast.status().to_string(), ref.status().to_string());
 }
 
-TEST(OptimizedOps, Softmax) {
-  for (int64_t n : kSizes) {
-    diff_test({"Softmax", "", 13}, {var(rand_tensor({3, n}, 1, -10, 10))}, {}, true, "last n" + std::to_string(n));
-    diff_test({"Softmax", "", 13}, {var(rand_tensor({2, n, 5}, 2, -10, 10))}, {attr_int("axis", 1)}, true,
-              "inner axis n" + std::to_string(n));
-  }
-  diff_test({"Softmax", "", 11}, {var(rand_tensor({2, 3, 7}, 3))}, {attr_int("axis", 1)}, true, "opset 11 coerced");
-  diff_test({"Softmax", "", 13}, {var(rand_tensor({2, 3, 7}, 3))}, {attr_int("axis", -3)}, true, "negative axis");
-  auto t = rand_tensor({4, 9}, 4);
-  t.data<float>()[2] = kNaN;
-  t.data<float>()[12] = kInf;
-  t.data<float>()[20] = -kInf;
-  for (int i = 27; i < 36; ++i) t.data<float>()[i] = -kInf;
-  diff_test({"Softmax", "", 13}, {var(t)}, {}, true, "NaN/inf rows");
-  diff_test({"Softmax", "", 13}, {var(rand_tensor({2, 3}, 5))}, {attr_int("axis", 2)}, false, "bad axis");
-}
-
 // Big enough that the work is split over the pool's threads (diff_test runs 1 and 2 threads).
 TEST(OptimizedOps, LargeShapesSplitOverThreads) {
   diff_test({"LayerNormalization"}, {var(rand_tensor({600, 257}, 1)), cst(rand_tensor({257}, 2)), cst(rand_tensor({257}, 3))},
             {}, true, "layer norm", 1e-4, 1e-5);
   diff_test({"Erf"}, {var(rand_tensor({3, 100001}, 4, -3, 3))}, {}, true, "erf", 1e-5, 1e-6);
-  diff_test({"Softmax", "", 13}, {var(rand_tensor({1000, 129}, 5, -5, 5))}, {}, true, "softmax");
-  diff_test({"Softmax", "", 13}, {var(rand_tensor({70, 129, 13}, 6, -5, 5))}, {attr_int("axis", 1)}, true,
-            "softmax inner");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "tests/unit/backend_test_util.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -184,6 +185,96 @@ TEST(PoolOp, RejectsBadInput) {
   EXPECT_FALSE(run_op("AveragePool", {x}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {0, 1})}, 11).is_ok());
   EXPECT_FALSE(run_op("AveragePool", {Tensor::from_vector<int32_t>({1, 2}, {1, 1, 2})}, {attr_ints("kernel_shape", {2})}, 11).is_ok());
   EXPECT_FALSE(run_op("GlobalAveragePool", {Tensor::from_vector<float>({1}, {1})}).is_ok());
+}
+
+}  // namespace
+}  // namespace xonnx
+
+// Every backend of the pools (tests/unit/backend_test_util.h): XNNPACK's MaxPool, AveragePool
+// and GlobalAveragePool must take the geometries it supports and leave the others, and the own
+// kernels (each ISA table) and XNNPACK must agree with the reference.
+namespace xonnx {
+namespace {
+
+using namespace backendtest;
+
+// `xnnpack`: whether XNNPACK's kernel must run (the own kernels may or may not take a plain
+// NCHW node).
+void pool(const char* op, const Shape& x, std::vector<Attribute> attrs, const std::string& what,
+          bool xnnpack = true, int64_t opset = 19) {
+  diff_all({op, "", opset}, {var(rand_tensor(x, 11))}, attrs,
+           {Runs::kMay, xnnpack ? Runs::kMust : Runs::kNot, {1e-4, 1e-5}}, what);
+}
+
+TEST(PoolBackends, MaxPoolGeometries) {
+  for (int64_t c : {1, 3, 13, 127, 128}) {
+    const std::string cs = " c " + std::to_string(c);
+    pool("MaxPool", {1, c, 8, 8}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, "2x2 s2" + cs);
+    pool("MaxPool", {2, c, 13, 11},
+         {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1})},
+         "3x3 s2 p1" + cs);
+  }
+  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                                   attr_int("ceil_mode", 1)}, "ceil_mode");
+  pool("MaxPool", {1, 3, 12, 13}, {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {2, 3}),
+                                   attr_ints("pads", {1, 0, 0, 1}), attr_int("ceil_mode", 1)}, "ceil_mode pads");
+  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2})}, "dilated");
+  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2}),
+                                   attr_ints("pads", {1, 1, 1, 1})}, "dilated + pads (reference)", false);
+  for (const char* ap : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+    for (int64_t s : {1, 2, 3}) {
+      pool("MaxPool", {1, 5, 7, 8}, {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {s, s}),
+                                     attr_string("auto_pad", ap)}, std::string(ap) + " s" + std::to_string(s));
+    }
+  }
+  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {1, 1}), attr_ints("strides", {2, 2})}, "1x1", false);
+  pool("MaxPool", {1, 3, 13}, {attr_ints("kernel_shape", {3})}, "1-D", false);
+  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3})}, "opset 8", true, 8);
+}
+
+TEST(PoolBackends, MaxPoolIndicesStayWithTheReference) {
+  diff_all({"MaxPool", "", 12, 2}, {var(rand_tensor({1, 3, 6, 6}, 1))}, {attr_ints("kernel_shape", {2, 2})},
+           {Runs::kMay, Runs::kNot}, "Indices output");
+}
+
+TEST(PoolBackends, AveragePool) {
+  for (int64_t cip : {0, 1}) {
+    const std::string cs = " cip " + std::to_string(cip);
+    for (int64_t c : {1, 3, 13, 127, 128}) {
+      pool("AveragePool", {2, c, 9, 10},
+           {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1}),
+            attr_int("count_include_pad", cip)},
+           "3x3 s2 p1 c " + std::to_string(c) + cs);
+    }
+    pool("AveragePool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                                         attr_int("ceil_mode", 1), attr_int("count_include_pad", cip)},
+         "ceil" + cs);
+    pool("AveragePool", {1, 3, 12, 11}, {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {2, 2}),
+                                         attr_ints("pads", {1, 0, 2, 1}), attr_int("ceil_mode", 1),
+                                         attr_int("count_include_pad", cip)},
+         "ceil asymmetric pads" + cs);
+    for (const char* ap : {"SAME_UPPER", "SAME_LOWER"}) {
+      pool("AveragePool", {1, 4, 7, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
+                                         attr_string("auto_pad", ap), attr_int("count_include_pad", cip)},
+           std::string(ap) + cs);
+    }
+  }
+  pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, "2x2 s2");
+  pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2})}, "dilated",
+       false);
+  pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {1, 1})}, "1x1", false);
+  pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})},
+       "opset 7", true, 7);
+}
+
+TEST(PoolBackends, GlobalAveragePool) {
+  for (int64_t c : {1, 3, 13, 127, 128}) {
+    pool("GlobalAveragePool", {2, c, 7, 5}, {}, "4-D c " + std::to_string(c));
+  }
+  pool("GlobalAveragePool", {2, 3, 1, 1}, {}, "1x1");
+  pool("GlobalAveragePool", {2, 3, 9}, {}, "3-D");
+  pool("GlobalAveragePool", {1, 3, 2, 3, 4}, {}, "5-D");
+  pool("GlobalAveragePool", {1, 64, 56, 56}, {}, "large");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/exec/session.h"
+#include "tests/unit/backend_test_util.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -20,12 +21,9 @@ namespace {
 constexpr const char* kMs = "com.microsoft";
 
 // An input of the one-node model: a graph input, an initializer, or omitted (undefined tensor).
-struct In {
-  Tensor t;
-  bool constant = false;
-};
-In var(Tensor t) { return {std::move(t), false}; }
-In cst(Tensor t) { return {std::move(t), true}; }
+using backendtest::cst;
+using backendtest::In;
+using backendtest::var;
 
 Tensor f32(float v) { return Tensor::scalar<float>(v); }
 Tensor u8(int v) { return Tensor::scalar<uint8_t>(static_cast<uint8_t>(v)); }
@@ -43,35 +41,9 @@ Tensor q8(DataType type, const std::vector<int>& v, Shape s) {
 // QGemm) take the node when they accept it.
 Result<std::unique_ptr<Session>> make_session(const std::vector<In>& inputs, const std::vector<Attribute>& attrs,
                                               bool reference_only = true) {
-  Model model;
-  model.ir_version = 8;
-  model.opset_imports[""] = 17;
-  model.opset_imports[kMs] = 1;
-  Node node;
-  node.op_type = "QGemm";
-  node.domain = kMs;
-  node.name = "qgemm";
-  node.attributes = attrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].t.defined()) {
-      node.inputs.push_back("");
-      continue;
-    }
-    const std::string name = "in" + std::to_string(i);
-    node.inputs.push_back(name);
-    if (inputs[i].constant) {
-      model.graph.initializers.push_back({name, inputs[i].t});
-    } else {
-      ValueInfo vi;
-      vi.name = name;
-      model.graph.inputs.push_back(vi);
-    }
-  }
-  node.outputs.push_back("y");
-  ValueInfo out;
-  out.name = "y";
-  model.graph.outputs.push_back(out);
-  model.graph.nodes.push_back(std::move(node));
+  backendtest::Op op("QGemm", kMs, 17);
+  op.node = "qgemm";
+  Model model = backendtest::one_node_model(op, inputs, attrs);
   SessionOptions options;
   options.disable_xnnpack = reference_only;
   options.disable_optimized = reference_only;

@@ -11,6 +11,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
+#include "tests/unit/backend_test_util.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -28,54 +29,16 @@ Tensor q(std::vector<int> v, Shape s) {
   return Tensor::from_vector<T>(t, std::move(s));
 }
 
-// An input of the one-node model: a graph input, an initializer, or omitted (undefined tensor).
-struct In {
-  Tensor t;
-  bool constant = false;
-};
-In var(Tensor t) { return {std::move(t), false}; }
-In cst(Tensor t) { return {std::move(t), true}; }
+using backendtest::cst;
+using backendtest::In;
+using backendtest::runtime_values;
+using backendtest::var;
 
 Result<std::unique_ptr<Session>> make_session(const std::string& op, const std::vector<In>& inputs,
                                               bool disable_xnnpack) {
-  Model model;
-  model.ir_version = 8;
-  model.opset_imports[""] = 13;
-  model.opset_imports[kMs] = 1;
-  Node node;
-  node.op_type = op;
-  node.domain = kMs;
-  node.name = "qbin";
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].t.defined()) {
-      node.inputs.push_back("");
-      continue;
-    }
-    const std::string name = "in" + std::to_string(i);
-    node.inputs.push_back(name);
-    if (inputs[i].constant) {
-      model.graph.initializers.push_back({name, inputs[i].t});
-    } else {
-      ValueInfo vi;
-      vi.name = name;
-      model.graph.inputs.push_back(vi);
-    }
-  }
-  node.outputs.push_back("out");
-  ValueInfo out;
-  out.name = "out";
-  model.graph.outputs.push_back(out);
-  model.graph.nodes.push_back(std::move(node));
   SessionOptions options;
   options.disable_xnnpack = disable_xnnpack;
-  return Session::create_from_model(std::move(model), options);
-}
-
-std::vector<Value> runtime_values(const std::vector<In>& inputs) {
-  std::vector<Value> given;
-  for (const In& in : inputs)
-    if (in.t.defined() && !in.constant) given.push_back(in.t);
-  return given;
+  return Session::create_from_model(backendtest::one_node_model({op.c_str(), kMs, 13}, inputs, {}), options);
 }
 
 // Runs on the reference kernels; all inputs are graph inputs unless marked constant.

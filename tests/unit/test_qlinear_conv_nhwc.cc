@@ -33,7 +33,7 @@ struct ConvCase {
   int y_zero_point = 128;        // uint8, before the signed pass
   bool pin_input_codes = false;  // the input Q is also a graph output: it stays uint8
   bool expect_own_kernel = true;
-  bool depthwise = false;  // the own kernel is the depthwise one (qlinear_dwconv.cc, AVX-512)
+  bool depthwise = false;  // the own kernel is the depthwise one (qlinear_depthwise.cc, AVX-512)
 };
 
 struct Built {
@@ -371,7 +371,7 @@ TEST(QLinearConvNhwc, ThreadsGiveTheSameResult) {
 }
 
 
-// Depthwise (group = channels): the own AVX-512 kernel of qlinear_dwconv.cc.
+// Depthwise (group = channels): the own AVX-512 kernel of qlinear_depthwise.cc.
 ConvCase depthwise_case(const std::string& what, int64_t c, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {
   ConvCase cs;
   cs.what = what;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/backend_test_util.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -150,6 +151,61 @@ TEST(SoftmaxOps, SoftmaxCrossEntropyWithLogProb) {
   r = run_op("SoftmaxCrossEntropyLoss", {x, t}, {attr_int("ignore_index", 0)}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_NEAR(values<float>((*r)[0])[0], -std::log(e[2]), 1e-6);  // mean over 1 kept element
+}
+
+}  // namespace
+}  // namespace xonnx
+
+// Every backend of Softmax (tests/unit/backend_test_util.h): the own kernel (each ISA table, 1
+// and 2 threads) over odd sizes, inner axes, the opset-11 coercion and NaN/inf rows; XNNPACK's
+// over the last axis (and the 2-D coercion of opset < 13), declining the other axes.
+namespace xonnx {
+namespace {
+
+using namespace backendtest;
+
+constexpr Tolerance kOwnTol{1e-5, 1e-6};
+constexpr Tolerance kXnnpackTol{1e-4, 1e-5};
+
+TEST(SoftmaxBackends, OwnKernelOverOddSizesAxesAndSpecials) {
+  const Check own = with_xnnpack_tol(own_must(Runs::kMay, kOwnTol), kXnnpackTol);
+  for (int64_t n : kSizes) {
+    diff_all({"Softmax", "", 13}, {var(rand_tensor({3, n}, 1, -10, 10))}, {}, own, "last n" + std::to_string(n));
+    diff_all({"Softmax", "", 13}, {var(rand_tensor({2, n, 5}, 2, -10, 10))}, {attr_int("axis", 1)}, own,
+             "inner axis n" + std::to_string(n));
+  }
+  diff_all({"Softmax", "", 11}, {var(rand_tensor({2, 3, 7}, 3))}, {attr_int("axis", 1)}, own, "opset 11 coerced");
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({2, 3, 7}, 3))}, {attr_int("axis", -3)}, own, "negative axis");
+  auto t = rand_tensor({4, 9}, 4);
+  t.data<float>()[2] = kNaN;
+  t.data<float>()[12] = kInf;
+  t.data<float>()[20] = -kInf;
+  for (int i = 27; i < 36; ++i) t.data<float>()[i] = -kInf;
+  diff_all({"Softmax", "", 13}, {var(t)}, {}, own, "NaN/inf rows");
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({2, 3}, 5))}, {attr_int("axis", 2)}, neither(), "bad axis");
+}
+
+// Big enough that the own kernel splits the rows over the pool's threads.
+TEST(SoftmaxBackends, LargeShapesSplitOverThreads) {
+  const Check own = with_xnnpack_tol(own_must(Runs::kMay, kOwnTol), kXnnpackTol);
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({1000, 129}, 5, -5, 5))}, {}, own, "rows");
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({70, 129, 13}, 6, -5, 5))}, {attr_int("axis", 1)}, own, "inner");
+}
+
+TEST(SoftmaxBackends, XnnpackOverTheLastAxis) {
+  auto xnn = [](Runs runs, Tolerance tol = kXnnpackTol) { return Check{Runs::kMay, runs, tol}; };
+  for (int64_t c : {1, 3, 13, 127, 128}) {
+    diff_all({"Softmax", "", 13}, {var(rand_tensor({2, 3, c}, 8, -5.0f, 5.0f))}, {}, xnn(Runs::kMust, {1e-5, 1e-7}),
+             "last axis c " + std::to_string(c));
+  }
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 1)}, xnn(Runs::kMust), "axis 1 of 2-D");
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 0)}, xnn(Runs::kNot), "axis 0");
+  diff_all({"Softmax", "", 11}, {var(rand_tensor({2, 3, 5}, 8))}, {}, xnn(Runs::kMust), "opset 11 coerced at axis 1");
+  diff_all({"Softmax", "", 11}, {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", -1)}, xnn(Runs::kMust),
+           "opset 11 axis -1");
+  diff_all({"Softmax", "", 1}, {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", 0)}, xnn(Runs::kMust), "opset 1 axis 0");
+  diff_all({"Softmax", "", 13}, {var(Tensor::from_vector<float>({1000.0f, 0.0f, -1000.0f}, {1, 3}))}, {},
+           xnn(Runs::kMust), "large");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// XNNPACK element-wise kernels (binary with broadcasting, unary, Softmax) vs the reference.
+// XNNPACK element-wise kernels (unary, NaN/inf handling) vs the reference; binary broadcasting
+// and Softmax are in test_binary.cc and test_softmax.cc (every backend).
 #include <limits>
 
 #include "tests/unit/test_xnnpack_common.h"
@@ -7,30 +8,6 @@ namespace xonnx {
 namespace {
 
 using namespace xnntest;
-
-TEST(XnnpackElementwise, BinaryBroadcasting) {
-  const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{13}, {13}},           {{3, 13}, {}},           {{}, {3, 13}},         {{2, 3, 4, 5}, {3, 1, 1}},
-      {{2, 1, 4, 1}, {3, 1, 5}}, {{1}, {127}},         {{128, 1}, {1, 128}},  {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}},
-      {{127}, {1}},           {{2, 3, 4, 5}, {2, 3, 4, 5}}};
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    for (const auto& [a, b] : shapes) {
-      const std::string what = shape_to_string(a) + " " + shape_to_string(b);
-      diff_test(op, {var(rand_tensor(a, 1)), var(rand_tensor(b, 2, 0.5f, 2.0f))}, {}, 14, true, what);
-      diff_test(op, {var(rand_tensor(a, 1)), cst(rand_tensor(b, 2, 0.5f, 2.0f))}, {}, 14, true, what + " const");
-    }
-  }
-}
-
-TEST(XnnpackElementwise, BinaryDeclines) {
-  diff_test("Add", {var(rand_tensor({2, 3}, 1)), var(rand_tensor({3, 2}, 2))}, {}, 14, false, "incompatible");
-  diff_test("Add", {var(rand_tensor({1, 1, 1, 1, 1, 1, 2}, 1)), var(rand_tensor({2}, 2))}, {}, 14, false, "7-D");
-  diff_test("Add", {var(rand_tensor({0, 3}, 1)), var(rand_tensor({3}, 2))}, {}, 14, false, "empty");
-  diff_test("Add", {var(Tensor::from_vector<int32_t>({1, 2}, {2})), var(Tensor::from_vector<int32_t>({3, 4}, {2}))},
-            {}, 14, false, "int32");
-  diff_test("Mul", {var(rand_tensor({2, 3}, 1)), var(rand_tensor({3}, 2))}, {attr_int("broadcast", 1)}, 6, false,
-            "opset 6");
-}
 
 TEST(XnnpackElementwise, Unary) {
   for (int64_t n : {1, 3, 13, 127, 128, 4099}) {
@@ -97,19 +74,6 @@ TEST(XnnpackElementwise, NanAndInfMatchReference) {
   diff_test("Softmax", {var(sprinkle({5, 13}, 27))}, {}, 13, true, "softmax nan/inf");
   diff_test("Relu", {var(sprinkle({5, 13}, 27))}, {}, 14, false, "relu nan");
   diff_test("Add", {var(special), var(special)}, {}, 14, true, "special values");
-}
-
-TEST(XnnpackElementwise, Softmax) {
-  for (int64_t c : {1, 3, 13, 127, 128}) {
-    diff_test("Softmax", {var(rand_tensor({2, 3, c}, 8, -5.0f, 5.0f))}, {}, 13, true, "last axis c " + std::to_string(c),
-              1e-5, 1e-7);
-  }
-  diff_test("Softmax", {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 1)}, 13, true, "axis 1 of 2-D");
-  diff_test("Softmax", {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 0)}, 13, false, "axis 0");
-  diff_test("Softmax", {var(rand_tensor({2, 3, 5}, 8))}, {}, 11, true, "opset 11 coerced at axis 1");
-  diff_test("Softmax", {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", -1)}, 11, true, "opset 11 axis -1");
-  diff_test("Softmax", {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", 0)}, 1, true, "opset 1 axis 0");
-  diff_test("Softmax", {var(Tensor::from_vector<float>({1000.0f, 0.0f, -1000.0f}, {1, 3}))}, {}, 13, true, "large");
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 //  - Decode (one token): items are (batch, K/V head, slice of the cache); when there are fewer
 //    heads than threads, long caches are cut into slices whose partial softmax states merge.
 // Present buffers that share past's storage (past_present_share_buffer) get the new rows only
-// (the executor hands such aliased outputs to GroupQueryAttention: exec/subgraph.cc).
+// (the executor hands such aliased outputs to GroupQueryAttention: exec/plan.cc).
 // qk_output goes to the reference kernel.
 #include <algorithm>
 #include <vector>
@@ -165,8 +165,7 @@ class GqaKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_attention(OpRegistry& registry) {
-  registry.add({"com.microsoft", "GroupQueryAttention", 1, kLatestVersion, GqaKernel::create, 7, 16, 3, 4,
-                Backend::kOptimized});
+  registry.add({"com.microsoft", "GroupQueryAttention", 1, kLatestVersion, GqaKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

@@ -222,7 +222,7 @@ class AttentionKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_attention_onnx(OpRegistry& registry) {
-  registry.add({"", "Attention", 23, kLatestVersion, AttentionKernel::create, 3, 7, 1, 4, Backend::kOptimized});
+  registry.add({"", "Attention", 23, kLatestVersion, AttentionKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

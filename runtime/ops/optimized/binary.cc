@@ -133,11 +133,11 @@ Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
 
 void register_opt_binary(OpRegistry& registry) {
   // Ahead of XNNPACK: one pass where XNNPACK's operators need a finiteness scan after them.
-  for (OpDef def : {OpDef{"", "Add", 7, kLatestVersion, create<BinaryOp::kAdd>, 2, 2, 1, 1, Backend::kOptimized},
-                    OpDef{"", "Sub", 7, kLatestVersion, create<BinaryOp::kSub>, 2, 2, 1, 1, Backend::kOptimized},
-                    OpDef{"", "Mul", 7, kLatestVersion, create<BinaryOp::kMul>, 2, 2, 1, 1, Backend::kOptimized},
-                    OpDef{"", "Div", 7, kLatestVersion, create<BinaryOp::kDiv>, 2, 2, 1, 1, Backend::kOptimized}}) {
-    def.before_xnnpack = true;
+  for (OpDef def : {OpDef{"", "Add", 7, kLatestVersion, create<BinaryOp::kAdd>, Backend::kOptimized},
+                    OpDef{"", "Sub", 7, kLatestVersion, create<BinaryOp::kSub>, Backend::kOptimized},
+                    OpDef{"", "Mul", 7, kLatestVersion, create<BinaryOp::kMul>, Backend::kOptimized},
+                    OpDef{"", "Div", 7, kLatestVersion, create<BinaryOp::kDiv>, Backend::kOptimized}}) {
+    def.priority = kPriorityBeforeXnnpack;
     registry.add(def);
   }
 }

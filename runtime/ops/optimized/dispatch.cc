@@ -15,6 +15,7 @@ namespace {
 
 std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_runs{0};
+std::atomic<const KernelTable*> g_table_for_testing{nullptr};
 
 // Best first. A table is built by code compiled for its ISA (the compiler vectorizes even the
 // table's construction), so its function is called only once the CPU reports the ISA.
@@ -41,7 +42,12 @@ const KernelTable* choose() {
 
 const KernelTable& kernels() {
   static const KernelTable* table = choose();
-  return *table;
+  const KernelTable* forced = g_table_for_testing.load(std::memory_order_relaxed);
+  return forced ? *forced : *table;
+}
+
+void set_kernels_for_testing(const KernelTable* table) {
+  g_table_for_testing.store(table, std::memory_order_relaxed);
 }
 
 bool avx512_chosen() {

@@ -210,18 +210,17 @@ class WhereKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_elementwise(OpRegistry& registry) {
-  registry.add({"", "Erf", 9, kLatestVersion, create_erf, 1, 1, 1, 1, Backend::kOptimized});
-  registry.add({"", "Gelu", 20, kLatestVersion, create_gelu, 1, 1, 1, 1, Backend::kOptimized});
-  registry.add({"com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, 1, 1, 1, 1, Backend::kOptimized});
-  registry.add({"com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, 1, 2, 1, 1,
-                Backend::kOptimized});
-  OpDef softmax{"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, 1, 1, 1, 1, Backend::kOptimized};
-  softmax.before_xnnpack = true;  // NaN-exact rows split over threads; XNNPACK's needs a finiteness scan
+  registry.add({"", "Erf", 9, kLatestVersion, create_erf, Backend::kOptimized});
+  registry.add({"", "Gelu", 20, kLatestVersion, create_gelu, Backend::kOptimized});
+  registry.add({"com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, Backend::kOptimized});
+  registry.add({"com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, Backend::kOptimized});
+  OpDef softmax{"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, Backend::kOptimized};
+  softmax.priority = kPriorityBeforeXnnpack;  // NaN-exact rows split over threads; XNNPACK's needs a finiteness scan
   registry.add(softmax);
-  OpDef swish{"", "Swish", 24, kLatestVersion, create_swish, 1, 1, 1, 1, Backend::kOptimized};
-  swish.before_xnnpack = true;  // one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan)
+  OpDef swish{"", "Swish", 24, kLatestVersion, create_swish, Backend::kOptimized};
+  swish.priority = kPriorityBeforeXnnpack;  // one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan)
   registry.add(swish);
-  registry.add({"", "Where", 9, kLatestVersion, WhereKernel::create, 3, 3, 1, 1, Backend::kOptimized});
+  registry.add({"", "Where", 9, kLatestVersion, WhereKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

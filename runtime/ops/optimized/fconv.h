@@ -1,4 +1,4 @@
-// Tiles of the own fp32 NHWC convolution (optimized/conv_f32.cc), an indirect GEMM:
+// Tiles of the own fp32 NHWC convolution (optimized/conv.cc), an indirect GEMM:
 //   out[r][j] = clamp(bias[j] + sum_t sum_c a[t][r][c] * w[t][c][j], lo, hi)
 // for up to 12 output pixels r and 32 output channels j, where a[t][r] points at the C input
 // values that tap t of pixel r reads (a row of zeros for padding). XNNPACK 2022's f32 igemm

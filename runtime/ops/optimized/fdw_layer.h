@@ -1,6 +1,6 @@
 // One float32 depthwise convolution layer on the AVX-512 rows of fdwconv.h: its packed
-// weights, output range and row loop, shared by the NHWC depthwise Conv (conv_dw_f32.cc) and
-// the fused pointwise + depthwise Conv (conv_pw_dw_f32.cc), which differ only in where the
+// weights, output range and row loop, shared by the NHWC depthwise Conv (conv_depthwise.cc) and
+// the fused pointwise + depthwise Conv (conv_pointwise_depthwise.cc), which differ only in where the
 // layer's input rows come from (an FdwSource).
 //
 // Each task takes a run of output rows. The input rows a row needs are held, 16 channels at a

@@ -1,4 +1,4 @@
-// Output rows of the float32 depthwise convolution (optimized/conv_dw_f32.cc), NHWC:
+// Output rows of the float32 depthwise convolution (optimized/conv_depthwise.cc), NHWC:
 //   y[ox][c] = clamp(bias[c] + sum_{ky,kx} x[ky][ox*sw + kx*dw][c] * w[ky][kx][c], lo, hi)
 // on input rows copied into a channel-blocked ring [wp][16] whose padding columns hold zeros.
 //

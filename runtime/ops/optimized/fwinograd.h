@@ -1,4 +1,4 @@
-// Winograd F(2x2, 3x3) for the own fp32 NHWC convolution (conv_winograd_f32.cc): a 3x3,
+// Winograd F(2x2, 3x3) for the own fp32 NHWC convolution (conv_winograd.cc): a 3x3,
 // stride-1 convolution as 16 GEMMs on transformed 4x4 input patches, 2.25x fewer multiplies
 // than the direct tiles (fconv.h), which run those GEMMs.
 //   V = B^T d B (input patch d, per channel)      U = G g G^T (weights, once per session)

@@ -99,6 +99,10 @@ bool avx512_chosen();
 bool avx512_vnni_chosen();
 // Every table this build has that the CPU supports (for differential tests across ISAs).
 int supported_tables(const KernelTable** out, int max);
+// Tests only (tests/unit/backend_test_util.h): kernels() returns `table` until called again
+// with nullptr. The kernels outside the table (avx512_chosen) are not affected. Not for use
+// while sessions run on other threads.
+void set_kernels_for_testing(const KernelTable* table);
 
 // Per-ISA tables (null when not compiled in for this target).
 const KernelTable* generic_table();

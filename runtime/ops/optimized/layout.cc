@@ -230,8 +230,8 @@ class GatherKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_layout(OpRegistry& registry) {
-  registry.add({"", "Transpose", 1, kLatestVersion, TransposeKernel::create, 1, 1, 1, 1, Backend::kOptimized});
-  registry.add({"", "Gather", 1, kLatestVersion, GatherKernel::create, 2, 2, 1, 1, Backend::kOptimized});
+  registry.add({"", "Transpose", 1, kLatestVersion, TransposeKernel::create, Backend::kOptimized});
+  registry.add({"", "Gather", 1, kLatestVersion, GatherKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

@@ -187,8 +187,7 @@ class MatMulNBitsKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_matmul_nbits(OpRegistry& registry) {
-  registry.add({"com.microsoft", "MatMulNBits", 1, kLatestVersion, MatMulNBitsKernel::create, 3, 6, 1, 1,
-                Backend::kOptimized});
+  registry.add({"com.microsoft", "MatMulNBits", 1, kLatestVersion, MatMulNBitsKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

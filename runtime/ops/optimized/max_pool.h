@@ -1,5 +1,5 @@
 // The windows of the own NHWC MaxPool (2-D), shared by pool.cc (MaxPool, ConcatMaxPool) and
-// conv_f32.cc (ConvMaxPool: a stem Conv's pool over the rows it has just computed, in cache).
+// conv.cc (ConvMaxPool: a stem Conv's pool over the rows it has just computed, in cache).
 // A window tap in the padding reads `pad`, a row of the type's lowest value that never wins.
 #pragma once
 

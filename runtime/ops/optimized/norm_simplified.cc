@@ -91,10 +91,9 @@ class SimplifiedNormKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_norm_simplified(OpRegistry& registry) {
-  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, SimplifiedNormKernel<false>::create, 2, 2, 1, 2,
-                Backend::kOptimized});
+  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, SimplifiedNormKernel<false>::create, Backend::kOptimized});
   registry.add({"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
-                SimplifiedNormKernel<true>::create, 3, 4, 1, 4, Backend::kOptimized});
+                SimplifiedNormKernel<true>::create, Backend::kOptimized});
 }
 
 }  // namespace opt

@@ -87,8 +87,7 @@ class LayerNormKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_normalization(OpRegistry& registry) {
-  registry.add({"", "LayerNormalization", 17, kLatestVersion, LayerNormKernel::create, 2, 3, 1, 3,
-                Backend::kOptimized});
+  registry.add({"", "LayerNormalization", 17, kLatestVersion, LayerNormKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

@@ -268,15 +268,12 @@ class MaxPoolNhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_pool(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, 1, 1, 1, 2,
-            Backend::kOptimized};
-  def.before_xnnpack = true;
+  OpDef def{kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, Backend::kOptimized};
+  def.priority = kPriorityBeforeXnnpack;
   def.available = enabled;
   registry.add(def);
   // The layout pass's MaxPool of a channel Concat's parts (runtime/passes/layout_nhwc.h).
   def.name = kConcatMaxPoolOp;
-  def.max_inputs = static_cast<int>(kMaxConcatParts);
-  def.max_outputs = 1;
   registry.add(def);
 }
 

@@ -1,4 +1,4 @@
-// Output rows of the int8 depthwise convolution (optimized/qlinear_dwconv.cc):
+// Output rows of the int8 depthwise convolution (optimized/qlinear_depthwise.cc):
 //   y[ox][c] = clamp(round((bias[c] + sum_{ky,kx} x[ky][ox*sw + kx*dw][c] * w[ky][kx][c]) * scale[c]) + zp, lo, hi)
 // on input rows converted once to float (the 8-bit codes; padding holds the input zero point),
 // weights as (code - weight zero point) in float and bias = int32 bias - x_zero_point * sum(w).

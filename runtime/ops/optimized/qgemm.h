@@ -1,4 +1,4 @@
-// int8 GEMM of the quantized convolution and QGemm (optimized/qlinear_conv.cc, qgemm_op.cc):
+// int8 GEMM of the quantized convolution and QGemm (optimized/qlinear.cc, qgemm_op.cc):
 //   C[m][n] = clamp(round((sum_k A[m][k] * W[n][k] + offset[n]) * scale[n]) + zero_point, lo, hi)
 // with A uint8 (or int8 read as A + 128, QgemmRequant::a_signed), W int8 (symmetric weights), C
 // int8 or uint8 (both stored through the clamp), or float without the rounding (float_out). The AVX512-VNNI kernel (vpdpbusd: four

@@ -135,7 +135,7 @@ class QGemmKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_qgemm(OpRegistry& registry) {
-  OpDef def{"com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, 6, 9, 1, 1, Backend::kOptimized};
+  OpDef def{"com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, Backend::kOptimized};
   def.available = [] { return enabled() && qgemm_fast() != nullptr; };
   registry.add(def);
 }

@@ -152,8 +152,8 @@ class DequantizeKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_quantize(OpRegistry& registry) {
-  registry.add({"", "QuantizeLinear", 10, kLatestVersion, QuantizeKernel::create, 2, 3, 1, 1, Backend::kOptimized});
-  registry.add({"", "DequantizeLinear", 10, kLatestVersion, DequantizeKernel::create, 2, 3, 1, 1, Backend::kOptimized});
+  registry.add({"", "QuantizeLinear", 10, kLatestVersion, QuantizeKernel::create, Backend::kOptimized});
+  registry.add({"", "DequantizeLinear", 10, kLatestVersion, DequantizeKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

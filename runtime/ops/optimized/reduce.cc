@@ -142,12 +142,11 @@ Result<std::unique_ptr<Kernel>> create_max(const KernelInit& init) { return Redu
 }  // namespace
 
 void register_opt_reduce(OpRegistry& registry) {
-  registry.add({"", "ReduceSum", 1, kLatestVersion, create_sum, 1, 2, 1, 1, Backend::kOptimized});
-  registry.add({"", "ReduceMean", 1, kLatestVersion, create_mean, 1, 2, 1, 1, Backend::kOptimized});
-  registry.add({"", "ReduceMax", 1, kLatestVersion, create_max, 1, 2, 1, 1, Backend::kOptimized});
-  OpDef gap{kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1, 1, 1, 1,
-            Backend::kOptimized};
-  gap.before_xnnpack = true;  // splits the channels over the threads; needs no finiteness scan
+  registry.add({"", "ReduceSum", 1, kLatestVersion, create_sum, Backend::kOptimized});
+  registry.add({"", "ReduceMean", 1, kLatestVersion, create_mean, Backend::kOptimized});
+  registry.add({"", "ReduceMax", 1, kLatestVersion, create_max, Backend::kOptimized});
+  OpDef gap{kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, Backend::kOptimized};
+  gap.priority = kPriorityBeforeXnnpack;  // splits the channels over the threads; needs no finiteness scan
   registry.add(gap);
 }
 

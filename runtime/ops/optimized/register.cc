@@ -6,15 +6,15 @@
 namespace xonnx {
 namespace opt {
 void register_opt_matmul_nbits(OpRegistry& registry);  // matmul_nbits.cc
-void register_opt_qlinear_conv(OpRegistry& registry);   // qlinear_conv.cc
-void register_opt_qlinear_dwconv(OpRegistry& registry); // qlinear_dwconv.cc
+void register_opt_qlinear(OpRegistry& registry);           // qlinear.cc
+void register_opt_qlinear_depthwise(OpRegistry& registry); // qlinear_depthwise.cc
 void register_opt_quantize(OpRegistry& registry);       // quantize.cc
 void register_opt_qgemm(OpRegistry& registry);          // qgemm_op.cc
-void register_opt_conv_f32(OpRegistry& registry);       // conv_f32.cc
-void register_opt_conv_dw_f32(OpRegistry& registry);    // conv_dw_f32.cc
-void register_opt_conv_pw_dw_f32(OpRegistry& registry); // conv_pw_dw_f32.cc
+void register_opt_conv(OpRegistry& registry);       // conv.cc
+void register_opt_conv_depthwise(OpRegistry& registry);    // conv_depthwise.cc
+void register_opt_conv_pointwise_depthwise(OpRegistry& registry); // conv_pointwise_depthwise.cc
 void register_opt_binary(OpRegistry& registry);         // binary.cc
-void register_opt_concat(OpRegistry& registry);         // concat.cc
+void register_opt_layout_concat(OpRegistry& registry);    // layout_concat.cc
 void register_opt_pool(OpRegistry& registry);           // pool.cc
 void register_opt_attention(OpRegistry& registry);      // attention.cc
 void register_opt_attention_onnx(OpRegistry& registry); // attention_onnx.cc
@@ -33,15 +33,15 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_layout(registry);
   opt::register_opt_reduce(registry);
   opt::register_opt_matmul_nbits(registry);
-  opt::register_opt_qlinear_conv(registry);
-  opt::register_opt_qlinear_dwconv(registry);
+  opt::register_opt_qlinear(registry);
+  opt::register_opt_qlinear_depthwise(registry);
   opt::register_opt_quantize(registry);
   opt::register_opt_qgemm(registry);
-  opt::register_opt_conv_f32(registry);
-  opt::register_opt_conv_dw_f32(registry);
-  opt::register_opt_conv_pw_dw_f32(registry);
+  opt::register_opt_conv(registry);
+  opt::register_opt_conv_depthwise(registry);
+  opt::register_opt_conv_pointwise_depthwise(registry);
   opt::register_opt_binary(registry);
-  opt::register_opt_concat(registry);
+  opt::register_opt_layout_concat(registry);
   opt::register_opt_pool(registry);
   opt::register_opt_attention(registry);
   opt::register_opt_attention_onnx(registry);

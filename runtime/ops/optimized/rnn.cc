@@ -277,8 +277,8 @@ class RecurrentKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_rnn(OpRegistry& registry) {
-  registry.add({"", "GRU", 1, kLatestVersion, RecurrentKernel<Cell::kGru>::create, 3, 6, 0, 2, Backend::kOptimized});
-  registry.add({"", "LSTM", 1, kLatestVersion, RecurrentKernel<Cell::kLstm>::create, 3, 8, 0, 3, Backend::kOptimized});
+  registry.add({"", "GRU", 1, kLatestVersion, RecurrentKernel<Cell::kGru>::create, Backend::kOptimized});
+  registry.add({"", "LSTM", 1, kLatestVersion, RecurrentKernel<Cell::kLstm>::create, Backend::kOptimized});
 }
 
 }  // namespace opt

@@ -1,5 +1,5 @@
-// The kh input rows that one output row of a depthwise convolution reads (qlinear_dwconv.cc,
-// conv_dw_f32.cc), held in a ring of kh row slots plus a padding row. Consecutive output rows
+// The kh input rows that one output row of a depthwise convolution reads (qlinear_depthwise.cc,
+// conv_depthwise.cc), held in a ring of kh row slots plus a padding row. Consecutive output rows
 // of a parallel chunk share it: a row converted for one output row is reused by the next ones
 // (with stride 1, each output row converts one new input row instead of kh).
 #pragma once

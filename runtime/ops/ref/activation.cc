@@ -309,23 +309,23 @@ KernelResult create_Clip(const KernelInit& init) {
 void register_activation_ops(OpRegistry& registry) {
   // Ranges follow the schema since_versions in onnx_op_versions.inc; earlier versions differ
   // only in type lists or the legacy `consumed_inputs` attribute (ignored).
-  registry.add({"", "Relu", 1, kLatestVersion, create_Relu, 1, 1, 1, 1});
-  registry.add({"", "LeakyRelu", 1, kLatestVersion, create_LeakyRelu, 1, 1, 1, 1});
-  registry.add({"", "Elu", 1, kLatestVersion, create_Elu, 1, 1, 1, 1});
-  registry.add({"", "Selu", 1, kLatestVersion, create_Selu, 1, 1, 1, 1});
-  registry.add({"", "Celu", 12, kLatestVersion, create_Celu, 1, 1, 1, 1});
-  registry.add({"", "Sigmoid", 1, kLatestVersion, create_Sigmoid, 1, 1, 1, 1});
-  registry.add({"", "HardSigmoid", 1, kLatestVersion, create_HardSigmoid, 1, 1, 1, 1});
-  registry.add({"", "HardSwish", 14, kLatestVersion, create_HardSwish, 1, 1, 1, 1});
-  registry.add({"", "Softplus", 1, kLatestVersion, create_Softplus, 1, 1, 1, 1});
-  registry.add({"", "Softsign", 1, kLatestVersion, create_Softsign, 1, 1, 1, 1});
-  registry.add({"", "Tanh", 1, kLatestVersion, create_Tanh, 1, 1, 1, 1});
-  registry.add({"", "ThresholdedRelu", 10, kLatestVersion, create_ThresholdedRelu, 1, 1, 1, 1});
-  registry.add({"", "Mish", 18, kLatestVersion, create_Mish, 1, 1, 1, 1});
-  registry.add({"", "Gelu", 20, kLatestVersion, create_Gelu, 1, 1, 1, 1});
-  registry.add({"", "Swish", 24, kLatestVersion, create_Swish, 1, 1, 1, 1});
-  registry.add({"", "Shrink", 9, kLatestVersion, create_Shrink, 1, 1, 1, 1});
-  registry.add({"", "Clip", 1, kLatestVersion, create_Clip, 1, 3, 1, 1});
+  registry.add({"", "Relu", 1, kLatestVersion, create_Relu});
+  registry.add({"", "LeakyRelu", 1, kLatestVersion, create_LeakyRelu});
+  registry.add({"", "Elu", 1, kLatestVersion, create_Elu});
+  registry.add({"", "Selu", 1, kLatestVersion, create_Selu});
+  registry.add({"", "Celu", 12, kLatestVersion, create_Celu});
+  registry.add({"", "Sigmoid", 1, kLatestVersion, create_Sigmoid});
+  registry.add({"", "HardSigmoid", 1, kLatestVersion, create_HardSigmoid});
+  registry.add({"", "HardSwish", 14, kLatestVersion, create_HardSwish});
+  registry.add({"", "Softplus", 1, kLatestVersion, create_Softplus});
+  registry.add({"", "Softsign", 1, kLatestVersion, create_Softsign});
+  registry.add({"", "Tanh", 1, kLatestVersion, create_Tanh});
+  registry.add({"", "ThresholdedRelu", 10, kLatestVersion, create_ThresholdedRelu});
+  registry.add({"", "Mish", 18, kLatestVersion, create_Mish});
+  registry.add({"", "Gelu", 20, kLatestVersion, create_Gelu});
+  registry.add({"", "Swish", 24, kLatestVersion, create_Swish});
+  registry.add({"", "Shrink", 9, kLatestVersion, create_Shrink});
+  registry.add({"", "Clip", 1, kLatestVersion, create_Clip});
 }
 
 }  // namespace xonnx

@@ -180,7 +180,7 @@ Result<std::unique_ptr<Kernel>> create_flex_attention(const KernelInit& init) {
 }  // namespace
 
 void register_flex_attention_ops(OpRegistry& registry) {
-  registry.add({"ai.onnx.preview", "FlexAttention", 1, 1, create_flex_attention, 3, 3, 1, 1});
+  registry.add({"ai.onnx.preview", "FlexAttention", 1, 1, create_flex_attention});
 }
 
 }  // namespace xonnx

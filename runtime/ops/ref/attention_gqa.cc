@@ -357,7 +357,7 @@ Result<std::unique_ptr<Kernel>> create_gqa(const KernelInit& init) {
 }  // namespace gqa
 
 void register_gqa_ops(OpRegistry& registry) {
-  registry.add({"com.microsoft", "GroupQueryAttention", 1, kLatestVersion, gqa::create_gqa, 7, 16, 3, 4});
+  registry.add({"com.microsoft", "GroupQueryAttention", 1, kLatestVersion, gqa::create_gqa});
 }
 
 }  // namespace xonnx

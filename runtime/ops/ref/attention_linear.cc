@@ -212,7 +212,7 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
 }  // namespace
 
 void register_linear_attention_ops(OpRegistry& registry) {
-  registry.add({"", "LinearAttention", 27, kLatestVersion, create_linear_attention, 3, 7, 1, 2});
+  registry.add({"", "LinearAttention", 27, kLatestVersion, create_linear_attention});
 }
 
 }  // namespace xonnx

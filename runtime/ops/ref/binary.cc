@@ -491,24 +491,24 @@ Result<std::unique_ptr<Kernel>> create_compare(const KernelInit& init) {
 
 void register_binary_ops(OpRegistry& registry) {
   // Arithmetic: v1/v6 legacy broadcast, v7+ numpy broadcasting, v13 bf16, v14 int8/16 uint8/16.
-  registry.add({"", "Add", 1, kLatestVersion, create_arith<AddOp>, 2, 2, 1, 1});
-  registry.add({"", "Sub", 1, kLatestVersion, create_arith<SubOp>, 2, 2, 1, 1});
-  registry.add({"", "Mul", 1, kLatestVersion, create_arith<MulOp>, 2, 2, 1, 1});
-  registry.add({"", "Div", 1, kLatestVersion, create_arith<DivOp>, 2, 2, 1, 1});
-  registry.add({"", "Pow", 1, kLatestVersion, create_pow, 2, 2, 1, 1});
-  registry.add({"", "Mod", 10, kLatestVersion, create_mod, 2, 2, 1, 1});
-  registry.add({"", "BitShift", 11, kLatestVersion, create_bitshift, 2, 2, 1, 1});
-  registry.add({"", "And", 1, kLatestVersion, create_logical<AndOp>, 2, 2, 1, 1});
-  registry.add({"", "Or", 1, kLatestVersion, create_logical<OrOp>, 2, 2, 1, 1});
-  registry.add({"", "Xor", 1, kLatestVersion, create_logical<XorOp>, 2, 2, 1, 1});
-  registry.add({"", "Equal", 1, kLatestVersion, create_compare<EqualOp>, 2, 2, 1, 1});
-  registry.add({"", "Greater", 1, kLatestVersion, create_compare<GreaterOp>, 2, 2, 1, 1});
-  registry.add({"", "Less", 1, kLatestVersion, create_compare<LessOp>, 2, 2, 1, 1});
-  registry.add({"", "GreaterOrEqual", 12, kLatestVersion, create_compare<GreaterEqualOp>, 2, 2, 1, 1});
-  registry.add({"", "LessOrEqual", 12, kLatestVersion, create_compare<LessEqualOp>, 2, 2, 1, 1});
-  registry.add({"", "BitwiseAnd", 18, kLatestVersion, create_bitwise<BitwiseAndOp>, 2, 2, 1, 1});
-  registry.add({"", "BitwiseOr", 18, kLatestVersion, create_bitwise<BitwiseOrOp>, 2, 2, 1, 1});
-  registry.add({"", "BitwiseXor", 18, kLatestVersion, create_bitwise<BitwiseXorOp>, 2, 2, 1, 1});
+  registry.add({"", "Add", 1, kLatestVersion, create_arith<AddOp>});
+  registry.add({"", "Sub", 1, kLatestVersion, create_arith<SubOp>});
+  registry.add({"", "Mul", 1, kLatestVersion, create_arith<MulOp>});
+  registry.add({"", "Div", 1, kLatestVersion, create_arith<DivOp>});
+  registry.add({"", "Pow", 1, kLatestVersion, create_pow});
+  registry.add({"", "Mod", 10, kLatestVersion, create_mod});
+  registry.add({"", "BitShift", 11, kLatestVersion, create_bitshift});
+  registry.add({"", "And", 1, kLatestVersion, create_logical<AndOp>});
+  registry.add({"", "Or", 1, kLatestVersion, create_logical<OrOp>});
+  registry.add({"", "Xor", 1, kLatestVersion, create_logical<XorOp>});
+  registry.add({"", "Equal", 1, kLatestVersion, create_compare<EqualOp>});
+  registry.add({"", "Greater", 1, kLatestVersion, create_compare<GreaterOp>});
+  registry.add({"", "Less", 1, kLatestVersion, create_compare<LessOp>});
+  registry.add({"", "GreaterOrEqual", 12, kLatestVersion, create_compare<GreaterEqualOp>});
+  registry.add({"", "LessOrEqual", 12, kLatestVersion, create_compare<LessEqualOp>});
+  registry.add({"", "BitwiseAnd", 18, kLatestVersion, create_bitwise<BitwiseAndOp>});
+  registry.add({"", "BitwiseOr", 18, kLatestVersion, create_bitwise<BitwiseOrOp>});
+  registry.add({"", "BitwiseXor", 18, kLatestVersion, create_bitwise<BitwiseXorOp>});
 }
 
 }  // namespace xonnx

@@ -174,11 +174,11 @@ void register_contrib_ops(OpRegistry& registry) {
   register_gqa_ops(registry);
   register_rotary_contrib_ops(registry);
   register_simplified_norm_ops(registry);
-  registry.add({kMs, "MatMulNBits", 1, kLatestVersion, create_matmul_nbits, 3, 6, 1, 1});
-  registry.add({kMs, "Gelu", 1, kLatestVersion, create_gelu<GeluKind::kErf>, 1, 1, 1, 1});
-  registry.add({kMs, "FastGelu", 1, kLatestVersion, create_gelu<GeluKind::kTanh>, 1, 2, 1, 1});
-  registry.add({kMs, "BiasGelu", 1, kLatestVersion, create_gelu<GeluKind::kBiasErf>, 2, 2, 1, 1});
-  registry.add({kMs, "QuickGelu", 1, kLatestVersion, create_gelu<GeluKind::kQuick>, 1, 1, 1, 1});
+  registry.add({kMs, "MatMulNBits", 1, kLatestVersion, create_matmul_nbits});
+  registry.add({kMs, "Gelu", 1, kLatestVersion, create_gelu<GeluKind::kErf>});
+  registry.add({kMs, "FastGelu", 1, kLatestVersion, create_gelu<GeluKind::kTanh>});
+  registry.add({kMs, "BiasGelu", 1, kLatestVersion, create_gelu<GeluKind::kBiasErf>});
+  registry.add({kMs, "QuickGelu", 1, kLatestVersion, create_gelu<GeluKind::kQuick>});
 }
 
 }  // namespace xonnx

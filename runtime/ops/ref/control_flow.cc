@@ -233,9 +233,9 @@ Result<std::unique_ptr<Kernel>> create_scan(const KernelInit& init) {
 }  // namespace
 
 void register_control_flow_ops(OpRegistry& registry) {
-  registry.add({"", "If", 1, kLatestVersion, create_if, 1, 1, 0, -1});
-  registry.add({"", "Loop", 1, kLatestVersion, create_loop, 2, -1, 0, -1});
-  registry.add({"", "Scan", 8, kLatestVersion, create_scan, 1, -1, 0, -1});
+  registry.add({"", "If", 1, kLatestVersion, create_if});
+  registry.add({"", "Loop", 1, kLatestVersion, create_loop});
+  registry.add({"", "Scan", 8, kLatestVersion, create_scan});
 }
 
 }  // namespace xonnx

@@ -461,8 +461,8 @@ Result<std::unique_ptr<Kernel>> create_conv_transpose(const KernelInit& init) {
 }  // namespace
 
 void register_conv_ops(OpRegistry& registry) {
-  registry.add({"", "Conv", 1, kLatestVersion, create_conv, 2, 3, 1, 1});
-  registry.add({"", "ConvTranspose", 1, kLatestVersion, create_conv_transpose, 2, 3, 1, 1});
+  registry.add({"", "Conv", 1, kLatestVersion, create_conv});
+  registry.add({"", "ConvTranspose", 1, kLatestVersion, create_conv_transpose});
   register_deform_conv_ops(registry);
 }
 

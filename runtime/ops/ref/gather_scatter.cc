@@ -281,12 +281,12 @@ Result<std::unique_ptr<Kernel>> create_nonzero(const KernelInit&) {
 }  // namespace
 
 void register_gather_scatter_ops(OpRegistry& registry) {
-  registry.add({"", "Gather", 1, kLatestVersion, create_gather, 2, 2, 1, 1});
-  registry.add({"", "GatherElements", 11, kLatestVersion, create_gather_elements, 2, 2, 1, 1});
-  registry.add({"", "GatherND", 11, kLatestVersion, create_gather_nd, 2, 2, 1, 1});
-  registry.add({"", "OneHot", 9, kLatestVersion, create_onehot, 3, 3, 1, 1});
-  registry.add({"", "Compress", 9, kLatestVersion, create_compress, 2, 2, 1, 1});
-  registry.add({"", "NonZero", 9, kLatestVersion, create_nonzero, 1, 1, 1, 1});
+  registry.add({"", "Gather", 1, kLatestVersion, create_gather});
+  registry.add({"", "GatherElements", 11, kLatestVersion, create_gather_elements});
+  registry.add({"", "GatherND", 11, kLatestVersion, create_gather_nd});
+  registry.add({"", "OneHot", 9, kLatestVersion, create_onehot});
+  registry.add({"", "Compress", 9, kLatestVersion, create_compress});
+  registry.add({"", "NonZero", 9, kLatestVersion, create_nonzero});
   register_gather_scatter_scatter_ops(registry);
 }
 

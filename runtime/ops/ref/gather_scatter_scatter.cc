@@ -211,10 +211,10 @@ Result<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInit& init) {
 }  // namespace
 
 void register_gather_scatter_scatter_ops(OpRegistry& registry) {
-  registry.add({"", "Scatter", 9, kLatestVersion, create_scatter_elements, 3, 3, 1, 1});
-  registry.add({"", "ScatterElements", 11, kLatestVersion, create_scatter_elements, 3, 3, 1, 1});
-  registry.add({"", "ScatterND", 11, kLatestVersion, create_scatter_nd, 3, 3, 1, 1});
-  registry.add({"", "TensorScatter", 24, kLatestVersion, create_tensor_scatter, 2, 3, 1, 1});
+  registry.add({"", "Scatter", 9, kLatestVersion, create_scatter_elements});
+  registry.add({"", "ScatterElements", 11, kLatestVersion, create_scatter_elements});
+  registry.add({"", "ScatterND", 11, kLatestVersion, create_scatter_nd});
+  registry.add({"", "TensorScatter", 24, kLatestVersion, create_tensor_scatter});
 }
 
 }  // namespace xonnx

@@ -375,12 +375,12 @@ Result<std::unique_ptr<Kernel>> create_trilu(const KernelInit& init) {
 }  // namespace
 
 void register_layout_ops(OpRegistry& registry) {
-  registry.add({"", "Transpose", 1, kLatestVersion, create_transpose, 1, 1, 1, 1});
-  registry.add({"", "Concat", 1, kLatestVersion, create_concat, 1, -1, 1, 1});
-  registry.add({"", "Split", 1, kLatestVersion, create_split, 1, 2, 1, -1});
-  registry.add({"", "Slice", 1, kLatestVersion, create_slice, 1, 5, 1, 1});
-  registry.add({"", "Tile", 1, kLatestVersion, create_tile, 2, 3, 1, 1});
-  registry.add({"", "Trilu", 14, kLatestVersion, create_trilu, 1, 2, 1, 1});
+  registry.add({"", "Transpose", 1, kLatestVersion, create_transpose});
+  registry.add({"", "Concat", 1, kLatestVersion, create_concat});
+  registry.add({"", "Split", 1, kLatestVersion, create_split});
+  registry.add({"", "Slice", 1, kLatestVersion, create_slice});
+  registry.add({"", "Tile", 1, kLatestVersion, create_tile});
+  registry.add({"", "Trilu", 14, kLatestVersion, create_trilu});
   register_layout_pad_ops(registry);
 }
 

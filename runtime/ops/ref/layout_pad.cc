@@ -336,11 +336,11 @@ Result<std::unique_ptr<Kernel>> create_reverse_sequence(const KernelInit& init) 
 }  // namespace
 
 void register_layout_pad_ops(OpRegistry& registry) {
-  registry.add({"", "Pad", 1, kLatestVersion, create_pad, 1, 4, 1, 1});
-  registry.add({"", "CenterCropPad", 18, kLatestVersion, create_center_crop_pad, 2, 2, 1, 1});
-  registry.add({"", "DepthToSpace", 1, kLatestVersion, create_depth_to_space, 1, 1, 1, 1});
-  registry.add({"", "SpaceToDepth", 1, kLatestVersion, create_space_to_depth, 1, 1, 1, 1});
-  registry.add({"", "ReverseSequence", 10, kLatestVersion, create_reverse_sequence, 2, 2, 1, 1});
+  registry.add({"", "Pad", 1, kLatestVersion, create_pad});
+  registry.add({"", "CenterCropPad", 18, kLatestVersion, create_center_crop_pad});
+  registry.add({"", "DepthToSpace", 1, kLatestVersion, create_depth_to_space});
+  registry.add({"", "SpaceToDepth", 1, kLatestVersion, create_space_to_depth});
+  registry.add({"", "ReverseSequence", 10, kLatestVersion, create_reverse_sequence});
 }
 
 }  // namespace xonnx

@@ -296,8 +296,8 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& registry) {
-  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, 2, 2, 1, 1});
-  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, 2, 3, 1, 1});
+  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul});
+  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm});
   register_matmul_einsum_ops(registry);
 }
 

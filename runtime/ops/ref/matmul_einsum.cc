@@ -427,8 +427,8 @@ Result<std::unique_ptr<Kernel>> create_det(const KernelInit&) {
 }  // namespace
 
 void register_matmul_einsum_ops(OpRegistry& registry) {
-  registry.add({"", "Einsum", 12, kLatestVersion, create_einsum, 1, -1, 1, 1});
-  registry.add({"", "Det", 11, kLatestVersion, create_det, 1, 1, 1, 1});
+  registry.add({"", "Einsum", 12, kLatestVersion, create_einsum});
+  registry.add({"", "Det", 11, kLatestVersion, create_det});
 }
 
 }  // namespace xonnx

@@ -286,9 +286,9 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
 }  // namespace
 
 void register_misc_ops(OpRegistry& registry) {
-  registry.add({"", "NonMaxSuppression", 10, kLatestVersion, create_nms, 2, 5, 1, 1});
-  registry.add({"", "BitCast", 26, kLatestVersion, create_bitcast, 1, 1, 1, 1});
-  registry.add({"", "TfIdfVectorizer", 9, kLatestVersion, create_tfidf, 1, 1, 1, 1});
+  registry.add({"", "NonMaxSuppression", 10, kLatestVersion, create_nms});
+  registry.add({"", "BitCast", 26, kLatestVersion, create_bitcast});
+  registry.add({"", "TfIdfVectorizer", 9, kLatestVersion, create_tfidf});
   register_misc_string_ops(registry);
   register_misc_ml_ops(registry);
 }

@@ -445,10 +445,10 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
 }  // namespace
 
 void register_misc_ml_ops(OpRegistry& registry) {
-  registry.add({kMl, "LabelEncoder", 1, kLatestVersion, create_label_encoder, 1, 1, 1, 1});
-  registry.add({kMl, "Binarizer", 1, kLatestVersion, create_binarizer, 1, 1, 1, 1});
-  registry.add({kMl, "ArrayFeatureExtractor", 1, kLatestVersion, create_array_feature_extractor, 2, 2, 1, 1});
-  registry.add({kMl, "TreeEnsemble", 5, kLatestVersion, create_tree_ensemble, 1, 1, 1, 1});
+  registry.add({kMl, "LabelEncoder", 1, kLatestVersion, create_label_encoder});
+  registry.add({kMl, "Binarizer", 1, kLatestVersion, create_binarizer});
+  registry.add({kMl, "ArrayFeatureExtractor", 1, kLatestVersion, create_array_feature_extractor});
+  registry.add({kMl, "TreeEnsemble", 5, kLatestVersion, create_tree_ensemble});
 }
 
 }  // namespace xonnx

@@ -207,10 +207,10 @@ Result<std::unique_ptr<Kernel>> create_regex_full_match(const KernelInit& init) 
 }  // namespace
 
 void register_misc_string_ops(OpRegistry& registry) {
-  registry.add({"", "StringNormalizer", 10, kLatestVersion, create_string_normalizer, 1, 1, 1, 1});
-  registry.add({"", "StringConcat", 20, kLatestVersion, create_string_concat, 2, 2, 1, 1});
-  registry.add({"", "StringSplit", 20, kLatestVersion, create_string_split, 1, 1, 1, 2});
-  registry.add({"", "RegexFullMatch", 20, kLatestVersion, create_regex_full_match, 1, 1, 1, 1});
+  registry.add({"", "StringNormalizer", 10, kLatestVersion, create_string_normalizer});
+  registry.add({"", "StringConcat", 20, kLatestVersion, create_string_concat});
+  registry.add({"", "StringSplit", 20, kLatestVersion, create_string_split});
+  registry.add({"", "RegexFullMatch", 20, kLatestVersion, create_regex_full_match});
 }
 
 }  // namespace xonnx

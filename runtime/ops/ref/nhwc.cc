@@ -409,20 +409,18 @@ class ConcatTwin final : public Kernel {
 
 void register_nhwc_ops(OpRegistry& registry) {
   const char* d = kNhwcDomain;
-  registry.add({d, "ToNHWC", 1, kLatestVersion, create_to_nhwc, 1, 1, 1, 1, Backend::kReference});
-  registry.add({d, "ToNCHW", 1, kLatestVersion, create_to_nchw, 1, 1, 1, 1, Backend::kReference});
-  registry.add({d, "Conv", 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
-  registry.add({d, "QLinearConv", 1, kLatestVersion, NhwcTwinKernel::create, 8, 9, 1, 1, Backend::kReference});
-  registry.add({d, "MaxPool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 2, Backend::kReference});
-  registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1, Backend::kReference});
-  registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, 1, 1, 1, 1,
-                Backend::kReference});
-  registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, 2, 3, 1, 1, Backend::kReference});
-  registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, 4, -1, 1, 1, Backend::kReference});
-  registry.add({d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, 1, -1, 1, 1, Backend::kReference});
-  registry.add({d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, 2, 3, 1, 1, Backend::kReference});
-  registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin, 4, 5, 1, 1,
-                Backend::kReference});
+  registry.add({d, "ToNHWC", 1, kLatestVersion, create_to_nhwc, Backend::kReference});
+  registry.add({d, "ToNCHW", 1, kLatestVersion, create_to_nchw, Backend::kReference});
+  registry.add({d, "Conv", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, "QLinearConv", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, "MaxPool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference});
+  registry.add({d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference});
+  registry.add({d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference});
+  registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin, Backend::kReference});
 }
 
 }  // namespace xonnx

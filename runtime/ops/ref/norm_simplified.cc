@@ -130,9 +130,9 @@ Result<std::unique_ptr<Kernel>> create_skip_simplified_layer_norm(const KernelIn
 }  // namespace
 
 void register_simplified_norm_ops(OpRegistry& registry) {
-  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, create_simplified_layer_norm, 2, 2, 1, 2});
+  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, create_simplified_layer_norm});
   registry.add({"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
-                create_skip_simplified_layer_norm, 3, 4, 1, 4});
+                create_skip_simplified_layer_norm});
 }
 
 }  // namespace xonnx

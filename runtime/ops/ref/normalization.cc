@@ -316,11 +316,11 @@ Result<std::unique_ptr<Kernel>> create_group_norm(const KernelInit& init) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry& registry) {
-  registry.add({"", "BatchNormalization", 1, kLatestVersion, create_batch_norm, 5, 5, 1, 5});
-  registry.add({"", "InstanceNormalization", 1, kLatestVersion, create_instance_norm, 3, 3, 1, 1});
-  registry.add({"", "LayerNormalization", 17, kLatestVersion, create_layer_norm<false>, 2, 3, 1, 3});
-  registry.add({"", "RMSNormalization", 23, kLatestVersion, create_layer_norm<true>, 2, 2, 1, 1});
-  registry.add({"", "GroupNormalization", 18, kLatestVersion, create_group_norm, 3, 3, 1, 1});
+  registry.add({"", "BatchNormalization", 1, kLatestVersion, create_batch_norm});
+  registry.add({"", "InstanceNormalization", 1, kLatestVersion, create_instance_norm});
+  registry.add({"", "LayerNormalization", 17, kLatestVersion, create_layer_norm<false>});
+  registry.add({"", "RMSNormalization", 23, kLatestVersion, create_layer_norm<true>});
+  registry.add({"", "GroupNormalization", 18, kLatestVersion, create_group_norm});
   register_normalization_misc_ops(registry);
 }
 

@@ -208,10 +208,10 @@ Result<std::unique_ptr<Kernel>> create_dropout(const KernelInit& init) {
 }  // namespace
 
 void register_normalization_misc_ops(OpRegistry& registry) {
-  registry.add({"", "LRN", 1, kLatestVersion, create_lrn, 1, 1, 1, 1});
-  registry.add({"", "LpNormalization", 1, kLatestVersion, create_lp_normalization, 1, 1, 1, 1});
-  registry.add({"", "MeanVarianceNormalization", 9, kLatestVersion, create_mvn, 1, 1, 1, 1});
-  registry.add({"", "Dropout", 1, kLatestVersion, create_dropout, 1, 3, 1, 2});
+  registry.add({"", "LRN", 1, kLatestVersion, create_lrn});
+  registry.add({"", "LpNormalization", 1, kLatestVersion, create_lp_normalization});
+  registry.add({"", "MeanVarianceNormalization", 9, kLatestVersion, create_mvn});
+  registry.add({"", "Dropout", 1, kLatestVersion, create_dropout});
 }
 
 }  // namespace xonnx

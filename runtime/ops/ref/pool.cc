@@ -413,13 +413,13 @@ Result<std::unique_ptr<Kernel>> create_max_unpool(const KernelInit& init) {
 }  // namespace
 
 void register_pool_ops(OpRegistry& registry) {
-  registry.add({"", "MaxPool", 1, kLatestVersion, create_pool<PoolKind::kMax>, 1, 1, 1, 2});
-  registry.add({"", "AveragePool", 1, kLatestVersion, create_pool<PoolKind::kAvg>, 1, 1, 1, 1});
-  registry.add({"", "LpPool", 1, kLatestVersion, create_pool<PoolKind::kLp>, 1, 1, 1, 1});
-  registry.add({"", "GlobalMaxPool", 1, kLatestVersion, create_global_pool<PoolKind::kMax>, 1, 1, 1, 1});
-  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, create_global_pool<PoolKind::kAvg>, 1, 1, 1, 1});
-  registry.add({"", "GlobalLpPool", 1, kLatestVersion, create_global_pool<PoolKind::kLp>, 1, 1, 1, 1});
-  registry.add({"", "MaxUnpool", 9, kLatestVersion, create_max_unpool, 2, 3, 1, 1});
+  registry.add({"", "MaxPool", 1, kLatestVersion, create_pool<PoolKind::kMax>});
+  registry.add({"", "AveragePool", 1, kLatestVersion, create_pool<PoolKind::kAvg>});
+  registry.add({"", "LpPool", 1, kLatestVersion, create_pool<PoolKind::kLp>});
+  registry.add({"", "GlobalMaxPool", 1, kLatestVersion, create_global_pool<PoolKind::kMax>});
+  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, create_global_pool<PoolKind::kAvg>});
+  registry.add({"", "GlobalLpPool", 1, kLatestVersion, create_global_pool<PoolKind::kLp>});
+  registry.add({"", "MaxUnpool", 9, kLatestVersion, create_max_unpool});
 }
 
 }  // namespace xonnx

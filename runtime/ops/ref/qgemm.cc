@@ -300,7 +300,7 @@ Result<std::unique_ptr<Kernel>> create_qgemm(const KernelInit& init) {
 }  // namespace
 
 void register_qgemm_ops(OpRegistry& registry) {
-  registry.add({kMs, "QGemm", 1, kLatestVersion, create_qgemm, 6, 9, 1, 1});
+  registry.add({kMs, "QGemm", 1, kLatestVersion, create_qgemm});
 }
 
 }  // namespace xonnx

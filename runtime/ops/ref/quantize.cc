@@ -1,6 +1,6 @@
 // Reference kernels: quantize family. QuantizeLinear / DequantizeLinear (10..23+),
 // DynamicQuantizeLinear (11). The integer ops (QLinearMatMul, MatMulInteger, ConvInteger,
-// QLinearConv) live in quantize_int.cc.
+// QLinearConv) live in qlinear.cc.
 //
 // Semantics follow the ONNX spec and reference evaluator (op_quantize_linear.py,
 // op_dequantize_linear.py): per-tensor, per-axis and blocked scales; rounding half to even;
@@ -427,10 +427,10 @@ Result<std::unique_ptr<Kernel>> create_dynamic_quantize_linear(const KernelInit&
 }  // namespace
 
 void register_quantize_ops(OpRegistry& registry) {
-  registry.add({"", "QuantizeLinear", 10, kLatestVersion, create_quantize_linear, 2, 3, 1, 1});
-  registry.add({"", "DequantizeLinear", 10, kLatestVersion, create_dequantize_linear, 2, 3, 1, 1});
-  registry.add({"", "DynamicQuantizeLinear", 11, kLatestVersion, create_dynamic_quantize_linear, 1, 1, 1, 3});
-  register_quantize_int_ops(registry);
+  registry.add({"", "QuantizeLinear", 10, kLatestVersion, create_quantize_linear});
+  registry.add({"", "DequantizeLinear", 10, kLatestVersion, create_dequantize_linear});
+  registry.add({"", "DynamicQuantizeLinear", 11, kLatestVersion, create_dynamic_quantize_linear});
+  register_qlinear_ops(registry);
 }
 
 }  // namespace xonnx

@@ -1,10 +1,10 @@
-// Declarations shared by the files of the quantize family (quantize.cc, quantize_int.cc).
+// Declarations shared by the files of the quantize family (quantize.cc, qlinear.cc).
 #pragma once
 
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
 
-void register_quantize_int_ops(OpRegistry& registry);  // quantize_int.cc: MatMulInteger, QLinear*, ...
+void register_qlinear_ops(OpRegistry& registry);  // qlinear.cc: MatMulInteger, QLinear*, ...
 
 }  // namespace xonnx

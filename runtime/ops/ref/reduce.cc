@@ -449,18 +449,18 @@ Result<std::unique_ptr<Kernel>> create_arg(const KernelInit& init) {
 }  // namespace
 
 void register_reduce_ops(OpRegistry& registry) {
-  registry.add({"", "ReduceSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kSum>, 1, 2, 1, 1});
-  registry.add({"", "ReduceMean", 1, kLatestVersion, create_reduce_k<ReduceKind::kMean>, 1, 2, 1, 1});
-  registry.add({"", "ReduceMax", 1, kLatestVersion, create_reduce_k<ReduceKind::kMax>, 1, 2, 1, 1});
-  registry.add({"", "ReduceMin", 1, kLatestVersion, create_reduce_k<ReduceKind::kMin>, 1, 2, 1, 1});
-  registry.add({"", "ReduceProd", 1, kLatestVersion, create_reduce_k<ReduceKind::kProd>, 1, 2, 1, 1});
-  registry.add({"", "ReduceL1", 1, kLatestVersion, create_reduce_k<ReduceKind::kL1>, 1, 2, 1, 1});
-  registry.add({"", "ReduceL2", 1, kLatestVersion, create_reduce_k<ReduceKind::kL2>, 1, 2, 1, 1});
-  registry.add({"", "ReduceLogSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSum>, 1, 2, 1, 1});
-  registry.add({"", "ReduceLogSumExp", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSumExp>, 1, 2, 1, 1});
-  registry.add({"", "ReduceSumSquare", 1, kLatestVersion, create_reduce_k<ReduceKind::kSumSquare>, 1, 2, 1, 1});
-  registry.add({"", "ArgMax", 1, kLatestVersion, create_arg<true>, 1, 1, 1, 1});
-  registry.add({"", "ArgMin", 1, kLatestVersion, create_arg<false>, 1, 1, 1, 1});
+  registry.add({"", "ReduceSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kSum>});
+  registry.add({"", "ReduceMean", 1, kLatestVersion, create_reduce_k<ReduceKind::kMean>});
+  registry.add({"", "ReduceMax", 1, kLatestVersion, create_reduce_k<ReduceKind::kMax>});
+  registry.add({"", "ReduceMin", 1, kLatestVersion, create_reduce_k<ReduceKind::kMin>});
+  registry.add({"", "ReduceProd", 1, kLatestVersion, create_reduce_k<ReduceKind::kProd>});
+  registry.add({"", "ReduceL1", 1, kLatestVersion, create_reduce_k<ReduceKind::kL1>});
+  registry.add({"", "ReduceL2", 1, kLatestVersion, create_reduce_k<ReduceKind::kL2>});
+  registry.add({"", "ReduceLogSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSum>});
+  registry.add({"", "ReduceLogSumExp", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSumExp>});
+  registry.add({"", "ReduceSumSquare", 1, kLatestVersion, create_reduce_k<ReduceKind::kSumSquare>});
+  registry.add({"", "ArgMax", 1, kLatestVersion, create_arg<true>});
+  registry.add({"", "ArgMin", 1, kLatestVersion, create_arg<false>});
 }
 
 }  // namespace xonnx

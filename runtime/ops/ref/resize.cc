@@ -561,8 +561,8 @@ Result<std::unique_ptr<Kernel>> create_upsample(const KernelInit& init) {
 }  // namespace
 
 void register_resize_ops(OpRegistry& registry) {
-  registry.add({"", "Resize", 10, kLatestVersion, create_resize, 1, 4, 1, 1});
-  registry.add({"", "Upsample", 7, 10, create_upsample, 1, 2, 1, 1});
+  registry.add({"", "Resize", 10, kLatestVersion, create_resize});
+  registry.add({"", "Upsample", 7, 10, create_upsample});
   register_resize_grid_ops(registry);
   register_resize_roi_ops(registry);
 }

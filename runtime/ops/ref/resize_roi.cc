@@ -273,8 +273,8 @@ Result<std::unique_ptr<Kernel>> create_col2im(const KernelInit& init) {
 }  // namespace
 
 void register_resize_roi_ops(OpRegistry& registry) {
-  registry.add({"", "RoiAlign", 10, kLatestVersion, create_roi_align, 3, 3, 1, 1});
-  registry.add({"", "Col2Im", 18, kLatestVersion, create_col2im, 3, 3, 1, 1});
+  registry.add({"", "RoiAlign", 10, kLatestVersion, create_roi_align});
+  registry.add({"", "Col2Im", 18, kLatestVersion, create_col2im});
 }
 
 }  // namespace xonnx

@@ -388,9 +388,9 @@ Result<std::unique_ptr<Kernel>> create_recurrent(const KernelInit& init) {
 }  // namespace
 
 void register_rnn_ops(OpRegistry& registry) {
-  registry.add({"", "RNN", 1, kLatestVersion, create_recurrent<CellKind::kRnn>, 3, 6, 0, 2});
-  registry.add({"", "GRU", 1, kLatestVersion, create_recurrent<CellKind::kGru>, 3, 6, 0, 2});
-  registry.add({"", "LSTM", 1, kLatestVersion, create_recurrent<CellKind::kLstm>, 3, 8, 0, 3});
+  registry.add({"", "RNN", 1, kLatestVersion, create_recurrent<CellKind::kRnn>});
+  registry.add({"", "GRU", 1, kLatestVersion, create_recurrent<CellKind::kGru>});
+  registry.add({"", "LSTM", 1, kLatestVersion, create_recurrent<CellKind::kLstm>});
 }
 
 }  // namespace xonnx

@@ -81,7 +81,7 @@ Result<std::unique_ptr<Kernel>> create_rotary_contrib(const KernelInit& init) {
 }  // namespace
 
 void register_rotary_contrib_ops(OpRegistry& registry) {
-  registry.add({"com.microsoft", "RotaryEmbedding", 1, kLatestVersion, create_rotary_contrib, 4, 4, 1, 1});
+  registry.add({"com.microsoft", "RotaryEmbedding", 1, kLatestVersion, create_rotary_contrib});
 }
 
 }  // namespace xonnx

@@ -250,18 +250,18 @@ Result<std::unique_ptr<Kernel>> create_optional_get_element(const KernelInit&) {
 }  // namespace
 
 void register_sequence_ops(OpRegistry& registry) {
-  registry.add({"", "SequenceEmpty", 11, kLatestVersion, create_sequence_empty, 0, 0, 1, 1});
-  registry.add({"", "SequenceConstruct", 11, kLatestVersion, create_sequence_construct, 1, -1, 1, 1});
-  registry.add({"", "SequenceInsert", 11, kLatestVersion, create_sequence_insert, 2, 3, 1, 1});
-  registry.add({"", "SequenceAt", 11, kLatestVersion, create_sequence_at, 2, 2, 1, 1});
-  registry.add({"", "SequenceErase", 11, kLatestVersion, create_sequence_erase, 1, 2, 1, 1});
-  registry.add({"", "SequenceLength", 11, kLatestVersion, create_sequence_length, 1, 1, 1, 1});
-  registry.add({"", "SplitToSequence", 11, kLatestVersion, create_split_to_sequence, 1, 2, 1, 1});
-  registry.add({"", "ConcatFromSequence", 11, kLatestVersion, create_concat_from_sequence, 1, 1, 1, 1});
-  registry.add({"", "SequenceMap", 17, kLatestVersion, create_sequence_map, 1, -1, 1, -1});
-  registry.add({"", "Optional", 15, kLatestVersion, create_optional, 0, 1, 1, 1});
-  registry.add({"", "OptionalHasElement", 15, kLatestVersion, create_optional_has_element, 0, 1, 1, 1});
-  registry.add({"", "OptionalGetElement", 15, kLatestVersion, create_optional_get_element, 1, 1, 1, 1});
+  registry.add({"", "SequenceEmpty", 11, kLatestVersion, create_sequence_empty});
+  registry.add({"", "SequenceConstruct", 11, kLatestVersion, create_sequence_construct});
+  registry.add({"", "SequenceInsert", 11, kLatestVersion, create_sequence_insert});
+  registry.add({"", "SequenceAt", 11, kLatestVersion, create_sequence_at});
+  registry.add({"", "SequenceErase", 11, kLatestVersion, create_sequence_erase});
+  registry.add({"", "SequenceLength", 11, kLatestVersion, create_sequence_length});
+  registry.add({"", "SplitToSequence", 11, kLatestVersion, create_split_to_sequence});
+  registry.add({"", "ConcatFromSequence", 11, kLatestVersion, create_concat_from_sequence});
+  registry.add({"", "SequenceMap", 17, kLatestVersion, create_sequence_map});
+  registry.add({"", "Optional", 15, kLatestVersion, create_optional});
+  registry.add({"", "OptionalHasElement", 15, kLatestVersion, create_optional_has_element});
+  registry.add({"", "OptionalGetElement", 15, kLatestVersion, create_optional_get_element});
 }
 
 }  // namespace xonnx

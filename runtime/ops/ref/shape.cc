@@ -398,18 +398,18 @@ Result<std::unique_ptr<Kernel>> create_eyelike(const KernelInit& init) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& registry) {
-  registry.add({"", "Shape", 1, kLatestVersion, create_shape, 1, 1, 1, 1});
-  registry.add({"", "Size", 1, kLatestVersion, create_size, 1, 1, 1, 1});
-  registry.add({"", "Reshape", 1, kLatestVersion, create_reshape, 1, 2, 1, 1});
-  registry.add({"", "Flatten", 1, kLatestVersion, create_flatten, 1, 1, 1, 1});
-  registry.add({"", "Squeeze", 1, kLatestVersion, create_squeeze, 1, 2, 1, 1});
-  registry.add({"", "Unsqueeze", 1, kLatestVersion, create_unsqueeze, 1, 2, 1, 1});
-  registry.add({"", "Identity", 1, kLatestVersion, create_identity, 1, 1, 1, 1});
-  registry.add({"", "Expand", 8, kLatestVersion, create_expand, 2, 2, 1, 1});
-  registry.add({"", "ConstantOfShape", 9, kLatestVersion, create_constant_of_shape, 1, 1, 1, 1});
-  registry.add({"", "Constant", 1, kLatestVersion, create_constant, 0, 0, 1, 1});
-  registry.add({"", "Range", 11, kLatestVersion, create_range, 3, 3, 1, 1});
-  registry.add({"", "EyeLike", 9, kLatestVersion, create_eyelike, 1, 1, 1, 1});
+  registry.add({"", "Shape", 1, kLatestVersion, create_shape});
+  registry.add({"", "Size", 1, kLatestVersion, create_size});
+  registry.add({"", "Reshape", 1, kLatestVersion, create_reshape});
+  registry.add({"", "Flatten", 1, kLatestVersion, create_flatten});
+  registry.add({"", "Squeeze", 1, kLatestVersion, create_squeeze});
+  registry.add({"", "Unsqueeze", 1, kLatestVersion, create_unsqueeze});
+  registry.add({"", "Identity", 1, kLatestVersion, create_identity});
+  registry.add({"", "Expand", 8, kLatestVersion, create_expand});
+  registry.add({"", "ConstantOfShape", 9, kLatestVersion, create_constant_of_shape});
+  registry.add({"", "Constant", 1, kLatestVersion, create_constant});
+  registry.add({"", "Range", 11, kLatestVersion, create_range});
+  registry.add({"", "EyeLike", 9, kLatestVersion, create_eyelike});
 }
 
 }  // namespace xonnx

@@ -350,12 +350,12 @@ Result<std::unique_ptr<Kernel>> create_mel_weight_matrix(const KernelInit& init)
 }  // namespace
 
 void register_signal_ops(OpRegistry& registry) {
-  registry.add({"", "DFT", 17, kLatestVersion, create_dft, 1, 3, 1, 1});
-  registry.add({"", "STFT", 17, kLatestVersion, create_stft, 2, 4, 1, 1});
-  registry.add({"", "HannWindow", 17, kLatestVersion, create_window<WindowKind::kHann>, 1, 1, 1, 1});
-  registry.add({"", "HammingWindow", 17, kLatestVersion, create_window<WindowKind::kHamming>, 1, 1, 1, 1});
-  registry.add({"", "BlackmanWindow", 17, kLatestVersion, create_window<WindowKind::kBlackman>, 1, 1, 1, 1});
-  registry.add({"", "MelWeightMatrix", 17, kLatestVersion, create_mel_weight_matrix, 5, 5, 1, 1});
+  registry.add({"", "DFT", 17, kLatestVersion, create_dft});
+  registry.add({"", "STFT", 17, kLatestVersion, create_stft});
+  registry.add({"", "HannWindow", 17, kLatestVersion, create_window<WindowKind::kHann>});
+  registry.add({"", "HammingWindow", 17, kLatestVersion, create_window<WindowKind::kHamming>});
+  registry.add({"", "BlackmanWindow", 17, kLatestVersion, create_window<WindowKind::kBlackman>});
+  registry.add({"", "MelWeightMatrix", 17, kLatestVersion, create_mel_weight_matrix});
 }
 
 }  // namespace xonnx

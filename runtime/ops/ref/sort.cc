@@ -297,10 +297,10 @@ Result<std::unique_ptr<Kernel>> create_cum(const KernelInit& init) {
 }  // namespace
 
 void register_sort_ops(OpRegistry& registry) {
-  registry.add({"", "TopK", 1, kLatestVersion, create_topk, 1, 2, 2, 2});
-  registry.add({"", "Unique", 11, kLatestVersion, create_unique, 1, 1, 1, 4});
-  registry.add({"", "CumSum", 11, kLatestVersion, create_cum<false>, 2, 2, 1, 1});
-  registry.add({"", "CumProd", 26, kLatestVersion, create_cum<true>, 2, 2, 1, 1});
+  registry.add({"", "TopK", 1, kLatestVersion, create_topk});
+  registry.add({"", "Unique", 11, kLatestVersion, create_unique});
+  registry.add({"", "CumSum", 11, kLatestVersion, create_cum<false>});
+  registry.add({"", "CumProd", 26, kLatestVersion, create_cum<true>});
 }
 
 }  // namespace xonnx

@@ -202,9 +202,9 @@ Result<std::unique_ptr<Kernel>> create_momentum(const KernelInit& init) {
 
 void register_training_ops(OpRegistry& registry) {
   const char* kDomain = "ai.onnx.preview.training";
-  registry.add({kDomain, "Adagrad", 1, 1, create_adagrad, 3, -1, 1, -1});
-  registry.add({kDomain, "Adam", 1, 1, create_adam, 3, -1, 1, -1});
-  registry.add({kDomain, "Momentum", 1, 1, create_momentum, 3, -1, 1, -1});
+  registry.add({kDomain, "Adagrad", 1, 1, create_adagrad});
+  registry.add({kDomain, "Adam", 1, 1, create_adam});
+  registry.add({kDomain, "Momentum", 1, 1, create_momentum});
 }
 
 }  // namespace xonnx

@@ -212,32 +212,32 @@ KernelResult create_BitwiseNot(const KernelInit&) {
 void register_unary_ops(OpRegistry& registry) {
   // Version ranges: schema since_versions from onnx_op_versions.inc. Older versions differ
   // only in type lists or the legacy `consumed_inputs` attribute, which is ignored.
-  registry.add({"", "Abs", 1, kLatestVersion, create_Abs, 1, 1, 1, 1});
-  registry.add({"", "Neg", 1, kLatestVersion, create_Neg, 1, 1, 1, 1});
-  registry.add({"", "Sqrt", 1, kLatestVersion, create_Sqrt, 1, 1, 1, 1});
-  registry.add({"", "Exp", 1, kLatestVersion, create_Exp, 1, 1, 1, 1});
-  registry.add({"", "Log", 1, kLatestVersion, create_Log, 1, 1, 1, 1});
-  registry.add({"", "Reciprocal", 1, kLatestVersion, create_Reciprocal, 1, 1, 1, 1});
-  registry.add({"", "Floor", 1, kLatestVersion, create_Floor, 1, 1, 1, 1});
-  registry.add({"", "Ceil", 1, kLatestVersion, create_Ceil, 1, 1, 1, 1});
-  registry.add({"", "Round", 11, kLatestVersion, create_Round, 1, 1, 1, 1});
-  registry.add({"", "Sign", 9, kLatestVersion, create_Sign, 1, 1, 1, 1});
-  registry.add({"", "Sin", 7, kLatestVersion, create_Sin, 1, 1, 1, 1});
-  registry.add({"", "Cos", 7, kLatestVersion, create_Cos, 1, 1, 1, 1});
-  registry.add({"", "Tan", 7, kLatestVersion, create_Tan, 1, 1, 1, 1});
-  registry.add({"", "Asin", 7, kLatestVersion, create_Asin, 1, 1, 1, 1});
-  registry.add({"", "Acos", 7, kLatestVersion, create_Acos, 1, 1, 1, 1});
-  registry.add({"", "Atan", 7, kLatestVersion, create_Atan, 1, 1, 1, 1});
-  registry.add({"", "Sinh", 9, kLatestVersion, create_Sinh, 1, 1, 1, 1});
-  registry.add({"", "Cosh", 9, kLatestVersion, create_Cosh, 1, 1, 1, 1});
-  registry.add({"", "Asinh", 9, kLatestVersion, create_Asinh, 1, 1, 1, 1});
-  registry.add({"", "Acosh", 9, kLatestVersion, create_Acosh, 1, 1, 1, 1});
-  registry.add({"", "Atanh", 9, kLatestVersion, create_Atanh, 1, 1, 1, 1});
-  registry.add({"", "Erf", 9, kLatestVersion, create_Erf, 1, 1, 1, 1});
-  registry.add({"", "IsNaN", 9, kLatestVersion, create_IsNaN, 1, 1, 1, 1});
-  registry.add({"", "IsInf", 10, kLatestVersion, create_IsInf, 1, 1, 1, 1});
-  registry.add({"", "Not", 1, kLatestVersion, create_Not, 1, 1, 1, 1});
-  registry.add({"", "BitwiseNot", 18, kLatestVersion, create_BitwiseNot, 1, 1, 1, 1});
+  registry.add({"", "Abs", 1, kLatestVersion, create_Abs});
+  registry.add({"", "Neg", 1, kLatestVersion, create_Neg});
+  registry.add({"", "Sqrt", 1, kLatestVersion, create_Sqrt});
+  registry.add({"", "Exp", 1, kLatestVersion, create_Exp});
+  registry.add({"", "Log", 1, kLatestVersion, create_Log});
+  registry.add({"", "Reciprocal", 1, kLatestVersion, create_Reciprocal});
+  registry.add({"", "Floor", 1, kLatestVersion, create_Floor});
+  registry.add({"", "Ceil", 1, kLatestVersion, create_Ceil});
+  registry.add({"", "Round", 11, kLatestVersion, create_Round});
+  registry.add({"", "Sign", 9, kLatestVersion, create_Sign});
+  registry.add({"", "Sin", 7, kLatestVersion, create_Sin});
+  registry.add({"", "Cos", 7, kLatestVersion, create_Cos});
+  registry.add({"", "Tan", 7, kLatestVersion, create_Tan});
+  registry.add({"", "Asin", 7, kLatestVersion, create_Asin});
+  registry.add({"", "Acos", 7, kLatestVersion, create_Acos});
+  registry.add({"", "Atan", 7, kLatestVersion, create_Atan});
+  registry.add({"", "Sinh", 9, kLatestVersion, create_Sinh});
+  registry.add({"", "Cosh", 9, kLatestVersion, create_Cosh});
+  registry.add({"", "Asinh", 9, kLatestVersion, create_Asinh});
+  registry.add({"", "Acosh", 9, kLatestVersion, create_Acosh});
+  registry.add({"", "Atanh", 9, kLatestVersion, create_Atanh});
+  registry.add({"", "Erf", 9, kLatestVersion, create_Erf});
+  registry.add({"", "IsNaN", 9, kLatestVersion, create_IsNaN});
+  registry.add({"", "IsInf", 10, kLatestVersion, create_IsInf});
+  registry.add({"", "Not", 1, kLatestVersion, create_Not});
+  registry.add({"", "BitwiseNot", 18, kLatestVersion, create_BitwiseNot});
 }
 
 }  // namespace xonnx

@@ -275,12 +275,12 @@ Result<std::unique_ptr<Kernel>> create_prelu(const KernelInit& init) {
 
 void register_variadic_ops(OpRegistry& registry) {
   // Sum/Mean/Max/Min: v1/v6 equal shapes, v8 broadcasting, v12 Max/Min ints, v13 bf16.
-  registry.add({"", "Sum", 1, kLatestVersion, create_variadic<Reduce::kSum>, 1, -1, 1, 1});
-  registry.add({"", "Mean", 1, kLatestVersion, create_variadic<Reduce::kMean>, 1, -1, 1, 1});
-  registry.add({"", "Max", 1, kLatestVersion, create_variadic<Reduce::kMax>, 1, -1, 1, 1});
-  registry.add({"", "Min", 1, kLatestVersion, create_variadic<Reduce::kMin>, 1, -1, 1, 1});
-  registry.add({"", "Where", 9, kLatestVersion, create_where, 3, 3, 1, 1});
-  registry.add({"", "PRelu", 1, kLatestVersion, create_prelu, 2, 2, 1, 1});
+  registry.add({"", "Sum", 1, kLatestVersion, create_variadic<Reduce::kSum>});
+  registry.add({"", "Mean", 1, kLatestVersion, create_variadic<Reduce::kMean>});
+  registry.add({"", "Max", 1, kLatestVersion, create_variadic<Reduce::kMax>});
+  registry.add({"", "Min", 1, kLatestVersion, create_variadic<Reduce::kMin>});
+  registry.add({"", "Where", 9, kLatestVersion, create_where});
+  registry.add({"", "PRelu", 1, kLatestVersion, create_prelu});
 }
 
 }  // namespace xonnx

@@ -193,8 +193,8 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
 }  // namespace
 
 void register_xnnpack_conv(OpRegistry& registry) {
-  registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "Conv", 1, kLatestVersion, ConvKernel::create, 2, 3, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "Conv", 1, kLatestVersion, ConvKernel::create, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -267,16 +267,16 @@ class SwishKernel final : public FastKernel {
 }  // namespace
 
 void register_xnnpack_elementwise(OpRegistry& registry) {
-  registry.add({"", "Add", 7, kLatestVersion, create_add, 2, 2, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Sub", 7, kLatestVersion, create_sub, 2, 2, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Mul", 7, kLatestVersion, create_mul, 2, 2, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Div", 7, kLatestVersion, create_div, 2, 2, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Sigmoid", 1, kLatestVersion, create_sigmoid, 1, 1, 1, 1, Backend::kXnnpack});
-  registry.add({"", "HardSwish", 14, kLatestVersion, create_hardswish, 1, 1, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Swish", 24, kLatestVersion, SwishKernel::create, 1, 1, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Relu", 1, kLatestVersion, create_relu, 1, 1, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Clip", 1, kLatestVersion, create_clip, 1, 3, 1, 1, Backend::kXnnpack});
-  registry.add({"", "Softmax", 1, kLatestVersion, create_softmax, 1, 1, 1, 1, Backend::kXnnpack});
+  registry.add({"", "Add", 7, kLatestVersion, create_add, Backend::kXnnpack});
+  registry.add({"", "Sub", 7, kLatestVersion, create_sub, Backend::kXnnpack});
+  registry.add({"", "Mul", 7, kLatestVersion, create_mul, Backend::kXnnpack});
+  registry.add({"", "Div", 7, kLatestVersion, create_div, Backend::kXnnpack});
+  registry.add({"", "Sigmoid", 1, kLatestVersion, create_sigmoid, Backend::kXnnpack});
+  registry.add({"", "HardSwish", 14, kLatestVersion, create_hardswish, Backend::kXnnpack});
+  registry.add({"", "Swish", 24, kLatestVersion, SwishKernel::create, Backend::kXnnpack});
+  registry.add({"", "Relu", 1, kLatestVersion, create_relu, Backend::kXnnpack});
+  registry.add({"", "Clip", 1, kLatestVersion, create_clip, Backend::kXnnpack});
+  registry.add({"", "Softmax", 1, kLatestVersion, create_softmax, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -388,10 +388,9 @@ class QLinearMatMulKernel final : public FastKernel {
 }  // namespace
 
 void register_xnnpack_qlinear(OpRegistry& registry) {
-  registry.add({"", "QLinearConv", 10, kLatestVersion, QLinearConvKernel::create, 8, 9, 1, 1, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvKernel::create, 8, 9, 1, 1,
-                Backend::kXnnpack});
-  registry.add({"", "QLinearMatMul", 10, kLatestVersion, QLinearMatMulKernel::create, 8, 8, 1, 1, Backend::kXnnpack});
+  registry.add({"", "QLinearConv", 10, kLatestVersion, QLinearConvKernel::create, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvKernel::create, Backend::kXnnpack});
+  registry.add({"", "QLinearMatMul", 10, kLatestVersion, QLinearMatMulKernel::create, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -171,8 +171,8 @@ bool broadcast_dims(const Tensor& a, const Tensor& b, BroadcastDims& d) {
 
 void register_xnnpack_ops(OpRegistry& registry) {
   xnn::register_xnnpack_conv(registry);
-  xnn::register_xnnpack_fully_connected(registry);
-  xnn::register_xnnpack_pooling(registry);
+  xnn::register_xnnpack_matmul(registry);
+  xnn::register_xnnpack_pool(registry);
   xnn::register_xnnpack_elementwise(registry);
   xnn::register_xnnpack_qlinear(registry);
   xnn::register_xnnpack_qlinear_binary(registry);

@@ -143,8 +143,8 @@ bool broadcast_dims(const Tensor& a, const Tensor& b, BroadcastDims& d);
 
 // Per-family registration, called from register_xnnpack_ops (xnnpack_util.cc).
 void register_xnnpack_conv(OpRegistry& registry);
-void register_xnnpack_fully_connected(OpRegistry& registry);
-void register_xnnpack_pooling(OpRegistry& registry);
+void register_xnnpack_matmul(OpRegistry& registry);
+void register_xnnpack_pool(OpRegistry& registry);
 void register_xnnpack_elementwise(OpRegistry& registry);
 void register_xnnpack_qlinear(OpRegistry& registry);  // qlinear.cc: QLinearConv, QLinearMatMul
 void register_xnnpack_qlinear_binary(OpRegistry& registry);  // qlinear_binary.cc: com.microsoft QLinearAdd/Mul

@@ -1,4 +1,4 @@
-#include "runtime/ops/optimized/conv_winograd_f32.h"
+#include "runtime/ops/optimized/conv_winograd.h"
 
 #include <algorithm>
 #include <atomic>
@@ -46,7 +46,7 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
   int64_t block_tiles = kBlockBytes / (kWinoPositions * 4 * (c + m));
   block_tiles = std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, block_tiles / kFconvRows * kFconvRows));
-  // Evenly sized blocks, as many per thread (see conv_f32.cc).
+  // Evenly sized blocks, as many per thread (see conv.cc).
   int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
   if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
   const int64_t max_tiles = (tiles + blocks - 1) / blocks;

@@ -421,16 +421,13 @@ class GlobalAveragePoolNhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_xnnpack_pooling(OpRegistry& registry) {
-  registry.add({"", "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
-  registry.add({"", "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1, Backend::kXnnpack});
-  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, 1, 1, 1, 1,
-                Backend::kXnnpack});
-  registry.add({kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, 1, 1, 1, 2, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, 1, 1, 1, 1,
-                Backend::kXnnpack});
-  registry.add({kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, 1,
-                1, 1, 1, Backend::kXnnpack});
+void register_xnnpack_pool(OpRegistry& registry) {
+  registry.add({"", "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack});
+  registry.add({"", "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack});
+  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack});
+  registry.add({kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -1,4 +1,4 @@
-// The Winograd F(2x2, 3x3) path of the own fp32 NHWC Conv (conv_f32.cc chooses it at session
+// The Winograd F(2x2, 3x3) path of the own fp32 NHWC Conv (conv.cc chooses it at session
 // creation for 3x3, stride-1, undilated layers of enough channels; fwinograd.h has the math).
 // Per task, a block of 2x2-pixel tiles: the input transform writes V [16][tiles][c], the
 // direct conv's 12 x 32 tiles multiply each position's V by its U panel into M [16][tiles][m],

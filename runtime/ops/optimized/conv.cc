@@ -21,7 +21,7 @@
 #include "runtime/ops/common/finite.h"
 #include "runtime/ops/common/layout_convert.h"
 #include "runtime/ops/internal_ops.h"
-#include "runtime/ops/optimized/conv_winograd_f32.h"
+#include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
@@ -81,7 +81,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     // part is one tap of C / parts values (the panels' [C] order is [parts][C / parts]).
     if (init.node().op_type == kConcatConvOp) {
       k->parts_ = static_cast<int64_t>(init.num_inputs()) - 2;
-      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || c % k->parts_ != 0)
+      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || k->parts_ > kMaxConcatParts ||
+          c % k->parts_ != 0)
         return unsupported("own fp32 Conv: ConcatConv of ", k->parts_, " parts with a ", g.kh, "x", g.kw, " kernel");
       k->merge_rows_ = false;
     }
@@ -398,10 +399,9 @@ class ConvF32NhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_conv_f32(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, 2, 3, 1, 1,
-            Backend::kOptimized};
-  def.before_xnnpack = true;
+void register_opt_conv(OpRegistry& registry) {
+  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, Backend::kOptimized};
+  def.priority = kPriorityBeforeXnnpack;
   def.available = [] { return enabled() && fconv_tile_fast() != nullptr; };
   registry.add(def);
   def.name = kConvNchwInputOp;
@@ -409,8 +409,6 @@ void register_opt_conv_f32(OpRegistry& registry) {
   def.name = kConvMaxPoolOp;
   registry.add(def);
   def.name = kConcatConvOp;
-  def.max_inputs = 2 + kMaxConcatParts;
-  def.min_inputs = 4;
   registry.add(def);
 }
 

@@ -77,9 +77,9 @@ class ConcatKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_concat(OpRegistry& registry) {
+void register_opt_layout_concat(OpRegistry& registry) {
   // XNNPACK 2022 has no concatenation: this runs ahead of the reference kernel only.
-  registry.add({"", "Concat", 4, kLatestVersion, ConcatKernel::create, 1, -1, 1, 1, Backend::kOptimized});
+  registry.add({"", "Concat", 4, kLatestVersion, ConcatKernel::create, Backend::kOptimized});
 }
 
 }  // namespace opt

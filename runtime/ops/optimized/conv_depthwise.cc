@@ -58,10 +58,9 @@ class ConvDwF32NhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_conv_dw_f32(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, 2, 3, 1, 1,
-            Backend::kOptimized};
-  def.before_xnnpack = true;
+void register_opt_conv_depthwise(OpRegistry& registry) {
+  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, Backend::kOptimized};
+  def.priority = kPriorityBeforeXnnpack;
   registry.add(def);
 }
 

@@ -90,9 +90,9 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) {
 
 }  // namespace
 
-void register_xnnpack_fully_connected(OpRegistry& registry) {
-  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, 2, 3, 1, 1, Backend::kXnnpack});
-  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, 2, 2, 1, 1, Backend::kXnnpack});
+void register_xnnpack_matmul(OpRegistry& registry) {
+  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, Backend::kXnnpack});
+  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -524,11 +524,11 @@ Result<std::unique_ptr<Kernel>> create_qlinear_conv(const KernelInit& init) {
 
 }  // namespace
 
-void register_quantize_int_ops(OpRegistry& registry) {
-  registry.add({"", "MatMulInteger", 10, kLatestVersion, create_matmul_integer, 2, 4, 1, 1});
-  registry.add({"", "ConvInteger", 10, kLatestVersion, create_conv_integer, 2, 4, 1, 1});
-  registry.add({"", "QLinearMatMul", 10, kLatestVersion, create_qlinear_matmul, 8, 8, 1, 1});
-  registry.add({"", "QLinearConv", 10, kLatestVersion, create_qlinear_conv, 8, 9, 1, 1});
+void register_qlinear_ops(OpRegistry& registry) {
+  registry.add({"", "MatMulInteger", 10, kLatestVersion, create_matmul_integer});
+  registry.add({"", "ConvInteger", 10, kLatestVersion, create_conv_integer});
+  registry.add({"", "QLinearMatMul", 10, kLatestVersion, create_qlinear_matmul});
+  registry.add({"", "QLinearConv", 10, kLatestVersion, create_qlinear_conv});
 }
 
 }  // namespace xonnx

@@ -219,10 +219,9 @@ class QLinearConvNhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_qlinear_conv(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, 8, 9, 1, 1,
-            Backend::kOptimized};
-  def.before_xnnpack = true;
+void register_opt_qlinear(OpRegistry& registry) {
+  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, Backend::kOptimized};
+  def.priority = kPriorityBeforeXnnpack;
   def.available = [] { return enabled() && qgemm_fast() != nullptr; };
   registry.add(def);
 }

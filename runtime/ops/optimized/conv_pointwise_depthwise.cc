@@ -142,9 +142,8 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_conv_pw_dw_f32(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, 4, 5, 1,
-            1, Backend::kOptimized};
+void register_opt_conv_pointwise_depthwise(OpRegistry& registry) {
+  OpDef def{kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, Backend::kOptimized};
   def.available = [] {
     return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
   };

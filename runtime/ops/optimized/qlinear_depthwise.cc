@@ -170,10 +170,9 @@ class QLinearDwConvNhwcKernel final : public FastKernel {
 
 }  // namespace
 
-void register_opt_qlinear_dwconv(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create, 8, 9, 1, 1,
-            Backend::kOptimized};
-  def.before_xnnpack = true;
+void register_opt_qlinear_depthwise(OpRegistry& registry) {
+  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create, Backend::kOptimized};
+  def.priority = kPriorityBeforeXnnpack;
   registry.add(def);
 }
 
