@@ -12,8 +12,12 @@
 #     xonnx_select_ops) must give the full build's output and refuse a model outside the
 #     selection by name; the stripped sizes of both go to build/packaging/sizes.txt;
 #   - CPack .debs (libxonnx-dev, xonnx): contents checked; on the host the amd64 ones are
-#     installed with dpkg into a scratch root and an application is built against them.
-# Prints the wall time of each target.
+#     installed with dpkg into a scratch root and an application is built against them;
+#   - on the host, the runtime without XNNPACK (XONNX_WITH_XNNPACK=OFF's: the build tree's own
+#     objects without the XNNPACK kernels) in a fully static app.c (xonnx_static_app): no
+#     shared library at all, the XNNPACK build's outputs; and the size table of the
+#     mobilenet_v2-only static app (scripts/measure-sizes.sh: links only).
+# Prints the wall time of each step and of each target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -29,6 +33,13 @@ MNV2=tests/models/mobilenet_v2/model.onnx
 SIZES=$OUT/sizes.txt
 log() { echo "[packaging] $*"; }
 fail() { echo "[packaging] FAILED: $*" >&2; exit 1; }
+# step NAME COMMAND...: runs one step and prints its wall time.
+step() {
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  log "  $name: $((SECONDS - t0)) s"
+}
 
 # configure + build one consumer project: consumer NAME SOURCE_DIR CMAKE_ARGS...
 consumer() {
@@ -81,7 +92,7 @@ check_deb() {  # check_deb FILE PATH... : the package holds these paths
   done
 }
 
-host() {
+host_install() {
   local prefix=$OUT/prefix-host
   rm -rf "$prefix" "$OUT/prefix-host-shared"
   cmake --install build --prefix "$prefix" >/dev/null
@@ -99,13 +110,19 @@ host() {
   # The one archive holds protobuf-lite: no other archive is needed to link.
   grep -q " T .*MessageLite.*ParseFrom" <<<"$(nm -A "$prefix/lib/libxonnx.a" 2>/dev/null)" ||
     fail "libxonnx.a lacks protobuf-lite's MessageLite"
+}
 
+host_consumers() {
+  local prefix=$OUT/prefix-host
   CONSUMER_ARGS=(-DCMAKE_PREFIX_PATH="$prefix")
   consumer host-c tests/consumer/c "${CONSUMER_ARGS[@]}"
   consumer host-cpp tests/consumer/cpp "${CONSUMER_ARGS[@]}"
   run_app "$OUT/host-c/app_c" "${MLP[@]}"
   run_app "$OUT/host-cpp/app_cpp" tests/models/mlp/model.onnx tests/consumer/mlp_input.bin tests/consumer/mlp_expected.bin
+}
 
+host_selective() {
+  local prefix=$OUT/prefix-host
   # The op selection of mobilenet_v2 (also used by the ARM targets: the families do not depend
   # on the architecture), and the selective build.
   "$prefix/bin/xonnx" info --ops "$MNV2" >"$OUT/mobilenet_v2.ops" || fail "xonnx info --ops $MNV2"
@@ -113,7 +130,10 @@ host() {
   size_row x86-64 "xonnx CLI" "$prefix/bin/xonnx" strip
   size_row x86-64 "app.c, all op families" "$OUT/host-c/app_c" strip
   size_row x86-64 "app.c, mobilenet_v2's op families" "$OUT/host-c-mnv2/app_c" strip
+}
 
+host_genai() {
+  local prefix=$OUT/prefix-host
   # The optional genai component (tokenizer): ids as the tokenizer's trainer wrote them.
   consumer host-genai tests/consumer/genai "${CONSUMER_ARGS[@]}"
   local case_text case_ids out
@@ -128,7 +148,10 @@ host() {
   if cmake -S "$OUT/host-badversion" -B "$OUT/host-badversion/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null 2>&1; then
     fail "find_package(xonnx 9.0) must fail against $prefix"
   fi
+}
 
+host_pkgconfig() {
+  local prefix=$OUT/prefix-host
   # pkg-config, static: Libs.private carries what libxonnx.a needs.
   local pc_flags
   pc_flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --static --cflags --libs xonnx)
@@ -136,7 +159,9 @@ host() {
   run_app "$OUT/host-pkgconfig-app" "${MLP[@]}"
   [ "$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion xonnx)" = "$(sed -n 's/^#define XONNX_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/xonnx/version.h")" ] ||
     fail "xonnx.pc and version.h disagree on the version"
+}
 
+host_shared() {
   # libxonnx.so: the C API only.
   local shared=$OUT/prefix-host-shared
   cmake --install build --prefix "$shared" >/dev/null
@@ -149,7 +174,10 @@ host() {
   consumer host-shared tests/consumer/c -DCMAKE_PREFIX_PATH="$shared" -DXONNX_CONSUMER=shared
   grep -q "libxonnx.so" <<<"$(readelf -d "$OUT/host-shared/app_c")" || fail "app_c (shared) does not need libxonnx.so"
   run_app env LD_LIBRARY_PATH="$shared/lib" "$OUT/host-shared/app_c" "${MLP[@]}"
+}
 
+host_debs() {
+  local prefix=$OUT/prefix-host
   # .debs, installed with dpkg into a scratch root (its own database; the host's libraries
   # satisfy the dependencies, which apt checks exist).
   (cd build && cpack --config CPackConfig.cmake >/dev/null) || fail "cpack (host)"
@@ -171,6 +199,36 @@ host() {
   grep -q "$version" <<<"$("$root/usr/bin/xonnx" --version)" || fail "the packaged xonnx --version"
   consumer host-deb tests/consumer/c -DCMAKE_PREFIX_PATH="$root/usr"
   run_app "$OUT/host-deb/app_c" "${MLP[@]}"
+}
+
+host_static() {
+  # Own kernels only, linked -static: the runtime of an XONNX_WITH_XNNPACK=OFF build, from the
+  # tree's own objects (two more compiles and a link in scripts/build.sh). It needs no shared
+  # library at all, and gives the XNNPACK build's outputs (mobilenet_v2: the full app's,
+  # written by host_selective).
+  local app=build/bin/xonnx_static_app
+  [ -x "$app" ] || fail "$app was not built"
+  file -L "$app" | grep -q "statically linked" || fail "$app is not statically linked: $(file -L "$app")"
+  [ -z "$(readelf -d "$app" 2>/dev/null | grep NEEDED)" ] || fail "$app needs shared libraries"
+  ! nm "$app" | grep -qi " [TU] \(xnn_\|pthreadpool_\|cpuinfo_\)" || fail "$app links XNNPACK, pthreadpool or cpuinfo"
+  run_app "$app" "${MLP[@]}"
+  run_app "$app" "$MNV2" --expect "$OUT/host-mnv2-full.bin"
+  size_row x86-64 "app.c, no XNNPACK, -static, all op families" "$app" strip
+  # The mobilenet_v2-only static app with --gc-sections, and what it is made of.
+  bash scripts/measure-sizes.sh build >"$OUT/host-measure-sizes.log" 2>&1 ||
+    { cat "$OUT/host-measure-sizes.log"; fail "scripts/measure-sizes.sh"; }
+  sed -n '/mobilenet_v2.s, --gc-sections/p' build/sizes/sizes.txt | awk '{printf "%-8s %-44s %9d\n", "x86-64", "app.c, no XNNPACK, -static, mnv2, gc-sections", $NF}' | tee -a "$SIZES"
+}
+
+host() {
+  step install host_install
+  step "find_package consumers" host_consumers
+  step "selective build" host_selective
+  step "genai component" host_genai
+  step pkg-config host_pkgconfig
+  step "libxonnx.so" host_shared
+  step ".debs" host_debs
+  step "static, no XNNPACK" host_static
 }
 
 # ARM: the cross-built install, consumers cross-compiled with the same toolchain file, run

@@ -1,6 +1,6 @@
 #include "runtime/core/thread_pool.h"
 
-#include <pthreadpool.h>
+#include "runtime/core/thread_pool_xnnpack.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +16,8 @@
 #endif
 
 namespace xonnx {
+
+std::atomic<DestroyXnnPool> g_destroy_xnn_pool{nullptr};
 
 namespace {
 
@@ -163,7 +165,7 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(std::clamp(num_threads, 1
 
 ThreadPool::~ThreadPool() {
   workers_.reset();
-  if (xnn_pool_) pthreadpool_destroy(xnn_pool_);
+  if (xnn_pool_) g_destroy_xnn_pool.load()(xnn_pool_);  // set by handle(), which made the pool
 }
 
 ThreadPool::Workers* ThreadPool::workers() const {
@@ -175,13 +177,6 @@ ThreadPool::Workers* ThreadPool::workers() const {
     }
   }
   return workers_.get();
-}
-
-pthreadpool* ThreadPool::handle() const {
-  if (num_threads_ < 2) return nullptr;
-  if (!xnn_pool_) xnn_pool_ = pthreadpool_create(static_cast<size_t>(num_threads_));
-  if (workers_) workers_->park();  // the XNNPACK operator needs the cores
-  return xnn_pool_;
 }
 
 void ThreadPool::rest() const {

@@ -53,7 +53,9 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
   // The pthreadpool handle for an XNNPACK run (nullptr when single-threaded). Our spinning
-  // workers go to sleep at once: the XNNPACK operator needs the cores.
+  // workers go to sleep at once: the XNNPACK operator needs the cores. Defined in
+  // thread_pool_xnnpack.cc, which only the XNNPACK kernels pull in: a build without them
+  // links no pthreadpool.
   pthreadpool* handle() const;
   // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
   // least `min_chunk` items each.

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/core/log.h"
 #include "runtime/exec/kernel_context.h"
 #include "runtime/ops/registry.h"
 
@@ -258,6 +259,10 @@ Status Subgraph::build(const Graph& graph) {
       step.declined += std::string(backend_name(candidate->backend)) + ": " + why.message();
     }
     if (!step.kernel) return internal_error(label, "no kernel accepted the node");
+    if (!step.declined.empty()) {  // a warning when the node ends on its reference kernel
+      log(step.backend == Backend::kReference ? LogLevel::kWarning : LogLevel::kInfo, label, "runs on the ",
+          backend_name(step.backend), " kernel; declined by ", step.declined);
+    }
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const int s = n.inputs[k].empty() ? -1 : slot(n.inputs[k]);
       if (s < 0) continue;

@@ -129,23 +129,52 @@ Result<std::vector<Value>> Session::run(const std::vector<Value>& inputs) {
 
 Status Session::run(const std::vector<Value>& inputs, std::vector<Value>& outputs) {
   return guarded("running session", [&]() -> Status {
-    if (inputs.size() != inputs_.size()) {
-      return invalid_argument("the model takes ", inputs_.size(), " inputs, got ", inputs.size());
-    }
-    for (size_t i = 0; i < inputs.size(); ++i) XONNX_RETURN_IF_ERROR(check_input(inputs_[i], inputs[i]));
-    // Earlier outputs nobody else holds go back to the pool before the run needs memory.
-    for (Value& v : outputs) v = Value();
-    state_->buffers->begin_run();
-    Status status = plan_->execute_into(inputs, nullptr, outputs);
-    state_->thread_pool->rest();
-    state_->buffers->end_run();
-    return status;
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    return run_locked(inputs, outputs);
   });
 }
 
-void Session::set_profiler(Profiler* profiler) { state_->profiler = profiler; }
+Status Session::run_bound(const std::vector<Value>& inputs, const std::vector<std::pair<std::string, Tensor>>& bound,
+                          std::vector<Value>& outputs) {
+  return guarded("running session", [&]() -> Status {
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    // These bindings replace bind_output()'s for this run only, whatever way it ends.
+    std::vector<Tensor> previous = plan_->take_output_bindings();
+    struct Restore {
+      Subgraph& plan;
+      std::vector<Tensor>& previous;
+      ~Restore() { plan.set_output_bindings(std::move(previous)); }
+    } restore{*plan_, previous};
+    for (const auto& [name, buffer] : bound) XONNX_RETURN_IF_ERROR(bind_output_locked(name, buffer));
+    return run_locked(inputs, outputs);
+  });
+}
+
+Status Session::run_locked(const std::vector<Value>& inputs, std::vector<Value>& outputs) {
+  if (inputs.size() != inputs_.size()) {
+    return invalid_argument("the model takes ", inputs_.size(), " inputs, got ", inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) XONNX_RETURN_IF_ERROR(check_input(inputs_[i], inputs[i]));
+  // Earlier outputs nobody else holds go back to the pool before the run needs memory.
+  for (Value& v : outputs) v = Value();
+  state_->buffers->begin_run();
+  Status status = plan_->execute_into(inputs, nullptr, outputs);
+  state_->thread_pool->rest();
+  state_->buffers->end_run();
+  return status;
+}
+
+void Session::set_profiler(Profiler* profiler) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  state_->profiler = profiler;
+}
 
 Status Session::bind_output(const std::string& name, Tensor buffer) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  return bind_output_locked(name, std::move(buffer));
+}
+
+Status Session::bind_output_locked(const std::string& name, Tensor buffer) {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (outputs_[i].name != name) continue;
     if (!buffer.defined() || buffer.dtype() == DataType::kString || (buffer.numel() > 0 && !buffer.raw_data())) {
@@ -157,7 +186,10 @@ Status Session::bind_output(const std::string& name, Tensor buffer) {
   return invalid_argument("the model has no output named '", name, "' to bind");
 }
 
-void Session::clear_output_bindings() { plan_->clear_output_bindings(); }
+void Session::clear_output_bindings() {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  plan_->clear_output_bindings();
+}
 
 Result<std::vector<Value>> Session::run_named(
     const std::vector<std::pair<std::string, Value>>& inputs) {

@@ -2,10 +2,19 @@
 //
 // Creation does all the work that can fail on the model (op lookup, attribute checks,
 // topological order, liveness); run() only computes and checks input shapes/types.
-// A Session is not safe to run from two threads at once; create one per thread.
+//
+// Thread safety: run(), run_named() and run_bound() may be called on one session from many
+// threads at once. A mutex in the session serialises them (the execution state of a run, its
+// buffers, thread pool and the XNNPACK operators' set-up, belongs to the session): one run at a
+// time, the others wait, so many callers on one session get one session's throughput. For
+// parallel runs create one session per thread (each holds its own copy of the weights).
+// Taking the mutex allocates nothing (the no-allocation runs stay so). bind_output(),
+// clear_output_bindings() and set_profiler() take the same mutex. model(), inputs() and
+// outputs() are immutable after creation.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +107,12 @@ class Session {
   Status bind_output(const std::string& name, Tensor buffer);
   void clear_output_bindings();
 
+  // One run with `bound` outputs (name, caller buffer, as bind_output) bound for this run only:
+  // binding, run and unbinding hold the session's mutex together, so a run of another thread
+  // never writes into these buffers. They replace those of bind_output() for this run only.
+  Status run_bound(const std::vector<Value>& inputs, const std::vector<std::pair<std::string, Tensor>>& bound,
+                   std::vector<Value>& outputs);
+
   // Runs with named inputs (any order); missing non-optional inputs are an error.
   Result<std::vector<Value>> run_named(const std::vector<std::pair<std::string, Value>>& inputs);
 
@@ -107,6 +122,10 @@ class Session {
 
  private:
   Session() = default;
+  Status run_locked(const std::vector<Value>& inputs, std::vector<Value>& outputs);
+  Status bind_output_locked(const std::string& name, Tensor buffer);
+
+  std::mutex run_mutex_;  // one run (and binding change) at a time; see the top of this file
   Model model_;
   SessionOptions options_;
   std::vector<ValueInfo> inputs_;

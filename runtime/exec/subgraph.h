@@ -47,6 +47,9 @@ class Subgraph final : public GraphBody {
   // Graph output `index` is written into `buffer` by later runs (Session::bind_output).
   void bind_output(size_t index, Tensor buffer);
   void clear_output_bindings() { bound_.clear(); }
+  // Moves the bindings out (none remain) and puts them back: Session::run_bound.
+  std::vector<Tensor> take_output_bindings() { return std::move(bound_); }
+  void set_output_bindings(std::vector<Tensor> bound) { bound_ = std::move(bound); }
 
   const Graph& graph() const override { return *graph_; }
   size_t num_inputs() const { return input_slots_.size(); }

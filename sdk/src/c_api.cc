@@ -2,13 +2,16 @@
 // crosses this boundary.
 #include "xonnx/xonnx.h"
 
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "runtime/core/log.h"
 #include "runtime/exec/session.h"
 #include "sdk/src/c_api_internal.h"
 
@@ -50,6 +53,10 @@ XONNX_SAME_VALUE(XONNX_TYPE_FLOAT64, xonnx::DataType::kDouble);
 XONNX_SAME_VALUE(XONNX_TYPE_UINT32, xonnx::DataType::kUint32);
 XONNX_SAME_VALUE(XONNX_TYPE_UINT64, xonnx::DataType::kUint64);
 XONNX_SAME_VALUE(XONNX_TYPE_BFLOAT16, xonnx::DataType::kBFloat16);
+XONNX_SAME_VALUE(XONNX_LOG_DEBUG, xonnx::LogLevel::kDebug);
+XONNX_SAME_VALUE(XONNX_LOG_INFO, xonnx::LogLevel::kInfo);
+XONNX_SAME_VALUE(XONNX_LOG_WARNING, xonnx::LogLevel::kWarning);
+XONNX_SAME_VALUE(XONNX_LOG_ERROR, xonnx::LogLevel::kError);
 #undef XONNX_SAME_VALUE
 
 namespace {
@@ -126,11 +133,14 @@ xonnx_status* bind_inputs(const xonnx::Session& session, const xonnx_tensor_view
   return nullptr;
 }
 
+using Bindings = std::vector<std::pair<std::string, xonnx::Tensor>>;
+
 // Runs and returns tensors that do not point into caller memory.
-// `bound`: outputs written into caller buffers (Session::bind_output): left undefined in results.
+// `bindings`: outputs written into caller buffers for this run (Session::run_bound); `bound`
+// marks them, left undefined in results.
 xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, size_t num_inputs,
                           size_t num_outputs, std::vector<xonnx::Tensor>* results,
-                          const std::vector<bool>* bound = nullptr) {
+                          const Bindings* bindings = nullptr, const std::vector<bool>* bound = nullptr) {
   if (!s) return bad_arg("session is NULL");
   if (num_outputs != s->session->outputs().size()) {
     return bad_arg("the model has " + std::to_string(s->session->outputs().size()) +
@@ -139,10 +149,11 @@ xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, siz
   std::vector<xonnx::Value> values;
   std::vector<const void*> caller_storage;
   if (xonnx_status* err = bind_inputs(*s->session, inputs, num_inputs, &values, &caller_storage)) return err;
-  auto outs = s->session->run(values);
-  if (!outs.is_ok()) return from_status(outs.status());
-  for (size_t i = 0; i < outs->size(); ++i) {
-    const xonnx::Value& v = (*outs)[i];
+  std::vector<xonnx::Value> outs;
+  const xonnx::Status run = bindings ? s->session->run_bound(values, *bindings, outs) : s->session->run(values, outs);
+  if (!run.is_ok()) return from_status(run);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const xonnx::Value& v = outs[i];
     if (bound && (*bound)[i]) {
       results->emplace_back();
       continue;
@@ -164,6 +175,14 @@ xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, siz
   return nullptr;
 }
 
+// The C callback behind the runtime's log sink (one process-wide callback, as the sink).
+std::atomic<xonnx_log_callback> g_log_callback{nullptr};
+void forward_log(xonnx::LogLevel level, const char* message, void* user_data) {
+  if (xonnx_log_callback callback = g_log_callback.load()) {
+    callback(static_cast<xonnx_log_level>(level), message, user_data);
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -179,6 +198,14 @@ const char* xonnx_status_get_message(const xonnx_status* status) {
 }
 void xonnx_status_release(xonnx_status* status) {
   if (status != xonnx::capi::out_of_memory()) delete status;
+}
+
+void xonnx_set_log_callback(xonnx_log_callback callback, void* user_data, xonnx_log_level min_level) {
+  // Unset first (this waits for a message in progress), so no message reaches the new callback
+  // with the old user_data.
+  xonnx::set_log_sink(nullptr, nullptr, xonnx::LogLevel::kError);
+  g_log_callback.store(callback);
+  xonnx::set_log_sink(callback ? forward_log : nullptr, user_data, static_cast<xonnx::LogLevel>(min_level));
 }
 
 xonnx_status* xonnx_session_options_create(xonnx_session_options** out) {
@@ -284,11 +311,7 @@ xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx
     if (num_bound && !bound_outputs) return bad_arg("bound_outputs is NULL");
     const auto& infos = session->session->outputs();
     std::vector<bool> bound(infos.size(), false);
-    // The bindings live for this call only, whatever way it ends.
-    struct Unbind {
-      xonnx::Session& s;
-      ~Unbind() { s.clear_output_bindings(); }
-    } unbind{*session->session};
+    Bindings bindings;  // for this call only (another thread's run never writes them)
     for (size_t b = 0; b < num_bound; ++b) {
       const xonnx_tensor_view& v = bound_outputs[b];
       if (!v.name) return bad_arg("bound output " + std::to_string(b) + " has no name");
@@ -313,12 +336,13 @@ xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx
       }
       if (bytes > 0 && !v.data) return bad_arg(label + ": data is NULL");
       auto storage = xonnx::Storage::view(v.data, static_cast<size_t>(bytes), nullptr);
-      xonnx::Status st = session->session->bind_output(v.name, xonnx::Tensor(dtype, std::move(shape), std::move(storage)));
-      if (!st.is_ok()) return from_status(st);
+      bindings.emplace_back(v.name, xonnx::Tensor(dtype, std::move(shape), std::move(storage)));
       bound[which] = true;
     }
     std::vector<xonnx::Tensor> results;
-    if (xonnx_status* err = run_session(session, inputs, num_inputs, num_outputs, &results, &bound)) return err;
+    if (xonnx_status* err = run_session(session, inputs, num_inputs, num_outputs, &results, &bindings, &bound)) {
+      return err;
+    }
     for (size_t i = 0; i < results.size(); ++i) {
       outputs[i] = bound[i] ? nullptr : new xonnx_tensor{std::move(results[i])};
     }

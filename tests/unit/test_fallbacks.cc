@@ -4,13 +4,19 @@
 // nonfinite (a result redone with the reference's NaN/inf semantics).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "converter/writer.h"
+#include "runtime/core/log.h"
 #include "runtime/exec/session.h"
+#include "runtime/ops/op_families.h"
 #include "tests/unit/graph_builder.h"
+#include "xonnx/xonnx.h"
 
 namespace xonnx {
 namespace {
@@ -63,6 +69,77 @@ TEST(FallbackTest, FactoryDeclineKeepsItsReason) {
   EXPECT_NE(e.declined.find("B"), std::string::npos) << e.declined;  // the reason names what
   EXPECT_FALSE(e.uncovered);
   EXPECT_FALSE(e.nonfinite);
+}
+
+// The Gemm of FactoryDeclineKeepsItsReason: XNNPACK declines it (B is not a constant).
+GraphBuilder gemm_with_input_b() {
+  GraphBuilder b;
+  b.input("a", 2);
+  b.input("b", 2);
+  b.output(b.node("Gemm", {"a", "b"}, {}, "y"));
+  return b;
+}
+
+struct LogRecord {
+  std::vector<std::pair<int, std::string>> messages;
+};
+
+// Whether XNNPACK kernels are registered (not in an XONNX_WITH_XNNPACK=OFF build).
+bool have_xnnpack_gemm() {
+  const std::vector<std::string> families = families_of_op("", "Gemm");
+  return std::find(families.begin(), families.end(), "xnnpack") != families.end();
+}
+
+TEST(FallbackTest, DeclineToReferenceIsLoggedAsAWarning) {
+  if (!have_xnnpack_gemm()) GTEST_SKIP() << "no XNNPACK kernels in this build";
+  LogRecord record;
+  set_log_sink([](LogLevel level, const char* message, void* user) {
+    static_cast<LogRecord*>(user)->messages.emplace_back(static_cast<int>(level), message);
+  }, &record, LogLevel::kInfo);
+  GraphBuilder b = gemm_with_input_b();
+  auto session = xnnpack_session(b);
+  set_log_sink(nullptr, nullptr, LogLevel::kInfo);
+  ASSERT_TRUE(session);
+  ASSERT_EQ(record.messages.size(), 1u);
+  EXPECT_EQ(record.messages[0].first, static_cast<int>(LogLevel::kWarning));
+  const std::string& m = record.messages[0].second;
+  EXPECT_NE(m.find("(Gemm)"), std::string::npos) << m;
+  EXPECT_NE(m.find("runs on the reference kernel; declined by xnnpack: "), std::string::npos) << m;
+  // No sink: nothing is recorded.
+  auto quiet = xnnpack_session(b);
+  EXPECT_EQ(record.messages.size(), 1u);
+}
+
+TEST(FallbackTest, CApiLogCallbackReceivesTheWarning) {
+  if (!have_xnnpack_gemm()) GTEST_SKIP() << "no XNNPACK kernels in this build";
+  GraphBuilder b = gemm_with_input_b();
+  auto bytes = convert::serialize_model(b.model);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  LogRecord record;
+  auto callback = [](xonnx_log_level level, const char* message, void* user) {
+    static_cast<LogRecord*>(user)->messages.emplace_back(static_cast<int>(level), message);
+  };
+  // Above the warning's level: not called.
+  xonnx_set_log_callback(callback, &record, XONNX_LOG_ERROR);
+  auto create = [&] {
+    xonnx_session* s = nullptr;
+    xonnx_status* st = xonnx_session_create_from_memory(bytes->data(), bytes->size(), nullptr, &s);
+    EXPECT_EQ(st, nullptr) << xonnx_status_get_message(st);
+    xonnx_status_release(st);
+    xonnx_session_release(s);
+  };
+  // XNNPACK is the first candidate with the own kernels off (as in xnnpack_session).
+  ASSERT_EQ(setenv("XONNX_DISABLE_OPTIMIZED", "1", 1), 0);
+  create();
+  EXPECT_TRUE(record.messages.empty());
+  xonnx_set_log_callback(callback, &record, XONNX_LOG_WARNING);
+  create();
+  xonnx_set_log_callback(nullptr, nullptr, XONNX_LOG_DEBUG);
+  create();  // removed: not called
+  unsetenv("XONNX_DISABLE_OPTIMIZED");
+  ASSERT_EQ(record.messages.size(), 1u);
+  EXPECT_EQ(record.messages[0].first, XONNX_LOG_WARNING);
+  EXPECT_NE(record.messages[0].second.find("(Gemm)"), std::string::npos) << record.messages[0].second;
 }
 
 TEST(FallbackTest, NonFiniteRerunIsReported) {

@@ -1,12 +1,11 @@
-// Chooses the optimized-kernel table for this CPU once (cpuinfo), and holds the switches and
-// counters shared by the optimized op kernels.
-#include <cpuinfo.h>
-
+// Chooses the optimized-kernel table for this CPU once (runtime/core/cpu_features.h), and holds
+// the switches and counters shared by the optimized op kernels.
 #include <atomic>
 #include <initializer_list>
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/core/cpu_features.h"
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/optimized/opt_util.h"
 
@@ -18,25 +17,8 @@ std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_runs{0};
 std::atomic<const KernelTable*> g_table_for_testing{nullptr};
 
-bool cpu_has(const char* isa) {
-  static const bool ok = cpuinfo_initialize();
-  if (!ok) return false;
-#if defined(__x86_64__) || defined(_M_X64)
-  if (std::strcmp(isa, "avx2") == 0) return cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3();
-  if (std::strcmp(isa, "avx512") == 0)
-    return cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512dq() &&
-           cpuinfo_has_x86_avx512vl() && cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3();
-#endif
-#if defined(__aarch64__)
-  if (std::strcmp(isa, "neon") == 0) return true;
-#elif defined(__arm__)  // this file has no NEON flags on armv7; kernels_neon.cc has them
-  if (std::strcmp(isa, "neon") == 0) return cpuinfo_has_arm_neon_fma();
-#endif
-  return std::strcmp(isa, "generic") == 0;
-}
-
 // Best first. A table is built by code compiled for its ISA (the compiler vectorizes even the
-// table's construction), so its function is called only once cpuinfo reports the ISA.
+// table's construction), so its function is called only once the CPU reports the ISA.
 struct Candidate {
   const char* isa;
   const KernelTable* (*table)();
@@ -75,7 +57,7 @@ bool avx512_chosen() {
 
 bool avx512_vnni_chosen() {
 #if defined(__x86_64__) || defined(_M_X64)
-  static const bool chosen = avx512_chosen() && cpuinfo_initialize() && cpuinfo_has_x86_avx512vnni();
+  static const bool chosen = avx512_chosen() && cpu_has("avx512vnni");
   return chosen;
 #else
   return false;

@@ -8,7 +8,10 @@
  * - Strings returned by the runtime stay valid as long as the object they came from.
  * - The runtime keeps no pointer to caller memory (model bytes, input buffers, output
  *   buffers) after the call that received it returns.
- * - A session may be used by one thread at a time; different sessions are independent.
+ * - Threads: the xonnx_session_run* functions may be called on one session from many threads
+ *   at once; the session runs them one at a time (a mutex: callers wait, nothing is corrupted).
+ *   For runs in parallel, create one session per thread. Different sessions are independent.
+ *   Releasing a session while another thread uses it is the caller's error.
  * - No C++ exception ever crosses this API.
  * - Options are opaque objects with setters, so later versions add options without changing
  *   any struct an application compiled against.
@@ -28,9 +31,10 @@
 extern "C" {
 #endif
 
-/* Incremented whenever functions or types are added to this header (2: xonnx_version). A
- * function introduced in API version N is available when xonnx_api_version() >= N. */
-#define XONNX_API_VERSION 2
+/* Incremented whenever functions or types are added to this header (2: xonnx_version;
+ * 3: xonnx_set_log_callback). A function introduced in API version N is available when
+ * xonnx_api_version() >= N. */
+#define XONNX_API_VERSION 3
 
 /* The symbols libxonnx.so exports (everything else in the library is hidden). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -110,6 +114,20 @@ XONNX_API const char* xonnx_version(void);
 XONNX_API xonnx_status_code xonnx_status_get_code(const xonnx_status* status);
 XONNX_API const char* xonnx_status_get_message(const xonnx_status* status);
 XONNX_API void xonnx_status_release(xonnx_status* status);
+
+/* ---- diagnostics (API version 3) ---- */
+typedef enum xonnx_log_level {
+  XONNX_LOG_DEBUG = 0,
+  XONNX_LOG_INFO = 1,    /* a fast kernel declined a node and another fast kernel took it */
+  XONNX_LOG_WARNING = 2, /* a node runs on its reference kernel although a fast kernel exists */
+  XONNX_LOG_ERROR = 3
+} xonnx_log_level;
+/* `message` is valid during the call only. Called from the thread that caused the message,
+ * never from two threads at once; it must not call xonnx_set_log_callback. */
+typedef void (*xonnx_log_callback)(xonnx_log_level level, const char* message, void* user_data);
+/* Process-wide: messages of `min_level` and above go to `callback` (NULL: none, the default;
+ * the library never prints to stderr itself). Messages name the node, op and kernel. */
+XONNX_API void xonnx_set_log_callback(xonnx_log_callback callback, void* user_data, xonnx_log_level min_level);
 
 /* ---- session options ---- */
 XONNX_API xonnx_status* xonnx_session_options_create(xonnx_session_options** out);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Stripped sizes of a tiny C application (tests/consumer/app.c) on the runtime without XNNPACK,
+# linked fully statically, from the build tree scripts/build.sh leaves (nothing of the runtime
+# is compiled again: the variants differ only in their link line):
+#   bash scripts/measure-sizes.sh [BUILD_DIR]        (default build; prints a table, writes
+#                                                     BUILD_DIR/sizes/sizes.txt)
+# Rows: the CLI (dynamic XNNPACK), app.c with every op family, with mobilenet_v2's op families
+# only (xonnx info --ops, the xonnx_select_ops file), and that with -Wl,--gc-sections; then what
+# the smallest one is made of (bytes of code and data per library, from the linker map).
+# Each application must still run mobilenet_v2 and give the full build's output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+OUT=$BUILD/sizes
+MNV2=tests/models/mobilenet_v2/model.onnx
+mkdir -p "$OUT"
+fail() { echo "[sizes] FAILED: $*" >&2; exit 1; }
+
+for t in bin/xonnx bin/xonnx_static_app package/xonnx_select_ops.cmake; do
+  [ -e "$BUILD/$t" ] || fail "$BUILD/$t is missing: build the tree first (scripts/build.sh)"
+done
+# The static app's link line, as CMake wrote it (ninja -t commands: the last command).
+link=$(ninja -C "$BUILD" -t commands xonnx_static_app | tail -1)
+grep -q -- "-static" <<<"$link" || fail "xonnx_static_app is not linked with -static: $link"
+
+"$BUILD/bin/xonnx" info --ops "$MNV2" >"$OUT/mobilenet_v2.ops" || fail "xonnx info --ops"
+cmake -DOPS="$OUT/mobilenet_v2.ops" -DOUT="$OUT/mobilenet_v2_ops.cc" -P "$BUILD/package/xonnx_select_ops.cmake"
+c++ -O2 -c "$OUT/mobilenet_v2_ops.cc" -o "$OUT/mobilenet_v2_ops.o"
+
+# relink NAME EXTRA...: the app's link line with extra objects / flags before its libraries
+# (an object there replaces the archive's definition), run inside BUILD.
+relink() {
+  local name=$1
+  shift
+  local cmd=${link/-o bin\/xonnx_static_app/-o sizes\/$name $*}
+  [ "$cmd" != "$link" ] || fail "cannot rename the output in: $link"
+  (cd "$BUILD" && eval "$cmd") || fail "link $name"
+}
+relink app_all_ops
+relink app_mnv2 sizes/mobilenet_v2_ops.o
+relink app_mnv2_gc sizes/mobilenet_v2_ops.o -Wl,--gc-sections -Wl,-Map=sizes/app_mnv2_gc.map
+
+for app in app_all_ops app_mnv2 app_mnv2_gc; do
+  file -L "$OUT/$app" | grep -q "statically linked" || fail "$app is not statically linked"
+done
+"$OUT/app_all_ops" "$MNV2" --write "$OUT/mnv2_full.bin" >/dev/null || fail "app_all_ops $MNV2"
+for app in app_mnv2 app_mnv2_gc; do
+  "$OUT/$app" "$MNV2" --expect "$OUT/mnv2_full.bin" >/dev/null || fail "$app $MNV2 differs from the full build"
+done
+
+row() {  # row WHAT FILE
+  strip -o "$OUT/stripped.tmp" "$2"
+  printf '%-62s %9d\n' "$1" "$(stat -c %s "$OUT/stripped.tmp")"
+  rm -f "$OUT/stripped.tmp"
+}
+{
+  echo "x86-64, stripped bytes"
+  row "xonnx CLI (+ shared XNNPACK, pthreadpool, cpuinfo, libc)" "$BUILD/bin/xonnx"
+  row "app.c, no XNNPACK, -static, every op family" "$OUT/app_all_ops"
+  row "app.c, no XNNPACK, -static, mobilenet_v2's op families" "$OUT/app_mnv2"
+  row "app.c, no XNNPACK, -static, mobilenet_v2's, --gc-sections" "$OUT/app_mnv2_gc"
+  echo "app_mnv2_gc by library (code + data, bytes; from the linker map):"
+  # Sums the input sections the linker kept that take file space (.text*, .rodata*, .data*,
+  # .tdata, .eh_frame, .gcc_except_table), per archive, and the runtime's largest objects.
+  /usr/bin/python3 - "$OUT/app_mnv2_gc.map" <<'EOF'
+import collections, re, sys
+sizes = collections.Counter()
+section = None
+kept = re.compile(r"^ (\.(?:text|rodata|data|tdata|eh_frame|gcc_except_table)\S*)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+))?$")
+cont = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$")
+in_memory_map = False
+for line in open(sys.argv[1], errors="replace"):
+    if line.startswith("Linker script and memory map"):
+        in_memory_map = True
+        continue
+    if not in_memory_map:
+        continue
+    m = kept.match(line)
+    if m:
+        section = m.group(1)
+        if m.group(2):
+            sizes[m.group(4)] += int(m.group(3), 16)
+            section = None
+        continue
+    m = cont.match(line)
+    if m and section:
+        sizes[m.group(3)] += int(m.group(2), 16)
+    section = None
+by_lib = collections.Counter()
+for path, size in sizes.items():
+    lib = re.sub(r"\(.*\)$", "", path).rsplit("/", 1)[-1]
+    if lib.startswith("libxonnx") or lib.endswith(".o"):
+        lib = lib if lib.startswith("libxonnx") else "app objects"
+    by_lib[lib] += size
+for lib, size in by_lib.most_common(10):
+    print(f"  {lib:<44} {size:>9}")
+print(f"  {'all but libc.a and libm':<44} {sum(v for k, v in by_lib.items() if not k.startswith(('libc.a', 'libm'))):>9}")
+members = collections.Counter()
+for path, size in sizes.items():
+    if "libxonnx_runtime" in path:
+        members[path.rsplit("(", 1)[-1].rstrip(")")] += size
+print("  largest runtime objects: " + ", ".join(f"{m.replace('.cc.o', '')} {s // 1024} KB" for m, s in members.most_common(8)))
+isa = collections.Counter()
+for path, size in sizes.items():
+    m = re.search(r"\(([a-z0-9_]*_(avx512\w*|avx2|neon))\.cc\.o\)$", path)
+    if m:
+        isa[m.group(2)] += size
+for name, size in sorted(isa.items()):
+    print(f"  {'  of which ' + name + ' kernel objects':<44} {size:>9}")
+EOF
+} | tee "$OUT/sizes.txt"
