@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/quantize/quantize_internal.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/passes/qdq_fusion.h"

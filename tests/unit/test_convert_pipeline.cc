@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "converter/convert.h"
-#include "converter/pipeline.h"
+#include "runtime/passes/pipeline.h"
 #include "converter/report.h"
 #include "tests/unit/op_test_util.h"
 

@@ -1,5 +1,5 @@
 // Constant folding: a node whose inputs are all constants is evaluated with the runtime's
-// reference kernels (converter/node_eval.h) and its outputs become initializers of the same
+// reference kernels (node_eval.h: never a fast kernel) and its outputs become initializers of the same
 // names. Shape/Size of statically shaped values, and Gather/Slice picking static dims out of a
 // partly symbolic Shape, fold from shape inference; the rest of a Shape chain then folds as
 // ordinary constants on the next nodes. Subgraph bodies fold over their own initializers.
@@ -8,13 +8,13 @@
 #include <map>
 #include <set>
 
-#include "converter/graph_util.h"
-#include "converter/node_eval.h"
-#include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/node_eval.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -255,5 +255,5 @@ Result<bool> constant_folding(Model& model, PassContext& ctx) {
   return total > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

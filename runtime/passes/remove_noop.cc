@@ -4,12 +4,12 @@
 // shape inference (main graph only); the shape-free ones also apply inside subgraph bodies.
 #include <set>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -149,5 +149,5 @@ Result<bool> remove_noop(Model& model, PassContext& ctx) {
   return removed > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx
