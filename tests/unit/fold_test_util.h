@@ -73,8 +73,11 @@ inline int count_op(const Graph& g, const std::string& op) {
   return n;
 }
 
+// The graph as given (optimization none): the pass under test is the only rewrite compared.
 inline std::vector<Value> run_model(const Model& model, const std::vector<Value>& inputs) {
-  auto session = Session::create_from_model(model);
+  SessionOptions options;
+  options.optimization = passes::OptLevel::kNone;
+  auto session = Session::create_from_model(model, options);
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();
   if (!session.is_ok()) return {};
   auto out = (*session)->run(inputs);

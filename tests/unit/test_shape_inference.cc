@@ -1,4 +1,4 @@
-// converter/shape_inference: per-op rules, symbolic dims, data propagation through Shape chains,
+// runtime/passes/shape_inference: per-op rules, symbolic dims, data propagation through Shape chains,
 // value_info writing, and a whole exported encoder.
 #include <gtest/gtest.h>
 
