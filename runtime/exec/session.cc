@@ -151,6 +151,7 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     mutable_graph.inputs = std::move(kept);
     passes::PipelineResult& report = session->optimization_;
     XONNX_RETURN_IF_ERROR(optimize_model(session->model_, state->options, report));
+    state->opset_imports = session->model_.opset_imports;  // a fusion may import com.microsoft
     if (!state->options.disable_xnnpack) {  // integer QDQ groups, NHWC regions for XNNPACK
       auto t0 = std::chrono::steady_clock::now();
       XONNX_ASSIGN_OR_RETURN(QdqFusionStats qdq, apply_qdq_fusion(mutable_graph, session->model_.opset_imports));

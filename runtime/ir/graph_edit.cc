@@ -84,6 +84,26 @@ void replace_uses(Graph& graph, const std::string& from, const std::string& to) 
   }
 }
 
+void replace_uses(Graph& graph, const std::unordered_map<std::string, std::string>& renames) {
+  if (renames.empty()) return;
+  for (Node& n : graph.nodes) {
+    for (std::string& in : n.inputs) {
+      auto it = in.empty() ? renames.end() : renames.find(in);
+      if (it != renames.end()) in = it->second;
+    }
+    for_each_subgraph(n, [&](Graph& sub) {
+      // Names the subgraph defines shadow the outer ones.
+      std::unordered_map<std::string, std::string> visible = renames;
+      for (const std::string& name : defined_names(sub)) visible.erase(name);
+      replace_uses(sub, visible);
+      for (ValueInfo& vi : sub.outputs) {
+        auto it = visible.find(vi.name);
+        if (it != visible.end()) vi.name = it->second;
+      }
+    });
+  }
+}
+
 void erase_nodes(Graph& graph, const std::vector<bool>& dead) {
   std::vector<Node> kept;
   kept.reserve(graph.nodes.size());

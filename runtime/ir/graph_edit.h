@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/ir/graph.h"
@@ -21,6 +22,9 @@ const Tensor* constant_tensor(const Graph& graph, const std::string& name);
 // Renames every read of `from` to `to` in the graph's nodes and nested subgraphs (stopping where
 // a subgraph defines its own `from`); graph outputs are not touched.
 void replace_uses(Graph& graph, const std::string& from, const std::string& to);
+// The same for many renames at once, in one sweep (`renames` maps each old name to its final
+// new name; chains must already be resolved).
+void replace_uses(Graph& graph, const std::unordered_map<std::string, std::string>& renames);
 // Removes the nodes with dead[i] == true, keeping the order of the rest.
 void erase_nodes(Graph& graph, const std::vector<bool>& dead);
 // A value/node name not used anywhere in the graph (including subgraphs), derived from `base`.

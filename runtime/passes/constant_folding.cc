@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/node_eval.h"
@@ -25,6 +26,9 @@ bool never_folded(const Node& n) {
   if (n.domain.empty() && (n.op_type == "Constant" || kNondeterministic.count(n.op_type))) {
     return true;
   }
+  // A quantized weight stays int8 behind its DequantizeLinear: folding it to float would break
+  // the QDQ group the session's QDQ fusion turns into an integer kernel (as ORT keeps it).
+  if (n.op_type == "DequantizeLinear" && (n.domain.empty() || n.domain == "com.microsoft")) return true;
   for (const Attribute& a : n.attributes) {
     if (a.g || !a.graphs.empty()) return true;  // If/Loop/Scan: bodies are not evaluated here
   }
@@ -140,6 +144,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
   std::deque<NamedTensor> folded;
   std::vector<bool> dead(graph.nodes.size(), false);
   std::map<std::string, std::string> symbolic_values;  // key -> first value with it
+  std::unordered_map<std::string, std::string> merged;  // a merged value -> the first one
   // Reads of each initializer still in the graph (node inputs, subgraph captures, outputs).
   std::map<std::string, int> uses;
   {
@@ -171,7 +176,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     if (std::string key = symbolic_value_key(facts, n); !key.empty()) {
       auto [first, inserted] = symbolic_values.emplace(key, n.outputs[0]);
       if (!inserted) {
-        replace_uses(graph, n.outputs[0], first->second);
+        merged[n.outputs[0]] = first->second;  // renamed in one sweep below
         dead[i] = true;
         ++counts.merged;
         continue;
@@ -233,6 +238,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
   }
   graph.initializers = std::move(kept);
   for (NamedTensor& t : folded) graph.initializers.push_back(std::move(t));
+  replace_uses(graph, merged);
   erase_nodes(graph, dead);
   return Status::ok();
 }

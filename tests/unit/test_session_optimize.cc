@@ -121,6 +121,32 @@ TEST(SessionOptimize, ReportListsThePassesThatRan) {
   }
 }
 
+// Below opset 20 the GELU fusion writes com.microsoft Gelu and imports the domain: the session
+// must compile the fused graph with that import (torch exports are opset 14-17).
+TEST(SessionOptimize, ErfGeluBelowOpset20RunsAsContribGelu) {
+  Model m = make_model(17);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(4), dim(16)})};
+  m.graph.outputs = {untyped("y")};
+  add_init(m.graph, "sqrt2", f32({1.41421356f}, {}));
+  add_init(m.graph, "one", f32({1.0f}, {}));
+  add_init(m.graph, "half", f32({0.5f}, {}));
+  m.graph.nodes.push_back(make_node("Div", {"x", "sqrt2"}, {"s"}));
+  m.graph.nodes.push_back(make_node("Erf", {"s"}, {"e"}));
+  m.graph.nodes.push_back(make_node("Add", {"e", "one"}, {"a"}));
+  m.graph.nodes.push_back(make_node("Mul", {"x", "a"}, {"xm"}));
+  m.graph.nodes.push_back(make_node("Mul", {"xm", "half"}, {"y"}));
+  auto optimized = create(m, passes::OptLevel::kAll);
+  auto plain = create(m, passes::OptLevel::kNone);
+  ASSERT_TRUE(optimized && plain);
+  ASSERT_EQ(optimized->model().graph.nodes.size(), 1u);
+  EXPECT_EQ(optimized->model().graph.nodes[0].domain, "com.microsoft");
+  const std::vector<Value> in = {Value(f32(noise(64, 21, -3.0f, 3.0f), {4, 16}))};
+  auto got = optimized->run(in);
+  auto want = plain->run(in);
+  ASSERT_TRUE(got.is_ok() && want.is_ok()) << got.status().to_string();
+  EXPECT_LE(max_abs_diff(*got, *want), 1e-5);
+}
+
 TEST(SessionOptimize, ParsesLevels) {
   EXPECT_EQ(passes::parse_opt_level("none").value(), passes::OptLevel::kNone);
   EXPECT_EQ(passes::parse_opt_level("basic").value(), passes::OptLevel::kBasic);
