@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/pass.h"
-#include "converter/pipeline.h"
+#include "converter/passes/passes.h"
 #include "converter/quantize/quant_verify.h"
 #include "converter/quantize/quantize.h"
 #include "converter/verify.h"

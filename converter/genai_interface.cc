@@ -3,8 +3,8 @@
 #include <set>
 
 #include "converter/genai_folder.h"
-#include "converter/graph_util.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "converter/passes/passes.h"
 
 namespace xonnx {
 namespace convert {

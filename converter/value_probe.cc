@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "converter/graph_util.h"
-#include "converter/node_eval.h"
+#include "runtime/ir/graph_edit.h"
+#include "converter/passes/passes.h"
 
 namespace xonnx {
 namespace convert {

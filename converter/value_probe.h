@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "converter/shape_inference.h"
+#include "converter/passes/passes.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
 

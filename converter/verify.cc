@@ -93,11 +93,12 @@ void expose_as_outputs(Graph& g, const std::vector<std::string>& names) {
 }  // namespace
 
 Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads,
-                                     const char* which) {
+                                     const char* which, passes::OptLevel optimization) {
   Status s = inline_functions(m);
   if (!s.is_ok()) return s.with_context(std::string(which) + ": ");
   SessionOptions so;
   so.num_threads = num_threads;
+  so.optimization = optimization;
   auto session = Session::create_from_model(std::move(m), so);
   if (!session.is_ok()) return session.status().with_context(std::string(which) + ": ");
   NamedValues feed;
@@ -179,8 +180,8 @@ Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
   expose_as_outputs(b.graph, shared);
   std::vector<std::string> b_names;
   for (const ValueInfo& v : b.graph.outputs) b_names.push_back(v.name);
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(a), inputs, options.num_threads, "first model"));
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(b), inputs, options.num_threads, "second model"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(a), inputs, options.num_threads, "first model", options.optimization));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(b), inputs, options.num_threads, "second model", options.optimization));
   for (size_t i = 0; i < wanted.size() && i < va.size(); ++i) {
     const size_t j = static_cast<size_t>(std::find(b_names.begin(), b_names.end(), wanted[i]) - b_names.begin());
     ValueDiff d;

@@ -13,6 +13,7 @@
 #include "runtime/core/status.h"
 #include "runtime/core/value.h"
 #include "runtime/ir/graph.h"
+#include "runtime/passes/pass.h"
 
 namespace xonnx {
 namespace convert {
@@ -41,6 +42,9 @@ struct VerifyOptions {
   double rtol = 1e-4;
   double atol = 1e-5;
   int num_threads = 1;
+  // The sessions' optimization level (`xonnx verify --optimize`). kNone by default: each file
+  // runs as written, so the comparison shows what the conversion changed.
+  passes::OptLevel optimization = passes::OptLevel::kNone;
 };
 
 struct VerifyResult {
@@ -54,9 +58,11 @@ struct VerifyResult {
 using NamedValues = std::vector<std::pair<std::string, Value>>;
 
 // Runs `m` (functions inlined here) on the values of `inputs` named like its graph inputs;
-// `which` names the model in errors ("original", "second model").
+// `which` names the model in errors ("original", "second model"). The session runs at
+// `optimization` (kNone: the graph as written).
 Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads,
-                                     const char* which);
+                                     const char* which,
+                                     passes::OptLevel optimization = passes::OptLevel::kNone);
 
 // Both models as loaded (functions may still be present: they are inlined here).
 Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,

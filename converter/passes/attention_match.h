@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "converter/graph_util.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "converter/passes/passes.h"
 
 namespace xonnx {
 namespace convert {

@@ -8,9 +8,8 @@
 #include <set>
 #include <tuple>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
 
 namespace xonnx {
 namespace convert {

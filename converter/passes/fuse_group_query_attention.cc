@@ -18,12 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/passes/attention_match.h"
 #include "converter/passes/attention_probe.h"
 #include "converter/passes/genai_util.h"
 #include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
 
 namespace xonnx {
 namespace convert {

@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/passes/genai_util.h"
 #include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
 
 namespace xonnx {
 namespace convert {

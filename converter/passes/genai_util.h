@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
 

@@ -1,7 +1,6 @@
 // Writes the inferred shapes into graph.value_info (the writer emits them; ORT and libonnx use
 // them). Changes nothing else, so it reports a change only when value_info differs.
 #include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
 
 namespace xonnx {
 namespace convert {

@@ -3,7 +3,7 @@
 // domain is imported only so the graph can call it). The default domain's import always stays.
 #include <set>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/passes/passes.h"
 #include "runtime/onnx/functions.h"
 

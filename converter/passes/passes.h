@@ -1,31 +1,56 @@
-// Every converter pass, one function each (converter/passes/<name>.cc); the order they run in
-// is the table in converter/pass_list.cc.
+// The converter-only passes, one function each (converter/passes/<name>.cc); the structural
+// passes both the converter and session creation run are in runtime/passes/passes.h. The order
+// the converter runs them in is the table in converter/pass_list.cc.
 #pragma once
 
-#include "converter/pass.h"
+#include "runtime/passes/pass.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/node_eval.h"
+#include "runtime/passes/pipeline.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
 namespace convert {
 
-Result<bool> constants_to_initializers(Model& model, PassContext& ctx);  // Constant -> initializer
-Result<bool> constant_folding(Model& model, PassContext& ctx);  // evaluate constant nodes + Shape chains
-Result<bool> remove_noop(Model& model, PassContext& ctx);        // Identity, same-type Cast, same-shape Reshape...
-Result<bool> infer_shapes_pass(Model& model, PassContext& ctx);  // writes inferred value_info
+// The pass library's names the converter uses everywhere.
+using passes::all_known;
+using passes::count_model;
+using passes::dims_equal;
+using passes::evaluate_node;
+using passes::FusionView;
+using passes::infer_shapes;
+using passes::ShapeFacts;
+using passes::type_info_equal;
+using passes::write_value_info;
+using passes::GenaiOptions;
+using passes::ModelCounts;
+using passes::op_histogram;
+using passes::PassContext;
+using passes::PassDef;
+using passes::PassStats;
+using passes::PipelineResult;
+using passes::ProgressFn;
+using passes::run_pipeline;
+
+// The pipeline's options plus what only the writer reads.
+struct ConvertOptions : passes::PassOptions {
+  // Write every initializer to OUT's .data file (forced above 2 GB of protobuf).
+  bool external_data = false;
+};
+
 Result<bool> inline_functions_pass(Model& model, PassContext& ctx);  // inline functions, drop unused imports
-Result<bool> collapse_transpose_reshape_pairs(Model& model, PassContext& ctx);  // Transpose∘Transpose, Reshape∘Reshape
-Result<bool> fuse_batchnorm(Model& model, PassContext& ctx);     // BN into Conv/ConvTranspose/Gemm
-Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);    // 2-D MatMul+Add -> Gemm
-Result<bool> fuse_layernorm(Model& model, PassContext& ctx);     // decomposed LN -> LayerNormalization
-Result<bool> fuse_gelu(Model& model, PassContext& ctx);          // erf GELU -> Gelu / com.microsoft:Gelu
-Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  // duplicate nodes
 Result<bool> dedup_weights(Model& model, PassContext& ctx);      // identical / transposed initializers
-Result<bool> dead_code_elimination(Model& model, PassContext& ctx);  // dead nodes/initializers
+Result<bool> infer_shapes_pass(Model& model, PassContext& ctx);  // writes inferred value_info
 
 // --genai only (ORT GenAI's decoder form; docs/converter.md):
 Result<bool> fuse_rms_norm(Model& model, PassContext& ctx);       // RMSNorm -> SimplifiedLayerNormalization
 Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx);  // residual Add + it -> SkipSimplifiedLayerNormalization
 Result<bool> fuse_rotary_embedding(Model& model, PassContext& ctx);  // rotate-half / interleaved -> RotaryEmbedding
 Result<bool> fuse_group_query_attention(Model& model, PassContext& ctx);  // attention + KV cache -> GroupQueryAttention
+
+// The converter's table: the runtime's structural passes plus the ones above.
+const std::vector<PassDef>& pass_list();
 
 }  // namespace convert
 }  // namespace xonnx

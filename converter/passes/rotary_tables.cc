@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/value_probe.h"
 
 namespace xonnx {

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <map>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/quantize/quantize_internal.h"
 
 namespace xonnx {

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/quantize/quantize_internal.h"
 
 namespace xonnx {

@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/quantize/quantize_internal.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/passes/qdq_fusion.h"
@@ -88,7 +88,9 @@ Result<std::map<std::string, Range>> calibrate(const Model& model, const std::se
   }
   std::vector<std::string> out_names;
   for (const ValueInfo& v : m.graph.outputs) out_names.push_back(v.name);
-  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(m)));
+  SessionOptions so;
+  so.optimization = passes::OptLevel::kNone;  // calibrate the graph being quantized, node for node
+  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(m), so));
   std::map<std::string, Range> ranges;
   std::map<std::string, Histogram> histograms;
   const int passes = opt.percentile_calibration && opt.percentile < 100.0 ? 2 : 1;

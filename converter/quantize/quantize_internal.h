@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 
 #include "converter/quantize/quantize.h"
 

@@ -1,5 +1,7 @@
 #include "runtime/exec/session.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <set>
@@ -24,6 +26,43 @@ auto guarded(const char* what, Fn&& fn) -> decltype(fn()) {
   } catch (...) {
     return internal_error(what, ": unexpected exception");
   }
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Runs the optimization passes of `level` over `model` in place; the report lists them.
+Status optimize_model(Model& model, const SessionOptions& options, passes::PipelineResult& report) {
+  if (options.optimization == passes::OptLevel::kNone) return Status::ok();
+  passes::PassOptions pass_options;
+  pass_options.level = static_cast<int>(options.optimization);
+  pass_options.fold_size_limit_bytes = std::min<int64_t>(pass_options.fold_size_limit_bytes, options.load.max_tensor_bytes);
+  auto result = passes::run_pipeline(model, passes::session_pass_list(), pass_options);
+  if (!result.is_ok()) {
+    return result.status().with_context(std::string("optimizing the graph (level ") +
+                                        passes::opt_level_name(options.optimization) +
+                                        "; optimization level none skips it): ");
+  }
+  report = std::move(result).value();
+  return Status::ok();
+}
+
+int64_t qdq_rewrites(const QdqFusionStats& s) {
+  return s.conv + s.gemm + s.binary + s.max_pool + s.activations + s.folded_dequantize + s.signed_activations;
+}
+
+int64_t nhwc_rewrites(const NhwcLayoutStats& s) { return s.nhwc_ops; }
+
+// A session-time rewrite outside the pass table, as one more row of the report.
+passes::PassStats rewrite_row(const char* name, double ms, int64_t rewritten, const std::string& what) {
+  passes::PassStats row;
+  row.name = name;
+  row.runs = 1;
+  row.changed_runs = rewritten > 0 ? 1 : 0;
+  row.ms = ms;
+  if (rewritten > 0) row.notes.push_back(what + ": " + std::to_string(rewritten));
+  return row;
 }
 
 Status check_input(const ValueInfo& info, const Value& v) {
@@ -110,11 +149,18 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
       if (!initialized.count(v.name)) kept.push_back(v);
     }
     mutable_graph.inputs = std::move(kept);
+    passes::PipelineResult& report = session->optimization_;
+    XONNX_RETURN_IF_ERROR(optimize_model(session->model_, state->options, report));
+    state->opset_imports = session->model_.opset_imports;  // a fusion may import com.microsoft
     if (!state->options.disable_xnnpack) {  // integer QDQ groups, NHWC regions for XNNPACK
-      XONNX_RETURN_IF_ERROR(apply_qdq_fusion(mutable_graph, session->model_.opset_imports).status());
+      auto t0 = std::chrono::steady_clock::now();
+      XONNX_ASSIGN_OR_RETURN(QdqFusionStats qdq, apply_qdq_fusion(mutable_graph, session->model_.opset_imports));
+      report.passes.push_back(rewrite_row("qdq-fusion", ms_since(t0), qdq_rewrites(qdq), "QDQ rewrites"));
+      t0 = std::chrono::steady_clock::now();
       const NhwcLayoutOptions layout = state->options.disable_optimized ? NhwcLayoutOptions{}
                                                                          : fast_layout_fusions(OpRegistry::global());
-      XONNX_RETURN_IF_ERROR(apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout).status());
+      XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats nhwc, apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout));
+      report.passes.push_back(rewrite_row("layout-nhwc", ms_since(t0), nhwc_rewrites(nhwc), "nodes moved to NHWC"));
     }
     XONNX_ASSIGN_OR_RETURN(session->plan_, Subgraph::compile(mutable_graph, nullptr, state));
     return session;

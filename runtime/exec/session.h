@@ -24,6 +24,8 @@
 #include "runtime/ir/graph.h"
 #include "runtime/onnx/loader.h"
 #include "runtime/ops/registry.h"
+#include "runtime/passes/pass.h"
+#include "runtime/passes/pipeline.h"
 
 namespace xonnx {
 
@@ -36,6 +38,12 @@ struct SessionOptions {
   bool disable_optimized = false;
   // Caps every tensor: initializers at load and every intermediate at run time (bytes).
   LoadOptions load;
+  // Graph optimization at creation, in memory, before the QDQ and NHWC rewrites: the pass
+  // library `xonnx convert` runs (runtime/passes). kBasic: constant folding (Identity and
+  // Constant chains over initializers included), no-op removal, CSE, DCE; kAll also folds
+  // BatchNorm into Conv/Gemm and fuses MatMul+Add, LayerNorm and GELU; kNone runs the graph as
+  // loaded. A converted file comes out of kAll unchanged, so it pays only the check.
+  passes::OptLevel optimization = passes::OptLevel::kAll;
 };
 
 class Subgraph;  // a compiled graph (exec/subgraph.h)
@@ -86,7 +94,11 @@ class Session {
   // Graph inputs that are not initializers, in declaration order; and graph outputs.
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  // The model as the session runs it: after the optimization passes and the QDQ/NHWC rewrites.
   const Model& model() const { return model_; }
+  // What creation did to the graph: each pass that ran (the optimization passes, then
+  // "qdq-fusion" and "layout-nhwc" when they apply), what it changed and its time in ms.
+  const passes::PipelineResult& optimization_report() const { return optimization_; }
 
   // Runs with one value per entry of inputs(), in order. Returns one value per output.
   Result<std::vector<Value>> run(const std::vector<Value>& inputs);
@@ -130,6 +142,7 @@ class Session {
   SessionOptions options_;
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
+  passes::PipelineResult optimization_;
   std::shared_ptr<SessionState> state_;
   std::shared_ptr<Subgraph> plan_;
 };

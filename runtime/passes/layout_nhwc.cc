@@ -1,5 +1,6 @@
 #include "runtime/passes/layout_nhwc.h"
 
+#include "runtime/ir/graph_edit.h"
 #include "runtime/passes/layout_nhwc_pass.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/ops/op_list.h"
@@ -165,10 +166,10 @@ bool NhwcPass::index(std::vector<size_t>& order) {
     for (const std::string& in : n.inputs) {
       if (!in.empty()) consumers_[in].push_back(i);
     }
-    for (const Attribute& a : n.attributes) {
-      if (a.g) collect_reads(*a.g, subgraph_reads_);
-      for (const auto& sg : a.graphs) collect_reads(*sg, subgraph_reads_);
-    }
+    for_each_subgraph(n, [&](const Graph& sub) {
+      const std::set<std::string> reads = outer_scope_reads(sub);
+      subgraph_reads_.insert(reads.begin(), reads.end());
+    });
   }
   // Topological order, stable (file order where the graph allows it).
   std::vector<int> pending(g_.nodes.size(), 0);

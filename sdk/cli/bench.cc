@@ -18,6 +18,7 @@
 #include "runtime/exec/session.h"
 #include "sdk/cli/commands.h"
 #include "sdk/cli/inputs.h"
+#include "sdk/cli/optimize.h"
 
 namespace xonnx {
 namespace cli {
@@ -36,6 +37,7 @@ struct BenchOptions {
   uint32_t seed = 0;
   bool json = false;
   bool profile = false;
+  passes::OptLevel optimize = passes::OptLevel::kAll;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -273,6 +275,7 @@ void write_profile_json(std::ostringstream& js, const ProfileSummary& s, int ite
 int bench_model(const BenchOptions& opt) {
   SessionOptions so;
   so.num_threads = opt.threads;
+  so.optimization = opt.optimize;
   const auto t0 = Clock::now();
   auto created = Session::create(opt.model, so);
   const double init_ms = ms_since(t0);
@@ -329,7 +332,10 @@ int bench_model(const BenchOptions& opt) {
   const double runs_per_s = timed_ms > 0 ? iters * 1000.0 / timed_ms : 0;
   const double rss = peak_rss_mb();
 
-  std::printf("init       %s (session creation)\n", time_text(init_ms).c_str());
+  double graph_ms = 0;  // of init: the optimization passes and the QDQ/NHWC rewrites
+  for (const passes::PassStats& p : session.optimization_report().passes) graph_ms += p.ms;
+  std::printf("init       %s (session creation; graph passes %s, optimize %s)\n", time_text(init_ms).c_str(),
+              time_text(graph_ms).c_str(), passes::opt_level_name(opt.optimize));
   std::printf("first run  %s\n", time_text(first_ms).c_str());
   std::printf("warmup     %d runs\n", opt.warmup);
   std::printf("timed      %d runs in %.3f s: %.1f runs/s\n", iters, timed_ms / 1000, runs_per_s);
@@ -340,16 +346,20 @@ int bench_model(const BenchOptions& opt) {
               time_text(st.max).c_str());
   std::printf("peak RSS   %.1f MB\n", rss);
   const ProfileSummary summary = opt.profile ? summarize_profile(profiler) : ProfileSummary{};
-  if (opt.profile) print_profile(summary, iters);
+  if (opt.profile) {
+    print_profile(summary, iters);
+    print_optimization_report(session.optimization_report(), opt.optimize);
+  }
   if (opt.json) {
     std::ostringstream js;
     js.precision(9);
     js << "{\"engine\":\"xonnx\",\"model\":" << json_string(opt.model) << ",\"threads\":" << opt.threads
-       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << iters << ",\"init_ms\":" << init_ms
+       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << iters << ",\"init_ms\":" << init_ms << ",\"graph_passes_ms\":" << graph_ms
        << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median << ",\"mean_ms\":" << st.mean
        << ",\"stddev_ms\":" << st.stddev << ",\"min_ms\":" << st.min << ",\"max_ms\":" << st.max
        << ",\"p90_ms\":" << st.p90 << ",\"p95_ms\":" << st.p95 << ",\"p99_ms\":" << st.p99
-       << ",\"runs_per_s\":" << runs_per_s << ",\"peak_rss_mb\":" << rss;
+       << ",\"runs_per_s\":" << runs_per_s << ",\"peak_rss_mb\":" << rss
+       << ",\"optimize\":\"" << passes::opt_level_name(opt.optimize) << "\"";
     if (opt.profile) write_profile_json(js, summary, iters);
     js << "}";
     std::printf("%s\n", js.str().c_str());
@@ -376,6 +386,7 @@ Runner add_bench_command(CLI::App& app) {
   sub->add_option("--input,-i", opt->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
   sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
+  add_optimize_option(sub, &opt->optimize);
   sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");
   return [opt, iters] {
     opt->iters_given = iters->count() > 0;

@@ -14,6 +14,7 @@
 #include "runtime/ops/op_list.h"
 #include "runtime/ops/registry.h"
 #include "sdk/cli/commands.h"
+#include "sdk/cli/optimize.h"
 
 namespace xonnx {
 namespace cli {
@@ -159,7 +160,7 @@ int print_op_selection(const std::vector<std::string>& models) {
   return 0;
 }
 
-int run_info(const std::string& path) {
+int run_info(const std::string& path, passes::OptLevel optimize) {
   auto model = load_model(path);
   if (!model.is_ok()) {
     std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
@@ -188,6 +189,15 @@ int run_info(const std::string& path) {
   count_ops(m.graph, hist);
   std::printf("nodes: %zu\nops:\n", m.graph.nodes.size());
   for (const auto& [op, count] : hist) std::printf("  %-28s %d\n", op.c_str(), count);
+  // What session creation does to this graph (the passes, their changes and cost).
+  SessionOptions so;
+  so.optimization = optimize;
+  auto session = Session::create_from_model(std::move(*model), so);
+  if (!session.is_ok()) {
+    std::printf("optimization: not run: %s\n", session.status().to_string().c_str());
+    return 0;
+  }
+  print_optimization_report((*session)->optimization_report(), optimize);
   return 0;
 }
 
@@ -205,7 +215,9 @@ Runner add_info_command(CLI::App& app) {
       "With MODEL...: print the op selection file of a selective build (each op the models run and its op families)");
   sub->add_flag("--markdown", *markdown, "With --ops and no MODEL: one Markdown table row per op (docs/ops.md)")
       ->needs(ops_flag);
-  return [paths, list_ops, markdown] {
+  auto optimize = std::make_shared<passes::OptLevel>(passes::OptLevel::kAll);
+  add_optimize_option(sub, optimize.get());
+  return [paths, list_ops, markdown, optimize] {
     if (*list_ops && paths->empty()) {
       *markdown ? print_ops_markdown() : print_ops();
       return 0;
@@ -219,7 +231,7 @@ Runner add_info_command(CLI::App& app) {
       std::fprintf(stderr, "error: info needs one MODEL (or --ops; several models only with --ops)\n");
       return 2;
     }
-    return run_info(paths->front());
+    return run_info(paths->front(), *optimize);
   };
 }
 

@@ -8,6 +8,7 @@
 #include "sdk/cli/commands.h"
 #include "sdk/cli/inputs.h"
 #include "sdk/cli/npy.h"
+#include "sdk/cli/optimize.h"
 
 namespace xonnx {
 namespace cli {
@@ -21,6 +22,7 @@ struct RunOptions {
   std::string output_dir;
   int threads = 1;
   uint32_t seed = 0;
+  passes::OptLevel optimize = passes::OptLevel::kAll;
 };
 
 std::string safe_file_name(const std::string& name) {
@@ -36,6 +38,7 @@ std::string safe_file_name(const std::string& name) {
 int run_model(const RunOptions& opt) {
   SessionOptions so;
   so.num_threads = opt.threads;
+  so.optimization = opt.optimize;
   const auto t0 = std::chrono::steady_clock::now();
   auto session = Session::create(opt.model, so);
   const auto t1 = std::chrono::steady_clock::now();
@@ -117,6 +120,7 @@ Runner add_run_command(CLI::App& app) {
   sub->add_option("--output-dir,-o", opt->output_dir, "Write one .npy per output here");
   sub->add_option("--threads", opt->threads, "Threads (default 1)")->check(CLI::PositiveNumber);
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
+  add_optimize_option(sub, &opt->optimize);
   return [opt] { return run_model(*opt); };
 }
 

@@ -7,6 +7,7 @@
 #include "runtime/onnx/loader.h"
 #include "sdk/cli/commands.h"
 #include "sdk/cli/inputs.h"
+#include "sdk/cli/optimize.h"
 #include "sdk/cli/verify_inputs.h"
 
 namespace xonnx {
@@ -34,6 +35,8 @@ struct VerifyCliOptions {
   bool intermediates = false;
   VerifyInputOptions inputs;
   double rtol = 1e-4, atol = 1e-5;
+  // none by default: each file as written (`--optimize all` compares what sessions run).
+  passes::OptLevel optimize = passes::OptLevel::kNone;
 };
 
 int run_verify(const VerifyCliOptions& opt) {
@@ -56,6 +59,7 @@ int run_verify(const VerifyCliOptions& opt) {
   vo.intermediates = opt.intermediates;
   vo.rtol = opt.rtol;
   vo.atol = opt.atol;
+  vo.optimization = opt.optimize;
   auto r = convert::verify_models(std::move(a).value(), std::move(b).value(), *inputs, vo);
   if (!r.is_ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
@@ -90,6 +94,7 @@ Runner add_verify_command(CLI::App& app) {
   add_verify_input_options(sub, opt->inputs);
   sub->add_option("--rtol", opt->rtol, "Relative tolerance (default 1e-4)");
   sub->add_option("--atol", opt->atol, "Absolute tolerance (default 1e-5)");
+  add_optimize_option(sub, &opt->optimize);
   sub->add_option("--report", opt->report, "Also write the comparison as markdown to FILE");
   return [opt] { return run_verify(*opt); };
 }

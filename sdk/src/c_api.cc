@@ -57,6 +57,9 @@ XONNX_SAME_VALUE(XONNX_LOG_DEBUG, xonnx::LogLevel::kDebug);
 XONNX_SAME_VALUE(XONNX_LOG_INFO, xonnx::LogLevel::kInfo);
 XONNX_SAME_VALUE(XONNX_LOG_WARNING, xonnx::LogLevel::kWarning);
 XONNX_SAME_VALUE(XONNX_LOG_ERROR, xonnx::LogLevel::kError);
+XONNX_SAME_VALUE(XONNX_OPTIMIZE_NONE, xonnx::passes::OptLevel::kNone);
+XONNX_SAME_VALUE(XONNX_OPTIMIZE_BASIC, xonnx::passes::OptLevel::kBasic);
+XONNX_SAME_VALUE(XONNX_OPTIMIZE_ALL, xonnx::passes::OptLevel::kAll);
 #undef XONNX_SAME_VALUE
 
 namespace {
@@ -228,6 +231,18 @@ xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* 
     if (!options) return bad_arg("options is NULL");
     if (bytes <= 0) return bad_arg("max_tensor_bytes must be positive, got " + std::to_string(bytes));
     options->options.load.max_tensor_bytes = bytes;
+    return nullptr;
+  });
+}
+xonnx_status* xonnx_session_options_set_optimization_level(xonnx_session_options* options,
+                                                          xonnx_optimization_level level) {
+  return guarded([&]() -> xonnx_status* {
+    if (!options) return bad_arg("options is NULL");
+    if (level < XONNX_OPTIMIZE_NONE || level > XONNX_OPTIMIZE_ALL) {
+      return bad_arg("optimization level must be XONNX_OPTIMIZE_NONE, _BASIC or _ALL, got " +
+                     std::to_string(static_cast<int>(level)));
+    }
+    options->options.optimization = static_cast<xonnx::passes::OptLevel>(level);
     return nullptr;
   });
 }

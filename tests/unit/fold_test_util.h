@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/pass.h"
+#include "runtime/passes/pass.h"
 #include "runtime/exec/session.h"
 #include "tests/unit/op_test_util.h"
 
@@ -73,8 +73,11 @@ inline int count_op(const Graph& g, const std::string& op) {
   return n;
 }
 
+// The graph as given (optimization none): the pass under test is the only rewrite compared.
 inline std::vector<Value> run_model(const Model& model, const std::vector<Value>& inputs) {
-  auto session = Session::create_from_model(model);
+  SessionOptions options;
+  options.optimization = passes::OptLevel::kNone;
+  auto session = Session::create_from_model(model, options);
   EXPECT_TRUE(session.is_ok()) << session.status().to_string();
   if (!session.is_ok()) return {};
   auto out = (*session)->run(inputs);
@@ -97,10 +100,10 @@ inline void expect_same_outputs(const Model& a, const Model& b, const std::vecto
 
 // Runs one pass on a copy of `model` and returns the result (changed flag in *changed).
 template <typename PassFn>
-Model apply_pass(const Model& model, PassFn pass, convert::ConvertOptions options = {},
+Model apply_pass(const Model& model, PassFn pass, passes::PassOptions options = {},
                  std::vector<std::string>* warnings = nullptr, bool* changed = nullptr) {
   Model copy = model;
-  convert::PassContext ctx(options);
+  passes::PassContext ctx(options);
   auto r = pass(copy, ctx);
   EXPECT_TRUE(r.is_ok()) << r.status().to_string();
   if (changed) *changed = r.is_ok() && r.value();

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/passes/passes.h"
 #include "tests/unit/fold_test_util.h"
 
@@ -19,7 +19,7 @@ namespace testing {
 template <typename PassFn>
 Model run_pass(const Model& model, PassFn pass, bool* changed = nullptr,
                std::vector<std::string>* notes = nullptr, int64_t* bytes_saved = nullptr) {
-  Model copy = convert::clone_model(model);
+  Model copy = clone_model(model);
   convert::ConvertOptions options;
   convert::PassContext ctx(options);
   auto r = pass(copy, ctx);

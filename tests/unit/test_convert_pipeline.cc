@@ -1,4 +1,4 @@
-// converter/pipeline: a toy pass table runs to a fixed point, levels filter passes, the round
+// runtime/passes/pipeline (through the converter): a toy pass table runs to a fixed point, levels filter passes, the round
 // cap stops a pass that always reports a change, and per-pass statistics add up; convert_file
 // refuses bad requests without writing anything; the report has every section.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "converter/convert.h"
-#include "converter/pipeline.h"
+#include "runtime/passes/pipeline.h"
 #include "converter/report.h"
 #include "tests/unit/op_test_util.h"
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "converter/genai_folder.h"
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 #include "converter/report.h"
 #include "converter/writer.h"
 #include "runtime/exec/session.h"
@@ -240,8 +240,8 @@ TEST(GenaiConvert, TinyTorchExportInt4StaysWithinThePerplexityBound) {
   for (const Node& n : m->graph.nodes) {
     if (n.op_type != "MatMulNBits") continue;
     ++nbits;
-    EXPECT_EQ(convert::attr_int_or(n, "accuracy_level", 0), 4) << n.name;
-    EXPECT_EQ(convert::attr_int_or(n, "bits", 0), 4) << n.name;
+    EXPECT_EQ(attr_int_or(n, "accuracy_level", 0), 4) << n.name;
+    EXPECT_EQ(attr_int_or(n, "bits", 0), 4) << n.name;
   }
   EXPECT_EQ(nbits, 4 * 7 + 1);  // q, k, v, o, gate, up, down per layer; lm_head
   // Held-out windows of 128 tokens, each from an empty cache (ground_truth.json's method), on a

@@ -1,6 +1,6 @@
-// converter/graph_util: use counts with subgraph captures, renaming that respects shadowing,
+// runtime/ir/graph_edit + graph_index: use counts with subgraph captures, renaming that respects shadowing,
 // fresh names, constants vs overridable initializers.
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 
 #include <gtest/gtest.h>
 

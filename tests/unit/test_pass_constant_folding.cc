@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "converter/passes/passes.h"
-#include "converter/pipeline.h"
+#include "runtime/passes/pipeline.h"
 #include "runtime/onnx/loader.h"
 #include "tests/unit/fold_test_util.h"
 
@@ -13,7 +13,7 @@ namespace xonnx {
 namespace testing {
 namespace {
 
-using convert::constant_folding;
+using passes::constant_folding;
 
 TEST(PassConstantFolding, FoldsConstantSubexpressions) {
   Model m = make_model();
@@ -192,9 +192,9 @@ TEST(PassConstantFolding, EncoderOpset14ShrinksAndStillMatchesTorch) {
   ASSERT_TRUE(model.is_ok()) << model.status().to_string();
   const size_t before = model->graph.nodes.size();
   const std::vector<convert::PassDef> mine = {
-      {"constants-to-initializers", 1, convert::constants_to_initializers},
+      {"constants-to-initializers", 1, passes::constants_to_initializers},
       {"constant-folding", 2, constant_folding},
-      {"remove-noop", 1, convert::remove_noop},
+      {"remove-noop", 1, passes::remove_noop},
       {"infer-shapes", 1, convert::infer_shapes_pass}};
   convert::ConvertOptions options;
   auto result = convert::run_pipeline(*model, mine, options);

@@ -9,7 +9,7 @@ namespace xonnx {
 namespace testing {
 namespace {
 
-using convert::constants_to_initializers;
+using passes::constants_to_initializers;
 
 TEST(PassConstants, LiftsEveryAttributeForm) {
   Model m = make_model();

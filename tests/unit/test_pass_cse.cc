@@ -18,7 +18,7 @@ TEST(PassCse, MergesDuplicateChains) {
   g.nodes.push_back(make_node("LeakyRelu", {"r2"}, {"l3"}, {attr_float("alpha", 0.2f)}));
   g.nodes.push_back(make_node("Sum", {"l1", "l2", "l3"}, {"y"}));
   bool changed = false;
-  Model out = run_pass(m, convert::common_subexpression_elimination, &changed);
+  Model out = run_pass(m, passes::common_subexpression_elimination, &changed);
   ASSERT_TRUE(changed);
   EXPECT_EQ(op_list(out.graph),
             (std::vector<std::string>{"Relu", "LeakyRelu", "LeakyRelu", "Sum"}));
@@ -37,7 +37,7 @@ TEST(PassCse, AttributeOrderIgnoredButValuesCompared) {
   g.nodes.push_back(make_node("MaxPool", {"x"}, {"b"},
                               {attr_ints("strides", {2, 2}), attr_ints("kernel_shape", {2, 2})}));
   g.nodes.push_back(make_node("Add", {"a", "b"}, {"y"}));
-  Model out = run_pass(m, convert::common_subexpression_elimination);
+  Model out = run_pass(m, passes::common_subexpression_elimination);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"MaxPool", "Add"}));
   EXPECT_EQ(out.graph.nodes[1].inputs, (std::vector<std::string>{"a", "a"}));
 }
@@ -52,7 +52,7 @@ TEST(PassCse, KeepsRandomOpsAndGraphOutputs) {
   g.nodes.push_back(make_node("RandomNormalLike", {"x"}, {"n1"}));
   g.nodes.push_back(make_node("RandomNormalLike", {"x"}, {"n2"}));
   bool changed = true;
-  run_pass(m, convert::common_subexpression_elimination, &changed);
+  run_pass(m, passes::common_subexpression_elimination, &changed);
   EXPECT_FALSE(changed);
 }
 
@@ -78,7 +78,7 @@ TEST(PassCse, RenamesReadsInsideSubgraphs) {
   else_attr.type = AttrType::kGraph;
   else_attr.g = branch("n1", "e");
   g.nodes.push_back(make_node("If", {"c"}, {"y"}, {then_attr, else_attr}));
-  Model out = run_pass(m, convert::common_subexpression_elimination);
+  Model out = run_pass(m, passes::common_subexpression_elimination);
   ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"Neg", "If"}));
   EXPECT_EQ(out.graph.nodes[1].attributes[0].g->nodes[0].inputs[0], "n1");
   // The original model's branch is untouched (run_pass works on a deep copy).

@@ -19,14 +19,14 @@ TEST(PassDeadCode, RemovesDeadChainsAndInitializers) {
   g.nodes.push_back(make_node("Add", {"x", "used"}, {"y"}));
   g.value_info = {untyped("d1"), untyped("y")};
   bool changed = false;
-  Model out = run_pass(m, convert::dead_code_elimination, &changed);
+  Model out = run_pass(m, passes::dead_code_elimination, &changed);
   EXPECT_TRUE(changed);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Add"}));
   ASSERT_EQ(out.graph.initializers.size(), 1u);
   EXPECT_EQ(out.graph.initializers[0].name, "used");
   ASSERT_EQ(out.graph.value_info.size(), 1u);
   EXPECT_EQ(out.graph.value_info[0].name, "y");
-  run_pass(out, convert::dead_code_elimination, &changed);
+  run_pass(out, passes::dead_code_elimination, &changed);
   EXPECT_FALSE(changed);  // a fixed point
 }
 
@@ -52,7 +52,7 @@ TEST(PassDeadCode, SubgraphCapturesKeepProducersAlive) {
   else_attr.type = AttrType::kGraph;
   else_attr.g = else_g;
   g.nodes.push_back(make_node("If", {"c"}, {"y"}, {then_attr, else_attr}));
-  Model out = run_pass(m, convert::dead_code_elimination);
+  Model out = run_pass(m, passes::dead_code_elimination);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Neg", "If"}));
   EXPECT_EQ(out.graph.initializers.size(), 1u);
   EXPECT_EQ(op_list(*out.graph.nodes[1].attributes[0].g), (std::vector<std::string>{"Mul"}));
@@ -69,7 +69,7 @@ TEST(PassDeadCode, InitializerInputsBecomeConstants) {
   add_init(m.graph, "bias", f32({1, 2}, {2}));
   m.graph.nodes.push_back(make_node("Add", {"x", "bias"}, {"y"}));
   std::vector<std::string> notes;
-  Model out = run_pass(m, convert::dead_code_elimination, nullptr, &notes);
+  Model out = run_pass(m, passes::dead_code_elimination, nullptr, &notes);
   ASSERT_EQ(out.graph.inputs.size(), 1u);
   EXPECT_EQ(out.graph.inputs[0].name, "x");
   EXPECT_EQ(out.graph.initializers.size(), 1u);

@@ -39,7 +39,7 @@ TEST(PassFuseBatchnorm, ConvWithBiasAndGroups) {
     for (bool bias : {false, true}) {
       Model m = conv_bn("Conv", group, bias);
       bool changed = false;
-      Model out = run_pass(m, convert::fuse_batchnorm, &changed);
+      Model out = run_pass(m, passes::fuse_batchnorm, &changed);
       EXPECT_TRUE(changed);
       EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Conv", "Relu"}));
       EXPECT_EQ(out.graph.nodes[0].inputs.size(), 3u);
@@ -51,7 +51,7 @@ TEST(PassFuseBatchnorm, ConvWithBiasAndGroups) {
 TEST(PassFuseBatchnorm, ConvTransposeWithGroups) {
   for (int64_t group : {1, 2}) {
     Model m = conv_bn("ConvTranspose", group, true);
-    Model out = run_pass(m, convert::fuse_batchnorm);
+    Model out = run_pass(m, passes::fuse_batchnorm);
     EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"ConvTranspose", "Relu"}));
     expect_close_outputs(m, out, {random_value({1, 4, 5, 5}, 4)}, 1e-4);
   }
@@ -69,7 +69,7 @@ TEST(PassFuseBatchnorm, Gemm) {
                                       {attr_int("transB", trans_b), attr_float("beta", 0.5f),
                                        attr_float("alpha", 2.0f)}));
     add_bn(m, "g", "bn", 4, 21);
-    Model out = run_pass(m, convert::fuse_batchnorm);
+    Model out = run_pass(m, passes::fuse_batchnorm);
     EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Gemm"}));
     EXPECT_EQ(out.graph.outputs[0].name, "bn");
     expect_close_outputs(m, out, {random_value({3, 5}, 9)}, 1e-4);
@@ -80,17 +80,17 @@ TEST(PassFuseBatchnorm, LeavesSharedOrTrainingBnAlone) {
   Model shared = conv_bn("Conv", 1, true);
   shared.graph.outputs.push_back(untyped("c"));  // the conv output is also a graph output
   bool changed = true;
-  run_pass(shared, convert::fuse_batchnorm, &changed);
+  run_pass(shared, passes::fuse_batchnorm, &changed);
   EXPECT_FALSE(changed);
 
   Model training = conv_bn("Conv", 1, true);
   training.graph.nodes[1].attributes.push_back(attr_int("training_mode", 1));
-  run_pass(training, convert::fuse_batchnorm, &changed);
+  run_pass(training, passes::fuse_batchnorm, &changed);
   EXPECT_FALSE(changed);
 
   Model dynamic = conv_bn("Conv", 1, true);
   dynamic.graph.inputs.push_back(untyped("var"));  // overridable: not a constant
-  run_pass(dynamic, convert::fuse_batchnorm, &changed);
+  run_pass(dynamic, passes::fuse_batchnorm, &changed);
   EXPECT_FALSE(changed);
 }
 

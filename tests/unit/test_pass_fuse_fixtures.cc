@@ -2,7 +2,7 @@
 // PRESERVE-exported ResNet loses every BatchNormalization and Identity and still matches torch;
 // the tied-embedding decoder shrinks to <= 90% of its weight bytes; the opset-14 encoder to
 // <= half its nodes. Outputs are compared with the fixtures' own test data.
-#include "converter/pipeline.h"
+#include "runtime/passes/pipeline.h"
 #include "runtime/onnx/loader.h"
 #include "tests/unit/fuse_test_util.h"
 
@@ -23,7 +23,7 @@ Model load(const std::string& name) {
 }
 
 Model convert_all(const Model& m) {
-  Model out = convert::clone_model(m);
+  Model out = clone_model(m);
   convert::ConvertOptions options;
   auto r = convert::run_pipeline(out, convert::pass_list(), options);
   EXPECT_TRUE(r.is_ok()) << r.status().to_string();

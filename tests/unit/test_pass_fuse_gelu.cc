@@ -44,7 +44,7 @@ TEST(PassFuseGelu, AllFormsFuseToContribGeluBelowOpset20) {
     for (bool inverse : {false, true}) {
       Model m = gelu_model(17, tail, inverse);
       bool changed = false;
-      Model out = run_pass(m, convert::fuse_gelu, &changed);
+      Model out = run_pass(m, passes::fuse_gelu, &changed);
       ASSERT_TRUE(changed);
       EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Relu", "com.microsoft:Gelu"}));
       EXPECT_EQ(out.graph.nodes[1].outputs[0], "y");
@@ -56,7 +56,7 @@ TEST(PassFuseGelu, AllFormsFuseToContribGeluBelowOpset20) {
 
 TEST(PassFuseGelu, OnnxGeluAtOpset20) {
   Model m = gelu_model(20, Tail::kMulXThenHalf, false);
-  Model out = run_pass(m, convert::fuse_gelu);
+  Model out = run_pass(m, passes::fuse_gelu);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Relu", "Gelu"}));
   EXPECT_EQ(out.opset_imports.count("com.microsoft"), 0u);
   expect_close_outputs(m, out, {signed_input()}, 1e-6);
@@ -66,12 +66,12 @@ TEST(PassFuseGelu, SharedIntermediateOrWrongConstantBlocks) {
   Model shared = gelu_model(17, Tail::kMulXThenHalf, false);
   shared.graph.outputs.push_back(untyped("e"));
   bool changed = true;
-  run_pass(shared, convert::fuse_gelu, &changed);
+  run_pass(shared, passes::fuse_gelu, &changed);
   EXPECT_FALSE(changed);
 
   Model wrong = gelu_model(17, Tail::kMulXThenHalf, false);
   wrong.graph.initializers[2] = {"half", f32({0.25f}, {})};
-  run_pass(wrong, convert::fuse_gelu, &changed);
+  run_pass(wrong, passes::fuse_gelu, &changed);
   EXPECT_FALSE(changed);
 }
 

@@ -34,7 +34,7 @@ Model decomposed_ln(int64_t opset, bool affine, Shape gamma_shape = {8}) {
 TEST(PassFuseLayernorm, FusesAtOpset17) {
   Model m = decomposed_ln(17, true);
   bool changed = false;
-  Model out = run_pass(m, convert::fuse_layernorm, &changed);
+  Model out = run_pass(m, passes::fuse_layernorm, &changed);
   ASSERT_TRUE(changed);
   ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"LayerNormalization"}));
   const Node& ln = out.graph.nodes[0];
@@ -47,7 +47,7 @@ TEST(PassFuseLayernorm, FusesAtOpset17) {
 
 TEST(PassFuseLayernorm, WithoutAffineUsesOnesScale) {
   Model m = decomposed_ln(17, false);
-  Model out = run_pass(m, convert::fuse_layernorm);
+  Model out = run_pass(m, passes::fuse_layernorm);
   ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"LayerNormalization"}));
   EXPECT_EQ(out.graph.nodes[0].inputs.size(), 2u);
   expect_close_outputs(m, out, {random_value({2, 3, 8}, 6)}, 1e-5);
@@ -55,12 +55,12 @@ TEST(PassFuseLayernorm, WithoutAffineUsesOnesScale) {
 
 TEST(PassFuseLayernorm, NotBelowOpset17OrWithBroadcastGamma) {
   bool changed = true;
-  run_pass(decomposed_ln(14, true), convert::fuse_layernorm, &changed);
+  run_pass(decomposed_ln(14, true), passes::fuse_layernorm, &changed);
   EXPECT_FALSE(changed);
   // A [1] gamma broadcasts in the decomposition but is not a LayerNorm scale: only the plain
   // normalization (no affine) fuses and the Mul/Add stay.
   Model m = decomposed_ln(17, true, {1});
-  Model out = run_pass(m, convert::fuse_layernorm, &changed);
+  Model out = run_pass(m, passes::fuse_layernorm, &changed);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"LayerNormalization", "Mul", "Add"}));
   expect_close_outputs(m, out, {random_value({2, 3, 8}, 7)}, 1e-5);
 }

@@ -21,7 +21,7 @@ TEST(PassFuseMatmulAdd, TwoDimensionalBecomesGemm) {
   for (Shape bias : {Shape{4}, Shape{1, 4}, Shape{}, Shape{3, 4}}) {
     Model m = matmul_add({dim(3), dim(6)}, bias);
     bool changed = false;
-    Model out = run_pass(m, convert::fuse_matmul_add, &changed);
+    Model out = run_pass(m, passes::fuse_matmul_add, &changed);
     ASSERT_TRUE(changed) << shape_to_string(bias);
     EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Gemm"}));
     EXPECT_EQ(out.graph.nodes[0].inputs, (std::vector<std::string>{"a", "W", "b"}));
@@ -31,13 +31,13 @@ TEST(PassFuseMatmulAdd, TwoDimensionalBecomesGemm) {
 
 TEST(PassFuseMatmulAdd, KeepsWhatGemmCannotExpress) {
   bool changed = true;
-  run_pass(matmul_add({dim(2), dim(3), dim(6)}, {4}), convert::fuse_matmul_add, &changed);
+  run_pass(matmul_add({dim(2), dim(3), dim(6)}, {4}), passes::fuse_matmul_add, &changed);
   EXPECT_FALSE(changed);  // 3-D A
-  run_pass(matmul_add({sym("n"), dim(6)}, {2, 4}), convert::fuse_matmul_add, &changed);
+  run_pass(matmul_add({sym("n"), dim(6)}, {2, 4}), passes::fuse_matmul_add, &changed);
   EXPECT_FALSE(changed);  // [2, 4] bias with an unknown M
   Model shared = matmul_add({dim(3), dim(6)}, {4});
   shared.graph.outputs.push_back(untyped("mm"));
-  run_pass(shared, convert::fuse_matmul_add, &changed);
+  run_pass(shared, passes::fuse_matmul_add, &changed);
   EXPECT_FALSE(changed);
 }
 

@@ -26,7 +26,7 @@ TEST(PassInlineFunctions, LocalFunctionsFixture) {
   EXPECT_EQ(out.opset_imports.count(""), 1u);
   for (const Node& n : out.graph.nodes) EXPECT_TRUE(n.domain.empty()) << n.describe();
   // The runtime inlines `m` itself when given it with functions.
-  Model reference = convert::clone_model(m);
+  Model reference = clone_model(m);
   ASSERT_TRUE(inline_functions(reference).is_ok());
   expect_close_outputs(reference, out, {random_value({2, 5, 32}, 1)}, 0);
   run_pass(out, convert::inline_functions_pass, &changed);

@@ -9,7 +9,7 @@ namespace xonnx {
 namespace testing {
 namespace {
 
-using convert::remove_noop;
+using passes::remove_noop;
 
 // x -> op -> Relu -> y, so the op's output is an intermediate.
 Model single_op(const std::string& op, std::vector<std::string> extra_inputs,

@@ -18,8 +18,8 @@ Model two_transposes(std::vector<int64_t> p1, std::vector<int64_t> p2) {
 
 TEST(PassTransposeReshapePairs, TransposesCompose) {
   Model m = two_transposes({1, 2, 0}, {0, 2, 1});
-  Model out = run_pass(m, convert::collapse_transpose_reshape_pairs);
-  out = run_pass(out, convert::dead_code_elimination);
+  Model out = run_pass(m, passes::collapse_transpose_reshape_pairs);
+  out = run_pass(out, passes::dead_code_elimination);
   ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"Transpose", "Relu"}));
   EXPECT_EQ(out.graph.nodes[0].inputs[0], "x");
   EXPECT_EQ(out.graph.nodes[0].find_attr("perm")->ints, (std::vector<int64_t>{1, 0, 2}));
@@ -28,8 +28,8 @@ TEST(PassTransposeReshapePairs, TransposesCompose) {
 
 TEST(PassTransposeReshapePairs, InverseTransposesVanish) {
   Model m = two_transposes({1, 2, 0}, {2, 0, 1});
-  Model out = run_pass(m, convert::collapse_transpose_reshape_pairs);
-  out = run_pass(out, convert::dead_code_elimination);
+  Model out = run_pass(m, passes::collapse_transpose_reshape_pairs);
+  out = run_pass(out, passes::dead_code_elimination);
   ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"Relu"}));
   EXPECT_EQ(out.graph.nodes[0].inputs[0], "x");
   expect_close_outputs(m, out, {random_value({2, 3, 4}, 2)}, 0);
@@ -49,14 +49,14 @@ Model two_reshapes(std::vector<int64_t> s2) {
 TEST(PassTransposeReshapePairs, ReshapesCollapseUnlessZeroCopiesMiddleDim) {
   Model m = two_reshapes({4, -1});
   bool changed = false;
-  Model out = run_pass(m, convert::collapse_transpose_reshape_pairs, &changed);
+  Model out = run_pass(m, passes::collapse_transpose_reshape_pairs, &changed);
   EXPECT_TRUE(changed);
-  out = run_pass(out, convert::dead_code_elimination);
+  out = run_pass(out, passes::dead_code_elimination);
   ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"Reshape"}));
   EXPECT_EQ(out.graph.nodes[0].inputs[0], "x");
   expect_close_outputs(m, out, {random_value({2, 3, 4}, 3)}, 0);
 
-  run_pass(two_reshapes({0, -1}), convert::collapse_transpose_reshape_pairs, &changed);
+  run_pass(two_reshapes({0, -1}), passes::collapse_transpose_reshape_pairs, &changed);
   EXPECT_FALSE(changed);
 }
 

@@ -1,8 +1,8 @@
-// converter/shape_inference: per-op rules, symbolic dims, data propagation through Shape chains,
+// runtime/passes/shape_inference: per-op rules, symbolic dims, data propagation through Shape chains,
 // value_info writing, and a whole exported encoder.
 #include <gtest/gtest.h>
 
-#include "converter/shape_inference.h"
+#include "runtime/passes/shape_inference.h"
 #include "runtime/onnx/loader.h"
 #include "tests/unit/fold_test_util.h"
 
@@ -10,8 +10,8 @@ namespace xonnx {
 namespace testing {
 namespace {
 
-using convert::infer_shapes;
-using convert::ShapeFacts;
+using passes::infer_shapes;
+using passes::ShapeFacts;
 
 // "[batch,3,?]" style rendering so expectations read like shapes.
 std::string render(const ShapeFacts& f, const std::string& name) {
@@ -177,8 +177,8 @@ TEST(ShapeInference, ReshapeMinusOneWithSymbolicDims) {
 TEST(ShapeInference, WriteValueInfoIsIdempotent) {
   Model m = shape_chain_model();
   ShapeFacts f = infer_shapes(m);
-  EXPECT_TRUE(convert::write_value_info(m.graph, f));
-  EXPECT_FALSE(convert::write_value_info(m.graph, infer_shapes(m)));
+  EXPECT_TRUE(passes::write_value_info(m.graph, f));
+  EXPECT_FALSE(passes::write_value_info(m.graph, infer_shapes(m)));
   bool has_hd = false;
   for (const ValueInfo& vi : m.graph.value_info) {
     EXPECT_NE(vi.name, "y");  // graph outputs are not repeated in value_info

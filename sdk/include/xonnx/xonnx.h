@@ -73,6 +73,13 @@ typedef enum xonnx_element_type {
   XONNX_TYPE_BFLOAT16 = 16
 } xonnx_element_type;
 
+/* Graph optimization at session creation (xonnx_session_options_set_optimization_level). */
+typedef enum xonnx_optimization_level {
+  XONNX_OPTIMIZE_NONE = 0,  /* run the graph as loaded */
+  XONNX_OPTIMIZE_BASIC = 1, /* constant folding, no-op/Identity removal, CSE, dead code */
+  XONNX_OPTIMIZE_ALL = 2    /* also BatchNorm folding, MatMul+Add, LayerNorm, GELU fusions (default) */
+} xonnx_optimization_level;
+
 typedef struct xonnx_status xonnx_status;
 typedef struct xonnx_session_options xonnx_session_options;
 typedef struct xonnx_session xonnx_session;
@@ -134,6 +141,10 @@ XONNX_API xonnx_status* xonnx_session_options_create(xonnx_session_options** out
 XONNX_API xonnx_status* xonnx_session_options_set_num_threads(xonnx_session_options* options, int num_threads);
 /* Largest tensor (weights and intermediates) a session accepts, in bytes. */
 XONNX_API xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* options, int64_t bytes);
+/* The graph passes session creation runs (default XONNX_OPTIMIZE_ALL); in memory, the file is
+ * not changed. A converted file (`xonnx convert`) gains nothing more from them. */
+XONNX_API xonnx_status* xonnx_session_options_set_optimization_level(xonnx_session_options* options,
+                                                                    xonnx_optimization_level level);
 XONNX_API void xonnx_session_options_release(xonnx_session_options* options);
 
 /* ---- sessions ---- */

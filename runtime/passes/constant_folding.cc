@@ -1,5 +1,5 @@
 // Constant folding: a node whose inputs are all constants is evaluated with the runtime's
-// reference kernels (converter/node_eval.h) and its outputs become initializers of the same
+// reference kernels (node_eval.h: never a fast kernel) and its outputs become initializers of the same
 // names. Shape/Size of statically shaped values, and Gather/Slice picking static dims out of a
 // partly symbolic Shape, fold from shape inference; the rest of a Shape chain then folds as
 // ordinary constants on the next nodes. Subgraph bodies fold over their own initializers.
@@ -7,14 +7,15 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
 
-#include "converter/graph_util.h"
-#include "converter/node_eval.h"
-#include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/node_eval.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -25,6 +26,9 @@ bool never_folded(const Node& n) {
   if (n.domain.empty() && (n.op_type == "Constant" || kNondeterministic.count(n.op_type))) {
     return true;
   }
+  // A quantized weight stays int8 behind its DequantizeLinear: folding it to float would break
+  // the QDQ group the session's QDQ fusion turns into an integer kernel (as ORT keeps it).
+  if (n.op_type == "DequantizeLinear" && (n.domain.empty() || n.domain == "com.microsoft")) return true;
   for (const Attribute& a : n.attributes) {
     if (a.g || !a.graphs.empty()) return true;  // If/Loop/Scan: bodies are not evaluated here
   }
@@ -140,6 +144,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
   std::deque<NamedTensor> folded;
   std::vector<bool> dead(graph.nodes.size(), false);
   std::map<std::string, std::string> symbolic_values;  // key -> first value with it
+  std::unordered_map<std::string, std::string> merged;  // a merged value -> the first one
   // Reads of each initializer still in the graph (node inputs, subgraph captures, outputs).
   std::map<std::string, int> uses;
   {
@@ -171,7 +176,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     if (std::string key = symbolic_value_key(facts, n); !key.empty()) {
       auto [first, inserted] = symbolic_values.emplace(key, n.outputs[0]);
       if (!inserted) {
-        replace_uses(graph, n.outputs[0], first->second);
+        merged[n.outputs[0]] = first->second;  // renamed in one sweep below
         dead[i] = true;
         ++counts.merged;
         continue;
@@ -233,6 +238,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
   }
   graph.initializers = std::move(kept);
   for (NamedTensor& t : folded) graph.initializers.push_back(std::move(t));
+  replace_uses(graph, merged);
   erase_nodes(graph, dead);
   return Status::ok();
 }
@@ -255,5 +261,5 @@ Result<bool> constant_folding(Model& model, PassContext& ctx) {
   return total > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

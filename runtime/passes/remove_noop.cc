@@ -3,13 +3,14 @@
 // Concat of one input, Split into one output, inference Dropout. Shape-dependent cases use
 // shape inference (main graph only); the shape-free ones also apply inside subgraph bodies.
 #include <set>
+#include <unordered_map>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -108,6 +109,8 @@ bool is_noop(const Graph& g, const Node& n, int64_t opset, const ShapeFacts* fac
 }
 
 // Removes the no-ops of `graph` (and, without shapes, of its subgraphs). Returns the count.
+// One index and one renaming sweep for all of them (a chain Identity -> Identity resolves to
+// its start); only a no-op writing a graph output is handled one at a time (rare).
 int remove_in_graph(const Model& model, Graph& graph, const ShapeFacts* facts) {
   int removed = 0;
   std::vector<bool> dead(graph.nodes.size(), false);
@@ -115,24 +118,43 @@ int remove_in_graph(const Model& model, Graph& graph, const ShapeFacts* facts) {
     for_each_subgraph(graph.nodes[i],
                       [&](Graph& sub) { removed += remove_in_graph(model, sub, nullptr); });
   }
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+  std::unordered_map<std::string, std::string> renames;  // output -> the value it equals
+  auto resolve = [&renames](std::string v) {
+    for (auto it = renames.find(v); it != renames.end(); it = renames.find(v)) v = it->second;
+    return v;
+  };
+  std::vector<size_t> writes_output;
+  {
+    const GraphIndex index(graph);
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      const Node& n = graph.nodes[i];
+      if (!is_noop(graph, n, opset_of(model, n), facts)) continue;
+      if (index.is_graph_output(n.outputs[0])) {
+        writes_output.push_back(i);
+        continue;
+      }
+      renames[n.outputs[0]] = resolve(n.inputs[0]);
+      dead[i] = true;
+      ++removed;
+    }
+  }
+  if (!renames.empty()) {
+    for (auto& [from, to] : renames) to = resolve(to);
+    replace_uses(graph, renames);
+  }
+  for (size_t i : writes_output) {
+    // The graph output keeps its name: the producer of `in` writes it directly. Values that
+    // are not produced here (graph inputs, initializers, outer scope) keep the node.
     const Node& n = graph.nodes[i];
-    if (!is_noop(graph, n, opset_of(model, n), facts)) continue;
     const std::string in = n.inputs[0];
     const std::string out = n.outputs[0];
-    GraphIndex index(graph);
-    if (!index.is_graph_output(out)) {
-      replace_uses(graph, out, in);
-    } else {
-      // The graph output keeps its name: the producer of `in` writes it directly. Values that
-      // are not produced here (graph inputs, initializers, outer scope) keep the node.
-      const int producer = index.producer(in);
-      if (producer < 0 || dead[producer] || index.is_graph_output(in)) continue;
-      for (std::string& o : graph.nodes[producer].outputs) {
-        if (o == in) o = out;
-      }
-      replace_uses(graph, in, out);
+    const GraphIndex index(graph);
+    const int producer = index.producer(in);
+    if (producer < 0 || dead[producer] || index.is_graph_output(in)) continue;
+    for (std::string& o : graph.nodes[producer].outputs) {
+      if (o == in) o = out;
     }
+    replace_uses(graph, in, out);
     dead[i] = true;
     ++removed;
   }
@@ -149,5 +171,5 @@ Result<bool> remove_noop(Model& model, PassContext& ctx) {
   return removed > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

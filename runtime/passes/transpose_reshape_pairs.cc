@@ -2,11 +2,11 @@
 // composed permutation (and vanishes when that is the identity), Reshape(Reshape(x, s1), s2)
 // reads x directly when s2 is a constant without 0 entries (a 0 copies a dim of the middle
 // tensor). The first node stays while something else reads it; DCE removes it otherwise.
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/passes.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -89,5 +89,5 @@ Result<bool> collapse_transpose_reshape_pairs(Model& model, PassContext& ctx) {
   return changed > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

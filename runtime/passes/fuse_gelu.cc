@@ -6,11 +6,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/passes.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -117,5 +118,5 @@ Result<bool> fuse_gelu(Model& model, PassContext& ctx) {
   return true;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "converter/shape_inference_rules.h"
+#include "runtime/passes/shape_inference_rules.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -341,5 +341,5 @@ void add_contrib_rules(RuleTable& t) {
   t["BiasGelu"] = broadcast_same_type;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

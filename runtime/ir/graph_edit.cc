@@ -1,10 +1,8 @@
-#include "converter/graph_util.h"
+#include "runtime/ir/graph_edit.h"
 
 #include <cmath>
 
 namespace xonnx {
-namespace convert {
-
 void for_each_subgraph(const Node& node, const std::function<void(const Graph&)>& fn) {
   for (const Attribute& a : node.attributes) {
     if (a.g) fn(*a.g);
@@ -61,46 +59,6 @@ std::set<std::string> outer_scope_reads(const Graph& graph) {
   return reads;
 }
 
-GraphIndex::GraphIndex(const Graph& graph) {
-  for (const ValueInfo& vi : graph.inputs) inputs_.insert(vi.name);
-  for (const ValueInfo& vi : graph.outputs) output_uses_[vi.name]++;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node& n = graph.nodes[i];
-    const int idx = static_cast<int>(i);
-    for (const std::string& o : n.outputs) {
-      if (!o.empty()) producer_[o] = idx;
-    }
-    for (const std::string& in : n.inputs) {
-      if (!in.empty()) consumers_[in].push_back(idx);
-    }
-    for_each_subgraph(n, [&](const Graph& sub) {
-      for (const std::string& name : outer_scope_reads(sub)) consumers_[name].push_back(idx);
-    });
-  }
-}
-
-int GraphIndex::producer(const std::string& value) const {
-  auto it = producer_.find(value);
-  return it == producer_.end() ? -1 : it->second;
-}
-
-const std::vector<int>& GraphIndex::consumers(const std::string& value) const {
-  auto it = consumers_.find(value);
-  return it == consumers_.end() ? none_ : it->second;
-}
-
-bool GraphIndex::is_graph_output(const std::string& value) const {
-  return output_uses_.count(value) > 0;
-}
-
-bool GraphIndex::is_graph_input(const std::string& value) const { return inputs_.count(value) > 0; }
-
-int GraphIndex::use_count(const std::string& value) const {
-  auto it = output_uses_.find(value);
-  const int outputs = it == output_uses_.end() ? 0 : it->second;
-  return static_cast<int>(consumers(value).size()) + outputs;
-}
-
 const Tensor* constant_tensor(const Graph& graph, const std::string& name) {
   if (name.empty()) return nullptr;
   for (const ValueInfo& vi : graph.inputs) {
@@ -121,6 +79,26 @@ void replace_uses(Graph& graph, const std::string& from, const std::string& to) 
       // Inside a subgraph, an output naming the outer value is a read of it.
       for (ValueInfo& vi : sub.outputs) {
         if (vi.name == from) vi.name = to;
+      }
+    });
+  }
+}
+
+void replace_uses(Graph& graph, const std::unordered_map<std::string, std::string>& renames) {
+  if (renames.empty()) return;
+  for (Node& n : graph.nodes) {
+    for (std::string& in : n.inputs) {
+      auto it = in.empty() ? renames.end() : renames.find(in);
+      if (it != renames.end()) in = it->second;
+    }
+    for_each_subgraph(n, [&](Graph& sub) {
+      // Names the subgraph defines shadow the outer ones.
+      std::unordered_map<std::string, std::string> visible = renames;
+      for (const std::string& name : defined_names(sub)) visible.erase(name);
+      replace_uses(sub, visible);
+      for (ValueInfo& vi : sub.outputs) {
+        auto it = visible.find(vi.name);
+        if (it != visible.end()) vi.name = it->second;
       }
     });
   }
@@ -236,95 +214,4 @@ Model clone_model(const Model& model) {
   return copy;
 }
 
-FusionView::FusionView(Graph& graph)
-    : graph_(graph),
-      index_(graph),
-      claimed_(graph.nodes.size(), false),
-      dead_(graph.nodes.size(), false) {}
-
-bool FusionView::is(int i, const char* op) const {
-  if (i < 0 || static_cast<size_t>(i) >= graph_.nodes.size() || claimed_[static_cast<size_t>(i)]) {
-    return false;
-  }
-  const Node& n = node(i);
-  if (!n.domain.empty() || n.op_type != op || n.outputs.empty() || n.outputs[0].empty() ||
-      n.inputs.empty() || n.inputs[0].empty()) {
-    return false;
-  }
-  // Arity guards so matchers may index inputs freely (the loader does not check arity).
-  static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "MatMul"};
-  static const std::set<std::string> kUnary = {"Erf", "Sqrt", "Relu", "Neg"};
-  if (kBinary.count(n.op_type)) return n.inputs.size() == 2 && !n.inputs[1].empty();
-  if (kUnary.count(n.op_type)) return n.inputs.size() == 1;
-  return true;
-}
-
-int FusionView::sole_producer(const std::string& value) const {
-  if (value.empty() || index_.use_count(value) != 1 || index_.is_graph_output(value)) return -1;
-  const int p = index_.producer(value);
-  return p >= 0 && !claimed_[static_cast<size_t>(p)] ? p : -1;
-}
-
-int FusionView::sole_consumer(const std::string& value) const {
-  if (value.empty() || index_.use_count(value) != 1 || index_.is_graph_output(value)) return -1;
-  const std::vector<int>& readers = index_.consumers(value);
-  if (readers.size() != 1 || claimed_[static_cast<size_t>(readers[0])]) return -1;
-  return readers[0];
-}
-
-bool FusionView::is_const(const std::string& name, double value, double tol) const {
-  return is_float_constant(graph_, name, value, tol);
-}
-
-std::string FusionView::other_input(int i, const std::string& known) const {
-  const Node& n = node(i);
-  if (n.inputs.size() != 2) return "";
-  if (n.inputs[0] == known) return n.inputs[1];
-  if (n.inputs[1] == known) return n.inputs[0];
-  return "";
-}
-
-bool FusionView::other_is_const(int i, double value, double tol, std::string* x) const {
-  const Node& n = node(i);
-  if (n.inputs.size() != 2) return false;
-  if (is_const(n.inputs[1], value, tol)) {
-    *x = n.inputs[0];
-    return true;
-  }
-  if (is_const(n.inputs[0], value, tol)) {
-    *x = n.inputs[1];
-    return true;
-  }
-  return false;
-}
-
-bool FusionView::other_is_const_given(int i, const std::string& known, double value,
-                                      double tol) const {
-  const std::string other = other_input(i, known);
-  return !other.empty() && is_const(other, value, tol);
-}
-
-bool FusionView::claim(const std::vector<int>& nodes) {
-  for (int i : nodes) {
-    if (i < 0 || claimed_[static_cast<size_t>(i)]) return false;
-  }
-  for (int i : nodes) claimed_[static_cast<size_t>(i)] = true;
-  return true;
-}
-
-void FusionView::replace(const std::vector<int>& nodes, int at, Node replacement) {
-  for (int i : nodes) dead_[static_cast<size_t>(i)] = true;
-  dead_[static_cast<size_t>(at)] = false;
-  replacements_[at] = std::move(replacement);
-}
-
-void FusionView::commit() {
-  for (auto& [at, node] : replacements_) graph_.nodes[static_cast<size_t>(at)] = std::move(node);
-  replacements_.clear();
-  erase_nodes(graph_, dead_);
-  dead_.assign(graph_.nodes.size(), false);
-  claimed_.assign(graph_.nodes.size(), false);
-}
-
-}  // namespace convert
 }  // namespace xonnx

@@ -4,11 +4,11 @@
 // constants. New initializers are added (the old ones may be shared; DCE drops them if not).
 #include <cmath>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/passes.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -198,5 +198,5 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
   return fused > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

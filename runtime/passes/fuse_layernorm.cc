@@ -6,12 +6,13 @@
 // com.microsoft route, which ORT does not offer for LayerNormalization in a portable way).
 #include <algorithm>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -195,5 +196,5 @@ Result<bool> fuse_layernorm(Model& model, PassContext& ctx) {
   return true;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -1,12 +1,13 @@
 // MatMul(A, B) + C -> Gemm(A, B, C) where that is the same computation: A is 2-D (Gemm is 2-D
 // only; shapes from shape inference), B a 2-D constant, C a constant unidirectionally broadcastable
 // to [M, N], floating point, and the MatMul result has no other reader.
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
-#include "converter/shape_inference.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -61,5 +62,5 @@ Result<bool> fuse_matmul_add(Model& model, PassContext& ctx) {
   return true;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -5,11 +5,11 @@
 #include <map>
 #include <set>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/passes.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -163,5 +163,5 @@ Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx) {
   return merged > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -4,11 +4,11 @@
 // model treats them as constants, which is what lets folding and fusions use them.
 #include <set>
 
-#include "converter/graph_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/passes.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -87,5 +87,5 @@ Result<bool> dead_code_elimination(Model& model, PassContext& ctx) {
   return promoted > 0 || removed > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -1,9 +1,11 @@
-#include "converter/pipeline.h"
+#include "runtime/passes/pipeline.h"
 
 #include <chrono>
 
+#include "runtime/ir/graph_edit.h"
+
 namespace xonnx {
-namespace convert {
+namespace passes {
 namespace {
 
 int64_t tensor_bytes(const Tensor& t) {
@@ -11,16 +13,6 @@ int64_t tensor_bytes(const Tensor& t) {
   int64_t n = 0;
   for (int64_t i = 0; i < t.numel(); ++i) n += static_cast<int64_t>(t.string_data()[i].size());
   return n;
-}
-
-template <typename Fn>
-void for_each_subgraph(const Node& n, Fn&& fn) {
-  for (const Attribute& a : n.attributes) {
-    if (a.g) fn(*a.g);
-    for (const auto& g : a.graphs) {
-      if (g) fn(*g);
-    }
-  }
 }
 
 void count_graph(const Graph& g, ModelCounts& c) {
@@ -68,7 +60,7 @@ std::map<std::string, int64_t> op_histogram(const Model& model) {
 }
 
 Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table,
-                                    const ConvertOptions& options, const ProgressFn& progress,
+                                    const PassOptions& options, const ProgressFn& progress,
                                     int max_rounds) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -123,5 +115,5 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
   return result;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

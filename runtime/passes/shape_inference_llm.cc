@@ -2,10 +2,10 @@
 // fusion (and the value_info the writer emits) still see typed values:
 // SimplifiedLayerNormalization, RMSNormalization, RotaryEmbedding (ONNX 23), Attention (ONNX 23);
 // com.microsoft SkipSimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits.
-#include "converter/shape_inference_rules.h"
+#include "runtime/passes/shape_inference_rules.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 namespace {
 
 // Output `out` with input 0's type and shape.
@@ -98,5 +98,5 @@ void add_llm_rules(RuleTable& onnx, RuleTable& contrib) {
   contrib["MatMulNBits"] = matmul_nbits_rule;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -14,7 +14,7 @@
 #include "runtime/ir/graph.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 struct ShapeFacts {
   // Every value we know anything about: graph inputs, initializers, node outputs.
@@ -45,5 +45,5 @@ bool type_info_equal(const TypeInfo& a, const TypeInfo& b);
 // Every dim known: their values; else false.
 bool all_known(const std::vector<Dim>& dims, std::vector<int64_t>* values = nullptr);
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

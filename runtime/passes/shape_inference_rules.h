@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "converter/shape_inference.h"
+#include "runtime/passes/shape_inference.h"
 #include "runtime/core/tensor.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 // Elements tracked for data propagation: small 0-D/1-D integer tensors.
 constexpr int64_t kMaxTrackedElements = 64;
@@ -67,5 +67,5 @@ std::vector<Dim> broadcast_dims(const std::vector<Dim>& a, const std::vector<Dim
 // Normalizes axis into [0, rank), or -1 when out of range.
 int64_t norm_axis(int64_t axis, int64_t rank);
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

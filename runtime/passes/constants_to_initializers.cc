@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <set>
 
-#include "converter/graph_util.h"
-#include "converter/node_eval.h"
-#include "converter/passes/passes.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/node_eval.h"
+#include "runtime/passes/passes.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -48,5 +48,5 @@ Result<bool> constants_to_initializers(Model& model, PassContext& ctx) {
   return lifted > 0;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

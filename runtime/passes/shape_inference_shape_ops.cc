@@ -5,10 +5,10 @@
 #include <cmath>
 #include <set>
 
-#include "converter/shape_inference_rules.h"
+#include "runtime/passes/shape_inference_rules.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -520,5 +520,5 @@ void add_shape_op_rules(RuleTable& t) {
   t["NonZero"] = nonzero_rule;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

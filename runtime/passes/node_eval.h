@@ -1,5 +1,7 @@
-// Evaluates one node with the runtime's reference kernels (XNNPACK off), so constant folding and
-// Constant lifting have exactly the semantics the runtime runs: one source of truth.
+// Evaluates one node with its REFERENCE kernel (never a fast backend), so constant folding and
+// Constant lifting compute exactly what the reference semantics say, bit for bit the same on
+// every host and ISA (docs/architecture.md, "Passes"). No Session is built: the kernel runs
+// against a small in-memory context, which keeps folding cheap enough for session creation.
 #pragma once
 
 #include <cstdint>
@@ -10,15 +12,15 @@
 #include "runtime/ir/graph.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 // Runs `node` (in `model`'s opset) on `inputs` (one per node input; nullptr where the input is
 // omitted) and returns one value per node output (empty where the output is unnamed). Any
 // output over `max_output_bytes` fails with kResourceExhausted before it is allocated; a node
-// without a kernel fails with kUnsupported.
+// without a reference kernel, or with a subgraph attribute, fails with kUnsupported.
 Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node,
                                          const std::vector<const Tensor*>& inputs,
                                          int64_t max_output_bytes);
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

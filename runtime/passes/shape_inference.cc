@@ -1,15 +1,15 @@
 // The inference driver: seeds types from graph inputs and initializers, runs the per-op rules
 // in node order, and falls back to what the model declares (value_info, graph outputs).
-#include "converter/shape_inference.h"
+#include "runtime/passes/shape_inference.h"
 
 #include <deque>
 #include <set>
 
-#include "converter/graph_util.h"
-#include "converter/shape_inference_rules.h"
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/shape_inference_rules.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 // ------------------------------------------------------------------ ShapeFacts
 
@@ -346,5 +346,5 @@ bool write_value_info(Graph& graph, const ShapeFacts& facts) {
   return changed;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "converter/pass.h"
+#include "runtime/passes/pass.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 // Sizes the report compares; nodes and initializers of subgraphs count too.
 struct ModelCounts {
@@ -53,9 +53,9 @@ constexpr int kMaxRounds = 8;
 // Runs the passes of `table` with min_level <= options.level, in order, until a round changes
 // nothing (or `max_rounds` rounds). An error from a pass names the pass and stops.
 Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table,
-                                    const ConvertOptions& options,
+                                    const PassOptions& options,
                                     const ProgressFn& progress = nullptr,
                                     int max_rounds = kMaxRounds);
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

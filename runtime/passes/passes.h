@@ -1,0 +1,23 @@
+// The structural passes of the runtime's pass library, one function each
+// (runtime/passes/<name>.cc). Session creation runs them from session_pass_list(); the
+// converter from its own table (converter/pass_list.cc), with converter-only passes around them.
+#pragma once
+
+#include "runtime/passes/pass.h"
+
+namespace xonnx {
+namespace passes {
+
+Result<bool> constants_to_initializers(Model& model, PassContext& ctx);  // Constant -> initializer
+Result<bool> constant_folding(Model& model, PassContext& ctx);  // evaluate constant nodes + Shape chains
+Result<bool> remove_noop(Model& model, PassContext& ctx);        // Identity, same-type Cast, same-shape Reshape...
+Result<bool> collapse_transpose_reshape_pairs(Model& model, PassContext& ctx);  // Transpose∘Transpose, Reshape∘Reshape
+Result<bool> fuse_batchnorm(Model& model, PassContext& ctx);     // BN into Conv/ConvTranspose/Gemm
+Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);    // 2-D MatMul+Add -> Gemm
+Result<bool> fuse_layernorm(Model& model, PassContext& ctx);     // decomposed LN -> LayerNormalization
+Result<bool> fuse_gelu(Model& model, PassContext& ctx);          // erf GELU -> Gelu / com.microsoft:Gelu
+Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  // duplicate nodes
+Result<bool> dead_code_elimination(Model& model, PassContext& ctx);  // dead nodes/initializers
+
+}  // namespace passes
+}  // namespace xonnx
