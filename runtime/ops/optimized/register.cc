@@ -23,6 +23,7 @@ void register_opt_rnn(OpRegistry& registry);             // rnn.cc
 void register_opt_resize(OpRegistry& registry);          // resize.cc
 void register_opt_expand(OpRegistry& registry);          // expand.cc
 void register_opt_slice(OpRegistry& registry);           // slice.cc
+void register_opt_batch_norm(OpRegistry& registry);      // batch_norm.cc
 
 }  // namespace opt
 
@@ -53,6 +54,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_resize(registry);
   opt::register_opt_expand(registry);
   opt::register_opt_slice(registry);
+  opt::register_opt_batch_norm(registry);
 }
 
 }  // namespace xonnx
