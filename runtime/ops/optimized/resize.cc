@@ -6,8 +6,9 @@
 //
 // The reference (ops/ref/resize.cc) runs every axis as a 1-D pass in double. This kernel maps
 // each output column and row to its taps once per shape (the reference's formulas, in double),
-// then computes each output pixel from its 2 x 2 taps in the same order and precision: the
-// same bits as the reference, with no per-axis buffers and the rows split over the threads.
+// then passes each input row over the width once (two rows kept while consecutive output rows
+// read them) and blends the two rows of each output row, in the same order and precision: the
+// same bits as the reference, the rows split over the threads.
 // Declined at creation: cubic, antialias, exclude_outside, axes, keep_aspect_ratio_policy,
 // tf_* modes; at run time (to the reference): other dtypes or ranks, scales / sizes that
 // touch the leading axes.
@@ -77,10 +78,13 @@ class ResizeKernel final : public FastKernel {
     const ResizeAxis& pw = plan_w_;
     const size_t rows = static_cast<size_t>(planes * out_h);
     pool_->parallel_for(rows, chunk_for(out_w * 8), [&](size_t r0, size_t r1) {
-      for (size_t r = r0; r < r1; ++r) {
+      std::vector<double> scratch;
+      // The chunk's rows, one plane at a time.
+      for (size_t r = r0; r < r1;) {
         const int64_t plane = static_cast<int64_t>(r) / out_h, oy = static_cast<int64_t>(r) % out_h;
-        const float* in = src + plane * in_h * in_w;
-        resize_row(ph, pw, in, in_w, oy, dst + static_cast<int64_t>(r) * out_w);
+        const int64_t oy1 = std::min<int64_t>(out_h, oy + static_cast<int64_t>(r1 - r));
+        resize_rows(ph, pw, src + plane * in_h * in_w, in_w, oy, oy1, dst + static_cast<int64_t>(r) * out_w, scratch);
+        r += static_cast<size_t>(oy1 - oy);
       }
     });
     handled = true;

@@ -132,38 +132,66 @@ bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64
 
 namespace {
 
-// The width pass of one input row at output column o, as the reference sums it (from 0).
-inline double width_tap(const ResizeAxis& pw, const float* row, int64_t o) {
-  if (pw.identity) return static_cast<double>(row[o]);
-  double t = 0.0;
-  t += pw.w0[o] * static_cast<double>(row[pw.i0[o]]);
-  t += pw.w1[o] * static_cast<double>(row[pw.i1[o]]);
-  return t;
+// The width pass of input row `row` (pw.out values, in double), as the reference sums it (from 0).
+void width_pass(const ResizeAxis& pw, const float* row, double* out) {
+  const int64_t ow = pw.out;
+  if (pw.identity) {
+    for (int64_t o = 0; o < ow; ++o) out[o] = static_cast<double>(row[o]);
+    return;
+  }
+  const int64_t* i0 = pw.i0.data();
+  const int64_t* i1 = pw.i1.data();
+  const double* w0 = pw.w0.data();
+  const double* w1 = pw.w1.data();
+  for (int64_t o = 0; o < ow; ++o) {
+    double t = 0.0;
+    t += w0[o] * static_cast<double>(row[i0[o]]);
+    t += w1[o] * static_cast<double>(row[i1[o]]);
+    out[o] = t;
+  }
 }
 
 }  // namespace
 
-void resize_row(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy, float* out) {
+void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy0, int64_t oy1,
+                 float* out, std::vector<double>& scratch) {
   const int64_t ow = pw.out;
   if (!ph.linear) {
-    const float* row = in + ph.i0[oy] * in_w;
     const int64_t* ix = pw.i0.data();
-    for (int64_t o = 0; o < ow; ++o) out[o] = row[ix[o]];
+    for (int64_t oy = oy0; oy < oy1; ++oy, out += ow) {
+      const float* row = in + ph.i0[oy] * in_w;
+      for (int64_t o = 0; o < ow; ++o) out[o] = row[ix[o]];
+    }
     return;
   }
-  if (ph.identity) {
-    const float* row = in + oy * in_w;
-    for (int64_t o = 0; o < ow; ++o) out[o] = static_cast<float>(width_tap(pw, row, o));
-    return;
-  }
-  const float* r0 = in + ph.i0[oy] * in_w;
-  const float* r1 = in + ph.i1[oy] * in_w;
-  const double wy0 = ph.w0[oy], wy1 = ph.w1[oy];
-  for (int64_t o = 0; o < ow; ++o) {
-    double v = 0.0;
-    v += wy0 * width_tap(pw, r0, o);
-    v += wy1 * width_tap(pw, r1, o);
-    out[o] = static_cast<float>(v);
+  // Two width-passed input rows, kept while consecutive output rows read them (an upsampling
+  // by k reads each input row for about k output rows).
+  scratch.resize(static_cast<size_t>(2 * ow));
+  double* buf[2] = {scratch.data(), scratch.data() + ow};
+  int64_t tag[2] = {-1, -1};
+  auto row_of = [&](int64_t iy, int64_t keep) -> const double* {
+    for (int b = 0; b < 2; ++b)
+      if (tag[b] == iy) return buf[b];
+    const int b = tag[0] == keep ? 1 : 0;  // never evict the other row this output needs
+    width_pass(pw, in + iy * in_w, buf[b]);
+    tag[b] = iy;
+    return buf[b];
+  };
+  for (int64_t oy = oy0; oy < oy1; ++oy, out += ow) {
+    if (ph.identity) {
+      const double* h = row_of(oy, -1);
+      for (int64_t o = 0; o < ow; ++o) out[o] = static_cast<float>(h[o]);
+      continue;
+    }
+    const double* h0 = row_of(ph.i0[oy], ph.i1[oy]);
+    const double* h1 = row_of(ph.i1[oy], ph.i0[oy]);
+    const double wy0 = ph.w0[oy], wy1 = ph.w1[oy];
+    for (int64_t o = 0; o < ow; ++o) {
+      double v = 0.0;
+      v += wy0 * h0[o];
+      v += wy1 * h1[o];
+      out[o] = static_cast<float>(v);
+    }
   }
 }
 

@@ -43,8 +43,10 @@ ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, dou
 bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64_t& out_w, double& scale_h,
                       double& scale_w);
 
-// Output row `oy` of one [in_h, in_w] plane `in` into `out` (pw.out values).
-void resize_row(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy, float* out);
+// Output rows [oy0, oy1) of one [in_h, in_w] plane `in` into `out` (pw.out values per row);
+// `scratch` holds two width-passed input rows.
+void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy0, int64_t oy1,
+                 float* out, std::vector<double>& scratch);
 
 }  // namespace opt
 }  // namespace xonnx
