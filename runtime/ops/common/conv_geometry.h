@@ -32,6 +32,9 @@ struct ConvGeometry {
   // the kernels do not cover: other ranks, a kernel_shape that disagrees with W, values
   // beyond uint32 range, unknown auto_pad.
   static Result<ConvGeometry> parse(const KernelInit& init, const Shape& w, int64_t& group, const char* what);
+  // The same for a 1-D node with 3-D weights [M][C/group][k]: the geometry of a 1 x k kernel
+  // over a 1 x L input ([N, C, L] read as [N, C, 1, L]).
+  static Result<ConvGeometry> parse_1d(const KernelInit& init, const Shape& w, int64_t& group, const char* what);
 };
 
 }  // namespace xonnx

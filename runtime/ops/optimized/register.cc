@@ -20,6 +20,10 @@ void register_opt_attention(OpRegistry& registry);      // attention.cc
 void register_opt_attention_onnx(OpRegistry& registry); // attention_onnx.cc
 void register_opt_norm_simplified(OpRegistry& registry); // norm_simplified.cc
 void register_opt_rnn(OpRegistry& registry);             // rnn.cc
+void register_opt_resize(OpRegistry& registry);          // resize.cc
+void register_opt_expand(OpRegistry& registry);          // expand.cc
+void register_opt_slice(OpRegistry& registry);           // slice.cc
+void register_opt_batch_norm(OpRegistry& registry);      // batch_norm.cc
 
 }  // namespace opt
 
@@ -47,6 +51,10 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_attention_onnx(registry);
   opt::register_opt_norm_simplified(registry);
   opt::register_opt_rnn(registry);
+  opt::register_opt_resize(registry);
+  opt::register_opt_expand(registry);
+  opt::register_opt_slice(registry);
+  opt::register_opt_batch_norm(registry);
 }
 
 }  // namespace xonnx

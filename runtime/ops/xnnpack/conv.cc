@@ -1,5 +1,5 @@
-// XNNPACK Conv: 2-D float32 convolution with constant weights (and bias), any group
-// (depthwise included), strides, dilations, pads and auto_pad, via
+// XNNPACK Conv: 2-D (and 1-D, [N, C, L] as [N, C, 1, L]) float32 convolution with constant
+// weights (and bias), any group (depthwise included), strides, dilations, pads and auto_pad, via
 // xnn_create_convolution2d_nhwc_f32. XNNPACK packs the weights into its own buffer when the
 // operator is created; we keep only a handle on the initializer (no second copy) to
 // re-create the operator when auto_pad SAME with strides > 1 needs new pads for a new
@@ -42,6 +42,7 @@ class ConvKernel final : public FastKernel {
   Status ensure_operator(const std::array<int64_t, 4>& pads);
 
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
+  size_t rank_ = 4;                               // of W and X: 3 for a 1-D Conv
   ConvGeometry geo_;
   Tensor weight_, bias_;  // the initializers (shared storage)
   bool nhwc_ = false;
@@ -58,7 +59,8 @@ class ConvKernel final : public FastKernel {
 
 Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
   const Tensor* w = init.constant_input(1);
-  if (!w || !is_f32(*w) || w->rank() != 4) return unsupported("XNNPACK Conv: needs a constant 4-D float W");
+  if (!w || !is_f32(*w) || (w->rank() != 4 && w->rank() != 3))
+    return unsupported("XNNPACK Conv: needs a constant 3-D or 4-D float W");
   const Tensor* b = nullptr;
   if (init.has_input(2)) {
     b = init.constant_input(2);
@@ -68,6 +70,8 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
   auto k = std::unique_ptr<ConvKernel>(new ConvKernel());
   XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
   k->nhwc_ = is_nhwc_node(init);
+  k->rank_ = w->rank();
+  if (k->nhwc_ && k->rank_ != 4) return unsupported("XNNPACK Conv: NHWC needs 4-D W");
   if (k->nhwc_) {
     XONNX_ASSIGN_OR_RETURN(k->act_lo_, init.get_float("activation_min", -kInf));
     XONNX_ASSIGN_OR_RETURN(k->act_hi_, init.get_float("activation_max", kInf));
@@ -78,7 +82,11 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
       if (!k->activation_) return unsupported("XNNPACK Conv: activation ", activation);
     }
   }
-  XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK Conv"));
+  if (k->rank_ == 3) {
+    XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse_1d(init, w->shape(), k->group_, "XNNPACK Conv"));
+  } else {
+    XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK Conv"));
+  }
   k->out_ch_ = w->dim(0);
   k->in_ch_ = w->dim(1);
   k->weight_ = *w;
@@ -158,8 +166,8 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
 Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (nhwc_) return run_nhwc(ctx, handled);
   const Tensor& x = ctx.input(0);
-  if (!is_f32(x) || x.rank() != 4 || x.dim(1) != in_ch_ * group_) return Status::ok();
-  const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
+  if (!is_f32(x) || x.rank() != rank_ || x.dim(1) != in_ch_ * group_) return Status::ok();
+  const int64_t n = x.dim(0), h = rank_ == 4 ? x.dim(2) : 1, w = x.dim(rank_ - 1);
   if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
@@ -184,7 +192,8 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   if (!keep_if_finite(all_finite(out, nb * out_hw * cout))) return Status::ok();  // NaN/inf: reference semantics
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_ch_, oh, ow}));
+  const Shape y_shape = rank_ == 4 ? Shape{n, out_ch_, oh, ow} : Shape{n, out_ch_, ow};
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
   nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
   handled = true;
   return Status::ok();

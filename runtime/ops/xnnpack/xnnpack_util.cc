@@ -171,6 +171,7 @@ bool broadcast_dims(const Tensor& a, const Tensor& b, BroadcastDims& d) {
 
 void register_xnnpack_ops(OpRegistry& registry) {
   xnn::register_xnnpack_conv(registry);
+  xnn::register_xnnpack_deconv(registry);
   xnn::register_xnnpack_matmul(registry);
   xnn::register_xnnpack_pool(registry);
   xnn::register_xnnpack_elementwise(registry);

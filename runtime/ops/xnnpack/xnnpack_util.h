@@ -143,6 +143,7 @@ bool broadcast_dims(const Tensor& a, const Tensor& b, BroadcastDims& d);
 
 // Per-family registration, called from register_xnnpack_ops (xnnpack_util.cc).
 void register_xnnpack_conv(OpRegistry& registry);
+void register_xnnpack_deconv(OpRegistry& registry);  // deconv.cc: ConvTranspose
 void register_xnnpack_matmul(OpRegistry& registry);
 void register_xnnpack_pool(OpRegistry& registry);
 void register_xnnpack_elementwise(OpRegistry& registry);

@@ -1,0 +1,83 @@
+// Optimized BatchNormalization (opset 9+, inference) of float32 [N, C, ...] tensors: the
+// reference's per-channel multiplier and offset (computed the same way, in double, then
+// rounded), then y = x * m + b over each (n, c) plane, the planes split over the threads: the
+// same bits as the reference kernel (ops/ref/normalization.cc), which runs on one thread and
+// zero-fills its output first. Exports that keep BatchNormalization (TrainingMode.PRESERVE, no
+// constant folding) run one per convolution. Declined: training mode and its extra outputs;
+// at run time other dtypes, shapes or parameter sizes go to the reference (which reports them).
+#include <cmath>
+#include <vector>
+
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+class BatchNormKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_ASSIGN_OR_RETURN(int64_t training, init.get_int("training_mode", 0));
+    if (training != 0) return unsupported("own BatchNormalization: training_mode");
+    for (size_t i = 1; i < init.num_outputs(); ++i)
+      if (!init.node().outputs[i].empty()) return unsupported("own BatchNormalization: running statistics outputs");
+    XONNX_ASSIGN_OR_RETURN(float eps, init.get_float("epsilon", 1e-5f));
+    auto k = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    k->epsilon_ = eps;
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.rank() < 2) return Status::ok();
+    const int64_t n = x.dim(0), c = x.dim(1);
+    if (n * c <= 0) return Status::ok();
+    const int64_t sp = x.numel() / (n * c);
+    for (size_t i = 1; i <= 4; ++i) {
+      const Tensor& t = ctx.input(i);
+      if (!is_f32(t) || t.numel() != c) return Status::ok();
+    }
+    const float* scale = ctx.input(1).data<float>();
+    const float* bias = ctx.input(2).data<float>();
+    const float* mean = ctx.input(3).data<float>();
+    const float* var = ctx.input(4).data<float>();
+    mul_.resize(static_cast<size_t>(c));
+    add_.resize(static_cast<size_t>(c));
+    for (int64_t i = 0; i < c; ++i) {  // as the reference: in double, rounded once
+      const double m = double(scale[i]) / std::sqrt(double(var[i]) + epsilon_);
+      mul_[i] = static_cast<float>(m);
+      add_[i] = static_cast<float>(double(bias[i]) - double(mean[i]) * m);
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
+    const float* src = x.data<float>();
+    float* dst = y->data<float>();
+    const float* mul = mul_.data();
+    const float* add = add_.data();
+    pool_->parallel_for(static_cast<size_t>(n * c), chunk_for(sp), [&](size_t p0, size_t p1) {
+      for (size_t p = p0; p < p1; ++p) {
+        const float m = mul[p % static_cast<size_t>(c)], b = add[p % static_cast<size_t>(c)];
+        const float* in = src + static_cast<int64_t>(p) * sp;
+        float* out = dst + static_cast<int64_t>(p) * sp;
+        for (int64_t j = 0; j < sp; ++j) out[j] = in[j] * m + b;
+      }
+    });
+    handled = true;
+    return Status::ok();
+  }
+
+  double epsilon_ = 1e-5;
+  std::vector<float> mul_, add_;
+};
+
+}  // namespace
+
+void register_opt_batch_norm(OpRegistry& registry) {
+  registry.add({"", "BatchNormalization", 9, kLatestVersion, BatchNormKernel::create, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx

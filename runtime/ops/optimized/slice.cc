@@ -1,0 +1,132 @@
+// Optimized Slice (opset 10+) of fixed-size elements with positive steps: the output is written
+// as runs of contiguous input (the sliced axis with step 1 and every whole axis after it), split
+// over the threads. ShuffleNet's channel split, a transformer's q/k/v split and a KV window are
+// each one copy per outer index. The reference kernel (ops/ref/layout.cc) walks the output one
+// element at a time; it still takes what this one does not: negative steps, strings, sub-byte
+// types and malformed starts / ends / axes / steps (it reports them).
+#include <cstring>
+#include <vector>
+
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
+
+bool int_list(KernelContext& ctx, size_t i, std::vector<int64_t>& out) {
+  const Tensor& t = ctx.input(i);
+  if (!t.defined() || t.rank() != 1) return false;
+  if (t.dtype() == DataType::kInt64) {
+    out.assign(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+  } else if (t.dtype() == DataType::kInt32) {
+    out.assign(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+class SliceKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::unique_ptr<SliceKernel>(new SliceKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    const DataType dtype = x.dtype();
+    if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0 || x.rank() == 0) return Status::ok();
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (!int_list(ctx, 1, starts) || !int_list(ctx, 2, ends) || starts.size() != ends.size()) return Status::ok();
+    const size_t n = starts.size();
+    if (ctx.has_input(3)) {
+      if (!int_list(ctx, 3, axes) || axes.size() != n) return Status::ok();
+    } else {
+      for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+    }
+    if (ctx.has_input(4)) {
+      if (!int_list(ctx, 4, steps) || steps.size() != n) return Status::ok();
+    } else {
+      steps.assign(n, 1);
+    }
+    Shape out_shape = x.shape();
+    std::vector<int64_t> start(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (a < 0 || a >= rank || seen[static_cast<size_t>(a)] || steps[i] <= 0) return Status::ok();
+      seen[static_cast<size_t>(a)] = true;
+      const int64_t dim = x.dim(static_cast<size_t>(a));
+      int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+      int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+      s = s < 0 ? 0 : (s > dim ? dim : s);
+      e = e < 0 ? 0 : (e > dim ? dim : e);
+      out_shape[static_cast<size_t>(a)] = e > s ? (e - s - 1) / steps[i] + 1 : 0;
+      start[static_cast<size_t>(a)] = s;
+      step[static_cast<size_t>(a)] = steps[i];
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dtype, out_shape));
+    handled = true;
+    const int64_t total = y->numel();
+    if (total == 0) return Status::ok();
+    // The run: whole trailing axes, then one more axis read with step 1.
+    int64_t split = rank, run = 1;
+    while (split > 0 && out_shape[static_cast<size_t>(split - 1)] == x.dim(static_cast<size_t>(split - 1))) {
+      --split;
+      run *= out_shape[static_cast<size_t>(split)];
+    }
+    if (split > 0 && step[static_cast<size_t>(split - 1)] == 1) {
+      --split;
+      run *= out_shape[static_cast<size_t>(split)];
+    }
+    std::vector<int64_t> in_stride(static_cast<size_t>(rank));
+    int64_t stride = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      in_stride[static_cast<size_t>(d)] = stride;
+      stride *= x.dim(static_cast<size_t>(d));
+    }
+    int64_t base = 0;  // the input offset of the first output element
+    for (int64_t d = 0; d < rank; ++d) base += start[static_cast<size_t>(d)] * in_stride[static_cast<size_t>(d)];
+    const int64_t es = dtype_bits(dtype) / 8, runs = total / run;
+    const char* src = static_cast<const char*>(x.raw_data());
+    char* dst = static_cast<char*>(y->raw_data());
+    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
+      std::vector<int64_t> idx(static_cast<size_t>(split), 0);
+      int64_t rem = static_cast<int64_t>(r0), off = base;
+      for (int64_t d = split; d-- > 0;) {
+        const size_t du = static_cast<size_t>(d);
+        idx[du] = rem % out_shape[du];
+        rem /= out_shape[du];
+        off += idx[du] * step[du] * in_stride[du];
+      }
+      for (size_t r = r0; r < r1; ++r) {
+        std::memcpy(dst + static_cast<int64_t>(r) * run * es, src + off * es, static_cast<size_t>(run * es));
+        for (int64_t d = split; d-- > 0;) {
+          const size_t du = static_cast<size_t>(d);
+          off += step[du] * in_stride[du];
+          if (++idx[du] < out_shape[du]) break;
+          off -= idx[du] * step[du] * in_stride[du];
+          idx[du] = 0;
+        }
+      }
+    });
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+void register_opt_slice(OpRegistry& registry) {
+  registry.add({"", "Slice", 10, kLatestVersion, SliceKernel::create, Backend::kOptimized});
+}
+
+}  // namespace opt
+}  // namespace xonnx

@@ -1,0 +1,138 @@
+// XNNPACK ConvTranspose: 2-D float32 transposed convolution with constant weights (and bias),
+// any group, strides, dilations, explicit pads and output_padding (< stride), via
+// xnn_create_deconvolution2d_nhwc_f32 (weights packed once at session creation). NCHW in and
+// out: the input is transposed to NHWC scratch, the output back (the layout pass keeps
+// ConvTranspose outside its NHWC regions). Declined: auto_pad SAME, output_shape, other ranks,
+// runtime weights; the reference kernel (ops/ref/conv.cc) covers those.
+//
+// NaN/inf rule as XNNPACK Conv: XNNPACK's clamp turns NaN into the lower bound, so an output
+// that is not all finite reruns the reference.
+#include <array>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/common/conv_geometry.h"
+#include "runtime/ops/common/finite.h"
+#include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/xnnpack/xnnpack_util.h"
+
+namespace xonnx {
+namespace xnn {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+class DeconvKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init);
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override;
+
+  int64_t group_ = 1, in_ch_ = 0, out_ch_ = 0;  // totals over the groups
+  ConvGeometry geo_;
+  std::array<int64_t, 4> pads_{};          // top, left, bottom, right
+  int64_t adj_h_ = 0, adj_w_ = 0;          // output_padding
+  Operator op_;
+  int64_t last_n_ = -1, last_h_ = -1, last_w_ = -1;
+  const float* last_in_ = nullptr;
+  const float* last_out_ = nullptr;
+};
+
+// ONNX W [C][M/g][kh][kw] (C = g * C/g) -> XNNPACK [g][M/g][kh][kw][C/g].
+std::vector<float> pack_weights(const float* w, int64_t group, int64_t cg, int64_t mg, int64_t khw) {
+  std::vector<float> packed(static_cast<size_t>(group * cg * mg * khw));
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t o = 0; o < mg; ++o)
+        for (int64_t p = 0; p < khw; ++p)
+          packed[static_cast<size_t>(((g * mg + o) * khw + p) * cg + ci)] = w[((g * cg + ci) * mg + o) * khw + p];
+  return packed;
+}
+
+Result<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelInit& init) {
+  const Tensor* w = init.constant_input(1);
+  if (!w || !is_f32(*w) || w->rank() != 4) return unsupported("XNNPACK ConvTranspose: needs a constant 4-D float W");
+  const Tensor* b = nullptr;
+  auto k = std::unique_ptr<DeconvKernel>(new DeconvKernel());
+  XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK ConvTranspose"));
+  if (init.has_input(2)) {
+    b = init.constant_input(2);
+    if (!b || !is_f32(*b) || b->rank() != 1 || b->dim(0) != w->dim(1) * k->group_)
+      return unsupported("XNNPACK ConvTranspose: bias must be a constant float [M]");
+  }
+  if (k->geo_.auto_pad == "SAME_UPPER" || k->geo_.auto_pad == "SAME_LOWER")
+    return unsupported("XNNPACK ConvTranspose: auto_pad ", k->geo_.auto_pad);
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> output_shape, init.get_ints("output_shape"));
+  if (!output_shape.empty()) return unsupported("XNNPACK ConvTranspose: output_shape");
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> adj, init.get_ints("output_padding", {0, 0}));
+  if (adj.size() != 2 || adj[0] < 0 || adj[1] < 0 || adj[0] >= k->geo_.sh || adj[1] >= k->geo_.sw)
+    return unsupported("XNNPACK ConvTranspose: output_padding must be below the stride");
+  k->adj_h_ = adj[0];
+  k->adj_w_ = adj[1];
+  k->geo_.fixed_pads(k->pads_);  // NOTSET or VALID: the explicit pads (zero for VALID)
+  XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
+  k->in_ch_ = w->dim(0);
+  k->out_ch_ = w->dim(1) * k->group_;
+  const int64_t cg = k->in_ch_ / k->group_, mg = w->dim(1);
+  const std::vector<float> packed = pack_weights(w->data<float>(), k->group_, cg, mg, k->geo_.kh * k->geo_.kw);
+  const std::array<int64_t, 4>& p = k->pads_;
+  const xnn_status s = xnn_create_deconvolution2d_nhwc_f32(
+      static_cast<uint32_t>(p[0]), static_cast<uint32_t>(p[3]), static_cast<uint32_t>(p[2]),
+      static_cast<uint32_t>(p[1]), static_cast<uint32_t>(k->geo_.kh), static_cast<uint32_t>(k->geo_.kw),
+      static_cast<uint32_t>(k->geo_.sh), static_cast<uint32_t>(k->geo_.sw), static_cast<uint32_t>(k->geo_.dh),
+      static_cast<uint32_t>(k->geo_.dw), static_cast<uint32_t>(k->group_), static_cast<size_t>(cg),
+      static_cast<size_t>(mg), static_cast<size_t>(k->in_ch_), static_cast<size_t>(k->out_ch_), packed.data(),
+      b ? b->data<float>() : nullptr, -kInf, kInf, 0, k->op_.replace());
+  XONNX_RETURN_IF_ERROR(check(s, "xnn_create_deconvolution2d_nhwc_f32"));
+  // The weights live on only in XNNPACK's packed copy.
+  init.packed_constant_input(1);
+  if (b) init.packed_constant_input(2);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
+  const Tensor& x = ctx.input(0);
+  if (!is_f32(x) || x.rank() != 4 || x.dim(1) != in_ch_) return Status::ok();
+  const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
+  if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
+  const int64_t oh = geo_.sh * (h - 1) + adj_h_ + (geo_.kh - 1) * geo_.dh + 1 - pads_[0] - pads_[2];
+  const int64_t ow = geo_.sw * (w - 1) + adj_w_ + (geo_.kw - 1) * geo_.dw + 1 - pads_[1] - pads_[3];
+  if (oh <= 0 || ow <= 0) return Status::ok();  // the reference reports or handles it
+  const size_t nb = static_cast<size_t>(n), cin = static_cast<size_t>(in_ch_), cout = static_cast<size_t>(out_ch_);
+  const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
+  float* in = thread_scratch(0).resize(nb * in_hw * cin);
+  float* out = thread_scratch(1).resize(nb * out_hw * cout);
+  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(in_hw) * double(cout) * double(in_ch_ / group_) *
+                                          double(geo_.kh * geo_.kw));
+  if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
+    XONNX_RETURN_IF_ERROR(check(xnn_setup_deconvolution2d_nhwc_f32(
+                                    op_.get(), nb, static_cast<size_t>(h), static_cast<size_t>(w),
+                                    static_cast<uint32_t>(adj_h_), static_cast<uint32_t>(adj_w_), in, out, tp),
+                                "xnn_setup_deconvolution2d_nhwc_f32"));
+    last_n_ = n;
+    last_h_ = h;
+    last_w_ = w;
+    last_in_ = in;
+    last_out_ = out;
+  }
+  nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
+  XONNX_RETURN_IF_ERROR(op_.run(tp));
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cout))) return Status::ok();  // NaN/inf: reference semantics
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_ch_, oh, ow}));
+  nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
+  handled = true;
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_xnnpack_deconv(OpRegistry& registry) {
+  registry.add({"", "ConvTranspose", 1, kLatestVersion, DeconvKernel::create, Backend::kXnnpack});
+}
+
+}  // namespace xnn
+}  // namespace xonnx
