@@ -221,17 +221,9 @@ Status Subgraph::build(const Graph& graph) {
     const std::string label = n.describe() + " [opset " + std::to_string(opset) + "]: ";
     auto resolved = registry.resolve(n.domain, n.op_type, opset);
     if (!resolved.is_ok()) return resolved.status().with_context(label);
-    const OpSpec& spec = *resolved->spec;  // the op list's arity (runtime/ops/ops.def)
-    const int n_in = static_cast<int>(n.inputs.size());
-    const int n_out = static_cast<int>(n.outputs.size());
-    if (n_in < spec.min_inputs || (spec.max_inputs >= 0 && n_in > spec.max_inputs)) {
-      return invalid_model(label, "has ", n_in, " inputs; ", n.op_type, " takes ",
-                           describe_arity(spec.min_inputs, spec.max_inputs));
-    }
-    if (n_out < spec.min_outputs || (spec.max_outputs >= 0 && n_out > spec.max_outputs)) {
-      return invalid_model(label, "has ", n_out, " outputs; ", n.op_type, " gives ",
-                           describe_arity(spec.min_outputs, spec.max_outputs));
-    }
+    // The op list's arity (runtime/ops/ops.def).
+    XONNX_RETURN_IF_ERROR(check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()),
+                                      static_cast<int>(n.outputs.size())));
     // Fastest candidate first; a fast factory that declines (kUnsupported) falls through to
     // the next, and the reason is kept for the profile. Any other error of a fast factory, and
     // the reference kernel's, fails the node.

@@ -57,4 +57,16 @@ std::string describe_arity(int min, int max) {
   return std::to_string(min) + " to " + std::to_string(max);
 }
 
+Status check_arity(const OpSpec& spec, const std::string& label, int n_in, int n_out) {
+  if (n_in < spec.min_inputs || (spec.max_inputs >= 0 && n_in > spec.max_inputs)) {
+    return invalid_model(label, "has ", n_in, " inputs; ", spec.name, " takes ",
+                         describe_arity(spec.min_inputs, spec.max_inputs));
+  }
+  if (n_out < spec.min_outputs || (spec.max_outputs >= 0 && n_out > spec.max_outputs)) {
+    return invalid_model(label, "has ", n_out, " outputs; ", spec.name, " gives ",
+                         describe_arity(spec.min_outputs, spec.max_outputs));
+  }
+  return Status::ok();
+}
+
 }  // namespace xonnx

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "runtime/core/status.h"
+
 namespace xonnx {
 
 // Properties of an op that graph passes ask about instead of keeping their own lists.
@@ -40,5 +42,8 @@ const OpSpec* find_op_spec(const std::string& domain, const std::string& op, int
 bool op_has_trait(const std::string& domain, const std::string& op, OpTraits trait);
 // "2", "2 to 3", "1 or more": an arity range in error messages.
 std::string describe_arity(int min, int max);
+// A node of `spec`'s op with n_in input and n_out output slots: an invalid_model error that
+// starts with `label` (the node) and names the op's arity when the counts are outside it.
+Status check_arity(const OpSpec& spec, const std::string& label, int n_in, int n_out);
 
 }  // namespace xonnx

@@ -132,12 +132,9 @@ Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node,
     if (c->backend == Backend::kReference) reference = c;
   }
   if (!reference) return unsupported(node.describe(), ": no reference kernel");
-  const int n_in = static_cast<int>(node.inputs.size());
-  const int n_out = static_cast<int>(node.outputs.size());
-  if (n_in < reference->min_inputs || (reference->max_inputs >= 0 && n_in > reference->max_inputs) ||
-      n_out < reference->min_outputs || (reference->max_outputs >= 0 && n_out > reference->max_outputs)) {
-    return invalid_model(node.describe(), ": ", n_in, " inputs / ", n_out, " outputs are outside the op's arity");
-  }
+  XONNX_RETURN_IF_ERROR(check_arity(*resolved.spec, node.describe() + ": ",
+                                    static_cast<int>(node.inputs.size()),
+                                    static_cast<int>(node.outputs.size())));
   // Folding is single-threaded: results never depend on how work is split.
   static thread_local ThreadPool pool(1);
   FoldInit init(node, resolved.since_version, opset, *reference, inputs, pool);
