@@ -38,7 +38,9 @@ Result<std::unique_ptr<Session>> make_session(const std::string& op, const std::
                                               bool disable_xnnpack) {
   SessionOptions options;
   options.disable_xnnpack = disable_xnnpack;
-  return Session::create_from_model(backendtest::one_node_model({op.c_str(), kMs, 13}, inputs, {}), options);
+  backendtest::Op node(op.c_str(), kMs, 13);
+  node.node = "qbin";  // the errors below name it
+  return Session::create_from_model(backendtest::one_node_model(node, inputs, {}), options);
 }
 
 // Runs on the reference kernels; all inputs are graph inputs unless marked constant.
