@@ -5,9 +5,9 @@
 #include <chrono>
 #include <set>
 
-#include "platforms/posix/mapped_file.h"
+#include "runtime/onnx/external_data.h"
 #include "runtime/onnx/loader.h"
-#include "runtime/onnx/proto_scan.h"
+#include "runtime/passes/validate.h"
 
 namespace xonnx {
 namespace convert {
@@ -17,31 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-std::string dir_of(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// IN and the external data files its top-level initializers name: the writer must not
-// overwrite any of them (their bytes are mapped while the model is converted).
-std::vector<std::string> input_files(const std::string& path) {
-  std::vector<std::string> files = {path};
-  std::string error;
-  auto file = MappedFile::open(path, &error);
-  if (!file) return files;
-  auto scanned = scan_model(file->data(), file->size(), path);
-  if (!scanned.is_ok()) return files;
-  std::set<std::string> locations;
-  for (const ScannedInitializer& init : scanned->initializers) {
-    for (const auto& kv : init.proto.external_data()) {
-      if (kv.key() == "location") locations.insert(kv.value());
-    }
-  }
-  for (const std::string& loc : locations) files.push_back(dir_of(path) + "/" + loc);
-  return files;
 }
 
 Status check_options(const ConvertOptions& options) {
@@ -84,8 +59,7 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
   result.input_file_bytes = static_cast<int64_t>(st.st_size);
   WriteOptions write = request.write;
   write.external_data = write.external_data || request.options.external_data;
-  for (std::string& f : input_files(request.input_path)) write.protected_paths.push_back(std::move(f));
-  // Fail before the (possibly long) conversion if OUT cannot be written.
+  write.protected_paths.push_back(request.input_path);
   XONNX_RETURN_IF_ERROR(check_output_path(request.output_path, write.protected_paths));
 
   auto say = [&request](const std::string& stage) {
@@ -95,7 +69,14 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
   auto t0 = Clock::now();
   LoadOptions load;
   load.inline_functions = false;
-  XONNX_ASSIGN_OR_RETURN(Model model, load_model(request.input_path, load));
+  // Every file the loader read (IN and each external data file, whoever names it) is
+  // protected; the check runs again before the (possibly long) conversion and at writing.
+  XONNX_ASSIGN_OR_RETURN(Model model,
+                         load_model_listing_files(request.input_path, load, &write.protected_files));
+  XONNX_RETURN_IF_ERROR(check_output_path(request.output_path, write.protected_paths, write.protected_files));
+  // What session creation would reject (cycles, two writers, dangling reads, unknown ops,
+  // bad If/Loop/Scan bodies) is refused before converting and checked again after.
+  XONNX_RETURN_IF_ERROR(validate_model(model).with_context("invalid input model: "));
   result.load_ms = ms_since(t0);
   // Verification inputs are made (and checked) before anything is written.
   NamedValues verify_inputs;
@@ -116,6 +97,8 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
     say(std::string("quantizing (") + quantize_mode_name(request.quantize.mode) + ")");
     XONNX_ASSIGN_OR_RETURN(result.quantization, quantize_model(model, quantize));
   }
+  XONNX_RETURN_IF_ERROR(validate_model(model).with_context(
+      "the converted model is invalid (a converter bug; nothing was written): "));
 
   say("writing " + request.output_path);
   t0 = Clock::now();

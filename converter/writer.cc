@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "converter/proto_builder.h"
@@ -220,16 +221,46 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Writes one file with `emit`; removes it again if anything fails.
+// A new file next to `path` (same folder, so rename is atomic), created exclusively: nothing
+// that already exists there, link or not, is opened.
+int create_temporary(const std::string& path, std::string* temp) {
+  static std::atomic<unsigned> counter{0};
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    *temp = dir + "." + base_name(path) + ".tmp" + std::to_string(::getpid()) + "_" +
+            std::to_string(counter++);
+    const int fd = ::open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+// Writes `emit`'s bytes to a temporary file next to `path`; *temp is its name. Removes it
+// again if anything fails.
 template <typename Emit>
-Status write_file(const std::string& path, Emit&& emit) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return io_error("cannot create '", path, "': ", std::strerror(errno));
+Status write_temporary(const std::string& path, std::string* temp, Emit&& emit) {
+  const int fd = create_temporary(path, temp);
+  if (fd < 0) return io_error("cannot create a file next to '", path, "': ", std::strerror(errno));
   FileSink sink(fd, path);
   Status s = emit(sink);
   if (::close(fd) != 0 && s.is_ok()) s = io_error("cannot write '", path, "': ", std::strerror(errno));
-  if (!s.is_ok()) ::unlink(path.c_str());
+  if (!s.is_ok()) ::unlink(temp->c_str());
   return s;
+}
+
+Status rename_into_place(const std::string& temp, const std::string& path) {
+  if (::rename(temp.c_str(), path.c_str()) == 0) return Status::ok();
+  const int err = errno;
+  ::unlink(temp.c_str());
+  return io_error("cannot rename the written file to '", path, "': ", std::strerror(err));
+}
+
+bool same_identity(const std::string& path, const FileIdentity& f) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == f.device &&
+         static_cast<uint64_t>(st.st_ino) == f.inode;
 }
 
 }  // namespace
@@ -242,9 +273,20 @@ bool same_file(const std::string& a, const std::string& b) {
 
 std::string external_data_path(const std::string& path) { return path + ".data"; }
 
-Status check_output_path(const std::string& path, const std::vector<std::string>& protected_paths) {
+Status check_output_path(const std::string& path, const std::vector<std::string>& protected_paths,
+                         const std::vector<FileIdentity>& protected_files) {
   if (path.empty()) return invalid_argument("no output file given");
   const std::string data_path = external_data_path(path);
+  for (const FileIdentity& f : protected_files) {
+    if (same_identity(path, f)) {
+      return invalid_argument("refusing to overwrite '", f.path, "', which the input model reads, with the output '",
+                              path, "'");
+    }
+    if (same_identity(data_path, f)) {
+      return invalid_argument("refusing to overwrite '", f.path, "', which the input model reads, with the output's data file '",
+                              data_path, "'");
+    }
+  }
   for (const std::string& p : protected_paths) {
     if (same_file(path, p)) {
       return invalid_argument("refusing to overwrite the input '", p, "' with the output '", path, "'");
@@ -285,7 +327,7 @@ Result<std::string> serialize_model(const Model& model, WriteStats* stats) {
 
 Status write_model(const Model& model, const std::string& path, const WriteOptions& options,
                    WriteStats* stats) {
-  XONNX_RETURN_IF_ERROR(check_output_path(path, options.protected_paths));
+  XONNX_RETURN_IF_ERROR(check_output_path(path, options.protected_paths, options.protected_files));
   const std::string data_path = external_data_path(path);
   bool external = options.external_data;
   bool forced = false;
@@ -300,14 +342,24 @@ Status write_model(const Model& model, const std::string& path, const WriteOptio
                               plan.total_bytes, " bytes, over protobuf's 2 GB limit");
   }
   const bool write_data = external && plan.external_tensors > 0;
+  std::string data_temp, model_temp;
   if (write_data) {
-    XONNX_RETURN_IF_ERROR(write_file(data_path, [&](Sink& s) { return emit_external(plan, s); }));
+    XONNX_RETURN_IF_ERROR(write_temporary(data_path, &data_temp, [&](Sink& s) { return emit_external(plan, s); }));
   }
-  Status s = write_file(path, [&](Sink& sink) { return emit_model(plan, sink); });
+  Status s = write_temporary(path, &model_temp, [&](Sink& sink) { return emit_model(plan, sink); });
   if (!s.is_ok()) {
-    if (write_data) ::unlink(data_path.c_str());
+    if (write_data) ::unlink(data_temp.c_str());
     return s;
   }
+  // The data file first: once OUT is in place, the data it names is complete.
+  if (write_data) {
+    s = rename_into_place(data_temp, data_path);
+    if (!s.is_ok()) {
+      ::unlink(model_temp.c_str());
+      return s;
+    }
+  }
+  XONNX_RETURN_IF_ERROR(rename_into_place(model_temp, path));
   if (stats) {
     *stats = WriteStats{plan.total_bytes, write_data ? plan.external_bytes : 0,
                         plan.external_tensors, write_data ? data_path : "", forced};

@@ -12,6 +12,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
+#include "runtime/onnx/external_data.h"
 
 namespace xonnx {
 namespace convert {
@@ -28,6 +29,9 @@ struct WriteOptions {
   // Files that must not be overwritten (the input model and its external data files):
   // writing refuses if OUT or its data file is one of them (same inode, not just same path).
   std::vector<std::string> protected_paths;
+  // The same by identity: the files the loader read (load_model_listing_files), compared with
+  // what OUT and its data file resolve to.
+  std::vector<FileIdentity> protected_files;
 };
 
 struct WriteStats {
@@ -41,14 +45,18 @@ struct WriteStats {
 // Serializes `model` (all initializers inline) into a buffer. Fails over 2 GB.
 Result<std::string> serialize_model(const Model& model, WriteStats* stats = nullptr);
 
-// Writes `model` to `path` (and `path` + ".data" with external data). Nothing is left
-// behind on failure: a partly written file is removed.
+// Writes `model` to `path` (and `path` + ".data" with external data). Each file is written to
+// a new temporary file in the same folder and renamed into place, so an existing OUT or
+// OUT.data (or a symbolic link planted there) is replaced, never written through, and a file
+// still mapped by a reader is never truncated. Nothing is left behind on failure.
 Status write_model(const Model& model, const std::string& path, const WriteOptions& options,
                    WriteStats* stats = nullptr);
 
 // The checks write_model makes before writing anything, to run before a long conversion:
-// OUT is not a folder, its folder exists, and neither OUT nor its data file is protected.
-Status check_output_path(const std::string& path, const std::vector<std::string>& protected_paths);
+// OUT is not a folder, its folder exists, and neither OUT nor its data file is (or resolves
+// to) a protected file.
+Status check_output_path(const std::string& path, const std::vector<std::string>& protected_paths,
+                         const std::vector<FileIdentity>& protected_files = {});
 
 // The data file write_model uses for `path`, and its `location` (relative to path's folder).
 std::string external_data_path(const std::string& path);

@@ -11,6 +11,7 @@ PACKAGES=(
   libonnx-dev                                # the ONNX checker the converter's output is tested with
   libre2-dev libutf8proc-dev                 # sdk/genai: tokenizer regexes, Unicode normalization
   libcpp-httplib-dev libssl-dev              # sdk/serve: the HTTP server (Debian builds it with OpenSSL)
+  clang-14 libclang-rt-14-dev                # scripts/test-sanitizers.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -5,7 +5,9 @@
 # then the ARM cross builds (aarch64, armv7) with their tests under qemu-user
 # (scripts/test-arm.sh), then the SDK as an application gets it: install, find_package,
 # pkg-config, .debs, selective build (scripts/test-packaging.sh, host tree, ~80 s).
-# XONNX_SKIP_ARM=1 runs the host part only.
+# Between the host ctest and ARM: the sanitizer tier (scripts/test-sanitizers.sh: unit, model,
+# CLI and bad-model tests under ASan + UBSan in a clang tree, and each fuzz target for 20 s).
+# XONNX_SKIP_ARM=1 runs the host part only; XONNX_SKIP_SANITIZERS=1 skips the sanitizer tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
@@ -13,6 +15,9 @@ trap 'rm -rf "$logs"' EXIT
 bash scripts/check-includes.sh
 bash scripts/build.sh
 ctest --preset release --output-on-failure | tee "$logs/host.log"
+if [ "${XONNX_SKIP_SANITIZERS:-0}" != 1 ]; then
+  bash scripts/test-sanitizers.sh | tee "$logs/sanitize.log"
+fi
 if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then
   bash scripts/test-arm.sh | tee "$logs/arm.log"
 fi

@@ -5,46 +5,20 @@
 
 #include <algorithm>
 #include <functional>
-#include <queue>
 #include <set>
-#include <sstream>
 
 #include "runtime/core/log.h"
 #include "runtime/exec/kernel_context.h"
 #include "runtime/ops/registry.h"
+#include "runtime/passes/validate.h"
 
 namespace xonnx {
 
 namespace {
 
-// Names a graph reads but does not define (inputs, initializers, node outputs), including
-// those read by nested subgraphs: the values it needs from enclosing scopes.
-void collect_free_names(const Graph& g, std::set<std::string>& out) {
-  std::set<std::string> defined;
-  for (const ValueInfo& v : g.inputs) defined.insert(v.name);
-  for (const NamedTensor& t : g.initializers) defined.insert(t.name);
-  for (const Node& n : g.nodes) defined.insert(n.outputs.begin(), n.outputs.end());
-  auto use = [&](const std::string& name) {
-    if (!name.empty() && !defined.count(name)) out.insert(name);
-  };
-  for (const Node& n : g.nodes) {
-    for (const std::string& in : n.inputs) use(in);
-    for (const Attribute& a : n.attributes) {
-      std::set<std::string> inner;
-      if (a.g) collect_free_names(*a.g, inner);
-      for (const auto& sg : a.graphs) collect_free_names(*sg, inner);
-      for (const std::string& name : inner) use(name);
-    }
-  }
-  for (const ValueInfo& v : g.outputs) use(v.name);
-}
-
 std::set<std::string> implicit_inputs(const Node& n) {
   std::set<std::string> names;
-  for (const Attribute& a : n.attributes) {
-    if (a.g) collect_free_names(*a.g, names);
-    for (const auto& sg : a.graphs) collect_free_names(*sg, names);
-  }
+  collect_free_names_of_bodies(n, names);
   return names;
 }
 
@@ -158,40 +132,7 @@ Status Subgraph::build(const Graph& graph) {
   }
 
   // 3. Topological order (stable: keeps file order where the graph allows it).
-  std::vector<int> pending(graph.nodes.size(), 0);
-  std::vector<std::vector<size_t>> users(graph.nodes.size());
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    for (const std::string& name : deps[i]) {
-      auto it = producer.find(name);
-      if (it == producer.end()) continue;
-      if (it->second == i) {
-        return invalid_model(graph.nodes[i].describe(), " reads its own output '", name, "' (cycle)");
-      }
-      ++pending[i];
-      users[it->second].push_back(i);
-    }
-  }
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<size_t> order;
-  while (!ready.empty()) {
-    const size_t i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (size_t u : users[i]) {
-      if (--pending[u] == 0) ready.push(u);
-    }
-  }
-  if (order.size() != graph.nodes.size()) {
-    std::ostringstream names;
-    int shown = 0;
-    for (size_t i = 0; i < graph.nodes.size() && shown < 3; ++i) {
-      if (pending[i] > 0) names << (shown++ ? ", " : "") << graph.nodes[i].describe();
-    }
-    return invalid_model("the graph has a cycle involving ", names.str());
-  }
+  XONNX_ASSIGN_OR_RETURN(std::vector<size_t> order, topological_order(graph, deps, producer));
 
   // 4. Kernels, in order. An initializer whose readers all packed it gives its memory back
   // after the last of them is created, so packed and original weights never all coexist.

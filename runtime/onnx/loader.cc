@@ -1,11 +1,10 @@
 #include "runtime/onnx/loader.h"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "onnx_data.pb.h"
 #include "platforms/posix/mapped_file.h"
+#include "platforms/posix/safe_open.h"
 #include "runtime/ir/opset.h"
 #include "runtime/onnx/functions.h"
 #include "runtime/onnx/proto_scan.h"
@@ -261,7 +260,8 @@ std::string dir_of(const std::string& path) {
 
 Result<Model> load_impl(const void* data, size_t size, const std::string& what,
                         const std::string& base_dir, const LoadOptions& options,
-                        std::shared_ptr<const void> keepalive, bool file_backed) {
+                        std::shared_ptr<const void> keepalive, bool file_backed,
+                        std::vector<FileIdentity>* files_read = nullptr) {
   XONNX_ASSIGN_OR_RETURN(ScannedModel scanned, scan_model(data, size, what));
   const onnxpb::ModelProto& proto = scanned.model;
   if (!proto.has_graph()) return invalid_model(what, ": the model has no graph");
@@ -302,6 +302,7 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
     if (!fn.is_ok()) return fn.status().with_context(what + ": ");
     model.functions.push_back(std::move(fn).value());
   }
+  if (files_read) *files_read = external.files();
   if (options.inline_functions) {
     Status s = inline_functions(model);
     if (!s.is_ok()) return s.with_context(what + ": ");
@@ -312,10 +313,17 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
 }  // namespace
 
 Result<Model> load_model(const std::string& path, const LoadOptions& options) {
+  return load_model_listing_files(path, options, nullptr);
+}
+
+Result<Model> load_model_listing_files(const std::string& path, const LoadOptions& options,
+                                       std::vector<FileIdentity>* files_read) {
   std::string error;
   auto file = MappedFile::open(path, &error);
   if (!file) return not_found(error);
-  return load_impl(file->data(), file->size(), path, dir_of(path), options, file, true);
+  auto model = load_impl(file->data(), file->size(), path, dir_of(path), options, file, true, files_read);
+  if (files_read) files_read->insert(files_read->begin(), {path, file->device(), file->inode()});
+  return model;
 }
 
 Result<Model> load_model_from_memory(const void* data, size_t size, const std::string& base_dir,
@@ -370,11 +378,12 @@ Result<Value> value_from_sequence(const onnxpb::SequenceProto& seq, const std::s
 }  // namespace
 
 Result<Value> load_value_file(const std::string& path, const TypeInfo& type) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string bytes = ss.str();
+  std::string bytes, error;
+  UniqueFd fd = open_regular_file(path, &error);
+  if (!fd.valid()) return not_found(error);
+  if (!read_whole_file(fd.get(), path, std::numeric_limits<int>::max(), &bytes, &error)) {
+    return invalid_argument(error);  // protobuf parses at most 2 GB
+  }
   switch (type.kind) {
     case TypeInfo::Kind::kSequence: {
       onnxpb::SequenceProto seq;

@@ -1,6 +1,5 @@
 #include "runtime/onnx/tensor_proto.h"
 
-#include <limits.h>
 #include <stdlib.h>
 
 #include <cstring>
@@ -8,17 +7,6 @@
 namespace xonnx {
 
 namespace {
-
-bool path_is_within(const std::string& path, const std::string& dir) {
-  if (path.size() <= dir.size() || path.compare(0, dir.size(), dir) != 0) return false;
-  return dir.back() == '/' || path[dir.size()] == '/';
-}
-
-std::string realpath_of(const std::string& p) {
-  char buf[PATH_MAX];
-  if (!::realpath(p.c_str(), buf)) return std::string();
-  return buf;
-}
 
 // Copies typed repeated fields into `out` (already allocated with the right shape).
 template <typename Src, typename Fn>
@@ -44,45 +32,6 @@ std::shared_ptr<Storage> model_bytes(const void* p, size_t bytes, DataType dtype
 }
 
 }  // namespace
-
-Result<std::shared_ptr<const MappedFile>> ExternalDataResolver::open(const std::string& location) {
-  if (base_dir_.empty()) {
-    return invalid_model("external data '", location,
-                         "' cannot be resolved: the model was not loaded from a file");
-  }
-  if (location.empty()) return invalid_model("external data has an empty location");
-  if (location[0] == '/') {
-    return invalid_model("external data location '", location, "' is absolute; it must be relative to the model's folder");
-  }
-  // Reject any ".." path component.
-  size_t start = 0;
-  while (start <= location.size()) {
-    size_t end = location.find('/', start);
-    if (end == std::string::npos) end = location.size();
-    if (location.compare(start, end - start, "..") == 0 && end - start == 2) {
-      return invalid_model("external data location '", location, "' contains '..'");
-    }
-    start = end + 1;
-  }
-  auto it = files_.find(location);
-  if (it != files_.end()) return it->second;
-  if (base_real_.empty()) {
-    base_real_ = realpath_of(base_dir_);
-    if (base_real_.empty()) return not_found("model folder '", base_dir_, "' does not exist");
-  }
-  const std::string full = base_dir_ + "/" + location;
-  const std::string real = realpath_of(full);
-  if (real.empty()) return not_found("external data file '", full, "' does not exist");
-  if (!path_is_within(real, base_real_)) {
-    return invalid_model("external data location '", location, "' resolves to '", real,
-                         "', outside the model folder '", base_real_, "' (symlink?)");
-  }
-  std::string error;
-  auto file = MappedFile::open(real, &error);
-  if (!file) return io_error("external data: ", error);
-  files_[location] = file;
-  return file;
-}
 
 Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorSource& source,
                                  const std::string& what) {

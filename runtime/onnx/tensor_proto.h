@@ -1,32 +1,17 @@
 // TensorProto / TypeProto -> IR conversion with all the validation a hostile file needs:
 // known element type, non-negative dims, no element-count overflow, data size matching
-// dims, memory cap, and safe external-data paths.
+// dims, memory cap; external data through ExternalDataResolver (external_data.h).
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 
 #include "onnx.pb.h"
-#include "platforms/posix/mapped_file.h"
 #include "runtime/ir/graph.h"
+#include "runtime/onnx/external_data.h"
 #include "runtime/onnx/loader.h"
 
 namespace xonnx {
-
-// Resolves and maps external data files relative to the model's folder, once each.
-class ExternalDataResolver {
- public:
-  // base_dir empty: external data is rejected (model loaded from memory).
-  explicit ExternalDataResolver(std::string base_dir) : base_dir_(std::move(base_dir)) {}
-  // Returns the mapped file for `location`, validating that it stays inside base_dir.
-  Result<std::shared_ptr<const MappedFile>> open(const std::string& location);
-
- private:
-  std::string base_dir_;
-  std::string base_real_;
-  std::map<std::string, std::shared_ptr<const MappedFile>> files_;
-};
 
 struct TensorSource {
   const LoadOptions* options = nullptr;

@@ -1,9 +1,10 @@
 #include "sdk/cli/inputs.h"
 
-#include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
+#include "platforms/posix/safe_open.h"
 #include "runtime/onnx/loader.h"
 #include "sdk/cli/npy.h"
 
@@ -172,11 +173,12 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
 
 Result<Tensor> read_input_file(const std::string& path) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return not_found("cannot open '", path, "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string bytes = ss.str();
+    std::string bytes, error;
+    UniqueFd fd = open_regular_file(path, &error);  // a FIFO fails instead of blocking
+    if (!fd.valid()) return not_found(error);
+    if (!read_whole_file(fd.get(), path, std::numeric_limits<int>::max(), &bytes, &error)) {
+      return invalid_argument(error);  // protobuf parses at most 2 GB
+    }
     return parse_tensor_proto(bytes.data(), bytes.size(), path);
   }
   return read_npy(path);

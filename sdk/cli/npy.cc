@@ -2,7 +2,10 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
+
+#include "platforms/posix/safe_open.h"
 
 namespace xonnx {
 namespace cli {
@@ -42,11 +45,17 @@ std::string header_field(const std::string& header, const std::string& key) {
 }  // namespace
 
 Result<Tensor> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string bytes = ss.str();
+  std::string bytes, error;
+  UniqueFd fd = open_regular_file(path, &error);  // a FIFO fails instead of blocking
+  if (!fd.valid()) return not_found(error);
+  if (!read_whole_file(fd.get(), path, std::numeric_limits<int64_t>::max(), &bytes, &error)) {
+    return io_error(error);
+  }
+  return parse_npy(bytes.data(), bytes.size(), path);
+}
+
+Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path) {
+  const std::string bytes(static_cast<const char*>(data), size);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
     return invalid_argument(path, ": not a .npy file");
   }
@@ -85,12 +94,16 @@ Result<Tensor> read_npy(const std::string& path) {
       return invalid_argument(path, ": bad .npy shape '", header_field(header, "shape"), "'");
     }
   }
-  XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
+  // The data length is checked before allocating: the header alone may claim terabytes.
   const size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != t.nbytes()) {
+  const int64_t numel = shape_numel(shape);
+  const int64_t needed = numel < 0 ? -1 : dtype_storage_bytes(dtype, numel);
+  if (needed < 0) return invalid_argument(path, ": .npy shape ", shape_to_string(shape), " overflows");
+  if (static_cast<int64_t>(bytes.size() - data_start) != needed) {
     return invalid_argument(path, ": data has ", bytes.size() - data_start, " bytes, shape ",
-                            shape_to_string(shape), " needs ", t.nbytes());
+                            shape_to_string(shape), " needs ", needed);
   }
+  XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
   if (t.nbytes()) std::memcpy(t.raw_data(), bytes.data() + data_start, t.nbytes());
   return t;
 }

@@ -8,7 +8,10 @@
 namespace xonnx {
 namespace cli {
 
+// Opens `path` without blocking (a FIFO or device is refused) and parses it.
 Result<Tensor> read_npy(const std::string& path);
+// Parses .npy bytes; `path` names them in errors.
+Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path);
 Status write_npy(const std::string& path, const Tensor& tensor);
 
 }  // namespace cli
