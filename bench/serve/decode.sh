@@ -37,13 +37,14 @@ body="{\"model\":\"$name\",\"prompt\":\"Once upon a time\",\"max_tokens\":$max_t
 
 now_ms() { date +%s%3N; }
 round() {  # round BASE: prints aggregate tokens/s of $streams concurrent requests
-  local b=$1 start end tokens=0 i out
+  local b=$1 start end tokens=0 i out clients=()
   out="$(mktemp -d)"
   start=$(now_ms)
   for i in $(seq 1 $streams); do
     curl -s "$b/v1/completions" -H 'Content-Type: application/json' -d "$body" >"$out/$i" &
+    clients+=($!)
   done
-  wait
+  wait "${clients[@]}"  # not the servers, which are children too
   end=$(now_ms)
   for i in $(seq 1 $streams); do
     tokens=$((tokens + $(sed -n 's/.*"completion_tokens":\([0-9]*\).*/\1/p' "$out/$i")))
@@ -53,7 +54,7 @@ round() {  # round BASE: prints aggregate tokens/s of $streams concurrent reques
 }
 decode_rate() {  # decode-only tokens/s since start, from /metrics
   curl -s "$1/metrics" | awk '/^xonnx_model_generated_tokens_total/ { t = $2 } /^xonnx_model_decode_seconds_total/ { s = $2 }
-    END { printf "%.1f", s > 0 ? t / s : 0 }'
+    END { printf "%.1f", (s > 0 ? t / s : 0) }'
 }
 
 round "${base[1]}" >/dev/null  # warm-up

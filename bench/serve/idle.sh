@@ -19,7 +19,11 @@ serve_start "$log" "$xonnx" "$model" --keep-alive -1 "$@"
 pid=$SERVE_PID
 rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status"; }
 ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
-metric() { curl -s "$SERVE_BASE/metrics" | awk -v m="$1" '$1 ~ "^"m { print $2; exit }'; }
+metric() {  # the whole page first: awk's early exit must not fail curl (pipefail)
+  local page
+  page="$(curl -s "$SERVE_BASE/metrics")"
+  awk -v m="$1" '$1 ~ "^"m { print $2; exit }' <<<"$page"
+}
 
 loaded_kib=$(rss_kib)
 curl -s -o /dev/null "$SERVE_BASE/v1/chat/completions" -H 'Content-Type: application/json' \
