@@ -7,6 +7,7 @@
 #include <random>
 
 #include "sdk/genai/chat_template.h"
+#include "sdk/serve/connection_probe.h"
 #include "sdk/serve/server_state.h"
 
 namespace xonnx::serve {
@@ -177,6 +178,10 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
   auto backend_or = acquire_model(ctx, request.model, error);
   if (!backend_or.is_ok()) return send_error(res, error);
   std::shared_ptr<ModelBackend> backend = backend_or.value();
+  if (backend->embedding_model()) {
+    return send_error(res, bad_request("the model '" + request.model + "' is an embedding model: use /v1/embeddings",
+                                       "model"));
+  }
 
   genai::GenerationRequest gen;
   if (!build_prompt(*backend, request, gen.prompt, error)) return send_error(res, error);
@@ -208,12 +213,24 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
   ctx.active.add(backend, g->request_id);
 
   if (!request.stream) {
+    // Nothing is written until the end, so a client that leaves is seen on its socket.
+    const ConnectionProbe probe(http_req);
     std::string text;
     genai::TokenEvent e;
+    bool cancelled = false;
+    auto next_probe = std::chrono::steady_clock::now();
+    bool got = false;
     do {
-      e = g->events->pop();
-      text += e.text;
-    } while (e.finish == genai::FinishReason::kNone);
+      got = g->events->pop(e, std::chrono::milliseconds(200));
+      if (!cancelled && std::chrono::steady_clock::now() >= next_probe) {
+        next_probe = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        if (probe.closed()) {
+          backend->cancel(g->request_id);  // the final (cancelled) event follows
+          cancelled = true;
+        }
+      }
+      if (got) text += e.text;
+    } while (!got || e.finish == genai::FinishReason::kNone);
     ctx.active.remove(backend, g->request_id);
     ctx.registry.touch(request.model);
     ctx.metrics.count_generation(e);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "sdk/serve/embedding_model.h"
 #include "sdk/serve/json_matcher.h"
 
 namespace xonnx::serve {
@@ -50,6 +51,27 @@ int64_t file_size(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
+// An embedding model behind the backend interface: /v1/embeddings reaches the encoder through
+// embedding_model(); the generation endpoints check that first and never submit.
+class EmbeddingBackend : public ModelBackend {
+ public:
+  explicit EmbeddingBackend(std::unique_ptr<EmbeddingModel> model) : model_(std::move(model)) {}
+  const genai::Tokenizer& tokenizer() const override { return model_->tokenizer(); }
+  std::vector<int32_t> eos_ids() const override { return {}; }
+  int32_t context_length() const override { return model_->config().max_tokens; }
+  genai::SamplingParams default_sampling() const override { return {}; }
+  Result<uint64_t> submit(genai::GenerationRequest) override {
+    return invalid_argument("an embedding model does not generate text");
+  }
+  void cancel(uint64_t) override {}
+  genai::EngineStats stats() const override { return {}; }
+  int64_t memory_bytes() const override { return model_->weight_bytes(); }
+  EmbeddingModel* embedding_model() const override { return model_.get(); }
+
+ private:
+  std::unique_ptr<EmbeddingModel> model_;
+};
+
 class JsonProcessor : public genai::LogitsProcessor {
  public:
   JsonProcessor(std::shared_ptr<const CompiledSchema> schema, std::shared_ptr<const VocabTrie> trie,
@@ -87,11 +109,17 @@ class JsonProcessor : public genai::LogitsProcessor {
 }  // namespace
 
 Result<std::unique_ptr<ModelBackend>> load_model_backend(const std::string& model_dir, const BackendOptions& options) {
+  const int32_t threads = options.threads > 0 ? options.threads
+                                              : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  if (is_embedding_model_dir(model_dir)) {
+    auto model = EmbeddingModel::load(model_dir, threads);
+    if (!model.is_ok()) return model.status();
+    return std::unique_ptr<ModelBackend>(new EmbeddingBackend(std::move(model.value())));
+  }
   genai::EngineOptions eo;
   eo.parallel = options.parallel;
   eo.max_queue = options.max_queue;
-  eo.threads = options.threads > 0 ? options.threads
-                                   : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  eo.threads = threads;
   eo.slot_length = options.context_length;
   eo.kv_budget_bytes = options.kv_budget_bytes;
   auto engine = genai::Engine::create(model_dir, eo);

@@ -1,6 +1,7 @@
 // What the server needs of a loaded model: a tokenizer (with its chat template) and a queue of
-// generations. load_model_backend() puts the batching genai::Engine behind it; the tests give
-// the HTTP layer a scripted backend instead.
+// generations. load_model_backend() puts the batching genai::Engine behind it, or, for an
+// embedding model's folder (embedding_model.h), an EmbeddingModel that only embeds (its
+// generation methods fail); the tests give the HTTP layer a scripted backend instead.
 //
 // Threads: every method may be called from any thread (the HTTP workers); submit()'s callback
 // runs on the backend's own thread (genai::TokenCallback's rules).
@@ -11,14 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/status.h"
 #include <mutex>
+
+#include "runtime/core/status.h"
 
 #include "sdk/genai/engine.h"
 #include "sdk/genai/tokenizer.h"
 #include "sdk/serve/token_mask.h"
 
 namespace xonnx::serve {
+
+class EmbeddingModel;
 
 class ModelBackend {
  public:
@@ -32,6 +36,8 @@ class ModelBackend {
   virtual genai::EngineStats stats() const = 0;
   // Bytes the model holds (weights + KV cache), for /metrics and `models info`.
   virtual int64_t memory_bytes() const = 0;
+  // The encoder of an embedding model (POST /v1/embeddings); nullptr for a generator.
+  virtual EmbeddingModel* embedding_model() const { return nullptr; }
 
   // The vocabulary trie for constrained decoding, built on first use (thread-safe).
   std::shared_ptr<const VocabTrie> vocab_trie() const;
@@ -49,7 +55,8 @@ struct BackendOptions {
   int64_t kv_budget_bytes = 0;  // the KV cache's cap (slots shrink to fit); 0: none
 };
 
-// Loads a GenAI model folder (genai_config.json, model, tokenizer files) onto genai::Engine.
+// Loads a GenAI model folder (genai_config.json, model, tokenizer files) onto genai::Engine, or
+// an embedding model's folder (is_embedding_model_dir) onto an EmbeddingModel.
 Result<std::unique_ptr<ModelBackend>> load_model_backend(const std::string& model_dir, const BackendOptions& options);
 
 // genai::LogitsProcessor over a JsonConstraint: the token mask of response_format.

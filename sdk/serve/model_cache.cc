@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "sdk/genai/genai_config.h"
+#include "sdk/serve/embedding_model.h"
 
 namespace xonnx::serve {
 
@@ -21,16 +22,28 @@ bool valid_name(const std::string& name) {
   });
 }
 
+bool is_model_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / "genai_config.json", ec) || is_embedding_model_dir(dir.string());
+}
+
 Result<CachedModel> describe(const fs::path& dir) {
-  auto config = genai::load_genai_config(dir.string());
-  if (!config.is_ok()) return config.status();
   CachedModel m;
   m.name = dir.filename().string();
   m.path = dir.string();
-  m.type = config.value().type;
-  m.context_length = config.value().context_length;
-  m.vocab_size = config.value().vocab_size;
-  m.layers = config.value().decoder.num_hidden_layers;
+  if (is_embedding_model_dir(dir.string())) {
+    auto config = load_embedding_config(dir.string());
+    if (!config.is_ok()) return config.status();
+    m.type = "embedding";
+    m.context_length = config.value().max_tokens;
+  } else {
+    auto config = genai::load_genai_config(dir.string());
+    if (!config.is_ok()) return config.status();
+    m.type = config.value().type;
+    m.context_length = config.value().context_length;
+    m.vocab_size = config.value().vocab_size;
+    m.layers = config.value().decoder.num_hidden_layers;
+  }
   std::error_code ec;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
     if (entry.is_regular_file(ec)) m.bytes += static_cast<int64_t>(entry.file_size(ec));
@@ -52,7 +65,7 @@ Result<std::vector<CachedModel>> list_cached_models(const std::string& cache_dir
   std::error_code ec;
   if (!fs::is_directory(cache_dir, ec)) return models;
   for (const auto& entry : fs::directory_iterator(cache_dir, ec)) {
-    if (!entry.is_directory(ec) || !fs::exists(entry.path() / "genai_config.json", ec)) continue;
+    if (!entry.is_directory(ec) || !is_model_dir(entry.path())) continue;
     auto m = describe(entry.path());
     if (m.is_ok()) models.push_back(std::move(m.value()));
   }
@@ -74,8 +87,13 @@ Result<CachedModel> add_cached_model(const std::string& cache_dir, const std::st
   if (source.filename().empty()) source = source.parent_path();
   if (name.empty()) name = source.filename().string();
   if (!valid_name(name)) return invalid_argument("'", name, "' is not a model name (letters, digits, - _ .); give --name");
-  auto config = genai::load_genai_config(source.string());
-  if (!config.is_ok()) return config.status();
+  if (is_embedding_model_dir(source.string())) {
+    auto config = load_embedding_config(source.string());
+    if (!config.is_ok()) return config.status();
+  } else {
+    auto config = genai::load_genai_config(source.string());
+    if (!config.is_ok()) return config.status();
+  }
   const fs::path target = fs::path(cache_dir) / name;
   std::error_code ec;
   if (fs::exists(target, ec)) return invalid_argument("the cache has a model '", name, "' already (", target.string(), ")");

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace xonnx::serve {
@@ -51,6 +52,7 @@ Result<std::shared_ptr<ModelBackend>> ModelRegistry::acquire(const std::string& 
   e.last_error.clear();
   e.backend = std::shared_ptr<ModelBackend>(std::move(loaded.value()));
   e.last_used = std::chrono::steady_clock::now();
+  unloader_.notify_all();
   return e.backend;
 }
 
@@ -58,6 +60,49 @@ void ModelRegistry::touch(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(name);
   if (it != entries_.end()) it->second.last_used = std::chrono::steady_clock::now();
+  unloader_.notify_all();
+}
+
+void ModelRegistry::run_unloader() {
+  using Clock = std::chrono::steady_clock;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!unloader_stop_) {
+    // The earliest deadline of a loaded model. One still held by a request has none of its own
+    // (its touch() at the end wakes us), but is looked at again after keep_alive (at least 1 s)
+    // in case the request let go of it after touching.
+    Clock::time_point next = Clock::time_point::max();
+    if (keep_alive_.count() >= 0) {
+      const auto now = Clock::now();
+      for (const auto& [name, e] : entries_) {
+        if (!e.backend) continue;
+        const bool held = e.backend.use_count() > 1;
+        const auto deadline = held ? now + std::max<std::chrono::milliseconds>(keep_alive_, std::chrono::seconds(1))
+                                   : e.last_used + keep_alive_;
+        next = std::min(next, deadline);
+      }
+    }
+    if (next == Clock::time_point::max()) {
+      unloader_.wait(lock);
+    } else {
+      unloader_.wait_until(lock, next);
+    }
+    if (unloader_stop_) break;
+    ++unloader_wakeups_;
+    lock.unlock();
+    unload_idle();
+    lock.lock();
+  }
+}
+
+void ModelRegistry::stop_unloader() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  unloader_stop_ = true;
+  unloader_.notify_all();
+}
+
+uint64_t ModelRegistry::unloader_wakeups() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return unloader_wakeups_;
 }
 
 int ModelRegistry::unload_idle() {

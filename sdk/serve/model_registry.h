@@ -2,13 +2,15 @@
 //
 // A model is loaded by the first acquire() of its name (others asking meanwhile wait for the
 // same load) and stays loaded while any request holds the returned shared_ptr; when none has
-// for `keep_alive`, unload_idle() drops it (the server calls it from a timer). keep_alive < 0
+// for `keep_alive`, unload_idle() drops it (the server's keep-alive thread runs
+// run_unloader(), which sleeps until the next model's idle time runs out). keep_alive < 0
 // keeps models forever, 0 unloads as soon as the last request ends.
 //
 // Thread-safe: all methods may be called from any thread.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -49,6 +51,13 @@ class ModelRegistry {
   int unload_idle();
   // Drops every loaded model (shutdown): their engines cancel what runs.
   void unload_all();
+  // The keep-alive loop (one thread): sleeps until the earliest idle deadline of a loaded model
+  // (indefinitely while none is loaded or keep_alive < 0; a load or a touch() wakes it), runs
+  // unload_idle(), and returns once stop_unloader() was called. It does not poll, so an idle
+  // server spends no CPU on it; unloader_wakeups() counts its wake-ups (for /metrics, tests).
+  void run_unloader();
+  void stop_unloader();
+  uint64_t unloader_wakeups() const;
   std::vector<ModelStatus> list() const;
   bool loading() const;
   // The first name (the default model when a request's model is empty).
@@ -67,6 +76,9 @@ class ModelRegistry {
   std::chrono::milliseconds keep_alive_;
   mutable std::mutex mutex_;
   std::condition_variable loaded_;
+  std::condition_variable unloader_;  // a model was loaded or released, or stop_unloader()
+  bool unloader_stop_ = false;
+  uint64_t unloader_wakeups_ = 0;
   std::map<std::string, Entry> entries_;
   std::vector<std::string> order_;
 };

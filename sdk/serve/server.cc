@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "sdk/genai/chat_template.h"
+#include "sdk/serve/embeddings.h"
 #include "sdk/serve/server_state.h"
 
 namespace xonnx::serve {
@@ -61,18 +62,11 @@ Status Server::bind() {
 }
 
 void Server::run() {
-  std::thread reaper([this] {
-    // Unloads idle models; wakes often enough to also notice stop().
-    while (!stopping_) {
-      for (int waited = 0; waited < options_.keep_alive_poll_ms && !stopping_; waited += 50) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      registry_.unload_idle();
-    }
-  });
+  std::thread unloader([this] { registry_.run_unloader(); });  // sleeps until a keep-alive runs out
   http_->listen_after_bind();
   stopping_ = true;
-  reaper.join();
+  registry_.stop_unloader();
+  unloader.join();
 }
 
 void Server::stop() {
@@ -127,7 +121,7 @@ void Server::install_routes() {
     send_json(res, {{"status", stopping_ ? "stopping" : loading ? "loading" : "ok"}});
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_->render(registry_.list()), "text/plain; version=0.0.4");
+    res.set_content(metrics_->render(registry_.list(), registry_.unloader_wakeups()), "text/plain; version=0.0.4");
   });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     json data = json::array();
@@ -146,6 +140,9 @@ void Server::install_routes() {
   });
   http.Post("/v1/completions", [ctx](const httplib::Request& req, httplib::Response& res) {
     handle_completion(req, res, Endpoint::kCompletion, *ctx);
+  });
+  http.Post("/v1/embeddings", [ctx](const httplib::Request& req, httplib::Response& res) {
+    handle_embeddings(req, res, *ctx);
   });
   http.Post("/tokenize", [ctx](const httplib::Request& req, httplib::Response& res) {
     TokenizeParse parsed = parse_tokenize_request(req.body, false);

@@ -1,12 +1,15 @@
 // `xonnx serve`: the OpenAI-compatible HTTP server (docs/serve.md) over a ModelRegistry.
 //
 // Endpoints: GET /v1/models[/ID], POST /v1/chat/completions, POST /v1/completions (both with
-// stream: true as server-sent events ending in "data: [DONE]"), GET /health, GET /metrics
+// stream: true as server-sent events ending in "data: [DONE]"), POST /v1/embeddings (embedding
+// models), GET /health, GET /metrics
 // (Prometheus text), POST /tokenize, POST /detokenize. Errors use OpenAI's JSON shape.
 //
 // Threads: cpp-httplib serves each connection on a pool thread; generation runs on each
-// model's engine thread and reaches the HTTP thread through an genai::EventQueue. A streaming client
-// that goes away cancels its generation at the next token it would have received.
+// model's engine thread and reaches the HTTP thread through an genai::EventQueue. A client that
+// goes away cancels its generation: a streaming one at the next token it would have received, a
+// waiting one within 200 ms (connection_probe.h). A thread waits for the next keep-alive
+// deadline (ModelRegistry::run_unloader), so an idle server does not wake up.
 #pragma once
 
 #include <atomic>
@@ -30,7 +33,6 @@ struct ServerOptions {
   std::string api_key;          // non-empty: requests must send "Authorization: Bearer KEY"
   int http_threads = 16;        // connections served at once (each waiting request holds one)
   size_t max_body_bytes = 8u << 20;  // larger request bodies get 413
-  int keep_alive_poll_ms = 1000;     // how often idle models are checked for unloading
 };
 
 class ServerMetrics;

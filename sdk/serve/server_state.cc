@@ -56,7 +56,13 @@ void ServerMetrics::count_generation(const genai::TokenEvent& e) {
   }
 }
 
-std::string ServerMetrics::render(const std::vector<ModelStatus>& models) const {
+void ServerMetrics::count_embeddings(uint64_t inputs, uint64_t tokens) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  embedding_inputs_ += inputs;
+  embedding_tokens_ += tokens;
+}
+
+std::string ServerMetrics::render(const std::vector<ModelStatus>& models, uint64_t keep_alive_wakeups) const {
   std::ostringstream o;
   std::lock_guard<std::mutex> lock(mutex_);
   o << "# HELP xonnx_requests_total HTTP requests by path and status.\n# TYPE xonnx_requests_total counter\n";
@@ -70,7 +76,11 @@ std::string ServerMetrics::render(const std::vector<ModelStatus>& models) const 
     << "# HELP xonnx_prompt_tokens_cached_total Prompt tokens reused from the KV cache.\n"
     << "# TYPE xonnx_prompt_tokens_cached_total counter\nxonnx_prompt_tokens_cached_total " << cached_prompt_tokens_ << "\n"
     << "# HELP xonnx_completion_tokens_total Generated tokens of finished requests.\n"
-    << "# TYPE xonnx_completion_tokens_total counter\nxonnx_completion_tokens_total " << completion_tokens_ << "\n";
+    << "# TYPE xonnx_completion_tokens_total counter\nxonnx_completion_tokens_total " << completion_tokens_ << "\n"
+    << "# HELP xonnx_embedding_inputs_total Inputs embedded (/v1/embeddings).\n"
+    << "# TYPE xonnx_embedding_inputs_total counter\nxonnx_embedding_inputs_total " << embedding_inputs_ << "\n"
+    << "# HELP xonnx_embedding_tokens_total Tokens of the inputs embedded.\n"
+    << "# TYPE xonnx_embedding_tokens_total counter\nxonnx_embedding_tokens_total " << embedding_tokens_ << "\n";
   o << "# HELP xonnx_time_to_first_token_seconds Time from request to first token.\n"
     << "# TYPE xonnx_time_to_first_token_seconds histogram\n";
   for (size_t i = 0; i < kTtftBuckets; ++i) {
@@ -88,6 +98,8 @@ std::string ServerMetrics::render(const std::vector<ModelStatus>& models) const 
   o << "# HELP xonnx_process_resident_memory_bytes Resident memory of the server.\n"
     << "# TYPE xonnx_process_resident_memory_bytes gauge\nxonnx_process_resident_memory_bytes " << resident_bytes()
     << "\n";
+  o << "# HELP xonnx_keep_alive_wakeups_total Wake-ups of the idle-model unloader (none while nothing expires).\n"
+    << "# TYPE xonnx_keep_alive_wakeups_total counter\nxonnx_keep_alive_wakeups_total " << keep_alive_wakeups << "\n";
   using Stats = genai::EngineStats;
   struct ModelSeries {
     const char* name;

@@ -28,13 +28,16 @@ class ServerMetrics {
   void count_request(const std::string& path, int status);
   // A generation's final event: its token counts and time to first token.
   void count_generation(const genai::TokenEvent& final_event);
-  std::string render(const std::vector<ModelStatus>& models) const;
+  // An answered /v1/embeddings request.
+  void count_embeddings(uint64_t inputs, uint64_t tokens);
+  std::string render(const std::vector<ModelStatus>& models, uint64_t keep_alive_wakeups) const;
 
  private:
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   std::map<std::string, uint64_t> finish_reasons_;
   uint64_t prompt_tokens_ = 0, cached_prompt_tokens_ = 0, completion_tokens_ = 0;
+  uint64_t embedding_inputs_ = 0, embedding_tokens_ = 0;
   std::vector<uint64_t> ttft_buckets_;  // cumulative counts per kTtftBoundsMs
   double ttft_sum_s_ = 0;
   uint64_t ttft_count_ = 0;

@@ -1,7 +1,9 @@
 // The official openai npm client against `xonnx serve` (started by openai_client.sh):
-// models list, chat, streaming with usage, json_schema output that parses and validates, and
-// errors surfacing as the client's typed exceptions.
+// models list, chat, streaming with usage, json_schema output that parses and validates,
+// embeddings (the client's default base64 transfer, float, dimensions, token ids) equal to
+// the encoder's numpy ground truth, and errors surfacing as the client's typed exceptions.
 import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, a, i, all) => {
@@ -15,7 +17,7 @@ const client = new OpenAI({ baseURL: args.base, apiKey: args.key, maxRetries: 0 
 
 const models = await client.models.list();
 const ids = models.data.map((m) => m.id);
-assert.deepEqual(ids, ['genai_int4']);
+assert.deepEqual(ids, ['genai_int4', 'tiny_encoder']);
 const model = ids[0];
 
 const chat = await client.chat.completions.create({
@@ -87,6 +89,34 @@ for (const seed of [5, 6]) {
   else assert.ok(object.choices[0].finish_reason === 'length' && text.trimStart().startsWith('{'), text);
 }
 
+// Embeddings: the client asks for base64 unless told otherwise and decodes it itself; the
+// vectors equal the numpy forward pass of the encoder's weights (make_tiny_encoder.py).
+const expected = JSON.parse(readFileSync(args.expected, 'utf8'));
+const closeTo = (got, want, what) => {
+  assert.equal(got.length, want.length, what);
+  got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 2e-5, `${what}[${i}]: ${v} vs ${want[i]}`));
+};
+const tokenInputs = expected.cases.map((c) => c.input);
+for (const encoding_format of [undefined, 'float']) {
+  const e = await client.embeddings.create({ model: 'tiny_encoder', input: tokenInputs, encoding_format });
+  assert.equal(e.object, 'list');
+  assert.equal(e.data.length, tokenInputs.length);
+  e.data.forEach((d, i) => closeTo(d.embedding, expected.cases[i].embedding, `${encoding_format ?? 'default'} ${i}`));
+  assert.equal(e.usage.prompt_tokens, tokenInputs.flat().length);
+}
+const texts = await client.embeddings.create({ model: 'tiny_encoder', input: ['hello world', 'hello'], dimensions: 8 });
+assert.equal(texts.data.length, 2);
+texts.data.forEach((d) => {
+  assert.equal(d.embedding.length, 8);
+  assert.ok(Math.abs(Math.hypot(...d.embedding) - 1) < 1e-5, 'a shortened vector is normalized again');
+});
+const single = await client.embeddings.create({ model: 'tiny_encoder', input: 'hello world' });
+closeTo(single.data[0].embedding.slice(0, 8).map((v, _, a) => v / Math.hypot(...a)), texts.data[0].embedding, 'dimensions 8');
+await assert.rejects(client.embeddings.create({ model, input: 'x' }),
+  (e) => e instanceof OpenAI.BadRequestError && e.param === 'model');
+await assert.rejects(client.embeddings.create({ model: 'tiny_encoder', input: '' }),
+  (e) => e instanceof OpenAI.BadRequestError && e.param === 'input');
+
 // Errors come back as the client's typed errors, with OpenAI's status and fields.
 await assert.rejects(
   client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
@@ -104,4 +134,4 @@ const wrongKey = new OpenAI({ baseURL: args.base, apiKey: 'wrong', maxRetries: 0
 await assert.rejects(wrongKey.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
 
 console.log(`[serve-openai] openai ${VERSION}: models, chat, stream, completions, ` +
-  `json_schema x3, json_object, 4 error cases ok`);
+  `json_schema x3, json_object, embeddings (base64, float, dimensions, 2 errors), 4 error cases ok`);

@@ -8,6 +8,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 xonnx="${1:?usage: openai_client.sh path/to/xonnx}"
 model="$here/../models_llm/tiny/genai_int4"
+encoder="$here/../models_embedding/tiny_encoder"
 cache="${XONNX_SERVE_CACHE:-$HOME/.cache/xonnx-serve}"
 source "$here/../../sdk/examples/chat/serve_local.sh"
 
@@ -22,7 +23,7 @@ cleanup() {
   rm -f "$log"
 }
 trap cleanup EXIT
-serve_start "$log" "$xonnx" "$model" --api-key test-key --threads 1 --parallel 2 --keep-alive -1 || exit 1
+serve_start "$log" "$xonnx" "$model" "$encoder" --api-key test-key --threads 1 --parallel 2 --keep-alive -1 || exit 1
 pid=$SERVE_PID
 base=$SERVE_BASE
 
@@ -37,9 +38,14 @@ code="$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -H 'Content-Type: ap
 [ "$code" = 400 ] || fail "bad JSON gave $code"
 code="$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/models")"
 [ "$code" = 401 ] || fail "no API key gave $code"
-curl -s "${auth[@]}" "$base/metrics" | grep -q '^xonnx_requests_total' || fail "/metrics has no request counter"
+metrics="$(curl -s "${auth[@]}" "$base/metrics")"  # whole, so that grep -q closing early is no failed pipe
+grep -q '^xonnx_requests_total' <<<"$metrics" || fail "/metrics has no request counter"
+# curl: an embedding as OpenAI's shape.
+emb="$(curl -s "${auth[@]}" -H 'Content-Type: application/json' "$base/v1/embeddings" -d '{"model":"tiny_encoder","input":"Hello"}')"
+echo "$emb" | grep -q '"object":"embedding"' || fail "embeddings: $emb"
 
-node "$here/openai_client.mjs" --modules "$cache/node_modules" --base "$base/v1" --key test-key || fail "openai client"
+node "$here/openai_client.mjs" --modules "$cache/node_modules" --base "$base/v1" --key test-key \
+  --expected "$here/../models_embedding/tiny_encoder_expected.json" || fail "openai client"
 
 # SIGTERM: a graceful stop.
 kill -TERM "$pid"

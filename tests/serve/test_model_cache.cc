@@ -45,5 +45,21 @@ TEST(ModelCache, AddListInfoRemove) {
   fs::remove_all(cache);
 }
 
+TEST(ModelCache, EmbeddingModelFolder) {
+  const fs::path cache = fs::temp_directory_path() / ("xonnx-cache-embed-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  const std::string encoder = std::string(XONNX_TEST_LLM_DIR) + "/../models_embedding/tiny_encoder";
+  auto added = add_cached_model(cache.string(), encoder, "");
+  ASSERT_TRUE(added.is_ok()) << added.status().to_string();
+  EXPECT_EQ(added.value().name, "tiny_encoder");
+  EXPECT_EQ(added.value().type, "embedding");
+  EXPECT_EQ(added.value().context_length, 128);  // sentence_bert_config.json max_seq_length
+  auto listed = list_cached_models(cache.string());
+  ASSERT_TRUE(listed.is_ok());
+  ASSERT_EQ(listed.value().size(), 1u);
+  EXPECT_EQ(listed.value()[0].type, "embedding");
+  fs::remove_all(cache);
+}
+
 }  // namespace
 }  // namespace xonnx::serve

@@ -3,6 +3,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <csignal>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <thread>
 
 #include "sdk/serve/api_request.h"
@@ -33,7 +39,6 @@ class ServerTest : public ::testing::Test {
         std::chrono::milliseconds(keep_alive_ms_));
     ASSERT_TRUE(registry_->add("tiny", kModelDir).is_ok());
     options.port = 0;
-    options.keep_alive_poll_ms = 50;
     server_ = std::make_unique<Server>(options, *registry_);
     ASSERT_TRUE(server_->bind().is_ok());
     thread_ = std::thread([this] { server_->run(); });
@@ -281,6 +286,58 @@ TEST_F(ServerTest, StreamDisconnectCancels) {
   for (int i = 0; i < 400 && backend_->cancelled_ == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(backend_->cancelled_, 1u);
   EXPECT_EQ(backend_->running_, 0);
+}
+
+TEST_F(ServerTest, WaitingClientDisconnectCancels) {
+  FakeBackend::Options fake;
+  fake.reply = std::string(400, 'z');
+  fake.per_token = std::chrono::milliseconds(20);  // 8 s to the end unless cancelled
+  start({}, fake);
+  ASSERT_TRUE(registry_->acquire("tiny").is_ok());  // loaded now: backend_ is set
+  ::signal(SIGPIPE, SIG_IGN);  // as xonnx serve: the answer written to the closed socket fails quietly
+  // A raw client: sends a non-streamed request and closes the connection without reading.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string body = kChat;
+  const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  for (int i = 0; i < 400 && backend_->running_ == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::close(fd);
+  for (int i = 0; i < 400 && backend_->cancelled_ == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(backend_->cancelled_, 1u);
+  for (int i = 0; i < 400 && backend_->running_ != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(backend_->running_, 0);
+  // A client that waits gets its answer (the probe does not cancel live connections).
+  EXPECT_EQ(post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":3})")->status,
+            200);
+  EXPECT_EQ(backend_->cancelled_, 1u);
+}
+
+// The keep-alive thread sleeps until a deadline: an idle server does not wake up at all (it
+// polled every 50 ms before). Counted, not timed: /metrics' wake-up counter stays put.
+TEST_F(ServerTest, IdleServerDoesNotWakeUp) {
+  keep_alive_ms_ = 600000;
+  start();
+  EXPECT_EQ(post("/v1/chat/completions", kChat)->status, 200);  // loaded; its deadline is 10 min away
+  auto wakeups = [&] {
+    const std::string body = client_->Get("/metrics")->body;
+    const std::string key = "\nxonnx_keep_alive_wakeups_total ";
+    const size_t at = body.find(key);
+    EXPECT_NE(at, std::string::npos);
+    return at == std::string::npos ? -1L : std::stol(body.substr(at + key.size()));
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the wake-up of the request's end
+  const long before = wakeups();
+  EXPECT_LE(before, 3);  // the load and the request's end
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(wakeups(), before);
+  EXPECT_TRUE(registry_->list()[0].loaded);
 }
 
 TEST_F(ServerTest, TokenizeDetokenize) {
