@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <new>
 #include <queue>
 #include <set>
 #include <sstream>
 
+#include "runtime/core/checked.h"
+#include "runtime/core/limits.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -56,6 +59,20 @@ const Value& empty_value() {
 }
 
 }  // namespace
+
+Status SessionState::check_interrupt() const {
+  if (cancelled.load(std::memory_order_relaxed)) return xonnx::cancelled("the run was cancelled (Session::cancel)");
+  const int64_t deadline = deadline_ns.load(std::memory_order_relaxed);
+  if (deadline != 0) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (now > deadline) {
+      return xonnx::cancelled("the run passed its deadline of ", options.run_timeout_seconds,
+                       " s (run_timeout_seconds)");
+    }
+  }
+  return Status::ok();
+}
 
 class KernelInitImpl final : public KernelInit {
  public:
@@ -111,6 +128,18 @@ class KernelInitImpl final : public KernelInit {
   mutable std::vector<bool> packed_;
 };
 
+namespace {
+// A factory that packs weights may run out of memory: the error then names the node (the
+// caller adds its label) instead of surfacing as a bare bad_alloc at session creation.
+Result<std::unique_ptr<Kernel>> create_kernel(const OpDef& def, const KernelInit& init) {
+  try {
+    return def.create(init);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory creating the ", backend_name(def.backend), " kernel");
+  }
+}
+}  // namespace
+
 class KernelContextImpl final : public KernelContext {
  public:
   KernelContextImpl(const Subgraph::Step& step, Frame& frame, const SessionState& state,
@@ -150,8 +179,11 @@ class KernelContextImpl final : public KernelContext {
   void set_output_value(size_t i, Value value) override {
     if (Value* slot = output_slot(i)) *slot = std::move(value);
   }
+  const RunLimits& limits() const override { return state_.limits; }
+  Status check_interrupt() const override { return state_.check_interrupt(); }
   Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                           const std::vector<Value>& inputs) override {
+    XONNX_RETURN_IF_ERROR(state_.check_interrupt());  // a Loop of empty bodies runs no step
     // Every GraphBody is a Subgraph: only subgraph() above makes them.
     const Subgraph& graph = static_cast<const Subgraph&>(body);
     std::vector<Value> outputs;
@@ -168,13 +200,14 @@ class KernelContextImpl final : public KernelContext {
       return invalid_argument("output ", i, " shape ", shape_to_string(shape),
                               " has a negative dimension or overflows");
     }
-    const int64_t bytes = dtype == DataType::kString ? n * static_cast<int64_t>(sizeof(std::string))
+    const int64_t bytes = dtype == DataType::kString ? checked_mul(n, static_cast<int64_t>(sizeof(std::string)))
                                                      : dtype_storage_bytes(dtype, n);
-    if (bytes < 0 || bytes > state_.options.load.max_tensor_bytes) {
+    const int64_t cap = state_.options.load.tensor_cap();
+    if (bytes < 0 || bytes > cap) {
       return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " ",
-                                dtype_name(dtype), " needs ", bytes,
-                                " bytes, over the memory cap of ",
-                                state_.options.load.max_tensor_bytes);
+                                dtype_name(dtype), " needs ", describe_bytes(bytes),
+                                ", over the memory cap of ", describe_bytes(cap), " (",
+                                state_.options.load.tensor_cap_name(), ")");
     }
     *slot = Value();  // an earlier run's value goes back to the pool first
     if (const Tensor* buffer = bound_buffer(i)) {
@@ -415,7 +448,7 @@ Status Subgraph::build(const Graph& graph) {
       if (candidate->backend == Backend::kOptimized && state_->options.disable_optimized) continue;
       if (candidate->available && !candidate->available()) continue;  // e.g. no AVX-512 here
       init.forget_packed();
-      auto kernel = candidate->create(init);
+      auto kernel = create_kernel(*candidate, init);
       if (kernel.is_ok()) {
         step.kernel = std::move(kernel).value();
         step.backend = candidate->backend;
@@ -591,6 +624,8 @@ Status Subgraph::settle_bound_outputs(Frame& frame) const {
 Status Subgraph::run_steps(Frame& frame) const {
   Profiler* const profiler = state_->profiler;
   for (const Step& step : steps_) {
+    Status live = state_->check_interrupt();
+    if (!live.is_ok()) return live.with_context(step.label);
     KernelContextImpl ctx(step, frame, *state_, &bound_);
     Status s = profiler ? run_profiled(step, ctx, frame, *profiler) : step.kernel->run(ctx);
     if (!s.is_ok()) return s.with_context(step.label);

@@ -41,7 +41,7 @@ std::string header_field(const std::string& header, const std::string& key) {
 
 }  // namespace
 
-Result<Tensor> read_npy(const std::string& path) {
+Result<Tensor> read_npy(const std::string& path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found("cannot open '", path, "'");
   std::stringstream ss;
@@ -85,13 +85,25 @@ Result<Tensor> read_npy(const std::string& path) {
       return invalid_argument(path, ": bad .npy shape '", header_field(header, "shape"), "'");
     }
   }
-  XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
+  // The header's claim is checked against the data the file holds before anything is
+  // allocated: an 82-byte file must not ask for gigabytes.
+  const int64_t numel = shape_numel(shape);
+  const int64_t needed = numel < 0 ? -1 : dtype_storage_bytes(dtype, numel);
   const size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != t.nbytes()) {
-    return invalid_argument(path, ": data has ", bytes.size() - data_start, " bytes, shape ",
-                            shape_to_string(shape), " needs ", t.nbytes());
+  const size_t have = bytes.size() - data_start;
+  if (needed < 0 || static_cast<uint64_t>(needed) != have) {
+    return invalid_argument(path, ": data has ", have, " bytes, but shape ", shape_to_string(shape), " ",
+                            dtype_name(dtype), " needs ", needed < 0 ? std::string("more than 2^63") : std::to_string(needed));
   }
+  if (needed > max_bytes) {
+    return resource_exhausted(path, ": ", needed, " bytes of data, over the memory cap of ", max_bytes, " bytes");
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
   if (t.nbytes()) std::memcpy(t.raw_data(), bytes.data() + data_start, t.nbytes());
+  if (dtype == DataType::kBool) {  // numpy writes 0/1, but any other byte must still mean true
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (size_t i = 0; i < t.nbytes(); ++i) b[i] = b[i] != 0;
+  }
   return t;
 }
 

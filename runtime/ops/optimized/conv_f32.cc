@@ -81,7 +81,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     // part is one tap of C / parts values (the panels' [C] order is [parts][C / parts]).
     if (init.node().op_type == kConcatConvOp) {
       k->parts_ = static_cast<int64_t>(init.num_inputs()) - 2;
-      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || c % k->parts_ != 0)
+      // parts_ sizes a fixed array in run(): checked here whatever the registry's input bounds say.
+      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || k->parts_ > kMaxConcatParts || c % k->parts_ != 0)
         return unsupported("own fp32 Conv: ConcatConv of ", k->parts_, " parts with a ", g.kh, "x", g.kw, " kernel");
       k->merge_rows_ = false;
     }
