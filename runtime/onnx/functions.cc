@@ -33,14 +33,14 @@ void collect_calls(const std::vector<Node>& nodes, const std::map<FunctionKey, s
 class Inliner {
  public:
   Inliner(Model& model, const LoadOptions& options) : model_(model), options_(options) {
-    for (const FunctionDef& f : model.functions) functions_[{f.domain, f.name, f.overload}] = &f;
+    for (const FunctionDef& f : model.functions) functions_[key_of(f)] = &f;
   }
 
   Status run() { return inline_graph(model_.graph, 0); }
 
  private:
   const FunctionDef* find(const Node& n) const {
-    auto it = functions_.find({n.domain, n.op_type, n.overload});
+    auto it = functions_.find(call_key(n));
     return it == functions_.end() ? nullptr : it->second;
   }
 
