@@ -80,7 +80,7 @@ int64_t dtype_storage_bytes(DataType t, int64_t count) {
   if (bits == 0) return 0;
   if (bits < 8) {
     const int per_byte = 8 / bits;
-    return (count + per_byte - 1) / per_byte;
+    return count / per_byte + (count % per_byte != 0);  // no overflow near INT64_MAX
   }
   const int64_t bytes = bits / 8;
   if (count > std::numeric_limits<int64_t>::max() / bytes) return -1;

@@ -12,6 +12,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kIo: return "IO_ERROR";
     case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
     case StatusCode::kInternal: return "INTERNAL";
+    case StatusCode::kCancelled: return "CANCELLED";
   }
   return "UNKNOWN";
 }

@@ -19,6 +19,7 @@ enum class StatusCode : int {
   kIo = 5,                // OS-level read/map failure
   kResourceExhausted = 6, // memory cap exceeded
   kInternal = 7,          // a bug in xonnx
+  kCancelled = 8,         // the run was cancelled or passed its deadline
 };
 
 const char* status_code_name(StatusCode code);
@@ -97,6 +98,10 @@ Status io_error(Args&&... args) {
 template <typename... Args>
 Status resource_exhausted(Args&&... args) {
   return Status(StatusCode::kResourceExhausted, detail::concat(std::forward<Args>(args)...));
+}
+template <typename... Args>
+Status cancelled(Args&&... args) {
+  return Status(StatusCode::kCancelled, detail::concat(std::forward<Args>(args)...));
 }
 template <typename... Args>
 Status internal_error(Args&&... args) {

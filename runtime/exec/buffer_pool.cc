@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/core/limits.h"
+
 namespace xonnx {
 
 namespace {
@@ -27,11 +29,32 @@ Result<std::shared_ptr<Storage>> BufferPool::acquire(size_t bytes, bool zero) {
     return best->storage;
   }
   const size_t size = round_up(bytes);
+  if (bytes_held_ + size > static_cast<size_t>(max_bytes_)) {
+    release_free();  // buffers of other shapes nobody holds go first
+    if (bytes_held_ + size > static_cast<size_t>(max_bytes_)) {
+      return resource_exhausted("a tensor of ", describe_bytes(static_cast<int64_t>(size)), " on top of the ",
+                                describe_bytes(static_cast<int64_t>(bytes_held_)),
+                                " the run holds would pass the memory cap of ", describe_bytes(max_bytes_),
+                                " (max_memory_bytes)");
+    }
+  }
   auto storage = Storage::allocate(size);  // zero-filled
   if (!storage) return resource_exhausted("out of memory allocating ", size, " bytes");
   entries_.push_back({storage, epoch_});
   bytes_held_ += size;
   return storage;
+}
+
+void BufferPool::release_free() {
+  size_t kept = 0;
+  for (Entry& e : entries_) {
+    if (e.storage.use_count() == 1) {
+      bytes_held_ -= e.storage->bytes();
+      continue;
+    }
+    entries_[kept++] = std::move(e);
+  }
+  entries_.resize(kept);
 }
 
 void BufferPool::end_run() {

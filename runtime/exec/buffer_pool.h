@@ -17,6 +17,9 @@ namespace xonnx {
 
 class BufferPool {
  public:
+  // `max_bytes`: the most the pool may hold (the session's memory cap).
+  explicit BufferPool(int64_t max_bytes = INT64_MAX) : max_bytes_(max_bytes) {}
+
   // Storage of at least `bytes`, zero-filled when `zero`. A buffer is free again when nothing
   // but the pool holds it (tensors share storage through shared_ptr).
   Result<std::shared_ptr<Storage>> acquire(size_t bytes, bool zero);
@@ -34,9 +37,11 @@ class BufferPool {
     std::shared_ptr<Storage> storage;
     uint64_t epoch = 0;  // the last run that used it
   };
+  void release_free();  // drops every buffer nobody but the pool holds
   std::vector<Entry> entries_;
   size_t bytes_held_ = 0;
   uint64_t epoch_ = 0;
+  int64_t max_bytes_;
 };
 
 }  // namespace xonnx

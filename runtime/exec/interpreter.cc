@@ -8,6 +8,20 @@
 
 namespace xonnx {
 
+Status SessionState::check_interrupt() const {
+  if (cancelled.load(std::memory_order_relaxed)) return xonnx::cancelled("the run was cancelled (Session::cancel)");
+  const int64_t deadline = deadline_ns.load(std::memory_order_relaxed);
+  if (deadline != 0) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (now > deadline) {
+      return xonnx::cancelled("the run passed its deadline of ", options.run_timeout_seconds,
+                              " s (run_timeout_seconds)");
+    }
+  }
+  return Status::ok();
+}
+
 Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
                                              const Frame* parent) const {
   std::vector<Value> outputs;
@@ -115,6 +129,8 @@ Status Subgraph::settle_bound_outputs(Frame& frame) const {
 Status Subgraph::run_steps(Frame& frame) const {
   Profiler* const profiler = state_->profiler;
   for (const Step& step : steps_) {
+    Status live = state_->check_interrupt();
+    if (!live.is_ok()) return live.with_context(step.label);
     KernelContextImpl ctx(step, frame, *state_, &bound_);
     Status s = profiler ? run_profiled(step, ctx, frame, *profiler) : step.kernel->run(ctx);
     if (!s.is_ok()) return s.with_context(step.label);

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "runtime/core/checked.h"
+#include "runtime/core/limits.h"
+
 namespace xonnx {
 
 namespace {
@@ -61,6 +64,7 @@ const Tensor& KernelContextImpl::input(size_t i) const {
 }
 
 Result<std::vector<Value>> KernelContextImpl::run_subgraph(const GraphBody& body, const std::vector<Value>& inputs) {
+  XONNX_RETURN_IF_ERROR(state_.check_interrupt());  // a Loop of empty bodies runs no step
   // Every GraphBody is a Subgraph: only subgraph() above makes them.
   const Subgraph& graph = static_cast<const Subgraph&>(body);
   std::vector<Value> outputs;
@@ -76,13 +80,14 @@ Result<Tensor*> KernelContextImpl::allocate(size_t i, DataType dtype, Shape shap
     return invalid_argument("output ", i, " shape ", shape_to_string(shape),
                             " has a negative dimension or overflows");
   }
-  const int64_t bytes = dtype == DataType::kString ? n * static_cast<int64_t>(sizeof(std::string))
+  const int64_t bytes = dtype == DataType::kString ? checked_mul(n, static_cast<int64_t>(sizeof(std::string)))
                                                    : dtype_storage_bytes(dtype, n);
-  if (bytes < 0 || bytes > state_.options.load.max_tensor_bytes) {
+  const int64_t cap = state_.options.load.tensor_cap();
+  if (bytes < 0 || bytes > cap) {
     return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " ",
-                              dtype_name(dtype), " needs ", bytes,
-                              " bytes, over the memory cap of ",
-                              state_.options.load.max_tensor_bytes);
+                              dtype_name(dtype), " needs ", describe_bytes(bytes),
+                              ", over the memory cap of ", describe_bytes(cap), " (",
+                              state_.options.load.tensor_cap_name(), ")");
   }
   *slot = Value();  // an earlier run's value goes back to the pool first
   if (const Tensor* buffer = bound_buffer(i)) {

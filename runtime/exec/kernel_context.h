@@ -72,6 +72,8 @@ class KernelContextImpl final : public KernelContext {
   void set_output_value(size_t i, Value value) override {
     if (Value* slot = output_slot(i)) *slot = std::move(value);
   }
+  const RunLimits& limits() const override { return state_.limits; }
+  Status check_interrupt() const override { return state_.check_interrupt(); }
   Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                           const std::vector<Value>& inputs) override;
 

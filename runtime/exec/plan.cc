@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <new>
 #include <set>
 
 #include "runtime/core/log.h"
@@ -13,6 +14,18 @@
 #include "runtime/passes/validate.h"
 
 namespace xonnx {
+
+namespace {
+// A factory that packs weights may run out of memory: the error then names the node (the
+// caller adds its label) instead of surfacing as a bare bad_alloc at session creation.
+Result<std::unique_ptr<Kernel>> create_kernel(const OpDef& def, const KernelInit& init) {
+  try {
+    return def.create(init);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory creating the ", backend_name(def.backend), " kernel");
+  }
+}
+}  // namespace
 
 namespace {
 
@@ -175,7 +188,7 @@ Status Subgraph::build(const Graph& graph) {
       if (candidate->backend == Backend::kOptimized && state_->options.disable_optimized) continue;
       if (candidate->available && !candidate->available()) continue;  // e.g. no AVX-512 here
       init.forget_packed();
-      auto kernel = candidate->create(init);
+      auto kernel = create_kernel(*candidate, init);
       if (kernel.is_ok()) {
         step.kernel = std::move(kernel).value();
         step.backend = candidate->backend;

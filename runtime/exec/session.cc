@@ -93,6 +93,18 @@ Status check_input(const ValueInfo& info, const Value& v) {
   return Status::ok();
 }
 
+// Arms the limits of one run: its deadline (run_timeout_seconds) and a fresh cancel flag.
+void start_deadline(SessionState& state) {
+  state.cancelled.store(false, std::memory_order_relaxed);
+  int64_t deadline = 0;
+  if (state.options.run_timeout_seconds > 0) {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    deadline = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() +
+               static_cast<int64_t>(std::min(state.options.run_timeout_seconds, 1e9) * 1e9);
+  }
+  state.deadline_ns.store(deadline, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 Session::~Session() = default;
@@ -132,7 +144,8 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     }
     if (env_set("XONNX_DISABLE_OPTIMIZED")) state->options.disable_optimized = true;
     state->thread_pool = std::make_unique<ThreadPool>(options.num_threads);
-    state->buffers = std::make_unique<BufferPool>();
+    state->buffers = std::make_unique<BufferPool>(options.load.max_memory_bytes);
+    state->limits = {options.max_loop_iterations, options.load.max_memory_bytes};
     state->opset_imports = session->model_.opset_imports;
     session->state_ = state;
     const Graph& g = session->model_.graph;
@@ -203,12 +216,15 @@ Status Session::run_locked(const std::vector<Value>& inputs, std::vector<Value>&
   for (size_t i = 0; i < inputs.size(); ++i) XONNX_RETURN_IF_ERROR(check_input(inputs_[i], inputs[i]));
   // Earlier outputs nobody else holds go back to the pool before the run needs memory.
   for (Value& v : outputs) v = Value();
+  start_deadline(*state_);
   state_->buffers->begin_run();
   Status status = plan_->execute_into(inputs, nullptr, outputs);
   state_->thread_pool->rest();
   state_->buffers->end_run();
   return status;
 }
+
+void Session::cancel() { state_->cancelled.store(true, std::memory_order_relaxed); }
 
 void Session::set_profiler(Profiler* profiler) {
   std::lock_guard<std::mutex> lock(run_mutex_);

@@ -36,7 +36,8 @@ struct SessionOptions {
   bool disable_xnnpack = false;
   // No own vectorized kernels (runtime/ops/optimized); also XONNX_DISABLE_OPTIMIZED=1.
   bool disable_optimized = false;
-  // Caps every tensor: initializers at load and every intermediate at run time (bytes).
+  // The loader's limits (memory cap, node counts, nesting); the memory cap also bounds every
+  // intermediate tensor, the session's buffer pool as a whole, and sequences at run time.
   LoadOptions load;
   // Graph optimization at creation, in memory, before the QDQ and NHWC rewrites: the pass
   // library `xonnx convert` runs (runtime/passes). kBasic: constant folding (Identity and
@@ -44,6 +45,12 @@ struct SessionOptions {
   // BatchNorm into Conv/Gemm and fuses MatMul+Add, LayerNorm and GELU; kNone runs the graph as
   // loaded. A converted file comes out of kAll unchanged, so it pays only the check.
   passes::OptLevel optimization = passes::OptLevel::kAll;
+  // Iterations one Loop node may run (M = INT64_MAX, or a condition that never turns false,
+  // must not hang): more fails the run naming the node and this limit.
+  int64_t max_loop_iterations = 10'000'000;
+  // Wall-clock limit of one run() in seconds (0: none). A run past it fails with kCancelled
+  // naming the node it stopped at; checked between nodes and Loop/Scan iterations.
+  double run_timeout_seconds = 0;
 };
 
 class Subgraph;  // a compiled graph (exec/subgraph.h)
@@ -127,6 +134,11 @@ class Session {
 
   // Runs with named inputs (any order); missing non-optional inputs are an error.
   Result<std::vector<Value>> run_named(const std::vector<std::pair<std::string, Value>>& inputs);
+
+  // Stops the run in progress at its next check (between nodes and loop iterations); that
+  // run fails with kCancelled. Thread-safe (the one call that may come from another thread
+  // while run() executes); runs that start afterwards are not affected.
+  void cancel();
 
   // Records every node run by later run() calls into `profiler` (nullptr detaches). The
   // profiler must outlive the session or be detached first.

@@ -3,6 +3,7 @@
 // If/Loop/Scan body are Subgraphs; a body resolves free names in its enclosing scopes.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,13 @@ struct SessionState {
   std::unique_ptr<ThreadPool> thread_pool;
   std::unique_ptr<BufferPool> buffers;  // every intermediate tensor's storage
   Profiler* profiler = nullptr;  // Session::set_profiler
+  RunLimits limits;               // from options, for kernels
+  // The run in progress: its deadline (steady_clock nanoseconds, 0: none) and whether
+  // Session::cancel() stopped it. Atomic: cancel() comes from another thread.
+  mutable std::atomic<int64_t> deadline_ns{0};
+  mutable std::atomic<bool> cancelled{false};
+  // kCancelled once the run is cancelled or past its deadline; allocation-free otherwise.
+  Status check_interrupt() const;
 };
 
 struct Frame {

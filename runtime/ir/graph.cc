@@ -32,9 +32,11 @@ const Attribute* Node::find_attr(const std::string& attr_name) const {
 
 std::string Node::describe() const {
   std::string d = domain.empty() ? op_type : domain + "::" + op_type;
-  if (!name.empty()) return "node '" + name + "' (" + d + ")";
-  if (!outputs.empty() && !outputs[0].empty()) return "node producing '" + outputs[0] + "' (" + d + ")";
-  return "unnamed node (" + d + ")";
+  std::string self;
+  if (!name.empty()) self = "node '" + name + "' (" + d + ")";
+  else if (!outputs.empty() && !outputs[0].empty()) self = "node producing '" + outputs[0] + "' (" + d + ")";
+  else self = "unnamed node (" + d + ")";
+  return origin.empty() ? self : origin + ", rewritten by the session as " + self;
 }
 
 const NamedTensor* Graph::find_initializer(const std::string& n) const {
@@ -42,6 +44,24 @@ const NamedTensor* Graph::find_initializer(const std::string& n) const {
     if (t.name == n) return &t;
   }
   return nullptr;
+}
+
+void deep_copy_subgraphs(Node& n) {
+  auto own = [](std::shared_ptr<Graph>& g) {
+    if (!g) return;
+    g = std::make_shared<Graph>(*g);
+    for (Node& inner : g->nodes) deep_copy_subgraphs(inner);
+  };
+  for (Attribute& a : n.attributes) {
+    own(a.g);
+    for (auto& sg : a.graphs) own(sg);
+  }
+}
+
+bool is_internal_domain(const std::string& domain) {
+  const std::string prefix = kInternalDomainPrefix;
+  return domain.compare(0, prefix.size(), prefix) == 0 &&
+         (domain.size() == prefix.size() || domain[prefix.size()] == '.');
 }
 
 std::string normalize_domain(const std::string& domain) {

@@ -72,6 +72,9 @@ struct Node {
   // Opset of `domain` for this node when it differs from the model's import (nodes inlined
   // from a function that imports another version); 0 means "the model's import".
   int64_t opset = 0;
+  // For a node a session-time rewrite made from a model node: that node's describe(), so
+  // errors name what the user wrote. Empty for the model's own nodes; never written to files.
+  std::string origin;
 
   const Attribute* find_attr(const std::string& attr_name) const;
   // "node 'name' (Op)" or "node #3 (Op)" for error messages.
@@ -119,6 +122,15 @@ struct Model {
   Graph graph;
   std::vector<FunctionDef> functions;  // empty after the loader inlines them
 };
+
+// Replaces the subgraphs of n's attributes (shared_ptrs, which a plain copy of a Node shares)
+// with deep copies, recursively: for rewrites that must change one copy only.
+void deep_copy_subgraphs(Node& n);
+
+// The prefix of xonnx's internal domains (com.xonnx.nhwc, ...): ops that only session-time
+// rewrites create. The loader rejects them in model files.
+constexpr const char* kInternalDomainPrefix = "com.xonnx";
+bool is_internal_domain(const std::string& domain);
 
 // Normalizes "ai.onnx" to "" (both mean the default domain).
 std::string normalize_domain(const std::string& domain);

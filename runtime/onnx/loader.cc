@@ -1,6 +1,7 @@
 #include "runtime/onnx/loader.h"
 
 #include <cstring>
+#include <unordered_set>
 
 #include "onnx_data.pb.h"
 #include "platforms/posix/mapped_file.h"
@@ -21,16 +22,28 @@ class Converter {
       : options_(options), external_(external) {}
 
   Result<Tensor> tensor(const onnxpb::TensorProto& proto, const std::string& what) {
+    return tensor_from_proto(proto, source(), what);
+  }
+
+  TensorSource source() {
     TensorSource src;
     src.options = &options_;
     src.external = external_;
-    return tensor_from_proto(proto, src, what);
+    src.allocated = &allocated_;
+    return src;
   }
 
   Result<Tensor> sparse_to_dense(const onnxpb::SparseTensorProto& sp, const std::string& what) {
     XONNX_ASSIGN_OR_RETURN(Tensor values, tensor(sp.values(), what + " values"));
     XONNX_ASSIGN_OR_RETURN(Tensor indices, tensor(sp.indices(), what + " indices"));
     Shape dims(sp.dims().begin(), sp.dims().end());
+    const int64_t dense_numel = shape_numel(dims);
+    if (dense_numel < 0) {
+      return invalid_model(what, ": dense shape ", shape_to_string(dims), " has a negative dimension or overflows");
+    }
+    // The densified tensor is allocated here: a few bytes of file can ask for gigabytes.
+    XONNX_RETURN_IF_ERROR(charge_allocation(source(), dtype_storage_bytes(values.dtype(), dense_numel), what,
+                                            "densified " + shape_to_string(dims) + " " + dtype_name(values.dtype())));
     XONNX_ASSIGN_OR_RETURN(Tensor dense, Tensor::allocate(values.dtype(), dims));
     const int64_t n = dense.numel();
     const int64_t nnz = values.numel();
@@ -80,6 +93,7 @@ class Converter {
       else if (a.graphs_size()) type = AttrType::kGraphs;
     }
     out.type = type;
+    XONNX_RETURN_IF_ERROR(check_attribute_size(a, what));
     switch (type) {
       case AttrType::kFloat: out.f = a.f(); break;
       case AttrType::kInt: out.i = a.i(); break;
@@ -131,7 +145,23 @@ class Converter {
     return out;
   }
 
+  // The payload of a non-tensor attribute, checked before it is copied into the IR.
+  Status check_attribute_size(const onnxpb::AttributeProto& a, const std::string& what) {
+    int64_t bytes = static_cast<int64_t>(a.s().size());
+    bytes += static_cast<int64_t>(a.ints_size()) * 8 + static_cast<int64_t>(a.floats_size()) * 4;
+    for (const std::string& str : a.strings()) bytes += static_cast<int64_t>(str.size() + sizeof(std::string));
+    if (bytes > options_.max_attribute_bytes) {
+      return resource_exhausted(what, " holds ", describe_bytes(bytes), ", over the limit of ",
+                                describe_bytes(options_.max_attribute_bytes), " per attribute (max_attribute_bytes)");
+    }
+    return Status::ok();
+  }
+
   Result<Node> node(const onnxpb::NodeProto& n, size_t index) {
+    if (++nodes_ > options_.max_nodes) {
+      return resource_exhausted("node #", index, " '", n.name(), "' (", n.op_type(), "): the model has more than ",
+                                options_.max_nodes, " nodes in its graphs and functions (max_nodes)");
+    }
     Node out;
     out.name = n.name();
     out.op_type = n.op_type();
@@ -141,6 +171,10 @@ class Converter {
     out.outputs.assign(n.output().begin(), n.output().end());
     if (out.op_type.empty()) return invalid_model("node #", index, " has no op_type");
     const std::string where = out.describe();
+    if (is_internal_domain(out.domain) && !options_.allow_internal_ops) {
+      return invalid_model(where, ": not a registered op: domain '", out.domain,
+                           "' is internal to xonnx's session-time rewrites and cannot appear in a model file");
+    }
     for (const auto& a : n.attribute()) {
       XONNX_ASSIGN_OR_RETURN(Attribute attr, attribute(a, where));
       for (const Attribute& prev : out.attributes) {
@@ -166,7 +200,10 @@ class Converter {
   Result<Graph> graph(const onnxpb::GraphProto& g, int depth,
                       std::vector<ScannedInitializer>* scanned = nullptr,
                       std::shared_ptr<const void> keepalive = nullptr, bool file_backed = false) {
-    if (depth > 64) return invalid_model("subgraphs nested more than 64 deep");
+    if (depth > options_.max_nesting_depth) {
+      return invalid_model("graph '", g.name(), "': subgraphs nested more than ", options_.max_nesting_depth,
+                           " deep (max_nesting_depth)");
+    }
     const int saved_depth = depth_;
     depth_ = depth;
     Graph out;
@@ -187,9 +224,10 @@ class Converter {
       XONNX_ASSIGN_OR_RETURN(ValueInfo vi, value_info(v));
       out.value_info.push_back(std::move(vi));
     }
-    auto add_init = [&out](std::string name, Tensor t) -> Status {
+    std::unordered_set<std::string> init_names;  // a linear find per initializer is quadratic
+    auto add_init = [&out, &init_names](std::string name, Tensor t) -> Status {
       if (name.empty()) return invalid_model("an initializer has no name");
-      if (out.find_initializer(name)) return invalid_model("duplicate initializer '", name, "'");
+      if (!init_names.insert(name).second) return invalid_model("duplicate initializer '", name, "'");
       out.initializers.push_back({std::move(name), std::move(t)});
       return Status::ok();
     };
@@ -199,9 +237,7 @@ class Converter {
     }
     if (scanned) {
       for (ScannedInitializer& s : *scanned) {
-        TensorSource src;
-        src.options = &options_;
-        src.external = external_;
+        TensorSource src = source();
         src.raw = s.raw;
         src.raw_size = s.raw_size;
         src.keepalive = keepalive;
@@ -249,6 +285,8 @@ class Converter {
   const LoadOptions& options_;
   ExternalDataResolver* external_;
   int depth_ = 0;
+  int64_t allocated_ = 0;  // bytes of tensors the loader allocated (max_memory_bytes)
+  int64_t nodes_ = 0;      // nodes read so far (max_nodes)
 };
 
 std::string dir_of(const std::string& path) {
@@ -262,7 +300,7 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
                         const std::string& base_dir, const LoadOptions& options,
                         std::shared_ptr<const void> keepalive, bool file_backed,
                         std::vector<FileIdentity>* files_read = nullptr) {
-  XONNX_ASSIGN_OR_RETURN(ScannedModel scanned, scan_model(data, size, what));
+  XONNX_ASSIGN_OR_RETURN(ScannedModel scanned, scan_model(data, size, what, options.max_nesting_depth));
   const onnxpb::ModelProto& proto = scanned.model;
   if (!proto.has_graph()) return invalid_model(what, ": the model has no graph");
   Model model;
@@ -303,10 +341,8 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
     model.functions.push_back(std::move(fn).value());
   }
   if (files_read) *files_read = external.files();
-  if (options.inline_functions) {
-    Status s = inline_functions(model);
-    if (!s.is_ok()) return s.with_context(what + ": ");
-  }
+  Status calls = options.inline_functions ? inline_functions(model, options) : check_function_calls(model, options);
+  if (!calls.is_ok()) return calls.with_context(what + ": ");
   return model;
 }
 

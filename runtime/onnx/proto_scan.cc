@@ -1,5 +1,8 @@
 #include "runtime/onnx/proto_scan.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
+#include <algorithm>
 #include <limits>
 
 namespace xonnx {
@@ -8,6 +11,12 @@ namespace {
 constexpr int kModelGraphField = 7;
 constexpr int kGraphInitializerField = 5;
 constexpr int kTensorRawDataField = 9;
+constexpr int kModelFunctionsField = 25;
+constexpr int kGraphNodeField = 1;
+constexpr int kFunctionNodeField = 7;
+constexpr int kNodeAttributeField = 5;
+constexpr int kAttributeGraphField = 6;
+constexpr int kAttributeGraphsField = 11;
 
 struct Field {
   uint32_t number = 0;
@@ -90,15 +99,50 @@ class WireReader {
   const uint8_t* base_;
 };
 
+// The deepest graph nesting under a message whose nodes are field `node_field` (a GraphProto:
+// 1, a FunctionProto: 7), counting this one as `depth`; stops looking past `limit` (so the
+// recursion here stays shallow). Malformed bytes end the walk: the parse reports them.
+int nesting_depth(const uint8_t* p, size_t n, uint32_t node_field, int depth, int limit) {
+  if (depth > limit) return depth;
+  int deepest = depth;
+  std::string error;
+  WireReader graph(p, p + n, p);
+  Field node;
+  while (!graph.done() && graph.next(&node, &error)) {
+    if (node.number != node_field || node.wire_type != 2) continue;
+    WireReader node_reader(node.payload, node.payload + node.payload_size, p);
+    Field attr;
+    while (!node_reader.done() && node_reader.next(&attr, &error)) {
+      if (attr.number != kNodeAttributeField || attr.wire_type != 2) continue;
+      WireReader attr_reader(attr.payload, attr.payload + attr.payload_size, p);
+      Field g;
+      while (!attr_reader.done() && attr_reader.next(&g, &error)) {
+        if ((g.number != kAttributeGraphField && g.number != kAttributeGraphsField) || g.wire_type != 2) continue;
+        deepest = std::max(deepest, nesting_depth(g.payload, g.payload_size, kGraphNodeField, depth + 1, limit));
+        if (deepest > limit) return deepest;
+      }
+    }
+  }
+  return deepest;
+}
+
+// Protobuf's default recursion limit (100 messages) allows about 32 levels of subgraphs (3
+// messages each); the limit follows max_nesting_depth, which nesting_depth() enforced first.
+int recursion_limit(int max_nesting_depth) { return std::max(100, 3 * max_nesting_depth + 40); }
+
 template <typename Proto>
-bool parse_proto(Proto* proto, const std::string& bytes) {
+bool parse_proto(Proto* proto, const std::string& bytes, int max_nesting_depth = 0) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
-  return proto->ParseFromString(bytes);
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(recursion_limit(max_nesting_depth));
+  return proto->ParseFromCodedStream(&in);
 }
 
 }  // namespace
 
-Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what) {
+Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what,
+                                int max_nesting_depth) {
   const auto* base = static_cast<const uint8_t*>(data);
   ScannedModel out;
   std::string model_rest;
@@ -111,6 +155,17 @@ Result<ScannedModel> scan_model(const void* data, size_t size, const std::string
   while (!model_reader.done()) {
     if (!model_reader.next(&f, &error)) {
       return invalid_model(what, ": malformed or truncated protobuf (ModelProto): ", error);
+    }
+    const bool is_function = f.number == kModelFunctionsField && f.wire_type == 2;
+    if (is_function || (f.number == kModelGraphField && f.wire_type == 2)) {
+      // Checked before protobuf parses it: 10,000 nested Ifs would only fail its recursion
+      // limit, as "malformed".
+      const int depth = nesting_depth(f.payload, f.payload_size, is_function ? kFunctionNodeField : kGraphNodeField,
+                                      0, max_nesting_depth);
+      if (depth > max_nesting_depth) {
+        return invalid_model(what, ": subgraphs (If/Loop/Scan bodies) nested more than ", max_nesting_depth,
+                             " deep in the model's ", is_function ? "functions" : "graph", " (max_nesting_depth)");
+      }
     }
     if (f.number != kModelGraphField || f.wire_type != 2) {
       model_rest.append(reinterpret_cast<const char*>(f.begin), f.end - f.begin);
@@ -150,10 +205,10 @@ Result<ScannedModel> scan_model(const void* data, size_t size, const std::string
       out.initializers.push_back(std::move(init));
     }
   }
-  if (!parse_proto(&out.model, model_rest)) {
+  if (!parse_proto(&out.model, model_rest, max_nesting_depth)) {
     return invalid_model(what, ": malformed or truncated protobuf: not a valid ModelProto");
   }
-  if (have_graph && !parse_proto(out.model.mutable_graph(), graph_rest)) {
+  if (have_graph && !parse_proto(out.model.mutable_graph(), graph_rest, max_nesting_depth)) {
     return invalid_model(what, ": malformed protobuf in the model's GraphProto");
   }
   return out;

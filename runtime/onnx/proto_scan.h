@@ -24,7 +24,9 @@ struct ScannedModel {
   std::vector<ScannedInitializer> initializers;
 };
 
-// `what` names the buffer (the file path) in errors, which give the byte offset.
-Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what);
+// `what` names the buffer (the file path) in errors, which give the byte offset. Subgraphs
+// nested deeper than max_nesting_depth are an error (checked before protobuf parses them).
+Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what,
+                                int max_nesting_depth = 32);
 
 }  // namespace xonnx

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "runtime/core/checked.h"
+
 namespace xonnx {
 
 namespace {
@@ -31,7 +33,40 @@ std::shared_ptr<Storage> model_bytes(const void* p, size_t bytes, DataType dtype
   return Storage::copy_on_access(p, bytes, std::move(keepalive), file_backed);
 }
 
+// Raw BOOL bytes other than 0 and 1 would make Not/And/Xor compute on the byte; ONNX means
+// any non-zero byte as true. Returns a 0/1 copy, or null when the bytes are already 0/1.
+Result<std::shared_ptr<Storage>> normalized_bools(const uint8_t* p, size_t n, const std::string& what) {
+  size_t i = 0;
+  while (i < n && p[i] <= 1) ++i;
+  if (i == n) return std::shared_ptr<Storage>();
+  auto storage = Storage::allocate(n);
+  if (!storage) return resource_exhausted(what, ": out of memory normalizing ", n, " BOOL bytes");
+  auto* out = static_cast<uint8_t*>(storage->data());
+  for (size_t k = 0; k < n; ++k) out[k] = p[k] != 0;
+  return storage;
+}
+
 }  // namespace
+
+Status charge_allocation(const TensorSource& source, int64_t bytes, const std::string& what,
+                         const std::string& detail) {
+  const LoadOptions defaults;
+  const LoadOptions& options = source.options ? *source.options : defaults;
+  const int64_t cap = options.tensor_cap();
+  if (bytes < 0 || bytes > cap) {
+    return resource_exhausted(what, ": ", detail, " needs ", describe_bytes(bytes),
+                              ", over the memory cap of ", describe_bytes(cap), " (", options.tensor_cap_name(), ")");
+  }
+  if (!source.allocated) return Status::ok();
+  const int64_t total = checked_add(*source.allocated, bytes);
+  if (total < 0 || total > options.max_memory_bytes) {
+    return resource_exhausted(what, ": ", detail, " needs ", describe_bytes(bytes), " more, and the tensors loaded so far hold ",
+                              describe_bytes(*source.allocated), ": over the memory cap of ",
+                              describe_bytes(options.max_memory_bytes), " (max_memory_bytes)");
+  }
+  *source.allocated = total;
+  return Status::ok();
+}
 
 Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorSource& source,
                                  const std::string& what) {
@@ -52,11 +87,19 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     return invalid_model(what, ": element count of shape ", shape_to_string(shape), " overflows");
   }
   const int64_t bytes = dtype_storage_bytes(dtype, numel);
-  const int64_t cap = source.options ? source.options->max_tensor_bytes
-                                     : std::numeric_limits<int64_t>::max();
-  if (bytes < 0 || bytes > cap) {
-    return resource_exhausted(what, ": ", shape_to_string(shape), " ", dtype_name(dtype),
-                              " needs ", bytes, " bytes, over the memory cap of ", cap, " bytes");
+  const std::string detail = shape_to_string(shape) + " " + dtype_name(dtype);
+  // String tensors hold one std::string per element before any data is checked.
+  const int64_t held = dtype == DataType::kString
+                           ? checked_mul(numel, static_cast<int64_t>(sizeof(std::string)))
+                           : bytes;
+  const bool allocates = proto.data_location() != onnxpb::TensorProto::EXTERNAL &&
+                         !(source.raw && source.keepalive);
+  if (allocates) {
+    XONNX_RETURN_IF_ERROR(charge_allocation(source, held, what, detail));
+  } else {
+    TensorSource no_total = source;  // a view into the file: counts against the per-tensor cap only
+    no_total.allocated = nullptr;
+    XONNX_RETURN_IF_ERROR(charge_allocation(no_total, held, what, detail));
   }
 
   // External data: a view into the mapped data file.
@@ -82,8 +125,8 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     const int64_t file_size = static_cast<int64_t>((*file)->size());
     if (length < 0) length = file_size - offset;
     if (offset > file_size || length > file_size - offset) {
-      return invalid_model(what, ": external data range [", offset, ", ", offset + length,
-                           ") is outside '", location, "' (", file_size, " bytes)");
+      return invalid_model(what, ": external data at offset ", offset, " with length ", length,
+                           " is outside '", location, "' (", file_size, " bytes)");
     }
     if (length != bytes) {
       return invalid_model(what, ": external data has ", length, " bytes but ",
@@ -91,6 +134,10 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     }
     const auto* p = static_cast<const uint8_t*>((*file)->data()) + offset;
     std::shared_ptr<const void> keep = *file;
+    if (dtype == DataType::kBool) {
+      XONNX_ASSIGN_OR_RETURN(auto fixed, normalized_bools(p, static_cast<size_t>(bytes), what));
+      if (fixed) return Tensor(dtype, shape, std::move(fixed));
+    }
     return Tensor(dtype, shape, model_bytes(p, static_cast<size_t>(bytes), dtype, keep, true));
   }
 
@@ -106,6 +153,10 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     if (static_cast<int64_t>(raw_size) != bytes) {
       return invalid_model(what, ": raw_data has ", raw_size, " bytes but ", shape_to_string(shape),
                            " ", dtype_name(dtype), " needs ", bytes);
+    }
+    if (dtype == DataType::kBool) {
+      XONNX_ASSIGN_OR_RETURN(auto fixed, normalized_bools(raw, raw_size, what));
+      if (fixed) return Tensor(dtype, shape, std::move(fixed));
     }
     if (source.raw && source.keepalive) {  // the bytes outlive us: no copy now
       return Tensor(dtype, shape, model_bytes(raw, raw_size, dtype, source.keepalive, source.file_backed));

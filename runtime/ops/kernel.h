@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,9 +119,24 @@ class KernelInit {
   Result<const Attribute*> typed(const std::string& name, AttrType type, bool required) const;
 };
 
+// The session's limits a kernel applies at run time (SessionOptions documents them).
+struct RunLimits {
+  int64_t max_loop_iterations = std::numeric_limits<int64_t>::max();
+  int64_t max_memory_bytes = std::numeric_limits<int64_t>::max();  // e.g. a sequence's total
+};
+
 class KernelContext {
  public:
   virtual ~KernelContext() = default;
+
+  virtual const RunLimits& limits() const {
+    static const RunLimits none;
+    return none;
+  }
+  // An error (kCancelled) once the run passed its deadline or was cancelled: kernels that
+  // loop for long (Loop, Scan, sequence builders) call it between iterations. Allocates
+  // nothing unless it fails.
+  virtual Status check_interrupt() const { return Status::ok(); }
 
   virtual size_t num_inputs() const = 0;
   // True when input i was given (name non-empty) and holds a value.

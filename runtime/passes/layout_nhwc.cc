@@ -446,6 +446,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     }
     Node n = g_.nodes[i];  // copied: the original names are read below
     if (role_[i] != Role::kNone) {
+      if (n.origin.empty()) n.origin = g_.nodes[i].describe();  // errors name the model's node
       const bool binary = n.domain.empty() && is_binary(n.op_type);
       const std::vector<size_t> data = data_inputs(n);
       for (size_t k = 0; k < n.inputs.size(); ++k) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/passes/shape_inference_rules.h"
+#include "runtime/core/checked.h"
 
 namespace xonnx {
 namespace passes {
@@ -73,7 +74,7 @@ void reshape_rule(InferCtx& c) {
   const auto* target = c.in_constant(1) ? &constant_target : c.in_elements(1);
   const auto* shape_dims = c.in_dims(1);
   if (!target) {
-    if (shape_dims && shape_dims->size() == 1 && (*shape_dims)[0].known()) {
+    if (shape_dims && shape_dims->size() == 1 && (*shape_dims)[0].known() && (*shape_dims)[0].value <= 1024) {
       c.set_type(0, dt, std::vector<Dim>(static_cast<size_t>((*shape_dims)[0].value)));
     } else {
       c.set_rank_unknown(0, dt);
@@ -94,17 +95,17 @@ void reshape_rule(InferCtx& c) {
     int64_t in_known = 1, out_known = 1;
     bool ok = true;
     for (const Dim& d : *x) {
-      if (d.known()) in_known *= d.value;
+      if (d.known()) in_known = checked_mul(in_known, d.value);  // -1 (unknown) on overflow
       else if (!d.param.empty()) in_params.insert(d.param);
       else ok = false;
     }
     for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<int>(i) == infer_at) continue;
-      if (out[i].known()) out_known *= out[i].value;
+      if (out[i].known()) out_known = checked_mul(out_known, out[i].value);
       else if (!out[i].param.empty()) out_params.insert(out[i].param);
       else ok = false;
     }
-    if (ok && in_params == out_params && out_known > 0 && in_known % out_known == 0) {
+    if (ok && in_params == out_params && in_known >= 0 && out_known > 0 && in_known % out_known == 0) {
       out[infer_at] = known_dim(in_known / out_known);
     }
   }

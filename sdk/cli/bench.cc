@@ -19,6 +19,7 @@
 #include "sdk/cli/commands.h"
 #include "sdk/cli/inputs.h"
 #include "sdk/cli/optimize.h"
+#include "sdk/cli/limit_flags.h"
 
 namespace xonnx {
 namespace cli {
@@ -38,6 +39,7 @@ struct BenchOptions {
   bool json = false;
   bool profile = false;
   passes::OptLevel optimize = passes::OptLevel::kAll;
+  LimitFlags limits;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -276,6 +278,10 @@ int bench_model(const BenchOptions& opt) {
   SessionOptions so;
   so.num_threads = opt.threads;
   so.optimization = opt.optimize;
+  if (Status s = apply_limit_flags(opt.limits, so); !s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 2;
+  }
   const auto t0 = Clock::now();
   auto created = Session::create(opt.model, so);
   const double init_ms = ms_since(t0);
@@ -289,6 +295,7 @@ int bench_model(const BenchOptions& opt) {
     std::fprintf(stderr, "error: %s\n", specs.status().message().c_str());
     return 2;
   }
+  specs->max_bytes = so.load.max_memory_bytes;
   auto made = make_inputs(session.inputs(), *specs, opt.seed);
   if (!made.is_ok()) {
     std::fprintf(stderr, "error: %s\n", made.status().to_string().c_str());
@@ -385,6 +392,7 @@ Runner add_bench_command(CLI::App& app) {
                   "NAME=d0,d1,... shape of a random input (fixes symbolic dims; empty = scalar); repeatable");
   sub->add_option("--input,-i", opt->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
+  add_limit_flags(sub, opt->limits);
   sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
   add_optimize_option(sub, &opt->optimize);
   sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/exec/session.h"
@@ -15,6 +16,7 @@
 #include "runtime/ops/registry.h"
 #include "sdk/cli/commands.h"
 #include "sdk/cli/optimize.h"
+#include "sdk/cli/limit_flags.h"
 
 namespace xonnx {
 namespace cli {
@@ -133,16 +135,16 @@ std::string join(const std::vector<std::string>& words) {
 // The ops of `models` as the session runs them, each with the op families that register it.
 // Both graphs count: the loaded one (the reference path, XONNX_DISABLE_XNNPACK) and the one the
 // session's passes leave (fused and NHWC ops).
-int print_op_selection(const std::vector<std::string>& models) {
+int print_op_selection(const std::vector<std::string>& models, const SessionOptions& so) {
   std::set<std::pair<std::string, std::string>> ops;
   for (const std::string& path : models) {
-    auto model = load_model(path);
+    auto model = load_model(path, so.load);
     if (!model.is_ok()) {
       std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
       return 1;
     }
     collect_ops(model->graph, ops);
-    auto session = Session::create_from_model(std::move(*model));
+    auto session = Session::create_from_model(std::move(*model), so);
     if (!session.is_ok()) {
       std::fprintf(stderr, "error: %s: %s\n", path.c_str(), session.status().to_string().c_str());
       return 1;
@@ -160,8 +162,8 @@ int print_op_selection(const std::vector<std::string>& models) {
   return 0;
 }
 
-int run_info(const std::string& path, passes::OptLevel optimize) {
-  auto model = load_model(path);
+int run_info(const std::string& path, const SessionOptions& so) {
+  auto model = load_model(path, so.load);
   if (!model.is_ok()) {
     std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
     return 1;
@@ -174,8 +176,10 @@ int run_info(const std::string& path, passes::OptLevel optimize) {
     std::printf(" %s=%lld", domain.empty() ? "ai.onnx" : domain.c_str(), static_cast<long long>(version));
   }
   std::printf("\ninputs:\n");
+  std::unordered_set<std::string> initialized;  // IR < 4 lists every initializer as an input too
+  for (const NamedTensor& t : m.graph.initializers) initialized.insert(t.name);
   for (const ValueInfo& v : m.graph.inputs) {
-    if (m.graph.find_initializer(v.name)) continue;
+    if (initialized.count(v.name)) continue;
     std::printf("  %s: %s\n", v.name.c_str(), describe_type(v.type).c_str());
   }
   std::printf("outputs:\n");
@@ -190,14 +194,12 @@ int run_info(const std::string& path, passes::OptLevel optimize) {
   std::printf("nodes: %zu\nops:\n", m.graph.nodes.size());
   for (const auto& [op, count] : hist) std::printf("  %-28s %d\n", op.c_str(), count);
   // What session creation does to this graph (the passes, their changes and cost).
-  SessionOptions so;
-  so.optimization = optimize;
   auto session = Session::create_from_model(std::move(*model), so);
   if (!session.is_ok()) {
     std::printf("optimization: not run: %s\n", session.status().to_string().c_str());
     return 0;
   }
-  print_optimization_report((*session)->optimization_report(), optimize);
+  print_optimization_report((*session)->optimization_report(), so.optimization);
   return 0;
 }
 
@@ -207,6 +209,7 @@ Runner add_info_command(CLI::App& app) {
   auto paths = std::make_shared<std::vector<std::string>>();
   auto list_ops = std::make_shared<bool>(false);
   auto markdown = std::make_shared<bool>(false);
+  auto limits = std::make_shared<LimitFlags>();
   CLI::App* sub = app.add_subcommand("info", "Print a model's inputs, outputs, opsets and op histogram");
   sub->add_option("model", *paths, "Model file(s) (.onnx); several only with --ops");
   CLI::Option* ops_flag = sub->add_flag(
@@ -217,7 +220,14 @@ Runner add_info_command(CLI::App& app) {
       ->needs(ops_flag);
   auto optimize = std::make_shared<passes::OptLevel>(passes::OptLevel::kAll);
   add_optimize_option(sub, optimize.get());
-  return [paths, list_ops, markdown, optimize] {
+  add_limit_flags(sub, *limits, /*with_deadline=*/false);
+  return [paths, list_ops, markdown, optimize, limits] {
+    SessionOptions so;
+    so.optimization = *optimize;
+    if (Status s = apply_limit_flags(*limits, so); !s.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", s.message().c_str());
+      return 2;
+    }
     if (*list_ops && paths->empty()) {
       *markdown ? print_ops_markdown() : print_ops();
       return 0;
@@ -226,12 +236,12 @@ Runner add_info_command(CLI::App& app) {
       std::fprintf(stderr, "error: --markdown lists this build's operators: it takes no MODEL\n");
       return 2;
     }
-    if (*list_ops) return print_op_selection(*paths);
+    if (*list_ops) return print_op_selection(*paths, so);
     if (paths->size() != 1) {
       std::fprintf(stderr, "error: info needs one MODEL (or --ops; several models only with --ops)\n");
       return 2;
     }
-    return run_info(paths->front(), *optimize);
+    return run_info(paths->front(), so);
   };
 }
 

@@ -109,6 +109,11 @@ Result<Tensor> made_up_input(const ValueInfo& info, const InputSpecs& specs, std
   if (shape_numel(shape) < 0) {
     return invalid_argument("input '", info.name, "' shape ", shape_to_string(shape), " is too large");
   }
+  const int64_t bytes = dtype_storage_bytes(t.elem_type, shape_numel(shape));
+  if (bytes < 0 || bytes > specs.max_bytes) {
+    return resource_exhausted("random input '", info.name, "' of shape ", shape_to_string(shape), " needs ",
+                              describe_bytes(bytes), ", over the memory cap of ", describe_bytes(specs.max_bytes));
+  }
   XONNX_ASSIGN_OR_RETURN(Tensor x, Tensor::allocate(t.elem_type, shape));
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   const int64_t n = x.numel();
@@ -171,7 +176,7 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
   return specs;
 }
 
-Result<Tensor> read_input_file(const std::string& path) {
+Result<Tensor> read_input_file(const std::string& path, int64_t max_bytes) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0) {
     std::string bytes, error;
     UniqueFd fd = open_regular_file(path, &error);  // a FIFO fails instead of blocking
@@ -181,7 +186,7 @@ Result<Tensor> read_input_file(const std::string& path) {
     }
     return parse_tensor_proto(bytes.data(), bytes.size(), path);
   }
-  return read_npy(path);
+  return read_npy(path, max_bytes);
 }
 
 Result<std::vector<MadeInput>> make_inputs(const std::vector<ValueInfo>& model_inputs,
@@ -192,7 +197,7 @@ Result<std::vector<MadeInput>> make_inputs(const std::vector<ValueInfo>& model_i
     auto file = specs.files.find(info.name);
     MadeInput in;
     in.from_file = file != specs.files.end();
-    Result<Tensor> t = in.from_file ? read_input_file(file->second) : made_up_input(info, specs, rng);
+    Result<Tensor> t = in.from_file ? read_input_file(file->second, specs.max_bytes) : made_up_input(info, specs, rng);
     if (!t.is_ok()) return t.status();
     in.tensor = std::move(t).value();
     made.push_back(std::move(in));

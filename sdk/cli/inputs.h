@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/limits.h"
 #include "runtime/core/tensor.h"
 #include "runtime/ir/graph.h"
 
@@ -17,6 +18,7 @@ namespace cli {
 struct InputSpecs {
   std::map<std::string, std::string> files;  // input name -> .npy / .pb path
   std::map<std::string, Shape> shapes;       // input name -> shape for made-up data
+  int64_t max_bytes = default_memory_cap();  // the largest input read or made (--max-memory)
 };
 
 // Parses NAME=FILE and NAME=d0,d1,... options against the model's inputs. Errors name the bad
@@ -25,8 +27,8 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
                                      const std::vector<std::string>& input_files,
                                      const std::vector<std::string>& shapes);
 
-// Reads a serialized TensorProto (.pb) or a NumPy array (.npy).
-Result<Tensor> read_input_file(const std::string& path);
+// Reads a serialized TensorProto (.pb) or a NumPy array (.npy) of at most max_bytes.
+Result<Tensor> read_input_file(const std::string& path, int64_t max_bytes = default_memory_cap());
 
 struct MadeInput {
   Tensor tensor;

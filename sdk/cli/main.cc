@@ -2,7 +2,9 @@
 // tokenize, generate, serve, models). Exit codes: 0 success, 1 a model, run or check failed,
 // 2 bad arguments (docs/cli.md).
 #include <cstdio>
+#include <exception>
 #include <map>
+#include <new>
 
 #include "sdk/cli/commands.h"
 #include "sdk/include/xonnx/version.h"
@@ -35,7 +37,17 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   for (auto& [sub, runner] : runners) {
-    if (sub->parsed()) return runner();
+    if (!sub->parsed()) continue;
+    // The runtime returns errors as values, but a model can still exhaust memory in code that
+    // allocates freely (protobuf, the converter): report it instead of "terminate called".
+    try {
+      return runner();
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "error: RESOURCE_EXHAUSTED: out of memory\n");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: INTERNAL: unexpected exception: %s\n", e.what());
+    }
+    return 1;
   }
   return 2;
 }

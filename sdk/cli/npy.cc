@@ -44,17 +44,18 @@ std::string header_field(const std::string& header, const std::string& key) {
 
 }  // namespace
 
-Result<Tensor> read_npy(const std::string& path) {
+Result<Tensor> read_npy(const std::string& path, int64_t max_bytes) {
   std::string bytes, error;
   UniqueFd fd = open_regular_file(path, &error);  // a FIFO fails instead of blocking
   if (!fd.valid()) return not_found(error);
   if (!read_whole_file(fd.get(), path, std::numeric_limits<int64_t>::max(), &bytes, &error)) {
     return io_error(error);
   }
-  return parse_npy(bytes.data(), bytes.size(), path);
+  return parse_npy(bytes.data(), bytes.size(), path, max_bytes);
 }
 
-Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path) {
+Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path,
+                         int64_t max_bytes) {
   const std::string bytes(static_cast<const char*>(data), size);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
     return invalid_argument(path, ": not a .npy file");
@@ -94,17 +95,25 @@ Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path)
       return invalid_argument(path, ": bad .npy shape '", header_field(header, "shape"), "'");
     }
   }
-  // The data length is checked before allocating: the header alone may claim terabytes.
-  const size_t data_start = header_start + header_len;
+  // The header's claim is checked against the data the file holds before anything is
+  // allocated: an 82-byte file must not ask for gigabytes.
   const int64_t numel = shape_numel(shape);
   const int64_t needed = numel < 0 ? -1 : dtype_storage_bytes(dtype, numel);
-  if (needed < 0) return invalid_argument(path, ": .npy shape ", shape_to_string(shape), " overflows");
-  if (static_cast<int64_t>(bytes.size() - data_start) != needed) {
-    return invalid_argument(path, ": data has ", bytes.size() - data_start, " bytes, shape ",
-                            shape_to_string(shape), " needs ", needed);
+  const size_t data_start = header_start + header_len;
+  const size_t have = bytes.size() - data_start;
+  if (needed < 0 || static_cast<uint64_t>(needed) != have) {
+    return invalid_argument(path, ": data has ", have, " bytes, but shape ", shape_to_string(shape), " ",
+                            dtype_name(dtype), " needs ", needed < 0 ? std::string("more than 2^63") : std::to_string(needed));
+  }
+  if (needed > max_bytes) {
+    return resource_exhausted(path, ": ", needed, " bytes of data, over the memory cap of ", max_bytes, " bytes");
   }
   XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
   if (t.nbytes()) std::memcpy(t.raw_data(), bytes.data() + data_start, t.nbytes());
+  if (dtype == DataType::kBool) {  // numpy writes 0/1, but any other byte must still mean true
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (size_t i = 0; i < t.nbytes(); ++i) b[i] = b[i] != 0;
+  }
   return t;
 }
 

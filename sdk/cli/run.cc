@@ -7,6 +7,7 @@
 #include "runtime/exec/session.h"
 #include "sdk/cli/commands.h"
 #include "sdk/cli/inputs.h"
+#include "sdk/cli/limit_flags.h"
 #include "sdk/cli/npy.h"
 #include "sdk/cli/optimize.h"
 
@@ -23,6 +24,7 @@ struct RunOptions {
   int threads = 1;
   uint32_t seed = 0;
   passes::OptLevel optimize = passes::OptLevel::kAll;
+  LimitFlags limits;
 };
 
 std::string safe_file_name(const std::string& name) {
@@ -39,6 +41,10 @@ int run_model(const RunOptions& opt) {
   SessionOptions so;
   so.num_threads = opt.threads;
   so.optimization = opt.optimize;
+  if (Status s = apply_limit_flags(opt.limits, so); !s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 2;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto session = Session::create(opt.model, so);
   const auto t1 = std::chrono::steady_clock::now();
@@ -51,6 +57,7 @@ int run_model(const RunOptions& opt) {
     std::fprintf(stderr, "error: %s\n", specs.status().message().c_str());
     return 2;
   }
+  specs->max_bytes = so.load.max_memory_bytes;
   auto made = make_inputs((*session)->inputs(), *specs, opt.seed);
   if (!made.is_ok()) {
     std::fprintf(stderr, "error: %s\n", made.status().to_string().c_str());
@@ -121,6 +128,7 @@ Runner add_run_command(CLI::App& app) {
   sub->add_option("--threads", opt->threads, "Threads (default 1)")->check(CLI::PositiveNumber);
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
   add_optimize_option(sub, &opt->optimize);
+  add_limit_flags(sub, opt->limits);
   return [opt] { return run_model(*opt); };
 }
 

@@ -38,6 +38,7 @@ XONNX_SAME_VALUE(XONNX_NOT_FOUND, xonnx::StatusCode::kNotFound);
 XONNX_SAME_VALUE(XONNX_IO_ERROR, xonnx::StatusCode::kIo);
 XONNX_SAME_VALUE(XONNX_RESOURCE_EXHAUSTED, xonnx::StatusCode::kResourceExhausted);
 XONNX_SAME_VALUE(XONNX_INTERNAL, xonnx::StatusCode::kInternal);
+XONNX_SAME_VALUE(XONNX_CANCELLED, xonnx::StatusCode::kCancelled);
 XONNX_SAME_VALUE(XONNX_TYPE_UNDEFINED, xonnx::DataType::kUndefined);
 XONNX_SAME_VALUE(XONNX_TYPE_FLOAT32, xonnx::DataType::kFloat);
 XONNX_SAME_VALUE(XONNX_TYPE_UINT8, xonnx::DataType::kUint8);
@@ -246,7 +247,26 @@ xonnx_status* xonnx_session_options_set_optimization_level(xonnx_session_options
     return nullptr;
   });
 }
+xonnx_status* xonnx_session_options_set_max_memory_bytes(xonnx_session_options* options, int64_t bytes) {
+  return guarded([&]() -> xonnx_status* {
+    if (!options) return bad_arg("options is NULL");
+    if (bytes <= 0) return bad_arg("max_memory_bytes must be positive, got " + std::to_string(bytes));
+    options->options.load.max_memory_bytes = bytes;
+    return nullptr;
+  });
+}
+xonnx_status* xonnx_session_options_set_run_timeout(xonnx_session_options* options, double seconds) {
+  return guarded([&]() -> xonnx_status* {
+    if (!options) return bad_arg("options is NULL");
+    if (!(seconds >= 0)) return bad_arg("the run timeout must be >= 0 seconds, got " + std::to_string(seconds));
+    options->options.run_timeout_seconds = seconds;
+    return nullptr;
+  });
+}
 void xonnx_session_options_release(xonnx_session_options* options) { delete options; }
+void xonnx_session_cancel(xonnx_session* session) {
+  if (session && session->session) session->session->cancel();
+}
 
 xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_options* options,
                                    xonnx_session** out) {

@@ -79,6 +79,7 @@ namespace {
 struct Case {
   const char* model;  // fixture folder under tests/models
   int threads;
+  double run_timeout_seconds = 0;  // > 0: a deadline armed on every run (checked, never hit)
 };
 
 std::string fixture(const char* name) { return std::string(XONNX_TEST_MODELS_DIR) + "/" + name; }
@@ -87,6 +88,7 @@ std::string fixture(const char* name) { return std::string(XONNX_TEST_MODELS_DIR
 long allocations_in_steady_state(const Case& c) {
   SessionOptions options;
   options.num_threads = c.threads;
+  options.run_timeout_seconds = c.run_timeout_seconds;
   auto session = Session::create(fixture(c.model) + "/model.onnx", options);
   EXPECT_TRUE(session.is_ok()) << session.status().message();
   if (!session.is_ok()) return -1;
@@ -208,10 +210,12 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, NoAllocation,
                                            Case{"gpt_decoder", 1}, Case{"../models_quantized/mobilenet_v2_int8", 1},
                                            Case{"../models_quantized/mobilenet_v2_int8", 2},
                                            Case{"../models_quantized/resnet18_int8", 1},
-                                           Case{"../models_quantized/gpt_decoder_int4", 1}),
+                                           Case{"../models_quantized/gpt_decoder_int4", 1},
+                                           Case{"mobilenet_v2", 1, 3600.0}, Case{"gpt_decoder", 1, 3600.0}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            const std::string model = info.param.model;  // a test name: no path
-                           return model.substr(model.rfind('/') + 1) + "_t" + std::to_string(info.param.threads);
+                           return model.substr(model.rfind('/') + 1) + "_t" + std::to_string(info.param.threads) +
+                                  (info.param.run_timeout_seconds > 0 ? "_deadline" : "");
                          });
 
 // With no memory left the C API cannot allocate its error object; the error must still not

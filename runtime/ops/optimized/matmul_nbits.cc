@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/core/checked.h"
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/q4_int8.h"
@@ -46,6 +47,9 @@ class MatMulNBitsKernel final : public FastKernel {
     if (k <= 0 || n <= 0 || bs < 16 || (bs & (bs - 1)) != 0 || prepacked != 0 || init.has_input(4)) {
       return unsupported("MatMulNBits: left to the reference kernel");  // which reports what is wrong
     }
+    // Every size below (B's bytes, padded K, the packed panels) is at most a small multiple of
+    // N * k_blocks * block_size: with that product in range, none of them wraps.
+    if (checked_mul(n, k / bs + 1, bs, 4) < 0) return unsupported("MatMulNBits: sizes beyond int64");
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMulNBits"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 2, "MatMulNBits"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 5, "MatMulNBits"));
@@ -57,7 +61,7 @@ class MatMulNBitsKernel final : public FastKernel {
 
  private:
   MatMulNBitsKernel(int64_t k, int64_t n, int64_t bs)
-      : K_(k), N_(n), bs_(bs), blocks_((k + bs - 1) / bs), zp_row_((blocks_ * 4 + 7) / 8) {}
+      : K_(k), N_(n), bs_(bs), blocks_(k / bs + (k % bs != 0)), zp_row_((blocks_ * 4 + 7) / 8) {}
 
   // The int8 path's weights, packed once when B, scales and zero points are constants of the
   // sizes covered() accepts (runtime weights stay on the float path: repacking them per run

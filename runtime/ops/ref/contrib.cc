@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "runtime/core/checked.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -44,6 +45,7 @@ Status store_floats(const std::vector<float>& v, Tensor* out) {
 // ---------------------------------------------------------------- MatMulNBits
 struct NBitsConfig {
   int64_t k, n, block_size, bits, blocks, blob_size;
+  int64_t b_elems, scale_elems, zp_row, zp_elems;  // checked at creation: no product wraps
 };
 
 Result<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInit& init) {
@@ -60,8 +62,17 @@ Result<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInit& init) {
   }
   if (prepacked) return unsupported("weight_prepacked=1 (a runtime-specific layout)");
   if (init.has_input(4)) return unsupported("the deprecated g_idx input");
-  c.blocks = (c.k + c.block_size - 1) / c.block_size;
-  c.blob_size = c.block_size * c.bits / 8;
+  c.blocks = c.k / c.block_size + (c.k % c.block_size != 0);
+  c.blob_size = checked_mul(c.block_size, c.bits) / 8;
+  c.b_elems = checked_mul(c.n, c.blocks, c.blob_size);
+  c.scale_elems = checked_mul(c.n, c.blocks);
+  const int64_t zp_bits = checked_mul(c.blocks, c.bits);
+  c.zp_row = zp_bits < 0 ? -1 : zp_bits / 8 + (zp_bits % 8 != 0);
+  c.zp_elems = checked_mul(c.n, c.zp_row);
+  if (c.blob_size <= 0 || c.b_elems < 0 || c.zp_elems < 0) {
+    return invalid_model("K=", c.k, ", N=", c.n, ", block_size=", c.block_size, " and bits=", c.bits,
+                         " give weight sizes beyond int64");
+  }
   return make_kernel([c](KernelContext& ctx) -> Status {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
@@ -69,27 +80,27 @@ Result<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInit& init) {
     if (a.rank() < 1 || a.dim(a.rank() - 1) != c.k) {
       return invalid_argument("A's last dimension must be K=", c.k, ", got shape ", shape_to_string(a.shape()));
     }
-    if (b.dtype() != DataType::kUint8 || b.numel() != c.n * c.blocks * c.blob_size) {
+    if (b.dtype() != DataType::kUint8 || b.numel() != c.b_elems) {
       return invalid_argument("B must be uint8 [N, k_blocks, blob_size] = [", c.n, ", ", c.blocks, ", ",
                               c.blob_size, "], got ", dtype_name(b.dtype()), shape_to_string(b.shape()));
     }
-    if (scales.numel() != c.n * c.blocks) {
-      return invalid_argument("scales must have N*k_blocks = ", c.n * c.blocks, " elements, got ",
+    if (scales.numel() != c.scale_elems) {
+      return invalid_argument("scales must have N*k_blocks = ", c.scale_elems, " elements, got ",
                               shape_to_string(scales.shape()));
     }
     XONNX_ASSIGN_OR_RETURN(std::vector<float> s, float_values(scales, "scales"));
-    const int64_t zp_row = (c.blocks * c.bits + 7) / 8;
+    const int64_t zp_row = c.zp_row;
     const Tensor* zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     std::vector<float> zp_float;
     if (zp) {
       if (zp->dtype() == DataType::kUint8) {
-        if (zp->numel() != c.n * zp_row) {
-          return invalid_argument("packed zero_points must have N*ceil(k_blocks*bits/8) = ", c.n * zp_row,
+        if (zp->numel() != c.zp_elems) {
+          return invalid_argument("packed zero_points must have N*ceil(k_blocks*bits/8) = ", c.zp_elems,
                                   " elements, got ", shape_to_string(zp->shape()));
         }
       } else {
-        if (zp->numel() != c.n * c.blocks) {
-          return invalid_argument("zero_points must have N*k_blocks = ", c.n * c.blocks, " elements");
+        if (zp->numel() != c.scale_elems) {
+          return invalid_argument("zero_points must have N*k_blocks = ", c.scale_elems, " elements");
         }
         XONNX_ASSIGN_OR_RETURN(zp_float, float_values(*zp, "zero_points"));
       }

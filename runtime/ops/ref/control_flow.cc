@@ -1,5 +1,6 @@
 // Control flow: If, Loop, Scan. Bodies are compiled once at session creation
 // (KernelInit::subgraph) and see every value of their enclosing scopes.
+#include "runtime/core/limits.h"
 #include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
 
@@ -69,11 +70,19 @@ Result<std::unique_ptr<Kernel>> create_loop(const KernelInit& init) {
     bool cond = true;
     if (ctx.has_input(1)) {
       XONNX_ASSIGN_OR_RETURN(cond, read_condition(ctx.input(1), "Loop condition"));
+    } else if (!ctx.has_input(0)) {
+      return invalid_model("Loop has neither a trip count M nor a condition: it would never end");
     }
+    const RunLimits& limits = ctx.limits();
     std::vector<Value> state;
     for (size_t i = 0; i < carried; ++i) state.push_back(ctx.input_value(2 + i));
     std::vector<std::vector<Tensor>> scan_items(scans);
+    int64_t scan_bytes = 0;  // what the scan outputs have collected: bounded by the memory cap
     for (int64_t iter = 0; iter < max_trip && cond; ++iter) {
+      if (iter >= limits.max_loop_iterations) {
+        return resource_exhausted("Loop runs more than ", limits.max_loop_iterations,
+                                  " iterations (max_loop_iterations)");
+      }
       std::vector<Value> in;
       in.reserve(carried + 2);
       in.push_back(Value(Tensor::scalar<int64_t>(iter)));
@@ -85,6 +94,11 @@ Result<std::unique_ptr<Kernel>> create_loop(const KernelInit& init) {
       for (size_t k = 0; k < scans; ++k) {
         const Value& v = out[1 + carried + k];
         if (!v.is_tensor()) return invalid_model("Loop scan output ", k, " must be a tensor");
+        scan_bytes += static_cast<int64_t>(v.tensor().nbytes());
+        if (scan_bytes > limits.max_memory_bytes) {
+          return resource_exhausted("Loop scan outputs hold more than ", describe_bytes(limits.max_memory_bytes),
+                                    " after ", iter + 1, " iterations (max_memory_bytes)");
+        }
         scan_items[k].push_back(v.tensor());
       }
     }

@@ -133,6 +133,8 @@ class TwinContext final : public KernelContext {
   Result<std::vector<Value>> run_subgraph(const GraphBody& graph, const std::vector<Value>& inputs) override {
     return outer_.run_subgraph(graph, inputs);
   }
+  const RunLimits& limits() const override { return outer_.limits(); }
+  Status check_interrupt() const override { return outer_.check_interrupt(); }
   const Value& output(size_t i) const { return outs_[i]; }
 
  private:

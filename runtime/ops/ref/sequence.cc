@@ -1,5 +1,6 @@
 // Sequence and Optional ops. Sequences are immutable shared lists of tensors: every op that
 // "modifies" one builds a new list (the tensors themselves are shared, not copied).
+#include "runtime/core/limits.h"
 #include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
 
@@ -25,6 +26,22 @@ Result<int64_t> position(const Tensor& t, int64_t size, bool allow_end) {
     return invalid_argument("position ", p, " is out of range for a sequence of length ", size);
   }
   return p < 0 ? p + size : p;
+}
+
+// A sequence about to get `extra` more: its tensors' bytes (plus each entry's own size) must
+// stay under the memory cap, so a Loop that keeps inserting ends with an error.
+Status check_sequence_size(const KernelContext& ctx, const Sequence& s, const Tensor& extra) {
+  const int64_t cap = ctx.limits().max_memory_bytes;
+  int64_t bytes = static_cast<int64_t>(extra.nbytes() + sizeof(Tensor));
+  for (const Tensor& t : s.items) {
+    bytes += static_cast<int64_t>(t.nbytes() + sizeof(Tensor));
+    if (bytes > cap) break;
+  }
+  if (bytes > cap) {
+    return resource_exhausted("a sequence of ", s.items.size() + 1, " tensors would hold more than ",
+                              describe_bytes(cap), " (max_memory_bytes)");
+  }
+  return Status::ok();
 }
 
 Result<std::unique_ptr<Kernel>> create_sequence_empty(const KernelInit& init) {
@@ -65,6 +82,7 @@ Result<std::unique_ptr<Kernel>> create_sequence_insert(const KernelInit&) {
       return invalid_argument("cannot insert ", dtype_name(t.dtype()), " into a sequence of ",
                               dtype_name(in->elem_type));
     }
+    XONNX_RETURN_IF_ERROR(check_sequence_size(ctx, *in, t));
     auto s = std::make_shared<Sequence>(*in);
     s->elem_type = t.dtype();
     int64_t pos = static_cast<int64_t>(s->items.size());

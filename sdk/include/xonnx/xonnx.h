@@ -51,7 +51,8 @@ typedef enum xonnx_status_code {
   XONNX_NOT_FOUND = 4,
   XONNX_IO_ERROR = 5,
   XONNX_RESOURCE_EXHAUSTED = 6,
-  XONNX_INTERNAL = 7
+  XONNX_INTERNAL = 7,
+  XONNX_CANCELLED = 8 /* the run was cancelled or passed its deadline */
 } xonnx_status_code;
 
 /* Element types; the values equal ONNX TensorProto.DataType. */
@@ -145,6 +146,13 @@ XONNX_API xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session
  * not changed. A converted file (`xonnx convert`) gains nothing more from them. */
 XONNX_API xonnx_status* xonnx_session_options_set_optimization_level(xonnx_session_options* options,
                                                                     xonnx_optimization_level level);
+/* The memory cap in bytes (default: half the physical memory): no tensor may be larger, and the
+ * tensors a load allocates, a session's intermediate buffers and a sequence may not add up to
+ * more. A model that needs more fails with XONNX_RESOURCE_EXHAUSTED naming what needed it. */
+XONNX_API xonnx_status* xonnx_session_options_set_max_memory_bytes(xonnx_session_options* options, int64_t bytes);
+/* Wall-clock limit of one xonnx_session_run in seconds (0, the default: none). A run past it
+ * fails with XONNX_CANCELLED; it is checked between nodes and loop iterations. */
+XONNX_API xonnx_status* xonnx_session_options_set_run_timeout(xonnx_session_options* options, double seconds);
 XONNX_API void xonnx_session_options_release(xonnx_session_options* options);
 
 /* ---- sessions ---- */
@@ -173,6 +181,11 @@ XONNX_API xonnx_status* xonnx_session_output_info(const xonnx_session* session, 
                                                   int64_t* rank);
 XONNX_API const char* xonnx_session_input_dim_name(const xonnx_session* session, size_t index, size_t dim);
 XONNX_API const char* xonnx_session_output_dim_name(const xonnx_session* session, size_t index, size_t dim);
+
+/* Stops the session's run in progress at its next check (between nodes and loop iterations);
+ * that run fails with XONNX_CANCELLED. The one session call that may come from another thread
+ * while a run executes; runs that start afterwards are not affected. */
+XONNX_API void xonnx_session_cancel(xonnx_session* session);
 
 /* Runs with `num_inputs` inputs (all graph inputs). On success `outputs[i]` (an array of
  * xonnx_session_output_count() entries the caller supplies) receives a runtime-owned tensor

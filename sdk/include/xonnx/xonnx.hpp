@@ -77,6 +77,8 @@ struct TensorInfo {
 struct SessionConfig {
   int num_threads = 1;
   int64_t max_tensor_bytes = 0;  // 0: no cap
+  int64_t max_memory_bytes = 0;  // 0: the default (half the physical memory)
+  double run_timeout_seconds = 0;  // 0: no deadline
 };
 
 // The library's version ("MAJOR.MINOR.PATCH"); XONNX_VERSION_STRING is the headers'.
@@ -94,6 +96,10 @@ class Session {
     if (!e && config.max_tensor_bytes > 0) {
       e = take(xonnx_session_options_set_max_tensor_bytes(opts, config.max_tensor_bytes));
     }
+    if (!e && config.max_memory_bytes > 0) {
+      e = take(xonnx_session_options_set_max_memory_bytes(opts, config.max_memory_bytes));
+    }
+    if (!e) e = take(xonnx_session_options_set_run_timeout(opts, config.run_timeout_seconds));
     xonnx_session* s = nullptr;
     if (!e) e = take(xonnx_session_create(path.c_str(), opts, &s));
     xonnx_session_options_release(opts);
@@ -102,6 +108,8 @@ class Session {
   }
 
   bool is_open() const { return s_ != nullptr; }
+  // Stops the run in progress (xonnx_session_cancel): the one call allowed from another thread.
+  void cancel() { xonnx_session_cancel(s_.get()); }
   size_t input_count() const { return xonnx_session_input_count(s_.get()); }
   size_t output_count() const { return xonnx_session_output_count(s_.get()); }
   std::string input_name(size_t i) const { return name_or_empty(xonnx_session_input_name(s_.get(), i)); }
