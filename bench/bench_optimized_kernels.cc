@@ -16,7 +16,7 @@
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qdwconv.h"
-#include "runtime/ops/optimized/conv_winograd_f32.h"
+#include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fdwconv.h"
 
 namespace xonnx {
@@ -358,7 +358,7 @@ BENCHMARK(BM_FdwConv3x3)
     ->ArgsProduct({{0, 1}, {14}, {384}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
-// ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) (conv_winograd_f32.h) at
+// ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) (conv_winograd.h) at
 // resnet18's layer shapes, NHWC, pads 1. Args: input width (square), channels (in = out),
 // threads. Gflops count the direct convolution's 2 * 9 * c * m per pixel.
 void BM_WinogradConv3x3(benchmark::State& state) {
