@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "runtime/ir/graph_edit.h"
+#include "runtime/passes/validate.h"
 
 namespace xonnx {
 namespace passes {
@@ -64,6 +65,8 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
                                     int max_rounds) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  // Passes walk nodes in order (dead-code removal backwards): an unsorted file would lose nodes.
+  XONNX_RETURN_IF_ERROR(sort_topologically(model.graph));
   PipelineResult result;
   result.before = count_model(model);
   result.ops_before = op_histogram(model);

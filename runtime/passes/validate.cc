@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/ir/graph_edit.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -247,6 +248,43 @@ Status validate_model(const Model& model) {
   const std::string main = "graph '" + model.graph.name + "'";
   XONNX_RETURN_IF_ERROR(v.graph(model.graph, main, {}, model.opset_imports));
   for (const FunctionDef& f : model.functions) XONNX_RETURN_IF_ERROR(v.function(f));
+  return Status::ok();
+}
+
+
+Status sort_topologically(Graph& g) {
+  for (Node& n : g.nodes) {
+    Status sub = Status::ok();
+    for_each_subgraph(n, [&](Graph& body) {
+      if (sub.is_ok()) sub = sort_topologically(body);
+    });
+    XONNX_RETURN_IF_ERROR(sub);
+  }
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& o : g.nodes[i].outputs) {
+      if (!o.empty()) producer.emplace(o, i);
+    }
+  }
+  std::vector<std::vector<std::string>> reads(g.nodes.size());
+  bool sorted = true;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    std::set<std::string> implicit;
+    collect_free_names_of_bodies(n, implicit);
+    reads[i].assign(n.inputs.begin(), n.inputs.end());
+    reads[i].insert(reads[i].end(), implicit.begin(), implicit.end());
+    for (const std::string& name : reads[i]) {
+      auto it = producer.find(name);
+      if (!name.empty() && it != producer.end() && it->second >= i) sorted = false;
+    }
+  }
+  if (sorted) return Status::ok();
+  XONNX_ASSIGN_OR_RETURN(std::vector<size_t> order, topological_order(g, reads, producer));
+  std::vector<Node> nodes;
+  nodes.reserve(order.size());
+  for (size_t i : order) nodes.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(nodes);
   return Status::ok();
 }
 

@@ -41,4 +41,9 @@ Result<std::vector<size_t>> topological_order(
     const Graph& g, const std::vector<std::vector<std::string>>& reads,
     const std::unordered_map<std::string, size_t>& producer);
 
+// Puts the nodes of `g` and of every subgraph in that stable topological order (ONNX requires
+// it; files in the wild do not always keep it, and passes that walk nodes backwards, like dead
+// code removal, rely on it). A cycle is an error naming nodes on it.
+Status sort_topologically(Graph& g);
+
 }  // namespace xonnx

@@ -173,6 +173,7 @@ TEST(HardeningRun, SessionBuffersAreBoundedByTheMemoryCap) {
   const Model m = model_with(std::move(g));
   SessionOptions options;
   options.load.max_memory_bytes = 2 << 20;
+  options.optimization = passes::OptLevel::kNone;  // CSE would merge the two identical fills
   auto session = Session::create_from_model(m, options);
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   const Value small(Tensor::from_vector<int64_t>({1000}, {1}));

@@ -20,7 +20,7 @@ namespace {
 constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
 
 // numpy broadcasting of `x` against `shape`; false when they do not broadcast.
-bool broadcast_to(const Shape& x, const std::vector<int64_t>& shape, Shape& out) {
+bool broadcast_to(const Shape& x, const Shape& shape, Shape& out) {
   const size_t rank = std::max(x.size(), shape.size());
   out.assign(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
@@ -63,7 +63,8 @@ class ExpandKernel final : public FastKernel {
     const DataType dtype = x.dtype();
     if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0) return Status::ok();
     if (!s.defined() || s.dtype() != DataType::kInt64 || s.rank() != 1) return Status::ok();
-    const std::vector<int64_t> shape(s.data<int64_t>(), s.data<int64_t>() + s.numel());
+    // Shape keeps 8 values inline: these small lists never reach the heap in run().
+    const Shape shape(s.data<int64_t>(), s.data<int64_t>() + s.numel());
     Shape out_shape;
     if (!broadcast_to(x.shape(), shape, out_shape) || out_shape == x.shape()) return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dtype, out_shape));
@@ -82,7 +83,7 @@ class ExpandKernel final : public FastKernel {
       run *= out_shape[split];
     }
     // Input strides of the outer axes (0 where broadcast).
-    std::vector<int64_t> in_stride(rank, 0);
+    Shape in_stride(rank, 0);
     int64_t stride = 1;
     for (size_t d = rank; d-- > 0;) {
       in_stride[d] = in_shape[d] == 1 && out_shape[d] != 1 ? 0 : stride;
@@ -93,7 +94,7 @@ class ExpandKernel final : public FastKernel {
     char* dst = static_cast<char*>(y->raw_data());
     pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
       // The odometer of the outer axes at run r0, then stepped run by run.
-      std::vector<int64_t> idx(split, 0);
+      Shape idx(split, 0);
       int64_t rem = static_cast<int64_t>(r0), off = 0;
       for (size_t d = split; d-- > 0;) {
         idx[d] = rem % out_shape[d];

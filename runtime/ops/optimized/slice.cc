@@ -17,7 +17,8 @@ namespace {
 
 constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
 
-bool int_list(KernelContext& ctx, size_t i, std::vector<int64_t>& out) {
+// Shape keeps 8 values inline: these small lists never reach the heap in run().
+bool int_list(KernelContext& ctx, size_t i, Shape& out) {
   const Tensor& t = ctx.input(i);
   if (!t.defined() || t.rank() != 1) return false;
   if (t.dtype() == DataType::kInt64) {
@@ -44,7 +45,7 @@ class SliceKernel final : public FastKernel {
     const DataType dtype = x.dtype();
     if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0 || x.rank() == 0) return Status::ok();
     const int64_t rank = static_cast<int64_t>(x.rank());
-    std::vector<int64_t> starts, ends, axes, steps;
+    Shape starts, ends, axes, steps;
     if (!int_list(ctx, 1, starts) || !int_list(ctx, 2, ends) || starts.size() != ends.size()) return Status::ok();
     const size_t n = starts.size();
     if (ctx.has_input(3)) {
@@ -58,12 +59,12 @@ class SliceKernel final : public FastKernel {
       steps.assign(n, 1);
     }
     Shape out_shape = x.shape();
-    std::vector<int64_t> start(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    Shape start(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
+    Shape seen(static_cast<size_t>(rank), 0);
     for (size_t i = 0; i < n; ++i) {
       const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-      if (a < 0 || a >= rank || seen[static_cast<size_t>(a)] || steps[i] <= 0) return Status::ok();
-      seen[static_cast<size_t>(a)] = true;
+      if (a < 0 || a >= rank || seen[static_cast<size_t>(a)] != 0 || steps[i] <= 0) return Status::ok();
+      seen[static_cast<size_t>(a)] = 1;
       const int64_t dim = x.dim(static_cast<size_t>(a));
       int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
       int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
@@ -87,7 +88,7 @@ class SliceKernel final : public FastKernel {
       --split;
       run *= out_shape[static_cast<size_t>(split)];
     }
-    std::vector<int64_t> in_stride(static_cast<size_t>(rank));
+    Shape in_stride(static_cast<size_t>(rank));
     int64_t stride = 1;
     for (int64_t d = rank; d-- > 0;) {
       in_stride[static_cast<size_t>(d)] = stride;
@@ -99,7 +100,7 @@ class SliceKernel final : public FastKernel {
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
     pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
-      std::vector<int64_t> idx(static_cast<size_t>(split), 0);
+      Shape idx(static_cast<size_t>(split), 0);
       int64_t rem = static_cast<int64_t>(r0), off = base;
       for (int64_t d = split; d-- > 0;) {
         const size_t du = static_cast<size_t>(d);
