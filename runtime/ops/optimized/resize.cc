@@ -77,8 +77,10 @@ class ResizeKernel final : public FastKernel {
     const ResizeAxis& ph = plan_h_;
     const ResizeAxis& pw = plan_w_;
     const size_t rows = static_cast<size_t>(planes * out_h);
-    pool_->parallel_for(rows, chunk_for(out_w * 8), [&](size_t r0, size_t r1) {
-      std::vector<double> scratch;
+    const size_t min_chunk = chunk_for(out_w * 8);
+    scratch_.prepare(*pool_, rows, min_chunk, static_cast<size_t>(2 * out_w));
+    pool_->parallel_for(rows, min_chunk, [&](size_t r0, size_t r1) {
+      double* scratch = scratch_.of(r0);
       // The chunk's rows, one plane at a time.
       for (size_t r = r0; r < r1;) {
         const int64_t plane = static_cast<int64_t>(r) / out_h, oy = static_cast<int64_t>(r) % out_h;
@@ -94,6 +96,7 @@ class ResizeKernel final : public FastKernel {
   ResizeMode mode_;
   ResizeAxis plan_h_, plan_w_;  // cached for the last shape
   double scale_h_ = 0.0, scale_w_ = 0.0;
+  ChunkScratch<double> scratch_;  // two width-passed input rows per chunk (bilinear)
 };
 
 }  // namespace

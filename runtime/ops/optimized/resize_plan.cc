@@ -154,7 +154,7 @@ void width_pass(const ResizeAxis& pw, const float* row, double* out) {
 }  // namespace
 
 void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy0, int64_t oy1,
-                 float* out, std::vector<double>& scratch) {
+                 float* out, double* scratch) {
   const int64_t ow = pw.out;
   if (!ph.linear) {
     const int64_t* ix = pw.i0.data();
@@ -166,8 +166,7 @@ void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, in
   }
   // Two width-passed input rows, kept while consecutive output rows read them (an upsampling
   // by k reads each input row for about k output rows).
-  scratch.resize(static_cast<size_t>(2 * ow));
-  double* buf[2] = {scratch.data(), scratch.data() + ow};
+  double* buf[2] = {scratch, scratch + ow};
   int64_t tag[2] = {-1, -1};
   auto row_of = [&](int64_t iy, int64_t keep) -> const double* {
     for (int b = 0; b < 2; ++b)

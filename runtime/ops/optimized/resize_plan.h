@@ -44,9 +44,9 @@ bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64
                       double& scale_w);
 
 // Output rows [oy0, oy1) of one [in_h, in_w] plane `in` into `out` (pw.out values per row);
-// `scratch` holds two width-passed input rows.
+// `scratch` holds two width-passed input rows (2 * pw.out doubles).
 void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy0, int64_t oy1,
-                 float* out, std::vector<double>& scratch);
+                 float* out, double* scratch);
 
 }  // namespace opt
 }  // namespace xonnx
