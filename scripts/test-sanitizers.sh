@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The sanitizer tier (scripts/test.sh runs it; docs/security.md): one clang 14 tree
+# The sanitizer tier, a named slow tier (scripts/test.sh runs it with XONNX_SANITIZERS=1;
+# docs/security.md): one clang 14 tree
 # (preset `sanitize`: ASan + UBSan without recovery, -O1, libFuzzer coverage) builds only what
 # it runs — the unit tests, the CLI (model, cli and convert tests) and the fuzz targets — then
 #   1. ctest under ASan+UBSan: unit, models, cli, convert-cli, bad-models (every input a fuzzer
