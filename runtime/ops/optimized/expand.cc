@@ -93,25 +93,11 @@ class ExpandKernel final : public FastKernel {
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
     pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
-      // The odometer of the outer axes at run r0, then stepped run by run.
-      Shape idx(split, 0);
-      int64_t rem = static_cast<int64_t>(r0), off = 0;
-      for (size_t d = split; d-- > 0;) {
-        idx[d] = rem % out_shape[d];
-        rem /= out_shape[d];
-        off += idx[d] * in_stride[d];
-      }
-      for (size_t r = r0; r < r1; ++r) {
+      for_each_run(out_shape, in_stride, split, 0, r0, r1, [&](size_t r, int64_t off) {
         char* out = dst + static_cast<int64_t>(r) * run * es;
         if (copy) std::memcpy(out, src + off * es, static_cast<size_t>(run * es));
         else fill_run(out, src + off * es, run, es);
-        for (size_t d = split; d-- > 0;) {
-          off += in_stride[d];
-          if (++idx[d] < out_shape[d]) break;
-          off -= idx[d] * in_stride[d];
-          idx[d] = 0;
-        }
-      }
+      });
     });
     return Status::ok();
   }

@@ -77,6 +77,30 @@ class ChunkScratch {
   std::vector<std::vector<T>> buffers_;
 };
 
+// Runs r0..r1 of a copy split into runs over the outer axes [0, split) of `extent` (the
+// output's dims): calls fn(r, off) with off = base + sum(idx[d] * stride[d]) for run r's
+// odometer index. Shared by the own Slice and Expand (stride 0 broadcasts an axis).
+template <typename Fn>
+void for_each_run(const Shape& extent, const Shape& stride, size_t split, int64_t base, size_t r0,
+                  size_t r1, Fn&& fn) {
+  Shape idx(split, 0);  // inline up to 8 axes: no heap
+  int64_t rem = static_cast<int64_t>(r0), off = base;
+  for (size_t d = split; d-- > 0;) {
+    idx[d] = rem % extent[d];
+    rem /= extent[d];
+    off += idx[d] * stride[d];
+  }
+  for (size_t r = r0; r < r1; ++r) {
+    fn(r, off);
+    for (size_t d = split; d-- > 0;) {
+      off += stride[d];
+      if (++idx[d] < extent[d]) break;
+      off -= idx[d] * stride[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 // Per-family registration, called from register_optimized_ops (register.cc).
 void register_opt_matmul(OpRegistry& registry);
 void register_opt_normalization(OpRegistry& registry);

@@ -99,25 +99,14 @@ class SliceKernel final : public FastKernel {
     const int64_t es = dtype_bits(dtype) / 8, runs = total / run;
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
+    Shape run_stride(static_cast<size_t>(split), 0);  // input step of each outer output axis
+    for (int64_t d = 0; d < split; ++d) {
+      run_stride[static_cast<size_t>(d)] = step[static_cast<size_t>(d)] * in_stride[static_cast<size_t>(d)];
+    }
     pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
-      Shape idx(static_cast<size_t>(split), 0);
-      int64_t rem = static_cast<int64_t>(r0), off = base;
-      for (int64_t d = split; d-- > 0;) {
-        const size_t du = static_cast<size_t>(d);
-        idx[du] = rem % out_shape[du];
-        rem /= out_shape[du];
-        off += idx[du] * step[du] * in_stride[du];
-      }
-      for (size_t r = r0; r < r1; ++r) {
+      for_each_run(out_shape, run_stride, static_cast<size_t>(split), base, r0, r1, [&](size_t r, int64_t off) {
         std::memcpy(dst + static_cast<int64_t>(r) * run * es, src + off * es, static_cast<size_t>(run * es));
-        for (int64_t d = split; d-- > 0;) {
-          const size_t du = static_cast<size_t>(d);
-          off += step[du] * in_stride[du];
-          if (++idx[du] < out_shape[du]) break;
-          off -= idx[du] * step[du] * in_stride[du];
-          idx[du] = 0;
-        }
-      }
+      });
     });
     return Status::ok();
   }
