@@ -3,6 +3,7 @@
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/layout_nhwc_pass.h"
 #include "runtime/passes/pass_util.h"
+#include "runtime/passes/validate.h"
 #include "runtime/ops/op_list.h"
 #include "runtime/ops/registry.h"
 
@@ -10,7 +11,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -61,23 +61,16 @@ bool has_graph_attr(const Node& n) {
 // HardSwish(x) (opset 14), when the gate has no other reader: one XNNPACK op instead of two
 // passes over memory. Both are exactly the ONNX definitions of the fused ops.
 int fuse_gated_activations(Graph& g, int64_t opset) {
-  std::unordered_map<std::string, size_t> producer;
-  std::unordered_map<std::string, int> readers;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const std::string& o : g.nodes[i].outputs) producer[o] = i;
-    for (const std::string& in : g.nodes[i].inputs) ++readers[in];
-    if (has_graph_attr(g.nodes[i])) return 0;  // captures are not counted: stay simple
-  }
-  for (const ValueInfo& v : g.outputs) ++readers[v.name];
+  const GraphIndex index(g);  // reads inside subgraphs count as uses
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& mul = g.nodes[i];
     if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
     for (size_t k = 0; k < 2; ++k) {
-      auto it = producer.find(mul.inputs[k]);
-      if (it == producer.end() || drop[it->second] || readers[mul.inputs[k]] != 1) continue;
-      const Node& gate = g.nodes[it->second];
+      const int p = index.producer(mul.inputs[k]);
+      if (p < 0 || drop[static_cast<size_t>(p)] || index.use_count(mul.inputs[k]) != 1) continue;
+      const Node& gate = g.nodes[static_cast<size_t>(p)];
       if (!gate.domain.empty() || gate.inputs.size() != 1 || gate.inputs[0] != mul.inputs[1 - k]) continue;
       const int64_t gate_opset = gate.opset != 0 ? gate.opset : opset;
       std::string fused_op;
@@ -94,7 +87,7 @@ int fuse_gated_activations(Graph& g, int64_t opset) {
       } else {
         continue;
       }
-      drop[it->second] = true;
+      drop[static_cast<size_t>(p)] = true;
       const std::string x = mul.inputs[1 - k];
       mul.op_type = fused_op;
       mul.inputs = {x};
@@ -103,13 +96,7 @@ int fuse_gated_activations(Graph& g, int64_t opset) {
       break;
     }
   }
-  if (fused == 0) return 0;
-  std::vector<Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  }
-  g.nodes = std::move(kept);
+  if (fused > 0) erase_nodes(g, drop);
   return fused;
 }
 
@@ -166,35 +153,21 @@ bool NhwcPass::index(std::vector<size_t>& order) {
     for (const std::string& in : n.inputs) {
       if (!in.empty()) consumers_[in].push_back(i);
     }
-    for_each_subgraph(n, [&](const Graph& sub) {
-      const std::set<std::string> reads = outer_scope_reads(sub);
-      subgraph_reads_.insert(reads.begin(), reads.end());
-    });
   }
-  // Topological order, stable (file order where the graph allows it).
-  std::vector<int> pending(g_.nodes.size(), 0);
-  std::vector<std::vector<size_t>> users(g_.nodes.size());
+  // Topological order, stable (file order where the graph allows it), as the executor's.
+  std::vector<std::vector<std::string>> reads(g_.nodes.size());
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    for (const std::string& in : g_.nodes[i].inputs) {
-      auto it = producer_.find(in);
-      if (in.empty() || it == producer_.end()) continue;
-      ++pending[i];
-      users[it->second].push_back(i);
-    }
+    const Node& n = g_.nodes[i];
+    std::set<std::string> implicit;
+    collect_free_names_of_bodies(n, implicit);
+    subgraph_reads_.insert(implicit.begin(), implicit.end());
+    reads[i].assign(n.inputs.begin(), n.inputs.end());
+    reads[i].insert(reads[i].end(), implicit.begin(), implicit.end());
   }
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
-  for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  while (!ready.empty()) {
-    const size_t i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (size_t u : users[i]) {
-      if (--pending[u] == 0) ready.push(u);
-    }
-  }
-  return order.size() == g_.nodes.size();  // a cycle: compile reports it
+  auto sorted = topological_order(g_, reads, producer_);
+  if (!sorted.is_ok()) return false;  // a cycle: compile reports it
+  order = std::move(sorted).value();
+  return true;
 }
 
 // Follows Identity nodes back to an initializer or a Constant node's tensor.

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/ir/graph_edit.h"
+#include "runtime/ir/graph_index.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/ops/registry.h"
 
@@ -440,12 +442,7 @@ void QdqPass::remove_dead() {
       changed = true;
     }
   }
-  std::vector<Node> kept;
-  kept.reserve(g_.nodes.size());
-  for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    if (!dead_[i]) kept.push_back(std::move(g_.nodes[i]));
-  }
-  g_.nodes = std::move(kept);
+  erase_nodes(g_, dead_);
   std::vector<NamedTensor> inits;
   for (NamedTensor& t : g_.initializers) {
     if (reads[t.name] > 0 || index_.pinned(t.name)) inits.push_back(std::move(t));
