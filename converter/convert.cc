@@ -7,6 +7,7 @@
 
 #include "runtime/onnx/external_data.h"
 #include "runtime/onnx/loader.h"
+#include "runtime/passes/session_passes.h"
 #include "runtime/passes/validate.h"
 
 namespace xonnx {
@@ -25,6 +26,12 @@ Status check_options(const ConvertOptions& options) {
   }
   if (options.fold_size_limit_bytes < 0) return invalid_argument("the folding size limit is negative");
   return Status::ok();
+}
+
+// Marks the output as optimized on the host, so that a device build without the graph-pass
+// library (XONNX_WITH_PASSES=OFF) knows not to warn about it. Level 0 optimized nothing.
+void stamp_level(Model& model, const ConvertOptions& options) {
+  if (options.level > 0) passes::stamp_converted(model, static_cast<passes::OptLevel>(options.level));
 }
 
 }  // namespace
@@ -92,6 +99,7 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
   const std::vector<PassDef>& passes = request.passes ? *request.passes : pass_list();
   XONNX_ASSIGN_OR_RETURN(result.pipeline,
                          run_pipeline(model, passes, request.options, request.progress));
+  stamp_level(model, request.options);
   if (request.after_passes) XONNX_RETURN_IF_ERROR(request.after_passes(model, result.pipeline));
   if (request.quantize.mode != QuantizeMode::kNone) {
     say(std::string("quantizing (") + quantize_mode_name(request.quantize.mode) + ")");
@@ -134,6 +142,7 @@ Result<std::string> convert_model_to_bytes(Model model, const ConvertOptions& op
   XONNX_RETURN_IF_ERROR(check_options(options));
   XONNX_ASSIGN_OR_RETURN(PipelineResult r,
                          run_pipeline(model, passes ? *passes : pass_list(), options));
+  stamp_level(model, options);
   if (pipeline) *pipeline = std::move(r);
   return serialize_model(model);
 }

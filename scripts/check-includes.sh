@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks the include rules of docs/architecture.md: every #include "…" of a file under runtime/,
+# Checks the include rules of docs/architecture.md (and that XONNX_* variables are read only in
+# runtime/core/environment.cc): every #include "…" of a file under runtime/,
 # platforms/, converter/ or sdk/ must point to its own layer or to one the layer may use.
 # Prints each forbidden include (file:line, the two layers, what is allowed) and exits 1 if
 # there is any. Tests, benchmarks and tools may include anything and are not checked.
@@ -89,4 +90,12 @@ if ! includes |
     }'; then
   exit 1
 fi
-echo "check-includes.sh: include rules hold"
+# The environment is an input like any other: XONNX_* variables are read in one file only.
+env_readers=$(sources | grep -E '\.(h|cc|c)$' | grep -v '^runtime/core/environment\.cc$' |
+              xargs -r grep -nHE 'getenv\("XONNX_' || true)
+if [ -n "$env_readers" ]; then
+  echo "$env_readers"
+  echo "check-includes.sh: XONNX_* environment variables are read in runtime/core/environment.cc only"
+  exit 1
+fi
+echo "check-includes.sh: include rules hold; XONNX_* variables are read in one place"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stripped sizes of a tiny C application (tests/consumer/app.c) on the runtime without XNNPACK,
+# Stripped sizes of a tiny C application (tests/consumer/app.c) on the minimal runtime (no XNNPACK, no graph passes),
 # linked fully statically, from the build tree scripts/build.sh leaves (nothing of the runtime
 # is compiled again: the variants differ only in their link line):
 #   bash scripts/measure-sizes.sh [BUILD_DIR]        (default build; prints a table, writes
@@ -56,9 +56,9 @@ row() {  # row WHAT FILE
 {
   echo "x86-64, stripped bytes"
   row "xonnx CLI (+ shared XNNPACK, pthreadpool, cpuinfo, libc)" "$BUILD/bin/xonnx"
-  row "app.c, no XNNPACK, -static, every op family" "$OUT/app_all_ops"
-  row "app.c, no XNNPACK, -static, mobilenet_v2's op families" "$OUT/app_mnv2"
-  row "app.c, no XNNPACK, -static, mobilenet_v2's, --gc-sections" "$OUT/app_mnv2_gc"
+  row "app.c, minimal runtime, -static, every op family" "$OUT/app_all_ops"
+  row "app.c, minimal runtime, -static, mobilenet_v2's op families" "$OUT/app_mnv2"
+  row "app.c, minimal runtime, -static, mobilenet_v2's, --gc-sections" "$OUT/app_mnv2_gc"
   echo "app_mnv2_gc by library (code + data, bytes; from the linker map):"
   # Sums the input sections the linker kept that take file space (.text*, .rodata*, .data*,
   # .tdata, .eh_frame, .gcc_except_table), per archive, and the runtime's largest objects.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Slow tier (not part of CI): exports the full-size fixtures (resnet18, mobilenet_v2,
+# Slow tier (not part of CI): exports the full-size fixtures (resnet18, also with its BatchNorms
+# kept (TrainingMode.PRESERVE), mobilenet_v2,
 # efficientnet_b0 at 1x3x224x224, a 4-layer d=256 encoder at seq 128, a 6-layer d=384 decoder
 # with 127 cached tokens) with PyTorch and checks xonnx against torch's outputs.
 # Needs Debian's python3-torch/torchvision/onnx (installed here if missing; ~1 GB).

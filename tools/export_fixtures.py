@@ -262,6 +262,18 @@ def resnet18_train_bn(out):
                           do_constant_folding=False)
 
 
+@fixture("resnet18_train_bn", slow=True)
+def resnet18_train_bn_full(out):
+    # torchvision resnet18 exported with its BatchNorms kept (TrainingMode.PRESERVE, no folding):
+    # session creation must fold them as `xonnx convert` does (raw vs converted, issue 18).
+    g = seed()
+    m = torchvision.models.resnet18(weights=None)
+    fm.randomize_batchnorm(m, g)
+    return export_fixture(out, "resnet18_train_bn", m, [(img(g, 1, 224),)], ["input"], ["logits"],
+                          training=torch.onnx.TrainingMode.PRESERVE,
+                          do_constant_folding=False)
+
+
 @fixture("squeezenet1_1")
 def squeezenet_small(out):
     g = seed()

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <exception>
 #include <set>
 
+#include "runtime/core/environment.h"
 #include "runtime/passes/layout_nhwc.h"
 #include "runtime/passes/qdq_fusion.h"
+#include "runtime/passes/session_passes.h"
 #include "runtime/exec/subgraph.h"
 
 namespace xonnx {
@@ -34,11 +35,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 // Runs the optimization passes of `level` over `model` in place; the report lists them.
 Status optimize_model(Model& model, const SessionOptions& options, passes::PipelineResult& report) {
-  if (options.optimization == passes::OptLevel::kNone) return Status::ok();
-  passes::PassOptions pass_options;
-  pass_options.level = static_cast<int>(options.optimization);
-  pass_options.fold_size_limit_bytes = std::min<int64_t>(pass_options.fold_size_limit_bytes, options.load.max_tensor_bytes);
-  auto result = passes::run_pipeline(model, passes::session_pass_list(), pass_options);
+  auto result = passes::optimize_for_session(model, options.optimization, options.load.max_tensor_bytes);
   if (!result.is_ok()) {
     return result.status().with_context(std::string("optimizing the graph (level ") +
                                         passes::opt_level_name(options.optimization) +
@@ -134,15 +131,9 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     session->options_ = options;
     auto state = std::make_shared<SessionState>();
     state->options = options;
-    auto env_set = [](const char* name) {
-      const char* v = std::getenv(name);
-      return v && std::string(v) == "1";
-    };
-    if (env_set("XONNX_DISABLE_XNNPACK")) {  // reference kernels only (CI runs both paths)
-      state->options.disable_xnnpack = true;
-      state->options.disable_optimized = true;
-    }
-    if (env_set("XONNX_DISABLE_OPTIMIZED")) state->options.disable_optimized = true;
+    const KernelOverrides env = kernel_overrides();  // CI runs every kernel path this way
+    state->options.disable_xnnpack |= env.disable_xnnpack;
+    state->options.disable_optimized |= env.disable_optimized;
     state->thread_pool = std::make_unique<ThreadPool>(options.num_threads);
     state->buffers = std::make_unique<BufferPool>(options.load.max_memory_bytes);
     state->limits = {options.max_loop_iterations, options.load.max_memory_bytes};

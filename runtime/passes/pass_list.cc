@@ -1,7 +1,10 @@
 // The passes session creation runs (SessionOptions::optimization), in order. The converter runs
-// the same functions from converter/pass_list.cc.
+// the same functions from converter/pass_list.cc. Part of the graph-pass library.
+#include <algorithm>
+
 #include "runtime/passes/pass.h"
 #include "runtime/passes/passes.h"
+#include "runtime/passes/session_passes.h"
 
 namespace xonnx {
 namespace passes {
@@ -22,20 +25,14 @@ const std::vector<PassDef>& session_pass_list() {
   return passes;
 }
 
-const char* opt_level_name(OptLevel level) {
-  switch (level) {
-    case OptLevel::kNone: return "none";
-    case OptLevel::kBasic: return "basic";
-    case OptLevel::kAll: return "all";
-  }
-  return "?";
-}
+bool graph_passes_built() { return true; }
 
-Result<OptLevel> parse_opt_level(const std::string& text) {
-  if (text == "none" || text == "0") return OptLevel::kNone;
-  if (text == "basic" || text == "1") return OptLevel::kBasic;
-  if (text == "all" || text == "2") return OptLevel::kAll;
-  return invalid_argument("optimization level '", text, "': expected none, basic or all");
+Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t fold_size_limit_bytes) {
+  if (level == OptLevel::kNone) return PipelineResult{};
+  PassOptions options;
+  options.level = static_cast<int>(level);
+  options.fold_size_limit_bytes = std::min(options.fold_size_limit_bytes, fold_size_limit_bytes);
+  return run_pipeline(model, session_pass_list(), options);
 }
 
 }  // namespace passes

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "runtime/core/environment.h"
 #include "sdk/genai/genai_config.h"
 #include "sdk/serve/embedding_model.h"
 
@@ -54,7 +55,7 @@ Result<CachedModel> describe(const fs::path& dir) {
 }  // namespace
 
 std::string model_cache_dir() {
-  if (const char* dir = std::getenv("XONNX_MODELS"); dir && *dir) return dir;
+  if (std::string dir = models_folder_override(); !dir.empty()) return dir;
   if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data) return std::string(data) + "/xonnx/models";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/xonnx/models";

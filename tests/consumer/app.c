@@ -6,8 +6,8 @@
  * Runs a model with one float32 input: from IN.bin (raw little-endian floats; symbolic dims take
  * what is left) or, without it, a fixed pattern at the declared shape (symbolic dims = 1). Prints
  * the library version, the first output's shape and its argmax; --expect compares the first
- * output with OUT.bin (|got - want| <= 1e-5 + 1e-4 |want|), --write saves it there. Exit 0 on
- * success, 1 on any failure. */
+ * output with OUT.bin (|got - want| <= 1e-5 + 1e-4 |want|), --write saves it there. Warnings
+ * the library logs go to stderr. Exit 0 on success, 1 on any failure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,13 @@ static int fail_status(const char* what, xonnx_status* status) {
   fprintf(stderr, "%s: %s\n", what, xonnx_status_get_message(status));
   xonnx_status_release(status);
   return 1;
+}
+
+/* Warnings (a node fell back to a slower kernel, a model this build cannot optimize) go to
+ * stderr, as an application would show them. */
+static void print_log(xonnx_log_level level, const char* message, void* user_data) {
+  (void)user_data;
+  fprintf(stderr, "%s: %s\n", level >= XONNX_LOG_ERROR ? "error" : "warning", message);
 }
 
 /* Reads a whole file; *bytes receives its size. NULL when it cannot. */
@@ -57,6 +64,7 @@ int main(int argc, char** argv) {
   }
   printf("xonnx %s (headers %s, API %u)\n", xonnx_version(), XONNX_VERSION_STRING, xonnx_api_version());
 
+  xonnx_set_log_callback(print_log, NULL, XONNX_LOG_WARNING);
   xonnx_session* session = NULL;
   xonnx_status* st = xonnx_session_create(model, NULL, &session);
   if (st) return fail_status("create", st);

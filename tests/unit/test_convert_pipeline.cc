@@ -8,7 +8,9 @@
 #include <fstream>
 
 #include "converter/convert.h"
+#include "runtime/onnx/loader.h"
 #include "runtime/passes/pipeline.h"
+#include "runtime/passes/session_passes.h"
 #include "converter/report.h"
 #include "tests/unit/op_test_util.h"
 
@@ -204,6 +206,29 @@ TEST_F(ConvertFileTest, ConvertsAndReports) {
                               "## Warnings and limits"}) {
     EXPECT_NE(md.find(section), std::string::npos) << section << "\n" << md;
   }
+}
+
+// The converter marks what it optimized, so that a device build without the graph-pass library
+// (XONNX_WITH_PASSES=OFF, runtime/passes/no_graph_passes.cc) does not warn about its files.
+TEST_F(ConvertFileTest, StampsTheOptimizationLevel) {
+  const std::string in = std::string(XONNX_TEST_MODELS_DIR) + "/mlp/model.onnx";
+  for (int level : {0, 1, 2}) {
+    SCOPED_TRACE(level);
+    const std::string out = dir_ + "/out" + std::to_string(level) + ".onnx";
+    ConvertRequest req;
+    req.input_path = in;
+    req.output_path = out;
+    req.options.level = level;
+    auto r = convert_file(req);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    auto converted = load_model(out);
+    ASSERT_TRUE(converted.is_ok()) << converted.status().to_string();
+    EXPECT_EQ(passes::converted_level(*converted), level == 0 ? "" : level == 1 ? "basic" : "all");
+  }
+  auto original = load_model(in);
+  ASSERT_TRUE(original.is_ok());
+  EXPECT_EQ(passes::converted_level(*original), "");
+  EXPECT_TRUE(passes::graph_passes_built());
 }
 
 TEST_F(ConvertFileTest, BadRequestsWriteNothing) {

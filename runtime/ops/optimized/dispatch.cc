@@ -2,10 +2,10 @@
 // the switches and counters shared by the optimized op kernels.
 #include <atomic>
 #include <initializer_list>
-#include <cstdlib>
 #include <cstring>
 
 #include "runtime/core/cpu_features.h"
+#include "runtime/core/environment.h"
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/optimized/opt_util.h"
 
@@ -28,10 +28,10 @@ constexpr Candidate kCandidates[] = {
 
 const KernelTable* choose() {
   // XONNX_OPT_ISA caps the choice at the named table.
-  const char* cap = std::getenv("XONNX_OPT_ISA");
-  bool allowed = cap == nullptr || *cap == '\0';
+  const std::string cap = optimized_isa_cap();
+  bool allowed = cap.empty();
   for (const Candidate& c : kCandidates) {
-    if (!allowed && std::strcmp(c.isa, cap) == 0) allowed = true;
+    if (!allowed && cap == c.isa) allowed = true;
     if (!allowed || !cpu_has(c.isa)) continue;
     if (const KernelTable* t = c.table()) return t;
   }
