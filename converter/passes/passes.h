@@ -32,6 +32,7 @@ using passes::PassStats;
 using passes::PipelineResult;
 using passes::ProgressFn;
 using passes::run_pipeline;
+using passes::dedup_weights;
 
 // The pipeline's options plus what only the writer reads.
 struct ConvertOptions : passes::PassOptions {
@@ -40,7 +41,6 @@ struct ConvertOptions : passes::PassOptions {
 };
 
 Result<bool> inline_functions_pass(Model& model, PassContext& ctx);  // inline functions, drop unused imports
-Result<bool> dedup_weights(Model& model, PassContext& ctx);      // identical / transposed initializers
 Result<bool> infer_shapes_pass(Model& model, PassContext& ctx);  // writes inferred value_info
 
 // --genai only (ORT GenAI's decoder form; docs/converter.md):

@@ -37,6 +37,8 @@ struct PassOptions {
   int level = 2;
   // A folded tensor larger than this is left computed at run time (reported).
   int64_t fold_size_limit_bytes = 16 << 20;
+  // dedup-weights compares initializers up to this size (session creation: small constants only).
+  int64_t dedup_max_bytes = INT64_MAX;
   GenaiOptions genai;
 };
 
@@ -68,7 +70,7 @@ struct PassDef {
 };
 
 // The passes session creation runs, in order (runtime/passes/pass_list.cc): basic = folding,
-// no-op and Identity removal, CSE, DCE; all = also BatchNorm folding and the MatMul+Add,
+// no-op and Identity removal, merging equal small constants, CSE, DCE; all = also BatchNorm folding and the MatMul+Add,
 // LayerNorm and GELU fusions.
 const std::vector<PassDef>& session_pass_list();
 

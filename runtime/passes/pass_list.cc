@@ -19,11 +19,19 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-matmul-add", 2, fuse_matmul_add},
       {"fuse-layernorm", 2, fuse_layernorm},
       {"fuse-gelu", 2, fuse_gelu},
+      {"dedup-weights", 1, dedup_weights},
       {"cse", 1, common_subexpression_elimination},
       {"dead-code", 1, dead_code_elimination},
   };
   return passes;
 }
+
+namespace {
+// Session creation merges equal small constants only (the per-layer copies of shape arithmetic
+// constants torch exports), so that CSE merges what reads them; comparing large weights would
+// page in mapped files for little gain at run time (the converter merges those).
+constexpr int64_t kSessionDedupMaxBytes = 4096;
+}  // namespace
 
 bool graph_passes_built() { return true; }
 
@@ -32,6 +40,7 @@ Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_
   PassOptions options;
   options.level = static_cast<int>(level);
   options.fold_size_limit_bytes = std::min(options.fold_size_limit_bytes, fold_size_limit_bytes);
+  options.dedup_max_bytes = kSessionDedupMaxBytes;
   return run_pipeline(model, session_pass_list(), options);
 }
 

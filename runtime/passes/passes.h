@@ -16,6 +16,7 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx);     // BN into Conv
 Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);    // 2-D MatMul+Add -> Gemm
 Result<bool> fuse_layernorm(Model& model, PassContext& ctx);     // decomposed LN -> LayerNormalization
 Result<bool> fuse_gelu(Model& model, PassContext& ctx);          // erf GELU -> Gelu / com.microsoft:Gelu
+Result<bool> dedup_weights(Model& model, PassContext& ctx);      // identical / transposed initializers
 Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  // duplicate nodes
 Result<bool> dead_code_elimination(Model& model, PassContext& ctx);  // dead nodes/initializers
 

@@ -1,5 +1,6 @@
 // dedup_weights: identical initializers merge (notes + bytes), near-identical ones and overridable
 // ones do not; a transposed copy is rewritten to Gemm(transB) for 2-D A or read via Transpose.
+#include "runtime/passes/session_passes.h"
 #include "tests/unit/fuse_test_util.h"
 
 namespace xonnx {
@@ -40,6 +41,38 @@ TEST(PassDedupWeights, MergesIdenticalInitializers) {
   bool changed = true;
   run_pass(m, convert::dedup_weights, &changed);
   EXPECT_FALSE(changed);
+}
+
+// Session creation compares small initializers only (PassOptions::dedup_max_bytes): per-layer
+// copies of a shape constant merge, and CSE then merges the nodes reading them; equal weights
+// above the limit are left to the converter (comparing them would page in mapped files).
+TEST(PassDedupWeights, SessionMergesSmallConstantsOnly) {
+  Model m = make_model(17);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1024)}), tensor_info("v", DataType::kFloat, {dim(2048)})};
+  m.graph.outputs = {untyped("y"), untyped("z")};
+  const std::vector<float> small = noise(1024, 5);  // 4 KiB: at the limit, compared
+  const std::vector<float> large = noise(2048, 6);  // 8 KiB: above it
+  add_init(m.graph, "w0", f32(small, {1024}));
+  add_init(m.graph, "w1", f32(small, {1024}));
+  add_init(m.graph, "h0", f32(large, {2048}));
+  add_init(m.graph, "h1", f32(large, {2048}));
+  Graph& g = m.graph;
+  g.nodes.push_back(make_node("Mul", {"x", "w0"}, {"a0"}));
+  g.nodes.push_back(make_node("Mul", {"x", "w1"}, {"a1"}));
+  g.nodes.push_back(make_node("Add", {"a0", "a1"}, {"y"}));
+  g.nodes.push_back(make_node("Mul", {"v", "h0"}, {"b0"}));
+  g.nodes.push_back(make_node("Mul", {"v", "h1"}, {"b1"}));
+  g.nodes.push_back(make_node("Add", {"b0", "b1"}, {"z"}));
+  Model session = clone_model(m);
+  auto r = passes::optimize_for_session(session, passes::OptLevel::kBasic, 16 << 20);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const Graph& out = session.graph;
+  EXPECT_EQ(out.find_initializer("w1"), nullptr);  // merged into w0, then CSE merged the Muls
+  EXPECT_NE(out.find_initializer("h1"), nullptr);  // left to the converter
+  EXPECT_EQ(count_op(out, "Mul"), 3);
+  Model converted = run_pass(m, convert::dedup_weights);
+  EXPECT_EQ(converted.graph.find_initializer("h1"), nullptr);
+  expect_close_outputs(m, session, {random_value({1024}, 7), random_value({2048}, 8)}, 0);
 }
 
 // lm_head: MatMul(h, W_T) with W_T == wte^T; wte also feeds a Gather.

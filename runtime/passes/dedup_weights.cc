@@ -1,5 +1,8 @@
 // Weight deduplication. Identical constant initializers (same dtype, shape and bytes: hashed, then
-// compared) become one: the first keeps its name, the others' readers are renamed to it. A 2-D
+// compared) become one: the first keeps its name, the others' readers are renamed to it (then CSE
+// can merge the nodes that read them). Only initializers of at most PassOptions::dedup_max_bytes
+// are compared: session creation limits it to small constants (shape arithmetic; large weights
+// stay untouched, so mapped files are not paged in), the converter compares all. A 2-D
 // initializer equal to the transpose of another (a tied lm_head after the exporter folded the
 // Transpose) is replaced by that one: MatMul with a 2-D A becomes Gemm(transB=1), every other
 // reader gets a Transpose node (the runtime folds a constant Transpose at session creation).
@@ -7,12 +10,14 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "runtime/ir/graph_edit.h"
-#include "converter/passes/passes.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 
 namespace {
 
@@ -197,10 +202,14 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   std::map<uint64_t, std::vector<size_t>> by_hash;  // hash -> initializer indices kept
   std::vector<uint64_t> hashes(graph.initializers.size(), 0);
   std::set<std::string> removed;
+  std::unordered_map<std::string, std::string> renames;  // duplicate -> the initializer kept
   bool changed = false;
   for (size_t i = 0; i < graph.initializers.size(); ++i) {
     const NamedTensor& cur = graph.initializers[i];
-    if (protected_names.count(cur.name) || !hashable(cur.tensor)) continue;
+    if (protected_names.count(cur.name) || !hashable(cur.tensor) ||
+        static_cast<int64_t>(tensor_bytes(cur.tensor)) > ctx.options.dedup_max_bytes) {
+      continue;
+    }
     hashes[i] = hash_tensor(cur.tensor);
     std::vector<size_t>& bucket = by_hash[hashes[i]];
     const NamedTensor* original = nullptr;
@@ -218,16 +227,17 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
     ctx.note("merged '" + cur.name + "' into '" + original->name + "' (" + describe_bytes(bytes) +
              ")");
     ctx.bytes_saved += static_cast<int64_t>(bytes);
-    replace_uses(graph, cur.name, original->name);
+    renames[cur.name] = original->name;
     removed.insert(cur.name);
     changed = true;
   }
+  if (!renames.empty()) replace_uses(graph, renames);  // one sweep for all duplicates
 
   // Transposed pairs among the survivors: index hashes of the transposes of 2-D tensors whose
   // transposed shape occurs at all (most weights have no partner: no transposing them).
   std::set<std::tuple<DataType, int64_t, int64_t>> shapes_2d;
   for (const NamedTensor& t : graph.initializers) {
-    if (element_size(t.tensor) != 0) {
+    if (element_size(t.tensor) != 0 && static_cast<int64_t>(t.tensor.nbytes()) <= ctx.options.dedup_max_bytes) {
       shapes_2d.insert({t.tensor.dtype(), t.tensor.dim(0), t.tensor.dim(1)});
     }
   }
@@ -283,5 +293,5 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   return changed;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx
