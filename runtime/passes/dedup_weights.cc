@@ -199,6 +199,11 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   for (const ValueInfo& vi : graph.inputs) protected_names.insert(vi.name);
   for (const ValueInfo& vi : graph.outputs) protected_names.insert(vi.name);
 
+  // Checked before anything reads the bytes: a mapped weight above the limit stays unread.
+  auto compared = [&](const Tensor& t) {
+    const int64_t bytes = t.dtype() == DataType::kString ? t.numel() : static_cast<int64_t>(t.nbytes());
+    return bytes <= ctx.options.dedup_max_bytes;  // strings: their count, a lower bound
+  };
   std::map<uint64_t, std::vector<size_t>> by_hash;  // hash -> initializer indices kept
   std::vector<uint64_t> hashes(graph.initializers.size(), 0);
   std::set<std::string> removed;
@@ -206,10 +211,7 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   bool changed = false;
   for (size_t i = 0; i < graph.initializers.size(); ++i) {
     const NamedTensor& cur = graph.initializers[i];
-    if (protected_names.count(cur.name) || !hashable(cur.tensor) ||
-        static_cast<int64_t>(tensor_bytes(cur.tensor)) > ctx.options.dedup_max_bytes) {
-      continue;
-    }
+    if (protected_names.count(cur.name) || !compared(cur.tensor) || !hashable(cur.tensor)) continue;
     hashes[i] = hash_tensor(cur.tensor);
     std::vector<size_t>& bucket = by_hash[hashes[i]];
     const NamedTensor* original = nullptr;
@@ -237,14 +239,14 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   // transposed shape occurs at all (most weights have no partner: no transposing them).
   std::set<std::tuple<DataType, int64_t, int64_t>> shapes_2d;
   for (const NamedTensor& t : graph.initializers) {
-    if (element_size(t.tensor) != 0 && static_cast<int64_t>(t.tensor.nbytes()) <= ctx.options.dedup_max_bytes) {
+    if (compared(t.tensor) && element_size(t.tensor) != 0) {
       shapes_2d.insert({t.tensor.dtype(), t.tensor.dim(0), t.tensor.dim(1)});
     }
   }
   std::map<uint64_t, std::vector<size_t>> by_transposed_hash;
   for (size_t i = 0; i < graph.initializers.size(); ++i) {
     const NamedTensor& t = graph.initializers[i];
-    if (removed.count(t.name) || protected_names.count(t.name) || element_size(t.tensor) == 0 ||
+    if (removed.count(t.name) || protected_names.count(t.name) || !compared(t.tensor) || element_size(t.tensor) == 0 ||
         !shapes_2d.count({t.tensor.dtype(), t.tensor.dim(1), t.tensor.dim(0)})) {
       continue;
     }
@@ -255,7 +257,7 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   for (size_t i = 0; i < graph.initializers.size(); ++i) {
     const NamedTensor& cur = graph.initializers[i];
     if (removed.count(cur.name) || protected_names.count(cur.name) ||
-        element_size(cur.tensor) == 0 ||
+        !compared(cur.tensor) || element_size(cur.tensor) == 0 ||
         !shapes_2d.count({cur.tensor.dtype(), cur.tensor.dim(1), cur.tensor.dim(0)})) {
       continue;
     }
