@@ -14,7 +14,8 @@ namespace {
 
 const Tensor* float_constant(const Graph& g, const std::string& name) {
   const Tensor* t = constant_tensor(g, name);
-  return t && t->dtype() == DataType::kFloat && t->raw_data() ? t : nullptr;
+  // storage(), not raw_data(): the latter would copy a weight still in the model file.
+  return t && t->dtype() == DataType::kFloat && t->storage() ? t : nullptr;
 }
 
 // Per-channel s and shift = bias - mean * s, in double; false when BN is not foldable.
@@ -54,21 +55,24 @@ bool is_inference_bn(const Node& bn) {
 
 // Scales W along its output-channel axis and returns the new weights. Conv: W[M, C/g, k...],
 // channel = index along dim 0. ConvTranspose: W[C_in, M/g, k...], channel = group * M/g + j.
+// W is streamed through read_bytes, so a weight still in the model file is read once and not
+// copied first (mapped pages are given back as they are read).
 Result<Tensor> scaled_weights(const Tensor& w, const std::vector<double>& s, bool transpose,
                               int64_t group) {
   XONNX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(DataType::kFloat, w.shape()));
-  const float* src = w.data<float>();
   float* dst = out.data<float>();
   const int64_t d0 = w.dim(0), d1 = w.dim(1);
   const int64_t inner = d0 * d1 == 0 ? 0 : w.numel() / (d0 * d1);
   for (int64_t a = 0; a < d0; ++a) {
+    // One row of d1 * inner weights at a time, scaled in place.
+    float* row = dst + a * d1 * inner;
+    w.read_bytes(static_cast<size_t>(a * d1 * inner) * sizeof(float), static_cast<size_t>(d1 * inner) * sizeof(float),
+                 row);
     for (int64_t b = 0; b < d1; ++b) {
       const int64_t c = transpose ? (a / (d0 / group)) * d1 + b : a;
       const double sc = s[static_cast<size_t>(c)];
-      const int64_t base = (a * d1 + b) * inner;
-      for (int64_t k = 0; k < inner; ++k) {
-        dst[base + k] = static_cast<float>(src[base + k] * sc);
-      }
+      float* v = row + b * inner;
+      for (int64_t k = 0; k < inner; ++k) v[k] = static_cast<float>(v[k] * sc);
     }
   }
   return out;
