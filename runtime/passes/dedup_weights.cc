@@ -4,8 +4,8 @@
 // are compared: session creation limits it to small constants (shape arithmetic; large weights
 // stay untouched, so mapped files are not paged in), the converter compares all. A 2-D
 // initializer equal to the transpose of another (a tied lm_head after the exporter folded the
-// Transpose) is replaced by that one: MatMul with a 2-D A becomes Gemm(transB=1), every other
-// reader gets a Transpose node (the runtime folds a constant Transpose at session creation).
+// Transpose) is replaced by that one when every reader is a MatMul with a 2-D A, which becomes
+// Gemm(transB=1); with any other reader the pair stays (a Transpose would run at every step).
 #include <cstring>
 #include <map>
 #include <set>
@@ -147,28 +147,39 @@ std::string describe_bytes(size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-// Replaces the initializer `dup` (== kept^T) by `kept`: 2-D MatMuls become Gemm(transB=1), any
-// other reader reads a Transpose(kept) node that takes over the name `dup`.
-void retie_transposed(Graph& graph, const ShapeFacts& facts, const std::string& kept,
-                      const std::string& dup) {
+// True when node `n` reads `dup` only as the B of a 2-D MatMul that Gemm(transB=1) can replace.
+bool gemm_can_read_transposed(const Node& n, const ShapeFacts& facts, const std::string& dup, DataType dtype) {
+  const bool gemm_dtype = dtype == DataType::kFloat || dtype == DataType::kFloat16 || dtype == DataType::kDouble;
+  const std::vector<Dim>* a_dims = n.inputs.size() == 2 ? facts.dims(n.inputs[0]) : nullptr;
+  return n.op_type == "MatMul" && n.domain.empty() && n.inputs.size() == 2 && n.inputs[1] == dup &&
+         n.inputs[0] != dup && a_dims && a_dims->size() == 2 && gemm_dtype;
+}
+
+bool reads_value(const Node& n, const std::string& name) {
+  bool reads = false;
+  for (const std::string& in : n.inputs) reads |= in == name;
+  for_each_subgraph(n, [&](const Graph& sub) { reads |= outer_scope_reads(sub).count(name) > 0; });
+  return reads;
+}
+
+// Whether every reader of `dup` can read `kept` through Gemm(transB=1). Any other reader would
+// need a Transpose node computed at every run (and its MatMul could no longer pack a constant
+// B): GPT-2's lm_head reads a 3-D hidden state, so a file-size win would cost a quarter of the
+// decoder step. Such pairs stay two initializers.
+bool retie_is_free(const Graph& graph, const ShapeFacts& facts, const std::string& kept, const std::string& dup) {
   const DataType dtype = graph.find_initializer(kept)->tensor.dtype();
-  const bool gemm_dtype = dtype == DataType::kFloat || dtype == DataType::kFloat16 ||
-                          dtype == DataType::kDouble;
-  bool other_uses = false;
+  for (const Node& n : graph.nodes) {
+    if (reads_value(n, dup) && !gemm_can_read_transposed(n, facts, dup, dtype)) return false;
+  }
+  return true;
+}
+
+// Replaces the initializer `dup` (== kept^T) by `kept`: its readers, all 2-D MatMuls
+// (retie_is_free), become Gemm(transB=1).
+void retie_transposed(Graph& graph, const ShapeFacts& facts, const std::string& kept, const std::string& dup) {
+  const DataType dtype = graph.find_initializer(kept)->tensor.dtype();
   for (Node& n : graph.nodes) {
-    bool reads = false;
-    for (const std::string& in : n.inputs) reads |= in == dup;
-    for_each_subgraph(n, [&](const Graph& sub) { reads |= outer_scope_reads(sub).count(dup) > 0; });
-    if (!reads) continue;
-    const std::vector<Dim>* a_dims =
-        n.inputs.size() == 2 ? facts.dims(n.inputs[0]) : nullptr;
-    const bool gemm_ok = n.op_type == "MatMul" && n.domain.empty() && n.inputs.size() == 2 &&
-                         n.inputs[1] == dup && n.inputs[0] != dup && a_dims &&
-                         a_dims->size() == 2 && gemm_dtype;
-    if (!gemm_ok) {
-      other_uses = true;
-      continue;
-    }
+    if (!gemm_can_read_transposed(n, facts, dup, dtype)) continue;
     n.op_type = "Gemm";
     n.inputs[1] = kept;
     Attribute trans_b;
@@ -177,18 +188,6 @@ void retie_transposed(Graph& graph, const ShapeFacts& facts, const std::string& 
     trans_b.i = 1;
     n.attributes.push_back(trans_b);
   }
-  if (!other_uses) return;
-  Node transpose;
-  transpose.op_type = "Transpose";
-  transpose.name = unique_name(graph, dup + "_transpose");
-  transpose.inputs = {kept};
-  transpose.outputs = {dup};
-  Attribute perm;
-  perm.name = "perm";
-  perm.type = AttrType::kInts;
-  perm.ints = {1, 0};
-  transpose.attributes.push_back(perm);
-  graph.nodes.insert(graph.nodes.begin(), std::move(transpose));
 }
 
 }  // namespace
@@ -277,6 +276,11 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   if (!retie.empty()) {
     const ShapeFacts facts = infer_shapes(model);
     for (const auto& [kept, dup] : retie) {
+      if (!retie_is_free(graph, facts, kept, dup)) {
+        ctx.note("kept '" + dup + "' (the transpose of '" + kept +
+                 "'): a reader would need a Transpose at every run");
+        continue;
+      }
       const size_t bytes = tensor_bytes(graph.find_initializer(dup)->tensor);
       ctx.note("merged '" + dup + "' into '" + kept + "' transposed (" + describe_bytes(bytes) +
                ")");

@@ -65,12 +65,15 @@ TEST(PassFuseFixtures, ResnetPreserveLosesBatchnormAndMatchesTorch) {
   }
 }
 
-TEST(PassFuseFixtures, TiedDecoderShrinksAndMatchesTorch) {
+// The tied lm_head (wte and its transposed copy, read by a MatMul with a 3-D A) keeps its
+// copy: merging it would put a Transpose of the embedding into every decoder step (2.8x the
+// step's latency on the full-size fixture) and cost the MatMul its packed constant weights.
+TEST(PassFuseFixtures, TiedDecoderKeepsAConstantLmHeadAndMatchesTorch) {
   const Model m = load("gpt_decoder");
   const Model out = convert_all(m);
   const auto before = convert::count_model(m), after = convert::count_model(out);
-  EXPECT_LE(after.initializer_bytes * 10, before.initializer_bytes * 9)
-      << before.initializer_bytes << " -> " << after.initializer_bytes;
+  EXPECT_LE(after.initializer_bytes, before.initializer_bytes + 1024);  // folded shape constants
+  EXPECT_EQ(count_all(out, "Transpose"), count_all(m, "Transpose"));
   for (int k : {0, 1, 2}) {
     std::vector<Value> inputs, want;
     load_data_set(m, "gpt_decoder", k, &inputs, &want);
