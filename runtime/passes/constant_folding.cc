@@ -86,12 +86,17 @@ bool fold_from_shapes(const Node& n, const ShapeFacts* facts,
 }
 
 // Folding copies a large constant that other nodes still read (a tied weight behind a
-// Transpose): the model would grow, so the node stays computed.
+// Transpose): the model would grow, so the node stays computed. A result smaller than the shared
+// input folds (Slice / Gather cutting a weight into its parts, as torch exports LSTM gates):
+// once every part is folded the whole is no longer read and goes.
 constexpr int64_t kSharedConstantBytes = 4096;
 bool duplicates_shared_constant(const Node& n, const std::vector<const Tensor*>& args,
-                                const std::map<std::string, int>& uses) {
+                                const std::map<std::string, int>& uses, const std::vector<Value>& results) {
+  int64_t result_bytes = 0;
+  for (const Value& v : results) result_bytes += v.is_tensor() ? static_cast<int64_t>(v.tensor().nbytes()) : 0;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     if (!args[k] || static_cast<int64_t>(args[k]->nbytes()) <= kSharedConstantBytes) continue;
+    if (result_bytes < static_cast<int64_t>(args[k]->nbytes())) continue;
     int own = 0;
     for (const std::string& in : n.inputs) own += in == n.inputs[k];
     auto it = uses.find(n.inputs[k]);
@@ -130,13 +135,24 @@ std::string symbolic_value_key(const ShapeFacts* facts, const Node& n) {
   return symbolic ? key : "";
 }
 
+// `outer`: the constants of the enclosing graphs a subgraph may read (nullptr for the main
+// graph), so that a body's Slice / Concat / Transpose of an outer weight folds too (silero VAD's
+// LSTM weights are cut from one tensor inside an If branch at every run otherwise).
 Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, PassContext& ctx,
-                  FoldCounts& counts) {
+                  FoldCounts& counts, const std::map<std::string, const Tensor*>* outer = nullptr) {
   const int64_t limit = ctx.options.fold_size_limit_bytes;
   std::set<std::string> inputs, outputs;
   for (const ValueInfo& vi : graph.inputs) inputs.insert(vi.name);
   for (const ValueInfo& vi : graph.outputs) outputs.insert(vi.name);
   std::map<std::string, const Tensor*> constants;
+  if (outer) {
+    constants = *outer;
+    // A name this graph defines hides the enclosing graph's value.
+    for (const std::string& name : inputs) constants.erase(name);
+    for (const Node& n : graph.nodes) {
+      for (const std::string& o : n.outputs) constants.erase(o);
+    }
+  }
   for (const NamedTensor& t : graph.initializers) {
     if (!inputs.count(t.name)) constants[t.name] = &t.tensor;
   }
@@ -156,7 +172,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node& n = graph.nodes[i];
     for_each_subgraph(n, [&](Graph& sub) {
-      Status s = fold_graph(model, sub, nullptr, ctx, counts);
+      Status s = fold_graph(model, sub, nullptr, ctx, counts, &constants);
       if (!s.is_ok()) ctx.warn(n.describe() + " body: " + s.message());
     });
     if (never_folded(n)) continue;
@@ -201,7 +217,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
         break;
       }
     }
-    if (too_big || duplicates_shared_constant(n, args, uses)) continue;
+    if (too_big) continue;
     auto result = evaluate_node(model, n, args, limit);
     if (!result.is_ok()) {
       const StatusCode code = result.status().code();
@@ -218,6 +234,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
       if (!n.outputs[k].empty() && !(*result)[k].is_tensor()) all_tensors = false;
     }
     if (!all_tensors) continue;  // sequences / optionals stay computed
+    if (duplicates_shared_constant(n, args, uses, *result)) continue;
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k].empty()) continue;
       folded.push_back({n.outputs[k], (*result)[k].tensor()});

@@ -184,6 +184,51 @@ TEST(PassConstantFolding, FoldsInsideLoopBody) {
   expect_same_outputs(before, after, {Value(Tensor::scalar<int64_t>(2)), tv<float>({1, 1}, {2})});
 }
 
+// torch's LSTM export inside an If branch (silero VAD): the body cuts the gates out of a weight
+// of the enclosing graph with Slice and joins them with Concat at every run. The body folds
+// them with the outer constants in view; a Slice of a shared weight folds (its part is smaller
+// than the whole, which goes once no part is computed any more).
+TEST(PassConstantFolding, BodyFoldsSlicesOfAnOuterWeight) {
+  auto build = [] {
+    Model m = make_model(17);
+    m.graph.inputs = {tensor_info("c", DataType::kBool, {}), tensor_info("x", DataType::kFloat, {dim(4), dim(64)})};
+    m.graph.outputs = {untyped("y")};
+    std::vector<float> w(64 * 64);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 11) - 5;
+    add_init(m.graph, "w", tensor_of<float>(w, {64, 64}));  // 16 KB, read by two Slices
+    auto branch = [](const std::string& tag) {
+      auto g = std::make_shared<Graph>();
+      g->outputs = {untyped("out_" + tag)};
+      g->initializers = {{"s0_" + tag, tensor_of<int64_t>({0}, {1})}, {"e0_" + tag, tensor_of<int64_t>({32}, {1})},
+                         {"s1_" + tag, tensor_of<int64_t>({32}, {1})}, {"e1_" + tag, tensor_of<int64_t>({64}, {1})}};
+      g->nodes = {make_node("Slice", {"w", "s0_" + tag, "e0_" + tag}, {"lo_" + tag}),
+                  make_node("Slice", {"w", "s1_" + tag, "e1_" + tag}, {"hi_" + tag}),
+                  make_node("Concat", {"hi_" + tag, "lo_" + tag}, {"wr_" + tag}, {attr_int("axis", 0)}),
+                  make_node("MatMul", {"x", "wr_" + tag}, {"out_" + tag})};
+      return g;
+    };
+    Attribute then_branch, else_branch;
+    then_branch.name = "then_branch";
+    then_branch.type = AttrType::kGraph;
+    then_branch.g = branch("t");
+    else_branch.name = "else_branch";
+    else_branch.type = AttrType::kGraph;
+    else_branch.g = branch("e");
+    m.graph.nodes = {make_node("If", {"c"}, {"y"}, {then_branch, else_branch})};
+    return m;
+  };
+  const Model before = build();
+  Model after = apply_pass(build(), constant_folding);
+  for (const Attribute& a : after.graph.nodes[0].attributes) {
+    EXPECT_EQ(count_op(*a.g, "Slice"), 0) << a.name;
+    EXPECT_EQ(count_op(*a.g, "Concat"), 0) << a.name;
+  }
+  const std::vector<float> x = iota(256);
+  for (bool c : {true, false}) {
+    expect_same_outputs(before, after, {Value(Tensor::scalar<bool>(c)), tv<float>(x, {4, 64})});
+  }
+}
+
 // The opset-14 TransformerEncoder export: node counts after this engineer's passes, outputs
 // still match torch's.
 TEST(PassConstantFolding, EncoderOpset14ShrinksAndStillMatchesTorch) {
