@@ -240,6 +240,30 @@ TEST(Q4Int8, Level4NodeIsCloseToFloatReferenceAndEqualsTwin) {
   }
 }
 
+// The packed weights give back each column in ORT's layout (the float path's panels are
+// dequantized from them, so the kernel need not keep the originals).
+TEST(Q4Int8, UnpackedColumnIsTheOriginal) {
+  for (bool asymmetric : {false, true}) {
+    const int64_t K = 200, N = 21, bs = 32;
+    const Q4 q = random_q4(K, N, bs, asymmetric, 950);
+    const uint8_t* zp = asymmetric ? q.zp.data<uint8_t>() : nullptr;
+    const opt::Q4Int8Weights w =
+        opt::pack_q4_int8_weights(q.b.data<uint8_t>(), q.scales.data<float>(), zp, q.zp_row, N, q.blocks, bs);
+    const int64_t col_bytes = q.blocks * bs / 2;
+    std::vector<uint8_t> blob(static_cast<size_t>(col_bytes)), zps(static_cast<size_t>(q.zp_row));
+    std::vector<float> scales(static_cast<size_t>(q.blocks));
+    for (int64_t col = 0; col < N; ++col) {
+      opt::unpack_q4_int8_column(w, col, blob.data(), scales.data(), zps.data());
+      ASSERT_EQ(std::memcmp(blob.data(), q.b.data<uint8_t>() + col * col_bytes, blob.size()), 0) << col;
+      ASSERT_EQ(std::memcmp(scales.data(), q.scales.data<float>() + col * q.blocks, scales.size() * sizeof(float)), 0);
+      for (int64_t blk = 0; blk < q.blocks; ++blk) {
+        const int want = zp ? (zp[col * q.zp_row + blk / 2] >> ((blk & 1) * 4)) & 15 : 8;
+        ASSERT_EQ((zps[static_cast<size_t>(blk / 2)] >> ((blk & 1) * 4)) & 15, want) << col << " " << blk;
+      }
+    }
+  }
+}
+
 // Level 0 (and other cases the int8 path leaves alone) give the float path's exact result.
 TEST(Q4Int8, OtherCasesTakeTheFloatPath) {
   const int64_t K = 200, N = 21, bs = 32;
@@ -272,9 +296,13 @@ TEST(Q4Int8, OtherCasesTakeTheFloatPath) {
   const Tensor nan4 = run_node(node_inputs(nan_a, q, Tensor()), attrs(K, N, bs, 4), true, 1);
   EXPECT_TRUE(same_bits(nan4, nan0));
   EXPECT_TRUE(std::isnan(nan4.data<float>()[0]));
+  // The many rows' panels come from the packed copy at level 4, from B at level 0: the same bits.
   const Tensor tall = rand_tensor({9, K}, 902);
   EXPECT_TRUE(same_bits(run_node(node_inputs(tall, q, Tensor()), attrs(K, N, bs, 4), true, 2),
                         run_node(node_inputs(tall, q, Tensor()), attrs(K, N, bs, 0), true, 2)));
+  const Q4 sym = random_q4(K, N, bs, false, 903);
+  EXPECT_TRUE(same_bits(run_node(node_inputs(tall, sym, Tensor()), attrs(K, N, bs, 4), true, 1),
+                        run_node(node_inputs(tall, sym, Tensor()), attrs(K, N, bs, 0), true, 1)));
 }
 
 }  // namespace

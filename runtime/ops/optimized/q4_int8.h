@@ -31,6 +31,12 @@ struct Q4Int8Weights {
 Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,
                                    int64_t n, int64_t blocks, int64_t bs);
 
+// Column `col` (< w.n) of `w` back in ORT's layout, as MatMulNBits' inputs hold it: its
+// blob [blocks * bs / 2] bytes, scales [blocks] and zero points two per byte, low first
+// ([(blocks + 1) / 2]; 8 for the symmetric case). A kernel that keeps only the packed weights
+// dequantizes the columns of its float path from these.
+void unpack_q4_int8_column(const Q4Int8Weights& w, int64_t col, uint8_t* blob, float* scales, uint8_t* zp);
+
 // M rows of A [M, K] quantized per block of bs values: codes [M, blocks * bs] (zero past K),
 // scales and code sums [M, blocks].
 struct Q4Int8A {
