@@ -231,6 +231,7 @@ void Session::cancel() { state_->cancelled.store(true, std::memory_order_relaxed
 
 size_t Session::trim_memory() {
   std::lock_guard<std::mutex> lock(run_mutex_);
+  plan_->release_scratch();
   const size_t bytes = state_->buffers->discard_free();
 #if defined(__GLIBC__)
   // Kernels' scratch (std::vector) and small buffers go back to malloc, which keeps the pages.

@@ -140,11 +140,11 @@ class Session {
   // while run() executes); runs that start afterwards are not affected.
   void cancel();
 
-  // For a session about to sit idle: returns to the OS the memory it keeps for later runs
-  // without freeing it: the pages of its idle intermediate buffers of 256 KiB or more (they
-  // fault in again when the next run writes them) and, with glibc, the free memory of malloc's
-  // heap (malloc_trim). The next run allocates no more than it would have; it pays the page
-  // faults. Waits for a run in progress. Returns the bytes of the buffers whose pages it dropped.
+  // For a session about to sit idle: returns to the OS the memory it keeps for later runs:
+  // the pages of its idle intermediate buffers of 256 KiB or more, kept (they fault in again
+  // when the next run writes them); the kernels' scratch (Kernel::release_scratch: the next
+  // run allocates it again); and, with glibc, the free memory of malloc's heap (malloc_trim).
+  // Waits for a run in progress. Returns the bytes of the buffers whose pages it dropped.
   size_t trim_memory();
 
   // Records every node run by later run() calls into `profiler` (nullptr detaches). The

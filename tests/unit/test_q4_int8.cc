@@ -240,27 +240,39 @@ TEST(Q4Int8, Level4NodeIsCloseToFloatReferenceAndEqualsTwin) {
   }
 }
 
-// The packed weights give back each column in ORT's layout (the float path's panels are
-// dequantized from them, so the kernel need not keep the originals).
-TEST(Q4Int8, UnpackedColumnIsTheOriginal) {
-  for (bool asymmetric : {false, true}) {
-    const int64_t K = 200, N = 21, bs = 32;
-    const Q4 q = random_q4(K, N, bs, asymmetric, 950);
-    const uint8_t* zp = asymmetric ? q.zp.data<uint8_t>() : nullptr;
+// The float path's panels dequantized from the packed weights are the bits of the columns
+// dequantized from B (so the kernel need not keep B): whole and split groups, a partial last
+// block, columns past n within and past the last group.
+TEST(Q4Int8, PanelFromPackedWeightsEqualsColumnsFromB) {
+  const opt::Q4Int8PanelFn panel = opt::q4_int8_panel_fast();
+  if (!panel) GTEST_SKIP() << "no int8 path on this CPU";
+  const opt::KernelTable& t = opt::kernels();
+  struct Case {
+    int64_t K, N, bs;
+    bool zp;
+    int64_t j0, width;
+  };
+  const Case cases[] = {{200, 21, 32, true, 0, 32}, {200, 21, 32, false, 16, 16}, {96, 21, 64, true, 8, 8},
+                        {64, 13, 16, false, 0, 32}, {384, 40, 128, true, 32, 16}};
+  uint32_t seed = 950;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("K" + std::to_string(c.K) + " N" + std::to_string(c.N) + " j0 " + std::to_string(c.j0) + " width " +
+                 std::to_string(c.width));
+    const Q4 q = random_q4(c.K, c.N, c.bs, c.zp, seed++);
+    const uint8_t* zp = c.zp ? q.zp.data<uint8_t>() : nullptr;
     const opt::Q4Int8Weights w =
-        opt::pack_q4_int8_weights(q.b.data<uint8_t>(), q.scales.data<float>(), zp, q.zp_row, N, q.blocks, bs);
-    const int64_t col_bytes = q.blocks * bs / 2;
-    std::vector<uint8_t> blob(static_cast<size_t>(col_bytes)), zps(static_cast<size_t>(q.zp_row));
-    std::vector<float> scales(static_cast<size_t>(q.blocks));
-    for (int64_t col = 0; col < N; ++col) {
-      opt::unpack_q4_int8_column(w, col, blob.data(), scales.data(), zps.data());
-      ASSERT_EQ(std::memcmp(blob.data(), q.b.data<uint8_t>() + col * col_bytes, blob.size()), 0) << col;
-      ASSERT_EQ(std::memcmp(scales.data(), q.scales.data<float>() + col * q.blocks, scales.size() * sizeof(float)), 0);
-      for (int64_t blk = 0; blk < q.blocks; ++blk) {
-        const int want = zp ? (zp[col * q.zp_row + blk / 2] >> ((blk & 1) * 4)) & 15 : 8;
-        ASSERT_EQ((zps[static_cast<size_t>(blk / 2)] >> ((blk & 1) * 4)) & 15, want) << col << " " << blk;
-      }
+        opt::pack_q4_int8_weights(q.b.data<uint8_t>(), q.scales.data<float>(), zp, q.zp_row, c.N, q.blocks, c.bs);
+    const int64_t kp = q.blocks * c.bs, col_bytes = kp / 2, nc = std::min(c.width, c.N - c.j0);
+    std::vector<float> want(static_cast<size_t>(c.K * c.width), 0.0f), col(static_cast<size_t>(kp));
+    for (int64_t j = 0; j < nc; ++j) {
+      const int64_t n = c.j0 + j;
+      t.q4_dequant_col(q.b.data<uint8_t>() + n * col_bytes, q.scales.data<float>() + n * q.blocks,
+                       zp ? zp + n * q.zp_row : nullptr, q.blocks, c.bs, col.data());
+      for (int64_t k = 0; k < c.K; ++k) want[static_cast<size_t>(k * c.width + j)] = col[static_cast<size_t>(k)];
     }
+    std::vector<float> got(want.size(), -1.0f);
+    panel(w, c.j0, nc, c.width, c.K, got.data());
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
   }
 }
 

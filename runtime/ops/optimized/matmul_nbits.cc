@@ -77,12 +77,22 @@ class MatMulNBitsKernel final : public FastKernel {
     int8_w_ = pack_q4_int8_weights(b->data<uint8_t>(), s->data<float>(), zp ? zp->data<uint8_t>() : nullptr, zp_row_,
                                    N_, blocks_, bs_);
     int8_fn_ = q4_int8_fast();
+    panel_fn_ = q4_int8_panel_fast();
+    if (!panel_fn_) return;
     // The panels of the float path (prefill) are dequantized from the packed copy too, so the
     // originals are read only when A holds NaN or infinity: the session returns their memory
     // and the weights are not resident twice.
     init.packed_constant_input(1);
     init.packed_constant_input(2);
     if (zp) init.packed_constant_input(3);
+  }
+
+  // The panels' scratch is 2 * K * nr floats per chunk (~0.5-1.4 MiB at a 0.5B model's
+  // shapes, times every MatMulNBits of the model): an idle session gives it back.
+  void release_scratch() override {
+    panel_scratch_.release();
+    std::vector<float>().swap(a_pack_);
+    a_int8_ = Q4Int8A();
   }
 
   // The inputs this kernel covers; anything else is the reference kernel's.
@@ -112,7 +122,7 @@ class MatMulNBitsKernel final : public FastKernel {
     float* pc = y->data<float>();
     if (M <= kDirectMaxRows && int8_fn_ && quantize_a_int8(pa, M, K_, blocks_, bs_, a_int8_)) {
       run_int8(M, pc);
-    } else if (M > kDirectMaxRows && int8_fn_) {
+    } else if (M > kDirectMaxRows && panel_fn_) {
       run_panels(M, pa, nullptr, nullptr, nullptr, pc);  // from the packed copy
     } else {
       // The original weights (data() of a dropped copy-on-access constant copies it again).
@@ -165,33 +175,29 @@ class MatMulNBitsKernel final : public FastKernel {
                         });
   }
 
-  // pb == nullptr: the columns come from the packed copy (int8_w_), else from B, scales, zero points.
+  // pb == nullptr: the panels come from the packed copy (int8_w_), else from B, scales, zero points.
   void run_panels(int64_t M, const float* pa, const uint8_t* pb, const float* ps, const uint8_t* pz, float* pc) {
     const KernelTable& t = *k_;
     const int64_t nr = t.nr, kp = blocks_ * bs_, panels = (N_ + nr - 1) / nr, col_bytes = blocks_ * bs_ / 2;
     const int64_t K = K_, N = N_, blocks = blocks_, bs = bs_, zp_row = zp_row_;
-    // One column in ORT's layout (blob, scales, zero points), unpacked from int8_w_, in floats.
-    const int64_t unpacked = pb ? 0 : (col_bytes + 3) / 4 + blocks + (blocks / 2 + 1 + 3) / 4;
     const size_t min_chunk = chunk_for(M * K * nr, kMinChunkMacs);
     panel_scratch_.prepare(*pool_, static_cast<size_t>(panels), min_chunk,
-                           static_cast<size_t>(nr * kp + K * nr + unpacked));
+                           static_cast<size_t>(pb ? nr * kp + K * nr : K * nr));
     pool_->parallel_for(static_cast<size_t>(panels), min_chunk, [&](size_t begin, size_t end) {
-      // Per chunk: the panel's columns dequantized [nr][kp], then transposed to [K][nr].
+      // Per chunk: the panel's columns dequantized [nr][kp], then transposed to [K][nr]; from the
+      // packed copy straight into [K][nr].
       float* const cols = panel_scratch_.of(begin);
-      float* const packed = cols + nr * kp;
-      float* const col_scales = packed + K * nr;
-      uint8_t* const col_zp = reinterpret_cast<uint8_t*>(col_scales + blocks);
-      uint8_t* const col_blob = col_zp + (blocks / 2 + 1 + 3) / 4 * 4;
+      float* const packed = pb ? cols + nr * kp : cols;
       for (size_t task = begin; task < end; ++task) {
         const int64_t j0 = static_cast<int64_t>(task) * nr;
         const int64_t nc = N - j0 < nr ? N - j0 : nr;
+        if (!pb) {
+          panel_fn_(int8_w_, j0, nc, nr, K, packed);
+          t.gemm_panel(M, K, pa, K, packed, nc, pc + j0, N);
+          continue;
+        }
         for (int64_t j = 0; j < nc; ++j) {
           const int64_t col = j0 + j;
-          if (!pb) {
-            unpack_q4_int8_column(int8_w_, col, col_blob, col_scales, col_zp);
-            t.q4_dequant_col(col_blob, col_scales, col_zp, blocks, bs, cols + j * kp);
-            continue;
-          }
           t.q4_dequant_col(pb + col * col_bytes, ps + col * blocks, pz ? pz + col * zp_row : nullptr, blocks, bs,
                            cols + j * kp);
         }
@@ -206,6 +212,7 @@ class MatMulNBitsKernel final : public FastKernel {
   ChunkScratch<float> panel_scratch_;  // run_panels: dequantized columns, then the packed panel
   std::vector<float> a_pack_;  // reused across runs (kernels of one session run one at a time)
   Q4Int8Fn int8_fn_ = nullptr;  // set when the int8 path applies (accuracy_level 4, VNNI, constant weights)
+  Q4Int8PanelFn panel_fn_ = nullptr;  // with int8_fn_: the float path's panels from int8_w_
   Q4Int8Weights int8_w_;
   Q4Int8A a_int8_;              // reused across runs, like a_pack_
   const KernelTable* k_ = &kernels();

@@ -10,6 +10,7 @@ namespace opt {
 
 Q4Int8Fn q4_int8_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
 Q4Int8Fn q4_int8_avx2();        // q4_int8_avx2.cc (nullptr off x86-64)
+Q4Int8PanelFn q4_int8_panel_avx2();  // q4_int8_avx2.cc (nullptr off x86-64)
 
 namespace {
 
@@ -59,30 +60,6 @@ Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const 
     }
   }
   return w;
-}
-
-void unpack_q4_int8_column(const Q4Int8Weights& w, int64_t col, uint8_t* blob, float* scales, uint8_t* zp) {
-  const int64_t g = col / kQ4Int8Cols, lane = col % kQ4Int8Cols;
-  for (int64_t blk = 0; blk < w.blocks; ++blk) {
-    const size_t meta = static_cast<size_t>((g * w.blocks + blk) * kQ4Int8Cols + lane);
-    scales[blk] = w.scales[meta];
-    const uint8_t z = w.zero_points[meta];
-    if (blk & 1) {
-      zp[blk >> 1] = static_cast<uint8_t>(zp[blk >> 1] | (z << 4));
-    } else {
-      zp[blk >> 1] = z;
-    }
-    const uint8_t* rows = w.packed.data() + (g * w.blocks + blk) * (w.bs / 8) * 64;
-    uint8_t* out = blob + blk * w.bs / 2;
-    for (int64_t t = 0; t < w.bs / 8; ++t) {
-      // pack_q4_int8_weights in reverse: bytes of values (0,4) (1,5) (2,6) (3,7) become (0,1) (2,3) (4,5) (6,7).
-      const uint8_t* in = rows + t * 64 + lane * 4;
-      out[t * 4 + 0] = static_cast<uint8_t>((in[0] & 0x0F) | (in[1] << 4));
-      out[t * 4 + 1] = static_cast<uint8_t>((in[2] & 0x0F) | (in[3] << 4));
-      out[t * 4 + 2] = static_cast<uint8_t>((in[0] >> 4) | (in[1] & 0xF0));
-      out[t * 4 + 3] = static_cast<uint8_t>((in[2] >> 4) | (in[3] & 0xF0));
-    }
-  }
 }
 
 bool quantize_a_int8(const float* a, int64_t M, int64_t K, int64_t blocks, int64_t bs, Q4Int8A& out) {
@@ -157,6 +134,8 @@ Q4Int8Fn q4_int8_fast() {
                                                                                           : nullptr;
   return fn;
 }
+
+Q4Int8PanelFn q4_int8_panel_fast() { return q4_int8_fast() ? q4_int8_panel_avx2() : nullptr; }
 
 }  // namespace opt
 }  // namespace xonnx

@@ -31,11 +31,13 @@ struct Q4Int8Weights {
 Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,
                                    int64_t n, int64_t blocks, int64_t bs);
 
-// Column `col` (< w.n) of `w` back in ORT's layout, as MatMulNBits' inputs hold it: its
-// blob [blocks * bs / 2] bytes, scales [blocks] and zero points two per byte, low first
-// ([(blocks + 1) / 2]; 8 for the symmetric case). A kernel that keeps only the packed weights
-// dequantizes the columns of its float path from these.
-void unpack_q4_int8_column(const Q4Int8Weights& w, int64_t col, uint8_t* blob, float* scales, uint8_t* zp);
+// Depth rows [0, K) of columns [j0, j0 + width) of `w` dequantized for the float path of many
+// rows: out[k * width + j] = (code - zero point) * scale, the bits q4_dequant_col gives from B;
+// columns from nc on (past n) are zero. A kernel that keeps only the packed weights needs no
+// original for its panels.
+using Q4Int8PanelFn = void (*)(const Q4Int8Weights& w, int64_t j0, int64_t nc, int64_t width, int64_t K, float* out);
+// The AVX2 one where q4_int8_fast() is not nullptr (every CPU it serves has AVX2), else nullptr.
+Q4Int8PanelFn q4_int8_panel_fast();
 
 // M rows of A [M, K] quantized per block of bs values: codes [M, blocks * bs] (zero past K),
 // scales and code sums [M, blocks].
