@@ -11,6 +11,7 @@ namespace opt {
 Q4Int8Fn q4_int8_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
 Q4Int8Fn q4_int8_avx2();        // q4_int8_avx2.cc (nullptr off x86-64)
 Q4Int8PanelFn q4_int8_panel_avx2();  // q4_int8_avx2.cc (nullptr off x86-64)
+Q4Int8PanelFn q4_int8_panel_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
 
 namespace {
 
@@ -135,7 +136,13 @@ Q4Int8Fn q4_int8_fast() {
   return fn;
 }
 
-Q4Int8PanelFn q4_int8_panel_fast() { return q4_int8_fast() ? q4_int8_panel_avx2() : nullptr; }
+Q4Int8PanelFn q4_int8_panel_fast() {
+  // With the int8 path's ISA: AVX-512 code where the VNNI kernel runs, else AVX2.
+  static const Q4Int8PanelFn fn = !q4_int8_fast()                          ? nullptr
+                                  : q4_int8_fast() == q4_int8_avx512vnni() ? q4_int8_panel_avx512vnni()
+                                                                           : q4_int8_panel_avx2();
+  return fn;
+}
 
 }  // namespace opt
 }  // namespace xonnx

@@ -36,7 +36,7 @@ Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const 
 // columns from nc on (past n) are zero. A kernel that keeps only the packed weights needs no
 // original for its panels.
 using Q4Int8PanelFn = void (*)(const Q4Int8Weights& w, int64_t j0, int64_t nc, int64_t width, int64_t K, float* out);
-// The AVX2 one where q4_int8_fast() is not nullptr (every CPU it serves has AVX2), else nullptr.
+// Where q4_int8_fast() is not nullptr: the AVX-512 one with the VNNI kernel, else the AVX2 one.
 Q4Int8PanelFn q4_int8_panel_fast();
 
 // M rows of A [M, K] quantized per block of bs values: codes [M, blocks * bs] (zero past K),

@@ -5,11 +5,11 @@
 // int16 by widening every 8 steps) are widened once per block. Compiled with -mavx2 -mfma on
 // x86-64 only; used only when the CPU has AVX2.
 #include "runtime/ops/optimized/q4_int8.h"
+#include "runtime/ops/optimized/q4_int8_panel.h"
 
 #if defined(__x86_64__) && defined(__AVX2__)
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 
 namespace xonnx {
@@ -111,40 +111,8 @@ void q4_int8_avx2_kernel(const Q4Int8A& a, const Q4Int8Weights& w, int64_t group
   }
 }
 
-// q4_int8_panel_fast: plain loops over a group's 16 lanes, which the compiler vectorizes.
 void q4_int8_panel_avx2_kernel(const Q4Int8Weights& w, int64_t j0, int64_t nc, int64_t width, int64_t K, float* out) {
-  const int64_t bs = w.bs;
-  for (int64_t c0 = 0; c0 < width;) {
-    const int64_t col = j0 + c0, g = col / kQ4Int8Cols, lane0 = col % kQ4Int8Cols;
-    const int64_t run = std::min(width - c0, kQ4Int8Cols - lane0);
-    if (c0 >= nc) {  // past n and past the packed groups
-      for (int64_t k = 0; k < K; ++k) std::memset(out + k * width + c0, 0, static_cast<size_t>(run) * sizeof(float));
-      c0 += run;
-      continue;
-    }
-    // Lanes of this group past n hold code 0, zero point 0 and scale 0: they come out 0.
-    float vals[kQ4Int8Cols];
-    int32_t z[kQ4Int8Cols];
-    for (int64_t blk = 0; blk < w.blocks; ++blk) {
-      const size_t meta = static_cast<size_t>((g * w.blocks + blk) * kQ4Int8Cols);
-      const float* sc = w.scales.data() + meta;
-      for (int j = 0; j < kQ4Int8Cols; ++j) z[j] = w.zero_points[meta + static_cast<size_t>(j)];
-      const uint8_t* rows = w.packed.data() + (g * w.blocks + blk) * (bs / 8) * 64;
-      for (int64_t t = 0; t < bs / 8 && blk * bs + t * 8 < K; ++t) {
-        uint32_t x[kQ4Int8Cols];  // lane j: values k..k+3 in the low nibbles of its bytes, k+4..k+7 in the high
-        std::memcpy(x, rows + t * 64, sizeof(x));
-        const int64_t k0 = blk * bs + t * 8;
-        for (int i = 0; i < 8 && k0 + i < K; ++i) {
-          const int shift = (i & 3) * 8 + (i >> 2) * 4;
-          for (int j = 0; j < kQ4Int8Cols; ++j) {
-            vals[j] = static_cast<float>(static_cast<int32_t>((x[j] >> shift) & 0xF) - z[j]) * sc[j];
-          }
-          std::memcpy(out + (k0 + i) * width + c0, vals + lane0, static_cast<size_t>(run) * sizeof(float));
-        }
-      }
-    }
-    c0 += run;
-  }
+  q4_int8_panel_body(w, j0, nc, width, K, out);
 }
 
 }  // namespace
