@@ -301,6 +301,15 @@ void wait_for_trims(Engine& engine, uint64_t trims) {
 TEST(Engine, IdleMemoryIsWhatTheSlotsKeep) {
   EngineOptions options;
   options.parallel = 64;  // 64 slots x 512 positions: a 64 MiB cache
+  options.idle_trim_ms = -1;
+  {
+    // Not resident before use, even without a trim.
+    const int64_t before = rss_bytes();
+    auto untrimmed = Engine::create(kTiny + "/genai_int4", options);
+    ASSERT_TRUE(untrimmed.is_ok()) << untrimmed.status().message();
+    const int64_t kv = (*untrimmed)->stats().kv_bytes;
+    EXPECT_LT(rss_bytes() - before, kv / 4) << "loaded without a trim, KV cache of " << kv << " bytes";
+  }
   options.idle_trim_ms = 0;
   const int64_t before = rss_bytes();
   ASSERT_GT(before, 0);
