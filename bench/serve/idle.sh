@@ -18,6 +18,9 @@ trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -f "$log"' EXIT
 serve_start "$log" "$xonnx" "$model" --keep-alive -1 "$@"
 pid=$SERVE_PID
 rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status"; }
+# RSS split: anonymous memory (packed weights, KV cache, buffers) and file pages (the binary,
+# its libraries, weights read in place from the model's mapping).
+split() { awk '/^RssAnon|^RssFile/ { printf "%s %.1f MiB  ", $1, $2 / 1024 }' "/proc/$pid/status"; }
 ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
 metric() {  # the whole page first: awk's early exit must not fail curl (pipefail)
   local page
@@ -25,7 +28,9 @@ metric() {  # the whole page first: awk's early exit must not fail curl (pipefai
   awk -v m="$1" '$1 ~ "^"m { print $2; exit }' <<<"$page"
 }
 
+sleep 2  # the engine trims what loading left behind after 1 s idle (EngineOptions::idle_trim_ms)
 loaded_kib=$(rss_kib)
+loaded_split=$(split)
 curl -s -o /dev/null "$SERVE_BASE/v1/chat/completions" -H 'Content-Type: application/json' \
   -d "{\"model\":\"$name\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":16}"
 sleep 6  # past cpp-httplib's keep-alive wait of the connection (5 s) and the pools' spinning
@@ -35,6 +40,8 @@ sleep "$idle"
 t1=$(ticks)
 w1=$(metric xonnx_keep_alive_wakeups_total)
 rss=$(rss_kib)
+echo "loaded: $loaded_split"
+echo "idle:   $(split)"
 memory=$(metric 'xonnx_model_memory_bytes')
 kv=$(metric 'xonnx_model_kv_cache_bytes')
 weights=$(awk -v m="$memory" -v k="$kv" 'BEGIN { printf "%d", m - k }')

@@ -36,48 +36,64 @@ constexpr size_t kAlign = 64;
 
 size_t rounded_size(size_t bytes) { return std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign); }
 
-void* allocate_zeroed(size_t bytes) {
-  const size_t size = rounded_size(bytes);
-  void* p = std::aligned_alloc(kAlign, size);
-  if (p) std::memset(p, 0, size);
-  return p;
-}
-
-// Large copies of weights come straight from the OS: once freed (drop_resident) they would
-// otherwise stay in malloc's heap. Tensors of a run keep malloc, which reuses its memory
-// without page faults.
+// Large blocks come straight from the OS. A copy of weights, once freed (drop_resident), would
+// otherwise stay in malloc's heap. A zero-filled block (a KV cache, a buffer of the session's
+// pool) gets the OS's zero pages, which become resident only when written: a KV cache costs
+// memory for the positions it holds, not for its capacity, and discard() can hand the pages of
+// an idle buffer back without freeing it. Smaller blocks keep malloc.
 constexpr size_t kMapBytes = 256 * 1024;
 
-void* allocate_copy(const void* src, size_t bytes) {
+void* allocate_block(size_t bytes) {
   const size_t size = rounded_size(bytes);
-  void* p = nullptr;
-  if (size >= kMapBytes) {
-    p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-  } else {
-    p = std::aligned_alloc(kAlign, size);
-    if (!p) return nullptr;
-  }
-  std::memcpy(p, src, bytes);
-  return p;
+  if (size < kMapBytes) return std::aligned_alloc(kAlign, size);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
 }
 
-void free_copy(void* p, size_t bytes) {
-  if (rounded_size(bytes) >= kMapBytes) {
+bool is_mapped_block(size_t bytes) { return rounded_size(bytes) >= kMapBytes; }
+
+void free_block(void* p, size_t bytes) {
+  if (is_mapped_block(bytes)) {
     munmap(p, rounded_size(bytes));
   } else {
     std::free(p);
   }
 }
 
-// Returns the pages of a read-only private file mapping to the OS; a later read faults them
-// in again from the file. Whole pages only: the first and last may hold other tensors' bytes.
-void drop_file_pages(const void* data, size_t bytes) {
+void* allocate_zeroed(size_t bytes) {
+  void* p = allocate_block(bytes);
+  if (!p) return nullptr;
+  if (!is_mapped_block(bytes)) {
+    std::memset(p, 0, rounded_size(bytes));
+  } else {
+#ifdef MADV_NOHUGEPAGE
+    // Where transparent huge pages are on for every mapping, one written byte would make 2 MiB
+    // resident: a KV cache's first position of each head would take the whole cache.
+    madvise(p, rounded_size(bytes), MADV_NOHUGEPAGE);
+#endif
+  }
+  return p;
+}
+
+void* allocate_copy(const void* src, size_t bytes) {
+  void* p = allocate_block(bytes);
+  if (p) std::memcpy(p, src, bytes);
+  return p;
+}
+
+// Whole pages of [data, data + bytes) back to the OS: MADV_DONTNEED on a private anonymous
+// mapping makes them read as zeros, on a private file mapping as the file's bytes. The first
+// and last page may hold bytes outside the range: they are kept.
+void drop_pages(const void* data, size_t bytes) {
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
+
+// Returns the pages of a read-only private file mapping to the OS; a later read faults them
+// in again from the file. Whole pages only: the first and last may hold other tensors' bytes.
+void drop_file_pages(const void* data, size_t bytes) { drop_pages(data, bytes); }
 
 }  // namespace
 
@@ -136,10 +152,15 @@ void Storage::drop_resident() {
   if (!p) return;
   if (source_) {
     data_.store(nullptr, std::memory_order_release);
-    free_copy(p, bytes_);
+    free_block(p, bytes_);
   } else if (file_backed_) {
     drop_file_pages(p, bytes_);
   }
+}
+
+void Storage::discard(size_t offset, size_t n) {
+  if (!owned_ || !is_mapped_block(bytes_) || offset >= bytes_) return;
+  drop_pages(static_cast<char*>(data_.load(std::memory_order_relaxed)) + offset, std::min(n, bytes_ - offset));
 }
 
 void Storage::read(size_t offset, size_t n, void* dst) const {
@@ -163,9 +184,9 @@ std::shared_ptr<Storage> Storage::strings(size_t count) {
 Storage::~Storage() {
   void* p = data_.load(std::memory_order_relaxed);
   if (source_) {
-    if (p) free_copy(p, bytes_);
+    if (p) free_block(p, bytes_);
   } else if (owned_) {
-    std::free(p);
+    free_block(p, bytes_);
   }
 }
 

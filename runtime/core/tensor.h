@@ -26,7 +26,8 @@ std::string shape_to_string(const Shape& shape);
 
 class Storage {
  public:
-  // Owned, aligned, zero-filled. Returns nullptr only if the allocation fails.
+  // Owned, aligned, zero-filled. Returns nullptr only if the allocation fails. From 256 KiB on
+  // the block is the OS's zero pages: they become resident when first written (discard()).
   static std::shared_ptr<Storage> allocate(size_t bytes);
   // A view: `data` stays valid as long as `keepalive` is held. `file_backed`: the bytes lie in
   // a read-only private file mapping, so drop_resident() may return their pages to the OS.
@@ -63,6 +64,11 @@ class Storage {
   // them in from the file); a copy-on-access storage frees its copy, so the caller must be
   // its only holder: a pointer from an earlier data() dangles afterwards. Other kinds: no-op.
   void drop_resident();
+  // Returns the resident memory of bytes [offset, offset + n) of an owned storage of 256 KiB
+  // or more to the OS, keeping the block: those bytes read as zeros afterwards and take memory
+  // again when written (an idle buffer, the unused end of a KV cache row). Whole pages only:
+  // a partly covered first or last page keeps its bytes. Other kinds: no-op.
+  void discard(size_t offset, size_t n);
   // Copies bytes [offset, offset + n) into dst. A copy-on-access storage without its copy reads
   // its source instead of making the copy: a packing kernel reads its weights once this way.
   void read(size_t offset, size_t n, void* dst) const;

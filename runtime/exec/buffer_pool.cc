@@ -69,4 +69,14 @@ void BufferPool::end_run() {
   entries_.resize(kept);
 }
 
+size_t BufferPool::discard_free() {
+  size_t bytes = 0;
+  for (Entry& e : entries_) {
+    if (e.storage.use_count() != 1) continue;
+    e.storage->discard(0, e.storage->bytes());
+    bytes += e.storage->bytes();
+  }
+  return bytes;
+}
+
 }  // namespace xonnx

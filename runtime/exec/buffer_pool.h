@@ -29,6 +29,11 @@ class BufferPool {
   void begin_run() { ++epoch_; }
   void end_run();
 
+  // Returns the resident memory of the free buffers to the OS (Storage::discard) but keeps
+  // them, so the next run still allocates nothing; what it writes faults in again. For a
+  // session that goes idle. Returns the bytes of the buffers discarded.
+  size_t discard_free();
+
   size_t bytes_held() const { return bytes_held_; }
   size_t buffers() const { return entries_.size(); }
 

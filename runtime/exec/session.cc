@@ -4,6 +4,9 @@
 #include <chrono>
 #include <exception>
 #include <set>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "runtime/core/environment.h"
 #include "runtime/passes/layout_nhwc.h"
@@ -216,6 +219,17 @@ Status Session::run_locked(const std::vector<Value>& inputs, std::vector<Value>&
 }
 
 void Session::cancel() { state_->cancelled.store(true, std::memory_order_relaxed); }
+
+size_t Session::trim_memory() {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  plan_->release_scratch();
+  const size_t bytes = state_->buffers->discard_free();
+#if defined(__GLIBC__)
+  // Kernels' scratch (std::vector) and small buffers go back to malloc, which keeps the pages.
+  malloc_trim(0);
+#endif
+  return bytes;
+}
 
 void Session::set_profiler(Profiler* profiler) {
   std::lock_guard<std::mutex> lock(run_mutex_);

@@ -140,6 +140,15 @@ class Session {
   // while run() executes); runs that start afterwards are not affected.
   void cancel();
 
+  // For a session about to sit idle: returns to the OS the memory it keeps for later runs:
+  // the pages of its idle intermediate buffers of 256 KiB or more, kept (they fault in again
+  // when the next run writes them); the kernels' scratch (Kernel::release_scratch: the next
+  // run allocates it again); the pages of weights read in place from the model file (an
+  // embedding's rows: the next run faults them in from the page cache); and, with glibc, the
+  // free memory of malloc's heap (malloc_trim).
+  // Waits for a run in progress. Returns the bytes of the buffers whose pages it dropped.
+  size_t trim_memory();
+
   // Records every node run by later run() calls into `profiler` (nullptr detaches). The
   // profiler must outlive the session or be detached first.
   void set_profiler(Profiler* profiler);

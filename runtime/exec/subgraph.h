@@ -55,6 +55,16 @@ class Subgraph final : public GraphBody {
   // Graph output `index` is written into `buffer` by later runs (Session::bind_output).
   void bind_output(size_t index, Tensor buffer);
   void clear_output_bindings() { bound_.clear(); }
+  // Kernel::release_scratch of every step, and the pages of constants that are views of the
+  // model file (a run reads them again from the page cache) (Session::trim_memory).
+  void release_scratch() const {
+    for (const Step& s : steps_) s.kernel->release_scratch();
+    for (const auto& c : constants_) {
+      // Only views: their bytes stay valid for whoever points into them (a copy of misaligned
+      // bytes would be freed).
+      if (c.second.is_view_of_external_memory()) c.second.storage()->drop_resident();
+    }
+  }
   // Moves the bindings out (none remain) and puts them back: Session::run_bound.
   std::vector<Tensor> take_output_bindings() { return std::move(bound_); }
   void set_output_bindings(std::vector<Tensor> bound) { bound_ = std::move(bound); }

@@ -36,6 +36,10 @@ class Kernel {
   virtual Status run(KernelContext& ctx) = 0;
   // Since creation; always zero for a kernel without a fallback (the reference kernels).
   virtual FallbackCounts fallbacks() const { return {}; }
+  // The session is about to sit idle (Session::trim_memory): free the scratch kept between
+  // runs only so that a run need not allocate it; the next run allocates it again. Never what
+  // a run cannot rebuild (packed weights).
+  virtual void release_scratch() {}
 };
 
 // A compiled attribute graph (an If/Loop/Scan body). The executor makes it

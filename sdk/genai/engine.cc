@@ -85,6 +85,8 @@ struct Engine::Impl {
   void cancel_everything(FinishReason reason, const std::string& error);
   void emit(const GenerationRequest& request, const TokenEvent& event) { request.on_event(event); }
   void update_phase_counts();
+  // Returns the memory an idle engine does not need to the OS (EngineOptions::idle_trim_ms).
+  void trim_idle();
 };
 
 bool Engine::Impl::is_stop_token(const Slot& s, int32_t token) const {
@@ -330,8 +332,17 @@ void Engine::Impl::update_phase_counts() {
   stats.decoding = decoding;
 }
 
+void Engine::Impl::trim_idle() {
+  std::vector<int32_t> keep(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) keep[i] = static_cast<int32_t>(slots[i].cached.size());
+  runner->trim(keep.data());
+  std::lock_guard<std::mutex> lock(mutex);
+  ++stats.idle_trims;
+}
+
 void Engine::Impl::run() {
   std::unordered_set<uint64_t> cancelled;
+  bool trimmed = false;  // also once after loading: what the load freed goes back to the OS
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mutex);
@@ -341,7 +352,16 @@ void Engine::Impl::run() {
           if (s.phase != Phase::kFree) return true;
         return false;
       };
-      wake.wait(lock, [&] { return stopping || !inbox.empty() || !cancels.empty() || busy(); });
+      auto ready = [&] { return stopping || !inbox.empty() || !cancels.empty() || busy(); };
+      if (!trimmed && options.idle_trim_ms >= 0 && !ready() &&
+          !wake.wait_for(lock, std::chrono::milliseconds(options.idle_trim_ms), ready)) {
+        lock.unlock();
+        trim_idle();
+        trimmed = true;
+        continue;
+      }
+      wake.wait(lock, ready);
+      trimmed = false;
       for (Pending& p : inbox) waiting.push_back(std::move(p));
       inbox.clear();
       if (stopping) break;

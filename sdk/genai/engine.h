@@ -105,6 +105,11 @@ struct EngineOptions {
   int32_t prefill_chunk = 256;  // prompt tokens per prefill run
   int32_t max_queue = 0;        // requests waiting for a slot; 0: no limit; over it submit() fails
   bool prefix_reuse = true;
+  // After this long with nothing queued or running, the engine returns the memory it holds
+  // for later requests to the OS (ModelRunner::trim: the KV positions past what the slots keep
+  // for prefix reuse, the session's idle buffers, malloc's free pages); the next request pays
+  // the page faults. One wake-up per idle period; -1: never.
+  int32_t idle_trim_ms = 1000;
   bool reference_kernels = false;  // tests: the reference kernels only
 };
 
@@ -127,6 +132,7 @@ struct EngineStats {
   double decode_seconds = 0;       // time in decode runs (incl. sampling)
   double first_token_seconds_sum = 0;  // sum of time to first token over requests that had one
   uint64_t first_token_count = 0;
+  uint64_t idle_trims = 0;  // times the idle engine returned memory (EngineOptions::idle_trim_ms)
 };
 
 class Engine {

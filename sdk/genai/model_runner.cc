@@ -293,4 +293,27 @@ void ModelRunner::copy_row(int32_t from, int32_t to, int32_t count) {
   }
 }
 
+void ModelRunner::trim(const int32_t* keep) {
+  const size_t h = static_cast<size_t>(head_size_) * sizeof(float);
+  if (shared_) {
+    // [rows, kv_heads, row_length, head_size]: each (row, head) plane keeps its first keep[r] positions.
+    const size_t plane = static_cast<size_t>(row_length_) * h;
+    for (auto& storage : cache_[0]) {
+      for (int32_t r = 0; r < rows_; ++r) {
+        const size_t kept = static_cast<size_t>(std::clamp(keep[r], 0, row_length_)) * h;
+        for (int64_t kh = 0; kh < kv_heads_; ++kh) {
+          storage->discard((static_cast<size_t>(r) * kv_heads_ + kh) * plane + kept, plane - kept);
+        }
+      }
+    }
+  } else {
+    // The past is [1, kv_heads, stored_length_, head_size] at the start of set current_; the
+    // other set is written whole by the next run.
+    const size_t held = static_cast<size_t>(kv_heads_) * stored_length_ * h;
+    for (auto& storage : cache_[current_]) storage->discard(held, storage->bytes() - held);
+    for (auto& storage : cache_[1 - current_]) storage->discard(0, storage->bytes());
+  }
+  session_->trim_memory();
+}
+
 }  // namespace xonnx::genai

@@ -65,6 +65,13 @@ class ModelRunner {
   // Copies positions [0, count) of row `from` to row `to` (every layer; shared-buffer mode).
   void copy_row(int32_t from, int32_t to, int32_t count);
 
+  // For an idle runner: keeps positions [0, keep[r]) of each row r (what the caller will
+  // reuse) and returns the memory of the rest of the cache to the OS (it reads as zeros and
+  // takes memory again when a run writes it), then trims the session (Session::trim_memory).
+  // The cache is the OS's zero pages from the start, so only written positions ever take
+  // memory. `keep` holds rows() lengths; in separate-buffer mode the one row keeps what it holds.
+  void trim(const int32_t* keep);
+
  private:
   ModelRunner() = default;
   Status bind_cache(int32_t first_row, int32_t batch, int32_t past, int32_t count);

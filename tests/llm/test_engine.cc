@@ -278,5 +278,63 @@ TEST(Engine, KvBudget) {
   EXPECT_NE(no_slots.status().message().find("parallel"), std::string::npos);
 }
 
+// Resident memory of this process (VmRSS), in bytes.
+int64_t rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+void wait_for_trims(Engine& engine, uint64_t trims) {
+  for (int i = 0; i < 1000 && engine.stats().idle_trims < trims; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(engine.stats().idle_trims, trims);
+}
+
+// An idle engine holds its weights and the positions its slots keep for prefix reuse, not its
+// KV capacity nor the buffers of its last run: the cache is the OS's zero pages until written,
+// and idle_trim_ms after the last request the engine hands back what it does not keep.
+TEST(Engine, IdleMemoryIsWhatTheSlotsKeep) {
+  EngineOptions options;
+  options.parallel = 64;  // 64 slots x 512 positions: a 64 MiB cache
+  options.idle_trim_ms = -1;
+  {
+    // Not resident before use, even without a trim.
+    const int64_t before = rss_bytes();
+    auto untrimmed = Engine::create(kTiny + "/genai_int4", options);
+    ASSERT_TRUE(untrimmed.is_ok()) << untrimmed.status().message();
+    const int64_t kv = (*untrimmed)->stats().kv_bytes;
+    EXPECT_LT(rss_bytes() - before, kv / 4) << "loaded without a trim, KV cache of " << kv << " bytes";
+  }
+  options.idle_trim_ms = 0;
+  const int64_t before = rss_bytes();
+  ASSERT_GT(before, 0);
+  auto engine = Engine::create(kTiny + "/genai_int4", options);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+  const int64_t kv = (*engine)->stats().kv_bytes;
+  ASSERT_GE(kv, 64 << 20);
+  wait_for_trims(**engine, 1);
+  EXPECT_LT(rss_bytes() - before, kv / 4) << "loaded, KV cache of " << kv << " bytes";
+
+  auto queue = EventQueue::create();
+  const std::vector<int32_t> prompt = ground_truth()["greedy"][0]["prompt_ids"].get<std::vector<int32_t>>();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE((*engine)->submit(request(prompt, 24, queue)).is_ok());
+  auto first = collect(*queue, 4);
+  wait_for_trims(**engine, 2);
+  EXPECT_LT(rss_bytes() - before, kv / 4) << "idle after requests, KV cache of " << kv << " bytes";
+
+  // What the slots keep survived the trim: the same prompt reuses it and gets the same tokens.
+  auto submitted = (*engine)->submit(request(prompt, 24, queue));
+  ASSERT_TRUE(submitted.is_ok());
+  const uint64_t id = *submitted;
+  auto again = collect(*queue, 1);
+  EXPECT_EQ(again[id].last.usage.cached_prompt_tokens, static_cast<int32_t>(prompt.size()) - 1);
+  EXPECT_EQ(again[id].tokens, first.begin()->second.tokens);
+}
+
 }  // namespace
 }  // namespace xonnx::genai

@@ -240,6 +240,42 @@ TEST(Q4Int8, Level4NodeIsCloseToFloatReferenceAndEqualsTwin) {
   }
 }
 
+// The float path's panels dequantized from the packed weights are the bits of the columns
+// dequantized from B (so the kernel need not keep B): whole and split groups, a partial last
+// block, columns past n within and past the last group.
+TEST(Q4Int8, PanelFromPackedWeightsEqualsColumnsFromB) {
+  const opt::Q4Int8PanelFn panel = opt::q4_int8_panel_fast();
+  if (!panel) GTEST_SKIP() << "no int8 path on this CPU";
+  const opt::KernelTable& t = opt::kernels();
+  struct Case {
+    int64_t K, N, bs;
+    bool zp;
+    int64_t j0, width;
+  };
+  const Case cases[] = {{200, 21, 32, true, 0, 32}, {200, 21, 32, false, 16, 16}, {96, 21, 64, true, 8, 8},
+                        {64, 13, 16, false, 0, 32}, {384, 40, 128, true, 32, 16}};
+  uint32_t seed = 950;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("K" + std::to_string(c.K) + " N" + std::to_string(c.N) + " j0 " + std::to_string(c.j0) + " width " +
+                 std::to_string(c.width));
+    const Q4 q = random_q4(c.K, c.N, c.bs, c.zp, seed++);
+    const uint8_t* zp = c.zp ? q.zp.data<uint8_t>() : nullptr;
+    const opt::Q4Int8Weights w =
+        opt::pack_q4_int8_weights(q.b.data<uint8_t>(), q.scales.data<float>(), zp, q.zp_row, c.N, q.blocks, c.bs);
+    const int64_t kp = q.blocks * c.bs, col_bytes = kp / 2, nc = std::min(c.width, c.N - c.j0);
+    std::vector<float> want(static_cast<size_t>(c.K * c.width), 0.0f), col(static_cast<size_t>(kp));
+    for (int64_t j = 0; j < nc; ++j) {
+      const int64_t n = c.j0 + j;
+      t.q4_dequant_col(q.b.data<uint8_t>() + n * col_bytes, q.scales.data<float>() + n * q.blocks,
+                       zp ? zp + n * q.zp_row : nullptr, q.blocks, c.bs, col.data());
+      for (int64_t k = 0; k < c.K; ++k) want[static_cast<size_t>(k * c.width + j)] = col[static_cast<size_t>(k)];
+    }
+    std::vector<float> got(want.size(), -1.0f);
+    panel(w, c.j0, nc, c.width, c.K, got.data());
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  }
+}
+
 // Level 0 (and other cases the int8 path leaves alone) give the float path's exact result.
 TEST(Q4Int8, OtherCasesTakeTheFloatPath) {
   const int64_t K = 200, N = 21, bs = 32;
@@ -272,9 +308,13 @@ TEST(Q4Int8, OtherCasesTakeTheFloatPath) {
   const Tensor nan4 = run_node(node_inputs(nan_a, q, Tensor()), attrs(K, N, bs, 4), true, 1);
   EXPECT_TRUE(same_bits(nan4, nan0));
   EXPECT_TRUE(std::isnan(nan4.data<float>()[0]));
+  // The many rows' panels come from the packed copy at level 4, from B at level 0: the same bits.
   const Tensor tall = rand_tensor({9, K}, 902);
   EXPECT_TRUE(same_bits(run_node(node_inputs(tall, q, Tensor()), attrs(K, N, bs, 4), true, 2),
                         run_node(node_inputs(tall, q, Tensor()), attrs(K, N, bs, 0), true, 2)));
+  const Q4 sym = random_q4(K, N, bs, false, 903);
+  EXPECT_TRUE(same_bits(run_node(node_inputs(tall, sym, Tensor()), attrs(K, N, bs, 4), true, 1),
+                        run_node(node_inputs(tall, sym, Tensor()), attrs(K, N, bs, 0), true, 1)));
 }
 
 }  // namespace

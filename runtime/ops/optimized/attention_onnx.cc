@@ -206,6 +206,16 @@ class AttentionKernel final : public FastKernel {
     if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
   }
 
+  void release_scratch() override {
+    std::vector<float>().swap(mask_f_);
+    std::vector<float>().swap(k_own_);
+    std::vector<float>().swap(v_own_);
+    scratch_.release();
+    bounds_.release();
+    ptrs_.release();
+    outs_.release();
+  }
+
   bool causal_ = false;
   bool has_scale_ = false;
   float scale_ = 1.0f;

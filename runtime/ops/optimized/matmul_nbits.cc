@@ -77,6 +77,22 @@ class MatMulNBitsKernel final : public FastKernel {
     int8_w_ = pack_q4_int8_weights(b->data<uint8_t>(), s->data<float>(), zp ? zp->data<uint8_t>() : nullptr, zp_row_,
                                    N_, blocks_, bs_);
     int8_fn_ = q4_int8_fast();
+    panel_fn_ = q4_int8_panel_fast();
+    if (!panel_fn_) return;
+    // The panels of the float path (prefill) are dequantized from the packed copy too, so the
+    // originals are read only when A holds NaN or infinity: the session returns their memory
+    // and the weights are not resident twice.
+    init.packed_constant_input(1);
+    init.packed_constant_input(2);
+    if (zp) init.packed_constant_input(3);
+  }
+
+  // The panels' scratch is 2 * K * nr floats per chunk (~0.5-1.4 MiB at a 0.5B model's
+  // shapes, times every MatMulNBits of the model): an idle session gives it back.
+  void release_scratch() override {
+    panel_scratch_.release();
+    std::vector<float>().swap(a_pack_);
+    a_int8_ = Q4Int8A();
   }
 
   // The inputs this kernel covers; anything else is the reference kernel's.
@@ -103,16 +119,21 @@ class MatMulNBitsKernel final : public FastKernel {
     out_shape.back() = N_;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* pa = a.data<float>();
-    const uint8_t* pb = ctx.input(1).data<uint8_t>();
-    const float* ps = ctx.input(2).data<float>();
-    const uint8_t* pz = ctx.has_input(3) ? ctx.input(3).data<uint8_t>() : nullptr;
     float* pc = y->data<float>();
     if (M <= kDirectMaxRows && int8_fn_ && quantize_a_int8(pa, M, K_, blocks_, bs_, a_int8_)) {
       run_int8(M, pc);
-    } else if (M <= kDirectMaxRows) {
-      run_direct(M, pa, pb, ps, pz, pc);
+    } else if (M > kDirectMaxRows && panel_fn_) {
+      run_panels(M, pa, nullptr, nullptr, nullptr, pc);  // from the packed copy
     } else {
-      run_panels(M, pa, pb, ps, pz, pc);
+      // The original weights (data() of a dropped copy-on-access constant copies it again).
+      const uint8_t* pb = ctx.input(1).data<uint8_t>();
+      const float* ps = ctx.input(2).data<float>();
+      const uint8_t* pz = ctx.has_input(3) ? ctx.input(3).data<uint8_t>() : nullptr;
+      if (M <= kDirectMaxRows) {
+        run_direct(M, pa, pb, ps, pz, pc);
+      } else {
+        run_panels(M, pa, pb, ps, pz, pc);
+      }
     }
     if (ctx.has_input(5)) {
       const float* bias = ctx.input(5).data<float>();
@@ -154,19 +175,27 @@ class MatMulNBitsKernel final : public FastKernel {
                         });
   }
 
+  // pb == nullptr: the panels come from the packed copy (int8_w_), else from B, scales, zero points.
   void run_panels(int64_t M, const float* pa, const uint8_t* pb, const float* ps, const uint8_t* pz, float* pc) {
     const KernelTable& t = *k_;
     const int64_t nr = t.nr, kp = blocks_ * bs_, panels = (N_ + nr - 1) / nr, col_bytes = blocks_ * bs_ / 2;
     const int64_t K = K_, N = N_, blocks = blocks_, bs = bs_, zp_row = zp_row_;
     const size_t min_chunk = chunk_for(M * K * nr, kMinChunkMacs);
-    panel_scratch_.prepare(*pool_, static_cast<size_t>(panels), min_chunk, static_cast<size_t>(nr * kp + K * nr));
+    panel_scratch_.prepare(*pool_, static_cast<size_t>(panels), min_chunk,
+                           static_cast<size_t>(pb ? nr * kp + K * nr : K * nr));
     pool_->parallel_for(static_cast<size_t>(panels), min_chunk, [&](size_t begin, size_t end) {
-      // Per chunk: the panel's columns dequantized [nr][kp], then transposed to [K][nr].
+      // Per chunk: the panel's columns dequantized [nr][kp], then transposed to [K][nr]; from the
+      // packed copy straight into [K][nr].
       float* const cols = panel_scratch_.of(begin);
-      float* const packed = cols + nr * kp;
+      float* const packed = pb ? cols + nr * kp : cols;
       for (size_t task = begin; task < end; ++task) {
         const int64_t j0 = static_cast<int64_t>(task) * nr;
         const int64_t nc = N - j0 < nr ? N - j0 : nr;
+        if (!pb) {
+          panel_fn_(int8_w_, j0, nc, nr, K, packed);
+          t.gemm_panel(M, K, pa, K, packed, nc, pc + j0, N);
+          continue;
+        }
         for (int64_t j = 0; j < nc; ++j) {
           const int64_t col = j0 + j;
           t.q4_dequant_col(pb + col * col_bytes, ps + col * blocks, pz ? pz + col * zp_row : nullptr, blocks, bs,
@@ -183,6 +212,7 @@ class MatMulNBitsKernel final : public FastKernel {
   ChunkScratch<float> panel_scratch_;  // run_panels: dequantized columns, then the packed panel
   std::vector<float> a_pack_;  // reused across runs (kernels of one session run one at a time)
   Q4Int8Fn int8_fn_ = nullptr;  // set when the int8 path applies (accuracy_level 4, VNNI, constant weights)
+  Q4Int8PanelFn panel_fn_ = nullptr;  // with int8_fn_: the float path's panels from int8_w_
   Q4Int8Weights int8_w_;
   Q4Int8A a_int8_;              // reused across runs, like a_pack_
   const KernelTable* k_ = &kernels();

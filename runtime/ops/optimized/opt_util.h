@@ -71,6 +71,8 @@ class ChunkScratch {
   }
   // The buffer of the chunk that starts at `begin` (the fn's first argument).
   T* of(size_t begin) { return buffers_[begin / chunk_].data(); }
+  // Frees the buffers (Kernel::release_scratch); the next prepare() allocates them again.
+  void release() { std::vector<std::vector<T>>().swap(buffers_); }
 
  private:
   size_t chunk_ = 1;

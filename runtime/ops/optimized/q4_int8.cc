@@ -10,6 +10,8 @@ namespace opt {
 
 Q4Int8Fn q4_int8_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
 Q4Int8Fn q4_int8_avx2();        // q4_int8_avx2.cc (nullptr off x86-64)
+Q4Int8PanelFn q4_int8_panel_avx2();  // q4_int8_avx2.cc (nullptr off x86-64)
+Q4Int8PanelFn q4_int8_panel_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
 
 namespace {
 
@@ -131,6 +133,14 @@ Q4Int8Fn q4_int8_fast() {
   static const Q4Int8Fn fn = avx512_vnni_chosen()                                   ? q4_int8_avx512vnni()
                              : avx512_chosen() || std::strcmp(kernels().isa, "avx2") == 0 ? q4_int8_avx2()
                                                                                           : nullptr;
+  return fn;
+}
+
+Q4Int8PanelFn q4_int8_panel_fast() {
+  // With the int8 path's ISA: AVX-512 code where the VNNI kernel runs, else AVX2.
+  static const Q4Int8PanelFn fn = !q4_int8_fast()                          ? nullptr
+                                  : q4_int8_fast() == q4_int8_avx512vnni() ? q4_int8_panel_avx512vnni()
+                                                                           : q4_int8_panel_avx2();
   return fn;
 }
 

@@ -31,6 +31,14 @@ struct Q4Int8Weights {
 Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,
                                    int64_t n, int64_t blocks, int64_t bs);
 
+// Depth rows [0, K) of columns [j0, j0 + width) of `w` dequantized for the float path of many
+// rows: out[k * width + j] = (code - zero point) * scale, the bits q4_dequant_col gives from B;
+// columns from nc on (past n) are zero. A kernel that keeps only the packed weights needs no
+// original for its panels.
+using Q4Int8PanelFn = void (*)(const Q4Int8Weights& w, int64_t j0, int64_t nc, int64_t width, int64_t K, float* out);
+// Where q4_int8_fast() is not nullptr: the AVX-512 one with the VNNI kernel, else the AVX2 one.
+Q4Int8PanelFn q4_int8_panel_fast();
+
 // M rows of A [M, K] quantized per block of bs values: codes [M, blocks * bs] (zero past K),
 // scales and code sums [M, blocks].
 struct Q4Int8A {

@@ -5,6 +5,7 @@
 // int16 by widening every 8 steps) are widened once per block. Compiled with -mavx2 -mfma on
 // x86-64 only; used only when the CPU has AVX2.
 #include "runtime/ops/optimized/q4_int8.h"
+#include "runtime/ops/optimized/q4_int8_panel.h"
 
 #if defined(__x86_64__) && defined(__AVX2__)
 #include <immintrin.h>
@@ -110,9 +111,14 @@ void q4_int8_avx2_kernel(const Q4Int8A& a, const Q4Int8Weights& w, int64_t group
   }
 }
 
+void q4_int8_panel_avx2_kernel(const Q4Int8Weights& w, int64_t j0, int64_t nc, int64_t width, int64_t K, float* out) {
+  q4_int8_panel_body(w, j0, nc, width, K, out);
+}
+
 }  // namespace
 
 Q4Int8Fn q4_int8_avx2() { return q4_int8_avx2_kernel; }
+Q4Int8PanelFn q4_int8_panel_avx2() { return q4_int8_panel_avx2_kernel; }
 
 }  // namespace opt
 }  // namespace xonnx
@@ -122,6 +128,7 @@ Q4Int8Fn q4_int8_avx2() { return q4_int8_avx2_kernel; }
 namespace xonnx {
 namespace opt {
 Q4Int8Fn q4_int8_avx2() { return nullptr; }
+Q4Int8PanelFn q4_int8_panel_avx2() { return nullptr; }
 }  // namespace opt
 }  // namespace xonnx
 

@@ -4,6 +4,7 @@
 // 8 values of depth one 64-byte load of packed nibbles, masked into the low (values k..k+3) and
 // high (k+4..k+7) halves, each multiplied by 4 broadcast codes of A with one vpdpbusd per row.
 #include "runtime/ops/optimized/q4_int8.h"
+#include "runtime/ops/optimized/q4_int8_panel.h"
 
 #if defined(__x86_64__) && defined(__AVX512VNNI__)
 // GCC 12 warns about the undefined-value idiom inside its own AVX512 headers.
@@ -85,9 +86,14 @@ void q4_int8_vnni(const Q4Int8A& a, const Q4Int8Weights& w, int64_t group_begin,
   }
 }
 
+void q4_int8_panel_avx512(const Q4Int8Weights& w, int64_t j0, int64_t nc, int64_t width, int64_t K, float* out) {
+  q4_int8_panel_body(w, j0, nc, width, K, out);
+}
+
 }  // namespace
 
 Q4Int8Fn q4_int8_avx512vnni() { return q4_int8_vnni; }
+Q4Int8PanelFn q4_int8_panel_avx512vnni() { return q4_int8_panel_avx512; }
 
 }  // namespace opt
 }  // namespace xonnx
@@ -97,6 +103,7 @@ Q4Int8Fn q4_int8_avx512vnni() { return q4_int8_vnni; }
 namespace xonnx {
 namespace opt {
 Q4Int8Fn q4_int8_avx512vnni() { return nullptr; }
+Q4Int8PanelFn q4_int8_panel_avx512vnni() { return nullptr; }
 }  // namespace opt
 }  // namespace xonnx
 
