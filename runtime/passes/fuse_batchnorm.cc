@@ -2,7 +2,10 @@
 // y = (x - mean) * s + bias with s = scale / sqrt(var + eps) per output channel becomes scaled
 // weights and a new bias. The producer must have no other reader; all parameters float32
 // constants. New initializers are added (the old ones may be shared; DCE drops them if not).
+// fuse_conv_scale_bias folds a constant Mul or Add after a Conv (a scalar or one value per output
+// channel: PP-LCNet's learnable affine blocks, exported BatchNorms split in two) the same way.
 #include <cmath>
+#include <functional>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/passes.h"
@@ -89,8 +92,13 @@ Tensor fused_bias(const Tensor* bias, const std::vector<double>& s,
   return Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())});
 }
 
-// Conv/ConvTranspose -> BN. Returns false when the pattern does not apply.
-Result<bool> fold_into_conv(Graph& g, Node& conv, const Node& bn) {
+// Per-channel s and shift of the node after a Conv, given its output channels; false when the
+// node's parameters do not fit.
+using Coefficients = std::function<bool(int64_t channels, int64_t rank, std::vector<double>* s, std::vector<double>* shift)>;
+
+// Conv/ConvTranspose -> node with coefficients `coefficients` (y = conv * s + shift per output
+// channel). Returns false when the pattern does not apply.
+Result<bool> fold_into_conv(Graph& g, Node& conv, const Coefficients& coefficients) {
   const bool transpose = conv.op_type == "ConvTranspose";
   if (conv.inputs.size() < 2) return false;
   const Tensor* w = float_constant(g, conv.inputs[1]);
@@ -104,7 +112,7 @@ Result<bool> fold_into_conv(Graph& g, Node& conv, const Node& bn) {
     if (!bias || bias->rank() != 1 || bias->dim(0) != channels) return false;
   }
   std::vector<double> s, shift;
-  if (!bn_coefficients(g, bn, channels, &s, &shift)) return false;
+  if (!coefficients(channels, w->rank(), &s, &shift)) return false;
   XONNX_ASSIGN_OR_RETURN(Tensor new_w, scaled_weights(*w, s, transpose, group));
   Tensor new_b = fused_bias(bias, s, shift);
   const std::string w_name = add_initializer(g, conv.inputs[1] + "_bn", std::move(new_w));
@@ -187,7 +195,9 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
     if (!producer.domain.empty() || producer.outputs.size() != 1) continue;
     Result<bool> done = false;
     if (producer.op_type == "Conv" || producer.op_type == "ConvTranspose") {
-      done = fold_into_conv(g, producer, bn);
+      done = fold_into_conv(g, producer, [&](int64_t channels, int64_t, std::vector<double>* s, std::vector<double>* shift) {
+        return bn_coefficients(g, bn, channels, s, shift);
+      });
     } else if (producer.op_type == "Gemm") {
       done = fold_into_gemm(g, producer, bn);
     }
@@ -199,6 +209,68 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
   }
   erase_nodes(g, dead);
   if (fused > 0) ctx.note("folded " + std::to_string(fused) + " BatchNormalization nodes");
+  return fused > 0;
+}
+
+namespace {
+
+// The per-channel values of `t` broadcast against a Conv output [N, channels, spatial...] of
+// rank `rank`: a scalar, or `channels` values along axis 1 (shape [channels, 1...] or
+// [1, channels, 1...], right-aligned). Empty when `t` broadcasts any other way.
+std::vector<double> per_channel(const Tensor& t, int64_t channels, int64_t rank) {
+  if (t.numel() == 1) return std::vector<double>(static_cast<size_t>(channels), t.data<float>()[0]);
+  if (t.numel() != channels || t.rank() > rank || t.rank() < rank - 1) return {};
+  const int64_t channel_axis = t.rank() - (rank - 1);  // axis 1 of the output, right-aligned
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    if (t.dim(d) != (d == channel_axis ? channels : 1)) return {};
+  }
+  const float* v = t.data<float>();
+  return std::vector<double>(v, v + channels);
+}
+
+}  // namespace
+
+Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  int fused = 0;
+  std::vector<bool> dead(g.nodes.size(), false);
+  GraphIndex index(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!n.domain.empty() || (n.op_type != "Mul" && n.op_type != "Add") || n.inputs.size() != 2 ||
+        n.outputs.size() != 1) {
+      continue;
+    }
+    for (size_t k = 0; k < 2; ++k) {
+      const std::string& x = n.inputs[k];
+      const int p = index.producer(x);
+      if (p < 0 || dead[static_cast<size_t>(p)] || index.use_count(x) != 1) continue;
+      Node& producer = g.nodes[static_cast<size_t>(p)];
+      if (!producer.domain.empty() || producer.outputs.size() != 1 ||
+          (producer.op_type != "Conv" && producer.op_type != "ConvTranspose")) {
+        continue;
+      }
+      const Tensor* c = float_constant(g, n.inputs[1 - k]);
+      if (!c) continue;
+      const bool scale = n.op_type == "Mul";
+      XONNX_ASSIGN_OR_RETURN(bool done, fold_into_conv(g, producer, [&](int64_t channels, int64_t rank,
+                                                                         std::vector<double>* s,
+                                                                         std::vector<double>* shift) {
+        const std::vector<double> v = per_channel(*c, channels, rank);
+        if (v.empty()) return false;
+        *s = scale ? v : std::vector<double>(v.size(), 1.0);
+        *shift = scale ? std::vector<double>(v.size(), 0.0) : v;
+        return true;
+      }));
+      if (!done) continue;
+      producer.outputs[0] = n.outputs[0];
+      dead[i] = true;
+      ++fused;
+      break;
+    }
+  }
+  erase_nodes(g, dead);
+  if (fused > 0) ctx.note("folded " + std::to_string(fused) + " constant Mul / Add nodes into their Conv");
   return fused > 0;
 }
 

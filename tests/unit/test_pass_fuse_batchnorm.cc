@@ -57,6 +57,46 @@ TEST(PassFuseBatchnorm, ConvTransposeWithGroups) {
   }
 }
 
+// fuse_conv_scale_bias: Conv -> Mul(c) -> Add(d) with c, d scalars (PP-LCNet's learnable affine
+// block) or one value per output channel ([C,1,1] or [1,C,1,1]) fold into the Conv; a constant
+// that broadcasts along another axis ([C] meets the last axis) stays.
+Model conv_scale_bias(Shape scale_shape, Shape shift_shape, const std::string& op = "Conv") {
+  Model m = make_model(17);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), dim(4), dim(5), dim(5)})};
+  m.graph.outputs = {untyped("y")};
+  const Shape w_shape = op == "Conv" ? Shape{6, 2, 3, 3} : Shape{4, 3, 3, 3};
+  add_init(m.graph, "w", f32(noise(static_cast<size_t>(shape_numel(w_shape)), 7), w_shape));
+  add_init(m.graph, "s", f32(noise(static_cast<size_t>(shape_numel(scale_shape)), 8, 0.5f, 2.0f), scale_shape));
+  add_init(m.graph, "d", f32(noise(static_cast<size_t>(shape_numel(shift_shape)), 9), shift_shape));
+  m.graph.nodes.push_back(make_node(op, {"x", "w"}, {"c"}, {attr_int("group", 2)}));
+  m.graph.nodes.push_back(make_node("Mul", {"s", "c"}, {"m"}));
+  m.graph.nodes.push_back(make_node("Add", {"m", "d"}, {"y"}));
+  return m;
+}
+
+TEST(PassFuseConvScaleBias, ScalarsAndPerChannelConstantsFold) {
+  for (const auto& [scale, shift] : std::vector<std::pair<Shape, Shape>>{
+           {{}, {}}, {{1}, {6, 1, 1}}, {{1, 6, 1, 1}, {}}}) {
+    Model m = conv_scale_bias(scale, shift);
+    bool changed = false;
+    Model out = m;
+    for (int round = 0; round < 2; ++round) out = run_pass(out, passes::fuse_conv_scale_bias, &changed);
+    EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Conv"}));
+    expect_close_outputs(m, out, {random_value({1, 4, 5, 5}, 3)}, 1e-4);
+  }
+  Model t = conv_scale_bias({1, 6, 1, 1}, {6, 1, 1}, "ConvTranspose");
+  Model t_out = run_pass(run_pass(t, passes::fuse_conv_scale_bias), passes::fuse_conv_scale_bias);
+  EXPECT_EQ(op_list(t_out.graph), (std::vector<std::string>{"ConvTranspose"}));
+  expect_close_outputs(t, t_out, {random_value({1, 4, 5, 5}, 5)}, 1e-4);
+}
+
+TEST(PassFuseConvScaleBias, OtherBroadcastsStay) {
+  Model m = conv_scale_bias({5}, {6, 5, 5});  // along the last axis; a full tensor
+  bool changed = true;
+  run_pass(m, passes::fuse_conv_scale_bias, &changed);
+  EXPECT_FALSE(changed);
+}
+
 TEST(PassFuseBatchnorm, Gemm) {
   for (int64_t trans_b : {0, 1}) {
     Model m = make_model(17);
