@@ -140,7 +140,9 @@ TEST(SequenceSharing, InsertNeverChangesAValueAnotherReaderHolds) {
       ASSERT_TRUE(out.is_ok()) << out.status().to_string();
       EXPECT_EQ(items((*out)[0]), (std::vector<int64_t>{0, 1}));
       EXPECT_EQ(items((*out)[1]), (std::vector<int64_t>{0, 2}));
-      if (s0_is_output) EXPECT_EQ(items((*out)[2]), (std::vector<int64_t>{0}));
+      if (s0_is_output) {
+        EXPECT_EQ(items((*out)[2]), (std::vector<int64_t>{0}));
+      }
     }
   }
 }
