@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# The sanitizer tier, a named slow tier (scripts/test.sh runs it with XONNX_SANITIZERS=1;
-# docs/security.md): one clang 14 tree
-# (preset `sanitize`: ASan + UBSan without recovery, -O1, libFuzzer coverage) builds only what
-# it runs — the unit tests, the CLI (model, cli and convert tests) and the fuzz targets — then
-#   1. ctest under ASan+UBSan: unit, models, cli, convert-cli, bad-models (every input a fuzzer
-#      ever crashed on);
-#   2. each fuzz target for XONNX_SANITIZE_FUZZ_SECONDS (default 20) with a fixed seed.
-# Prints the wall time of each step. XONNX_SANITIZE_FUZZ_SECONDS=0 skips step 2.
+# The sanitizer tiers (docs/security.md), in a clang 14 tree (preset `sanitize`: ASan + UBSan
+# without recovery, -O1, libFuzzer coverage) that builds only what the tier runs.
+# XONNX_SANITIZE_TIER picks one:
+#   quick (CI's default run, scripts/test.sh): the fuzz targets and their replay tool only (the
+#     runtime and the converter; no CLI, no unit tests), then
+#       1. ctest bad-models: every input a fuzzer ever crashed on, through every target;
+#       2. each fuzz target for XONNX_SANITIZE_FUZZ_SECONDS (default 20) with a fixed seed; each
+#          first runs all of its seeds (the test models: session creation and a run of each
+#          under ASan + UBSan; the backend node tests when present; tests/bad_models).
+#   full (default here; the named slow tier, `bash scripts/test-sanitizers.sh`): also the unit
+#     tests, the concurrency test and the CLI, so step 1 is the unit, concurrent-runs, models,
+#     cli, convert-cli and bad-models ctests; then step 2, and
+#       3. ThreadSanitizer (preset `tsan`, a second clang tree building only
+#          xonnx_concurrency_tests): 8 threads x 200 runs on shared and per-thread sessions.
+# Prints the wall time of each step. XONNX_SANITIZE_FUZZ_SECONDS=0 skips step 2,
+# XONNX_SANITIZE_TSAN=0 step 3 (XONNX_SANITIZE_TSAN=1 adds it to the quick tier).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TIER=${XONNX_SANITIZE_TIER:-full}
 FUZZ_SECONDS=${XONNX_SANITIZE_FUZZ_SECONDS:-20}
+TSAN=${XONNX_SANITIZE_TSAN:-}
 BUILD=build/sanitize
 times=()
 step() {  # step NAME COMMAND...: runs and records the wall time
@@ -19,15 +29,30 @@ step() {  # step NAME COMMAND...: runs and records the wall time
   "$@"
   times+=("$name $(( $(date +%s) - t0 )) s")
 }
-targets=(xonnx_unit_tests xonnx xonnx_fuzz_replay
+targets=(xonnx_fuzz_replay
          xonnx_fuzz_load_model xonnx_fuzz_tensor_readers xonnx_fuzz_session_run xonnx_fuzz_convert)
+tests='bad-models'
+case $TIER in
+  full) targets+=(xonnx xonnx_unit_tests xonnx_concurrency_tests)
+        tests="unit|concurrent-runs|models|cli|convert-cli|$tests"; TSAN=${TSAN:-1} ;;
+  quick) TSAN=${TSAN:-0} ;;
+  *) echo "XONNX_SANITIZE_TIER must be quick or full, not '$TIER'" >&2; exit 2 ;;
+esac
 step configure cmake --preset sanitize
 step build cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}"
 # detect_leaks: a leak is a bug too; the unit tests' gtest death tests need no fork server.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-step ctest ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" -R '^(unit|models|cli|convert-cli|bad-models)$'
+step ctest ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" -R "^($tests)\$"
 if [ "$FUZZ_SECONDS" != 0 ]; then
   step fuzz env XONNX_FUZZ_SEED=1 bash scripts/fuzz.sh "$FUZZ_SECONDS"
+fi
+if [ "$TSAN" != 0 ]; then
+  # halt_on_error: a race fails the step. The suppressions file lists only third-party code
+  # (uninstrumented Debian libraries) with the reason for each entry.
+  step tsan-configure cmake --preset tsan
+  step tsan-build cmake --build build/tsan -j"$(nproc)" --target xonnx_concurrency_tests
+  step tsan-run env TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/concurrency/tsan.supp}" \
+    build/tsan/bin/xonnx_concurrency_tests
 fi
 printf '[test-sanitizers] %s\n' "${times[@]}"

@@ -6,10 +6,13 @@
 # (scripts/test-arm.sh), then the SDK as an application gets it: install, find_package,
 # pkg-config, .debs, selective build (scripts/test-packaging.sh, host tree, ~80 s).
 # Every host build replays tests/bad_models (inputs fuzzers crashed on) through every fuzz
-# target (ctest bad-models). The sanitizer tier (scripts/test-sanitizers.sh: unit, model, CLI and
-# bad-model tests under ASan + UBSan in a clang tree, and each fuzz target for 20 s) is a named
-# slow tier, run between the host ctest and ARM only with XONNX_SANITIZERS=1: its cold clang
-# build has not been timed on CI's 2 cores yet (docs/security.md).
+# target (ctest bad-models). Between the host ctest and ARM, the quick sanitizer tier
+# (scripts/test-sanitizers.sh, XONNX_SANITIZE_TIER=quick: a clang tree with ASan + UBSan builds
+# the runtime, the converter and the fuzz targets, replays tests/bad_models and runs each fuzz
+# target for 20 s after its seeds, the test models among them; ~8 min cold on 2 cores, estimated).
+# XONNX_SANITIZERS=full runs the named slow tier instead (also the unit, concurrency, model and
+# CLI tests under ASan + UBSan and the concurrency test under TSan; ~30 min cold), =0 none
+# (docs/security.md).
 # XONNX_SKIP_ARM=1 runs the host part only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,9 +21,12 @@ trap 'rm -rf "$logs"' EXIT
 bash scripts/check-includes.sh
 bash scripts/build.sh
 ctest --preset release --output-on-failure | tee "$logs/host.log"
-if [ "${XONNX_SANITIZERS:-0}" = 1 ]; then
-  bash scripts/test-sanitizers.sh | tee "$logs/sanitize.log"
-fi
+case "${XONNX_SANITIZERS:-quick}" in
+  0) ;;
+  quick) XONNX_SANITIZE_TIER=quick bash scripts/test-sanitizers.sh | tee "$logs/sanitize.log" ;;
+  1|full) XONNX_SANITIZE_TIER=full bash scripts/test-sanitizers.sh | tee "$logs/sanitize.log" ;;
+  *) echo "XONNX_SANITIZERS must be quick, full or 0" >&2; exit 2 ;;
+esac
 if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then
   bash scripts/test-arm.sh | tee "$logs/arm.log"
 fi

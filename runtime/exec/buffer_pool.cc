@@ -25,8 +25,13 @@ Result<std::shared_ptr<Storage>> BufferPool::acquire(size_t bytes, bool zero) {
   }
   if (best) {
     best->epoch = epoch_;
-    if (zero) std::memset(best->storage->data(), 0, bytes);
-    return best->storage;
+    // use_count() is a relaxed load: seeing 1 orders nothing. Copying the pointer is an
+    // acquire-release increment of the same count, so whatever the last other holder did
+    // before letting go (a caller on another thread reading a run's output) happens before
+    // this run writes the buffer again (the memset used to come first).
+    std::shared_ptr<Storage> storage = best->storage;
+    if (zero) std::memset(storage->data(), 0, bytes);
+    return storage;
   }
   const size_t size = round_up(bytes);
   if (bytes_held_ + size > static_cast<size_t>(max_bytes_)) {

@@ -25,13 +25,13 @@ Status SessionState::check_interrupt() const {
 Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
                                              const Frame* parent) const {
   std::vector<Value> outputs;
-  XONNX_RETURN_IF_ERROR(execute_into(inputs, parent, nullptr, outputs));
+  XONNX_RETURN_IF_ERROR(execute_into(inputs, false, parent, nullptr, outputs));
   return outputs;
 }
 
 Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* parent,
                               std::vector<Value>& outputs) const {
-  return execute_into(inputs, parent, nullptr, outputs);
+  return execute_into(inputs, false, parent, nullptr, outputs);
 }
 
 Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
@@ -57,7 +57,7 @@ Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame&
   return s;
 }
 
-Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* parent,
+Status Subgraph::execute_into(const std::vector<Value>& inputs, bool take_inputs, const Frame* parent,
                               const Step* owner, std::vector<Value>& outputs) const {
   if (inputs.size() > input_slots_.size()) {
     return invalid_argument("graph takes ", input_slots_.size(), " inputs, got ", inputs.size());
@@ -92,7 +92,12 @@ Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* par
     frame.slots[c.slot] = f->slots[c.outer_slot];
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].empty()) frame.slots[input_slots_[i]] = inputs[i];
+    if (inputs[i].empty()) continue;
+    if (take_inputs) {
+      frame.slots[input_slots_[i]] = std::move(const_cast<Value&>(inputs[i]));
+    } else {
+      frame.slots[input_slots_[i]] = inputs[i];
+    }
   }
   XONNX_RETURN_IF_ERROR(run_steps(frame));
   if (!bound_.empty()) XONNX_RETURN_IF_ERROR(settle_bound_outputs(frame));

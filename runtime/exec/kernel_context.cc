@@ -58,6 +58,11 @@ const Value& KernelContextImpl::input_value(size_t i) const {
   return frame_.slots[step_.inputs[i]];
 }
 
+Value KernelContextImpl::take_input_value(size_t i) {
+  if (i >= step_.takeable.size() || !step_.takeable[i]) return input_value(i);
+  return std::move(frame_.slots[step_.inputs[i]]);
+}
+
 const Tensor& KernelContextImpl::input(size_t i) const {
   const Value& v = input_value(i);
   return v.is_tensor() ? v.tensor() : empty_tensor();
@@ -68,7 +73,16 @@ Result<std::vector<Value>> KernelContextImpl::run_subgraph(const GraphBody& body
   // Every GraphBody is a Subgraph: only subgraph() above makes them.
   const Subgraph& graph = static_cast<const Subgraph&>(body);
   std::vector<Value> outputs;
-  XONNX_RETURN_IF_ERROR(graph.execute_into(inputs, &frame_, &step_, outputs));
+  XONNX_RETURN_IF_ERROR(graph.execute_into(inputs, false, &frame_, &step_, outputs));
+  return outputs;
+}
+
+Result<std::vector<Value>> KernelContextImpl::run_subgraph_consuming(const GraphBody& body,
+                                                                     std::vector<Value>&& inputs) {
+  XONNX_RETURN_IF_ERROR(state_.check_interrupt());
+  const Subgraph& graph = static_cast<const Subgraph&>(body);
+  std::vector<Value> outputs;
+  XONNX_RETURN_IF_ERROR(graph.execute_into(inputs, true, &frame_, &step_, outputs));
   return outputs;
 }
 

@@ -50,6 +50,7 @@ class KernelContextImpl final : public KernelContext {
     return i < step_.inputs.size() && step_.inputs[i] >= 0 && !frame_.slots[step_.inputs[i]].empty();
   }
   const Value& input_value(size_t i) const override;
+  Value take_input_value(size_t i) override;
   const Tensor& input(size_t i) const override;
   size_t num_outputs() const override { return step_.outputs.size(); }
   bool output_wanted(size_t i) const override {
@@ -76,6 +77,8 @@ class KernelContextImpl final : public KernelContext {
   Status check_interrupt() const override { return state_.check_interrupt(); }
   Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                           const std::vector<Value>& inputs) override;
+  Result<std::vector<Value>> run_subgraph_consuming(const GraphBody& body,
+                                                    std::vector<Value>&& inputs) override;
 
  private:
   Result<Tensor*> allocate(size_t i, DataType dtype, Shape shape, bool zero);

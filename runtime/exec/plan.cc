@@ -258,6 +258,21 @@ Status Subgraph::build(const Graph& graph) {
   for (int s = 0; s < num_slots_; ++s) {
     if (last_use[s] >= 0) steps_[last_use[s]].release.push_back(s);
   }
+  // An input the kernel may take: released here, and not read by another input or a subgraph
+  // of the same node (a body capturing it reads the slot while the kernel runs).
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    step.takeable.assign(step.inputs.size(), false);
+    std::vector<int> implicit;
+    for (const std::string& name : implicit_inputs(*step.node)) implicit.push_back(slot(name));
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int in = step.inputs[i];
+      if (in < 0 || last_use[in] != static_cast<int>(s)) continue;
+      if (std::count(step.inputs.begin(), step.inputs.end(), in) != 1) continue;
+      if (std::find(implicit.begin(), implicit.end(), in) != implicit.end()) continue;
+      step.takeable[i] = true;
+    }
+  }
   return Status::ok();
 }
 

@@ -80,6 +80,9 @@ class Subgraph final : public GraphBody {
     std::vector<int> inputs;   // slot per input, -1 when omitted
     std::vector<int> outputs;  // slot per output, -1 when unnamed
     std::vector<int> release;  // slots whose last use is this step
+    // Per input: its slot is released after this step and read by no other input or subgraph
+    // of it, so the kernel may take the value (KernelContext::take_input_value).
+    std::vector<bool> takeable;
     std::string label;         // "node 'x' (Op, opset N)" for errors
     std::string name;          // for profiles: node name, or "Op#index" when unnamed
     std::string op;            // for profiles: "Op", or "domain:Op"
@@ -105,8 +108,10 @@ class Subgraph final : public GraphBody {
   Result<int> resolve(const std::string& name);
 
   // `owner` is the step of the enclosing graph whose kernel runs this one (profiling scope).
-  Status execute_into(const std::vector<Value>& inputs, const Frame* parent, const Step* owner,
-                      std::vector<Value>& outputs) const;
+  // `take_inputs`: the caller gives the values up (run_subgraph_consuming), so they are moved
+  // into the slots (inputs is then a non-const vector the caller no longer reads).
+  Status execute_into(const std::vector<Value>& inputs, bool take_inputs, const Frame* parent,
+                      const Step* owner, std::vector<Value>& outputs) const;
   Status run_steps(Frame& frame) const;
   Status run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
                       Profiler& profiler) const;

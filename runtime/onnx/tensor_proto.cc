@@ -68,6 +68,37 @@ Status charge_allocation(const TensorSource& source, int64_t bytes, const std::s
   return Status::ok();
 }
 
+namespace {
+
+// The typed field `dtype` is stored in (as the switch in tensor_from_proto reads it) must have
+// exactly the entries the dims need: numel values, or `bytes` packed bytes for sub-byte types.
+Status check_typed_field_size(const onnxpb::TensorProto& proto, DataType dtype, int64_t numel,
+                              int64_t bytes, const std::string& what) {
+  const char* name = "int32_data";
+  int64_t have = proto.int32_data_size();
+  int64_t expected = numel;
+  switch (dtype) {
+    case DataType::kFloat: name = "float_data"; have = proto.float_data_size(); break;
+    case DataType::kDouble: name = "double_data"; have = proto.double_data_size(); break;
+    case DataType::kInt64: name = "int64_data"; have = proto.int64_data_size(); break;
+    case DataType::kUint32:
+    case DataType::kUint64: name = "uint64_data"; have = proto.uint64_data_size(); break;
+    case DataType::kString: name = "string_data"; have = proto.string_data_size(); break;
+    case DataType::kInt4:
+    case DataType::kUint4:
+    case DataType::kFloat4E2M1:
+    case DataType::kInt2:
+    case DataType::kUint2: expected = bytes; break;
+    default: break;
+  }
+  if (have != expected) {
+    return invalid_model(what, ": ", name, " has ", have, " values but the dims need ", expected);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorSource& source,
                                  const std::string& what) {
   if (!proto.has_data_type() || !dtype_is_known(proto.data_type())) {
@@ -166,7 +197,9 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     return t;
   }
 
-  // Typed fields.
+  // Typed fields. The field must hold what the dims need before the tensor is allocated: a
+  // few bytes of proto may claim gigabytes (fuzz tensor_readers: 9 GB for an empty field).
+  XONNX_RETURN_IF_ERROR(check_typed_field_size(proto, dtype, numel, bytes, what));
   XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, shape));
   void* out = t.raw_data();
   switch (dtype) {

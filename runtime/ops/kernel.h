@@ -148,6 +148,10 @@ class KernelContext {
   // The tensor at input i; an undefined Tensor when absent or not a tensor.
   virtual const Tensor& input(size_t i) const = 0;
   virtual const Value& input_value(size_t i) const = 0;
+  // Input i's value, moved out of its slot when this node is the last to read it (the executor
+  // would release it right after), else a copy. With Value::unique_sequence() a kernel can
+  // then update a sequence in place that nobody else holds.
+  virtual Value take_input_value(size_t i) { return input_value(i); }
 
   virtual size_t num_outputs() const = 0;
   // False when the node leaves output i unnamed (optional outputs nobody reads).
@@ -164,6 +168,12 @@ class KernelContext {
   // Runs a compiled subgraph; it sees the values of all enclosing scopes.
   virtual Result<std::vector<Value>> run_subgraph(const GraphBody& body,
                                                   const std::vector<Value>& inputs) = 0;
+  // The same, moving the inputs into the subgraph's slots (a Loop passes its loop-carried
+  // values on, so a body may find them unique: take_input_value).
+  virtual Result<std::vector<Value>> run_subgraph_consuming(const GraphBody& body,
+                                                            std::vector<Value>&& inputs) {
+    return run_subgraph(body, inputs);
+  }
 };
 
 // Normalizes a possibly negative axis into [0, rank); fails naming the axis otherwise.

@@ -2,6 +2,7 @@
 // fusion (and the value_info the writer emits) still see typed values:
 // SimplifiedLayerNormalization, RMSNormalization, RotaryEmbedding (ONNX 23), Attention (ONNX 23);
 // com.microsoft SkipSimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits.
+#include "runtime/core/checked.h"
 #include "runtime/passes/shape_inference_rules.h"
 
 namespace xonnx {
@@ -37,11 +38,13 @@ void group_query_attention_rule(InferCtx& c) {
   if (const std::vector<Dim>* past = c.has_input(3) ? c.in_dims(3) : nullptr; past && past->size() == 4 && (*past)[3].known()) {
     head = (*past)[3].value;
   } else if ((*q)[2].known()) {
-    const int64_t parts = c.has_input(1) ? heads : heads + 2 * kv_heads;
-    if ((*q)[2].value % parts == 0) head = (*q)[2].value / parts;
+    // Attributes come from the file: sums and products are checked (-1: overflow, no dim).
+    const int64_t parts = c.has_input(1) ? heads : checked_add(heads, checked_mul(2, kv_heads));
+    if (parts > 0 && (*q)[2].value % parts == 0) head = (*q)[2].value / parts;
   }
   const DataType t = c.in_dtype(0);
-  c.set_type(0, t, {(*q)[0], (*q)[1], head > 0 ? known_dim(heads * head) : Dim()});
+  const int64_t width = head > 0 ? checked_mul(heads, head) : -1;
+  c.set_type(0, t, {(*q)[0], (*q)[1], width >= 0 ? known_dim(width) : Dim()});
   const Dim batch = (*q)[0];
   for (size_t out : {size_t{1}, size_t{2}}) {
     if (c.node.outputs.size() > out && !c.node.outputs[out].empty()) {
@@ -66,10 +69,12 @@ void attention_rule(InferCtx& c) {
     }
     return;
   }
+  if (q->size() != 3) return;  // the kernel rejects other ranks; (*v)[2] must exist
   const int64_t heads = c.attr_int("q_num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
   Dim width;
   if (heads > 0 && kv_heads > 0 && (*v)[2].known() && (*v)[2].value % kv_heads == 0) {
-    width = known_dim(heads * ((*v)[2].value / kv_heads));
+    const int64_t w = checked_mul(heads, (*v)[2].value / kv_heads);
+    if (w >= 0) width = known_dim(w);
   }
   c.set_type(0, t, {(*q)[0], (*q)[1], width});
 }

@@ -260,13 +260,25 @@ Result<compute_t<T>> clip_bound(KernelContext& ctx, size_t i, const char* which,
   return to_compute(b.data<T>()[0]);
 }
 
+// An attribute bound (Clip before opset 11) in the compute type. Converting a float outside
+// an integer type's range is undefined (the defaults are +-FLT_MAX), so it saturates.
+template <typename C>
+C clip_bound_from_attr(float v, C def) {
+  if constexpr (std::is_integral_v<C>) {
+    if (std::isnan(v)) return def;
+    if (v <= static_cast<float>(std::numeric_limits<C>::lowest())) return std::numeric_limits<C>::lowest();
+    if (v >= static_cast<float>(std::numeric_limits<C>::max())) return std::numeric_limits<C>::max();
+  }
+  return static_cast<C>(v);
+}
+
 template <typename T>
 Status clip_typed(KernelContext& ctx, const ClipAttrs& a) {
   using C = compute_t<T>;
   const Tensor& x = ctx.input(0);
   const DataType dt = x.dtype();
-  C lo = static_cast<C>(a.min);
-  C hi = static_cast<C>(a.max);
+  C lo = clip_bound_from_attr<C>(a.min, std::numeric_limits<C>::lowest());
+  C hi = clip_bound_from_attr<C>(a.max, std::numeric_limits<C>::max());
   if (a.from_inputs) {
     XONNX_ASSIGN_OR_RETURN(lo, clip_bound<T>(ctx, 1, "min", dt, std::numeric_limits<C>::lowest()));
     XONNX_ASSIGN_OR_RETURN(hi, clip_bound<T>(ctx, 2, "max", dt, std::numeric_limits<C>::max()));

@@ -75,7 +75,9 @@ Result<std::unique_ptr<Kernel>> create_loop(const KernelInit& init) {
     }
     const RunLimits& limits = ctx.limits();
     std::vector<Value> state;
-    for (size_t i = 0; i < carried; ++i) state.push_back(ctx.input_value(2 + i));
+    // Taken, not copied, when the Loop is their last reader, and moved through every
+    // iteration: a body that appends to a sequence may then do so in place.
+    for (size_t i = 0; i < carried; ++i) state.push_back(ctx.take_input_value(2 + i));
     std::vector<std::vector<Tensor>> scan_items(scans);
     int64_t scan_bytes = 0;  // what the scan outputs have collected: bounded by the memory cap
     for (int64_t iter = 0; iter < max_trip && cond; ++iter) {
@@ -88,7 +90,7 @@ Result<std::unique_ptr<Kernel>> create_loop(const KernelInit& init) {
       in.push_back(Value(Tensor::scalar<int64_t>(iter)));
       in.push_back(Value(Tensor::scalar<bool>(cond)));
       for (Value& v : state) in.push_back(std::move(v));
-      XONNX_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_subgraph(*body, in));
+      XONNX_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.run_subgraph_consuming(*body, std::move(in)));
       XONNX_ASSIGN_OR_RETURN(cond, read_condition(out[0].tensor(), "Loop body condition output"));
       for (size_t i = 0; i < carried; ++i) state[i] = std::move(out[1 + i]);
       for (size_t k = 0; k < scans; ++k) {

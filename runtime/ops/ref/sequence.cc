@@ -1,5 +1,7 @@
-// Sequence and Optional ops. Sequences are immutable shared lists of tensors: every op that
-// "modifies" one builds a new list (the tensors themselves are shared, not copied).
+// Sequence and Optional ops. Sequences are values: shared lists of tensors that an op which
+// "modifies" one copies (the tensors themselves are shared, not copied), unless it holds the
+// only reference (sequence_to_modify), as a Loop body that appends does.
+#include "runtime/core/checked.h"
 #include "runtime/core/limits.h"
 #include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
@@ -28,20 +30,40 @@ Result<int64_t> position(const Tensor& t, int64_t size, bool allow_end) {
   return p < 0 ? p + size : p;
 }
 
-// A sequence about to get `extra` more: its tensors' bytes (plus each entry's own size) must
-// stay under the memory cap, so a Loop that keeps inserting ends with an error.
-Status check_sequence_size(const KernelContext& ctx, const Sequence& s, const Tensor& extra) {
+int64_t entry_bytes(const Tensor& t) { return static_cast<int64_t>(t.nbytes() + sizeof(Tensor)); }
+
+// What `s` holds (its items' bytes plus each entry's own size): kept in held_bytes by these
+// ops, counted once for a sequence made elsewhere (a run input, SplitToSequence, the loader).
+int64_t held_bytes(const Sequence& s) {
+  if (s.held_bytes >= 0) return s.held_bytes;
+  int64_t bytes = 0;
+  for (const Tensor& t : s.items) bytes = checked_add(bytes, entry_bytes(t));
+  return bytes;
+}
+
+// A sequence about to get `extra` more must stay under the memory cap, so a Loop that keeps
+// inserting ends with an error. Returns what it will hold.
+Result<int64_t> check_sequence_size(const KernelContext& ctx, const Sequence& s, const Tensor& extra) {
   const int64_t cap = ctx.limits().max_memory_bytes;
-  int64_t bytes = static_cast<int64_t>(extra.nbytes() + sizeof(Tensor));
-  for (const Tensor& t : s.items) {
-    bytes += static_cast<int64_t>(t.nbytes() + sizeof(Tensor));
-    if (bytes > cap) break;
-  }
-  if (bytes > cap) {
+  const int64_t bytes = checked_add(held_bytes(s), entry_bytes(extra));
+  if (bytes < 0 || bytes > cap) {
     return resource_exhausted("a sequence of ", s.items.size() + 1, " tensors would hold more than ",
                               describe_bytes(cap), " (max_memory_bytes)");
   }
-  return Status::ok();
+  return bytes;
+}
+
+// The sequence input 0 to derive the output from: the input itself when this node is its last
+// reader and nobody else holds it (a Loop body appending: O(1) instead of a copy of the whole
+// list per iteration), else a copy. Either way the input as the graph saw it is unchanged.
+Result<std::shared_ptr<Sequence>> sequence_to_modify(KernelContext& ctx) {
+  Value v = ctx.take_input_value(0);
+  if (!v.is_sequence()) return invalid_argument("input 0 must be a sequence");
+  // unique_sequence(): v holds the only reference to a sequence created non-const.
+  if (v.unique_sequence()) return std::const_pointer_cast<Sequence>(v.sequence_ptr());
+  auto s = std::make_shared<Sequence>(v.sequence());
+  s->held_bytes = held_bytes(*s);
+  return s;
 }
 
 Result<std::unique_ptr<Kernel>> create_sequence_empty(const KernelInit& init) {
@@ -82,15 +104,18 @@ Result<std::unique_ptr<Kernel>> create_sequence_insert(const KernelInit&) {
       return invalid_argument("cannot insert ", dtype_name(t.dtype()), " into a sequence of ",
                               dtype_name(in->elem_type));
     }
-    XONNX_RETURN_IF_ERROR(check_sequence_size(ctx, *in, t));
-    auto s = std::make_shared<Sequence>(*in);
-    s->elem_type = t.dtype();
-    int64_t pos = static_cast<int64_t>(s->items.size());
+    XONNX_ASSIGN_OR_RETURN(const int64_t bytes, check_sequence_size(ctx, *in, t));
+    int64_t pos = static_cast<int64_t>(in->items.size());
     if (ctx.has_input(2)) {
-      XONNX_ASSIGN_OR_RETURN(pos, position(ctx.input(2), static_cast<int64_t>(s->items.size()), true));
+      XONNX_ASSIGN_OR_RETURN(pos, position(ctx.input(2), static_cast<int64_t>(in->items.size()), true));
     }
-    s->items.insert(s->items.begin() + pos, t);
-    ctx.set_output_value(0, Value::sequence(s));
+    // Every check is done: only now may the input leave its slot.
+    Tensor item = t;
+    XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Sequence> s, sequence_to_modify(ctx));
+    s->elem_type = item.dtype();
+    s->items.insert(s->items.begin() + pos, std::move(item));
+    s->held_bytes = bytes;
+    ctx.set_output_value(0, Value::sequence(std::move(s)));
     return Status::ok();
   });
 }
@@ -107,15 +132,18 @@ Result<std::unique_ptr<Kernel>> create_sequence_at(const KernelInit&) {
 Result<std::unique_ptr<Kernel>> create_sequence_erase(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Sequence* in, sequence_input(ctx, 0));
-    auto s = std::make_shared<Sequence>(*in);
-    const int64_t size = static_cast<int64_t>(s->items.size());
+    const int64_t size = static_cast<int64_t>(in->items.size());
     if (size == 0) return invalid_argument("cannot erase from an empty sequence");
     int64_t pos = size - 1;
     if (ctx.has_input(1)) {
       XONNX_ASSIGN_OR_RETURN(pos, position(ctx.input(1), size, false));
     }
+    XONNX_ASSIGN_OR_RETURN(std::shared_ptr<Sequence> s, sequence_to_modify(ctx));
+    const int64_t held = held_bytes(*s);
+    const int64_t bytes = held < 0 ? -1 : held - entry_bytes(s->items[static_cast<size_t>(pos)]);
     s->items.erase(s->items.begin() + pos);
-    ctx.set_output_value(0, Value::sequence(s));
+    s->held_bytes = bytes;
+    ctx.set_output_value(0, Value::sequence(std::move(s)));
     return Status::ok();
   });
 }

@@ -150,7 +150,7 @@ Result<std::unique_ptr<Kernel>> create_softmax(const KernelInit& init) {
       if constexpr (std::is_same_v<C, T>) {
         softmax_core<K, C>(
             outer, n, inner, [in](int64_t i) { return in[i]; },
-            [out](int64_t i, C v) { out[i] = v; });
+            [out](int64_t i, auto v) { out[i] = v; });  // generic: clang checks a discarded non-dependent branch
       } else {
         std::vector<C> tmp(static_cast<size_t>(x.numel()));
         softmax_core<K, C>(

@@ -102,7 +102,7 @@ Result<std::unique_ptr<Kernel>> create_variadic(const KernelInit& init) {
       std::vector<C> tmp;
       C* acc;
       if constexpr (std::is_same_v<C, T>) {
-        acc = y->data<T>();
+        acc = reinterpret_cast<C*>(y->data<T>());  // C is T here; clang checks this branch for every T
       } else {
         tmp.assign(static_cast<size_t>(total), C(0));
         acc = tmp.data();
