@@ -70,8 +70,14 @@ float stream_sum(const ThreadPool& pool) {
       const float* q = p + c * (n / chunks);
       float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
       for (size_t i = 0; i < n / chunks; i += 8) {
-        s0 += q[i]; s1 += q[i + 1]; s2 += q[i + 2]; s3 += q[i + 3];
-        s4 += q[i + 4]; s5 += q[i + 5]; s6 += q[i + 6]; s7 += q[i + 7];
+        s0 += q[i];
+        s1 += q[i + 1];
+        s2 += q[i + 2];
+        s3 += q[i + 3];
+        s4 += q[i + 4];
+        s5 += q[i + 5];
+        s6 += q[i + 6];
+        s7 += q[i + 7];
       }
       partial[c] = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
@@ -104,8 +110,8 @@ void BM_ReadBandwidth(benchmark::State& state) {
   ThreadPool pool(static_cast<int>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(stream_sum(pool));
   pool.rest();
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(kStreamBytes), benchmark::Counter::kIsIterationInvariantRate,
-                                              benchmark::Counter::kIs1000);
+  state.counters["GB/s"] = benchmark::Counter(
+      static_cast<double>(kStreamBytes), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_ReadBandwidth)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -120,14 +126,15 @@ std::unique_ptr<Session> nbits_session(int64_t K, int64_t N, int threads) {
   std::vector<uint8_t> w(static_cast<size_t>(N * blocks * 16));
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
   m.graph.initializers.push_back({"w", Tensor::from_vector<uint8_t>(w, {N, blocks, 16})});
-  m.graph.initializers.push_back({"s", Tensor::from_vector<float>(std::vector<float>(size_t(N * blocks), 0.01f), {N * blocks})});
+  m.graph.initializers.push_back(
+      {"s", Tensor::from_vector<float>(std::vector<float>(size_t(N * blocks), 0.01f), {N * blocks})});
   Node n;
   n.op_type = "MatMulNBits";
   n.domain = "com.microsoft";
   n.inputs = {"a", "w", "s"};
   n.outputs = {"y"};
-  for (auto [name, v] : {std::pair<const char*, int64_t>{"K", K}, {"N", N}, {"block_size", 32}, {"bits", 4},
-                         {"accuracy_level", 4}}) {
+  for (auto [name, v] :
+       {std::pair<const char*, int64_t>{"K", K}, {"N", N}, {"block_size", 32}, {"bits", 4}, {"accuracy_level", 4}}) {
     Attribute a;
     a.name = name;
     a.type = AttrType::kInt;
@@ -249,8 +256,8 @@ void BM_DecodeStep(benchmark::State& state) {
     }
   }
   state.counters["tokens/s"] = benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GB/s"] = benchmark::Counter(bytes_per_token(cached + 1), benchmark::Counter::kIsIterationInvariantRate,
-                                              benchmark::Counter::kIs1000);
+  state.counters["GB/s"] = benchmark::Counter(
+      bytes_per_token(cached + 1), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   state.counters["bw_GB/s"] = bw / 1e9;
   if (std::getenv("XONNX_BENCH_PROFILE")) {
     Profiler p;

@@ -48,8 +48,10 @@ std::unique_ptr<Session> one_node(const std::string& op, const std::vector<Tenso
   n.op_type = op;
   for (size_t i = 0; i < ins.size(); ++i) {
     n.inputs.push_back("x" + std::to_string(i));
-    if (i >= first_const) m.graph.initializers.push_back({"x" + std::to_string(i), ins[i]});
-    else m.graph.inputs.push_back({"x" + std::to_string(i), {}});
+    if (i >= first_const)
+      m.graph.initializers.push_back({"x" + std::to_string(i), ins[i]});
+    else
+      m.graph.inputs.push_back({"x" + std::to_string(i), {}});
   }
   n.outputs = {"y"};
   n.attributes = std::move(attrs);
@@ -78,8 +80,8 @@ void run(benchmark::State& state, const std::string& op, std::vector<Tensor> ins
     benchmark::DoNotOptimize(out);
   }
   state.SetLabel(impl == 1 ? std::string("optimized/") + opt::kernels().isa : impl == 2 ? "xnnpack" : "reference");
-  state.counters["Gops"] = benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate,
-                                              benchmark::Counter::kIs1000);
+  state.counters["Gops"] =
+      benchmark::Counter(work, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void impls(benchmark::internal::Benchmark* b) {
@@ -95,12 +97,14 @@ void impls_and_xnnpack(benchmark::internal::Benchmark* b) {
 }
 
 void BM_MatMul_QKt(benchmark::State& st) {
-  run(st, "MatMul", {random_tensor({1, 4, 128, 64}, 1), random_tensor({1, 4, 64, 128}, 2)}, {}, 2.0 * 4 * 128 * 128 * 64);
+  run(st, "MatMul", {random_tensor({1, 4, 128, 64}, 1), random_tensor({1, 4, 64, 128}, 2)}, {},
+      2.0 * 4 * 128 * 128 * 64);
 }
 BENCHMARK(BM_MatMul_QKt)->Apply(impls);
 
 void BM_MatMul_AV(benchmark::State& st) {
-  run(st, "MatMul", {random_tensor({1, 4, 128, 128}, 1), random_tensor({1, 4, 128, 64}, 2)}, {}, 2.0 * 4 * 128 * 128 * 64);
+  run(st, "MatMul", {random_tensor({1, 4, 128, 128}, 1), random_tensor({1, 4, 128, 64}, 2)}, {},
+      2.0 * 4 * 128 * 128 * 64);
 }
 BENCHMARK(BM_MatMul_AV)->Apply(impls);
 
@@ -120,19 +124,15 @@ void BM_MatMul_ConstB(benchmark::State& st) {  // the encoder's in_proj with its
 BENCHMARK(BM_MatMul_ConstB)->Apply(impls_and_xnnpack);
 
 void BM_LayerNorm(benchmark::State& st) {
-  run(st, "LayerNormalization", {random_tensor({1, 128, 256}, 1), random_tensor({256}, 2), random_tensor({256}, 3)},
-      {}, 128.0 * 256);
+  run(st, "LayerNormalization", {random_tensor({1, 128, 256}, 1), random_tensor({256}, 2), random_tensor({256}, 3)}, {},
+      128.0 * 256);
 }
 BENCHMARK(BM_LayerNorm)->Apply(impls);
 
-void BM_Erf(benchmark::State& st) {
-  run(st, "Erf", {random_tensor({1, 128, 1024}, 1, -3, 3)}, {}, 128.0 * 1024);
-}
+void BM_Erf(benchmark::State& st) { run(st, "Erf", {random_tensor({1, 128, 1024}, 1, -3, 3)}, {}, 128.0 * 1024); }
 BENCHMARK(BM_Erf)->Apply(impls);
 
-void BM_Gelu(benchmark::State& st) {
-  run(st, "Gelu", {random_tensor({1, 128, 1024}, 1, -3, 3)}, {}, 128.0 * 1024, 20);
-}
+void BM_Gelu(benchmark::State& st) { run(st, "Gelu", {random_tensor({1, 128, 1024}, 1, -3, 3)}, {}, 128.0 * 1024, 20); }
 BENCHMARK(BM_Gelu)->Apply(impls);
 
 void BM_Softmax(benchmark::State& st) {
@@ -159,7 +159,6 @@ void BM_ReduceMean(benchmark::State& st) {
   run(st, "ReduceMean", {random_tensor({1, 128, 256}, 1)}, {ints_attr("axes", {1})}, 128.0 * 256);
 }
 BENCHMARK(BM_ReduceMean)->Apply(impls);
-
 
 // ---- 4-bit MatMulNBits GEMV (the int4 decoder's decode step) against the float MatMul of the
 // same shape with a constant weight. Args: impl (0 reference, 1 optimized, 2 XNNPACK: float
@@ -212,8 +211,8 @@ void run_nbits(benchmark::State& state, int64_t K, int64_t N, int64_t M = 1) {
     benchmark::DoNotOptimize(out);
   }
   state.SetLabel(impl == 1 ? std::string("optimized/") + opt::kernels().isa : "reference");
-  state.counters["Gops"] = benchmark::Counter(2.0 * M * K * N, benchmark::Counter::kIsIterationInvariantRate,
-                                              benchmark::Counter::kIs1000);
+  state.counters["Gops"] =
+      benchmark::Counter(2.0 * M * K * N, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void nbits_impls(benchmark::internal::Benchmark* b) {
@@ -340,8 +339,8 @@ void BM_FdwConv3x3(benchmark::State& state) {
       for (int64_t b = 0; b < blocks; ++b) {
         for (int64_t ky = 0; ky < 3; ++ky) {
           const int64_t iy = std::min(w - 1, std::max<int64_t>(0, oy * stride - 1 + ky));
-          pack(in.data() + iy * w * c + b * 16, w, c, std::min<int64_t>(16, c - b * 16), ring.data() + ky * wp * 16 + 16,
-               nullptr);
+          pack(in.data() + iy * w * c + b * 16, w, c, std::min<int64_t>(16, c - b * 16),
+               ring.data() + ky * wp * 16 + 16, nullptr);
         }
         p.valid = std::min<int64_t>(16, c - b * 16);
         row(p, out.data() + oy * ow * c + b * 16);
@@ -384,8 +383,12 @@ void BM_WinogradConv3x3(benchmark::State& state) {
                                                 benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_WinogradConv3x3)
-    ->Args({56, 64, 1})->Args({28, 128, 1})->Args({14, 256, 1})
-    ->Args({56, 64, 2})->Args({28, 128, 2})->Args({14, 256, 2})
+    ->Args({56, 64, 1})
+    ->Args({28, 128, 1})
+    ->Args({14, 256, 1})
+    ->Args({56, 64, 2})
+    ->Args({28, 128, 2})
+    ->Args({14, 256, 2})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

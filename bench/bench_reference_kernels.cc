@@ -50,8 +50,8 @@ void run(benchmark::State& state, Session& session, const Tensor& x, double flop
     }
     benchmark::DoNotOptimize(out);
   }
-  state.counters["GFLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
-                                                benchmark::Counter::kIs1000);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void BM_Conv3x3(benchmark::State& state) {

@@ -34,7 +34,8 @@ float work_item(size_t i) {
 class Hogs {
  public:
   explicit Hogs(int n) {
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this] {
+    for (int i = 0; i < n; ++i)
+      threads_.emplace_back([this] {
         volatile float sink = 0;
         while (!stop_.load(std::memory_order_relaxed)) sink = sink + work_item(7);
       });
@@ -72,7 +73,10 @@ void BM_DecodeLikeStep(benchmark::State& state) {
     for (int r = 0; r < kRegions; ++r) {
       if (bare) {
         pthreadpool_parallelize_1d(
-            raw, [](void* s, size_t i) { static_cast<Sum*>(s)->range(i * (kItems / kThreads), (i + 1) * (kItems / kThreads)); },
+            raw,
+            [](void* s, size_t i) {
+              static_cast<Sum*>(s)->range(i * (kItems / kThreads), (i + 1) * (kItems / kThreads));
+            },
             &sum, kThreads, 0);
       } else {
         pool.parallel_for(kItems, 1, [&](size_t b, size_t e) { sum.range(b, e); });

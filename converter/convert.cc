@@ -16,9 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 Status check_options(const ConvertOptions& options) {
   if (options.level < 0 || options.level > 2) {
@@ -78,8 +76,7 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
   load.inline_functions = false;
   // Every file the loader read (IN and each external data file, whoever names it) is
   // protected; the check runs again before the (possibly long) conversion and at writing.
-  XONNX_ASSIGN_OR_RETURN(Model model,
-                         load_model_listing_files(request.input_path, load, &write.protected_files));
+  XONNX_ASSIGN_OR_RETURN(Model model, load_model_listing_files(request.input_path, load, &write.protected_files));
   XONNX_RETURN_IF_ERROR(check_output_path(request.output_path, write.protected_paths, write.protected_files));
   // What session creation would reject (cycles, two writers, dangling reads, unknown ops,
   // bad If/Loop/Scan bodies) is refused before converting and checked again after.
@@ -97,16 +94,15 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
     XONNX_ASSIGN_OR_RETURN(quantize.calibration, request.make_calibration(runtime_inputs(model.graph)));
   }
   const std::vector<PassDef>& passes = request.passes ? *request.passes : pass_list();
-  XONNX_ASSIGN_OR_RETURN(result.pipeline,
-                         run_pipeline(model, passes, request.options, request.progress));
+  XONNX_ASSIGN_OR_RETURN(result.pipeline, run_pipeline(model, passes, request.options, request.progress));
   stamp_level(model, request.options);
   if (request.after_passes) XONNX_RETURN_IF_ERROR(request.after_passes(model, result.pipeline));
   if (request.quantize.mode != QuantizeMode::kNone) {
     say(std::string("quantizing (") + quantize_mode_name(request.quantize.mode) + ")");
     XONNX_ASSIGN_OR_RETURN(result.quantization, quantize_model(model, quantize));
   }
-  XONNX_RETURN_IF_ERROR(validate_model(model).with_context(
-      "the converted model is invalid (a converter bug; nothing was written): "));
+  XONNX_RETURN_IF_ERROR(
+      validate_model(model).with_context("the converted model is invalid (a converter bug; nothing was written): "));
 
   say("writing " + request.output_path);
   t0 = Clock::now();
@@ -120,13 +116,12 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
     XONNX_ASSIGN_OR_RETURN(Model original, load_model(request.input_path, load));
     XONNX_ASSIGN_OR_RETURN(Model converted, load_model(request.output_path, load));
     if (request.quantize.mode != QuantizeMode::kNone) {
-      XONNX_ASSIGN_OR_RETURN(result.quant_verification,
-                             compare_quantized(std::move(original), std::move(converted), verify_inputs,
-                                               request.verify.num_threads));
+      XONNX_ASSIGN_OR_RETURN(result.quant_verification, compare_quantized(std::move(original), std::move(converted),
+                                                                          verify_inputs, request.verify.num_threads));
       result.quant_verified = true;
     } else {
-      XONNX_ASSIGN_OR_RETURN(result.verification, verify_models(std::move(original), std::move(converted),
-                                                                verify_inputs, request.verify));
+      XONNX_ASSIGN_OR_RETURN(result.verification,
+                             verify_models(std::move(original), std::move(converted), verify_inputs, request.verify));
       result.verified = true;
     }
     result.verify_options = request.verify;
@@ -137,11 +132,9 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
 }
 
 Result<std::string> convert_model_to_bytes(Model model, const ConvertOptions& options,
-                                           const std::vector<PassDef>* passes,
-                                           PipelineResult* pipeline) {
+                                           const std::vector<PassDef>* passes, PipelineResult* pipeline) {
   XONNX_RETURN_IF_ERROR(check_options(options));
-  XONNX_ASSIGN_OR_RETURN(PipelineResult r,
-                         run_pipeline(model, passes ? *passes : pass_list(), options));
+  XONNX_ASSIGN_OR_RETURN(PipelineResult r, run_pipeline(model, passes ? *passes : pass_list(), options));
   stamp_level(model, options);
   if (pipeline) *pipeline = std::move(r);
   return serialize_model(model);

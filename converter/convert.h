@@ -19,10 +19,10 @@ struct ConvertRequest {
   std::string input_path;
   std::string output_path;
   ConvertOptions options;
-  QuantizeOptions quantize;        // applied after the pipeline, before writing (mode kNone: off)
-  WriteOptions write;              // protected_paths gets IN and its data files added
-  const std::vector<PassDef>* passes = nullptr;  // null: pass_list()
-  ProgressFn progress;             // may be null: called before each pass
+  QuantizeOptions quantize;                             // applied after the pipeline, before writing (mode kNone: off)
+  WriteOptions write;                                   // protected_paths gets IN and its data files added
+  const std::vector<PassDef>* passes = nullptr;         // null: pass_list()
+  ProgressFn progress;                                  // may be null: called before each pass
   std::function<void(const std::string& stage)> stage;  // may be null: "loading", "writing", ...
   // Verification: set make_inputs to verify; it gets the input model's graph inputs
   // (initializers excluded) and returns a value for each.
@@ -47,7 +47,7 @@ struct ConvertResult {
   bool verified = false;
   VerifyResult verification;
   VerifyOptions verify_options;
-  QuantizeResult quantization;     // mode kNone when not quantized
+  QuantizeResult quantization;  // mode kNone when not quantized
   // With quantization, verification compares by cosine / top-1 instead of tolerances.
   bool quant_verified = false;
   QuantVerifyResult quant_verification;

@@ -18,8 +18,9 @@ using Json = nlohmann::ordered_json;
 
 // Tokenizer files ORT GenAI (and transformers) read; tokenizer.json and tokenizer_config.json
 // are the ones GenAI needs.
-const char* const kTokenizerFiles[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                                       "added_tokens.json", "vocab.json", "merges.txt", "tokenizer.model"};
+const char* const kTokenizerFiles[] = {
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
+    "merges.txt",     "tokenizer.model"};
 
 std::string dir_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -58,7 +59,8 @@ Status copy_file(const std::string& from, const std::string& to) {
 // bos / eos / pad ids: from IN's genai_config.json, else its generation_config.json, else the
 // tokenizer_config.json's token strings looked up in its added_tokens_decoder (eos plus <|im_end|>
 // when that token exists, as tools/llm/make_genai_model.py does).
-Result<Json> special_ids(const std::string& input_dir, const std::string& tokenizer_dir, std::vector<std::string>* notes) {
+Result<Json> special_ids(const std::string& input_dir, const std::string& tokenizer_dir,
+                         std::vector<std::string>* notes) {
   Json out = Json::object();
   XONNX_ASSIGN_OR_RETURN(Json genai, read_json(input_dir + "/genai_config.json"));
   if (genai.is_object() && genai.contains("model")) {
@@ -89,7 +91,9 @@ Result<Json> special_ids(const std::string& input_dir, const std::string& tokeni
   auto token_id = [&](const char* key) -> Json {
     if (!tok.contains(key)) return Json();
     const Json& t = tok[key];
-    const std::string content = t.is_string() ? t.get<std::string>() : (t.is_object() && t.contains("content") ? t["content"].get<std::string>() : "");
+    const std::string content = t.is_string()
+                                    ? t.get<std::string>()
+                                    : (t.is_object() && t.contains("content") ? t["content"].get<std::string>() : "");
     auto it = by_content.find(content);
     return it == by_content.end() ? Json() : Json(it->second);
   };
@@ -111,9 +115,12 @@ std::string genai_config_json(const GenaiSummary& s, const std::string& special_
   Json special = Json::parse(special_json, nullptr, false);
   if (!special.is_object()) special = Json::object();
   const GenaiLayer first = s.layers.empty() ? GenaiLayer() : s.layers[0];
-  Json inputs = {{"input_ids", "input_ids"}, {"attention_mask", "attention_mask"},
-                 {"past_key_names", "past_key_values.%d.key"}, {"past_value_names", "past_key_values.%d.value"}};
-  Json outputs = {{"logits", "logits"}, {"present_key_names", "present.%d.key"}, {"present_value_names", "present.%d.value"}};
+  Json inputs = {{"input_ids", "input_ids"},
+                 {"attention_mask", "attention_mask"},
+                 {"past_key_names", "past_key_values.%d.key"},
+                 {"past_value_names", "past_key_values.%d.value"}};
+  Json outputs = {
+      {"logits", "logits"}, {"present_key_names", "present.%d.key"}, {"present_value_names", "present.%d.value"}};
   Json decoder = {{"session_options", {{"log_id", "onnxruntime-genai"}, {"provider_options", Json::array()}}},
                   {"filename", "model.onnx"},
                   {"head_size", first.head_size},
@@ -131,11 +138,20 @@ std::string genai_config_json(const GenaiSummary& s, const std::string& special_
                 {"pad_token_id", get("pad_token_id")},
                 {"type", special.contains("type") ? special["type"] : Json("llama")},
                 {"vocab_size", s.vocab}};
-  Json search = {{"diversity_penalty", 0.0}, {"do_sample", false},     {"early_stopping", true},
-                 {"length_penalty", 1.0},    {"max_length", s.context_length}, {"min_length", 0},
-                 {"no_repeat_ngram_size", 0}, {"num_beams", 1},         {"num_return_sequences", 1},
-                 {"past_present_share_buffer", s.share_buffer},          {"repetition_penalty", 1.0},
-                 {"temperature", 1.0},       {"top_k", 50},             {"top_p", 1.0}};
+  Json search = {{"diversity_penalty", 0.0},
+                 {"do_sample", false},
+                 {"early_stopping", true},
+                 {"length_penalty", 1.0},
+                 {"max_length", s.context_length},
+                 {"min_length", 0},
+                 {"no_repeat_ngram_size", 0},
+                 {"num_beams", 1},
+                 {"num_return_sequences", 1},
+                 {"past_present_share_buffer", s.share_buffer},
+                 {"repetition_penalty", 1.0},
+                 {"temperature", 1.0},
+                 {"top_k", 50},
+                 {"top_p", 1.0}};
   Json config = {{"model", model}, {"search", search}};
   return config.dump(4) + "\n";
 }
@@ -144,12 +160,12 @@ std::string genai_markdown(const GenaiSummary& s) {
   std::ostringstream os;
   os << "## GenAI decoder\n\n";
   os << "| | |\n|---|---|\n";
-  os << "| attention | " << s.attention_op << " (" << (s.share_buffer ? "past and present share one max-length buffer"
-                                                                         : "present = past + new") << ") |\n";
+  os << "| attention | " << s.attention_op << " ("
+     << (s.share_buffer ? "past and present share one max-length buffer" : "present = past + new") << ") |\n";
   os << "| layers | " << s.layers.size() << " |\n";
   os << "| hidden / vocab / context | " << s.hidden << " / " << s.vocab << " / " << s.context_length << " |\n";
   if (!s.config_path.empty()) os << "| config | `" << s.config_path << "` |\n";
-  os << "| tokenizer | " << (s.tokenizer_files.empty() ? std::string("**none copied**") : "") ;
+  os << "| tokenizer | " << (s.tokenizer_files.empty() ? std::string("**none copied**") : "");
   for (size_t i = 0; i < s.tokenizer_files.size(); ++i) os << (i ? ", " : "") << "`" << s.tokenizer_files[i] << "`";
   os << " |\n\n";
   os << "| layer | attention | heads / KV / size | scale | rotary | projections | input norm | after output projection |\n"
@@ -158,8 +174,9 @@ std::string genai_markdown(const GenaiSummary& s) {
     const GenaiLayer& l = s.layers[i];
     char scale[32];
     std::snprintf(scale, sizeof(scale), "%.6g", l.scale);
-    os << "| " << i << " | `" << l.attention << "` | " << l.heads << " / " << l.kv_heads << " / " << l.head_size << " | "
-       << scale << " | " << (l.rotary ? (l.interleaved ? "inside, interleaved" : "inside, rotate-half") : "none") << " | "
+    os << "| " << i << " | `" << l.attention << "` | " << l.heads << " / " << l.kv_heads << " / " << l.head_size
+       << " | " << scale << " | "
+       << (l.rotary ? (l.interleaved ? "inside, interleaved" : "inside, rotate-half") : "none") << " | "
        << (l.projections.empty() ? "-" : l.projections) << " | " << (l.input_norm.empty() ? "-" : l.input_norm) << " | "
        << (l.output_norm.empty() ? "-" : l.output_norm) << " |\n";
   }
@@ -186,7 +203,8 @@ Result<GenaiFolderResult> write_folder(const GenaiFolderRequest& request, const 
     if (in_config.is_object() && in_config.contains("model") && in_config["model"].contains("context_length") &&
         in_config["model"]["context_length"].is_number_integer()) {
       context_length = in_config["model"]["context_length"].get<int64_t>();
-      summary.notes.push_back("context length " + std::to_string(context_length) + " from " + input_dir + "/genai_config.json");
+      summary.notes.push_back("context length " + std::to_string(context_length) + " from " + input_dir +
+                              "/genai_config.json");
     }
   }
 
@@ -241,7 +259,8 @@ Result<GenaiFolderResult> convert_genai_folder(const GenaiFolderRequest& request
     return io_error("cannot create the output folder '", request.out_dir, "'");
   }
   if (same_file(request.out_dir, input_dir)) {
-    return invalid_argument("the output folder '", request.out_dir, "' is the input's folder (its genai_config.json and tokenizer would be overwritten)");
+    return invalid_argument("the output folder '", request.out_dir,
+                            "' is the input's folder (its genai_config.json and tokenizer would be overwritten)");
   }
   auto result = write_folder(request, input_dir, tokenizer_dir);
   // A failed conversion leaves no folder it made (convert_file writes no model on error).

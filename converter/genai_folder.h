@@ -20,10 +20,10 @@ namespace convert {
 
 struct GenaiFolderRequest {
   std::string input_path;
-  std::string out_dir;        // created when missing (its parent must exist); never IN's folder
-  std::string tokenizer_dir;  // "": IN's folder
-  int64_t context_length = 0;     // 0: IN's genai_config.json, else the rotary tables' rows
-  QuantizeOptions quantize;       // the CLI sets int4, block 32, accuracy_level 4, symmetric
+  std::string out_dir;         // created when missing (its parent must exist); never IN's folder
+  std::string tokenizer_dir;   // "": IN's folder
+  int64_t context_length = 0;  // 0: IN's genai_config.json, else the rotary tables' rows
+  QuantizeOptions quantize;    // the CLI sets int4, block 32, accuracy_level 4, symmetric
   ProgressFn progress;
   std::function<void(const std::string& stage)> stage;
 };
@@ -43,9 +43,9 @@ struct GenaiSummary {
   std::vector<GenaiLayer> layers;
   std::string attention_op = "com.microsoft:GroupQueryAttention";
   int64_t hidden = 0, vocab = 0, context_length = 0;
-  bool share_buffer = true;  // GroupQueryAttention: past and present in one max-length buffer
-  std::vector<std::string> renamed;     // "input 'x' -> 'input_ids'"
-  std::vector<std::string> notes;       // where a figure came from, what was capped
+  bool share_buffer = true;          // GroupQueryAttention: past and present in one max-length buffer
+  std::vector<std::string> renamed;  // "input 'x' -> 'input_ids'"
+  std::vector<std::string> notes;    // where a figure came from, what was capped
   std::vector<std::string> tokenizer_files;
   std::string config_path;
 };

@@ -10,9 +10,7 @@ namespace xonnx {
 namespace convert {
 namespace {
 
-bool is_fused_attention(const Node& n) {
-  return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention";
-}
+bool is_fused_attention(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 
 // Renames the value `from` (graph input, node output, graph output) to `to` everywhere.
 Status rename_value(Graph& g, const std::string& from, const std::string& to, std::vector<std::string>* log,
@@ -70,8 +68,8 @@ Result<GenaiSummary> finish_genai_decoder(Model& model, const PipelineResult& pi
     if (is_fused_attention(g.nodes[i])) fused.push_back(i);
   }
   if (fused.empty()) {
-    return invalid_argument("the model is not a decoder in GenAI form: no attention block was fused into ", s.attention_op,
-                            fusion_diagnostics(pipeline));
+    return invalid_argument("the model is not a decoder in GenAI form: no attention block was fused into ",
+                            s.attention_op, fusion_diagnostics(pipeline));
   }
   // Inputs: token ids (read by the embedding Gather), the attention mask, the past K / V of each
   // fused node in graph (= layer) order. Outputs: logits and the presents.
@@ -79,7 +77,8 @@ Result<GenaiSummary> finish_genai_decoder(Model& model, const PipelineResult& pi
   std::string ids, mask, logits;
   for (size_t i : fused) {
     const Node& n = g.nodes[i];
-    if (n.inputs.size() < 5 || n.outputs.size() < 3) return invalid_model(n.describe(), " has no past / present K and V");
+    if (n.inputs.size() < 5 || n.outputs.size() < 3)
+      return invalid_model(n.describe(), " has no past / present K and V");
     past.insert({n.inputs[3], n.inputs[4]});
     present.insert({n.outputs[1], n.outputs[2]});
   }
@@ -94,13 +93,15 @@ Result<GenaiSummary> finish_genai_decoder(Model& model, const PipelineResult& pi
       }
       std::string& slot = embedding ? ids : mask;
       if (!slot.empty()) {
-        return invalid_argument("the input '", vi.name, "' is neither the token ids, the attention mask nor a past K / V");
+        return invalid_argument("the input '", vi.name,
+                                "' is neither the token ids, the attention mask nor a past K / V");
       }
       slot = vi.name;
     }
     for (const ValueInfo& vi : g.outputs) {
       if (present.count(vi.name)) continue;
-      if (!logits.empty()) return invalid_argument("the output '", vi.name, "' is neither the logits nor a present K / V");
+      if (!logits.empty())
+        return invalid_argument("the output '", vi.name, "' is neither the logits nor a present K / V");
       logits = vi.name;
     }
     if (ids.empty() || logits.empty()) return invalid_argument("the decoder has no token-id input or no logits output");
@@ -124,14 +125,15 @@ Result<GenaiSummary> finish_genai_decoder(Model& model, const PipelineResult& pi
   }
   for (size_t li = 0; li < kv.size(); ++li) {
     const std::string l = std::to_string(li);
-    const std::string names[4] = {"past_key_values." + l + ".key", "past_key_values." + l + ".value", "present." + l + ".key",
-                                  "present." + l + ".value"};
+    const std::string names[4] = {"past_key_values." + l + ".key", "past_key_values." + l + ".value",
+                                  "present." + l + ".key", "present." + l + ".value"};
     for (int j = 0; j < 4; ++j) {
       const Node& n = g.nodes[fused[li]];
       const std::string cur = j < 2 ? n.inputs[3 + j] : n.outputs[j - 1];
       std::vector<std::string> log;
       XONNX_RETURN_IF_ERROR(rename_value(g, cur, names[j], &log, j < 2 ? "input" : "output"));
-      if (kv[li][j] != names[j]) s.renamed.push_back(std::string(j < 2 ? "input" : "output") + " '" + kv[li][j] + "' -> '" + names[j] + "'");
+      if (kv[li][j] != names[j])
+        s.renamed.push_back(std::string(j < 2 ? "input" : "output") + " '" + kv[li][j] + "' -> '" + names[j] + "'");
     }
   }
   // GenAI's order: input_ids, attention_mask, past_key_values.0.key, .0.value, ...; logits, present.0.key, ...
@@ -169,7 +171,8 @@ Result<GenaiSummary> finish_genai_decoder(Model& model, const PipelineResult& pi
       }
     }
   }
-  if (const std::vector<Dim>* d = facts.dims("logits"); d && !d->empty() && d->back().known()) s.vocab = d->back().value;
+  if (const std::vector<Dim>* d = facts.dims("logits"); d && !d->empty() && d->back().known())
+    s.vocab = d->back().value;
   int64_t cache_rows = 0;
   for (size_t li = 0; li < fused.size(); ++li) {
     const Node& n = g.nodes[fused[li]];
@@ -193,8 +196,8 @@ Result<GenaiSummary> finish_genai_decoder(Model& model, const PipelineResult& pi
       if (const Tensor* cos = constant_tensor(g, n.inputs[7])) cache_rows = cos->dim(0);
     }
     const bool packed = n.inputs[1].empty();
-    l.projections = packed ? "packed QKV " + producer_op(g, index, n.inputs[0])
-                           : "Q, K, V " + producer_op(g, index, n.inputs[0]);
+    l.projections =
+        packed ? "packed QKV " + producer_op(g, index, n.inputs[0]) : "Q, K, V " + producer_op(g, index, n.inputs[0]);
     const int q = index.producer(n.inputs[0]);
     if (q >= 0) l.input_norm = producer_op(g, index, g.nodes[static_cast<size_t>(q)].inputs[0]);
     // attention output -> [Transpose / Reshape] -> output projection -> the next norm.

@@ -5,8 +5,7 @@
 namespace xonnx {
 namespace convert {
 
-Status tensor_to_proto(const Tensor& t, const std::string& name, bool with_data,
-                       onnxpb::TensorProto* out) {
+Status tensor_to_proto(const Tensor& t, const std::string& name, bool with_data, onnxpb::TensorProto* out) {
   if (!t.defined()) return invalid_argument("tensor '", name, "' is undefined");
   out->set_name(name);
   out->set_data_type(static_cast<int32_t>(t.dtype()));
@@ -57,8 +56,10 @@ void make_node_names_unique(Nodes* nodes) {
 void shape_to_proto(const TypeInfo& type, onnxpb::TensorShapeProto* out) {
   for (const Dim& d : type.dims) {
     auto* dim = out->add_dim();
-    if (d.known()) dim->set_dim_value(d.value);
-    else if (!d.param.empty()) dim->set_dim_param(d.param);
+    if (d.known())
+      dim->set_dim_value(d.value);
+    else if (!d.param.empty())
+      dim->set_dim_param(d.param);
   }
 }
 
@@ -103,8 +104,7 @@ void type_to_proto(const TypeInfo& type, onnxpb::TypeProto* out) {
     case TypeInfo::Kind::kMap:
       out->mutable_map_type();  // the IR does not keep key/value types
       break;
-    case TypeInfo::Kind::kUnknown:
-      break;
+    case TypeInfo::Kind::kUnknown: break;
   }
 }
 
@@ -162,14 +162,11 @@ Status attribute_to_proto(const Attribute& a, onnxpb::AttributeProto* out) {
     case AttrType::kSparseTensors:
       // The loader rejects these; nothing in the IR can hold them.
       return unsupported(what, ": SPARSE_TENSORS attributes are not supported");
-    case AttrType::kTypeProto:
-      type_to_proto(a.tp, out->mutable_tp());
-      break;
+    case AttrType::kTypeProto: type_to_proto(a.tp, out->mutable_tp()); break;
     case AttrType::kTypeProtos:
       for (const TypeInfo& tp : a.type_protos) type_to_proto(tp, out->add_type_protos());
       break;
-    case AttrType::kUndefined:
-      break;
+    case AttrType::kUndefined: break;
   }
   return Status::ok();
 }
@@ -188,8 +185,7 @@ Status node_to_proto(const Node& n, onnxpb::NodeProto* out) {
   return Status::ok();
 }
 
-Status graph_to_proto(const Graph& g, bool with_initializers, int64_t ir_version,
-                      onnxpb::GraphProto* out) {
+Status graph_to_proto(const Graph& g, bool with_initializers, int64_t ir_version, onnxpb::GraphProto* out) {
   out->set_name(g.name.empty() ? "graph" : g.name);
   for (const Node& n : g.nodes) XONNX_RETURN_IF_ERROR(node_to_proto(n, out->add_node()));
   make_node_names_unique(out->mutable_node());

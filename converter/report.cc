@@ -21,9 +21,7 @@ std::string arrow(T before, T after) {
   return os.str();
 }
 
-std::string bytes_arrow(int64_t before, int64_t after) {
-  return human_bytes(before) + " → " + human_bytes(after);
-}
+std::string bytes_arrow(int64_t before, int64_t after) { return human_bytes(before) + " → " + human_bytes(after); }
 
 // Markdown table cells must not contain '|' or newlines.
 std::string cell(std::string s) {
@@ -32,8 +30,10 @@ std::string cell(std::string s) {
   }
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }
@@ -70,11 +70,9 @@ void pass_table(std::ostringstream& os, const PipelineResult& p) {
   os << "| pass | runs (changed) | nodes | initializers | initializer bytes | time |\n"
         "|---|---:|---:|---:|---:|---:|\n";
   for (const PassStats& s : p.passes) {
-    os << "| " << s.name << " | " << s.runs << " (" << s.changed_runs << ") | "
-       << arrow(s.before.nodes, s.after.nodes) << " | "
-       << arrow(s.before.initializers, s.after.initializers) << " | "
-       << bytes_arrow(s.before.initializer_bytes, s.after.initializer_bytes) << " | "
-       << fixed(s.ms, 2) << " ms |\n";
+    os << "| " << s.name << " | " << s.runs << " (" << s.changed_runs << ") | " << arrow(s.before.nodes, s.after.nodes)
+       << " | " << arrow(s.before.initializers, s.after.initializers) << " | "
+       << bytes_arrow(s.before.initializer_bytes, s.after.initializer_bytes) << " | " << fixed(s.ms, 2) << " ms |\n";
   }
   os << "\nBefore → after counts a pass's own changes over all rounds, starting from the model "
         "it first saw.\n\n";
@@ -143,8 +141,10 @@ std::string make_report(const ConvertResult& r) {
   if (r.quantization.mode != QuantizeMode::kNone) os << "\n" << quantize_markdown(r.quantization);
   if (r.quant_verified) {
     os << "\n## Verification (quantized vs original)\n\n" << quant_verify_markdown(r.quant_verification);
-    os << "\nResult: " << (r.quant_verification.ok() ? "**all outputs above the cosine threshold**"
-                                                      : "**some outputs below the cosine threshold**") << "\n";
+    os << "\nResult: "
+       << (r.quant_verification.ok() ? "**all outputs above the cosine threshold**"
+                                     : "**some outputs below the cosine threshold**")
+       << "\n";
   }
   return os.str();
 }

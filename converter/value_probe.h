@@ -17,8 +17,8 @@ namespace xonnx {
 namespace convert {
 
 struct Probe {
-  std::map<std::string, Tensor> pinned;     // value name -> its tensor in this probe
-  std::map<std::string, int64_t> symbols;   // dim_param -> its size in this probe
+  std::map<std::string, Tensor> pinned;    // value name -> its tensor in this probe
+  std::map<std::string, int64_t> symbols;  // dim_param -> its size in this probe
 };
 
 class ValueProbe {

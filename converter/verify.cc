@@ -92,8 +92,8 @@ void expose_as_outputs(Graph& g, const std::vector<std::string>& names) {
 
 }  // namespace
 
-Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads,
-                                     const char* which, passes::OptLevel optimization) {
+Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads, const char* which,
+                                     passes::OptLevel optimization) {
   Status s = inline_functions(m);
   if (!s.is_ok()) return s.with_context(std::string(which) + ": ");
   SessionOptions so;
@@ -134,8 +134,7 @@ bool VerifyResult::ok() const {
   return true;
 }
 
-ValueDiff compare_values(const std::string& name, const Value& a, const Value& b,
-                         const VerifyOptions& options) {
+ValueDiff compare_values(const std::string& name, const Value& a, const Value& b, const VerifyOptions& options) {
   ValueDiff d;
   d.name = name;
   if (a.kind() != b.kind()) {
@@ -154,8 +153,7 @@ ValueDiff compare_values(const std::string& name, const Value& a, const Value& b
   return d;
 }
 
-Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
-                                   const VerifyOptions& options) {
+Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs, const VerifyOptions& options) {
   VerifyResult result;
   const std::vector<ValueInfo> outputs_a = a.graph.outputs;
   std::vector<std::string> shared;
@@ -180,8 +178,10 @@ Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
   expose_as_outputs(b.graph, shared);
   std::vector<std::string> b_names;
   for (const ValueInfo& v : b.graph.outputs) b_names.push_back(v.name);
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(a), inputs, options.num_threads, "first model", options.optimization));
-  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(b), inputs, options.num_threads, "second model", options.optimization));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> va,
+                         run_model(std::move(a), inputs, options.num_threads, "first model", options.optimization));
+  XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb,
+                         run_model(std::move(b), inputs, options.num_threads, "second model", options.optimization));
   for (size_t i = 0; i < wanted.size() && i < va.size(); ++i) {
     const size_t j = static_cast<size_t>(std::find(b_names.begin(), b_names.end(), wanted[i]) - b_names.begin());
     ValueDiff d;
@@ -206,15 +206,15 @@ Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
 
 std::string verify_markdown(const VerifyResult& r, const VerifyOptions& options) {
   std::ostringstream os;
-  os << "| output | elements | max abs diff | max rel diff | within rtol " << fmt(options.rtol)
-     << ", atol " << fmt(options.atol) << " |\n|---|---:|---:|---:|---|\n";
+  os << "| output | elements | max abs diff | max rel diff | within rtol " << fmt(options.rtol) << ", atol "
+     << fmt(options.atol) << " |\n|---|---:|---:|---:|---|\n";
   for (const ValueDiff& d : r.outputs) {
     if (!d.error.empty()) {
       os << "| `" << d.name << "` | | | | **no**: " << d.error << " |\n";
       continue;
     }
-    os << "| `" << d.name << "` | " << d.elements << " | " << fmt(d.max_abs) << " | "
-       << fmt(d.max_rel) << " | " << (d.close ? "yes" : "**no**") << " |\n";
+    os << "| `" << d.name << "` | " << d.elements << " | " << fmt(d.max_abs) << " | " << fmt(d.max_rel) << " | "
+       << (d.close ? "yes" : "**no**") << " |\n";
   }
   os << "\nAbsolute differences per output (torch.onnx verification bins):\n\n| output |";
   for (size_t b = 0; b < kDiffBins; ++b) {
@@ -232,11 +232,11 @@ std::string verify_markdown(const VerifyResult& r, const VerifyOptions& options)
   if (!r.intermediates.empty() || !r.first_divergent_value.empty()) {
     int64_t close = 0;
     for (const ValueDiff& d : r.intermediates) close += d.close ? 1 : 0;
-    os << "\nIntermediates: " << r.intermediates.size() << " values computed by both models, "
-       << close << " within tolerance.";
+    os << "\nIntermediates: " << r.intermediates.size() << " values computed by both models, " << close
+       << " within tolerance.";
     if (!r.first_divergent_value.empty()) {
-      os << " First divergence: value `" << r.first_divergent_value << "` from "
-         << r.first_divergent_node << " of the second model.";
+      os << " First divergence: value `" << r.first_divergent_value << "` from " << r.first_divergent_node
+         << " of the second model.";
     }
     os << "\n";
   }

@@ -29,12 +29,12 @@ struct DiffHistogram {
 
 struct ValueDiff {
   std::string name;
-  std::string error;       // non-empty: not comparable (missing, dtype/shape/kind differs)
+  std::string error;  // non-empty: not comparable (missing, dtype/shape/kind differs)
   int64_t elements = 0;
   double max_abs = 0;
-  double max_rel = 0;      // |a - b| / |a| with a from the first model; 0/0 counts as 0
+  double max_rel = 0;  // |a - b| / |a| with a from the first model; 0/0 counts as 0
   DiffHistogram abs_hist, rel_hist;
-  bool close = true;       // every element within atol + rtol * |a| (and no error)
+  bool close = true;  // every element within atol + rtol * |a| (and no error)
 };
 
 struct VerifyOptions {
@@ -52,7 +52,7 @@ struct VerifyResult {
   std::vector<ValueDiff> intermediates;  // shared values, in the second model's node order
   std::string first_divergent_node;      // "node 'x' (Conv)" of the second model, or ""
   std::string first_divergent_value;
-  bool ok() const;                       // all outputs close
+  bool ok() const;  // all outputs close
 };
 
 using NamedValues = std::vector<std::pair<std::string, Value>>;
@@ -60,17 +60,14 @@ using NamedValues = std::vector<std::pair<std::string, Value>>;
 // Runs `m` (functions inlined here) on the values of `inputs` named like its graph inputs;
 // `which` names the model in errors ("original", "second model"). The session runs at
 // `optimization` (kNone: the graph as written).
-Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads,
-                                     const char* which,
+Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num_threads, const char* which,
                                      passes::OptLevel optimization = passes::OptLevel::kNone);
 
 // Both models as loaded (functions may still be present: they are inlined here).
-Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs,
-                                   const VerifyOptions& options);
+Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs, const VerifyOptions& options);
 
 // Compares two values (tensors or sequences of tensors) element-wise.
-ValueDiff compare_values(const std::string& name, const Value& a, const Value& b,
-                         const VerifyOptions& options);
+ValueDiff compare_values(const std::string& name, const Value& a, const Value& b, const VerifyOptions& options);
 
 // The markdown section: outputs table, histograms, intermediates summary.
 std::string verify_markdown(const VerifyResult& r, const VerifyOptions& options);

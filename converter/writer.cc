@@ -28,9 +28,7 @@ int64_t varint_size(uint64_t v) {
   return n;
 }
 
-int64_t field_size(int64_t payload) {
-  return 1 + varint_size(static_cast<uint64_t>(payload)) + payload;
-}
+int64_t field_size(int64_t payload) { return 1 + varint_size(static_cast<uint64_t>(payload)) + payload; }
 
 // Where serialized bytes go: a string, or a file descriptor through a buffer.
 class Sink {
@@ -120,12 +118,12 @@ class FileSink : public Sink {
 
 // One top-level initializer: its TensorProto without data, and where its bytes go.
 struct InitializerPlan {
-  std::string header;        // serialized TensorProto without raw_data
+  std::string header;  // serialized TensorProto without raw_data
   const Tensor* tensor = nullptr;
-  bool inline_raw = false;   // raw_data follows the header
+  bool inline_raw = false;  // raw_data follows the header
   bool external = false;
-  int64_t offset = 0;        // in the data file
-  int64_t field_bytes = 0;   // payload size of the initializer field
+  int64_t offset = 0;       // in the data file
+  int64_t field_bytes = 0;  // payload size of the initializer field
 };
 
 struct ModelPlan {
@@ -139,8 +137,7 @@ struct ModelPlan {
 };
 
 bool wants_external(const Tensor& t, int64_t min_bytes) {
-  return t.dtype() != DataType::kString && static_cast<int64_t>(t.nbytes()) >= min_bytes &&
-         t.nbytes() > 0;
+  return t.dtype() != DataType::kString && static_cast<int64_t>(t.nbytes()) >= min_bytes && t.nbytes() > 0;
 }
 
 // Lays out the model; `location` non-empty puts large initializers in that data file.
@@ -162,8 +159,7 @@ Result<ModelPlan> plan_model(const Model& model, const std::string& location, in
     XONNX_RETURN_IF_ERROR(tensor_to_proto(init.tensor, init.name, is_string, &t).with_context(what));
     if (!location.empty() && wants_external(init.tensor, min_bytes)) {
       ip.external = true;
-      ip.offset = (plan.external_bytes + kExternalDataAlignment - 1) / kExternalDataAlignment *
-                  kExternalDataAlignment;
+      ip.offset = (plan.external_bytes + kExternalDataAlignment - 1) / kExternalDataAlignment * kExternalDataAlignment;
       plan.external_bytes = ip.offset + static_cast<int64_t>(init.tensor.nbytes());
       ++plan.external_tensors;
       t.set_data_location(onnxpb::TensorProto::EXTERNAL);
@@ -228,8 +224,7 @@ int create_temporary(const std::string& path, std::string* temp) {
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   for (int attempt = 0; attempt < 100; ++attempt) {
-    *temp = dir + "." + base_name(path) + ".tmp" + std::to_string(::getpid()) + "_" +
-            std::to_string(counter++);
+    *temp = dir + "." + base_name(path) + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     const int fd = ::open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
@@ -283,8 +278,8 @@ Status check_output_path(const std::string& path, const std::vector<std::string>
                               path, "'");
     }
     if (same_identity(data_path, f)) {
-      return invalid_argument("refusing to overwrite '", f.path, "', which the input model reads, with the output's data file '",
-                              data_path, "'");
+      return invalid_argument("refusing to overwrite '", f.path,
+                              "', which the input model reads, with the output's data file '", data_path, "'");
     }
   }
   for (const std::string& p : protected_paths) {
@@ -292,8 +287,8 @@ Status check_output_path(const std::string& path, const std::vector<std::string>
       return invalid_argument("refusing to overwrite the input '", p, "' with the output '", path, "'");
     }
     if (same_file(data_path, p)) {
-      return invalid_argument("refusing to overwrite the input '", p, "' with the output's data file '",
-                              data_path, "'");
+      return invalid_argument("refusing to overwrite the input '", p, "' with the output's data file '", data_path,
+                              "'");
     }
   }
   struct stat st;
@@ -325,8 +320,7 @@ Result<std::string> serialize_model(const Model& model, WriteStats* stats) {
   return out;
 }
 
-Status write_model(const Model& model, const std::string& path, const WriteOptions& options,
-                   WriteStats* stats) {
+Status write_model(const Model& model, const std::string& path, const WriteOptions& options, WriteStats* stats) {
   XONNX_RETURN_IF_ERROR(check_output_path(path, options.protected_paths, options.protected_files));
   const std::string data_path = external_data_path(path);
   bool external = options.external_data;
@@ -338,8 +332,8 @@ Status write_model(const Model& model, const std::string& path, const WriteOptio
     XONNX_ASSIGN_OR_RETURN(plan, plan_model(model, base_name(data_path), options.external_min_bytes));
   }
   if (plan.total_bytes > kMaxInlineProtoBytes) {
-    return resource_exhausted("'", path, "': the model without its weights still needs ",
-                              plan.total_bytes, " bytes, over protobuf's 2 GB limit");
+    return resource_exhausted("'", path, "': the model without its weights still needs ", plan.total_bytes,
+                              " bytes, over protobuf's 2 GB limit");
   }
   const bool write_data = external && plan.external_tensors > 0;
   std::string data_temp, model_temp;
@@ -361,8 +355,8 @@ Status write_model(const Model& model, const std::string& path, const WriteOptio
   }
   XONNX_RETURN_IF_ERROR(rename_into_place(model_temp, path));
   if (stats) {
-    *stats = WriteStats{plan.total_bytes, write_data ? plan.external_bytes : 0,
-                        plan.external_tensors, write_data ? data_path : "", forced};
+    *stats = WriteStats{plan.total_bytes, write_data ? plan.external_bytes : 0, plan.external_tensors,
+                        write_data ? data_path : "", forced};
   }
   return Status::ok();
 }

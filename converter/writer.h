@@ -35,11 +35,11 @@ struct WriteOptions {
 };
 
 struct WriteStats {
-  int64_t model_bytes = 0;          // size of the .onnx file (or buffer)
-  int64_t external_bytes = 0;       // size of the .data file (0: none written)
-  int64_t external_tensors = 0;     // initializers stored externally
-  std::string external_path;        // the data file, when written
-  bool external_forced = false;     // external data chosen because the model is over 2 GB
+  int64_t model_bytes = 0;       // size of the .onnx file (or buffer)
+  int64_t external_bytes = 0;    // size of the .data file (0: none written)
+  int64_t external_tensors = 0;  // initializers stored externally
+  std::string external_path;     // the data file, when written
+  bool external_forced = false;  // external data chosen because the model is over 2 GB
 };
 
 // Serializes `model` (all initializers inline) into a buffer. Fails over 2 GB.

@@ -44,7 +44,8 @@ class Matcher {
   // Transpose(Reshape(in, target), 0213) = heads.
   bool head_split(const std::string& heads, const char* what, HeadSplit* h) {
     const int t = producer(heads, "Transpose");
-    if (t < 0 || !perm_is(t, {0, 2, 1, 3})) return fail(std::string(what) + " heads '" + heads + "' are not Transpose(perm 0,2,1,3)");
+    if (t < 0 || !perm_is(t, {0, 2, 1, 3}))
+      return fail(std::string(what) + " heads '" + heads + "' are not Transpose(perm 0,2,1,3)");
     const int r = producer(node(t).inputs[0], "Reshape");
     if (r < 0 || node(r).inputs.size() < 2 || attr_int_or(node(r), "allowzero", 0) != 0) {
       return fail(std::string(what) + " heads are not a Reshape (allowzero 0) of the projection");
@@ -62,7 +63,8 @@ class Matcher {
     const int p = producer(value, "RotaryEmbedding", "com.microsoft");
     if (p < 0) return value;
     const Node& n = node(p);
-    if (n.inputs.size() < 4 || attr_int_or(n, "rotary_embedding_dim", 0) != 0 || attr_int_or(n, "is_packed_batching", 0)) {
+    if (n.inputs.size() < 4 || attr_int_or(n, "rotary_embedding_dim", 0) != 0 ||
+        attr_int_or(n, "is_packed_batching", 0)) {
       return value;  // partial rotary or packed batches: GroupQueryAttention cannot absorb it
     }
     take(p);
@@ -80,11 +82,13 @@ class Matcher {
     if (c < 0) return fail(std::string(what) + " '" + present + "' is not a Concat of the past and the new tokens");
     const Node& n = node(c);
     const int64_t axis = attr_int_or(n, "axis", 0);
-    if (n.inputs.size() != 2 || (axis != 2 && axis != -2)) return fail(std::string(what) + " Concat is not of two inputs on axis 2");
+    if (n.inputs.size() != 2 || (axis != 2 && axis != -2))
+      return fail(std::string(what) + " Concat is not of two inputs on axis 2");
     if (!index_.is_graph_input(n.inputs[0]) || constant_tensor(g_, n.inputs[0])) {
       return fail(std::string(what) + " Concat's first input '" + n.inputs[0] + "' is not a graph input (the past)");
     }
-    if (!index_.is_graph_output(present)) return fail(std::string(what) + " '" + present + "' is not a graph output (the present)");
+    if (!index_.is_graph_output(present))
+      return fail(std::string(what) + " '" + present + "' is not a graph output (the present)");
     take(c);
     *past = n.inputs[0];
     *fresh = n.inputs[1];
@@ -127,7 +131,8 @@ class Matcher {
 
     // Output side: MatMul(probs, V) -> Transpose 0213 -> Reshape.
     const std::vector<int>& readers = index_.consumers(sm.outputs[0]);
-    if (readers.size() != 1 || index_.is_graph_output(sm.outputs[0])) return fail("the Softmax output has other readers");
+    if (readers.size() != 1 || index_.is_graph_output(sm.outputs[0]))
+      return fail("the Softmax output has other readers");
     const int pv = readers[0];
     if (node(pv).op_type != "MatMul" || node(pv).inputs.size() != 2 || node(pv).inputs[0] != sm.outputs[0]) {
       return fail("the probabilities are not the first input of a MatMul with V");
@@ -179,7 +184,8 @@ class Matcher {
       } else {
         return fail("the Where is not (mask, scores, constant fill) or (mask, constant fill, scores)");
       }
-      if (!(m_->fill <= -1e4)) return fail("the masked scores are filled with " + std::to_string(m_->fill) + ", not a large negative value");
+      if (!(m_->fill <= -1e4))
+        return fail("the masked scores are filled with " + std::to_string(m_->fill) + ", not a large negative value");
     } else {
       return fail("the softmax input is neither Add(scores, mask) nor Where(mask, ...): no causal mask");
     }
@@ -238,7 +244,8 @@ class Matcher {
          m_->q_rotary.sin_cache != m_->k_rotary.sin_cache || m_->q_rotary.interleaved != m_->k_rotary.interleaved)) {
       return fail("Q and K rotary embeddings differ (positions, tables or interleaving)");
     }
-    if (!(m_->scale > 0) || !std::isfinite(m_->scale)) return fail("the scale " + std::to_string(m_->scale) + " is not positive");
+    if (!(m_->scale > 0) || !std::isfinite(m_->scale))
+      return fail("the scale " + std::to_string(m_->scale) + " is not positive");
     return true;
   }
 

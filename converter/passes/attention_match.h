@@ -51,17 +51,17 @@ struct AttentionMatch {
   RepeatKv k_repeat, v_repeat;
   double scale = 1.0;
   enum class Mask { kAdditive, kVisibleWhereTrue, kHiddenWhereTrue } mask_kind = Mask::kAdditive;
-  std::string mask;       // the additive bias, or the Where condition
-  double fill = 0;        // the Where's fill value (boolean masks)
-  std::string out_target; // the final Reshape's shape input
-  std::string output;     // [B, S, H * d]
-  std::vector<int> nodes; // every node the fused op replaces
+  std::string mask;        // the additive bias, or the Where condition
+  double fill = 0;         // the Where's fill value (boolean masks)
+  std::string out_target;  // the final Reshape's shape input
+  std::string output;      // [B, S, H * d]
+  std::vector<int> nodes;  // every node the fused op replaces
 };
 
 // Matches the block around the Softmax node `softmax` (index into g.nodes). On failure returns
 // false with *why naming the failed check (empty when the Softmax is no attention candidate).
-bool match_attention(const Graph& g, const GraphIndex& index, const ShapeFacts& facts, int softmax,
-                     AttentionMatch* m, std::string* why);
+bool match_attention(const Graph& g, const GraphIndex& index, const ShapeFacts& facts, int softmax, AttentionMatch* m,
+                     std::string* why);
 
 }  // namespace convert
 }  // namespace xonnx

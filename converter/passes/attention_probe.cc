@@ -64,7 +64,8 @@ Result<DecoderInputs> decoder_inputs(const Graph& g, const GraphIndex& index, co
     const TypeInfo* t = facts.type(vi.name);
     if (past.count(vi.name)) {
       if (!d || d->size() != 4 || !(*d)[1].known() || !(*d)[3].known()) {
-        return invalid_argument("the past K/V input '", vi.name, "' is not declared [B, heads, past, head size] with fixed heads and head size");
+        return invalid_argument("the past K/V input '", vi.name,
+                                "' is not declared [B, heads, past, head size] with fixed heads and head size");
       }
       io.past[vi.name] = {(*d)[1].value, (*d)[3].value};
       continue;
@@ -77,7 +78,8 @@ Result<DecoderInputs> decoder_inputs(const Graph& g, const GraphIndex& index, co
                                   constant_tensor(g, n.inputs[0]));
       }
       if (embedding) {
-        if (!io.input_ids.empty()) return invalid_argument("two token-id inputs: '", io.input_ids, "' and '", vi.name, "'");
+        if (!io.input_ids.empty())
+          return invalid_argument("two token-id inputs: '", io.input_ids, "' and '", vi.name, "'");
         if (t->elem_type != DataType::kInt64) return invalid_argument("the token ids '", vi.name, "' are not int64");
         io.input_ids = vi.name;
       } else {
@@ -85,15 +87,19 @@ Result<DecoderInputs> decoder_inputs(const Graph& g, const GraphIndex& index, co
       }
       continue;
     }
-    return invalid_argument("the input '", vi.name, "' has no role in a decoder step (token ids, attention mask, position ids or past K/V)");
+    return invalid_argument("the input '", vi.name,
+                            "' has no role in a decoder step (token ids, attention mask, position ids or past K/V)");
   }
   if (io.input_ids.empty()) return invalid_argument("no int64 [B, S] input feeds an embedding Gather (the token ids)");
   const Dim& seq = (*facts.dims(io.input_ids))[1];
   for (const ValueInfo* vi : other_ints) {
     const Dim& d1 = (*facts.dims(vi->name))[1];
-    const bool same_length = (!seq.param.empty() && d1.param == seq.param) || (seq.known() && d1.known() && seq.value == d1.value);
+    const bool same_length =
+        (!seq.param.empty() && d1.param == seq.param) || (seq.known() && d1.known() && seq.value == d1.value);
     std::string& slot = same_length ? io.position_ids : io.attention_mask;
-    if (!slot.empty()) return invalid_argument("two ", same_length ? "position-id" : "attention-mask", " inputs: '", slot, "' and '", vi->name, "'");
+    if (!slot.empty())
+      return invalid_argument("two ", same_length ? "position-id" : "attention-mask", " inputs: '", slot, "' and '",
+                              vi->name, "'");
     slot = vi->name;
   }
   if (!io.position_ids.empty() && facts.type(io.position_ids)->elem_type != DataType::kInt64) {
@@ -121,7 +127,8 @@ DecoderProbes::DecoderProbes(const Model& model, const ShapeFacts& facts, const 
     if (!io.attention_mask.empty()) {
       Tensor ones = probe_filled_i64({batch, total}, 1);
       if (facts.type(io.attention_mask)->elem_type == DataType::kInt32) {
-        ones = Tensor::from_vector<int32_t>(std::vector<int32_t>(static_cast<size_t>(batch * total), 1), {batch, total});
+        ones =
+            Tensor::from_vector<int32_t>(std::vector<int32_t>(static_cast<size_t>(batch * total), 1), {batch, total});
       }
       c.probe.pinned[io.attention_mask] = ones;
       bind_dims(io.attention_mask, {batch, total});
@@ -157,7 +164,8 @@ Status DecoderProbes::check_mask(Case& c, const AttentionMatch& m, int64_t heads
   const Tensor& mask = *t;
   const bool additive = m.mask_kind == AttentionMatch::Mask::kAdditive;
   if (additive ? mask.dtype() != DataType::kFloat : mask.dtype() != DataType::kBool) {
-    return invalid_argument("the mask '", m.mask, "' is ", dtype_name(mask.dtype()), ", not ", additive ? "float32" : "bool");
+    return invalid_argument("the mask '", m.mask, "' is ", dtype_name(mask.dtype()), ", not ",
+                            additive ? "float32" : "bool");
   }
   const int64_t total = c.past + c.seq;
   const int64_t want[4] = {c.batch, heads, c.seq, total};
@@ -166,10 +174,11 @@ Status DecoderProbes::check_mask(Case& c, const AttentionMatch& m, int64_t heads
   int64_t step = 1;
   for (int k = 3; k >= 0; --k) {
     const int64_t from_end = 3 - k;
-    const int64_t md = from_end < static_cast<int64_t>(mask.rank()) ? mask.dim(mask.rank() - 1 - static_cast<size_t>(from_end)) : 1;
+    const int64_t md =
+        from_end < static_cast<int64_t>(mask.rank()) ? mask.dim(mask.rank() - 1 - static_cast<size_t>(from_end)) : 1;
     if (md != 1 && md != want[k]) {
-      return invalid_argument("the mask is ", shape_to_string(mask.shape()), ", which does not broadcast to [", c.batch, ", ",
-                              heads, ", ", c.seq, ", ", total, "]");
+      return invalid_argument("the mask is ", shape_to_string(mask.shape()), ", which does not broadcast to [", c.batch,
+                              ", ", heads, ", ", c.seq, ", ", total, "]");
     }
     stride[k] = md == 1 ? 0 : step;
     step *= md;
@@ -202,7 +211,8 @@ Status DecoderProbes::check_mask(Case& c, const AttentionMatch& m, int64_t heads
 Status DecoderProbes::check_positions(Case& c, const RotaryUse& r) {
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pos, ints(c, r.position_ids));
   if (pos.size() == 1) {
-    if (pos[0] != c.past) return invalid_argument("the rotary position offset is ", pos[0], ", not the ", c.past, " cached tokens");
+    if (pos[0] != c.past)
+      return invalid_argument("the rotary position offset is ", pos[0], ", not the ", c.past, " cached tokens");
     return Status::ok();
   }
   if (static_cast<int64_t>(pos.size()) != c.batch * c.seq) {
@@ -227,15 +237,18 @@ Result<AttentionShape> DecoderProbes::check(const AttentionMatch& m) {
     return d && d->size() == 3 && d->back().known() ? d->back().value : -1;
   };
   const int64_t dq = width(m.q.in), dk = width(m.k.in), dv = width(m.v.in);
-  if (dq <= 0 || dk <= 0 || dv <= 0) return invalid_argument("the Q / K / V projections are not known to be [B, S, fixed width]");
+  if (dq <= 0 || dk <= 0 || dv <= 0)
+    return invalid_argument("the Q / K / V projections are not known to be [B, S, fixed width]");
   for (Case& c : cases_) {
     const std::string where = " (" + case_name(c.batch, c.past, c.seq) + ")";
     const int64_t total = c.past + c.seq;
-    auto split = [&](const HeadSplit& h, int64_t width_in, const char* what, int64_t* heads, int64_t* head_size) -> Status {
+    auto split = [&](const HeadSplit& h, int64_t width_in, const char* what, int64_t* heads,
+                     int64_t* head_size) -> Status {
       XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> target, ints(c, h.target));
       XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> out, reshape_result(target, {c.batch, c.seq, width_in}));
       if (out.size() != 4 || out[0] != c.batch || out[1] != c.seq || out[2] * out[3] != width_in) {
-        return invalid_argument(what, " is reshaped to ", dims_text(out), ", not [", c.batch, ", ", c.seq, ", heads, head size]", where);
+        return invalid_argument(what, " is reshaped to ", dims_text(out), ", not [", c.batch, ", ", c.seq,
+                                ", heads, head size]", where);
       }
       if ((*heads && *heads != out[2]) || (*head_size && *head_size != out[3])) {
         return invalid_argument(what, " heads ", dims_text(out), " differ from the other probes' or Q's", where);
@@ -251,29 +264,37 @@ Result<AttentionShape> DecoderProbes::check(const AttentionMatch& m) {
     if (hd_k != shape.head_size || hd_v != shape.head_size || kv_v != shape.kv_heads) {
       return invalid_argument("Q, K and V head sizes / K and V heads differ", where);
     }
-    if (shape.heads % shape.kv_heads) return invalid_argument(shape.heads, " query heads are not a multiple of ", shape.kv_heads, " KV heads");
+    if (shape.heads % shape.kv_heads)
+      return invalid_argument(shape.heads, " query heads are not a multiple of ", shape.kv_heads, " KV heads");
     const int64_t rep = shape.heads / shape.kv_heads;
     for (const RepeatKv* r : {&m.k_repeat, &m.v_repeat}) {
       const char* what = r == &m.k_repeat ? "K" : "V";
       if (!r->present()) {
-        if (rep != 1) return invalid_argument(shape.heads, " query heads read ", shape.kv_heads, " ", what, " heads without repeat_kv");
+        if (rep != 1)
+          return invalid_argument(shape.heads, " query heads read ", shape.kv_heads, " ", what,
+                                  " heads without repeat_kv");
         continue;
       }
       XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> e, ints(c, r->expand_shape));
       const std::vector<int64_t> in = {c.batch, shape.kv_heads, 1, total, shape.head_size};
       bool ok = e.size() == 5 && e[2] == rep;
       for (size_t i = 0; ok && i < 5; ++i) ok = i == 2 || e[i] == in[i] || e[i] == 1;
-      if (!ok) return invalid_argument("repeat_kv of ", what, " expands to ", dims_text(e), ", not [", c.batch, ", ", shape.kv_heads, ", ", rep, ", ", total, ", ", shape.head_size, "]", where);
+      if (!ok)
+        return invalid_argument("repeat_kv of ", what, " expands to ", dims_text(e), ", not [", c.batch, ", ",
+                                shape.kv_heads, ", ", rep, ", ", total, ", ", shape.head_size, "]", where);
       XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> t, ints(c, r->reshape_shape));
-      XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> out, reshape_result(t, {c.batch, shape.kv_heads, rep, total, shape.head_size}));
+      XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> out,
+                             reshape_result(t, {c.batch, shape.kv_heads, rep, total, shape.head_size}));
       if (out != std::vector<int64_t>{c.batch, shape.heads, total, shape.head_size}) {
         return invalid_argument("repeat_kv of ", what, " reshapes to ", dims_text(out), where);
       }
     }
     XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ot, ints(c, m.out_target));
-    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> out, reshape_result(ot, {c.batch, c.seq, shape.heads, shape.head_size}));
+    XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> out,
+                           reshape_result(ot, {c.batch, c.seq, shape.heads, shape.head_size}));
     if (out != std::vector<int64_t>{c.batch, c.seq, shape.heads * shape.head_size}) {
-      return invalid_argument("the heads are merged to ", dims_text(out), ", not [", c.batch, ", ", c.seq, ", ", shape.heads * shape.head_size, "]", where);
+      return invalid_argument("the heads are merged to ", dims_text(out), ", not [", c.batch, ", ", c.seq, ", ",
+                              shape.heads * shape.head_size, "]", where);
     }
     Status st = check_mask(c, m, shape.heads);
     if (!st.is_ok()) return Status(st.code(), st.message() + where);

@@ -21,9 +21,9 @@ namespace convert {
 
 // The decoder's graph inputs by role.
 struct DecoderInputs {
-  std::string input_ids;       // int64 [B, S], read by the embedding Gather
-  std::string attention_mask;  // int64 [B, past + S]; "" when the model has none
-  std::string position_ids;    // int64 [B, S]; "" when none
+  std::string input_ids;                                    // int64 [B, S], read by the embedding Gather
+  std::string attention_mask;                               // int64 [B, past + S]; "" when the model has none
+  std::string position_ids;                                 // int64 [B, S]; "" when none
   std::map<std::string, std::pair<int64_t, int64_t>> past;  // past K/V input -> (heads, head size)
 };
 

@@ -46,9 +46,11 @@ std::string fused_name(const Node& softmax, size_t layer) {
 void add_length_nodes(Graph& g, int64_t opset, const std::string& mask, DataType mask_type, std::string* seqlens_k,
                       std::string* total) {
   const std::string p = kMaskSubgraph;
-  Tensor one_1d = mask_type == DataType::kInt32 ? Tensor::from_vector<int32_t>({1}, {1}) : Tensor::from_vector<int64_t>({1}, {1});
+  Tensor one_1d =
+      mask_type == DataType::kInt32 ? Tensor::from_vector<int32_t>({1}, {1}) : Tensor::from_vector<int64_t>({1}, {1});
   const std::string one = add_initializer(g, "/model/constants/INT64/1D/1", one_1d);
-  const std::string axis1 = add_initializer(g, "/model/constants/INT64/1D/axis1", Tensor::from_vector<int64_t>({1}, {1}));
+  const std::string axis1 =
+      add_initializer(g, "/model/constants/INT64/1D/axis1", Tensor::from_vector<int64_t>({1}, {1}));
   const std::string index1 = add_initializer(g, "/model/constants/INT64/0D/1", Tensor::scalar<int64_t>(1));
   std::vector<Node> nodes;
   if (opset >= 13) {
@@ -61,9 +63,10 @@ void add_length_nodes(Graph& g, int64_t opset, const std::string& mask, DataType
   nodes.push_back(genai::make_node("Cast", "", p + "/Sub/Cast", {p + "/Sub/output_0"}, {p + "/Sub/Cast/output_0"},
                                    {genai::int_attribute("to", static_cast<int64_t>(DataType::kInt32))}));
   nodes.push_back(genai::make_node("Shape", "", p + "/Shape", {mask}, {p + "/Shape/output_0"}));
-  nodes.push_back(genai::make_node("Gather", "", p + "/Gather", {p + "/Shape/output_0", index1}, {p + "/Gather/output_0"},
-                                   {genai::int_attribute("axis", 0)}));
-  nodes.push_back(genai::make_node("Cast", "", p + "/Gather/Cast", {p + "/Gather/output_0"}, {p + "/Gather/Cast/output_0"},
+  nodes.push_back(genai::make_node("Gather", "", p + "/Gather", {p + "/Shape/output_0", index1},
+                                   {p + "/Gather/output_0"}, {genai::int_attribute("axis", 0)}));
+  nodes.push_back(genai::make_node("Cast", "", p + "/Gather/Cast", {p + "/Gather/output_0"},
+                                   {p + "/Gather/Cast/output_0"},
                                    {genai::int_attribute("to", static_cast<int64_t>(DataType::kInt32))}));
   *seqlens_k = p + "/Sub/Cast/output_0";
   *total = p + "/Gather/Cast/output_0";
@@ -77,7 +80,8 @@ std::string describe_layer(size_t i, const Layer& l) {
                   std::to_string(l.shape.kv_heads) + " KV heads, head size " + std::to_string(l.shape.head_size) +
                   ", scale " + std::to_string(m.scale) + ", " +
                   (m.mask_kind == AttentionMatch::Mask::kAdditive ? "additive" : "boolean") + " causal mask";
-  if (m.q_rotary.present) s += std::string(", rotary inside (") + (m.q_rotary.interleaved ? "interleaved" : "rotate-half") + ")";
+  if (m.q_rotary.present)
+    s += std::string(", rotary inside (") + (m.q_rotary.interleaved ? "interleaved" : "rotate-half") + ")";
   if (m.k_repeat.present()) s += ", repeat_kv removed";
   return s;
 }
@@ -144,7 +148,9 @@ Status rewrite(Model& model, std::vector<Layer>& layers, const DecoderInputs& io
   for (const Node& n : g.nodes) {
     if (n.op_type == "GroupQueryAttention" && n.domain == "com.microsoft") continue;
     for (const std::string& in : n.inputs) {
-      if (kv.count(in)) return invalid_argument(n.describe(), " still reads '", in, "' after the fusion (its length would be the KV buffer's)");
+      if (kv.count(in))
+        return invalid_argument(n.describe(), " still reads '", in,
+                                "' after the fusion (its length would be the KV buffer's)");
     }
   }
   // Inputs nothing reads any more (position ids) go: GenAI feeds only what the model declares.
@@ -183,7 +189,9 @@ Result<bool> fuse_group_query_attention(Model& model, PassContext& ctx) {
     if (!reason.empty()) ctx.diagnose(reason);
     return false;
   };
-  if (!failures.empty()) return give_up("GroupQueryAttention: no layer fused (all or nothing: a half-fused model could not share its KV buffers)");
+  if (!failures.empty())
+    return give_up(
+        "GroupQueryAttention: no layer fused (all or nothing: a half-fused model could not share its KV buffers)");
   std::set<std::string> past;
   for (const Layer& l : layers) past.insert({l.match.past_k, l.match.past_v});
   auto io = decoder_inputs(g, index, facts, past);
@@ -192,7 +200,8 @@ Result<bool> fuse_group_query_attention(Model& model, PassContext& ctx) {
   for (size_t i = 0; i < layers.size(); ++i) {
     Layer& l = layers[i];
     auto shape = probes.check(l.match);
-    const std::string where = "attention at " + g.nodes[static_cast<size_t>(l.match.softmax)].describe() + " not fused: ";
+    const std::string where =
+        "attention at " + g.nodes[static_cast<size_t>(l.match.softmax)].describe() + " not fused: ";
     if (!shape.is_ok()) {
       failures.push_back(where + shape.status().message());
       continue;
@@ -201,9 +210,9 @@ Result<bool> fuse_group_query_attention(Model& model, PassContext& ctx) {
     for (const std::string& p : {l.match.past_k, l.match.past_v}) {
       const auto& kv = io->past.at(p);
       if (kv.first != l.shape.kv_heads || kv.second != l.shape.head_size) {
-        failures.push_back(where + "the past input '" + p + "' is declared with " + std::to_string(kv.first) + " heads of " +
-                           std::to_string(kv.second) + ", the block has " + std::to_string(l.shape.kv_heads) + " of " +
-                           std::to_string(l.shape.head_size));
+        failures.push_back(where + "the past input '" + p + "' is declared with " + std::to_string(kv.first) +
+                           " heads of " + std::to_string(kv.second) + ", the block has " +
+                           std::to_string(l.shape.kv_heads) + " of " + std::to_string(l.shape.head_size));
       }
     }
   }

@@ -34,8 +34,8 @@ struct RotarySite {
 
 // Slice(x, [start], [end], [axis], [step]) over the last axis of a rank-4 x. `end` < 0 means "to
 // the end (head or beyond)".
-bool is_last_axis_slice(const FusionView& v, const Graph& g, int i, const std::string& x, int64_t head,
-                        int64_t start, int64_t end, int64_t step) {
+bool is_last_axis_slice(const FusionView& v, const Graph& g, int i, const std::string& x, int64_t head, int64_t start,
+                        int64_t end, int64_t step) {
   if (!v.is(i, "Slice")) return false;
   const Node& n = v.node(i);
   if (n.inputs[0] != x || n.inputs.size() < 4) return false;
@@ -117,7 +117,8 @@ bool match_rotate_interleaved(const FusionView& v, const Graph& g, const ShapeFa
   if (!v.is(neg, "Neg")) return false;
   const int odd = v.sole_producer(v.node(neg).inputs[0]);
   const int ev = v.sole_producer(even);
-  if (!is_last_axis_slice(v, g, odd, x, head, 1, -1, 2) || !is_last_axis_slice(v, g, ev, x, head, 0, -1, 2)) return false;
+  if (!is_last_axis_slice(v, g, odd, x, head, 1, -1, 2) || !is_last_axis_slice(v, g, ev, x, head, 0, -1, 2))
+    return false;
   if (shape_readers) {
     nodes->push_back(reshape);
   } else {
@@ -213,8 +214,8 @@ std::vector<Node> position_ids_chain(Graph& g, int64_t opset, const std::string&
   if (opset >= 13) {
     chain.push_back(genai::make_node("Unsqueeze", "", p + "row", {positions, zero}, {p + "row"}));
   } else {
-    chain.push_back(genai::make_node("Unsqueeze", "", p + "row", {positions}, {p + "row"},
-                                     {genai::ints_attribute("axes", {0})}));
+    chain.push_back(
+        genai::make_node("Unsqueeze", "", p + "row", {positions}, {p + "row"}, {genai::ints_attribute("axes", {0})}));
   }
   chain.push_back(genai::make_node("Expand", "", ids, {p + "row", p + "shape"}, {ids}));
   return chain;
@@ -227,8 +228,8 @@ Result<bool> fuse_rotary_embedding(Model& model, PassContext& ctx) {
   const ShapeFacts facts = infer_shapes(model);
   FusionView view(g);
   std::map<std::pair<std::string, std::string>, Fused> by_tables;  // (cos, sin) -> tables
-  std::map<std::string, std::string> ids_of;                         // positions -> position_ids
-  std::vector<Fused*> chains;                                        // 1-D positions to expand
+  std::map<std::string, std::string> ids_of;                       // positions -> position_ids
+  std::vector<Fused*> chains;                                      // 1-D positions to expand
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     RotarySite site;
@@ -241,8 +242,8 @@ Result<bool> fuse_rotary_embedding(Model& model, PassContext& ctx) {
     auto key = std::make_pair(site.cos, site.sin);
     auto it = by_tables.find(key);
     if (it == by_tables.end()) {
-      auto tables = rotary_tables(model, facts, site.cos, site.sin, head, site.interleaved,
-                                  ctx.options.genai.context_length);
+      auto tables =
+          rotary_tables(model, facts, site.cos, site.sin, head, site.interleaved, ctx.options.genai.context_length);
       if (!tables.is_ok()) {
         ctx.diagnose("rotary embedding at " + g.nodes[i].describe() + " not fused: " + tables.status().message());
         continue;
@@ -284,8 +285,8 @@ Result<bool> fuse_rotary_embedding(Model& model, PassContext& ctx) {
   for (const Fused* f : chains) {
     size_t at = 0;
     while (at < g.nodes.size() && (g.nodes[at].outputs.empty() || g.nodes[at].outputs[0] != f->first_output)) ++at;
-    std::vector<Node> chain = position_ids_chain(g, genai::onnx_opset(model), f->tables.positions, f->batch_source,
-                                                 f->position_ids);
+    std::vector<Node> chain =
+        position_ids_chain(g, genai::onnx_opset(model), f->tables.positions, f->batch_source, f->position_ids);
     g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(at), chain.begin(), chain.end());
   }
   model.opset_imports.emplace("com.microsoft", 1);

@@ -18,8 +18,8 @@ namespace {
 
 bool is_simplified_norm(const Node& n) {
   return n.domain.empty() && n.op_type == "SimplifiedLayerNormalization" && n.inputs.size() == 2 &&
-         !n.outputs.empty() && attr_int_or(n, "axis", -1) == -1 &&
-         (n.outputs.size() < 2 || n.outputs[1].empty()) && (n.outputs.size() < 3 || n.outputs[2].empty());
+         !n.outputs.empty() && attr_int_or(n, "axis", -1) == -1 && (n.outputs.size() < 2 || n.outputs[1].empty()) &&
+         (n.outputs.size() < 3 || n.outputs[2].empty());
 }
 
 // Why the Add `add` cannot be the norm's skip input ("" when it can).

@@ -59,8 +59,7 @@ struct Sources {
 };
 
 // Walks back from `value` to constants and integer leaves.
-Status walk(const Graph& g, const GraphIndex& index, const ShapeFacts& facts, const std::string& value,
-            Sources* s) {
+Status walk(const Graph& g, const GraphIndex& index, const ShapeFacts& facts, const std::string& value, Sources* s) {
   std::vector<std::string> stack = {value};
   std::set<std::string> seen;
   int nodes = 0;
@@ -78,7 +77,8 @@ Status walk(const Graph& g, const GraphIndex& index, const ShapeFacts& facts, co
         const Node& n = g.nodes[static_cast<size_t>(p)];
         const TypeInfo* in = facts.type(n.inputs[0]);
         bool rest_constant = true;
-        for (size_t i = 1; i < n.inputs.size(); ++i) rest_constant = rest_constant && (n.inputs[i].empty() || constant_tensor(g, n.inputs[i]));
+        for (size_t i = 1; i < n.inputs.size(); ++i)
+          rest_constant = rest_constant && (n.inputs[i].empty() || constant_tensor(g, n.inputs[i]));
         if (in && is_integer(in->elem_type) && rest_constant) {
           stack.push_back(n.inputs[0]);
           continue;
@@ -119,7 +119,8 @@ Result<std::vector<float>> rows_for(const Model& model, const ShapeFacts& facts,
                             head_dim, "] float32");
   }
   for (size_t i = 0; i + 2 < out.rank(); ++i) {
-    if (out.dim(i) != 1) return invalid_argument("it varies along more than the positions: ", shape_to_string(out.shape()));
+    if (out.dim(i) != 1)
+      return invalid_argument("it varies along more than the positions: ", shape_to_string(out.shape()));
   }
   return std::vector<float>(out.data<float>(), out.data<float>() + out.numel());
 }
@@ -133,8 +134,9 @@ Result<Tensor> half_table(const std::vector<float>& full, int64_t rows, int64_t 
       const float a = full[r * head_dim + (interleaved ? 2 * j : j)];
       const float b = full[r * head_dim + (interleaved ? 2 * j + 1 : j + half)];
       if (!(std::fabs(a - b) <= kTableTol)) {
-        return invalid_argument("row ", r, " is not ", interleaved ? "pairs of equal values (interleaved)" : "two equal halves",
-                                " (", a, " vs ", b, ")");
+        return invalid_argument("row ", r, " is not ",
+                                interleaved ? "pairs of equal values (interleaved)" : "two equal halves", " (", a,
+                                " vs ", b, ")");
       }
       out[static_cast<size_t>(r * half + j)] = a;
     }
@@ -168,7 +170,8 @@ Result<Tensor> table_of(const Model& model, const ShapeFacts& facts, const std::
 Result<RotaryTables> rotary_tables(const Model& model, const ShapeFacts& facts, const std::string& cos,
                                    const std::string& sin, int64_t head_dim, bool interleaved, int64_t rows) {
   const Graph& g = model.graph;
-  if (head_dim <= 0 || head_dim % 2) return invalid_argument("the head size ", head_dim, " is not a positive even number");
+  if (head_dim <= 0 || head_dim % 2)
+    return invalid_argument("the head size ", head_dim, " is not a positive even number");
   const GraphIndex index(g);
   Sources sources;
   Status st = walk(g, index, facts, cos, &sources);
@@ -189,8 +192,9 @@ Result<RotaryTables> rotary_tables(const Model& model, const ShapeFacts& facts, 
   t.positions_rank = static_cast<int64_t>(pd->size());
   if (sources.table_rows > 0) rows = rows > 0 ? std::min(rows, sources.table_rows) : sources.table_rows;
   if (rows <= 0) {
-    return invalid_argument("cos and sin are computed in the graph and the context length is unknown "
-                            "(give --context-length, or a genai_config.json beside the model)");
+    return invalid_argument(
+        "cos and sin are computed in the graph and the context length is unknown "
+        "(give --context-length, or a genai_config.json beside the model)");
   }
   auto c = table_of(model, facts, cos, t, rows, head_dim, interleaved);
   if (!c.is_ok()) return c.status().with_context("cos '" + cos + "': ");

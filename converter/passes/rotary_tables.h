@@ -17,9 +17,9 @@ namespace xonnx {
 namespace convert {
 
 struct RotaryTables {
-  std::string positions;  // the integer value the cos / sin rows are a function of
+  std::string positions;       // the integer value the cos / sin rows are a function of
   int64_t positions_rank = 0;  // 1: [S]; 2: [B, S]
-  Tensor cos, sin;        // float32 [rows, head_dim / 2]: ORT's cos_cache / sin_cache
+  Tensor cos, sin;             // float32 [rows, head_dim / 2]: ORT's cos_cache / sin_cache
 };
 
 // `cos` and `sin` are the values multiplied with x and with rotate(x); x's last dim is head_dim.

@@ -46,7 +46,8 @@ TableBlocks quantize_table_int4(const float* t, int64_t v, int64_t d, int64_t bl
   out.codes.assign(static_cast<size_t>(v * d / 2), 0);
   const int64_t padded = q.blocks * block;
   for (int64_t r = 0; r < v; ++r) {
-    for (int64_t c = 0; c < d; ++c) put_nibble(out.codes.data(), r * d + c, get_nibble(q.packed.data(), r * padded + c));
+    for (int64_t c = 0; c < d; ++c)
+      put_nibble(out.codes.data(), r * d + c, get_nibble(q.packed.data(), r * padded + c));
   }
   out.scales = q.scales;            // [V * blocks], row-major [V, blocks]
   out.zero_points = q.zero_points;  // [V, ceil(blocks / 2)], low nibble first: the same layout
@@ -81,7 +82,8 @@ TableBlocks quantize_table_int8(const float* t, int64_t v, int64_t d, int64_t bl
       out.scales[r * blocks + b] = scale;
       for (int64_t c = c0; c < c1; ++c) {
         const float x = t[r * d + c];
-        const int code = std::isnan(x) ? 128 : std::min(255, std::max(0, static_cast<int>(std::lround(x / scale)) + 128));
+        const int code =
+            std::isnan(x) ? 128 : std::min(255, std::max(0, static_cast<int>(std::lround(x / scale)) + 128));
         out.codes[r * d + c] = static_cast<uint8_t>(code);
         out.back[r * d + c] = static_cast<float>(code - 128) * scale;
       }
@@ -143,8 +145,8 @@ QuantizedTable add_table(Graph& g, const std::string& name, const Tensor& table,
   out.codes = add_initializer(g, name + tag, Tensor::from_vector<uint8_t>(q.codes, {v, d * bits / 8}));
   out.scales = add_initializer(g, name + tag + "_scales", Tensor::from_vector<float>(q.scales, {v, blocks}));
   if (!q.zero_points.empty()) {
-    out.zero_points = add_initializer(g, name + tag + "_zp",
-                                      Tensor::from_vector<uint8_t>(q.zero_points, {v, (blocks + 1) / 2}));
+    out.zero_points =
+        add_initializer(g, name + tag + "_zp", Tensor::from_vector<uint8_t>(q.zero_points, {v, (blocks + 1) / 2}));
   }
   return out;
 }
@@ -160,7 +162,8 @@ Status quantize_gathers(Model& model, const QuantizeOptions& opt, QuantizeResult
   bool changed = false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!g.nodes[i].domain.empty() || g.nodes[i].op_type != "Gather" || !is_float_table_gather(g, g.nodes[i])) continue;
-    const std::string why = is_excluded(g.nodes[i], opt) ? "excluded (--exclude)" : gather_table_blocker(g, g.nodes[i], bits);
+    const std::string why =
+        is_excluded(g.nodes[i], opt) ? "excluded (--exclude)" : gather_table_blocker(g, g.nodes[i], bits);
     if (!why.empty()) {
       result.skipped.push_back({g.nodes[i].describe(), why});
       continue;
@@ -192,8 +195,8 @@ Status quantize_gathers(Model& model, const QuantizeOptions& opt, QuantizeResult
     node.domain = kMsDomain;
     node.inputs = {q.codes, node.inputs[1], q.scales};
     if (!q.zero_points.empty()) node.inputs.push_back(q.zero_points);
-    node.attributes = {int_attr("gather_axis", 0), int_attr("quantize_axis", 1),
-                       int_attr("block_size", opt.block_size), int_attr("bits", bits)};
+    node.attributes = {int_attr("gather_axis", 0), int_attr("quantize_axis", 1), int_attr("block_size", opt.block_size),
+                       int_attr("bits", bits)};
     result.quantized.push_back(std::move(info));
     changed = true;
   }

@@ -12,8 +12,10 @@ namespace {
 
 void put_nibble(uint8_t* bytes, int64_t index, uint8_t v) {
   uint8_t& b = bytes[index >> 1];
-  if (index & 1) b = static_cast<uint8_t>((b & 0x0F) | (v << 4));
-  else b = static_cast<uint8_t>((b & 0xF0) | (v & 0x0F));
+  if (index & 1)
+    b = static_cast<uint8_t>((b & 0x0F) | (v << 4));
+  else
+    b = static_cast<uint8_t>((b & 0xF0) | (v & 0x0F));
 }
 
 uint8_t get_nibble(const uint8_t* bytes, int64_t index) {
@@ -22,8 +24,8 @@ uint8_t get_nibble(const uint8_t* bytes, int64_t index) {
 
 }  // namespace
 
-Int4Blocks quantize_int4_blockwise(const float* w, int64_t k, int64_t n, bool transposed,
-                                   int64_t block_size, bool symmetric) {
+Int4Blocks quantize_int4_blockwise(const float* w, int64_t k, int64_t n, bool transposed, int64_t block_size,
+                                   bool symmetric) {
   Int4Blocks q;
   q.k = k;
   q.n = n;

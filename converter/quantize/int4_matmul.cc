@@ -20,7 +20,9 @@ struct QuantizedWeight {
   int64_t k = 0, n = 0;
 };
 
-Tensor bytes_tensor(const std::vector<uint8_t>& v, Shape shape) { return Tensor::from_vector<uint8_t>(v, std::move(shape)); }
+Tensor bytes_tensor(const std::vector<uint8_t>& v, Shape shape) {
+  return Tensor::from_vector<uint8_t>(v, std::move(shape));
+}
 
 Result<QuantizedWeight> quantize_weight(Graph& g, const std::string& name, const Tensor& w, bool transposed,
                                         const QuantizeOptions& opt, QuantizedNode& info) {
@@ -45,8 +47,7 @@ Result<QuantizedWeight> quantize_weight(Graph& g, const std::string& name, const
   info.bytes_after = static_cast<int64_t>(b.packed.size() + b.scales.size() * 4 + b.zero_points.size());
   const std::string tag = "_Q4B" + std::to_string(opt.block_size) + (transposed ? "_T" : "");
   q.packed = add_initializer(g, name + tag, bytes_tensor(b.packed, {q.n, b.blocks, opt.block_size / 2}));
-  q.scales = add_initializer(g, name + tag + "_scales",
-                             Tensor::from_vector<float>(b.scales, {q.n * b.blocks}));
+  q.scales = add_initializer(g, name + tag + "_scales", Tensor::from_vector<float>(b.scales, {q.n * b.blocks}));
   if (!b.zero_points.empty()) {
     q.zero_points = add_initializer(g, name + tag + "_zp",
                                     bytes_tensor(b.zero_points, {static_cast<int64_t>(b.zero_points.size())}));

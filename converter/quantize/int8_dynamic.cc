@@ -70,8 +70,8 @@ Int8Weight quantize_weight(Graph& g, const std::string& name, const Tensor& w, b
   const Shape vec = per_channel ? Shape{q.n} : Shape{};
   q.q = add_initializer(g, name + "_quantized", Tensor::from_vector<int8_t>(codes, {q.k, q.n}));
   q.scale = add_initializer(g, name + "_scale", Tensor::from_vector<float>(scales, vec));
-  q.zero_point = add_initializer(g, name + "_zero_point",
-                                 Tensor::from_vector<int8_t>(std::vector<int8_t>(scales.size(), 0), vec));
+  q.zero_point =
+      add_initializer(g, name + "_zero_point", Tensor::from_vector<int8_t>(std::vector<int8_t>(scales.size(), 0), vec));
   return q;
 }
 
@@ -81,7 +81,7 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
   Graph& g = model.graph;
   const auto onnx_opset = model.opset_imports.find("");
   const bool opset_ok = onnx_opset != model.opset_imports.end() && onnx_opset->second >= 11;
-  std::map<std::string, Int8Weight> weights;      // weight name (+ "|T")
+  std::map<std::string, Int8Weight> weights;        // weight name (+ "|T")
   std::map<std::string, DynamicInput> activations;  // A name
   std::vector<Node> rewritten;
   rewritten.reserve(g.nodes.size());
@@ -120,7 +120,8 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
     auto wit = weights.find(key);
     if (wit == weights.end()) {
       const Tensor w = *constant_tensor(g, weight);  // a copy: add_initializer may reallocate
-      wit = weights.emplace(key, quantize_weight(g, weight, w, transposed, opt.per_channel, int8_weight_max(opt), info)).first;
+      wit = weights.emplace(key, quantize_weight(g, weight, w, transposed, opt.per_channel, int8_weight_max(opt), info))
+                .first;
       result.weight_bytes_before += info.bytes_before;
       result.weight_bytes_after += info.bytes_after;
     } else {
@@ -133,8 +134,7 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
       d.q = reserve(a + "_quantized");
       d.scale = reserve(a + "_scale");
       d.zero_point = reserve(a + "_zero_point");
-      rewritten.push_back(make_node(a + "_QuantizeLinear", "DynamicQuantizeLinear", {a},
-                                    {d.q, d.scale, d.zero_point}));
+      rewritten.push_back(make_node(a + "_QuantizeLinear", "DynamicQuantizeLinear", {a}, {d.q, d.scale, d.zero_point}));
       ait = activations.emplace(a, d).first;
     }
     const DynamicInput& d = ait->second;
@@ -144,7 +144,8 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
     const std::string scale = reserve(base + "_scales_mul");
     const bool has_bias = node.op_type == "Gemm" && node.inputs.size() > 2 && !node.inputs[2].empty();
     const std::string y = has_bias ? reserve(base + "_nobias") : node.outputs[0];
-    rewritten.push_back(make_node(base + "_MatMulInteger", "MatMulInteger", {d.q, q.q, d.zero_point, q.zero_point}, {y_int}));
+    rewritten.push_back(
+        make_node(base + "_MatMulInteger", "MatMulInteger", {d.q, q.q, d.zero_point, q.zero_point}, {y_int}));
     Node cast = make_node(base + "_cast", "Cast", {y_int}, {y_float});
     cast.attributes = {int_attr("to", static_cast<int64_t>(DataType::kFloat))};
     rewritten.push_back(std::move(cast));
@@ -152,8 +153,8 @@ Status quantize_int8_dynamic(Model& model, const QuantizeOptions& opt, QuantizeR
     rewritten.push_back(make_node(base + "_output_scale_mul", "Mul", {y_float, scale}, {y}));
     if (has_bias) rewritten.push_back(make_node(base + "_bias", "Add", {y, node.inputs[2]}, {node.outputs[0]}));
     info.as += std::string("MatMulInteger int8 weight (") + (opt.per_channel ? "per column" : "per tensor") +
-               (opt.reduce_range ? ", 7-bit range" : "") + "), uint8 dynamic activation, K=" + std::to_string(q.k) + " N=" + std::to_string(q.n) +
-               (has_bias ? " + Add(bias)" : "");
+               (opt.reduce_range ? ", 7-bit range" : "") + "), uint8 dynamic activation, K=" + std::to_string(q.k) +
+               " N=" + std::to_string(q.n) + (has_bias ? " + Add(bias)" : "");
     result.quantized.push_back(std::move(info));
     changed = true;
   }

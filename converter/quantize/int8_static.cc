@@ -136,7 +136,8 @@ struct WeightQ {
 
 // int8 symmetric weight along `axis` (per channel) or per tensor; returns DequantizeLinear pieces.
 WeightQ quantize_weight(Graph& g, const std::string& name, const Tensor& w, int64_t axis, bool per_channel,
-                        long code_max, std::vector<Node>& dq_nodes, QuantizedNode& info, std::set<std::string>& reserved) {
+                        long code_max, std::vector<Node>& dq_nodes, QuantizedNode& info,
+                        std::set<std::string>& reserved) {
   WeightQ q;
   q.axis = axis;
   const int64_t channels = per_channel ? w.dim(static_cast<size_t>(axis)) : 1;
@@ -185,8 +186,8 @@ int folded_activation(const Graph& g, const GraphIndex& index, const Node& n, in
   const int c = index.consumers(out)[0];
   const Node& act = g.nodes[static_cast<size_t>(c)];
   float lo = 0, hi = 0;
-  const bool ok = activation_bounds(act, act.opset ? act.opset : opset,
-                                    [&](const std::string& v) { return constant_tensor(g, v); }, lo, hi);
+  const bool ok = activation_bounds(
+      act, act.opset ? act.opset : opset, [&](const std::string& v) { return constant_tensor(g, v); }, lo, hi);
   return ok && act.inputs[0] == out && !index.is_graph_output(act.outputs[0]) ? c : -1;
 }
 
@@ -210,7 +211,7 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
     size_t node;
     std::string weight;
     int64_t axis;
-    int activation;      // the Relu / Clip reading its output alone, or -1
+    int activation;           // the Relu / Clip reading its output alone, or -1
     std::string folded = "";  // that activation's op when its Q's saturation replaces it
   };
   std::vector<Target> targets;
@@ -253,8 +254,8 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
     if (t.activation < 0) continue;
     Node& act = g.nodes[static_cast<size_t>(t.activation)];
     float lo = 0, hi = 0;
-    activation_bounds(act, act.opset ? act.opset : opset, [&](const std::string& v) { return constant_tensor(g, v); },
-                      lo, hi);
+    activation_bounds(
+        act, act.opset ? act.opset : opset, [&](const std::string& v) { return constant_tensor(g, v); }, lo, hi);
     const ActivationQ q = uint8_params(ranges[act.outputs[0]]);
     if (!saturation_implies(lo, hi, q.scale, q.zero_point, 0, 255)) continue;
     ranges.erase(g.nodes[t.node].outputs[0]);
@@ -293,7 +294,10 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
     auto wit = weights.find(key);
     if (wit == weights.end()) {
       const Tensor w = *constant_tensor(g, t.weight);
-      wit = weights.emplace(key, quantize_weight(g, t.weight, w, t.axis, per_channel, int8_weight_max(opt), weight_dq, info, reserved)).first;
+      wit = weights
+                .emplace(key, quantize_weight(g, t.weight, w, t.axis, per_channel, int8_weight_max(opt), weight_dq,
+                                              info, reserved))
+                .first;
       result.weight_bytes_before += info.bytes_before;
       result.weight_bytes_after += info.bytes_after;
     }
@@ -320,13 +324,15 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
         for (size_t c = 0; c < scales.size(); ++c) scales[c] = xq->second.scale * wq.scales[c];
         for (int64_t c = 0; c < bias.numel(); ++c) {
           const double v = bias.data<float>()[c] / scales[per_channel ? static_cast<size_t>(c) : 0];
-          codes[static_cast<size_t>(c)] = static_cast<int32_t>(std::max(-2147483647.0, std::min(2147483647.0, std::round(v))));
+          codes[static_cast<size_t>(c)] =
+              static_cast<int32_t>(std::max(-2147483647.0, std::min(2147483647.0, std::round(v))));
         }
         const Shape vec = per_channel ? Shape{static_cast<int64_t>(scales.size())} : Shape{};
-        const std::string bq = add_initializer(g, n.inputs[2] + "_quantized", Tensor::from_vector<int32_t>(codes, bias.shape()));
+        const std::string bq =
+            add_initializer(g, n.inputs[2] + "_quantized", Tensor::from_vector<int32_t>(codes, bias.shape()));
         const std::string bs = add_initializer(g, n.inputs[2] + "_scale", Tensor::from_vector<float>(scales, vec));
-        const std::string bz = add_initializer(g, n.inputs[2] + "_zero_point",
-                                               Tensor::from_vector<int32_t>(std::vector<int32_t>(scales.size(), 0), vec));
+        const std::string bz = add_initializer(
+            g, n.inputs[2] + "_zero_point", Tensor::from_vector<int32_t>(std::vector<int32_t>(scales.size(), 0), vec));
         const std::string bo = reserve(n.inputs[2] + "_DequantizeLinear_Output");
         Node dq = make_node(n.inputs[2] + "_DequantizeLinear", "DequantizeLinear", {bq, bs, bz}, {bo});
         if (per_channel) dq.attributes = {int_attr("axis", 0)};

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <sstream>
 
-
 namespace xonnx {
 namespace convert {
 namespace {
@@ -50,9 +49,12 @@ OutputAgreement compare_outputs(const std::string& name, const Value& va, const 
     const double diff = std::fabs(x - y);
     if (std::isnan(diff) || diff > d.max_abs) d.max_abs = std::isnan(diff) ? NAN : diff;
   }
-  if (na == 0 && nb == 0) d.cosine = 1.0;
-  else if (na == 0 || nb == 0) d.cosine = 0.0;
-  else d.cosine = dot / std::sqrt(na * nb);
+  if (na == 0 && nb == 0)
+    d.cosine = 1.0;
+  else if (na == 0 || nb == 0)
+    d.cosine = 0.0;
+  else
+    d.cosine = dot / std::sqrt(na * nb);
   if (a.rank() >= 1 && a.dim(a.rank() - 1) > 1 && dtype_is_float(a.dtype())) {
     const int64_t classes = a.dim(a.rank() - 1);
     d.rows = d.elements / classes;
@@ -71,8 +73,8 @@ OutputAgreement compare_outputs(const std::string& name, const Value& va, const 
   return d;
 }
 
-Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, const NamedValues& inputs,
-                                            int num_threads, double threshold) {
+Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, const NamedValues& inputs, int num_threads,
+                                            double threshold) {
   QuantVerifyResult r;
   r.threshold = threshold;
   std::vector<std::string> names_a, names_b;

@@ -13,13 +13,13 @@ namespace convert {
 
 struct OutputAgreement {
   std::string name;
-  std::string error;     // non-empty: not comparable
+  std::string error;  // non-empty: not comparable
   int64_t elements = 0;
-  double cosine = 1.0;   // of the flattened outputs (both all-zero: 1)
+  double cosine = 1.0;  // of the flattened outputs (both all-zero: 1)
   double max_abs = 0;
-  int64_t rows = 0;      // argmax rows over the last axis (0: no class axis)
-  double top1 = 1.0;     // fraction of rows whose argmax agrees
-  bool low = false;      // cosine < threshold or error
+  int64_t rows = 0;   // argmax rows over the last axis (0: no class axis)
+  double top1 = 1.0;  // fraction of rows whose argmax agrees
+  bool low = false;   // cosine < threshold or error
 };
 
 struct QuantVerifyResult {
@@ -29,8 +29,8 @@ struct QuantVerifyResult {
 };
 
 // Runs both models (functions inlined here) on `inputs` in the runtime and compares outputs by name.
-Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, const NamedValues& inputs,
-                                            int num_threads, double threshold = 0.98);
+Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, const NamedValues& inputs, int num_threads,
+                                            double threshold = 0.98);
 OutputAgreement compare_outputs(const std::string& name, const Value& a, const Value& b, double threshold);
 std::string quant_verify_markdown(const QuantVerifyResult& r);
 

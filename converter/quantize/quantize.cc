@@ -136,12 +136,8 @@ Result<QuantizeResult> quantize_model(Model& model, const QuantizeOptions& optio
   result.mode = options.mode;
   result.options = options;
   switch (options.mode) {
-    case QuantizeMode::kInt4:
-      XONNX_RETURN_IF_ERROR(quantize_int4_matmuls(model, options, result));
-      break;
-    case QuantizeMode::kFp16:
-      XONNX_RETURN_IF_ERROR(store_weights_as_fp16(model, options, result));
-      break;
+    case QuantizeMode::kInt4: XONNX_RETURN_IF_ERROR(quantize_int4_matmuls(model, options, result)); break;
+    case QuantizeMode::kFp16: XONNX_RETURN_IF_ERROR(store_weights_as_fp16(model, options, result)); break;
     case QuantizeMode::kInt8:
       if (options.calibration.empty()) {
         XONNX_RETURN_IF_ERROR(quantize_int8_dynamic(model, options, result));
@@ -149,8 +145,7 @@ Result<QuantizeResult> quantize_model(Model& model, const QuantizeOptions& optio
         XONNX_RETURN_IF_ERROR(quantize_int8_static(model, options, result));
       }
       break;
-    case QuantizeMode::kNone:
-      break;
+    case QuantizeMode::kNone: break;
   }
   XONNX_RETURN_IF_ERROR(quantize_gathers(model, options, result));  // after: a tied table's MatMul is settled
   return result;
@@ -173,8 +168,10 @@ std::string kb(int64_t bytes) {
 std::string cell(std::string s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c == '\n' ? ' ' : c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c == '\n' ? ' ' : c;
   }
   return out;
 }
@@ -185,7 +182,8 @@ std::string quantize_markdown(const QuantizeResult& r) {
   std::ostringstream os;
   os << "## Quantization (" << quantize_mode_name(r.mode) << ")\n\n";
   if (r.mode == QuantizeMode::kInt4) {
-    os << "Block size " << r.options.block_size << ", " << (r.options.symmetric ? "symmetric (zero point 8)" : "per-block zero points");
+    os << "Block size " << r.options.block_size << ", "
+       << (r.options.symmetric ? "symmetric (zero point 8)" : "per-block zero points");
     if (r.options.accuracy_level > 0) os << ", accuracy_level " << r.options.accuracy_level;
     os << ".\n\n";
   }
@@ -194,8 +192,8 @@ std::string quantize_markdown(const QuantizeResult& r) {
   if (!r.quantized.empty()) {
     os << "| node | weight | as | bytes | scale min | scale max | max abs error |\n|---|---|---|---:|---:|---:|---:|\n";
     for (const QuantizedNode& q : r.quantized) {
-      os << "| " << cell(q.node) << " | `" << cell(q.weight) << "` | " << cell(q.as) << " | "
-         << kb(q.bytes_before) << " → " << kb(q.bytes_after) << " | ";
+      os << "| " << cell(q.node) << " | `" << cell(q.weight) << "` | " << cell(q.as) << " | " << kb(q.bytes_before)
+         << " → " << kb(q.bytes_after) << " | ";
       if (r.mode != QuantizeMode::kFp16) {
         os << num(q.scale_min) << " | " << num(q.scale_max) << " | " << num(q.max_abs_error) << " |\n";
       } else {

@@ -26,17 +26,17 @@ enum class QuantizeMode { kNone, kInt8, kInt4, kFp16 };
 
 struct QuantizeOptions {
   QuantizeMode mode = QuantizeMode::kNone;
-  int64_t block_size = 32;           // int4: 16, 32, 64 or 128 (a power of two >= 16)
-  bool symmetric = true;             // int4: zero point 8 implied; false: per-block zero points
-  int64_t accuracy_level = 0;        // int4: written to MatMulNBits when > 0 (0 = unset)
-  std::vector<std::string> exclude;  // node names or op types kept in float
-  int64_t fp16_min_bytes = 1024;     // fp16: smaller initializers stay float32
-  std::string calibration_dir;       // int8 static: where the samples came from (for messages)
+  int64_t block_size = 32;               // int4: 16, 32, 64 or 128 (a power of two >= 16)
+  bool symmetric = true;                 // int4: zero point 8 implied; false: per-block zero points
+  int64_t accuracy_level = 0;            // int4: written to MatMulNBits when > 0 (0 = unset)
+  std::vector<std::string> exclude;      // node names or op types kept in float
+  int64_t fp16_min_bytes = 1024;         // fp16: smaller initializers stay float32
+  std::string calibration_dir;           // int8 static: where the samples came from (for messages)
   std::vector<NamedValues> calibration;  // int8: non-empty selects static QDQ (else dynamic)
   // int8 static: activation ranges from min-max, or clipped to the central `percentile` % of values.
   bool percentile_calibration = false;
   double percentile = 99.999;
-  bool per_channel = true;           // int8: one weight scale per output column (else per tensor)
+  bool per_channel = true;  // int8: one weight scale per output column (else per tensor)
   // int8: weights in [-64, 64] (7 bits) instead of [-127, 127]. ONNX Runtime's u8s8 kernels on
   // x86 without VNNI add pairs of uint8 x int8 products in int16 (vpmaddubsw), which saturates
   // above 32767 with full-range weights; 2 x 255 x 64 fits. ORT's quantizer calls it reduce_range.
@@ -51,9 +51,9 @@ const char* quantize_mode_name(QuantizeMode mode);
 Status check_quantize_options(const QuantizeOptions& options);
 
 struct QuantizedNode {
-  std::string node;     // "node 'x' (MatMul)"
-  std::string weight;   // the float initializer it read
-  std::string as;       // "MatMulNBits 4-bit, block 32, K=384 N=1536" / "float16 + Cast"
+  std::string node;    // "node 'x' (MatMul)"
+  std::string weight;  // the float initializer it read
+  std::string as;      // "MatMulNBits 4-bit, block 32, K=384 N=1536" / "float16 + Cast"
   int64_t bytes_before = 0, bytes_after = 0;
   double scale_min = 0, scale_max = 0;  // int4: over all blocks
   double max_abs_error = 0;             // int4: max |w - dequantized w|
@@ -91,8 +91,8 @@ struct Int4Blocks {
   std::vector<float> scales;
   std::vector<uint8_t> zero_points;  // empty when symmetric
 };
-Int4Blocks quantize_int4_blockwise(const float* w, int64_t k, int64_t n, bool transposed,
-                                   int64_t block_size, bool symmetric);
+Int4Blocks quantize_int4_blockwise(const float* w, int64_t k, int64_t n, bool transposed, int64_t block_size,
+                                   bool symmetric);
 // The float [K, N] weight the blocks represent.
 std::vector<float> dequantize_int4_blockwise(const Int4Blocks& q);
 

@@ -26,8 +26,7 @@ std::string os_error(const std::string& what, const std::string& name) {
 
 // Splits `relative` into components, rejecting what may leave the folder. "." and empty
 // components ("a//b") are dropped.
-bool split_components(const std::string& relative, std::vector<std::string>* parts,
-                      std::string* error) {
+bool split_components(const std::string& relative, std::vector<std::string>* parts, std::string* error) {
   if (relative.empty()) {
     *error = "the file name is empty";
     return false;
@@ -64,12 +63,9 @@ std::string beneath_error(const std::string& relative, int err) {
   switch (err) {
     case ELOOP:
     case EXDEV:
-    case ENOTDIR:
-      return "'" + relative + "' goes through a symbolic link or a non-folder (links are not followed)";
-    case ENOENT:
-      return "'" + relative + "' does not exist in the model's folder";
-    default:
-      return "cannot open '" + relative + "': " + std::strerror(err);
+    case ENOTDIR: return "'" + relative + "' goes through a symbolic link or a non-folder (links are not followed)";
+    case ENOENT: return "'" + relative + "' does not exist in the model's folder";
+    default: return "cannot open '" + relative + "': " + std::strerror(err);
   }
 }
 
@@ -166,16 +162,15 @@ UniqueFd open_beneath(int dir_fd, const std::string& relative, std::string* erro
   return file;
 }
 
-bool read_whole_file(int fd, const std::string& name, int64_t max_bytes, std::string* out,
-                     std::string* error) {
+bool read_whole_file(int fd, const std::string& name, int64_t max_bytes, std::string* out, std::string* error) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     *error = "cannot inspect '" + name + "': " + std::strerror(errno);
     return false;
   }
   if (st.st_size > max_bytes) {
-    *error = "'" + name + "' has " + std::to_string(st.st_size) + " bytes, over the limit of " +
-             std::to_string(max_bytes);
+    *error =
+        "'" + name + "' has " + std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(max_bytes);
     return false;
   }
   out->clear();

@@ -57,7 +57,6 @@ UniqueFd open_directory(const std::string& path, std::string* error);
 UniqueFd open_beneath(int dir_fd, const std::string& relative, std::string* error);
 
 // Reads the whole regular file `fd` (at most `max_bytes`). False and *error on failure.
-bool read_whole_file(int fd, const std::string& name, int64_t max_bytes, std::string* out,
-                     std::string* error);
+bool read_whole_file(int fd, const std::string& name, int64_t max_bytes, std::string* out, std::string* error);
 
 }  // namespace xonnx

@@ -172,7 +172,7 @@ uint16_t float_to_half(float f) {
     return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520: overflow to Inf
-  if (abs < 0x38800000u) {  // below smallest normal (2^-14): subnormal or zero
+  if (abs < 0x38800000u) {                       // below smallest normal (2^-14): subnormal or zero
     const float v = bits_float(abs);
     // Scale so that one unit == 2^-24 and round to nearest even.
     const float scaled = v * 16777216.0f;  // 2^24
@@ -251,11 +251,8 @@ uint8_t float_to_e8m0(uint32_t u, bool saturate, E8M0RoundMode mode) {
   if (exponent == 0xff) return 0xff;     // NaN and Inf
   bool round_up = false;
   switch (mode) {
-    case E8M0RoundMode::kUp:
-      round_up = (u & 0x7fffff) != 0;
-      break;
-    case E8M0RoundMode::kDown:
-      break;
+    case E8M0RoundMode::kUp: round_up = (u & 0x7fffff) != 0; break;
+    case E8M0RoundMode::kDown: break;
     case E8M0RoundMode::kNearest: {
       const bool guard = (u & 0x400000) != 0;
       const bool round = (u & 0x200000) != 0;

@@ -33,7 +33,9 @@ class Shape {
   Shape(std::initializer_list<int64_t> dims) { assign(dims.begin(), dims.end()); }
   explicit Shape(size_t n, int64_t value = 0) { assign(n, value); }
   template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
-  Shape(It first, It last) { assign(first, last); }
+  Shape(It first, It last) {
+    assign(first, last);
+  }
   Shape(const std::vector<int64_t>& dims) { assign(dims.begin(), dims.end()); }  // NOLINT
   Shape(const Shape& o) { assign(o.begin(), o.end()); }
   Shape(Shape&& o) noexcept { move_from(o); }

@@ -12,14 +12,14 @@ namespace xonnx {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument = 1,   // caller passed something wrong (shape, type, name)
-  kInvalidModel = 2,      // the model file is malformed or inconsistent
-  kUnsupported = 3,       // valid ONNX we do not implement (op, opset, type)
-  kNotFound = 4,          // file or name does not exist
-  kIo = 5,                // OS-level read/map failure
-  kResourceExhausted = 6, // memory cap exceeded
-  kInternal = 7,          // a bug in xonnx
-  kCancelled = 8,         // the run was cancelled or passed its deadline
+  kInvalidArgument = 1,    // caller passed something wrong (shape, type, name)
+  kInvalidModel = 2,       // the model file is malformed or inconsistent
+  kUnsupported = 3,        // valid ONNX we do not implement (op, opset, type)
+  kNotFound = 4,           // file or name does not exist
+  kIo = 5,                 // OS-level read/map failure
+  kResourceExhausted = 6,  // memory cap exceeded
+  kInternal = 7,           // a bug in xonnx
+  kCancelled = 8,          // the run was cancelled or passed its deadline
 };
 
 const char* status_code_name(StatusCode code);
@@ -49,14 +49,23 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}                                     // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) { assert(!status_.is_ok()); }  // NOLINT
 
   bool is_ok() const { return status_.is_ok(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(is_ok()); return *value_; }
-  const T& value() const& { assert(is_ok()); return *value_; }
-  T&& value() && { assert(is_ok()); return std::move(*value_); }
+  T& value() & {
+    assert(is_ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(is_ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(is_ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -113,9 +122,9 @@ Status internal_error(Args&&... args) {
 #define XONNX_CONCAT_INNER(a, b) a##b
 #define XONNX_CONCAT(a, b) XONNX_CONCAT_INNER(a, b)
 
-#define XONNX_RETURN_IF_ERROR(expr)                 \
-  do {                                              \
-    ::xonnx::Status xonnx_status_ = (expr);         \
+#define XONNX_RETURN_IF_ERROR(expr)                   \
+  do {                                                \
+    ::xonnx::Status xonnx_status_ = (expr);           \
     if (!xonnx_status_.is_ok()) return xonnx_status_; \
   } while (0)
 
@@ -125,5 +134,4 @@ Status internal_error(Args&&... args) {
   lhs = std::move(tmp).value()
 
 // XONNX_ASSIGN_OR_RETURN(auto x, compute()); declares x or returns the error.
-#define XONNX_ASSIGN_OR_RETURN(lhs, expr) \
-  XONNX_ASSIGN_OR_RETURN_IMPL(XONNX_CONCAT(xonnx_result_, __LINE__), lhs, expr)
+#define XONNX_ASSIGN_OR_RETURN(lhs, expr) XONNX_ASSIGN_OR_RETURN_IMPL(XONNX_CONCAT(xonnx_result_, __LINE__), lhs, expr)

@@ -115,8 +115,8 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
   return s;
 }
 
-std::shared_ptr<Storage> Storage::view(const void* data, size_t bytes,
-                                       std::shared_ptr<const void> keepalive, bool file_backed) {
+std::shared_ptr<Storage> Storage::view(const void* data, size_t bytes, std::shared_ptr<const void> keepalive,
+                                       bool file_backed) {
   std::shared_ptr<Storage> s(new Storage());
   // Views are read-only by contract: kernels never write inputs.
   s->data_.store(const_cast<void*>(data), std::memory_order_relaxed);
@@ -126,8 +126,7 @@ std::shared_ptr<Storage> Storage::view(const void* data, size_t bytes,
   return s;
 }
 
-std::shared_ptr<Storage> Storage::copy_on_access(const void* src, size_t bytes,
-                                                 std::shared_ptr<const void> keepalive,
+std::shared_ptr<Storage> Storage::copy_on_access(const void* src, size_t bytes, std::shared_ptr<const void> keepalive,
                                                  bool file_backed) {
   std::shared_ptr<Storage> s(new Storage());
   s->bytes_ = bytes;
@@ -192,15 +191,15 @@ Storage::~Storage() {
 
 Result<Tensor> Tensor::allocate(DataType dtype, Shape shape) {
   const int64_t n = shape_numel(shape);
-  if (n < 0) return invalid_argument("cannot allocate tensor of shape ", shape_to_string(shape),
-                                     ": negative dimension or element count overflow");
+  if (n < 0)
+    return invalid_argument("cannot allocate tensor of shape ", shape_to_string(shape),
+                            ": negative dimension or element count overflow");
   if (dtype == DataType::kString) {
     return Tensor(dtype, std::move(shape), Storage::strings(static_cast<size_t>(n)));
   }
   const int64_t bytes = dtype_storage_bytes(dtype, n);
   if (bytes < 0 || (dtype_bits(dtype) == 0)) {
-    return unsupported("cannot allocate tensor of type ", dtype_name(dtype), " and shape ",
-                       shape_to_string(shape));
+    return unsupported("cannot allocate tensor of type ", dtype_name(dtype), " and shape ", shape_to_string(shape));
   }
   auto storage = Storage::allocate(static_cast<size_t>(bytes));
   if (!storage) return resource_exhausted("out of memory allocating ", bytes, " bytes");

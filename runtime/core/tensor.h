@@ -31,14 +31,12 @@ class Storage {
   static std::shared_ptr<Storage> allocate(size_t bytes);
   // A view: `data` stays valid as long as `keepalive` is held. `file_backed`: the bytes lie in
   // a read-only private file mapping, so drop_resident() may return their pages to the OS.
-  static std::shared_ptr<Storage> view(const void* data, size_t bytes,
-                                       std::shared_ptr<const void> keepalive,
+  static std::shared_ptr<Storage> view(const void* data, size_t bytes, std::shared_ptr<const void> keepalive,
                                        bool file_backed = false);
   // An aligned copy of `bytes` at `src` (kept alive by `keepalive`), made on first access:
   // for model bytes too misaligned to view in place. drop_resident() frees the copy again.
   // `file_backed`: as for view(); the source pages are dropped once copied.
-  static std::shared_ptr<Storage> copy_on_access(const void* src, size_t bytes,
-                                                 std::shared_ptr<const void> keepalive,
+  static std::shared_ptr<Storage> copy_on_access(const void* src, size_t bytes, std::shared_ptr<const void> keepalive,
                                                  bool file_backed = false);
   // Storage for `count` std::string elements.
   static std::shared_ptr<Storage> strings(size_t count);
@@ -98,7 +96,9 @@ class Tensor {
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, Shape shape);
   template <typename T>
-  static Tensor scalar(T value) { return from_vector<T>({value}, {}); }
+  static Tensor scalar(T value) {
+    return from_vector<T>({value}, {});
+  }
 
   bool defined() const { return dtype_ != DataType::kUndefined; }
   DataType dtype() const { return dtype_; }
@@ -110,11 +110,15 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(dtype_storage_bytes(dtype_, numel())); }
 
   void* raw_data() { return storage_ ? static_cast<char*>(storage_->data()) + offset_ : nullptr; }
-  const void* raw_data() const {
-    return storage_ ? static_cast<const char*>(storage_->data()) + offset_ : nullptr;
+  const void* raw_data() const { return storage_ ? static_cast<const char*>(storage_->data()) + offset_ : nullptr; }
+  template <typename T>
+  T* data() {
+    return static_cast<T*>(raw_data());
   }
-  template <typename T> T* data() { return static_cast<T*>(raw_data()); }
-  template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(raw_data());
+  }
   std::string* string_data() { return storage_->string_data().data() + offset_; }
   const std::string* string_data() const { return storage_->string_data().data() + offset_; }
 

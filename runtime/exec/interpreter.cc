@@ -12,8 +12,9 @@ Status SessionState::check_interrupt() const {
   if (cancelled.load(std::memory_order_relaxed)) return xonnx::cancelled("the run was cancelled (Session::cancel)");
   const int64_t deadline = deadline_ns.load(std::memory_order_relaxed);
   if (deadline != 0) {
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     if (now > deadline) {
       return xonnx::cancelled("the run passed its deadline of ", options.run_timeout_seconds,
                               " s (run_timeout_seconds)");
@@ -22,8 +23,7 @@ Status SessionState::check_interrupt() const {
   return Status::ok();
 }
 
-Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs,
-                                             const Frame* parent) const {
+Result<std::vector<Value>> Subgraph::execute(const std::vector<Value>& inputs, const Frame* parent) const {
   std::vector<Value> outputs;
   XONNX_RETURN_IF_ERROR(execute_into(inputs, false, parent, nullptr, outputs));
   return outputs;
@@ -34,8 +34,7 @@ Status Subgraph::execute_into(const std::vector<Value>& inputs, const Frame* par
   return execute_into(inputs, false, parent, nullptr, outputs);
 }
 
-Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
-                              Profiler& profiler) const {
+Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame& frame, Profiler& profiler) const {
   // Nodes of subgraphs this kernel runs add their time (and their recording's) to nested_us_;
   // the kernel's own (self) time is its wall time minus that.
   using Clock = std::chrono::steady_clock;
@@ -52,8 +51,7 @@ Status Subgraph::run_profiled(const Step& step, KernelContext& ctx, const Frame&
     profiler.entries_.push_back({step.name, step.op, frame.scope, step.backend, us, self_us, step.declined,
                                  after.uncovered != before.uncovered, after.nonfinite != before.nonfinite});
   }
-  profiler.nested_us_ =
-      outer_nested + std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  profiler.nested_us_ = outer_nested + std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   return s;
 }
 
@@ -122,8 +120,8 @@ Status Subgraph::settle_bound_outputs(Frame& frame) const {
     if (t.raw_data() == buffer.raw_data() && t.shape() == buffer.shape()) continue;  // written in place
     if (t.dtype() != buffer.dtype() || t.shape() != buffer.shape()) {
       return invalid_argument("output '", name, "' is bound to a ", dtype_name(buffer.dtype()), " ",
-                              shape_to_string(buffer.shape()), " buffer, but the graph produces ", dtype_name(t.dtype()),
-                              " ", shape_to_string(t.shape()));
+                              shape_to_string(buffer.shape()), " buffer, but the graph produces ",
+                              dtype_name(t.dtype()), " ", shape_to_string(t.shape()));
     }
     if (t.nbytes() > 0) std::memmove(const_cast<Tensor&>(buffer).raw_data(), t.raw_data(), t.nbytes());
     v = Value(buffer);
@@ -141,8 +139,7 @@ Status Subgraph::run_steps(Frame& frame) const {
     if (!s.is_ok()) return s.with_context(step.label);
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       if (step.outputs[o] >= 0 && frame.slots[step.outputs[o]].empty()) {
-        return internal_error(step.label, "kernel did not produce output ", o, " ('",
-                              step.node->outputs[o], "')");
+        return internal_error(step.label, "kernel did not produce output ", o, " ('", step.node->outputs[o], "')");
       }
     }
     for (Value& v : step.unnamed_outputs) v = Value();
@@ -150,6 +147,5 @@ Status Subgraph::run_steps(Frame& frame) const {
   }
   return Status::ok();
 }
-
 
 }  // namespace xonnx

@@ -91,16 +91,14 @@ Result<Tensor*> KernelContextImpl::allocate(size_t i, DataType dtype, Shape shap
   if (!slot) return internal_error("output index ", i, " out of range (", step_.outputs.size(), " outputs)");
   const int64_t n = shape_numel(shape);
   if (n < 0) {
-    return invalid_argument("output ", i, " shape ", shape_to_string(shape),
-                            " has a negative dimension or overflows");
+    return invalid_argument("output ", i, " shape ", shape_to_string(shape), " has a negative dimension or overflows");
   }
   const int64_t bytes = dtype == DataType::kString ? checked_mul(n, static_cast<int64_t>(sizeof(std::string)))
                                                    : dtype_storage_bytes(dtype, n);
   const int64_t cap = state_.options.load.tensor_cap();
   if (bytes < 0 || bytes > cap) {
-    return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " ",
-                              dtype_name(dtype), " needs ", describe_bytes(bytes),
-                              ", over the memory cap of ", describe_bytes(cap), " (",
+    return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " ", dtype_name(dtype), " needs ",
+                              describe_bytes(bytes), ", over the memory cap of ", describe_bytes(cap), " (",
                               state_.options.load.tensor_cap_name(), ")");
   }
   *slot = Value();  // an earlier run's value goes back to the pool first

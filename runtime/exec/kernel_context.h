@@ -53,9 +53,7 @@ class KernelContextImpl final : public KernelContext {
   Value take_input_value(size_t i) override;
   const Tensor& input(size_t i) const override;
   size_t num_outputs() const override { return step_.outputs.size(); }
-  bool output_wanted(size_t i) const override {
-    return i < step_.outputs.size() && step_.outputs[i] >= 0;
-  }
+  bool output_wanted(size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] >= 0; }
   Value* output_slot(size_t i) {
     if (i >= step_.outputs.size()) return nullptr;
     if (step_.outputs[i] >= 0) return &frame_.slots[step_.outputs[i]];
@@ -75,10 +73,8 @@ class KernelContextImpl final : public KernelContext {
   }
   const RunLimits& limits() const override { return state_.limits; }
   Status check_interrupt() const override { return state_.check_interrupt(); }
-  Result<std::vector<Value>> run_subgraph(const GraphBody& body,
-                                          const std::vector<Value>& inputs) override;
-  Result<std::vector<Value>> run_subgraph_consuming(const GraphBody& body,
-                                                    std::vector<Value>&& inputs) override;
+  Result<std::vector<Value>> run_subgraph(const GraphBody& body, const std::vector<Value>& inputs) override;
+  Result<std::vector<Value>> run_subgraph_consuming(const GraphBody& body, std::vector<Value>&& inputs) override;
 
  private:
   Result<Tensor*> allocate(size_t i, DataType dtype, Shape shape, bool zero);

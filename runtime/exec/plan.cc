@@ -53,9 +53,7 @@ namespace {
 // inputs and write only what is new: GroupQueryAttention appends K/V rows into a present buffer
 // that is the past buffer (ORT GenAI's past_present_share_buffer). Every other op gets a fresh
 // buffer for such an output, copied into the bound one after it.
-bool appends_in_place(const Node& n) {
-  return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention";
-}
+bool appends_in_place(const Node& n) { return n.domain == "com.microsoft" && n.op_type == "GroupQueryAttention"; }
 }  // namespace
 
 int Subgraph::slot(const std::string& name) const {
@@ -112,10 +110,10 @@ Status Subgraph::build(const Graph& graph) {
       if (o.empty()) continue;
       if (slot_of_.count(o)) {
         const bool by_node = producer.count(o) != 0;
-        return invalid_model(n.describe(), ": output '", o, "' is already produced by ",
-                             by_node ? graph.nodes[producer[o]].describe()
-                                     : std::string("a graph input or initializer"),
-                             " (duplicate producer)");
+        return invalid_model(
+            n.describe(), ": output '", o, "' is already produced by ",
+            by_node ? graph.nodes[producer[o]].describe() : std::string("a graph input or initializer"),
+            " (duplicate producer)");
       }
       slot_of_[o] = num_slots_++;
       producer[o] = i;
@@ -176,8 +174,8 @@ Status Subgraph::build(const Graph& graph) {
     auto resolved = registry.resolve(n.domain, n.op_type, opset);
     if (!resolved.is_ok()) return resolved.status().with_context(label);
     // The op list's arity (runtime/ops/ops.def).
-    XONNX_RETURN_IF_ERROR(check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()),
-                                      static_cast<int>(n.outputs.size())));
+    XONNX_RETURN_IF_ERROR(
+        check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()), static_cast<int>(n.outputs.size())));
     // Fastest candidate first; a fast factory that declines (kUnsupported) falls through to
     // the next, and the reason is kept for the profile. Any other error of a fast factory, and
     // the reference kernel's, fails the node.

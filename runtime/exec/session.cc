@@ -77,13 +77,13 @@ Status check_input(const ValueInfo& info, const Value& v) {
     }
     if (t.has_shape) {
       if (x.rank() != t.dims.size()) {
-        return invalid_argument("input '", info.name, "' must have rank ", t.dims.size(),
-                                ", got shape ", shape_to_string(x.shape()));
+        return invalid_argument("input '", info.name, "' must have rank ", t.dims.size(), ", got shape ",
+                                shape_to_string(x.shape()));
       }
       for (size_t d = 0; d < t.dims.size(); ++d) {
         if (t.dims[d].known() && t.dims[d].value != x.dim(d)) {
-          return invalid_argument("input '", info.name, "' dimension ", d, " must be ",
-                                  t.dims[d].value, ", got shape ", shape_to_string(x.shape()));
+          return invalid_argument("input '", info.name, "' dimension ", d, " must be ", t.dims[d].value, ", got shape ",
+                                  shape_to_string(x.shape()));
         }
       }
     }
@@ -109,8 +109,7 @@ void start_deadline(SessionState& state) {
 
 Session::~Session() = default;
 
-Result<std::unique_ptr<Session>> Session::create(const std::string& path,
-                                                 const SessionOptions& options) {
+Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
   return guarded("creating session", [&]() -> Result<std::unique_ptr<Session>> {
     XONNX_ASSIGN_OR_RETURN(Model model, load_model(path, options.load));
     return create_from_model(std::move(model), options);
@@ -125,8 +124,7 @@ Result<std::unique_ptr<Session>> Session::create_from_memory(const void* data, s
   });
 }
 
-Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
-                                                            const SessionOptions& options) {
+Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const SessionOptions& options) {
   return guarded("creating session", [&]() -> Result<std::unique_ptr<Session>> {
     if (options.num_threads < 1) return invalid_argument("num_threads must be >= 1");
     std::unique_ptr<Session> session(new Session());
@@ -159,14 +157,15 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model,
     passes::PipelineResult& report = session->optimization_;
     XONNX_RETURN_IF_ERROR(optimize_model(session->model_, state->options, report));
     state->opset_imports = session->model_.opset_imports;  // a fusion may import com.microsoft
-    if (!state->options.disable_xnnpack) {  // integer QDQ groups, NHWC regions for XNNPACK
+    if (!state->options.disable_xnnpack) {                 // integer QDQ groups, NHWC regions for XNNPACK
       auto t0 = std::chrono::steady_clock::now();
       XONNX_ASSIGN_OR_RETURN(QdqFusionStats qdq, apply_qdq_fusion(mutable_graph, session->model_.opset_imports));
       report.passes.push_back(rewrite_row("qdq-fusion", ms_since(t0), qdq_rewrites(qdq), "QDQ rewrites"));
       t0 = std::chrono::steady_clock::now();
-      const NhwcLayoutOptions layout = state->options.disable_optimized ? NhwcLayoutOptions{}
-                                                                         : fast_layout_fusions(OpRegistry::global());
-      XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats nhwc, apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout));
+      const NhwcLayoutOptions layout =
+          state->options.disable_optimized ? NhwcLayoutOptions{} : fast_layout_fusions(OpRegistry::global());
+      XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats nhwc,
+                             apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout));
       report.passes.push_back(rewrite_row("layout-nhwc", ms_since(t0), nhwc_rewrites(nhwc), "nodes moved to NHWC"));
     }
     XONNX_ASSIGN_OR_RETURN(session->plan_, Subgraph::compile(mutable_graph, nullptr, state));
@@ -258,8 +257,7 @@ void Session::clear_output_bindings() {
   plan_->clear_output_bindings();
 }
 
-Result<std::vector<Value>> Session::run_named(
-    const std::vector<std::pair<std::string, Value>>& inputs) {
+Result<std::vector<Value>> Session::run_named(const std::vector<std::pair<std::string, Value>>& inputs) {
   std::vector<Value> ordered(inputs_.size());
   for (const auto& [name, value] : inputs) {
     size_t i = 0;

@@ -89,13 +89,11 @@ class Profiler {
 
 class Session {
  public:
-  static Result<std::unique_ptr<Session>> create(const std::string& path,
-                                                 const SessionOptions& options = {});
+  static Result<std::unique_ptr<Session>> create(const std::string& path, const SessionOptions& options = {});
   static Result<std::unique_ptr<Session>> create_from_memory(const void* data, size_t size,
                                                              const SessionOptions& options = {});
   // Takes an already loaded (and function-inlined) model.
-  static Result<std::unique_ptr<Session>> create_from_model(Model model,
-                                                            const SessionOptions& options = {});
+  static Result<std::unique_ptr<Session>> create_from_model(Model model, const SessionOptions& options = {});
   ~Session();
 
   // Graph inputs that are not initializers, in declaration order; and graph outputs.

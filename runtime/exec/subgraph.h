@@ -21,8 +21,8 @@ struct SessionState {
   std::map<std::string, int64_t> opset_imports;
   std::unique_ptr<ThreadPool> thread_pool;
   std::unique_ptr<BufferPool> buffers;  // every intermediate tensor's storage
-  Profiler* profiler = nullptr;  // Session::set_profiler
-  RunLimits limits;               // from options, for kernels
+  Profiler* profiler = nullptr;         // Session::set_profiler
+  RunLimits limits;                     // from options, for kernels
   // The run in progress: its deadline (steady_clock nanoseconds, 0: none) and whether
   // Session::cancel() stopped it. Atomic: cancel() comes from another thread.
   mutable std::atomic<int64_t> deadline_ns{0};
@@ -49,8 +49,7 @@ class Subgraph final : public GraphBody {
   Result<std::vector<Value>> execute(const std::vector<Value>& inputs, const Frame* parent) const;
   // The same into `outputs` (resized to num_outputs()): with a vector kept from an earlier
   // run, this allocates nothing.
-  Status execute_into(const std::vector<Value>& inputs, const Frame* parent,
-                      std::vector<Value>& outputs) const;
+  Status execute_into(const std::vector<Value>& inputs, const Frame* parent, std::vector<Value>& outputs) const;
 
   // Graph output `index` is written into `buffer` by later runs (Session::bind_output).
   void bind_output(size_t index, Tensor buffer);
@@ -83,12 +82,12 @@ class Subgraph final : public GraphBody {
     // Per input: its slot is released after this step and read by no other input or subgraph
     // of it, so the kernel may take the value (KernelContext::take_input_value).
     std::vector<bool> takeable;
-    std::string label;         // "node 'x' (Op, opset N)" for errors
-    std::string name;          // for profiles: node name, or "Op#index" when unnamed
-    std::string op;            // for profiles: "Op", or "domain:Op"
+    std::string label;  // "node 'x' (Op, opset N)" for errors
+    std::string name;   // for profiles: node name, or "Op#index" when unnamed
+    std::string op;     // for profiles: "Op", or "domain:Op"
     Backend backend = Backend::kReference;
-    std::string declined;      // for profiles: "backend: reason; ..." of the faster candidates
-    bool appends_in_place = false;  // may write a bound output that aliases an input (KV cache)
+    std::string declined;                        // for profiles: "backend: reason; ..." of the faster candidates
+    bool appends_in_place = false;               // may write a bound output that aliases an input (KV cache)
     mutable std::vector<Value> unnamed_outputs;  // sized at build: outputs the graph leaves unnamed
   };
   struct Capture {
@@ -110,11 +109,10 @@ class Subgraph final : public GraphBody {
   // `owner` is the step of the enclosing graph whose kernel runs this one (profiling scope).
   // `take_inputs`: the caller gives the values up (run_subgraph_consuming), so they are moved
   // into the slots (inputs is then a non-const vector the caller no longer reads).
-  Status execute_into(const std::vector<Value>& inputs, bool take_inputs, const Frame* parent,
-                      const Step* owner, std::vector<Value>& outputs) const;
+  Status execute_into(const std::vector<Value>& inputs, bool take_inputs, const Frame* parent, const Step* owner,
+                      std::vector<Value>& outputs) const;
   Status run_steps(Frame& frame) const;
-  Status run_profiled(const Step& step, KernelContext& ctx, const Frame& frame,
-                      Profiler& profiler) const;
+  Status run_profiled(const Step& step, KernelContext& ctx, const Frame& frame, Profiler& profiler) const;
 
   const Graph* graph_ = nullptr;
   const Subgraph* parent_ = nullptr;

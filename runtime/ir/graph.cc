@@ -33,9 +33,12 @@ const Attribute* Node::find_attr(const std::string& attr_name) const {
 std::string Node::describe() const {
   std::string d = domain.empty() ? op_type : domain + "::" + op_type;
   std::string self;
-  if (!name.empty()) self = "node '" + name + "' (" + d + ")";
-  else if (!outputs.empty() && !outputs[0].empty()) self = "node producing '" + outputs[0] + "' (" + d + ")";
-  else self = "unnamed node (" + d + ")";
+  if (!name.empty())
+    self = "node '" + name + "' (" + d + ")";
+  else if (!outputs.empty() && !outputs[0].empty())
+    self = "node producing '" + outputs[0] + "' (" + d + ")";
+  else
+    self = "unnamed node (" + d + ")";
   return origin.empty() ? self : origin + ", rewritten by the session as " + self;
 }
 
@@ -64,8 +67,6 @@ bool is_internal_domain(const std::string& domain) {
          (domain.size() == prefix.size() || domain[prefix.size()] == '.');
 }
 
-std::string normalize_domain(const std::string& domain) {
-  return domain == "ai.onnx" ? std::string() : domain;
-}
+std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
 }  // namespace xonnx

@@ -28,7 +28,7 @@ struct TypeInfo {
   DataType elem_type = DataType::kUndefined;  // tensor / sparse tensor element type
   bool has_shape = false;                     // false: rank unknown
   std::vector<Dim> dims;
-  std::shared_ptr<TypeInfo> elem;             // sequence / optional element type
+  std::shared_ptr<TypeInfo> elem;  // sequence / optional element type
 };
 
 struct ValueInfo {
@@ -37,9 +37,21 @@ struct ValueInfo {
 };
 
 enum class AttrType : int {
-  kUndefined = 0, kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5, kFloats = 6,
-  kInts = 7, kStrings = 8, kTensors = 9, kGraphs = 10, kSparseTensor = 11, kSparseTensors = 12,
-  kTypeProto = 13, kTypeProtos = 14,
+  kUndefined = 0,
+  kFloat = 1,
+  kInt = 2,
+  kString = 3,
+  kTensor = 4,
+  kGraph = 5,
+  kFloats = 6,
+  kInts = 7,
+  kStrings = 8,
+  kTensors = 9,
+  kGraphs = 10,
+  kSparseTensor = 11,
+  kSparseTensors = 12,
+  kTypeProto = 13,
+  kTypeProtos = 14,
 };
 const char* attr_type_name(AttrType t);
 
@@ -103,8 +115,8 @@ struct FunctionDef {
   std::string overload;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
-  std::vector<std::string> attribute_names;     // attributes without defaults
-  std::vector<Attribute> attribute_defaults;    // attributes with defaults (IR >= 9)
+  std::vector<std::string> attribute_names;   // attributes without defaults
+  std::vector<Attribute> attribute_defaults;  // attributes with defaults (IR >= 9)
   std::vector<Node> nodes;
   std::map<std::string, int64_t> opset_imports;
   std::vector<ValueInfo> value_info;

@@ -32,9 +32,7 @@ const std::vector<int>& GraphIndex::consumers(const std::string& value) const {
   return it == consumers_.end() ? none_ : it->second;
 }
 
-bool GraphIndex::is_graph_output(const std::string& value) const {
-  return output_uses_.count(value) > 0;
-}
+bool GraphIndex::is_graph_output(const std::string& value) const { return output_uses_.count(value) > 0; }
 
 bool GraphIndex::is_graph_input(const std::string& value) const { return inputs_.count(value) > 0; }
 

@@ -6,8 +6,7 @@ namespace xonnx {
 
 Result<std::shared_ptr<const MappedFile>> ExternalDataResolver::open(const std::string& location) {
   if (base_dir_.empty()) {
-    return invalid_model("external data '", location,
-                         "' cannot be resolved: the model was not loaded from a file");
+    return invalid_model("external data '", location, "' cannot be resolved: the model was not loaded from a file");
   }
   auto it = files_.find(location);
   if (it != files_.end()) return it->second;

@@ -18,8 +18,7 @@ std::string function_name(const FunctionDef& f) {
 }
 
 // Calls of functions in `nodes` and in their subgraphs (depth-bounded by the loader).
-void collect_calls(const std::vector<Node>& nodes, const std::map<FunctionKey, size_t>& index,
-                   std::set<size_t>& out) {
+void collect_calls(const std::vector<Node>& nodes, const std::map<FunctionKey, size_t>& index, std::set<size_t>& out) {
   for (const Node& n : nodes) {
     auto it = index.find(call_key(n));
     if (it != index.end()) out.insert(it->second);
@@ -76,12 +75,10 @@ class Inliner {
     copies_ += static_cast<int64_t>(fn->nodes.size());
     if (copies_ > options_.max_inlined_nodes) return too_many_nodes(n);
     if (n.inputs.size() > fn->inputs.size() || n.outputs.size() > fn->outputs.size()) {
-      return invalid_model(n.describe(), ": calls function '", fn->name, "' with ", n.inputs.size(),
-                           " inputs and ", n.outputs.size(), " outputs; it declares ",
-                           fn->inputs.size(), " and ", fn->outputs.size());
+      return invalid_model(n.describe(), ": calls function '", fn->name, "' with ", n.inputs.size(), " inputs and ",
+                           n.outputs.size(), " outputs; it declares ", fn->inputs.size(), " and ", fn->outputs.size());
     }
-    const std::string prefix =
-        (n.name.empty() ? fn->name : n.name) + "/" + std::to_string(counter_++) + "/";
+    const std::string prefix = (n.name.empty() ? fn->name : n.name) + "/" + std::to_string(counter_++) + "/";
     std::unordered_map<std::string, std::string> rename;
     for (size_t i = 0; i < fn->inputs.size(); ++i) {
       rename[fn->inputs[i]] = i < n.inputs.size() ? n.inputs[i] : std::string();
@@ -147,8 +144,8 @@ class Inliner {
     return Status::ok();
   }
 
-  void rename_in_subgraph(Graph& g, const std::unordered_map<std::string, std::string>& rename,
-                          const Node& call, const FunctionDef& fn) {
+  void rename_in_subgraph(Graph& g, const std::unordered_map<std::string, std::string>& rename, const Node& call,
+                          const FunctionDef& fn) {
     std::set<std::string> local;
     for (const ValueInfo& v : g.inputs) local.insert(v.name);
     for (const NamedTensor& t : g.initializers) local.insert(t.name);
@@ -252,7 +249,8 @@ Status check_function_calls(const Model& model, const LoadOptions& options) {
     }
   }
   std::string cycle = function_name(model.functions[f]);
-  for (auto it = path.rbegin(); it != path.rend() && *it != f; ++it) cycle += " -> " + function_name(model.functions[*it]);
+  for (auto it = path.rbegin(); it != path.rend() && *it != f; ++it)
+    cycle += " -> " + function_name(model.functions[*it]);
   cycle += " -> " + function_name(model.functions[f]);
   return invalid_model("function ", function_name(model.functions[f]), " is recursive (", cycle,
                        "): ONNX functions may not call themselves");

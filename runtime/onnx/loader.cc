@@ -18,8 +18,7 @@ constexpr int64_t kMaxIrVersion = 13;
 
 class Converter {
  public:
-  Converter(const LoadOptions& options, ExternalDataResolver* external)
-      : options_(options), external_(external) {}
+  Converter(const LoadOptions& options, ExternalDataResolver* external) : options_(options), external_(external) {}
 
   Result<Tensor> tensor(const onnxpb::TensorProto& proto, const std::string& what) {
     return tensor_from_proto(proto, source(), what);
@@ -81,16 +80,26 @@ class Converter {
     AttrType type = static_cast<AttrType>(a.type());
     if (!a.has_type()) {
       // IR < 2 files may omit the type: infer it from the populated field.
-      if (a.has_f()) type = AttrType::kFloat;
-      else if (a.has_i()) type = AttrType::kInt;
-      else if (a.has_s()) type = AttrType::kString;
-      else if (a.has_t()) type = AttrType::kTensor;
-      else if (a.has_g()) type = AttrType::kGraph;
-      else if (a.floats_size()) type = AttrType::kFloats;
-      else if (a.ints_size()) type = AttrType::kInts;
-      else if (a.strings_size()) type = AttrType::kStrings;
-      else if (a.tensors_size()) type = AttrType::kTensors;
-      else if (a.graphs_size()) type = AttrType::kGraphs;
+      if (a.has_f())
+        type = AttrType::kFloat;
+      else if (a.has_i())
+        type = AttrType::kInt;
+      else if (a.has_s())
+        type = AttrType::kString;
+      else if (a.has_t())
+        type = AttrType::kTensor;
+      else if (a.has_g())
+        type = AttrType::kGraph;
+      else if (a.floats_size())
+        type = AttrType::kFloats;
+      else if (a.ints_size())
+        type = AttrType::kInts;
+      else if (a.strings_size())
+        type = AttrType::kStrings;
+      else if (a.tensors_size())
+        type = AttrType::kTensors;
+      else if (a.graphs_size())
+        type = AttrType::kGraphs;
     }
     out.type = type;
     XONNX_RETURN_IF_ERROR(check_attribute_size(a, what));
@@ -139,8 +148,7 @@ class Converter {
       case AttrType::kUndefined:
         if (out.ref_attr_name.empty()) return invalid_model(what, " has no type");
         break;
-      default:
-        return invalid_model(what, " has unknown type ", static_cast<int>(type));
+      default: return invalid_model(what, " has unknown type ", static_cast<int>(type));
     }
     return out;
   }
@@ -197,8 +205,7 @@ class Converter {
   }
 
   // `scanned` holds the zero-copy initializers of the top-level graph.
-  Result<Graph> graph(const onnxpb::GraphProto& g, int depth,
-                      std::vector<ScannedInitializer>* scanned = nullptr,
+  Result<Graph> graph(const onnxpb::GraphProto& g, int depth, std::vector<ScannedInitializer>* scanned = nullptr,
                       std::shared_ptr<const void> keepalive = nullptr, bool file_backed = false) {
     if (depth > options_.max_nesting_depth) {
       return invalid_model("graph '", g.name(), "': subgraphs nested more than ", options_.max_nesting_depth,
@@ -296,9 +303,8 @@ std::string dir_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-Result<Model> load_impl(const void* data, size_t size, const std::string& what,
-                        const std::string& base_dir, const LoadOptions& options,
-                        std::shared_ptr<const void> keepalive, bool file_backed,
+Result<Model> load_impl(const void* data, size_t size, const std::string& what, const std::string& base_dir,
+                        const LoadOptions& options, std::shared_ptr<const void> keepalive, bool file_backed,
                         std::vector<FileIdentity>* files_read = nullptr) {
   XONNX_ASSIGN_OR_RETURN(ScannedModel scanned, scan_model(data, size, what, options.max_nesting_depth));
   const onnxpb::ModelProto& proto = scanned.model;
@@ -306,8 +312,7 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
   Model model;
   model.ir_version = proto.ir_version();
   if (model.ir_version < 1 || model.ir_version > kMaxIrVersion) {
-    return unsupported(what, ": IR version ", model.ir_version, " is not supported (1..",
-                       kMaxIrVersion, ")");
+    return unsupported(what, ": IR version ", model.ir_version, " is not supported (1..", kMaxIrVersion, ")");
   }
   for (const auto& o : proto.opset_import()) {
     const std::string domain = normalize_domain(o.domain());
@@ -320,8 +325,8 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what,
   auto onnx_opset = model.opset_imports.find("");
   if (onnx_opset != model.opset_imports.end() &&
       (onnx_opset->second < kMinOnnxOpset || onnx_opset->second > kMaxOnnxOpset)) {
-    return unsupported(what, ": default-domain opset ", onnx_opset->second,
-                       " is not supported (", kMinOnnxOpset, "..", kMaxOnnxOpset, ")");
+    return unsupported(what, ": default-domain opset ", onnx_opset->second, " is not supported (", kMinOnnxOpset, "..",
+                       kMaxOnnxOpset, ")");
   }
   model.producer_name = proto.producer_name();
   model.producer_version = proto.producer_version();
@@ -363,8 +368,7 @@ Result<Model> load_model_listing_files(const std::string& path, const LoadOption
 }
 
 Result<Model> load_model_from_memory(const void* data, size_t size, const std::string& base_dir,
-                                     const LoadOptions& options,
-                                     std::shared_ptr<const void> keepalive) {
+                                     const LoadOptions& options, std::shared_ptr<const void> keepalive) {
   return load_impl(data, size, "<memory>", base_dir, options, std::move(keepalive), false);
 }
 

@@ -56,8 +56,7 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options = {
 // null keepalive, tensors are copied. External data resolves against `base_dir` (empty:
 // external data is rejected).
 Result<Model> load_model_from_memory(const void* data, size_t size, const std::string& base_dir,
-                                     const LoadOptions& options = {},
-                                     std::shared_ptr<const void> keepalive = nullptr);
+                                     const LoadOptions& options = {}, std::shared_ptr<const void> keepalive = nullptr);
 
 // Reads a serialized TensorProto, SequenceProto or OptionalProto file (ONNX test data);
 // `type` selects which (from the graph input's declared type).

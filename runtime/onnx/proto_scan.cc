@@ -21,7 +21,7 @@ constexpr int kAttributeGraphsField = 11;
 struct Field {
   uint32_t number = 0;
   int wire_type = 0;
-  const uint8_t* begin = nullptr;  // start of the whole field (tag included)
+  const uint8_t* begin = nullptr;    // start of the whole field (tag included)
   const uint8_t* payload = nullptr;  // for length-delimited fields: the bytes
   size_t payload_size = 0;
   const uint8_t* end = nullptr;
@@ -29,8 +29,7 @@ struct Field {
 
 class WireReader {
  public:
-  WireReader(const uint8_t* p, const uint8_t* end, const uint8_t* base)
-      : p_(p), end_(end), base_(base) {}
+  WireReader(const uint8_t* p, const uint8_t* end, const uint8_t* base) : p_(p), end_(end), base_(base) {}
   bool done() const { return p_ >= end_; }
   size_t offset() const { return static_cast<size_t>(p_ - base_); }
 
@@ -60,16 +59,15 @@ class WireReader {
         uint64_t len;
         if (!varint(&len)) return fail(error, "truncated length");
         if (len > static_cast<uint64_t>(end_ - p_)) {
-          return fail(error, "length-delimited field " + std::to_string(f->number) + " of " +
-                                 std::to_string(len) + " bytes runs past the end of its message");
+          return fail(error, "length-delimited field " + std::to_string(f->number) + " of " + std::to_string(len) +
+                                 " bytes runs past the end of its message");
         }
         f->payload = p_;
         f->payload_size = static_cast<size_t>(len);
         p_ += len;
         break;
       }
-      default:
-        return fail(error, "unsupported wire type " + std::to_string(f->wire_type));
+      default: return fail(error, "unsupported wire type " + std::to_string(f->wire_type));
     }
     f->end = p_;
     return true;
@@ -141,8 +139,7 @@ bool parse_proto(Proto* proto, const std::string& bytes, int max_nesting_depth =
 
 }  // namespace
 
-Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what,
-                                int max_nesting_depth) {
+Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what, int max_nesting_depth) {
   const auto* base = static_cast<const uint8_t*>(data);
   ScannedModel out;
   std::string model_rest;
@@ -160,8 +157,8 @@ Result<ScannedModel> scan_model(const void* data, size_t size, const std::string
     if (is_function || (f.number == kModelGraphField && f.wire_type == 2)) {
       // Checked before protobuf parses it: 10,000 nested Ifs would only fail its recursion
       // limit, as "malformed".
-      const int depth = nesting_depth(f.payload, f.payload_size, is_function ? kFunctionNodeField : kGraphNodeField,
-                                      0, max_nesting_depth);
+      const int depth = nesting_depth(f.payload, f.payload_size, is_function ? kFunctionNodeField : kGraphNodeField, 0,
+                                      max_nesting_depth);
       if (depth > max_nesting_depth) {
         return invalid_model(what, ": subgraphs (If/Loop/Scan bodies) nested more than ", max_nesting_depth,
                              " deep in the model's ", is_function ? "functions" : "graph", " (max_nesting_depth)");
@@ -189,8 +186,8 @@ Result<ScannedModel> scan_model(const void* data, size_t size, const std::string
       Field t;
       while (!tensor_reader.done()) {
         if (!tensor_reader.next(&t, &error)) {
-          return invalid_model(what, ": malformed or truncated protobuf (initializer ",
-                               out.initializers.size(), "): ", error);
+          return invalid_model(what, ": malformed or truncated protobuf (initializer ", out.initializers.size(),
+                               "): ", error);
         }
         if (t.number == kTensorRawDataField && t.wire_type == 2) {
           init.raw = t.payload;  // last occurrence wins, as in protobuf

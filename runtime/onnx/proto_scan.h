@@ -14,8 +14,8 @@
 namespace xonnx {
 
 struct ScannedInitializer {
-  onnxpb::TensorProto proto;    // everything but raw_data
-  const uint8_t* raw = nullptr; // raw_data inside the scanned buffer, or nullptr if absent
+  onnxpb::TensorProto proto;     // everything but raw_data
+  const uint8_t* raw = nullptr;  // raw_data inside the scanned buffer, or nullptr if absent
   size_t raw_size = 0;
 };
 
@@ -26,7 +26,6 @@ struct ScannedModel {
 
 // `what` names the buffer (the file path) in errors, which give the byte offset. Subgraphs
 // nested deeper than max_nesting_depth are an error (checked before protobuf parses them).
-Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what,
-                                int max_nesting_depth = 32);
+Result<ScannedModel> scan_model(const void* data, size_t size, const std::string& what, int max_nesting_depth = 32);
 
 }  // namespace xonnx

@@ -12,11 +12,9 @@ namespace {
 
 // Copies typed repeated fields into `out` (already allocated with the right shape).
 template <typename Src, typename Fn>
-Status copy_field(const Src& field, int64_t expected, const std::string& what, const char* name,
-                  Fn&& store) {
+Status copy_field(const Src& field, int64_t expected, const std::string& what, const char* name, Fn&& store) {
   if (static_cast<int64_t>(field.size()) != expected) {
-    return invalid_model(what, ": ", name, " has ", field.size(), " values but the dims need ",
-                         expected);
+    return invalid_model(what, ": ", name, " has ", field.size(), " values but the dims need ", expected);
   }
   for (int64_t i = 0; i < expected; ++i) store(i, field.Get(static_cast<int>(i)));
   return Status::ok();
@@ -24,8 +22,8 @@ Status copy_field(const Src& field, int64_t expected, const std::string& what, c
 
 // Storage for tensor bytes inside memory that `keepalive` holds (the model's mapping): a view
 // when aligned for the element type, else a copy made when a kernel first reads it.
-std::shared_ptr<Storage> model_bytes(const void* p, size_t bytes, DataType dtype,
-                                     std::shared_ptr<const void> keepalive, bool file_backed) {
+std::shared_ptr<Storage> model_bytes(const void* p, size_t bytes, DataType dtype, std::shared_ptr<const void> keepalive,
+                                     bool file_backed) {
   const size_t align = static_cast<size_t>(std::max(1, dtype_bits(dtype) / 8));
   if (reinterpret_cast<uintptr_t>(p) % align == 0) {
     return Storage::view(p, bytes, std::move(keepalive), file_backed);
@@ -54,15 +52,16 @@ Status charge_allocation(const TensorSource& source, int64_t bytes, const std::s
   const LoadOptions& options = source.options ? *source.options : defaults;
   const int64_t cap = options.tensor_cap();
   if (bytes < 0 || bytes > cap) {
-    return resource_exhausted(what, ": ", detail, " needs ", describe_bytes(bytes),
-                              ", over the memory cap of ", describe_bytes(cap), " (", options.tensor_cap_name(), ")");
+    return resource_exhausted(what, ": ", detail, " needs ", describe_bytes(bytes), ", over the memory cap of ",
+                              describe_bytes(cap), " (", options.tensor_cap_name(), ")");
   }
   if (!source.allocated) return Status::ok();
   const int64_t total = checked_add(*source.allocated, bytes);
   if (total < 0 || total > options.max_memory_bytes) {
-    return resource_exhausted(what, ": ", detail, " needs ", describe_bytes(bytes), " more, and the tensors loaded so far hold ",
-                              describe_bytes(*source.allocated), ": over the memory cap of ",
-                              describe_bytes(options.max_memory_bytes), " (max_memory_bytes)");
+    return resource_exhausted(what, ": ", detail, " needs ", describe_bytes(bytes),
+                              " more, and the tensors loaded so far hold ", describe_bytes(*source.allocated),
+                              ": over the memory cap of ", describe_bytes(options.max_memory_bytes),
+                              " (max_memory_bytes)");
   }
   *source.allocated = total;
   return Status::ok();
@@ -72,18 +71,33 @@ namespace {
 
 // The typed field `dtype` is stored in (as the switch in tensor_from_proto reads it) must have
 // exactly the entries the dims need: numel values, or `bytes` packed bytes for sub-byte types.
-Status check_typed_field_size(const onnxpb::TensorProto& proto, DataType dtype, int64_t numel,
-                              int64_t bytes, const std::string& what) {
+Status check_typed_field_size(const onnxpb::TensorProto& proto, DataType dtype, int64_t numel, int64_t bytes,
+                              const std::string& what) {
   const char* name = "int32_data";
   int64_t have = proto.int32_data_size();
   int64_t expected = numel;
   switch (dtype) {
-    case DataType::kFloat: name = "float_data"; have = proto.float_data_size(); break;
-    case DataType::kDouble: name = "double_data"; have = proto.double_data_size(); break;
-    case DataType::kInt64: name = "int64_data"; have = proto.int64_data_size(); break;
+    case DataType::kFloat:
+      name = "float_data";
+      have = proto.float_data_size();
+      break;
+    case DataType::kDouble:
+      name = "double_data";
+      have = proto.double_data_size();
+      break;
+    case DataType::kInt64:
+      name = "int64_data";
+      have = proto.int64_data_size();
+      break;
     case DataType::kUint32:
-    case DataType::kUint64: name = "uint64_data"; have = proto.uint64_data_size(); break;
-    case DataType::kString: name = "string_data"; have = proto.string_data_size(); break;
+    case DataType::kUint64:
+      name = "uint64_data";
+      have = proto.uint64_data_size();
+      break;
+    case DataType::kString:
+      name = "string_data";
+      have = proto.string_data_size();
+      break;
     case DataType::kInt4:
     case DataType::kUint4:
     case DataType::kFloat4E2M1:
@@ -120,11 +134,9 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
   const int64_t bytes = dtype_storage_bytes(dtype, numel);
   const std::string detail = shape_to_string(shape) + " " + dtype_name(dtype);
   // String tensors hold one std::string per element before any data is checked.
-  const int64_t held = dtype == DataType::kString
-                           ? checked_mul(numel, static_cast<int64_t>(sizeof(std::string)))
-                           : bytes;
-  const bool allocates = proto.data_location() != onnxpb::TensorProto::EXTERNAL &&
-                         !(source.raw && source.keepalive);
+  const int64_t held =
+      dtype == DataType::kString ? checked_mul(numel, static_cast<int64_t>(sizeof(std::string))) : bytes;
+  const bool allocates = proto.data_location() != onnxpb::TensorProto::EXTERNAL && !(source.raw && source.keepalive);
   if (allocates) {
     XONNX_RETURN_IF_ERROR(charge_allocation(source, held, what, detail));
   } else {
@@ -156,12 +168,12 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     const int64_t file_size = static_cast<int64_t>((*file)->size());
     if (length < 0) length = file_size - offset;
     if (offset > file_size || length > file_size - offset) {
-      return invalid_model(what, ": external data at offset ", offset, " with length ", length,
-                           " is outside '", location, "' (", file_size, " bytes)");
+      return invalid_model(what, ": external data at offset ", offset, " with length ", length, " is outside '",
+                           location, "' (", file_size, " bytes)");
     }
     if (length != bytes) {
-      return invalid_model(what, ": external data has ", length, " bytes but ",
-                           shape_to_string(shape), " ", dtype_name(dtype), " needs ", bytes);
+      return invalid_model(what, ": external data has ", length, " bytes but ", shape_to_string(shape), " ",
+                           dtype_name(dtype), " needs ", bytes);
     }
     const auto* p = static_cast<const uint8_t*>((*file)->data()) + offset;
     std::shared_ptr<const void> keep = *file;
@@ -182,8 +194,8 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
   if (raw) {
     if (dtype == DataType::kString) return invalid_model(what, ": string tensors cannot use raw_data");
     if (static_cast<int64_t>(raw_size) != bytes) {
-      return invalid_model(what, ": raw_data has ", raw_size, " bytes but ", shape_to_string(shape),
-                           " ", dtype_name(dtype), " needs ", bytes);
+      return invalid_model(what, ": raw_data has ", raw_size, " bytes but ", shape_to_string(shape), " ",
+                           dtype_name(dtype), " needs ", bytes);
     }
     if (dtype == DataType::kBool) {
       XONNX_ASSIGN_OR_RETURN(auto fixed, normalized_bools(raw, raw_size, what));
@@ -217,11 +229,12 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
       break;
     case DataType::kUint32:
     case DataType::kUint64:
-      XONNX_RETURN_IF_ERROR(copy_field(proto.uint64_data(), numel, what, "uint64_data",
-                                       [&](int64_t i, uint64_t v) {
-                                         if (dtype == DataType::kUint32) static_cast<uint32_t*>(out)[i] = static_cast<uint32_t>(v);
-                                         else static_cast<uint64_t*>(out)[i] = v;
-                                       }));
+      XONNX_RETURN_IF_ERROR(copy_field(proto.uint64_data(), numel, what, "uint64_data", [&](int64_t i, uint64_t v) {
+        if (dtype == DataType::kUint32)
+          static_cast<uint32_t*>(out)[i] = static_cast<uint32_t>(v);
+        else
+          static_cast<uint64_t*>(out)[i] = v;
+      }));
       break;
     case DataType::kString:
       XONNX_RETURN_IF_ERROR(copy_field(proto.string_data(), numel, what, "string_data",
@@ -233,20 +246,23 @@ Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorS
     case DataType::kInt2:
     case DataType::kUint2: {
       // int32_data holds the packed bytes, one byte per value.
-      XONNX_RETURN_IF_ERROR(copy_field(proto.int32_data(), bytes, what, "int32_data",
-                                       [&](int64_t i, int32_t v) { static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v); }));
+      XONNX_RETURN_IF_ERROR(copy_field(proto.int32_data(), bytes, what, "int32_data", [&](int64_t i, int32_t v) {
+        static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
+      }));
       break;
     }
     default: {
       // int32_data carries int32, int16, int8, uint16, uint8, bool, and the bit patterns of
       // float16, bfloat16 and float8 values.
       const int bits = dtype_bits(dtype);
-      XONNX_RETURN_IF_ERROR(copy_field(proto.int32_data(), numel, what, "int32_data",
-                                       [&](int64_t i, int32_t v) {
-                                         if (bits == 8) static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
-                                         else if (bits == 16) static_cast<uint16_t*>(out)[i] = static_cast<uint16_t>(v);
-                                         else static_cast<int32_t*>(out)[i] = v;
-                                       }));
+      XONNX_RETURN_IF_ERROR(copy_field(proto.int32_data(), numel, what, "int32_data", [&](int64_t i, int32_t v) {
+        if (bits == 8)
+          static_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
+        else if (bits == 16)
+          static_cast<uint16_t*>(out)[i] = static_cast<uint16_t>(v);
+        else
+          static_cast<int32_t*>(out)[i] = v;
+      }));
       if (dtype == DataType::kBool) {
         for (int64_t i = 0; i < numel; ++i) static_cast<uint8_t*>(out)[i] = static_cast<uint8_t*>(out)[i] ? 1 : 0;
       }
@@ -290,11 +306,8 @@ Result<TypeInfo> type_from_proto(const onnxpb::TypeProto& proto) {
       info.elem = std::make_shared<TypeInfo>(std::move(elem));
       break;
     }
-    case onnxpb::TypeProto::kMapType:
-      info.kind = TypeInfo::Kind::kMap;
-      break;
-    default:
-      break;
+    case onnxpb::TypeProto::kMapType: info.kind = TypeInfo::Kind::kMap; break;
+    default: break;
   }
   if (info.elem_type != DataType::kUndefined && !dtype_is_known(static_cast<int32_t>(info.elem_type))) {
     return invalid_model("unknown element type ", static_cast<int32_t>(info.elem_type));

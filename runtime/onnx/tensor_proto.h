@@ -28,12 +28,10 @@ struct TensorSource {
 
 // Charges `bytes` of a new allocation for `what` against the per-tensor cap and the load's
 // total (source.allocated); fails naming the limit before anything is allocated.
-Status charge_allocation(const TensorSource& source, int64_t bytes, const std::string& what,
-                         const std::string& detail);
+Status charge_allocation(const TensorSource& source, int64_t bytes, const std::string& what, const std::string& detail);
 
 // `what` names the tensor for errors ("initializer 'w'", "attribute 'value' of node ...").
-Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorSource& source,
-                                 const std::string& what);
+Result<Tensor> tensor_from_proto(const onnxpb::TensorProto& proto, const TensorSource& source, const std::string& what);
 Result<TypeInfo> type_from_proto(const onnxpb::TypeProto& proto);
 
 }  // namespace xonnx

@@ -2,16 +2,14 @@
 
 namespace xonnx {
 
-Result<const Attribute*> KernelInit::typed(const std::string& name, AttrType type,
-                                           bool required) const {
+Result<const Attribute*> KernelInit::typed(const std::string& name, AttrType type, bool required) const {
   const Attribute* a = node().find_attr(name);
   if (!a) {
     if (required) return invalid_model("required attribute '", name, "' is missing");
     return static_cast<const Attribute*>(nullptr);
   }
   if (a->type != type) {
-    return invalid_model("attribute '", name, "' must be ", attr_type_name(type), ", got ",
-                         attr_type_name(a->type));
+    return invalid_model("attribute '", name, "' must be ", attr_type_name(type), ", got ", attr_type_name(a->type));
   }
   return a;
 }
@@ -40,18 +38,15 @@ Result<std::string> KernelInit::require_string(const std::string& name) const {
   XONNX_ASSIGN_OR_RETURN(const Attribute* a, typed(name, AttrType::kString, true));
   return a->s;
 }
-Result<std::vector<int64_t>> KernelInit::get_ints(const std::string& name,
-                                                  std::vector<int64_t> def) const {
+Result<std::vector<int64_t>> KernelInit::get_ints(const std::string& name, std::vector<int64_t> def) const {
   XONNX_ASSIGN_OR_RETURN(const Attribute* a, typed(name, AttrType::kInts, false));
   return a ? a->ints : def;
 }
-Result<std::vector<float>> KernelInit::get_floats(const std::string& name,
-                                                  std::vector<float> def) const {
+Result<std::vector<float>> KernelInit::get_floats(const std::string& name, std::vector<float> def) const {
   XONNX_ASSIGN_OR_RETURN(const Attribute* a, typed(name, AttrType::kFloats, false));
   return a ? a->floats : def;
 }
-Result<std::vector<std::string>> KernelInit::get_strings(const std::string& name,
-                                                         std::vector<std::string> def) const {
+Result<std::vector<std::string>> KernelInit::get_strings(const std::string& name, std::vector<std::string> def) const {
   XONNX_ASSIGN_OR_RETURN(const Attribute* a, typed(name, AttrType::kStrings, false));
   return a ? a->strings : def;
 }

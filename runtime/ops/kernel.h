@@ -109,12 +109,9 @@ class KernelInit {
   Result<float> require_float(const std::string& name) const;
   Result<std::string> get_string(const std::string& name, const std::string& def) const;
   Result<std::string> require_string(const std::string& name) const;
-  Result<std::vector<int64_t>> get_ints(const std::string& name,
-                                        std::vector<int64_t> def = {}) const;
-  Result<std::vector<float>> get_floats(const std::string& name,
-                                        std::vector<float> def = {}) const;
-  Result<std::vector<std::string>> get_strings(const std::string& name,
-                                               std::vector<std::string> def = {}) const;
+  Result<std::vector<int64_t>> get_ints(const std::string& name, std::vector<int64_t> def = {}) const;
+  Result<std::vector<float>> get_floats(const std::string& name, std::vector<float> def = {}) const;
+  Result<std::vector<std::string>> get_strings(const std::string& name, std::vector<std::string> def = {}) const;
   Result<Tensor> require_tensor(const std::string& name) const;
   // Attribute of any type, or nullptr.
   const Attribute* attr(const std::string& name) const { return node().find_attr(name); }
@@ -166,12 +163,10 @@ class KernelContext {
   virtual void set_output_value(size_t i, Value value) = 0;
 
   // Runs a compiled subgraph; it sees the values of all enclosing scopes.
-  virtual Result<std::vector<Value>> run_subgraph(const GraphBody& body,
-                                                  const std::vector<Value>& inputs) = 0;
+  virtual Result<std::vector<Value>> run_subgraph(const GraphBody& body, const std::vector<Value>& inputs) = 0;
   // The same, moving the inputs into the subgraph's slots (a Loop passes its loop-carried
   // values on, so a body may find them unique: take_input_value).
-  virtual Result<std::vector<Value>> run_subgraph_consuming(const GraphBody& body,
-                                                            std::vector<Value>&& inputs) {
+  virtual Result<std::vector<Value>> run_subgraph_consuming(const GraphBody& body, std::vector<Value>&& inputs) {
     return run_subgraph(body, inputs);
   }
 };

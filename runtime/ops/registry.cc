@@ -129,8 +129,7 @@ RowFunction OpRegistry::row_function(const std::string& name) const {
   return it == row_functions_.end() ? nullptr : it->second;
 }
 
-Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::string& op,
-                                       int64_t opset) const {
+Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::string& op, int64_t opset) const {
   const std::string shown = domain.empty() ? op : domain + "::" + op;
   int since = static_cast<int>(opset);
   if (domain.empty()) {
@@ -141,8 +140,8 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
       if (v <= opset) since = v;
     }
     if (since == 0) {
-      return invalid_model("operator '", op, "' does not exist in opset ", opset,
-                           " (first defined in opset ", versions->front(), ")");
+      return invalid_model("operator '", op, "' does not exist in opset ", opset, " (first defined in opset ",
+                           versions->front(), ")");
     }
   }
   // A selective build links only some op families: an op whose reference kernel's family is
@@ -150,8 +149,8 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
   const size_t linked = family_index().linked;
   const bool selective = this == &global() && linked < op_family_count();
   auto not_selected = [&] {
-    return unsupported("operator '", shown, "' is not in this selective build (", linked, " of ",
-                       op_family_count(), " op families linked; add the model to the build's op "
+    return unsupported("operator '", shown, "' is not in this selective build (", linked, " of ", op_family_count(),
+                       " op families linked; add the model to the build's op "
                        "selection: xonnx info --ops MODEL...)");
   };
   auto it = ops_.find({domain, op});
@@ -179,9 +178,7 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
   std::ostringstream have;
   for (const OpDef& def : it->second) {
     have << " [" << def.min_version << ", "
-         << (def.max_version == kLatestVersion ? std::string("latest")
-                                               : std::to_string(def.max_version))
-         << "]";
+         << (def.max_version == kLatestVersion ? std::string("latest") : std::to_string(def.max_version)) << "]";
   }
   return unsupported("operator '", shown, "' version ", since, " (opset ", opset,
                      ") is not implemented; implemented versions:", have.str());

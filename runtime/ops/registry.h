@@ -54,7 +54,7 @@ struct OpDef {
 struct ResolvedOp {
   // Candidates for the node, fastest backend first; the last is the reference kernel.
   std::vector<const OpDef*> candidates;
-  const OpDef* def = nullptr;  // the reference (or only) candidate
+  const OpDef* def = nullptr;    // the reference (or only) candidate
   const OpSpec* spec = nullptr;  // the op list's entry: arity and traits
   int since_version = 0;
 };
@@ -72,8 +72,7 @@ class OpRegistry {
   const std::vector<std::string>& unlisted_ops() const { return unlisted_; }
   // Finds the kernel for `op` in `domain` at the model's imported `opset`. Errors name the
   // op, domain and version and say what is implemented instead.
-  Result<ResolvedOp> resolve(const std::string& domain, const std::string& op,
-                             int64_t opset) const;
+  Result<ResolvedOp> resolve(const std::string& domain, const std::string& op, int64_t opset) const;
   // Whether a fast (non-reference) kernel that is available on this CPU is registered for
   // `op`: the session-time passes rewrite a graph into an op that only a fast kernel makes
   // worthwhile (QGemm, the layout pass's fused internal ops) only when this holds, so they

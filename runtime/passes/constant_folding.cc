@@ -20,9 +20,8 @@ namespace passes {
 namespace {
 
 bool never_folded(const Node& n) {
-  static const std::set<std::string> kNondeterministic = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-      "Multinomial"};
+  static const std::set<std::string> kNondeterministic = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                          "RandomUniformLike", "Bernoulli",     "Multinomial"};
   if (n.domain.empty() && (n.op_type == "Constant" || kNondeterministic.count(n.op_type))) {
     return true;
   }
@@ -53,8 +52,8 @@ int64_t predicted_bytes(const ShapeFacts* facts, const std::string& name) {
 }
 
 // Shape, Size, or a Gather/Slice of a Shape's elements whose result inference knows fully.
-bool fold_from_shapes(const Node& n, const ShapeFacts* facts,
-                      const std::map<std::string, const Tensor*>& constants, Tensor* out) {
+bool fold_from_shapes(const Node& n, const ShapeFacts* facts, const std::map<std::string, const Tensor*>& constants,
+                      Tensor* out) {
   if (!facts || !n.domain.empty() || n.outputs.size() != 1) return false;
   const bool shape_op = n.op_type == "Shape" || n.op_type == "Size";
   const bool pick_op = n.op_type == "Gather" || n.op_type == "Slice";
@@ -71,8 +70,8 @@ bool fold_from_shapes(const Node& n, const ShapeFacts* facts,
   const std::vector<Dim>* elems = facts->elements(n.outputs[0]);
   const TypeInfo* type = facts->type(n.outputs[0]);
   std::vector<int64_t> values, dims;
-  if (!elems || !type || !type->has_shape || !all_known(*elems, &values) ||
-      !all_known(type->dims, &dims) || shape_numel(dims) != static_cast<int64_t>(values.size())) {
+  if (!elems || !type || !type->has_shape || !all_known(*elems, &values) || !all_known(type->dims, &dims) ||
+      shape_numel(dims) != static_cast<int64_t>(values.size())) {
     return false;
   }
   if (type->elem_type == DataType::kInt64) {
@@ -119,8 +118,7 @@ std::string symbolic_value_key(const ShapeFacts* facts, const Node& n) {
   const std::vector<Dim>* elems = facts->elements(n.outputs[0]);
   const TypeInfo* type = facts->type(n.outputs[0]);
   if (!elems || !type || !type->has_shape || type->dims.size() > 1) return "";
-  std::string key = std::to_string(static_cast<int>(type->elem_type)) + "|" +
-                    std::to_string(type->dims.size()) + "|";
+  std::string key = std::to_string(static_cast<int>(type->elem_type)) + "|" + std::to_string(type->dims.size()) + "|";
   bool symbolic = false;
   for (const Dim& d : *elems) {
     if (d.known()) {
@@ -138,8 +136,8 @@ std::string symbolic_value_key(const ShapeFacts* facts, const Node& n) {
 // `outer`: the constants of the enclosing graphs a subgraph may read (nullptr for the main
 // graph), so that a body's Slice / Concat / Transpose of an outer weight folds too (silero VAD's
 // LSTM weights are cut from one tensor inside an If branch at every run otherwise).
-Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, PassContext& ctx,
-                  FoldCounts& counts, const std::map<std::string, const Tensor*>* outer = nullptr) {
+Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, PassContext& ctx, FoldCounts& counts,
+                  const std::map<std::string, const Tensor*>* outer = nullptr) {
   const int64_t limit = ctx.options.fold_size_limit_bytes;
   std::set<std::string> inputs, outputs;
   for (const ValueInfo& vi : graph.inputs) inputs.insert(vi.name);
@@ -159,7 +157,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
   // Folded values live here until the loop ends: a deque keeps `constants` pointers valid.
   std::deque<NamedTensor> folded;
   std::vector<bool> dead(graph.nodes.size(), false);
-  std::map<std::string, std::string> symbolic_values;  // key -> first value with it
+  std::map<std::string, std::string> symbolic_values;   // key -> first value with it
   std::unordered_map<std::string, std::string> merged;  // a merged value -> the first one
   // Reads of each initializer still in the graph (node inputs, subgraph captures, outputs).
   std::map<std::string, int> uses;
@@ -211,8 +209,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     for (const std::string& o : n.outputs) {
       const int64_t bytes = o.empty() ? -1 : predicted_bytes(facts, o);
       if (bytes > limit) {
-        ctx.warn("not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) +
-                 " > limit " + mb(limit));
+        ctx.warn("not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) + " > limit " + mb(limit));
         too_big = true;
         break;
       }

@@ -14,11 +14,9 @@ namespace passes {
 namespace {
 
 bool is_nondeterministic(const Node& n) {
-  static const std::set<std::string> kRandom = {"RandomNormal", "RandomUniform",
-                                                "RandomNormalLike", "RandomUniformLike",
-                                                "Multinomial", "Bernoulli", "Dropout"};
-  return n.domain.empty() ? kRandom.count(n.op_type) > 0
-                          : n.op_type.find("Random") != std::string::npos;
+  static const std::set<std::string> kRandom = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
+  return n.domain.empty() ? kRandom.count(n.op_type) > 0 : n.op_type.find("Random") != std::string::npos;
 }
 
 bool tensors_equal(const Tensor& a, const Tensor& b) {
@@ -31,16 +29,15 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
     return true;
   }
   const size_t bytes = a.nbytes();
-  return bytes == b.nbytes() &&
-         (bytes == 0 || std::memcmp(a.raw_data(), b.raw_data(), bytes) == 0);
+  return bytes == b.nbytes() && (bytes == 0 || std::memcmp(a.raw_data(), b.raw_data(), bytes) == 0);
 }
 
 bool floats_equal(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
 
 // Type infos are compared only where attributes carry them (rare); structural equality.
 bool type_protos_equal(const TypeInfo& a, const TypeInfo& b) {
-  if (a.kind != b.kind || a.elem_type != b.elem_type || a.has_shape != b.has_shape ||
-      a.dims.size() != b.dims.size() || static_cast<bool>(a.elem) != static_cast<bool>(b.elem)) {
+  if (a.kind != b.kind || a.elem_type != b.elem_type || a.has_shape != b.has_shape || a.dims.size() != b.dims.size() ||
+      static_cast<bool>(a.elem) != static_cast<bool>(b.elem)) {
     return false;
   }
   for (size_t i = 0; i < a.dims.size(); ++i) {
@@ -52,9 +49,9 @@ bool type_protos_equal(const TypeInfo& a, const TypeInfo& b) {
 bool attributes_equal(const Attribute& a, const Attribute& b) {
   if (a.name != b.name || a.type != b.type || a.ref_attr_name != b.ref_attr_name) return false;
   if (a.g || b.g || !a.graphs.empty() || !b.graphs.empty()) return false;  // never merged
-  if (!floats_equal(a.f, b.f) || a.i != b.i || a.s != b.s || a.ints != b.ints ||
-      a.strings != b.strings || a.floats.size() != b.floats.size() ||
-      a.tensors.size() != b.tensors.size() || a.type_protos.size() != b.type_protos.size()) {
+  if (!floats_equal(a.f, b.f) || a.i != b.i || a.s != b.s || a.ints != b.ints || a.strings != b.strings ||
+      a.floats.size() != b.floats.size() || a.tensors.size() != b.tensors.size() ||
+      a.type_protos.size() != b.type_protos.size()) {
     return false;
   }
   for (size_t i = 0; i < a.floats.size(); ++i) {
@@ -72,9 +69,8 @@ bool attributes_equal(const Attribute& a, const Attribute& b) {
 }
 
 bool nodes_equivalent(const Node& a, const Node& b) {
-  if (a.op_type != b.op_type || a.domain != b.domain || a.overload != b.overload ||
-      a.opset != b.opset || a.inputs != b.inputs || a.outputs.size() != b.outputs.size() ||
-      a.attributes.size() != b.attributes.size()) {
+  if (a.op_type != b.op_type || a.domain != b.domain || a.overload != b.overload || a.opset != b.opset ||
+      a.inputs != b.inputs || a.outputs.size() != b.outputs.size() || a.attributes.size() != b.attributes.size()) {
     return false;
   }
   // The same outputs must be present (an omitted optional output can't stand in for a used one).
@@ -91,8 +87,7 @@ bool nodes_equivalent(const Node& a, const Node& b) {
 
 // A cheap bucket key; equality is decided by nodes_equivalent.
 std::string bucket_key(const Node& n) {
-  std::string key = n.domain + "|" + n.op_type + "|" + std::to_string(n.opset) + "|" +
-                    std::to_string(n.outputs.size());
+  std::string key = n.domain + "|" + n.op_type + "|" + std::to_string(n.opset) + "|" + std::to_string(n.outputs.size());
   for (const std::string& in : n.inputs) key += "|" + in;
   return key;
 }

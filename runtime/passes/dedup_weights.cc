@@ -53,8 +53,7 @@ uint64_t hash_header(DataType dtype, const Shape& shape) {
 }
 
 bool hashable(const Tensor& t) {
-  return t.defined() && t.numel() >= 0 && (t.dtype() == DataType::kString || t.raw_data() ||
-                                           t.nbytes() == 0);
+  return t.defined() && t.numel() >= 0 && (t.dtype() == DataType::kString || t.raw_data() || t.nbytes() == 0);
 }
 
 uint64_t hash_tensor(const Tensor& t) {
@@ -79,8 +78,7 @@ bool same_tensor(const Tensor& a, const Tensor& b) {
     }
     return true;
   }
-  return a.nbytes() == b.nbytes() &&
-         (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
+  return a.nbytes() == b.nbytes() && (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
 }
 
 size_t tensor_bytes(const Tensor& t) {
@@ -103,8 +101,7 @@ size_t element_size(const Tensor& t) {
 // True when b (shape [n, m]) equals the transpose of a (shape [m, n]), element bytes compared.
 bool is_transpose_of(const Tensor& a, const Tensor& b) {
   const size_t es = element_size(a);
-  if (es == 0 || a.dtype() != b.dtype() || b.rank() != 2 || a.dim(0) != b.dim(1) ||
-      a.dim(1) != b.dim(0)) {
+  if (es == 0 || a.dtype() != b.dtype() || b.rank() != 2 || a.dim(0) != b.dim(1) || a.dim(1) != b.dim(0)) {
     return false;
   }
   const auto* pa = static_cast<const char*>(a.raw_data());
@@ -143,9 +140,7 @@ uint64_t hash_transposed(const Tensor& a) {
   return hash_bytes(h, buffer, used);
 }
 
-std::string describe_bytes(size_t bytes) {
-  return std::to_string(bytes) + " bytes";
-}
+std::string describe_bytes(size_t bytes) { return std::to_string(bytes) + " bytes"; }
 
 // True when node `n` reads `dup` only as the B of a 2-D MatMul that Gemm(transB=1) can replace.
 bool gemm_can_read_transposed(const Node& n, const ShapeFacts& facts, const std::string& dup, DataType dtype) {
@@ -225,8 +220,7 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
       continue;
     }
     const size_t bytes = tensor_bytes(cur.tensor);
-    ctx.note("merged '" + cur.name + "' into '" + original->name + "' (" + describe_bytes(bytes) +
-             ")");
+    ctx.note("merged '" + cur.name + "' into '" + original->name + "' (" + describe_bytes(bytes) + ")");
     ctx.bytes_saved += static_cast<int64_t>(bytes);
     renames[cur.name] = original->name;
     removed.insert(cur.name);
@@ -255,9 +249,8 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   std::set<std::string> retied;
   for (size_t i = 0; i < graph.initializers.size(); ++i) {
     const NamedTensor& cur = graph.initializers[i];
-    if (removed.count(cur.name) || protected_names.count(cur.name) ||
-        !compared(cur.tensor) || element_size(cur.tensor) == 0 ||
-        !shapes_2d.count({cur.tensor.dtype(), cur.tensor.dim(1), cur.tensor.dim(0)})) {
+    if (removed.count(cur.name) || protected_names.count(cur.name) || !compared(cur.tensor) ||
+        element_size(cur.tensor) == 0 || !shapes_2d.count({cur.tensor.dtype(), cur.tensor.dim(1), cur.tensor.dim(0)})) {
       continue;
     }
     auto match = by_transposed_hash.find(hashes[i]);
@@ -277,13 +270,11 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
     const ShapeFacts facts = infer_shapes(model);
     for (const auto& [kept, dup] : retie) {
       if (!retie_is_free(graph, facts, kept, dup)) {
-        ctx.note("kept '" + dup + "' (the transpose of '" + kept +
-                 "'): a reader would need a Transpose at every run");
+        ctx.note("kept '" + dup + "' (the transpose of '" + kept + "'): a reader would need a Transpose at every run");
         continue;
       }
       const size_t bytes = tensor_bytes(graph.find_initializer(dup)->tensor);
-      ctx.note("merged '" + dup + "' into '" + kept + "' transposed (" + describe_bytes(bytes) +
-               ")");
+      ctx.note("merged '" + dup + "' into '" + kept + "' transposed (" + describe_bytes(bytes) + ")");
       ctx.bytes_saved += static_cast<int64_t>(bytes);
       retie_transposed(graph, facts, kept, dup);
       removed.insert(dup);

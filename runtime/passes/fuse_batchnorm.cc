@@ -46,8 +46,7 @@ bool bn_coefficients(const Graph& g, const Node& bn, int64_t channels, std::vect
 
 // Inference form with only Y used (training_mode 0, spatial 1 in old opsets).
 bool is_inference_bn(const Node& bn) {
-  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.outputs.empty() ||
-      bn.outputs[0].empty()) {
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.outputs.empty() || bn.outputs[0].empty()) {
     return false;
   }
   for (size_t k = 1; k < bn.outputs.size(); ++k) {
@@ -60,8 +59,7 @@ bool is_inference_bn(const Node& bn) {
 // channel = index along dim 0. ConvTranspose: W[C_in, M/g, k...], channel = group * M/g + j.
 // W is streamed through read_bytes, so a weight still in the model file is read once and not
 // copied first (mapped pages are given back as they are read).
-Result<Tensor> scaled_weights(const Tensor& w, const std::vector<double>& s, bool transpose,
-                              int64_t group) {
+Result<Tensor> scaled_weights(const Tensor& w, const std::vector<double>& s, bool transpose, int64_t group) {
   XONNX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(DataType::kFloat, w.shape()));
   float* dst = out.data<float>();
   const int64_t d0 = w.dim(0), d1 = w.dim(1);
@@ -82,8 +80,7 @@ Result<Tensor> scaled_weights(const Tensor& w, const std::vector<double>& s, boo
 }
 
 // bias' = bias * s + shift (bias absent: 0), as a [channels] tensor.
-Tensor fused_bias(const Tensor* bias, const std::vector<double>& s,
-                  const std::vector<double>& shift) {
+Tensor fused_bias(const Tensor* bias, const std::vector<double>& s, const std::vector<double>& shift) {
   std::vector<float> v(s.size());
   for (size_t c = 0; c < s.size(); ++c) {
     const double b = bias ? bias->data<float>()[bias->numel() == 1 ? 0 : c] : 0.0;
@@ -94,7 +91,8 @@ Tensor fused_bias(const Tensor* bias, const std::vector<double>& s,
 
 // Per-channel s and shift of the node after a Conv, given its output channels; false when the
 // node's parameters do not fit.
-using Coefficients = std::function<bool(int64_t channels, int64_t rank, std::vector<double>* s, std::vector<double>* shift)>;
+using Coefficients =
+    std::function<bool(int64_t channels, int64_t rank, std::vector<double>* s, std::vector<double>* shift)>;
 
 // Conv/ConvTranspose -> node with coefficients `coefficients` (y = conv * s + shift per output
 // channel). Returns false when the pattern does not apply.
@@ -116,8 +114,8 @@ Result<bool> fold_into_conv(Graph& g, Node& conv, const Coefficients& coefficien
   XONNX_ASSIGN_OR_RETURN(Tensor new_w, scaled_weights(*w, s, transpose, group));
   Tensor new_b = fused_bias(bias, s, shift);
   const std::string w_name = add_initializer(g, conv.inputs[1] + "_bn", std::move(new_w));
-  const std::string b_name = add_initializer(
-      g, bias ? conv.inputs[2] + "_bn" : conv.inputs[1] + "_bn_bias", std::move(new_b));
+  const std::string b_name =
+      add_initializer(g, bias ? conv.inputs[2] + "_bn" : conv.inputs[1] + "_bn_bias", std::move(new_b));
   conv.inputs.resize(3);
   conv.inputs[1] = w_name;
   conv.inputs[2] = b_name;
@@ -135,8 +133,7 @@ Result<bool> fold_into_gemm(Graph& g, Node& gemm, const Node& bn) {
   if (gemm.inputs.size() > 2 && !gemm.inputs[2].empty()) {
     c = float_constant(g, gemm.inputs[2]);
     // Only a C shared by every row ([], [1], [M], [1, M]) folds into a per-channel bias.
-    if (!c || c->rank() > 2 || (c->rank() == 2 && c->dim(0) != 1) ||
-        (c->numel() != 1 && c->numel() != channels)) {
+    if (!c || c->rank() > 2 || (c->rank() == 2 && c->dim(0) != 1) || (c->numel() != 1 && c->numel() != channels)) {
       return false;
     }
   }
@@ -164,9 +161,8 @@ Result<bool> fold_into_gemm(Graph& g, Node& gemm, const Node& bn) {
     new_c[m] = static_cast<float>(scaled_c[m] * s[m] + shift[m]);
   }
   const std::string b_name = add_initializer(g, gemm.inputs[1] + "_bn", std::move(new_b));
-  const std::string c_name =
-      add_initializer(g, (c ? gemm.inputs[2] : gemm.inputs[1]) + "_bn_bias",
-                      Tensor::from_vector<float>(new_c, {channels}));
+  const std::string c_name = add_initializer(g, (c ? gemm.inputs[2] : gemm.inputs[1]) + "_bn_bias",
+                                             Tensor::from_vector<float>(new_c, {channels}));
   gemm.inputs.resize(3);
   gemm.inputs[1] = b_name;
   gemm.inputs[2] = c_name;
@@ -195,9 +191,10 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
     if (!producer.domain.empty() || producer.outputs.size() != 1) continue;
     Result<bool> done = false;
     if (producer.op_type == "Conv" || producer.op_type == "ConvTranspose") {
-      done = fold_into_conv(g, producer, [&](int64_t channels, int64_t, std::vector<double>* s, std::vector<double>* shift) {
-        return bn_coefficients(g, bn, channels, s, shift);
-      });
+      done = fold_into_conv(g, producer,
+                            [&](int64_t channels, int64_t, std::vector<double>* s, std::vector<double>* shift) {
+                              return bn_coefficients(g, bn, channels, s, shift);
+                            });
     } else if (producer.op_type == "Gemm") {
       done = fold_into_gemm(g, producer, bn);
     }
@@ -253,15 +250,15 @@ Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx) {
       const Tensor* c = float_constant(g, n.inputs[1 - k]);
       if (!c) continue;
       const bool scale = n.op_type == "Mul";
-      XONNX_ASSIGN_OR_RETURN(bool done, fold_into_conv(g, producer, [&](int64_t channels, int64_t rank,
-                                                                         std::vector<double>* s,
-                                                                         std::vector<double>* shift) {
-        const std::vector<double> v = per_channel(*c, channels, rank);
-        if (v.empty()) return false;
-        *s = scale ? v : std::vector<double>(v.size(), 1.0);
-        *shift = scale ? std::vector<double>(v.size(), 0.0) : v;
-        return true;
-      }));
+      XONNX_ASSIGN_OR_RETURN(bool done, fold_into_conv(g, producer,
+                                                       [&](int64_t channels, int64_t rank, std::vector<double>* s,
+                                                           std::vector<double>* shift) {
+                                                         const std::vector<double> v = per_channel(*c, channels, rank);
+                                                         if (v.empty()) return false;
+                                                         *s = scale ? v : std::vector<double>(v.size(), 1.0);
+                                                         *shift = scale ? std::vector<double>(v.size(), 0.0) : v;
+                                                         return true;
+                                                       }));
       if (!done) continue;
       producer.outputs[0] = n.outputs[0];
       dead[i] = true;

@@ -56,8 +56,7 @@ bool match_tail(const FusionView& v, int add_one, GeluMatch* m) {
   if (other == m->x) {
     // Mul(x, a) then Mul(., 0.5).
     const int second = v.sole_consumer(v.node(first).outputs[0]);
-    if (second < 0 || !v.is(second, "Mul") ||
-        !v.other_is_const_given(second, v.node(first).outputs[0], 0.5, kTol)) {
+    if (second < 0 || !v.is(second, "Mul") || !v.other_is_const_given(second, v.node(first).outputs[0], 0.5, kTol)) {
       return false;
     }
     m->nodes.push_back(first);
@@ -67,8 +66,7 @@ bool match_tail(const FusionView& v, int add_one, GeluMatch* m) {
   if (v.is_const(other, 0.5, kTol)) {
     // Mul(a, 0.5) then Mul(x, .).
     const int second = v.sole_consumer(v.node(first).outputs[0]);
-    if (second < 0 || !v.is(second, "Mul") ||
-        v.other_input(second, v.node(first).outputs[0]) != m->x) {
+    if (second < 0 || !v.is(second, "Mul") || v.other_input(second, v.node(first).outputs[0]) != m->x) {
       return false;
     }
     m->nodes.push_back(first);

@@ -75,8 +75,7 @@ struct LnMatch {
   int last = -1;
 };
 
-bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts& facts, int rm1,
-           LnMatch* m) {
+bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts& facts, int rm1, LnMatch* m) {
   if (!v.is(rm1, "ReduceMean")) return false;
   const Node& mean = v.node(rm1);
   const int64_t k = trailing_axes(g, mean, opset, facts);
@@ -152,8 +151,7 @@ bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, std::string
   }
   const int64_t n = shape_numel(shape);
   if (n <= 0) return false;
-  *name = add_initializer(g, m.x + "_ln_scale",
-                          Tensor::from_vector<float>(std::vector<float>(n, 1.0f), shape));
+  *name = add_initializer(g, m.x + "_ln_scale", Tensor::from_vector<float>(std::vector<float>(n, 1.0f), shape));
   return true;
 }
 

@@ -11,9 +11,7 @@ namespace passes {
 
 namespace {
 
-bool gemm_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16;
-}
+bool gemm_type(DataType t) { return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16; }
 
 // C (rank <= 2) broadcasts to [M, N] with Gemm's unidirectional rule; M may be unknown (-1).
 bool bias_broadcasts(const Tensor& c, int64_t m, int64_t n) {

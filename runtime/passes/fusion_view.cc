@@ -6,18 +6,15 @@ namespace xonnx {
 namespace passes {
 
 FusionView::FusionView(Graph& graph)
-    : graph_(graph),
-      index_(graph),
-      claimed_(graph.nodes.size(), false),
-      dead_(graph.nodes.size(), false) {}
+    : graph_(graph), index_(graph), claimed_(graph.nodes.size(), false), dead_(graph.nodes.size(), false) {}
 
 bool FusionView::is(int i, const char* op) const {
   if (i < 0 || static_cast<size_t>(i) >= graph_.nodes.size() || claimed_[static_cast<size_t>(i)]) {
     return false;
   }
   const Node& n = node(i);
-  if (!n.domain.empty() || n.op_type != op || n.outputs.empty() || n.outputs[0].empty() ||
-      n.inputs.empty() || n.inputs[0].empty()) {
+  if (!n.domain.empty() || n.op_type != op || n.outputs.empty() || n.outputs[0].empty() || n.inputs.empty() ||
+      n.inputs[0].empty()) {
     return false;
   }
   // Arity guards so matchers may index inputs freely (the loader does not check arity).
@@ -67,8 +64,7 @@ bool FusionView::other_is_const(int i, double value, double tol, std::string* x)
   return false;
 }
 
-bool FusionView::other_is_const_given(int i, const std::string& known, double value,
-                                      double tol) const {
+bool FusionView::other_is_const_given(int i, const std::string& known, double value, double tol) const {
   const std::string other = other_input(i, known);
   return !other.empty() && is_const(other, value, tol);
 }

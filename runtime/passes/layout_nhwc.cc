@@ -100,7 +100,6 @@ int fuse_gated_activations(Graph& g, int64_t opset) {
   return fused;
 }
 
-
 // Swish with alpha 1 (x * sigmoid(x)), as fuse_gated_activations makes it.
 bool is_swish(const Node& act) {
   if (!act.domain.empty() || act.op_type != "Swish" || act.inputs.size() != 1 || act.outputs.size() != 1) return false;
@@ -294,7 +293,8 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
 
 // Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
 bool NhwcPass::fusable_activation(const Node& act, float& lo, float& hi) const {
-  return activation_bounds(act, opset_of(act), [this](const std::string& n) { return constant(n); }, lo, hi);
+  return activation_bounds(
+      act, opset_of(act), [this](const std::string& n) { return constant(n); }, lo, hi);
 }
 
 void NhwcPass::try_fuse(size_t conv) {

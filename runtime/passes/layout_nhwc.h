@@ -64,13 +64,13 @@ struct NhwcLayoutOptions {
 };
 
 struct NhwcLayoutStats {
-  int nhwc_ops = 0;        // nodes rewritten to the NHWC domain (boundaries excluded)
-  int agnostic_ops = 0;    // ONNX ops left as they are but running on NHWC tensors
-  int to_nhwc = 0;         // boundary conversions into a region
-  int to_nchw = 0;         // boundary conversions out of a region
-  int free_boundaries = 0; // of those, conversions known to need no copy
-  int fused = 0;           // Relu / Clip folded into a Conv
-  int gated = 0;           // x * Sigmoid(x) -> Swish, x * HardSigmoid(x) -> HardSwish
+  int nhwc_ops = 0;             // nodes rewritten to the NHWC domain (boundaries excluded)
+  int agnostic_ops = 0;         // ONNX ops left as they are but running on NHWC tensors
+  int to_nhwc = 0;              // boundary conversions into a region
+  int to_nchw = 0;              // boundary conversions out of a region
+  int free_boundaries = 0;      // of those, conversions known to need no copy
+  int fused = 0;                // Relu / Clip folded into a Conv
+  int gated = 0;                // x * Sigmoid(x) -> Swish, x * HardSigmoid(x) -> HardSwish
   int pointwise_depthwise = 0;  // 1x1 Convs merged into their depthwise Conv
   int nchw_input = 0;           // ToNHWC conversions left to a ConvNchwInput
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
@@ -84,8 +84,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry);
 // Rewrites `graph` (the main graph; subgraphs are left alone). `opset_imports` are the model's;
 // the ONNX opset decides the semantics the NHWC ops keep. Never fails on a model it does not
 // understand: such nodes stay as they are.
-Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph,
-                                          const std::map<std::string, int64_t>& opset_imports,
+Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::string, int64_t>& opset_imports,
                                           const NhwcLayoutOptions& options = {});
 
 }  // namespace xonnx

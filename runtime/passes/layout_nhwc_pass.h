@@ -21,7 +21,8 @@ namespace layout_internal {
 
 class NhwcPass {
  public:
-  NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options) : g_(g), opset_(onnx_opset), options_(options) {}
+  NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options)
+      : g_(g), opset_(onnx_opset), options_(options) {}
   Result<NhwcLayoutStats> run();
 
  private:
@@ -67,8 +68,8 @@ class NhwcPass {
   std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
   std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
   std::unordered_map<size_t, size_t> stem_of_;       // MaxPool -> the image Conv merged into it
-  std::unordered_set<std::string> region_;  // values produced in NHWC
-  std::unordered_set<std::string> unit_;    // region values known to be [N,1,1,C]
+  std::unordered_set<std::string> region_;           // values produced in NHWC
+  std::unordered_set<std::string> unit_;             // region values known to be [N,1,1,C]
   std::unordered_set<std::string> entering_;
   std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
   std::vector<NamedTensor> new_initializers_;

@@ -13,7 +13,8 @@ Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_
   PipelineResult result;
   if (level == OptLevel::kNone || !converted_level(model).empty()) return result;
   const std::string name = model.graph.name.empty() ? std::string("the model") : "model '" + model.graph.name + "'";
-  std::string warning = name + " was not optimized by `xonnx convert`, and this build has no graph-pass library "
+  std::string warning = name +
+                        " was not optimized by `xonnx convert`, and this build has no graph-pass library "
                         "(XONNX_WITH_PASSES=OFF): it runs unoptimized (slower). Convert it on the host "
                         "(`xonnx convert in.onnx out.onnx`), or set the optimization level to none to run it as it is.";
   log(LogLevel::kWarning, warning);

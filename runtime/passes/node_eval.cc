@@ -15,8 +15,8 @@ namespace {
 // Every input is a constant (the caller's tensors); no subgraphs.
 class FoldInit final : public KernelInit {
  public:
-  FoldInit(const Node& node, int since, int64_t opset, const OpDef& reference,
-           const std::vector<const Tensor*>& inputs, ThreadPool& pool)
+  FoldInit(const Node& node, int since, int64_t opset, const OpDef& reference, const std::vector<const Tensor*>& inputs,
+           ThreadPool& pool)
       : node_(node), since_(since), opset_(opset), reference_(reference), inputs_(inputs), pool_(pool) {}
   const Node& node() const override { return node_; }
   int since_version() const override { return since_; }
@@ -25,9 +25,7 @@ class FoldInit final : public KernelInit {
     return has_input(i) && i < inputs_.size() ? inputs_[i] : nullptr;
   }
   ThreadPool& thread_pool() const override { return pool_; }
-  Result<std::unique_ptr<Kernel>> create_reference_kernel() const override {
-    return reference_.create(*this);
-  }
+  Result<std::unique_ptr<Kernel>> create_reference_kernel() const override { return reference_.create(*this); }
   Result<std::shared_ptr<GraphBody>> subgraph(const std::string& attr_name) const override {
     return unsupported("graph attribute '", attr_name, "' is not evaluated when folding");
   }
@@ -84,8 +82,8 @@ class FoldContext final : public KernelContext {
     if (i >= outputs_.size()) return internal_error("output index ", i, " out of range");
     const int64_t n = shape_numel(shape);
     if (n < 0) return invalid_argument("output ", i, " shape ", shape_to_string(shape), " is invalid");
-    const int64_t bytes = dtype == DataType::kString ? n * static_cast<int64_t>(sizeof(std::string))
-                                                     : dtype_storage_bytes(dtype, n);
+    const int64_t bytes =
+        dtype == DataType::kString ? n * static_cast<int64_t>(sizeof(std::string)) : dtype_storage_bytes(dtype, n);
     if (bytes < 0 || bytes > max_bytes_) {
       return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " needs ", bytes,
                                 " bytes, over the folding limit of ", max_bytes_);
@@ -105,12 +103,10 @@ class FoldContext final : public KernelContext {
 
 }  // namespace
 
-Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node,
-                                         const std::vector<const Tensor*>& inputs,
+Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node, const std::vector<const Tensor*>& inputs,
                                          int64_t max_output_bytes) {
   if (inputs.size() != node.inputs.size()) {
-    return internal_error(node.describe(), ": ", inputs.size(), " input tensors for ",
-                          node.inputs.size(), " inputs");
+    return internal_error(node.describe(), ": ", inputs.size(), " input tensors for ", node.inputs.size(), " inputs");
   }
   for (const Attribute& a : node.attributes) {
     if (a.g || !a.graphs.empty()) return unsupported(node.describe(), ": has a subgraph");
@@ -132,8 +128,7 @@ Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node,
     if (c->backend == Backend::kReference) reference = c;
   }
   if (!reference) return unsupported(node.describe(), ": no reference kernel");
-  XONNX_RETURN_IF_ERROR(check_arity(*resolved.spec, node.describe() + ": ",
-                                    static_cast<int>(node.inputs.size()),
+  XONNX_RETURN_IF_ERROR(check_arity(*resolved.spec, node.describe() + ": ", static_cast<int>(node.inputs.size()),
                                     static_cast<int>(node.outputs.size())));
   // Folding is single-threaded: results never depend on how work is split.
   static thread_local ThreadPool pool(1);

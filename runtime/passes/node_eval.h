@@ -18,8 +18,7 @@ namespace passes {
 // omitted) and returns one value per node output (empty where the output is unnamed). Any
 // output over `max_output_bytes` fails with kResourceExhausted before it is allocated; a node
 // without a reference kernel, or with a subgraph attribute, fails with kUnsupported.
-Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node,
-                                         const std::vector<const Tensor*>& inputs,
+Result<std::vector<Value>> evaluate_node(const Model& model, const Node& node, const std::vector<const Tensor*>& inputs,
                                          int64_t max_output_bytes);
 
 }  // namespace passes

@@ -50,7 +50,7 @@ struct PassContext {
   // Why a candidate was left alone ("attention at node 'x' not fused: the scale is not a
   // constant"): a property of the graph the pass saw, so the report keeps the last run's only.
   std::vector<std::string> diagnostics;
-  int64_t bytes_saved = 0;            // dedup: bytes of initializers merged away
+  int64_t bytes_saved = 0;  // dedup: bytes of initializers merged away
 
   explicit PassContext(const PassOptions& o) : options(o) {}
   void note(std::string s) { notes.push_back(std::move(s)); }
@@ -63,8 +63,8 @@ struct PassContext {
 using PassFn = Result<bool> (*)(Model& model, PassContext& ctx);
 
 struct PassDef {
-  const char* name;   // "constant-folding": shown in reports and `--passes` lists
-  int min_level;      // runs when options.level >= min_level
+  const char* name;  // "constant-folding": shown in reports and `--passes` lists
+  int min_level;     // runs when options.level >= min_level
   PassFn run;
   bool genai_only = false;  // runs only with options.genai.enabled
 };

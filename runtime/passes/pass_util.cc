@@ -4,8 +4,8 @@
 
 namespace xonnx {
 
-bool activation_bounds(const Node& act, int64_t opset,
-                       const std::function<const Tensor*(const std::string&)>& constant, float& lo, float& hi) {
+bool activation_bounds(const Node& act, int64_t opset, const std::function<const Tensor*(const std::string&)>& constant,
+                       float& lo, float& hi) {
   if (!act.domain.empty() || act.outputs.size() != 1 || act.outputs[0].empty()) return false;
   if (act.op_type == "Relu") {
     lo = 0.0f;

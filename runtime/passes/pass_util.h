@@ -15,8 +15,8 @@ namespace xonnx {
 
 // Relu, or Clip with constant scalar float bounds (opset < 11: attributes), as [lo, hi].
 // False for NaN bounds and lo >= hi (the plain ops keep those).
-bool activation_bounds(const Node& act, int64_t opset,
-                       const std::function<const Tensor*(const std::string&)>& constant, float& lo, float& hi);
+bool activation_bounds(const Node& act, int64_t opset, const std::function<const Tensor*(const std::string&)>& constant,
+                       float& lo, float& hi);
 
 Attribute float_attribute(const char* name, float value);
 Attribute int_attribute(const char* name, int64_t value);

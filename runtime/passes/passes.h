@@ -9,18 +9,18 @@ namespace xonnx {
 namespace passes {
 
 Result<bool> constants_to_initializers(Model& model, PassContext& ctx);  // Constant -> initializer
-Result<bool> constant_folding(Model& model, PassContext& ctx);  // evaluate constant nodes + Shape chains
-Result<bool> remove_noop(Model& model, PassContext& ctx);        // Identity, same-type Cast, same-shape Reshape...
+Result<bool> constant_folding(Model& model, PassContext& ctx);           // evaluate constant nodes + Shape chains
+Result<bool> remove_noop(Model& model, PassContext& ctx);  // Identity, same-type Cast, same-shape Reshape...
 Result<bool> collapse_transpose_reshape_pairs(Model& model, PassContext& ctx);  // Transpose∘Transpose, Reshape∘Reshape
-Result<bool> fuse_batchnorm(Model& model, PassContext& ctx);     // BN into Conv/ConvTranspose/Gemm
-Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx);  // constant Mul / Add into Conv
-Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);    // 2-D MatMul+Add -> Gemm
-Result<bool> fuse_layernorm(Model& model, PassContext& ctx);     // decomposed LN -> LayerNormalization
-Result<bool> fuse_gelu(Model& model, PassContext& ctx);          // erf GELU -> Gelu / com.microsoft:Gelu
-Result<bool> fuse_hardswish(Model& model, PassContext& ctx);     // x * Clip(x + 3, 0, 6) / 6 -> x * HardSigmoid(x)
-Result<bool> dedup_weights(Model& model, PassContext& ctx);      // identical / transposed initializers
+Result<bool> fuse_batchnorm(Model& model, PassContext& ctx);                    // BN into Conv/ConvTranspose/Gemm
+Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx);              // constant Mul / Add into Conv
+Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);                   // 2-D MatMul+Add -> Gemm
+Result<bool> fuse_layernorm(Model& model, PassContext& ctx);                    // decomposed LN -> LayerNormalization
+Result<bool> fuse_gelu(Model& model, PassContext& ctx);                         // erf GELU -> Gelu / com.microsoft:Gelu
+Result<bool> fuse_hardswish(Model& model, PassContext& ctx);  // x * Clip(x + 3, 0, 6) / 6 -> x * HardSigmoid(x)
+Result<bool> dedup_weights(Model& model, PassContext& ctx);   // identical / transposed initializers
 Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  // duplicate nodes
-Result<bool> dead_code_elimination(Model& model, PassContext& ctx);  // dead nodes/initializers
+Result<bool> dead_code_elimination(Model& model, PassContext& ctx);             // dead nodes/initializers
 
 }  // namespace passes
 }  // namespace xonnx

@@ -25,9 +25,7 @@ void count_graph(const Graph& g, ModelCounts& c) {
 
 void histogram_nodes(const std::vector<Node>& nodes, std::map<std::string, int64_t>& h);
 
-void histogram_graph(const Graph& g, std::map<std::string, int64_t>& h) {
-  histogram_nodes(g.nodes, h);
-}
+void histogram_graph(const Graph& g, std::map<std::string, int64_t>& h) { histogram_nodes(g.nodes, h); }
 
 void histogram_nodes(const std::vector<Node>& nodes, std::map<std::string, int64_t>& h) {
   for (const Node& n : nodes) {
@@ -60,9 +58,8 @@ std::map<std::string, int64_t> op_histogram(const Model& model) {
   return h;
 }
 
-Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table,
-                                    const PassOptions& options, const ProgressFn& progress,
-                                    int max_rounds) {
+Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table, const PassOptions& options,
+                                    const ProgressFn& progress, int max_rounds) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   // Passes walk nodes in order (dead-code removal backwards): an unsorted file would lose nodes.

@@ -52,10 +52,8 @@ constexpr int kMaxRounds = 8;
 
 // Runs the passes of `table` with min_level <= options.level, in order, until a round changes
 // nothing (or `max_rounds` rounds). An error from a pass names the pass and stops.
-Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table,
-                                    const PassOptions& options,
-                                    const ProgressFn& progress = nullptr,
-                                    int max_rounds = kMaxRounds);
+Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& table, const PassOptions& options,
+                                    const ProgressFn& progress = nullptr, int max_rounds = kMaxRounds);
 
 }  // namespace passes
 }  // namespace xonnx

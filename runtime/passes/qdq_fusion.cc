@@ -78,7 +78,8 @@ bool QdqPass::scalar_params(const Node& n, ScalarQ& q) const {
   }
   const Tensor* s = constant(n.inputs[1]);
   const Tensor* z = constant(n.inputs[2]);
-  if (!s || !z || s->dtype() != DataType::kFloat || s->numel() != 1 || z->numel() != 1 || !dtype_is_8bit_int(z->dtype()))
+  if (!s || !z || s->dtype() != DataType::kFloat || s->numel() != 1 || z->numel() != 1 ||
+      !dtype_is_8bit_int(z->dtype()))
     return false;
   q.scale = s->data<float>()[0];
   q.zero_point = static_cast<int32_t>(z->get_as_int64(0));
@@ -107,8 +108,8 @@ int QdqPass::quantize_after(size_t op, ScalarQ& q, int& act) {
   if (r < 0) return -1;
   float lo = 0, hi = 0;
   const Node& next = g_.nodes[static_cast<size_t>(r)];
-  if (activation_bounds(next, next.opset ? next.opset : opset_, [&](const std::string& n) { return constant(n); }, lo,
-                        hi)) {
+  if (activation_bounds(
+          next, next.opset ? next.opset : opset_, [&](const std::string& n) { return constant(n); }, lo, hi)) {
     if (next.inputs[0] != g_.nodes[op].outputs[0]) return -1;
     act = r;
     r = single_reader(next.outputs[0]);
@@ -175,7 +176,8 @@ std::string QdqPass::int32_bias(const std::string& value, int64_t m, const std::
                                 const std::function<double(int64_t)>& scale_of) {
   std::vector<float> b;
   const Tensor* bt = constant(value);
-  if (bt && bt->dtype() == DataType::kFloat && bt->numel() == m && (bt->rank() == 1 || (bt->rank() == 2 && bt->dim(0) == 1))) {
+  if (bt && bt->dtype() == DataType::kFloat && bt->numel() == m &&
+      (bt->rank() == 1 || (bt->rank() == 2 && bt->dim(0) == 1))) {
     b.assign(bt->data<float>(), bt->data<float>() + m);
   } else {
     const int db = index_.producer_of(value);
@@ -255,8 +257,8 @@ bool QdqPass::fuse_conv(size_t i) {
   Node fused;
   fused.name = conv.name.empty() ? qn.name : conv.name;
   fused.op_type = "QLinearConv";
-  fused.inputs = {xn.inputs[0], xn.inputs[1], xn.inputs[2], wn->inputs[0], wn->inputs[1], wn->inputs[2],
-                  qn.inputs[1], qn.inputs[2]};
+  fused.inputs = {xn.inputs[0],  xn.inputs[1],  xn.inputs[2], wn->inputs[0],
+                  wn->inputs[1], wn->inputs[2], qn.inputs[1], qn.inputs[2]};
   if (!bias.empty()) fused.inputs.push_back(bias);
   fused.attributes = conv.attributes;
   fused.opset = std::max<int64_t>(opset_, 10);
@@ -347,8 +349,8 @@ bool QdqPass::fuse_binary(size_t i) {
   fused.op_type = fused_op;
   fused.domain = "com.microsoft";
   fused.opset = 1;
-  fused.inputs = {an.inputs[0], an.inputs[1], an.inputs[2], bn.inputs[0], bn.inputs[1], bn.inputs[2],
-                  qn.inputs[1], qn.inputs[2]};
+  fused.inputs = {an.inputs[0], an.inputs[1], an.inputs[2], bn.inputs[0],
+                  bn.inputs[1], bn.inputs[2], qn.inputs[1], qn.inputs[2]};
   replace(static_cast<size_t>(q), std::move(fused), i, act);
   ++stats_.binary;
   return true;
@@ -362,8 +364,7 @@ bool QdqPass::fuse_max_pool(size_t i) {
   const int dx = dq_producer(pool.inputs[0], xq);
   int act = -1;
   const int q = dx < 0 ? -1 : quantize_after(i, yq, act);
-  if (q < 0 || act >= 0 || xq.scale != yq.scale || xq.zero_point != yq.zero_point || xq.type != yq.type)
-    return false;
+  if (q < 0 || act >= 0 || xq.scale != yq.scale || xq.zero_point != yq.zero_point || xq.type != yq.type) return false;
   Node fused = pool;
   fused.inputs = {g_.nodes[static_cast<size_t>(dx)].inputs[0]};
   replace(static_cast<size_t>(q), std::move(fused), i, -1);
@@ -472,7 +473,9 @@ QdqFusionStats QdqPass::run() {
     }
   }
   fold_constant_dequantize();
-  if (stats_.conv + stats_.gemm + stats_.binary + stats_.max_pool + stats_.folded_dequantize + stats_.signed_activations == 0)
+  if (stats_.conv + stats_.gemm + stats_.binary + stats_.max_pool + stats_.folded_dequantize +
+          stats_.signed_activations ==
+      0)
     return stats_;
   remove_dead();
   return stats_;

@@ -35,8 +35,7 @@ bool same_type_and_shape(const ShapeFacts* facts, const Node& n) {
 }
 
 bool is_noop(const Graph& g, const Node& n, int64_t opset, const ShapeFacts* facts) {
-  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty() ||
-      n.outputs[0].empty()) {
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty() || n.outputs[0].empty()) {
     return false;
   }
   // Every output but the first must be unused for the node to vanish.
@@ -98,9 +97,9 @@ bool is_noop(const Graph& g, const Node& n, int64_t opset, const ShapeFacts* fac
   }
   if (op == "Unsqueeze" || op == "Squeeze") {
     std::vector<int64_t> axes;
-    const bool empty_axes = opset >= 13 ? n.inputs.size() < 2 || n.inputs[1].empty() ||
-                                              (constant_ints(g, n, 1, &axes) && axes.empty())
-                                        : !n.find_attr("axes") || n.find_attr("axes")->ints.empty();
+    const bool empty_axes =
+        opset >= 13 ? n.inputs.size() < 2 || n.inputs[1].empty() || (constant_ints(g, n, 1, &axes) && axes.empty())
+                    : !n.find_attr("axes") || n.find_attr("axes")->ints.empty();
     if (op == "Unsqueeze" && empty_axes) return true;
     return same_type_and_shape(facts, n);
   }
@@ -115,8 +114,7 @@ int remove_in_graph(const Model& model, Graph& graph, const ShapeFacts* facts) {
   int removed = 0;
   std::vector<bool> dead(graph.nodes.size(), false);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    for_each_subgraph(graph.nodes[i],
-                      [&](Graph& sub) { removed += remove_in_graph(model, sub, nullptr); });
+    for_each_subgraph(graph.nodes[i], [&](Graph& sub) { removed += remove_in_graph(model, sub, nullptr); });
   }
   std::unordered_map<std::string, std::string> renames;  // output -> the value it equals
   auto resolve = [&renames](std::string v) {

@@ -60,9 +60,7 @@ bool all_known(const std::vector<Dim>& dims, std::vector<int64_t>* values) {
 
 // ------------------------------------------------------------------ InferCtx
 
-const TypeInfo* InferCtx::in_type(size_t i) const {
-  return has_input(i) ? facts_.type(node.inputs[i]) : nullptr;
-}
+const TypeInfo* InferCtx::in_type(size_t i) const { return has_input(i) ? facts_.type(node.inputs[i]) : nullptr; }
 
 DataType InferCtx::in_dtype(size_t i) const {
   const TypeInfo* t = in_type(i);
@@ -208,8 +206,8 @@ TypeInfo type_of_tensor(const Tensor& t) {
 }
 
 bool is_small_int(const Tensor& t) {
-  return (t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32) && t.rank() <= 1 &&
-         t.numel() >= 0 && t.numel() <= kMaxTrackedElements;
+  return (t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32) && t.rank() <= 1 && t.numel() >= 0 &&
+         t.numel() <= kMaxTrackedElements;
 }
 
 void record_constant(ShapeFacts& facts, const std::string& name, const Tensor& t) {
@@ -232,8 +230,7 @@ const Tensor* constant_attr_tensor(const Node& n, std::deque<Tensor>& owned) {
     } else if (a.name == "value_float" && a.type == AttrType::kFloat) {
       owned.push_back(Tensor::scalar<float>(a.f));
     } else if (a.name == "value_floats" && a.type == AttrType::kFloats) {
-      owned.push_back(
-          Tensor::from_vector<float>(a.floats, {static_cast<int64_t>(a.floats.size())}));
+      owned.push_back(Tensor::from_vector<float>(a.floats, {static_cast<int64_t>(a.floats.size())}));
     } else {
       continue;
     }
@@ -301,7 +298,7 @@ ShapeFacts infer_shapes(const Model& model) {
     } else {
       // A pointer, not `cond ? default_rules() : RuleTable()`: that conditional is a prvalue, so
       // it copied the whole table for every node (44% of session creation on an encoder).
-      const RuleTable* table = n.domain.empty() ? &default_rules()
+      const RuleTable* table = n.domain.empty()              ? &default_rules()
                                : n.domain == "com.microsoft" ? &contrib_rules()
                                                              : nullptr;
       auto rule = table ? table->find(n.op_type) : RuleTable::const_iterator();
@@ -341,8 +338,7 @@ bool write_value_info(Graph& graph, const ShapeFacts& facts) {
   }
   bool changed = fresh.size() != graph.value_info.size();
   for (size_t i = 0; !changed && i < fresh.size(); ++i) {
-    changed = fresh[i].name != graph.value_info[i].name ||
-              !type_info_equal(fresh[i].type, graph.value_info[i].type);
+    changed = fresh[i].name != graph.value_info[i].name || !type_info_equal(fresh[i].type, graph.value_info[i].type);
   }
   if (changed) graph.value_info = std::move(fresh);
   return changed;

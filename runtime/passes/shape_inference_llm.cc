@@ -35,7 +35,8 @@ void group_query_attention_rule(InferCtx& c) {
   const int64_t heads = c.attr_int("num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
   if (!q || q->size() != 3 || heads <= 0 || kv_heads <= 0) return;
   int64_t head = -1;
-  if (const std::vector<Dim>* past = c.has_input(3) ? c.in_dims(3) : nullptr; past && past->size() == 4 && (*past)[3].known()) {
+  if (const std::vector<Dim>* past = c.has_input(3) ? c.in_dims(3) : nullptr;
+      past && past->size() == 4 && (*past)[3].known()) {
     head = (*past)[3].value;
   } else if ((*q)[2].known()) {
     // Attributes come from the file: sums and products are checked (-1: overflow, no dim).

@@ -95,8 +95,8 @@ void matmul_rule(InferCtx& c) {
   const bool vec_a = x.size() == 1, vec_b = y.size() == 1;
   if (vec_a) x.insert(x.begin(), known_dim(1));
   if (vec_b) y.push_back(known_dim(1));
-  std::vector<Dim> batch = broadcast_dims(std::vector<Dim>(x.begin(), x.end() - 2),
-                                          std::vector<Dim>(y.begin(), y.end() - 2));
+  std::vector<Dim> batch =
+      broadcast_dims(std::vector<Dim>(x.begin(), x.end() - 2), std::vector<Dim>(y.begin(), y.end() - 2));
   if (!vec_a) batch.push_back(x[x.size() - 2]);
   if (!vec_b) batch.push_back(y.back());
   c.set_type(0, dt, std::move(batch));
@@ -117,8 +117,7 @@ void gemm_rule(InferCtx& c) {
 // ---------------------------------------------------------------- conv / pool
 
 // Spatial output dims of Conv / MaxPool / AveragePool / LpPool.
-void window_rule(InferCtx& c, const std::vector<Dim>& x, Dim channels,
-                 const std::vector<int64_t>& kernel) {
+void window_rule(InferCtx& c, const std::vector<Dim>& x, Dim channels, const std::vector<int64_t>& kernel) {
   const size_t nsp = kernel.size();
   if (x.size() != nsp + 2) {
     c.set_rank_unknown(0, c.in_dtype(0));
@@ -274,8 +273,8 @@ void topk_rule(InferCtx& c) {
   const int64_t axis = norm_axis(c.attr_int("axis", -1), static_cast<int64_t>(x->size()));
   if (axis < 0) return;
   std::vector<Dim> out = *x;
-  auto k = c.opset >= 10 ? c.in_ints(1) : std::optional<std::vector<int64_t>>(
-                                              std::vector<int64_t>{c.attr_int("k", -1)});
+  auto k =
+      c.opset >= 10 ? c.in_ints(1) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{c.attr_int("k", -1)});
   out[axis] = k && k->size() == 1 && (*k)[0] >= 0 ? known_dim((*k)[0]) : Dim();
   c.set_type(0, c.in_dtype(0), out);
   c.set_type(1, DataType::kInt64, out);
@@ -293,23 +292,65 @@ void cast_like_rule(InferCtx& c) {
 }  // namespace
 
 void add_elementwise_rules(RuleTable& t) {
-  for (const char* op :
-       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Neg", "Abs", "Reciprocal", "Floor",
-        "Ceil", "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-        "Acosh", "Atanh", "Identity", "Softmax", "LogSoftmax", "Hardmax", "LeakyRelu", "Elu",
-        "Selu", "Celu", "HardSigmoid", "HardSwish", "Gelu", "Softplus", "Softsign", "Clip", "Mish",
-        "Sign", "ThresholdedRelu", "Shrink", "CumSum", "Trilu", "BatchNormalization",
-        "InstanceNormalization", "LpNormalization", "GroupNormalization", "MeanVarianceNormalization",
-        "LRN", "BitwiseNot"}) {
+  for (const char* op : {"Relu",
+                         "Sigmoid",
+                         "Tanh",
+                         "Exp",
+                         "Log",
+                         "Sqrt",
+                         "Erf",
+                         "Neg",
+                         "Abs",
+                         "Reciprocal",
+                         "Floor",
+                         "Ceil",
+                         "Round",
+                         "Sin",
+                         "Cos",
+                         "Tan",
+                         "Asin",
+                         "Acos",
+                         "Atan",
+                         "Sinh",
+                         "Cosh",
+                         "Asinh",
+                         "Acosh",
+                         "Atanh",
+                         "Identity",
+                         "Softmax",
+                         "LogSoftmax",
+                         "Hardmax",
+                         "LeakyRelu",
+                         "Elu",
+                         "Selu",
+                         "Celu",
+                         "HardSigmoid",
+                         "HardSwish",
+                         "Gelu",
+                         "Softplus",
+                         "Softsign",
+                         "Clip",
+                         "Mish",
+                         "Sign",
+                         "ThresholdedRelu",
+                         "Shrink",
+                         "CumSum",
+                         "Trilu",
+                         "BatchNormalization",
+                         "InstanceNormalization",
+                         "LpNormalization",
+                         "GroupNormalization",
+                         "MeanVarianceNormalization",
+                         "LRN",
+                         "BitwiseNot"}) {
     t[op] = same_as_input;
   }
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) t[op] = arith_rule;
-  for (const char* op : {"Pow", "Max", "Min", "Sum", "Mean", "Mod", "BitShift", "PRelu",
-                         "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+  for (const char* op :
+       {"Pow", "Max", "Min", "Sum", "Mean", "Mod", "BitShift", "PRelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
     t[op] = broadcast_same_type;
   }
-  for (const char* op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual",
-                         "GreaterOrEqual"}) {
+  for (const char* op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
     t[op] = broadcast_bool;
   }
   for (const char* op : {"Not", "IsNaN", "IsInf"}) t[op] = same_shape_bool;
@@ -326,9 +367,8 @@ void add_nn_rules(RuleTable& t) {
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) {
     t[op] = global_pool_rule;
   }
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                         "ReduceSumSquare", "ArgMax", "ArgMin"}) {
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin"}) {
     t[op] = reduce_rule;
   }
   t["LayerNormalization"] = layer_norm_rule;

@@ -20,8 +20,7 @@ constexpr int64_t kMaxTrackedElements = 64;
 
 class InferCtx {
  public:
-  InferCtx(const Node& node, int64_t opset, ShapeFacts& facts,
-           const std::map<std::string, const Tensor*>& constants)
+  InferCtx(const Node& node, int64_t opset, ShapeFacts& facts, const std::map<std::string, const Tensor*>& constants)
       : node(node), opset(opset), facts_(facts), constants_(constants) {}
 
   const Node& node;
@@ -31,9 +30,9 @@ class InferCtx {
   bool has_input(size_t i) const { return i < node.inputs.size() && !node.inputs[i].empty(); }
   const TypeInfo* in_type(size_t i) const;
   DataType in_dtype(size_t i) const;
-  const std::vector<Dim>* in_dims(size_t i) const;       // shape when rank known
-  const std::vector<Dim>* in_elements(size_t i) const;   // propagated values
-  const Tensor* in_constant(size_t i) const;             // initializer / Constant
+  const std::vector<Dim>* in_dims(size_t i) const;      // shape when rank known
+  const std::vector<Dim>* in_elements(size_t i) const;  // propagated values
+  const Tensor* in_constant(size_t i) const;            // initializer / Constant
   // The input's integer values when all are known (constant or propagated).
   std::optional<std::vector<int64_t>> in_ints(size_t i) const;
 
@@ -52,11 +51,11 @@ class InferCtx {
 using ShapeRule = void (*)(InferCtx& ctx);
 using RuleTable = std::map<std::string, ShapeRule>;
 
-void add_elementwise_rules(RuleTable& table);   // shape_inference_ops.cc
-void add_nn_rules(RuleTable& table);            // shape_inference_ops.cc
-void add_shape_op_rules(RuleTable& table);      // shape_inference_shape_ops.cc
+void add_elementwise_rules(RuleTable& table);  // shape_inference_ops.cc
+void add_nn_rules(RuleTable& table);           // shape_inference_ops.cc
+void add_shape_op_rules(RuleTable& table);     // shape_inference_shape_ops.cc
 // Rules for com.microsoft ops the fusions emit.
-void add_contrib_rules(RuleTable& table);       // shape_inference_ops.cc
+void add_contrib_rules(RuleTable& table);  // shape_inference_ops.cc
 // LLM ops (RMS norms, rotary, attention, MatMulNBits) in both tables.
 void add_llm_rules(RuleTable& onnx, RuleTable& contrib);  // shape_inference_llm.cc
 

@@ -95,15 +95,21 @@ void reshape_rule(InferCtx& c) {
     int64_t in_known = 1, out_known = 1;
     bool ok = true;
     for (const Dim& d : *x) {
-      if (d.known()) in_known = checked_mul(in_known, d.value);  // -1 (unknown) on overflow
-      else if (!d.param.empty()) in_params.insert(d.param);
-      else ok = false;
+      if (d.known())
+        in_known = checked_mul(in_known, d.value);  // -1 (unknown) on overflow
+      else if (!d.param.empty())
+        in_params.insert(d.param);
+      else
+        ok = false;
     }
     for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<int>(i) == infer_at) continue;
-      if (out[i].known()) out_known = checked_mul(out_known, out[i].value);
-      else if (!out[i].param.empty()) out_params.insert(out[i].param);
-      else ok = false;
+      if (out[i].known())
+        out_known = checked_mul(out_known, out[i].value);
+      else if (!out[i].param.empty())
+        out_params.insert(out[i].param);
+      else
+        ok = false;
     }
     if (ok && in_params == out_params && in_known >= 0 && out_known > 0 && in_known % out_known == 0) {
       out[infer_at] = known_dim(in_known / out_known);
@@ -163,8 +169,10 @@ void concat_rule(InferCtx& c) {
       }
     }
     const auto* e = c.in_elements(i);
-    if (e && elems_ok) elems.insert(elems.end(), e->begin(), e->end());
-    else elems_ok = false;
+    if (e && elems_ok)
+      elems.insert(elems.end(), e->begin(), e->end());
+    else
+      elems_ok = false;
   }
   c.set_type(0, dt, std::move(out));
   if (elems_ok) c.set_elements(0, std::move(elems));
@@ -332,8 +340,10 @@ void unsqueeze_rule(InferCtx& c) {
   std::vector<Dim> out;
   size_t k = 0;
   for (int64_t i = 0; i < rank; ++i) {
-    if (inserted[i]) out.push_back(known_dim(1));
-    else if (k < x->size()) out.push_back((*x)[k++]);
+    if (inserted[i])
+      out.push_back(known_dim(1));
+    else if (k < x->size())
+      out.push_back((*x)[k++]);
   }
   c.set_type(0, dt, std::move(out));
   pass_elements(c);
@@ -374,8 +384,8 @@ void cast_rule(InferCtx& c) {
     c.set_rank_unknown(0, to);
   }
   const DataType from = c.in_dtype(0);
-  const bool ints = (from == DataType::kInt64 || from == DataType::kInt32) &&
-                    (to == DataType::kInt64 || to == DataType::kInt32);
+  const bool ints =
+      (from == DataType::kInt64 || from == DataType::kInt32) && (to == DataType::kInt64 || to == DataType::kInt32);
   if (ints) pass_elements(c);
 }
 
@@ -398,10 +408,9 @@ void constant_of_shape_rule(InferCtx& c) {
     return;
   }
   c.set_type(0, dt, *target);
-  if (v && v->t.defined() && (dt == DataType::kInt64 || dt == DataType::kInt32) &&
-      target->size() == 1 && (*target)[0].known() && (*target)[0].value <= kMaxTrackedElements) {
-    c.set_elements(0, std::vector<Dim>(static_cast<size_t>((*target)[0].value),
-                                       known_dim(v->t.get_as_int64(0))));
+  if (v && v->t.defined() && (dt == DataType::kInt64 || dt == DataType::kInt32) && target->size() == 1 &&
+      (*target)[0].known() && (*target)[0].value <= kMaxTrackedElements) {
+    c.set_elements(0, std::vector<Dim>(static_cast<size_t>((*target)[0].value), known_dim(v->t.get_as_int64(0))));
   }
 }
 
@@ -455,8 +464,10 @@ void tile_rule(InferCtx& c) {
   std::vector<Dim> out(x->size());
   if (reps && reps->size() == x->size()) {
     for (size_t i = 0; i < x->size(); ++i) {
-      if ((*reps)[i] == 1) out[i] = (*x)[i];
-      else if ((*x)[i].known()) out[i] = known_dim((*x)[i].value * (*reps)[i]);
+      if ((*reps)[i] == 1)
+        out[i] = (*x)[i];
+      else if ((*x)[i].known())
+        out[i] = known_dim((*x)[i].value * (*reps)[i]);
     }
   }
   c.set_type(0, c.in_dtype(0), std::move(out));
@@ -473,8 +484,10 @@ void pad_rule(InferCtx& c) {
   std::vector<int64_t> axes;
   if (c.opset >= 18 && c.has_input(3)) {
     auto a = c.in_ints(3);
-    if (!a) pads.reset();
-    else axes = *a;
+    if (!a)
+      pads.reset();
+    else
+      axes = *a;
   } else {
     for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
   }
@@ -493,8 +506,7 @@ void pad_rule(InferCtx& c) {
 
 void nonzero_rule(InferCtx& c) {
   const auto* x = c.in_dims(0);
-  c.set_type(0, DataType::kInt64,
-             {x ? known_dim(static_cast<int64_t>(x->size())) : Dim(), Dim()});
+  c.set_type(0, DataType::kInt64, {x ? known_dim(static_cast<int64_t>(x->size())) : Dim(), Dim()});
 }
 
 }  // namespace

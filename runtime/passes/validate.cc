@@ -49,11 +49,10 @@ class Validator {
         if (o.empty()) continue;
         if (!defined.insert(o).second) {
           auto p = producer.find(o);
-          return invalid_model(where, ": ", g.nodes[i].describe(), ": output '", o,
-                               "' is already produced by ",
-                               p != producer.end() ? g.nodes[p->second].describe()
-                                                   : std::string("a graph input or initializer"),
-                               " (duplicate producer)");
+          return invalid_model(
+              where, ": ", g.nodes[i].describe(), ": output '", o, "' is already produced by ",
+              p != producer.end() ? g.nodes[p->second].describe() : std::string("a graph input or initializer"),
+              " (duplicate producer)");
         }
         producer[o] = i;
       }
@@ -124,8 +123,7 @@ class Validator {
     const std::string label = where + ": " + n.describe() + " [opset " + std::to_string(opset) + "]: ";
     auto resolved = OpRegistry::global().resolve(n.domain, n.op_type, opset);
     if (!resolved.is_ok()) return resolved.status().with_context(label);
-    return check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()),
-                       static_cast<int>(n.outputs.size()));
+    return check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()), static_cast<int>(n.outputs.size()));
   }
 
   // The body arities the If, Loop and Scan kernels require (runtime/ops/ref/control_flow.cc).
@@ -203,9 +201,8 @@ void collect_free_names_of_bodies(const Node& n, std::set<std::string>& out) {
   }
 }
 
-Result<std::vector<size_t>> topological_order(
-    const Graph& g, const std::vector<std::vector<std::string>>& reads,
-    const std::unordered_map<std::string, size_t>& producer) {
+Result<std::vector<size_t>> topological_order(const Graph& g, const std::vector<std::vector<std::string>>& reads,
+                                              const std::unordered_map<std::string, size_t>& producer) {
   std::vector<int> pending(g.nodes.size(), 0);
   std::vector<std::vector<size_t>> users(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -250,7 +247,6 @@ Status validate_model(const Model& model) {
   for (const FunctionDef& f : model.functions) XONNX_RETURN_IF_ERROR(v.function(f));
   return Status::ok();
 }
-
 
 Status sort_topologically(Graph& g) {
   for (Node& n : g.nodes) {

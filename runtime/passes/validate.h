@@ -37,9 +37,8 @@ void collect_free_names_of_bodies(const Node& n, std::set<std::string>& out);
 // `reads[i]`: the names node i reads (its inputs and what its subgraphs read from outside);
 // `producer`: the node that writes each name. An error names up to three nodes on a cycle.
 // Shared with the executor (exec/plan.cc), which orders its steps with it.
-Result<std::vector<size_t>> topological_order(
-    const Graph& g, const std::vector<std::vector<std::string>>& reads,
-    const std::unordered_map<std::string, size_t>& producer);
+Result<std::vector<size_t>> topological_order(const Graph& g, const std::vector<std::vector<std::string>>& reads,
+                                              const std::unordered_map<std::string, size_t>& producer);
 
 // Puts the nodes of `g` and of every subgraph in that stable topological order (ONNX requires
 // it; files in the wild do not always keep it, and passes that walk nodes backwards, like dead

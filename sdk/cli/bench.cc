@@ -44,9 +44,7 @@ struct BenchOptions {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double peak_rss_mb() {
   struct rusage ru {};
@@ -84,8 +82,10 @@ Stats summarize(std::vector<double> ms) {
 // A time in ms as text: microseconds (one decimal) below a millisecond, else ms with three.
 std::string time_text(double ms) {
   char buf[32];
-  if (ms < 1) std::snprintf(buf, sizeof buf, "%.1f us", ms * 1000);
-  else std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+  if (ms < 1)
+    std::snprintf(buf, sizeof buf, "%.1f us", ms * 1000);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f ms", ms);
   return buf;
 }
 
@@ -124,18 +124,18 @@ std::vector<typename Map::const_iterator> by_time(const Map& m) {
 // A node some faster kernel did not run: declined at creation, or runs handed to the reference.
 struct Fallback {
   std::string op;
-  Backend backend = Backend::kReference;  // the kernel that took the node
-  std::string declined;                   // "backend: reason; ..." at session creation
+  Backend backend = Backend::kReference;           // the kernel that took the node
+  std::string declined;                            // "backend: reason; ..." at session creation
   int64_t runs = 0, uncovered = 0, nonfinite = 0;  // over the timed runs
 };
 
 // Self times (a Loop/If/Scan node's own time excludes its body's nodes, listed separately
 // under "Loop_name > ..."), summed over the timed runs.
 struct ProfileSummary {
-  std::map<std::string, Total> nodes;     // by node ("scope > node" inside subgraphs)
-  std::map<std::string, Total> ops;       // by op type
-  std::map<std::string, Total> op_backends;  // by "op type\tbackend"
-  std::map<std::string, Total> backends;  // by backend; calls = distinct nodes
+  std::map<std::string, Total> nodes;         // by node ("scope > node" inside subgraphs)
+  std::map<std::string, Total> ops;           // by op type
+  std::map<std::string, Total> op_backends;   // by "op type\tbackend"
+  std::map<std::string, Total> backends;      // by backend; calls = distinct nodes
   std::map<std::string, Fallback> fallbacks;  // by node, for nodes with any fallback
   double all_us = 0;
 };
@@ -204,10 +204,11 @@ void print_profile(const ProfileSummary& s, int iters) {
     std::printf("\nFallbacks: none (every node ran on its first candidate kernel, on every run)\n");
     return;
   }
-  std::printf("\nFallbacks (%zu nodes): kernels that declined the node at session creation; timed runs\n"
-              "handed to the reference kernel for an input the fast kernel does not cover (uncovered) or\n"
-              "a result that was not finite (nonfinite):\n",
-              s.fallbacks.size());
+  std::printf(
+      "\nFallbacks (%zu nodes): kernels that declined the node at session creation; timed runs\n"
+      "handed to the reference kernel for an input the fast kernel does not cover (uncovered) or\n"
+      "a result that was not finite (nonfinite):\n",
+      s.fallbacks.size());
   std::printf("%-10s %9s %9s  %-20s %s\n", "backend", "uncovered", "nonfinite", "op", "node");
   for (const auto& [key, f] : s.fallbacks) {
     std::printf("%-10s %4lld/%-4lld %4lld/%-4lld  %-20s %s\n", backend_name(f.backend),
@@ -224,9 +225,9 @@ void print_profile(const ProfileSummary& s, int iters) {
 void write_profile_json(std::ostringstream& js, const ProfileSummary& s, int iters) {
   const double per_run_ms = 1e-3 / iters;
   auto node_json = [&](const std::string& name, const Total& n) {
-    js << "{\"node\":" << json_string(name) << ",\"op\":" << json_string(n.op) << ",\"backend\":"
-       << json_string(backend_name(n.backend)) << ",\"ms\":" << n.us * per_run_ms << ",\"share\":" << n.us / s.all_us
-       << "}";
+    js << "{\"node\":" << json_string(name) << ",\"op\":" << json_string(n.op)
+       << ",\"backend\":" << json_string(backend_name(n.backend)) << ",\"ms\":" << n.us * per_run_ms
+       << ",\"share\":" << n.us / s.all_us << "}";
   };
   const char* sep = "";
   js << ",\"backend_nodes\":{";
@@ -346,8 +347,8 @@ int bench_model(const BenchOptions& opt) {
   std::printf("first run  %s\n", time_text(first_ms).c_str());
   std::printf("warmup     %d runs\n", opt.warmup);
   std::printf("timed      %d runs in %.3f s: %.1f runs/s\n", iters, timed_ms / 1000, runs_per_s);
-  std::printf("latency    median %s, mean %s, stddev %s\n", time_text(st.median).c_str(),
-              time_text(st.mean).c_str(), time_text(st.stddev).c_str());
+  std::printf("latency    median %s, mean %s, stddev %s\n", time_text(st.median).c_str(), time_text(st.mean).c_str(),
+              time_text(st.stddev).c_str());
   std::printf("           min %s, p90 %s, p95 %s, p99 %s, max %s\n", time_text(st.min).c_str(),
               time_text(st.p90).c_str(), time_text(st.p95).c_str(), time_text(st.p99).c_str(),
               time_text(st.max).c_str());
@@ -361,12 +362,12 @@ int bench_model(const BenchOptions& opt) {
     std::ostringstream js;
     js.precision(9);
     js << "{\"engine\":\"xonnx\",\"model\":" << json_string(opt.model) << ",\"threads\":" << opt.threads
-       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << iters << ",\"init_ms\":" << init_ms << ",\"graph_passes_ms\":" << graph_ms
-       << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median << ",\"mean_ms\":" << st.mean
-       << ",\"stddev_ms\":" << st.stddev << ",\"min_ms\":" << st.min << ",\"max_ms\":" << st.max
-       << ",\"p90_ms\":" << st.p90 << ",\"p95_ms\":" << st.p95 << ",\"p99_ms\":" << st.p99
-       << ",\"runs_per_s\":" << runs_per_s << ",\"peak_rss_mb\":" << rss
-       << ",\"optimize\":\"" << passes::opt_level_name(opt.optimize) << "\"";
+       << ",\"warmup\":" << opt.warmup << ",\"iters\":" << iters << ",\"init_ms\":" << init_ms
+       << ",\"graph_passes_ms\":" << graph_ms << ",\"first_ms\":" << first_ms << ",\"median_ms\":" << st.median
+       << ",\"mean_ms\":" << st.mean << ",\"stddev_ms\":" << st.stddev << ",\"min_ms\":" << st.min
+       << ",\"max_ms\":" << st.max << ",\"p90_ms\":" << st.p90 << ",\"p95_ms\":" << st.p95 << ",\"p99_ms\":" << st.p99
+       << ",\"runs_per_s\":" << runs_per_s << ",\"peak_rss_mb\":" << rss << ",\"optimize\":\""
+       << passes::opt_level_name(opt.optimize) << "\"";
     if (opt.profile) write_profile_json(js, summary, iters);
     js << "}";
     std::printf("%s\n", js.str().c_str());
@@ -395,7 +396,9 @@ Runner add_bench_command(CLI::App& app) {
   add_limit_flags(sub, opt->limits);
   sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
   add_optimize_option(sub, &opt->optimize);
-  sub->add_flag("--profile", opt->profile, "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");
+  sub->add_flag(
+      "--profile", opt->profile,
+      "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");
   return [opt, iters] {
     opt->iters_given = iters->count() > 0;
     return bench_model(*opt);

@@ -25,7 +25,7 @@ struct GenerationOptions {
   bool ignore_eos = false;
   bool show_special = false;
   int threads = 1;
-  int max_length = 0;  // KV cache length; 0: search.max_length
+  int max_length = 0;   // KV cache length; 0: search.max_length
   bool summary = true;  // the speed line on stderr after each answer
   std::string summary_tag = "xonnx generate";
 };

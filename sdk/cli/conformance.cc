@@ -52,7 +52,7 @@ struct CaseResult {
 
 // Ops whose outputs are random: their expected values cannot be reproduced.
 const std::set<std::string>& random_ops() {
-  static const std::set<std::string> ops = {"Bernoulli", "RandomNormal", "RandomNormalLike",
+  static const std::set<std::string> ops = {"Bernoulli",     "RandomNormal",      "RandomNormalLike",
                                             "RandomUniform", "RandomUniformLike", "Multinomial"};
   return ops;
 }
@@ -115,8 +115,8 @@ std::string compare_tensor(const Tensor& got, const Tensor& want, const Options&
   }
   if (bad == 0) return "";
   std::ostringstream os;
-  os << bad << " of " << n << " elements differ; first at " << first << ": got "
-     << got.get_as_double(first) << ", expected " << want.get_as_double(first);
+  os << bad << " of " << n << " elements differ; first at " << first << ": got " << got.get_as_double(first)
+     << ", expected " << want.get_as_double(first);
   if (is_float) os << " (max abs diff " << worst << ")";
   return os.str();
 }
@@ -314,9 +314,12 @@ std::vector<CaseResult> run_cases(const std::vector<fs::path>& cases, const Opti
   int passed = 0, failed = 0, skipped = 0;
   Progress progress(cases.size());
   auto record = [&](size_t index, CaseResult r) {
-    if (r.status == "pass") ++passed;
-    else if (r.status == "skip") ++skipped;
-    else ++failed;
+    if (r.status == "pass")
+      ++passed;
+    else if (r.status == "skip")
+      ++skipped;
+    else
+      ++failed;
     results[index] = std::move(r);
     progress.update(++done, passed, failed, skipped);
   };
@@ -347,8 +350,10 @@ std::vector<CaseResult> run_cases(const std::vector<fs::path>& cases, const Opti
       bool ended = false, timed_out = false;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
         const ssize_t n = read(c.fd, buf, sizeof buf);
-        if (n > 0) c.message.append(buf, static_cast<size_t>(n));
-        else ended = true;
+        if (n > 0)
+          c.message.append(buf, static_cast<size_t>(n));
+        else
+          ended = true;
       }
       if (!ended && std::chrono::steady_clock::now() >= c.start + std::chrono::seconds(opt.timeout_s)) {
         ended = timed_out = true;
@@ -413,12 +418,15 @@ int run_conformance(const Options& opt) {
   const std::vector<CaseResult> results = run_cases(selected, opt);
   int passed = 0, failed = 0, skipped = 0;
   for (const CaseResult& r : results) {
-    if (r.status == "pass") ++passed;
-    else if (r.status == "skip") ++skipped;
-    else ++failed;
+    if (r.status == "pass")
+      ++passed;
+    else if (r.status == "skip")
+      ++skipped;
+    else
+      ++failed;
     if (r.status != "pass" || opt.verbose) {
-      std::printf("%-5s %s%s%s\n", r.status == "pass" ? "PASS" : (r.status == "skip" ? "SKIP" : "FAIL"),
-                  r.name.c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str());
+      std::printf("%-5s %s%s%s\n", r.status == "pass" ? "PASS" : (r.status == "skip" ? "SKIP" : "FAIL"), r.name.c_str(),
+                  r.reason.empty() ? "" : ": ", r.reason.c_str());
     }
   }
   int exit_code = failed == 0 ? 0 : 1;
@@ -441,8 +449,8 @@ int run_conformance(const Options& opt) {
         ++regressions;
       }
     }
-    std::printf("manifest: %zu expected passes, %d regressions, %d new passes (add them to %s)\n",
-                expected.size(), regressions, new_passes, opt.manifest.c_str());
+    std::printf("manifest: %zu expected passes, %d regressions, %d new passes (add them to %s)\n", expected.size(),
+                regressions, new_passes, opt.manifest.c_str());
     exit_code = regressions == 0 ? 0 : 1;
   }
   if (!opt.write_manifest.empty()) {
@@ -468,13 +476,12 @@ int run_conformance(const Options& opt) {
 
 Runner add_conformance_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand(
-      "conformance", "Run ONNX backend-test cases (DIR/<case>/model.onnx + test_data_set_*)");
+  CLI::App* sub =
+      app.add_subcommand("conformance", "Run ONNX backend-test cases (DIR/<case>/model.onnx + test_data_set_*)");
   sub->add_option("dir", opt->dir, "Suite folder (or one case folder)")->required();
   sub->add_option("--filter", opt->filter, "Only cases whose name matches this regex");
   sub->add_option("--json", opt->json_path, "Write per-case results as JSON");
-  sub->add_option("--manifest", opt->manifest,
-                  "Expected passes: exit 1 if any listed case does not pass");
+  sub->add_option("--manifest", opt->manifest, "Expected passes: exit 1 if any listed case does not pass");
   sub->add_option("--write-manifest", opt->write_manifest, "Write the passing cases to FILE");
   sub->add_option("--rtol", opt->rtol, "Relative tolerance for floats (default 1e-3)");
   sub->add_option("--atol", opt->atol, "Absolute tolerance for floats (default 1e-7)");

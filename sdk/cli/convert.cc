@@ -126,7 +126,8 @@ int run_convert_genai(const ConvertCliOptions& opt) {
     return 2;
   }
   if (opt.verify || opt.intermediates || !opt.calibration_dir.empty() || opt.level != 2) {
-    std::fprintf(stderr, "error: --genai takes none of --verify, --verify-intermediates, --calibration-data, --level\n");
+    std::fprintf(stderr,
+                 "error: --genai takes none of --verify, --verify-intermediates, --calibration-data, --level\n");
     return 2;
   }
   convert::GenaiFolderRequest req;
@@ -161,15 +162,17 @@ int run_convert_genai(const ConvertCliOptions& opt) {
   const convert::ConvertResult& r = result->convert;
   const convert::GenaiSummary& g = result->genai;
   const convert::GenaiLayer first = g.layers.empty() ? convert::GenaiLayer() : g.layers[0];
-  std::printf("converted %s -> %s: %zu layers of %s (%lld heads, %lld KV heads, head size %lld), hidden %lld, "
-              "vocab %lld, context %lld, %s weights %s, %.1f ms\n",
-              r.input_path.c_str(), opt.genai_dir.c_str(), g.layers.size(), g.attention_op.c_str(),
-              static_cast<long long>(first.heads), static_cast<long long>(first.kv_heads),
-              static_cast<long long>(first.head_size), static_cast<long long>(g.hidden),
-              static_cast<long long>(g.vocab), static_cast<long long>(g.context_length), mode.c_str(),
-              convert::human_bytes(r.pipeline.after.initializer_bytes + r.quantization.weight_bytes_after -
-                                   r.quantization.weight_bytes_before).c_str(),
-              r.total_ms);
+  std::printf(
+      "converted %s -> %s: %zu layers of %s (%lld heads, %lld KV heads, head size %lld), hidden %lld, "
+      "vocab %lld, context %lld, %s weights %s, %.1f ms\n",
+      r.input_path.c_str(), opt.genai_dir.c_str(), g.layers.size(), g.attention_op.c_str(),
+      static_cast<long long>(first.heads), static_cast<long long>(first.kv_heads),
+      static_cast<long long>(first.head_size), static_cast<long long>(g.hidden), static_cast<long long>(g.vocab),
+      static_cast<long long>(g.context_length), mode.c_str(),
+      convert::human_bytes(r.pipeline.after.initializer_bytes + r.quantization.weight_bytes_after -
+                           r.quantization.weight_bytes_before)
+          .c_str(),
+      r.total_ms);
   for (const std::string& n : g.notes) std::printf("note: %s\n", n.c_str());
   for (const std::string& w : r.pipeline.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!opt.report.empty()) {
@@ -191,8 +194,7 @@ int run_convert(const ConvertCliOptions& opt) {
   }
   const std::string& report_path = opt.report;
   if (!report_path.empty() &&
-      (convert::same_file(report_path, opt.input) || report_path == opt.input ||
-       report_path == opt.output)) {
+      (convert::same_file(report_path, opt.input) || report_path == opt.input || report_path == opt.output)) {
     std::fprintf(stderr, "error: the report '%s' would overwrite the input or the output\n", report_path.c_str());
     return 2;
   }
@@ -252,13 +254,13 @@ int run_convert(const ConvertCliOptions& opt) {
   }
   const convert::ConvertResult& r = *result;
   const auto& p = r.pipeline;
-  std::printf("converted %s -> %s (level %d): nodes %lld -> %lld, initializers %lld -> %lld, %s -> %s, "
-              "%.1f ms\n",
-              r.input_path.c_str(), r.output_path.c_str(), r.options.level,
-              static_cast<long long>(p.before.nodes), static_cast<long long>(p.after.nodes),
-              static_cast<long long>(p.before.initializers), static_cast<long long>(p.after.initializers),
-              convert::human_bytes(p.before.initializer_bytes).c_str(),
-              convert::human_bytes(p.after.initializer_bytes).c_str(), r.total_ms);
+  std::printf(
+      "converted %s -> %s (level %d): nodes %lld -> %lld, initializers %lld -> %lld, %s -> %s, "
+      "%.1f ms\n",
+      r.input_path.c_str(), r.output_path.c_str(), r.options.level, static_cast<long long>(p.before.nodes),
+      static_cast<long long>(p.after.nodes), static_cast<long long>(p.before.initializers),
+      static_cast<long long>(p.after.initializers), convert::human_bytes(p.before.initializer_bytes).c_str(),
+      convert::human_bytes(p.after.initializer_bytes).c_str(), r.total_ms);
   if (!r.write.external_path.empty()) {
     std::printf("external data: %s (%s)\n", r.write.external_path.c_str(),
                 convert::human_bytes(r.write.external_bytes).c_str());
@@ -318,19 +320,23 @@ Runner add_convert_command(CLI::App& app) {
   sub->add_flag("--quantize-gather", opt->quantize_gather,
                 "int4/int8: also Gather tables (embeddings) -> com.microsoft GatherBlockQuantized");
   sub->add_option("--exclude", opt->exclude, "Node names or op types to keep in float (repeatable)");
-  sub->add_option("--calibration-data", opt->calibration_dir, "int8 static (QDQ): a folder with one sub-folder per sample holding <input>.npy or input_K.pb");
+  sub->add_option("--calibration-data", opt->calibration_dir,
+                  "int8 static (QDQ): a folder with one sub-folder per sample holding <input>.npy or input_K.pb");
   sub->add_option("--calibration-method", opt->calibration_method,
                   "int8 static activation ranges: minmax (default) or percentile");
   sub->add_option("--percentile", opt->percentile, "Percentile for --calibration-method percentile (default 99.999)");
   sub->add_option("--per-channel", opt->per_channel, "int8: per-column weight scales on (default) or off (per tensor)");
-  sub->add_flag("--reduce-range", opt->reduce_range,
-                "int8: 7-bit weights ([-64, 64]) for ONNX Runtime on x86 without VNNI, whose u8s8 kernels saturate otherwise");
+  sub->add_flag(
+      "--reduce-range", opt->reduce_range,
+      "int8: 7-bit weights ([-64, 64]) for ONNX Runtime on x86 without VNNI, whose u8s8 kernels saturate otherwise");
   sub->add_option("--genai", opt->genai_dir,
                   "Write an ONNX Runtime GenAI folder (model.onnx + data, genai_config.json, tokenizer) from a "
                   "TorchScript decoder export; --quantize int4 (default) or fp32");
-  sub->add_option("--tokenizer", opt->tokenizer_dir, "--genai: folder with tokenizer.json / tokenizer_config.json (default: IN's folder)");
-  sub->add_option("--context-length", opt->context_length,
-                  "--genai: positions of the KV buffers and rotary tables (default: IN's genai_config.json, else the rotary tables' rows)");
+  sub->add_option("--tokenizer", opt->tokenizer_dir,
+                  "--genai: folder with tokenizer.json / tokenizer_config.json (default: IN's folder)");
+  sub->add_option(
+      "--context-length", opt->context_length,
+      "--genai: positions of the KV buffers and rotary tables (default: IN's genai_config.json, else the rotary tables' rows)");
   return [opt] { return run_convert(*opt); };
 }
 

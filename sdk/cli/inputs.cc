@@ -21,8 +21,8 @@ const ValueInfo* find_input(const std::vector<ValueInfo>& inputs, const std::str
 }
 
 // Splits "NAME=VALUE" of option `option` and checks that NAME is a model input.
-Status split_spec(const std::vector<ValueInfo>& inputs, const std::string& option,
-                  const std::string& spec, std::string& name, std::string& value) {
+Status split_spec(const std::vector<ValueInfo>& inputs, const std::string& option, const std::string& spec,
+                  std::string& name, std::string& value) {
   const size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) {
     return invalid_argument(option, " '", spec, "' must be NAME=", option == "--shape" ? "d0,d1,..." : "FILE");
@@ -32,8 +32,7 @@ Status split_spec(const std::vector<ValueInfo>& inputs, const std::string& optio
   if (!find_input(inputs, name)) {
     std::string names;
     for (const ValueInfo& info : inputs) names += (names.empty() ? "" : ", ") + info.name;
-    return invalid_argument(option, " '", spec, "': the model has no input named '", name,
-                            "' (inputs: ", names, ")");
+    return invalid_argument(option, " '", spec, "': the model has no input named '", name, "' (inputs: ", names, ")");
   }
   return Status::ok();
 }
@@ -52,8 +51,7 @@ Result<Shape> parse_dims(const std::string& spec, const std::string& dims) {
       used = 0;
     }
     if (used == 0 || used != item.size() || d < 0) {
-      return invalid_argument("--shape '", spec, "': dimension '", item,
-                              "' is not a non-negative integer");
+      return invalid_argument("--shape '", spec, "': dimension '", item, "' is not a non-negative integer");
     }
     shape.push_back(d);
   }
@@ -71,8 +69,8 @@ Status check_shape(const ValueInfo& info, const Shape& shape) {
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     if (t.dims[d].known() && t.dims[d].value != shape[d]) {
-      return invalid_argument("--shape for input '", info.name, "': dimension ", d, " is fixed to ",
-                              t.dims[d].value, " by the model, got ", shape[d]);
+      return invalid_argument("--shape for input '", info.name, "': dimension ", d, " is fixed to ", t.dims[d].value,
+                              " by the model, got ", shape[d]);
     }
   }
   return Status::ok();
@@ -84,15 +82,14 @@ Result<Shape> input_shape(const ValueInfo& info, const InputSpecs& specs) {
   auto given = specs.shapes.find(info.name);
   if (given != specs.shapes.end()) return given->second;
   if (!t.has_shape) {
-    return invalid_argument("input '", info.name, "' has no fixed shape: give it with --shape ",
-                            info.name, "=d0,d1,... or --input ", info.name, "=FILE");
+    return invalid_argument("input '", info.name, "' has no fixed shape: give it with --shape ", info.name,
+                            "=d0,d1,... or --input ", info.name, "=FILE");
   }
   Shape shape;
   for (const Dim& d : t.dims) {
     if (!d.known()) {
-      return invalid_argument("input '", info.name, "' has symbolic dimension '", d.param,
-                              "': give it with --shape ", info.name, "=d0,d1,... or --input ",
-                              info.name, "=FILE");
+      return invalid_argument("input '", info.name, "' has symbolic dimension '", d.param, "': give it with --shape ",
+                              info.name, "=d0,d1,... or --input ", info.name, "=FILE");
     }
     shape.push_back(d.value);
   }
@@ -102,8 +99,7 @@ Result<Shape> input_shape(const ValueInfo& info, const InputSpecs& specs) {
 Result<Tensor> made_up_input(const ValueInfo& info, const InputSpecs& specs, std::mt19937& rng) {
   const TypeInfo& t = info.type;
   if (t.kind != TypeInfo::Kind::kTensor) {
-    return invalid_argument("input '", info.name, "' is not a tensor: give it with --input ",
-                            info.name, "=FILE");
+    return invalid_argument("input '", info.name, "' is not a tensor: give it with --input ", info.name, "=FILE");
   }
   XONNX_ASSIGN_OR_RETURN(Shape shape, input_shape(info, specs));
   if (shape_numel(shape) < 0) {
@@ -138,11 +134,10 @@ Result<Tensor> made_up_input(const ValueInfo& info, const InputSpecs& specs, std
     case DataType::kInt32:
     case DataType::kUint32:
     case DataType::kInt64:
-    case DataType::kUint64:
-      break;  // zeros: valid indices / ids for any vocabulary
+    case DataType::kUint64: break;  // zeros: valid indices / ids for any vocabulary
     default:
-      return unsupported("cannot make data for input '", info.name, "' of type ",
-                         dtype_name(t.elem_type), ": give it with --input ", info.name, "=FILE");
+      return unsupported("cannot make data for input '", info.name, "' of type ", dtype_name(t.elem_type),
+                         ": give it with --input ", info.name, "=FILE");
   }
   return x;
 }
@@ -158,8 +153,8 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
     XONNX_RETURN_IF_ERROR(split_spec(model_inputs, "--input", spec, name, value));
     if (value.empty()) return invalid_argument("--input '", spec, "': missing file name");
     if (specs.files.count(name)) {
-      return invalid_argument("--input '", spec, "': input '", name, "' is already given (--input ", name,
-                              "=", specs.files[name], ")");
+      return invalid_argument("--input '", spec, "': input '", name, "' is already given (--input ", name, "=",
+                              specs.files[name], ")");
     }
     specs.files[name] = value;
   }
@@ -168,7 +163,8 @@ Result<InputSpecs> parse_input_specs(const std::vector<ValueInfo>& model_inputs,
     if (specs.files.count(name)) {
       return invalid_argument("input '", name, "' is given both --input and --shape");
     }
-    if (specs.shapes.count(name)) return invalid_argument("--shape '", spec, "': input '", name, "' has a --shape already");
+    if (specs.shapes.count(name))
+      return invalid_argument("--shape '", spec, "': input '", name, "' has a --shape already");
     XONNX_ASSIGN_OR_RETURN(Shape shape, parse_dims(spec, value));
     XONNX_RETURN_IF_ERROR(check_shape(*find_input(model_inputs, name), shape));
     specs.shapes[name] = std::move(shape);
@@ -189,8 +185,8 @@ Result<Tensor> read_input_file(const std::string& path, int64_t max_bytes) {
   return read_npy(path, max_bytes);
 }
 
-Result<std::vector<MadeInput>> make_inputs(const std::vector<ValueInfo>& model_inputs,
-                                           const InputSpecs& specs, uint32_t seed) {
+Result<std::vector<MadeInput>> make_inputs(const std::vector<ValueInfo>& model_inputs, const InputSpecs& specs,
+                                           uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<MadeInput> made;
   for (const ValueInfo& info : model_inputs) {

@@ -36,8 +36,8 @@ struct MadeInput {
 };
 
 // One tensor per model input, in order: from its file, else made up (seeded by `seed`).
-Result<std::vector<MadeInput>> make_inputs(const std::vector<ValueInfo>& model_inputs,
-                                           const InputSpecs& specs, uint32_t seed);
+Result<std::vector<MadeInput>> make_inputs(const std::vector<ValueInfo>& model_inputs, const InputSpecs& specs,
+                                           uint32_t seed);
 
 }  // namespace cli
 }  // namespace xonnx

@@ -22,10 +22,14 @@ Result<int64_t> parse_byte_size(const std::string& text) {
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   const std::string unit = text.substr(digits);
   int64_t scale = 0;
-  if (unit.empty()) scale = 1;
-  else if (unit == "KiB") scale = int64_t{1} << 10;
-  else if (unit == "MiB") scale = int64_t{1} << 20;
-  else if (unit == "GiB") scale = int64_t{1} << 30;
+  if (unit.empty())
+    scale = 1;
+  else if (unit == "KiB")
+    scale = int64_t{1} << 10;
+  else if (unit == "MiB")
+    scale = int64_t{1} << 20;
+  else if (unit == "GiB")
+    scale = int64_t{1} << 30;
   if (digits == 0 || digits > 18 || scale == 0) {
     return invalid_argument("--max-memory '", text, "': expected BYTES or a number with KiB, MiB or GiB");
   }

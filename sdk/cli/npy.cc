@@ -16,10 +16,9 @@ struct NpyType {
   DataType dtype;
 };
 const NpyType kTypes[] = {
-    {"<f4", DataType::kFloat},  {"<f8", DataType::kDouble}, {"<f2", DataType::kFloat16},
-    {"|i1", DataType::kInt8},   {"|u1", DataType::kUint8},  {"<i2", DataType::kInt16},
-    {"<u2", DataType::kUint16}, {"<i4", DataType::kInt32},  {"<u4", DataType::kUint32},
-    {"<i8", DataType::kInt64},  {"<u8", DataType::kUint64}, {"|b1", DataType::kBool},
+    {"<f4", DataType::kFloat},  {"<f8", DataType::kDouble}, {"<f2", DataType::kFloat16}, {"|i1", DataType::kInt8},
+    {"|u1", DataType::kUint8},  {"<i2", DataType::kInt16},  {"<u2", DataType::kUint16},  {"<i4", DataType::kInt32},
+    {"<u4", DataType::kUint32}, {"<i8", DataType::kInt64},  {"<u8", DataType::kUint64},  {"|b1", DataType::kBool},
 };
 
 // Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.
@@ -54,8 +53,7 @@ Result<Tensor> read_npy(const std::string& path, int64_t max_bytes) {
   return parse_npy(bytes.data(), bytes.size(), path, max_bytes);
 }
 
-Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path,
-                         int64_t max_bytes) {
+Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path, int64_t max_bytes) {
   const std::string bytes(static_cast<const char*>(data), size);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
     return invalid_argument(path, ": not a .npy file");
@@ -103,7 +101,8 @@ Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path,
   const size_t have = bytes.size() - data_start;
   if (needed < 0 || static_cast<uint64_t>(needed) != have) {
     return invalid_argument(path, ": data has ", have, " bytes, but shape ", shape_to_string(shape), " ",
-                            dtype_name(dtype), " needs ", needed < 0 ? std::string("more than 2^63") : std::to_string(needed));
+                            dtype_name(dtype), " needs ",
+                            needed < 0 ? std::string("more than 2^63") : std::to_string(needed));
   }
   if (needed > max_bytes) {
     return resource_exhausted(path, ": ", needed, " bytes of data, over the memory cap of ", max_bytes, " bytes");
@@ -131,7 +130,8 @@ Status write_npy(const std::string& path, const Tensor& tensor) {
   }
   if (!descr) return unsupported("cannot write ", dtype_name(tensor.dtype()), " tensors as .npy");
   std::string shape = "(";
-  for (size_t i = 0; i < data.rank(); ++i) shape += std::to_string(data.dim(i)) + (data.rank() == 1 ? ",)" : (i + 1 == data.rank() ? ")" : ", "));
+  for (size_t i = 0; i < data.rank(); ++i)
+    shape += std::to_string(data.dim(i)) + (data.rank() == 1 ? ",)" : (i + 1 == data.rank() ? ")" : ", "));
   if (data.rank() == 0) shape += ")";
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   const size_t total = 10 + header.size() + 1;

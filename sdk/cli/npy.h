@@ -14,8 +14,7 @@ namespace cli {
 // than max_bytes.
 Result<Tensor> read_npy(const std::string& path, int64_t max_bytes = INT64_MAX);
 // Parses .npy bytes; `path` names them in errors.
-Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path,
-                         int64_t max_bytes = INT64_MAX);
+Result<Tensor> parse_npy(const void* data, size_t size, const std::string& path, int64_t max_bytes = INT64_MAX);
 Status write_npy(const std::string& path, const Tensor& tensor);
 
 }  // namespace cli

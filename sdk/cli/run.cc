@@ -30,8 +30,8 @@ struct RunOptions {
 std::string safe_file_name(const std::string& name) {
   std::string s = name;
   for (char& c : s) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) c = '_';
   }
   return s.empty() ? "_" : s;
@@ -93,8 +93,7 @@ int run_model(const RunOptions& opt) {
       continue;
     }
     const Tensor& t = v.tensor();
-    std::printf("output %-20s %s %s", infos[i].name.c_str(), dtype_name(t.dtype()),
-                shape_to_string(t.shape()).c_str());
+    std::printf("output %-20s %s %s", infos[i].name.c_str(), dtype_name(t.dtype()), shape_to_string(t.shape()).c_str());
     if (t.dtype() != DataType::kString) {
       const int64_t shown = std::min<int64_t>(t.numel(), 6);
       std::printf("  [");
@@ -123,7 +122,8 @@ Runner add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("run", "Run a model once and write its outputs as .npy");
   sub->add_option("model", opt->model, "Model file (.onnx)")->required();
   sub->add_option("--input,-i", opt->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
-  sub->add_option("--shape", opt->shapes, "NAME=d0,d1,... shape of a random input (fixes symbolic dims; empty = scalar); repeatable");
+  sub->add_option("--shape", opt->shapes,
+                  "NAME=d0,d1,... shape of a random input (fixes symbolic dims; empty = scalar); repeatable");
   sub->add_option("--output-dir,-o", opt->output_dir, "Write one .npy per output here");
   sub->add_option("--threads", opt->threads, "Threads (default 1)")->check(CLI::PositiveNumber);
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");

@@ -41,11 +41,16 @@ bool parse_duration(const std::string& text, std::chrono::milliseconds& out) {
     return true;
   }
   double ms = 0;
-  if (unit.empty() || unit == "s") ms = value * 1000;
-  else if (unit == "ms") ms = value;
-  else if (unit == "m") ms = value * 60000;
-  else if (unit == "h") ms = value * 3600000;
-  else return false;
+  if (unit.empty() || unit == "s")
+    ms = value * 1000;
+  else if (unit == "ms")
+    ms = value;
+  else if (unit == "m")
+    ms = value * 60000;
+  else if (unit == "h")
+    ms = value * 3600000;
+  else
+    return false;
   out = std::chrono::milliseconds(static_cast<int64_t>(ms));
   return true;
 }
@@ -155,7 +160,8 @@ int run_serve(const ServeOptions& o) {
 Runner add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "Serve models over an OpenAI-compatible HTTP API (docs/serve.md)");
-  cmd->add_option("models", o->models, "model folders (genai_config.json, model, tokenizer), named by folder name; none: the model cache");
+  cmd->add_option("models", o->models,
+                  "model folders (genai_config.json, model, tokenizer), named by folder name; none: the model cache");
   cmd->add_option("--host", o->host, "address to listen on (default: loopback only)")->capture_default_str();
   cmd->add_option("--port", o->port, "TCP port (0: any free port)")->capture_default_str();
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every request but /health");

@@ -43,9 +43,12 @@ Result<std::string> render_chat(const genai::TokenizerConfig& config, const nloh
   if (conversation.is_object()) {
     messages = conversation.value("messages", nlohmann::ordered_json::array());
     for (auto it = conversation.begin(); it != conversation.end(); ++it) {
-      if (it.key() == "tools") options.tools = *it;
-      else if (it.key() == "add_generation_prompt" && it->is_boolean()) options.add_generation_prompt = it->get<bool>();
-      else if (it.key() != "messages") options.extra[it.key()] = *it;
+      if (it.key() == "tools")
+        options.tools = *it;
+      else if (it.key() == "add_generation_prompt" && it->is_boolean())
+        options.add_generation_prompt = it->get<bool>();
+      else if (it.key() != "messages")
+        options.extra[it.key()] = *it;
     }
   }
   return genai::apply_chat_template(config, messages, options);
@@ -97,8 +100,10 @@ int run_chat(const TokenizeOptions& o) {
       out["error"] = "line " + std::to_string(number) + " is not valid JSON";
     } else {
       auto prompt = render_chat(cfg, conversation, o, template_source);
-      if (prompt.is_ok()) out["prompt"] = prompt.value();
-      else out["error"] = prompt.status().message();
+      if (prompt.is_ok())
+        out["prompt"] = prompt.value();
+      else
+        out["error"] = prompt.status().message();
     }
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }
@@ -109,10 +114,14 @@ int run_chat(const TokenizeOptions& o) {
 std::string escaped(const std::string& bytes) {
   std::string out;
   for (unsigned char c : bytes) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '"' || c == '\\')
+      out += std::string("\\") + static_cast<char>(c);
     else if (c < 0x20 || c == 0x7F) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);

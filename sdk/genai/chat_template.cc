@@ -70,9 +70,7 @@ class Renderer {
 
   Result<Flow> exec_node(const Node& n, std::string& out) {
     switch (n.kind) {
-      case Node::Kind::kText:
-        XONNX_RETURN_IF_ERROR(append(out, n.text, n.pos));
-        return Flow::kNormal;
+      case Node::Kind::kText: XONNX_RETURN_IF_ERROR(append(out, n.text, n.pos)); return Flow::kNormal;
       case Node::Kind::kOutput: {
         XONNX_ASSIGN_OR_RETURN(Value v, eval(*n.exprs[0]));
         XONNX_RETURN_IF_ERROR(append(out, v.str(), n.pos));
@@ -109,9 +107,7 @@ class Renderer {
         scopes_.back()[n.text] = Value::of(std::move(captured));
         return Flow::kNormal;
       }
-      case Node::Kind::kMacro:
-        scopes_.back()[n.text] = make_macro(n);
-        return Flow::kNormal;
+      case Node::Kind::kMacro: scopes_.back()[n.text] = make_macro(n); return Flow::kNormal;
       case Node::Kind::kBreak: return Flow::kBreak;
       case Node::Kind::kContinue: return Flow::kContinue;
       case Node::Kind::kScope: return exec(n.bodies[0], out);
@@ -125,7 +121,8 @@ class Renderer {
       return Status::ok();
     }
     if (!v.is_list() || v.list->size() != targets.size()) {
-      return fail(pos, "cannot unpack a " + std::string(v.type_name()) + " into " + std::to_string(targets.size()) + " names");
+      return fail(
+          pos, "cannot unpack a " + std::string(v.type_name()) + " into " + std::to_string(targets.size()) + " names");
     }
     for (size_t i = 0; i < targets.size(); ++i) scopes_.back()[targets[i]] = (*v.list)[i];
     return Status::ok();
@@ -228,8 +225,10 @@ class Renderer {
     const size_t keyword_start = e.children.size() - e.keywords.size();
     for (size_t i = first; i < e.children.size(); ++i) {
       XONNX_ASSIGN_OR_RETURN(Value v, eval(*e.children[i]));
-      if (i < keyword_start) args.positional.push_back(std::move(v));
-      else args.keyword.emplace_back(e.keywords[i - keyword_start], std::move(v));
+      if (i < keyword_start)
+        args.positional.push_back(std::move(v));
+      else
+        args.keyword.emplace_back(e.keywords[i - keyword_start], std::move(v));
     }
     return args;
   }
@@ -276,7 +275,8 @@ class Renderer {
         XONNX_ASSIGN_OR_RETURN(Value v, eval(*e.children[0]));
         return Value::of(!v.truthy());
       }
-      case Expr::Kind::kAnd: case Expr::Kind::kOr: {  // Python: the deciding operand itself
+      case Expr::Kind::kAnd:
+      case Expr::Kind::kOr: {  // Python: the deciding operand itself
         XONNX_ASSIGN_OR_RETURN(Value a, eval(*e.children[0]));
         if (a.truthy() == (e.kind == Expr::Kind::kOr)) return a;
         return eval(*e.children[1]);
@@ -301,7 +301,8 @@ class Renderer {
         if (!r.is_ok()) return fail(e.pos, r.status());
         return r;
       }
-      case Expr::Kind::kList: case Expr::Kind::kTuple: {
+      case Expr::Kind::kList:
+      case Expr::Kind::kTuple: {
         List items;
         for (const auto& c : e.children) {
           XONNX_ASSIGN_OR_RETURN(Value v, eval(*c));
@@ -340,10 +341,14 @@ class Renderer {
     if (step == 0) return fail(e.pos, "slice step cannot be zero");
     std::vector<uint32_t> cps;
     int64_t n;
-    if (obj.is_list()) n = static_cast<int64_t>(obj.list->size());
-    else if (obj.is_string()) n = static_cast<int64_t>((cps = code_points(obj.string)).size());
-    else if (obj.is_undefined()) return Value();
-    else return fail(e.pos, std::string("cannot slice a ") + obj.type_name());
+    if (obj.is_list())
+      n = static_cast<int64_t>(obj.list->size());
+    else if (obj.is_string())
+      n = static_cast<int64_t>((cps = code_points(obj.string)).size());
+    else if (obj.is_undefined())
+      return Value();
+    else
+      return fail(e.pos, std::string("cannot slice a ") + obj.type_name());
     // Python's slice.indices.
     auto clamp = [&](int64_t v, bool has, int64_t fallback) {
       if (!has) return fallback;
@@ -356,8 +361,10 @@ class Renderer {
     List items;
     std::string s;
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      if (obj.is_list()) items.push_back((*obj.list)[static_cast<size_t>(i)]);
-      else utf8_append(s, cps[static_cast<size_t>(i)]);
+      if (obj.is_list())
+        items.push_back((*obj.list)[static_cast<size_t>(i)]);
+      else
+        utf8_append(s, cps[static_cast<size_t>(i)]);
     }
     return obj.is_list() ? Value::of(std::move(items)) : Value::of(std::move(s));
   }
@@ -389,7 +396,8 @@ class Renderer {
       }
     }
     if (op == "*" && ((a.is_string() || a.is_list()) && b.kind == Value::Kind::kInt)) {
-      if (b.integer > 0 && (a.is_string() ? a.string.size() : a.list->size()) * static_cast<size_t>(b.integer) > kMaxOutput) {
+      if (b.integer > 0 &&
+          (a.is_string() ? a.string.size() : a.list->size()) * static_cast<size_t>(b.integer) > kMaxOutput) {
         return invalid_argument("repetition longer than 64 MiB");
       }
       if (a.is_string()) {
@@ -405,7 +413,8 @@ class Renderer {
       return invalid_argument("unsupported operand types for ", op, ": ", a.type_name(), " and ", b.type_name());
     }
     const bool ints = a.kind != Value::Kind::kFloat && b.kind != Value::Kind::kFloat;
-    const int64_t x = a.kind == Value::Kind::kBool ? a.boolean : a.integer, y = b.kind == Value::Kind::kBool ? b.boolean : b.integer;
+    const int64_t x = a.kind == Value::Kind::kBool ? a.boolean : a.integer,
+                  y = b.kind == Value::Kind::kBool ? b.boolean : b.integer;
     const double fx = a.as_double(), fy = b.as_double();
     if (op == "+") return ints ? Value::of(x + y) : Value::of(fx + fy);
     if (op == "-") return ints ? Value::of(x - y) : Value::of(fx - fy);
@@ -455,7 +464,8 @@ Result<std::string> ChatTemplate::render(const OrderedJson& context) const {
   return renderer.run(*template_);
 }
 
-Result<std::string> apply_chat_template(const TokenizerConfig& config, const OrderedJson& messages, const ChatOptions& options) {
+Result<std::string> apply_chat_template(const TokenizerConfig& config, const OrderedJson& messages,
+                                        const ChatOptions& options) {
   if (!messages.is_array()) return invalid_argument("messages must be a JSON array of {role, content} objects");
   std::string source = options.template_source;
   if (source.empty()) {
@@ -471,8 +481,9 @@ Result<std::string> apply_chat_template(const TokenizerConfig& config, const Ord
       if (n == name) source = body;
     }
     if (source.empty()) {
-      return not_found(config.chat_templates.empty() ? std::string("tokenizer_config.json has no chat_template")
-                                                     : "tokenizer_config.json has no chat template named \"" + name + "\"");
+      return not_found(config.chat_templates.empty()
+                           ? std::string("tokenizer_config.json has no chat_template")
+                           : "tokenizer_config.json has no chat template named \"" + name + "\"");
     }
   }
   XONNX_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::parse(source));
@@ -481,9 +492,10 @@ Result<std::string> apply_chat_template(const TokenizerConfig& config, const Ord
   context["add_generation_prompt"] = options.add_generation_prompt;
   context["tools"] = options.tools.is_array() ? options.tools : OrderedJson(nullptr);
   if (!context.contains("documents")) context["documents"] = nullptr;
-  const std::pair<const char*, const std::string*> tokens[] = {
-      {"bos_token", &config.bos_token}, {"eos_token", &config.eos_token},
-      {"unk_token", &config.unk_token}, {"pad_token", &config.pad_token}};
+  const std::pair<const char*, const std::string*> tokens[] = {{"bos_token", &config.bos_token},
+                                                               {"eos_token", &config.eos_token},
+                                                               {"unk_token", &config.unk_token},
+                                                               {"pad_token", &config.pad_token}};
   for (const auto& [key, value] : tokens) {
     if (!value->empty() && !context.contains(key)) context[key] = *value;
   }

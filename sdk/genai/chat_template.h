@@ -35,9 +35,9 @@ struct ChatOptions {
   bool add_generation_prompt = true;
   OrderedJson tools;                          // a JSON array of tool schemas, or null
   OrderedJson extra = OrderedJson::object();  // more template variables (enable_thinking, ...)
-  std::string template_name;    // a named template of the config; empty: "default" (or
-                                // "tool_use" when tools are given)
-  std::string template_source;  // use this template instead of the config's
+  std::string template_name;                  // a named template of the config; empty: "default" (or
+                                              // "tool_use" when tools are given)
+  std::string template_source;                // use this template instead of the config's
 };
 
 // transformers' apply_chat_template(messages, tokenize=False): messages is a JSON array of

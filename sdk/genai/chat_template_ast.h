@@ -20,17 +20,32 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
   enum class Kind {
-    kLiteral, kName, kAttribute, kIndex, kSlice, kCall, kFilter, kTest, kUnary, kBinary, kAnd, kOr,
-    kNot, kConditional, kList, kDict, kTuple
+    kLiteral,
+    kName,
+    kAttribute,
+    kIndex,
+    kSlice,
+    kCall,
+    kFilter,
+    kTest,
+    kUnary,
+    kBinary,
+    kAnd,
+    kOr,
+    kNot,
+    kConditional,
+    kList,
+    kDict,
+    kTuple
   };
   Kind kind;
   Position pos;
-  Value literal;                 // kLiteral
-  std::string name;              // kName, kAttribute, kFilter, kTest; operator of kUnary / kBinary
-  std::vector<ExprPtr> children;  // operands, call arguments, list items, dict keys and values
+  Value literal;                      // kLiteral
+  std::string name;                   // kName, kAttribute, kFilter, kTest; operator of kUnary / kBinary
+  std::vector<ExprPtr> children;      // operands, call arguments, list items, dict keys and values
   std::vector<std::string> keywords;  // kCall / kFilter / kTest: names of the trailing keyword args
-  bool negated = false;          // kTest: "is not"
-  bool has_slice_part[3] = {};   // kSlice: which of start, stop, step are given (children in order)
+  bool negated = false;               // kTest: "is not"
+  bool has_slice_part[3] = {};        // kSlice: which of start, stop, step are given (children in order)
 };
 
 struct Node;
@@ -40,13 +55,13 @@ struct Node {
   enum class Kind { kText, kOutput, kIf, kFor, kSet, kSetBlock, kMacro, kBreak, kContinue, kScope };
   Kind kind;
   Position pos;
-  std::string text;                    // kText; kSet / kSetBlock / kMacro target name
-  std::string attribute;               // kSet: ns.attribute target
-  std::vector<std::string> targets;    // kFor loop variables; kSet tuple targets; kMacro parameters
-  std::vector<ExprPtr> exprs;          // kOutput: [value]; kIf: conditions; kFor: [iterable, filter?];
-                                       // kSet: [value]; kMacro: parameter defaults (null if none)
-  std::vector<Body> bodies;            // kIf: branches (+ else); kFor: [body, else]; kSetBlock,
-                                       // kMacro, kScope: [body]
+  std::string text;                  // kText; kSet / kSetBlock / kMacro target name
+  std::string attribute;             // kSet: ns.attribute target
+  std::vector<std::string> targets;  // kFor loop variables; kSet tuple targets; kMacro parameters
+  std::vector<ExprPtr> exprs;        // kOutput: [value]; kIf: conditions; kFor: [iterable, filter?];
+                                     // kSet: [value]; kMacro: parameter defaults (null if none)
+  std::vector<Body> bodies;          // kIf: branches (+ else); kFor: [body, else]; kSetBlock,
+                                     // kMacro, kScope: [body]
 };
 
 struct Template {

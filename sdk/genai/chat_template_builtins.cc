@@ -149,7 +149,8 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
     const Value* p = a.get(0, "prefix");
     if (!p) return invalid_argument(name, " needs an argument");
     std::vector<std::string> options;
-    if (p->is_string()) options.push_back(p->string);
+    if (p->is_string())
+      options.push_back(p->string);
     else if (p->is_list()) {
       for (const Value& e : *p->list) {
         XONNX_RETURN_IF_ERROR(need_string(e, name.c_str()));
@@ -159,8 +160,9 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
       return invalid_argument(name, " needs a string or a tuple of strings");
     }
     for (const auto& o : options) {
-      const bool hit = o.size() <= s.size() &&
-                       (name == "startswith" ? s.compare(0, o.size(), o) == 0 : s.compare(s.size() - o.size(), o.size(), o) == 0);
+      const bool hit =
+          o.size() <= s.size() &&
+          (name == "startswith" ? s.compare(0, o.size(), o) == 0 : s.compare(s.size() - o.size(), o.size(), o) == 0);
       if (hit) return Value::of(true);
     }
     return Value::of(false);
@@ -177,10 +179,13 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
     if (!sub || !sub->is_string()) return invalid_argument(name, " needs a string");
     if (name == "find") {
       const size_t hit = s.find(sub->string);
-      return Value::of(hit == std::string::npos ? int64_t{-1} : static_cast<int64_t>(code_point_count(s.substr(0, hit))));
+      return Value::of(hit == std::string::npos ? int64_t{-1}
+                                                : static_cast<int64_t>(code_point_count(s.substr(0, hit))));
     }
     int64_t n = 0;
-    for (size_t pos = 0; !sub->string.empty() && (pos = s.find(sub->string, pos)) != std::string::npos; pos += sub->string.size()) ++n;
+    for (size_t pos = 0; !sub->string.empty() && (pos = s.find(sub->string, pos)) != std::string::npos;
+         pos += sub->string.size())
+      ++n;
     return Value::of(n);
   }
   if (name == "join") {
@@ -197,7 +202,9 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
     if (s.empty()) return Value::of(false);
     for (size_t i = 0; i < s.size();) {
       const uint32_t cp = utf8_next(s, i);
-      const bool ok = name == "isdigit" ? is_numeric(cp) : name == "isspace" ? py_space(cp) : (is_alphanumeric(cp) && !is_numeric(cp));
+      const bool ok = name == "isdigit"   ? is_numeric(cp)
+                      : name == "isspace" ? py_space(cp)
+                                          : (is_alphanumeric(cp) && !is_numeric(cp));
       if (!ok) return Value::of(false);
     }
     return Value::of(true);
@@ -210,8 +217,10 @@ Result<Value> dict_method(const Value& self, const std::string& name, const Call
   if (name == "items" || name == "keys" || name == "values") {
     List out;
     for (const auto& [k, v] : d.items) {
-      if (name == "items") out.push_back(Value::of(List{Value::of(k), v}));
-      else out.push_back(name == "keys" ? Value::of(k) : v);
+      if (name == "items")
+        out.push_back(Value::of(List{Value::of(k), v}));
+      else
+        out.push_back(name == "keys" ? Value::of(k) : v);
     }
     return Value::of(std::move(out));
   }
@@ -226,9 +235,9 @@ Result<Value> dict_method(const Value& self, const std::string& name, const Call
 }
 
 bool is_string_method(const std::string& n) {
-  static const char* const kNames[] = {"strip", "lstrip", "rstrip", "upper", "lower", "title", "capitalize", "split",
-                                       "splitlines", "startswith", "endswith", "replace", "find", "count", "join",
-                                       "isdigit", "isspace", "isalpha"};
+  static const char* const kNames[] = {"strip",      "lstrip", "rstrip",     "upper",      "lower",    "title",
+                                       "capitalize", "split",  "splitlines", "startswith", "endswith", "replace",
+                                       "find",       "count",  "join",       "isdigit",    "isspace",  "isalpha"};
   return std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
 }
 
@@ -282,7 +291,8 @@ Result<Value> select(const Value& v, const CallArgs& a, bool keep, bool by_attri
   const size_t test_at = by_attribute ? 1 : 0;
   std::string attr;
   if (by_attribute) {
-    if (a.positional.empty() || !a.positional[0].is_string()) return invalid_argument("selectattr / rejectattr need an attribute name");
+    if (a.positional.empty() || !a.positional[0].is_string())
+      return invalid_argument("selectattr / rejectattr need an attribute name");
     attr = a.positional[0].string;
   }
   for (const Value& item : items) {
@@ -305,7 +315,8 @@ Result<Value> sort_values(List items, bool reverse, const std::string& attribute
     const Value a = attribute.empty() ? x : attribute_path(x, attribute);
     const Value b = attribute.empty() ? y : attribute_path(y, attribute);
     // Jinja sorts strings case-insensitively by default.
-    const Value la = a.is_string() ? Value::of(lower(a.string)) : a, lb = b.is_string() ? Value::of(lower(b.string)) : b;
+    const Value la = a.is_string() ? Value::of(lower(a.string)) : a,
+                lb = b.is_string() ? Value::of(lower(b.string)) : b;
     auto r = reverse ? less(lb, la) : less(la, lb);
     if (!r.is_ok()) {
       failure = r.status();
@@ -322,11 +333,15 @@ Result<Value> sort_values(List items, bool reverse, const std::string& attribute
 std::string strip_string(const std::string& s, bool left, bool right, const Value* chars) {
   const bool custom = chars && chars->is_string();
   const std::vector<uint32_t> set = custom ? code_points(chars->string) : std::vector<uint32_t>{};
-  auto strip_cp = [&](uint32_t cp) { return custom ? std::find(set.begin(), set.end(), cp) != set.end() : py_space(cp); };
+  auto strip_cp = [&](uint32_t cp) {
+    return custom ? std::find(set.begin(), set.end(), cp) != set.end() : py_space(cp);
+  };
   const std::vector<uint32_t> cps = code_points(s);
   size_t b = 0, e = cps.size();
-  if (left) while (b < e && strip_cp(cps[b])) ++b;
-  if (right) while (e > b && strip_cp(cps[e - 1])) --e;
+  if (left)
+    while (b < e && strip_cp(cps[b])) ++b;
+  if (right)
+    while (e > b && strip_cp(cps[e - 1])) --e;
   return from_code_points(cps, b, e);
 }
 
@@ -359,7 +374,8 @@ Value get_item(const Value& obj, const Value& key) {
     const std::vector<uint32_t> cps = code_points(obj.string);
     const auto n = static_cast<int64_t>(cps.size());
     if (i < 0) i += n;
-    return i >= 0 && i < n ? Value::of(from_code_points(cps, static_cast<size_t>(i), static_cast<size_t>(i) + 1)) : Value();
+    return i >= 0 && i < n ? Value::of(from_code_points(cps, static_cast<size_t>(i), static_cast<size_t>(i) + 1))
+                           : Value();
   }
   if (key.is_string()) return get_attribute(obj, key.string);
   return Value();
@@ -384,7 +400,10 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
   if (name == "string") return Value::of(v.str());
   if (name == "safe" || name == "e" || name == "escape" || name == "forceescape") {
     if (name == "safe") return v;
-    return Value::of(replace(replace(replace(replace(replace(v.str(), "&", "&amp;", -1), "<", "&lt;", -1), ">", "&gt;", -1), "\"", "&#34;", -1), "'", "&#39;", -1));
+    return Value::of(
+        replace(replace(replace(replace(replace(v.str(), "&", "&amp;", -1), "<", "&lt;", -1), ">", "&gt;", -1), "\"",
+                        "&#34;", -1),
+                "'", "&#39;", -1));
   }
   if (name == "default" || name == "d") {
     const Value* fallback = a.get(0, "default_value");
@@ -467,8 +486,9 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
       Value total = Value::of(int64_t{0});
       for (const Value& e : items) {
         if (!e.is_number()) return invalid_argument("sum of a ", e.type_name());
-        total = total.kind == Value::Kind::kInt && e.kind == Value::Kind::kInt ? Value::of(total.integer + e.integer)
-                                                                             : Value::of(total.as_double() + e.as_double());
+        total = total.kind == Value::Kind::kInt && e.kind == Value::Kind::kInt
+                    ? Value::of(total.integer + e.integer)
+                    : Value::of(total.as_double() + e.as_double());
       }
       return total;
     }
@@ -522,7 +542,8 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
         }
         out.push_back(got);
       } else {
-        if (a.positional.empty() || !a.positional[0].is_string()) return invalid_argument("map needs a filter name or attribute=");
+        if (a.positional.empty() || !a.positional[0].is_string())
+          return invalid_argument("map needs a filter name or attribute=");
         XONNX_ASSIGN_OR_RETURN(Value mapped, apply_filter(a.positional[0].string, item, tail(a, 1)));
         out.push_back(mapped);
       }
@@ -596,7 +617,8 @@ Result<bool> apply_test(const std::string& name, const Value& v, const CallArgs&
   if (name == "in") {
     if (other->is_string() && v.is_string()) return other->string.find(v.string) != std::string::npos;
     if (other->is_dict() && v.is_string()) return other->dict->find(v.string) != nullptr;
-    if (other->is_list()) return std::any_of(other->list->begin(), other->list->end(), [&](const Value& e) { return equal(e, v); });
+    if (other->is_list())
+      return std::any_of(other->list->begin(), other->list->end(), [&](const Value& e) { return equal(e, v); });
     return invalid_argument("'in' needs a string, list or dict on the right");
   }
   if (name == "divisibleby") {
@@ -615,10 +637,13 @@ Value global_function(const std::string& name) {
       for (const Value& p : a.positional) {
         if (p.kind != Value::Kind::kInt) return invalid_argument("range needs integers");
       }
-      if (a.positional.size() == 1) stop = a.positional[0].integer;
-      else if (a.positional.size() >= 2) start = a.positional[0].integer, stop = a.positional[1].integer;
+      if (a.positional.size() == 1)
+        stop = a.positional[0].integer;
+      else if (a.positional.size() >= 2)
+        start = a.positional[0].integer, stop = a.positional[1].integer;
       if (a.positional.size() == 3) step = a.positional[2].integer;
-      if (a.positional.empty() || a.positional.size() > 3 || step == 0) return invalid_argument("range(start, stop, step)");
+      if (a.positional.empty() || a.positional.size() > 3 || step == 0)
+        return invalid_argument("range(start, stop, step)");
       List out;
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
         if (out.size() >= kMaxRange) return invalid_argument("range longer than ", kMaxRange);
@@ -642,12 +667,14 @@ Value global_function(const std::string& name) {
   }
   if (name == "raise_exception") {
     return Value::callable([](const CallArgs& a) -> Result<Value> {
-      return invalid_argument("the template raised an exception: ", a.positional.empty() ? std::string() : a.positional[0].str());
+      return invalid_argument("the template raised an exception: ",
+                              a.positional.empty() ? std::string() : a.positional[0].str());
     });
   }
   if (name == "strftime_now") {
     return Value::callable([](const CallArgs& a) -> Result<Value> {
-      if (a.positional.empty() || !a.positional[0].is_string()) return invalid_argument("strftime_now needs a format string");
+      if (a.positional.empty() || !a.positional[0].is_string())
+        return invalid_argument("strftime_now needs a format string");
       const std::time_t now = std::time(nullptr);
       std::tm tm{};
       localtime_r(&now, &tm);

@@ -25,9 +25,9 @@ class Lexer {
   }
 
   Result<std::vector<Token>> run() {
-    bool strip_all = false;      // the previous tag ended in '-'
-    bool trim_newline = false;   // the previous tag was a block or comment (trim_blocks)
-    bool at_line_start = true;   // the text about to be read starts a line
+    bool strip_all = false;     // the previous tag ended in '-'
+    bool trim_newline = false;  // the previous tag was a block or comment (trim_blocks)
+    bool at_line_start = true;  // the text about to be read starts a line
     while (pos_ < src_.size()) {
       size_t tag = pos_;
       while ((tag = src_.find('{', tag)) != std::string_view::npos) {
@@ -87,8 +87,8 @@ class Lexer {
 
  private:
   Position position(size_t offset) const {
-    const size_t line = static_cast<size_t>(std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) -
-                                            line_starts_.begin());
+    const size_t line =
+        static_cast<size_t>(std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - line_starts_.begin());
     Position p;
     p.line = static_cast<int>(line);
     p.column = static_cast<int>(offset - line_starts_[line - 1] + 1);
@@ -147,11 +147,12 @@ class Lexer {
       } else if (c >= '0' && c <= '9') {
         lex_number();
       } else if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-        while (pos_ < src_.size() && (src_[pos_] == '_' || std::isalnum(static_cast<unsigned char>(src_[pos_])))) ++pos_;
+        while (pos_ < src_.size() && (src_[pos_] == '_' || std::isalnum(static_cast<unsigned char>(src_[pos_]))))
+          ++pos_;
         emit(Token::Type::kName, std::string(src_.substr(start, pos_ - start)), position(start));
       } else {
         static const char* const kOps[] = {"**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "|",
-                                           ".", ",", ":", "(", ")", "[", "]", "{", "}", "<", ">", "=", "!"};
+                                           ".",  ",",  ":",  "(",  ")",  "[",  "]", "{", "}", "<", ">", "=", "!"};
         bool found = false;
         for (const char* op : kOps) {
           const std::string_view o(op);
@@ -191,7 +192,9 @@ class Lexer {
         case 'b': value += '\b'; break;
         case 'f': value += '\f'; break;
         case 'v': value += '\v'; break;
-        case 'x': case 'u': case 'U': {
+        case 'x':
+        case 'u':
+        case 'U': {
           const size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
           if (pos_ + digits > src_.size()) return error(pos_, "bad escape");
           const std::string hex(src_.substr(pos_, digits));
@@ -202,8 +205,10 @@ class Lexer {
           pos_ += digits;
           break;
         }
-        case '\\': case '\'': case '"': value += e; break;
-        case '\n': break;  // line continuation
+        case '\\':
+        case '\'':
+        case '"': value += e; break;
+        case '\n': break;                    // line continuation
         default: value += '\\'; value += e;  // Python keeps unknown escapes as they are
       }
     }

@@ -321,8 +321,8 @@ class Parser {
     while (true) {
       std::string op;
       const Token& at = peek();
-      if (peek().type == Token::Type::kOperator &&
-          (at.text == "==" || at.text == "!=" || at.text == "<" || at.text == "<=" || at.text == ">" || at.text == ">=")) {
+      if (peek().type == Token::Type::kOperator && (at.text == "==" || at.text == "!=" || at.text == "<" ||
+                                                    at.text == "<=" || at.text == ">" || at.text == ">=")) {
         op = at.text;
         ++i_;
       } else if (is_name("in")) {
@@ -526,9 +526,12 @@ class Parser {
       case Token::Type::kName: {
         XONNX_ASSIGN_OR_RETURN(ExprPtr e, make(Expr::Kind::kLiteral, tok));
         const std::string& n = tok.text;
-        if (n == "true" || n == "True") e->literal = Value::of(true);
-        else if (n == "false" || n == "False") e->literal = Value::of(false);
-        else if (n == "none" || n == "None") e->literal = Value::none();
+        if (n == "true" || n == "True")
+          e->literal = Value::of(true);
+        else if (n == "false" || n == "False")
+          e->literal = Value::of(false);
+        else if (n == "none" || n == "None")
+          e->literal = Value::none();
         else {
           e->kind = Expr::Kind::kName;
           e->name = n;
@@ -586,10 +589,10 @@ class Parser {
           return dict;
         }
         break;
-      default:
-        break;
+      default: break;
     }
-    if (tok.type == Token::Type::kVarEnd || tok.type == Token::Type::kBlockEnd) return error(tok, "expected an expression");
+    if (tok.type == Token::Type::kVarEnd || tok.type == Token::Type::kBlockEnd)
+      return error(tok, "expected an expression");
     return error(tok, "unexpected '" + tok.text + "'");
   }
 

@@ -57,7 +57,8 @@ Value Value::from_json(const OrderedJson& j) {
 
 bool Value::truthy() const {
   switch (kind) {
-    case Kind::kUndefined: case Kind::kNone: return false;
+    case Kind::kUndefined:
+    case Kind::kNone: return false;
     case Kind::kBool: return boolean;
     case Kind::kInt: return integer != 0;
     case Kind::kFloat: return real != 0;
@@ -154,11 +155,15 @@ static void json_dump(std::string& out, const Value& v, int indent, int depth) {
     out.append(static_cast<size_t>(indent * d), ' ');
   };
   switch (v.kind) {
-    case Value::Kind::kUndefined: case Value::Kind::kNone: case Value::Kind::kCallable: out += "null"; return;
+    case Value::Kind::kUndefined:
+    case Value::Kind::kNone:
+    case Value::Kind::kCallable: out += "null"; return;
     case Value::Kind::kBool: out += v.boolean ? "true" : "false"; return;
     case Value::Kind::kInt: out += std::to_string(v.integer); return;
     case Value::Kind::kFloat:
-      out += std::isnan(v.real) ? "NaN" : std::isinf(v.real) ? (v.real > 0 ? "Infinity" : "-Infinity") : float_repr(v.real);
+      out += std::isnan(v.real)   ? "NaN"
+             : std::isinf(v.real) ? (v.real > 0 ? "Infinity" : "-Infinity")
+                                  : float_repr(v.real);
       return;
     case Value::Kind::kString: json_string(out, v.string); return;
     case Value::Kind::kList: {
@@ -209,11 +214,16 @@ static std::string string_repr(const std::string& s) {
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
   for (unsigned char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (c == static_cast<unsigned char>(quote)) out += std::string("\\") + quote;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == static_cast<unsigned char>(quote))
+      out += std::string("\\") + quote;
     else if (c < 0x20 || c == 0x7F) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -268,7 +278,8 @@ bool equal(const Value& a, const Value& b) {
   }
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case Value::Kind::kUndefined: case Value::Kind::kNone: return true;
+    case Value::Kind::kUndefined:
+    case Value::Kind::kNone: return true;
     case Value::Kind::kString: return a.string == b.string;
     case Value::Kind::kList: {
       if (a.list->size() != b.list->size()) return false;

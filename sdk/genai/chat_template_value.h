@@ -39,13 +39,42 @@ struct Value {
   std::shared_ptr<Dict> dict;
   std::shared_ptr<Function> function;
 
-  static Value none() { Value v; v.kind = Kind::kNone; return v; }
-  static Value of(bool b) { Value v; v.kind = Kind::kBool; v.boolean = b; return v; }
-  static Value of(int64_t i) { Value v; v.kind = Kind::kInt; v.integer = i; return v; }
-  static Value of(double d) { Value v; v.kind = Kind::kFloat; v.real = d; return v; }
-  static Value of(std::string s) { Value v; v.kind = Kind::kString; v.string = std::move(s); return v; }
+  static Value none() {
+    Value v;
+    v.kind = Kind::kNone;
+    return v;
+  }
+  static Value of(bool b) {
+    Value v;
+    v.kind = Kind::kBool;
+    v.boolean = b;
+    return v;
+  }
+  static Value of(int64_t i) {
+    Value v;
+    v.kind = Kind::kInt;
+    v.integer = i;
+    return v;
+  }
+  static Value of(double d) {
+    Value v;
+    v.kind = Kind::kFloat;
+    v.real = d;
+    return v;
+  }
+  static Value of(std::string s) {
+    Value v;
+    v.kind = Kind::kString;
+    v.string = std::move(s);
+    return v;
+  }
   static Value of(const char* s) { return of(std::string(s)); }
-  static Value of(List l) { Value v; v.kind = Kind::kList; v.list = std::make_shared<List>(std::move(l)); return v; }
+  static Value of(List l) {
+    Value v;
+    v.kind = Kind::kList;
+    v.list = std::make_shared<List>(std::move(l));
+    return v;
+  }
   static Value of(Dict d);
   static Value callable(Function f) {
     Value v;
@@ -61,7 +90,9 @@ struct Value {
   bool is_string() const { return kind == Kind::kString; }
   bool is_list() const { return kind == Kind::kList; }
   bool is_dict() const { return kind == Kind::kDict; }
-  double as_double() const { return kind == Kind::kFloat ? real : kind == Kind::kBool ? boolean : static_cast<double>(integer); }
+  double as_double() const {
+    return kind == Kind::kFloat ? real : kind == Kind::kBool ? boolean : static_cast<double>(integer);
+  }
 
   bool truthy() const;
   // Python's str() (what {{ }} prints) and repr() (inside containers).

@@ -62,12 +62,12 @@ struct Engine::Impl {
 
   mutable std::mutex mutex;
   std::condition_variable wake;
-  std::deque<Pending> inbox;           // guarded by mutex
+  std::deque<Pending> inbox;             // guarded by mutex
   std::unordered_set<uint64_t> cancels;  // guarded by mutex
-  bool stopping = false;               // guarded by mutex
-  EngineStats stats;                   // guarded by mutex
-  uint64_t next_id = 1;                // guarded by mutex
-  std::deque<Pending> waiting;         // engine thread only
+  bool stopping = false;                 // guarded by mutex
+  EngineStats stats;                     // guarded by mutex
+  uint64_t next_id = 1;                  // guarded by mutex
+  std::deque<Pending> waiting;           // engine thread only
   std::thread thread;
 
   // Scratch of a decode step.
@@ -447,8 +447,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const std::string& model_dir, con
                               (c.search.past_present_share_buffer ? 1 : 2);
     const int64_t fit = options.kv_budget_bytes / (per_token * ro.rows);
     if (fit < 16) {
-      return resource_exhausted("kv_budget_bytes: ", options.kv_budget_bytes, " bytes hold ", fit, " tokens per slot for ",
-                                ro.rows, " slots (", per_token, " bytes per token); at least 16 are needed");
+      return resource_exhausted("kv_budget_bytes: ", options.kv_budget_bytes, " bytes hold ", fit,
+                                " tokens per slot for ", ro.rows, " slots (", per_token,
+                                " bytes per token); at least 16 are needed");
     }
     ro.row_length = static_cast<int32_t>(std::min<int64_t>(ro.row_length, fit));
   }

@@ -71,8 +71,8 @@ struct TokenEvent {
   // empty. Concatenating every event's text gives the output.
   std::string text;
   FinishReason finish = FinishReason::kNone;  // set on the request's last event only
-  std::string stop_sequence;  // for kStop by a stop string: which one
-  std::string error;          // for kError: what failed
+  std::string stop_sequence;                  // for kStop by a stop string: which one
+  std::string error;                          // for kError: what failed
   Usage usage;
   RequestTimings timings;
 };
@@ -85,17 +85,17 @@ struct GenerationRequest {
   // Tokens to generate at most; 0: until the slot is full. The request finishes with kLength
   // at whichever comes first.
   int32_t max_tokens = 0;
-  std::vector<std::string> stop;          // stop strings, matched on the output text
-  std::vector<int32_t> stop_token_ids;    // besides the model's eos ids
-  bool ignore_eos = false;                // do not stop at the model's eos ids
-  bool skip_special_tokens = true;        // leave special tokens out of TokenEvent::text
+  std::vector<std::string> stop;                      // stop strings, matched on the output text
+  std::vector<int32_t> stop_token_ids;                // besides the model's eos ids
+  bool ignore_eos = false;                            // do not stop at the model's eos ids
+  bool skip_special_tokens = true;                    // leave special tokens out of TokenEvent::text
   std::shared_ptr<LogitsProcessor> logits_processor;  // optional; one per request
-  TokenCallback on_event;                 // required: every event of the request
+  TokenCallback on_event;                             // required: every event of the request
 };
 
 struct EngineOptions {
-  int32_t threads = 1;    // the session's threads
-  int32_t parallel = 1;   // slots: sequences decoded together
+  int32_t threads = 1;   // the session's threads
+  int32_t parallel = 1;  // slots: sequences decoded together
   // Tokens per slot (prompt + output); 0: the config's search.max_length (which defaults to
   // its context_length). Capped by the model's context_length.
   int32_t slot_length = 0;
@@ -116,20 +116,20 @@ struct EngineOptions {
 struct EngineStats {
   int32_t slots = 0;
   int32_t slot_length = 0;
-  int64_t kv_bytes = 0;       // the KV cache's size (all slots)
-  int32_t queued = 0;         // waiting for a slot
+  int64_t kv_bytes = 0;  // the KV cache's size (all slots)
+  int32_t queued = 0;    // waiting for a slot
   int32_t prefilling = 0;
   int32_t decoding = 0;
   uint64_t requests_submitted = 0;
   uint64_t requests_finished = 0;  // every final event (any reason)
   uint64_t requests_cancelled = 0;
-  uint64_t requests_failed = 0;    // kError
-  uint64_t prompt_tokens = 0;      // prefilled (computed)
+  uint64_t requests_failed = 0;       // kError
+  uint64_t prompt_tokens = 0;         // prefilled (computed)
   uint64_t cached_prompt_tokens = 0;  // reused from slots
   uint64_t generated_tokens = 0;
-  uint64_t decode_steps = 0;       // decode runs; generated_tokens / decode_steps = mean batch
-  double prefill_seconds = 0;      // time in prefill runs
-  double decode_seconds = 0;       // time in decode runs (incl. sampling)
+  uint64_t decode_steps = 0;           // decode runs; generated_tokens / decode_steps = mean batch
+  double prefill_seconds = 0;          // time in prefill runs
+  double decode_seconds = 0;           // time in decode runs (incl. sampling)
   double first_token_seconds_sum = 0;  // sum of time to first token over requests that had one
   uint64_t first_token_count = 0;
   uint64_t idle_trims = 0;  // times the idle engine returned memory (EngineOptions::idle_trim_ms)

@@ -82,7 +82,8 @@ Status read_decoder(const Json& d, const JsonPath& at, DecoderConfig& out) {
   XONNX_RETURN_IF_ERROR(read_int(d, "head_size", at, out.head_size));
   if (out.num_hidden_layers <= 0) return (at / "num_hidden_layers").error("must be a positive layer count");
   if (out.num_key_value_heads == 0) out.num_key_value_heads = out.num_attention_heads;
-  if (out.num_key_value_heads <= 0) return (at / "num_key_value_heads").error("must be positive (or num_attention_heads)");
+  if (out.num_key_value_heads <= 0)
+    return (at / "num_key_value_heads").error("must be positive (or num_attention_heads)");
   if (out.head_size == 0 && out.num_attention_heads > 0) out.head_size = out.hidden_size / out.num_attention_heads;
   if (out.head_size <= 0) return (at / "head_size").error("must be positive (or hidden_size / num_attention_heads)");
   if (const Json* so = field(d, "session_options")) {
@@ -113,7 +114,8 @@ Status read_decoder(const Json& d, const JsonPath& at, DecoderConfig& out) {
     XONNX_RETURN_IF_ERROR(check_template(out.outputs.present_value_names, p / "present_value_names"));
   }
   if (field(d, "pipeline")) return (at / "pipeline").error("pipelines of several models are not supported");
-  if (field(d, "sliding_window")) return (at / "sliding_window").error("sliding-window prompt processing is not supported");
+  if (field(d, "sliding_window"))
+    return (at / "sliding_window").error("sliding-window prompt processing is not supported");
   return Status::ok();
 }
 
@@ -131,7 +133,8 @@ Status read_search(const Json& s, const JsonPath& at, SearchConfig& out) {
   XONNX_RETURN_IF_ERROR(read_int64(s, "random_seed", at, out.random_seed));
   if (out.temperature < 0) return (at / "temperature").error("must be >= 0, got ", out.temperature);
   if (out.top_p < 0 || out.top_p > 1) return (at / "top_p").error("must be in [0, 1], got ", out.top_p);
-  if (out.repetition_penalty <= 0) return (at / "repetition_penalty").error("must be > 0, got ", out.repetition_penalty);
+  if (out.repetition_penalty <= 0)
+    return (at / "repetition_penalty").error("must be > 0, got ", out.repetition_penalty);
   if (out.num_beams != 1) return (at / "num_beams").error("beam search is not supported (", out.num_beams, " beams)");
   if (out.num_return_sequences != 1) {
     return (at / "num_return_sequences").error("one sequence per prompt is supported, got ", out.num_return_sequences);

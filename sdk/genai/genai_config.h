@@ -23,7 +23,7 @@ struct DecoderConfig {
   int32_t num_attention_heads = 0;
   int32_t num_key_value_heads = 0;  // defaults to num_attention_heads
   int32_t num_hidden_layers = 0;
-  int32_t head_size = 0;            // defaults to hidden_size / num_attention_heads
+  int32_t head_size = 0;             // defaults to hidden_size / num_attention_heads
   int32_t intra_op_num_threads = 0;  // session_options.intra_op_num_threads; 0 = not set
 
   // Graph input and output names; "%d" in the KV names stands for the layer index.
@@ -46,8 +46,8 @@ struct SearchConfig {
   int32_t min_length = 0;
   bool do_sample = false;
   float temperature = 1.0f;
-  int32_t top_k = 0;    // 0: no top-k
-  float top_p = 0.0f;   // 0 or >= 1: no top-p
+  int32_t top_k = 0;   // 0: no top-k
+  float top_p = 0.0f;  // 0 or >= 1: no top-p
   float repetition_penalty = 1.0f;
   bool past_present_share_buffer = false;
   int32_t num_beams = 1;
@@ -56,8 +56,8 @@ struct SearchConfig {
 };
 
 struct GenaiConfig {
-  std::string dir;    // the model folder ("" when parsed from text)
-  std::string type;   // model.type ("llama", "qwen2", "phi3", ...)
+  std::string dir;   // the model folder ("" when parsed from text)
+  std::string type;  // model.type ("llama", "qwen2", "phi3", ...)
   int32_t context_length = 0;
   int32_t vocab_size = 0;
   int32_t bos_token_id = -1;

@@ -64,7 +64,8 @@ bool Generator::is_eos(int32_t token) const {
 
 Status Generator::append_tokens(const int32_t* ids, size_t count) {
   if (tokens_.size() + count > static_cast<size_t>(runner_->row_length())) {
-    return invalid_argument(tokens_.size(), " + ", count, " tokens exceed the maximum length of ", runner_->row_length());
+    return invalid_argument(tokens_.size(), " + ", count, " tokens exceed the maximum length of ",
+                            runner_->row_length());
   }
   for (size_t i = 0; i < count; ++i) {
     if (ids[i] < 0 || ids[i] >= runner_->vocab()) {

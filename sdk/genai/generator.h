@@ -92,10 +92,10 @@ class Generator {
   std::unique_ptr<ModelRunner> runner_;
   SamplingParams params_;
   Sampler sampler_;
-  bool sampler_stale_ = true;   // tokens were appended: the penalties' prompt set changes
+  bool sampler_stale_ = true;  // tokens were appended: the penalties' prompt set changes
   std::vector<int32_t> tokens_;
-  size_t cached_ = 0;           // tokens_ in the KV cache
-  bool logits_ready_ = false;   // the runner's last logits row follows tokens_
+  size_t cached_ = 0;          // tokens_ in the KV cache
+  bool logits_ready_ = false;  // the runner's last logits row follows tokens_
   GeneratorTimings timings_;
 };
 

@@ -50,8 +50,8 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const GenaiConfig& conf
   r->shared_ = config.search.past_present_share_buffer;
   r->rows_ = std::max(1, options.rows);
   if (!r->shared_ && r->rows_ > 1) {
-    return invalid_argument(cfg, ": search.past_present_share_buffer is false: one sequence at a time (",
-                            r->rows_, " requested)");
+    return invalid_argument(cfg, ": search.past_present_share_buffer is false: one sequence at a time (", r->rows_,
+                            " requested)");
   }
   r->row_length_ = options.row_length > 0 ? options.row_length : config.search.max_length;
   r->row_length_ = std::min(r->row_length_, config.context_length);
@@ -105,15 +105,16 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const GenaiConfig& conf
     }
   }
   if (r->input_ids_ < 0) {
-    return invalid_model(model, ": no graph input '", d.inputs.input_ids, "' (", cfg, ": model.decoder.inputs.input_ids)");
+    return invalid_model(model, ": no graph input '", d.inputs.input_ids, "' (", cfg,
+                         ": model.decoder.inputs.input_ids)");
   }
   for (int32_t l = 0; l < layers; ++l) {
     for (int kind = 0; kind < 2; ++kind) {
       if (r->past_inputs_[static_cast<size_t>(l) * 2 + kind] >= 0) continue;
       const std::string& tpl = kind == 0 ? d.inputs.past_key_names : d.inputs.past_value_names;
       return invalid_model(model, ": no graph input '", GenaiConfig::layer_name(tpl, l), "' (", cfg,
-                           ": model.decoder.inputs.", kind == 0 ? "past_key_names" : "past_value_names", ", ",
-                           layers, " layers)");
+                           ": model.decoder.inputs.", kind == 0 ? "past_key_names" : "past_value_names", ", ", layers,
+                           " layers)");
     }
   }
   if (r->shared_ && r->attention_mask_ < 0 && r->position_ids_ < 0) {
@@ -185,7 +186,8 @@ Status ModelRunner::bind_cache(int32_t first_row, int32_t batch, int32_t past, i
     } else {
       inputs_[past_inputs_[i]] = Value(Tensor(DataType::kFloat, {1, kv_heads_, past, head_size_}, cache_[current_][i]));
       XONNX_RETURN_IF_ERROR(session_->bind_output(
-          present_names_[i], Tensor(DataType::kFloat, {1, kv_heads_, past + count, head_size_}, cache_[1 - current_][i])));
+          present_names_[i],
+          Tensor(DataType::kFloat, {1, kv_heads_, past + count, head_size_}, cache_[1 - current_][i])));
     }
   }
   bound_key_[0] = first_row;

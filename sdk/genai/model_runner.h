@@ -91,7 +91,7 @@ class ModelRunner {
   int logits_output_ = -1;
   // Cache storages: per layer and kind (key, value); two sets without a shared buffer.
   std::vector<std::shared_ptr<Storage>> cache_[2];
-  int current_ = 0;  // which set holds the past (non-shared mode)
+  int current_ = 0;            // which set holds the past (non-shared mode)
   int32_t stored_length_ = 0;  // positions cached in that set (non-shared mode)
   // The rows bound now (first row, batch; shared mode), to rebind only on change.
   int64_t bound_key_[2] = {-1, -1};

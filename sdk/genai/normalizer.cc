@@ -146,9 +146,10 @@ Result<std::unique_ptr<Normalizer>> make_normalizer(const Json& j, const JsonPat
     XONNX_RETURN_IF_ERROR(get_string(j, "prepend", at, n->prepend));
     return std::unique_ptr<Normalizer>(std::move(n));
   }
-  return (at / "type").error("unsupported normalizer \"", type,
-                             "\" (supported: Sequence, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, "
-                             "Replace, Prepend)");
+  return (at / "type")
+      .error("unsupported normalizer \"", type,
+             "\" (supported: Sequence, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, "
+             "Replace, Prepend)");
 }
 
 }  // namespace xonnx::genai

@@ -24,8 +24,7 @@ struct Span {
 };
 
 // The pieces of text around and between the matches, as HF's Pattern::find_matches returns.
-void spans_from_matches(size_t size, const std::vector<std::pair<size_t, size_t>>& matches,
-                        std::vector<Span>& spans) {
+void spans_from_matches(size_t size, const std::vector<std::pair<size_t, size_t>>& matches, std::vector<Span>& spans) {
   size_t prev = 0;
   for (auto [b, e] : matches) {
     if (prev != b) spans.push_back({prev, b, false});
@@ -36,8 +35,7 @@ void spans_from_matches(size_t size, const std::vector<std::pair<size_t, size_t>
 }
 
 // Every char for which pred holds is its own match.
-void spans_from_chars(const std::string& text, const std::function<bool(uint32_t)>& pred,
-                      std::vector<Span>& spans) {
+void spans_from_chars(const std::string& text, const std::function<bool(uint32_t)>& pred, std::vector<Span>& spans) {
   size_t last = 0;
   for (size_t i = 0; i < text.size();) {
     const size_t b = i;
@@ -59,17 +57,17 @@ void split_by_behavior(const PreToken& piece, std::vector<Span>& spans, Behavior
   }
   std::vector<Span> merged;
   switch (behavior) {
-    case Behavior::kRemoved:
-      merged = spans;
-      break;
+    case Behavior::kRemoved: merged = spans; break;
     case Behavior::kIsolated:
       for (const Span& s : spans) merged.push_back({s.begin, s.end, false});
       break;
     case Behavior::kContiguous: {
       bool previous_match = false;
       for (const Span& s : spans) {
-        if (s.is_match == previous_match && !merged.empty()) merged.back().end = s.end;
-        else merged.push_back({s.begin, s.end, false});
+        if (s.is_match == previous_match && !merged.empty())
+          merged.back().end = s.end;
+        else
+          merged.push_back({s.begin, s.end, false});
         previous_match = s.is_match;
       }
       break;
@@ -77,8 +75,10 @@ void split_by_behavior(const PreToken& piece, std::vector<Span>& spans, Behavior
     case Behavior::kMergedWithPrevious: {
       bool previous_match = false;
       for (const Span& s : spans) {
-        if (s.is_match && !previous_match && !merged.empty()) merged.back().end = s.end;
-        else merged.push_back({s.begin, s.end, false});
+        if (s.is_match && !previous_match && !merged.empty())
+          merged.back().end = s.end;
+        else
+          merged.push_back({s.begin, s.end, false});
         previous_match = s.is_match;
       }
       break;
@@ -87,8 +87,10 @@ void split_by_behavior(const PreToken& piece, std::vector<Span>& spans, Behavior
       bool previous_match = false;
       for (size_t k = spans.size(); k-- > 0;) {
         const Span& s = spans[k];
-        if (s.is_match && !previous_match && !merged.empty()) merged.back().begin = s.begin;
-        else merged.push_back({s.begin, s.end, false});
+        if (s.is_match && !previous_match && !merged.empty())
+          merged.back().begin = s.begin;
+        else
+          merged.push_back({s.begin, s.end, false});
         previous_match = s.is_match;
       }
       std::reverse(merged.begin(), merged.end());
@@ -199,8 +201,10 @@ class MetaspacePreTokenizer : public PreTokenizer {
       std::string text;
       text.reserve(piece.text.size() + 3);
       for (char c : piece.text) {
-        if (c == ' ') text += replacement;
-        else text += c;
+        if (c == ' ')
+          text += replacement;
+        else
+          text += c;
       }
       const bool starts = text.compare(0, replacement.size(), replacement) == 0;
       if (!starts && (prepend == Prepend::kAlways || (prepend == Prepend::kFirst && piece.at_start))) {
@@ -213,7 +217,8 @@ class MetaspacePreTokenizer : public PreTokenizer {
       }
       spans.clear();
       const uint32_t r = replacement_cp;
-      spans_from_chars(replaced.text, [r](uint32_t cp) { return cp == r; }, spans);
+      spans_from_chars(
+          replaced.text, [r](uint32_t cp) { return cp == r; }, spans);
       split_by_behavior(replaced, spans, Behavior::kMergedWithNext, false, out);
     }
     pieces.swap(out);
@@ -320,9 +325,10 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const Js
     XONNX_RETURN_IF_ERROR(get_bool(j, "split", at, p->split));
     return std::unique_ptr<PreTokenizer>(std::move(p));
   }
-  return (at / "type").error("unsupported pre_tokenizer \"", type,
-                             "\" (supported: Sequence, Split, ByteLevel, Digits, Metaspace, Whitespace, "
-                             "WhitespaceSplit, Punctuation)");
+  return (at / "type")
+      .error("unsupported pre_tokenizer \"", type,
+             "\" (supported: Sequence, Split, ByteLevel, Digits, Metaspace, Whitespace, "
+             "WhitespaceSplit, Punctuation)");
 }
 
 }  // namespace xonnx::genai

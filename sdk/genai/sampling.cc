@@ -7,7 +7,8 @@
 namespace xonnx::genai {
 
 Status SamplingParams::validate(int32_t vocab_size) const {
-  if (!std::isfinite(temperature) || temperature < 0) return invalid_argument("temperature: must be >= 0, got ", temperature);
+  if (!std::isfinite(temperature) || temperature < 0)
+    return invalid_argument("temperature: must be >= 0, got ", temperature);
   if (top_k < 0) return invalid_argument("top_k: must be >= 0, got ", top_k);
   if (!(top_p > 0 && top_p <= 1)) return invalid_argument("top_p: must be in (0, 1], got ", top_p);
   if (!(min_p >= 0 && min_p <= 1)) return invalid_argument("min_p: must be in [0, 1], got ", min_p);
@@ -113,7 +114,9 @@ int32_t Sampler::sample(const float* logits) {
     if (std::isfinite(logits[i])) order_.push_back(i);
   }
   if (order_.empty()) return -1;
-  auto more_likely = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  auto more_likely = [logits](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
   size_t keep = order_.size();
   if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
     keep = static_cast<size_t>(params_.top_k);

@@ -23,15 +23,15 @@
 namespace xonnx::genai {
 
 struct SamplingParams {
-  float temperature = 0.0f;  // <= 0: greedy (argmax; ties go to the lowest id)
-  int32_t top_k = 0;         // keep the k most likely tokens; 0: all
-  float top_p = 1.0f;        // keep the smallest set whose probability reaches top_p; 1: all
-  float min_p = 0.0f;        // drop tokens below min_p * the top token's probability; 0: none
-  float repetition_penalty = 1.0f;  // > 1 discourages tokens of the prompt and the output
-  float presence_penalty = 0.0f;    // OpenAI: subtracted once from every generated token's logit
-  float frequency_penalty = 0.0f;   // OpenAI: subtracted per occurrence in the output
+  float temperature = 0.0f;                           // <= 0: greedy (argmax; ties go to the lowest id)
+  int32_t top_k = 0;                                  // keep the k most likely tokens; 0: all
+  float top_p = 1.0f;                                 // keep the smallest set whose probability reaches top_p; 1: all
+  float min_p = 0.0f;                                 // drop tokens below min_p * the top token's probability; 0: none
+  float repetition_penalty = 1.0f;                    // > 1 discourages tokens of the prompt and the output
+  float presence_penalty = 0.0f;                      // OpenAI: subtracted once from every generated token's logit
+  float frequency_penalty = 0.0f;                     // OpenAI: subtracted per occurrence in the output
   std::vector<std::pair<int32_t, float>> logit_bias;  // added to the token's logit
-  int64_t seed = -1;  // >= 0: reproducible draws; -1: seeded from the OS
+  int64_t seed = -1;                                  // >= 0: reproducible draws; -1: seeded from the OS
 
   // Errors name the field: temperature < 0 or not finite, top_p outside (0, 1], min_p outside
   // [0, 1], repetition_penalty <= 0, penalties outside [-2, 2], top_k < 0, a logit_bias token

@@ -26,8 +26,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
     std::vector<AddedSplit> splits;
     raw_added_.split(text, splits);
     for (const AddedSplit& s : splits) {
-      if (s.token >= 0) ids.push_back(s.token);
-      else encode_segment(text.substr(s.begin, s.end - s.begin), s.begin == 0, ids);
+      if (s.token >= 0)
+        ids.push_back(s.token);
+      else
+        encode_segment(text.substr(s.begin, s.end - s.begin), s.begin == 0, ids);
     }
   }
   if (add_special_tokens) ids.insert(ids.end(), suffix_.begin(), suffix_.end());
@@ -52,8 +54,10 @@ void Tokenizer::encode_segment(std::string_view text, bool at_start, std::vector
   std::vector<AddedSplit> splits;
   normalized_added_.split(normalized, splits);
   for (const AddedSplit& s : splits) {
-    if (s.token >= 0) ids.push_back(s.token);
-    else tokenize(normalized.substr(s.begin, s.end - s.begin), at_start && s.begin == 0);
+    if (s.token >= 0)
+      ids.push_back(s.token);
+    else
+      tokenize(normalized.substr(s.begin, s.end - s.begin), at_start && s.begin == 0);
   }
 }
 
@@ -124,8 +128,8 @@ void Tokenizer::clear_cache() const { model_->clear_cache(); }
 
 std::string Tokenizer::clean_up_tokenization(std::string_view text) {
   static const std::pair<const char*, const char*> kRules[] = {
-      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-      {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   std::string out(text);
   for (auto [from, to] : kRules) {
     std::string next;
@@ -153,8 +157,7 @@ std::string TokenStreamDecoder::put(int32_t id) {
   ids_.push_back(id);
   const std::string text = tokenizer_.decode(ids_, skip_special_tokens_);
   const bool incomplete = text.size() >= kReplacementUtf8.size() &&
-                          text.compare(text.size() - kReplacementUtf8.size(), std::string::npos,
-                                       kReplacementUtf8) == 0;
+                          text.compare(text.size() - kReplacementUtf8.size(), std::string::npos, kReplacementUtf8) == 0;
   if (text.size() <= prefix_.size() || (incomplete && ids_.size() - prefix_index_ < kMaxPendingTokens)) {
     return {};
   }

@@ -50,8 +50,8 @@ class Tokenizer {
   static Result<TokenizerConfig> load_config(const std::string& dir_or_file);
   // From the two files' contents (config may be empty); names are used in error messages.
   static Result<std::unique_ptr<Tokenizer>> from_json(std::string_view tokenizer_json,
-                                                     std::string_view tokenizer_config_json = {},
-                                                     const std::string& source = "tokenizer.json");
+                                                      std::string_view tokenizer_config_json = {},
+                                                      const std::string& source = "tokenizer.json");
 
   // Text to ids. add_special_tokens applies the post-processor (bos/eos of the template).
   // Ill-formed UTF-8 in text is read as U+FFFD.

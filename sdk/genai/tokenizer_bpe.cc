@@ -92,7 +92,8 @@ Result<std::unique_ptr<BpeModel>> BpeModel::load(const Json& model, const JsonPa
     const auto new_id = m->token_to_id(a + b.substr(prefix_len));
     if (!new_id) return where.error("merged token \"", a + b.substr(prefix_len), "\" is not in the vocab");
     // A repeated pair keeps its last rank, as HF's HashMap collect does.
-    m->merges_.insert_or_assign(pair_key(*a_id, *b_id), (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(*new_id));
+    m->merges_.insert_or_assign(pair_key(*a_id, *b_id),
+                                (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(*new_id));
   }
   return m;
 }

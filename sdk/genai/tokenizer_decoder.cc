@@ -13,8 +13,10 @@ std::string byte_level_decode(std::string_view token) {
   for (size_t i = 0; i < token.size();) {
     const size_t begin = i;
     const int b = unicode_to_byte(utf8_next(token, i));
-    if (b >= 0) bytes.push_back(static_cast<char>(b));
-    else bytes.append(token.substr(begin, i - begin));  // a char outside the map stays as it is
+    if (b >= 0)
+      bytes.push_back(static_cast<char>(b));
+    else
+      bytes.append(token.substr(begin, i - begin));  // a char outside the map stays as it is
   }
   return bytes;
 }
@@ -25,7 +27,10 @@ int byte_token_value(const std::string& t) {
   int v = 0;
   for (int k = 3; k < 5; ++k) {
     const char c = t[static_cast<size_t>(k)];
-    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                         : -1;
     if (d < 0) return -1;
     v = v * 16 + d;
   }
@@ -194,8 +199,10 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const JsonPath& at)
     XONNX_RETURN_IF_ERROR(get_string(j, "replacement", at, d->replacement));
     std::string scheme;
     XONNX_RETURN_IF_ERROR(get_string(j, "prepend_scheme", at, scheme));
-    if (scheme.empty()) XONNX_RETURN_IF_ERROR(get_bool(j, "add_prefix_space", at, d->prepend));
-    else d->prepend = scheme != "never";
+    if (scheme.empty())
+      XONNX_RETURN_IF_ERROR(get_bool(j, "add_prefix_space", at, d->prepend));
+    else
+      d->prepend = scheme != "never";
     return std::unique_ptr<Decoder>(std::move(d));
   }
   if (type == "Replace") {
@@ -227,9 +234,10 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const JsonPath& at)
     XONNX_RETURN_IF_ERROR(get_string(j, "suffix", at, d->suffix));
     return std::unique_ptr<Decoder>(std::move(d));
   }
-  return (at / "type").error("unsupported decoder \"", type,
-                             "\" (supported: Sequence, ByteLevel, Metaspace, Replace, ByteFallback, Fuse, "
-                             "Strip, BPEDecoder)");
+  return (at / "type")
+      .error("unsupported decoder \"", type,
+             "\" (supported: Sequence, ByteLevel, Metaspace, Replace, ByteFallback, Fuse, "
+             "Strip, BPEDecoder)");
 }
 
 }  // namespace xonnx::genai

@@ -49,8 +49,8 @@ Status read_token_field(const Json& config, const char* key, const JsonPath& at,
 // Python transformers' Llama / Gemma tokenizer classes rebuild the post-processor from
 // add_bos_token (default true) and add_eos_token (default false), whatever tokenizer.json says.
 bool rebuilds_post_processor(const std::string& tokenizer_class) {
-  static const char* const kClasses[] = {"LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
-                                         "CodeLlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast"};
+  static const char* const kClasses[] = {"LlamaTokenizer",         "LlamaTokenizerFast", "CodeLlamaTokenizer",
+                                         "CodeLlamaTokenizerFast", "GemmaTokenizer",     "GemmaTokenizerFast"};
   for (const char* c : kClasses) {
     if (tokenizer_class == c) return true;
   }
@@ -101,8 +101,10 @@ class TokenizerLoader {
     XONNX_RETURN_IF_ERROR(get_string(*model, "type", at, type));
     if (type.empty() && model->contains("merges")) type = "BPE";  // older files omit the type
     if (type != "BPE") {
-      return (at / "type").error("unsupported model \"", type, "\" (xonnx reads BPE models: byte-level BPE and "
-                                 "SentencePiece-style BPE with byte fallback)");
+      return (at / "type")
+          .error("unsupported model \"", type,
+                 "\" (xonnx reads BPE models: byte-level BPE and "
+                 "SentencePiece-style BPE with byte fallback)");
     }
     XONNX_ASSIGN_OR_RETURN(t.model_, BpeModel::load(*model, at));
     t.vocab_size_ = t.model_->id_limit();
@@ -149,8 +151,8 @@ class TokenizerLoader {
   }
 
   // Appends the post-processor's ids before and after the sequence of one input.
-  static Status load_post_processor(const Tokenizer& t, const Json& p, const JsonPath& at,
-                                    std::vector<int32_t>& prefix, std::vector<int32_t>& suffix) {
+  static Status load_post_processor(const Tokenizer& t, const Json& p, const JsonPath& at, std::vector<int32_t>& prefix,
+                                    std::vector<int32_t>& suffix) {
     XONNX_ASSIGN_OR_RETURN(std::string type, component_type(p, at));
     if (type == "ByteLevel") return Status::ok();  // it only adjusts offsets
     if (type == "Sequence") {
@@ -165,7 +167,8 @@ class TokenizerLoader {
     }
     if (type == "TemplateProcessing") {
       XONNX_ASSIGN_OR_RETURN(const Json* single, get_array(p, "single", at));
-      const Json* specials = p.contains("special_tokens") && p["special_tokens"].is_object() ? &p["special_tokens"] : nullptr;
+      const Json* specials =
+          p.contains("special_tokens") && p["special_tokens"].is_object() ? &p["special_tokens"] : nullptr;
       bool seen_sequence = false;
       for (size_t i = 0; i < single->size(); ++i) {
         const Json& item = (*single)[i];
@@ -209,8 +212,9 @@ class TokenizerLoader {
       }
       return Status::ok();
     }
-    return (at / "type").error("unsupported post_processor \"", type,
-                               "\" (supported: TemplateProcessing, ByteLevel, BertProcessing, RobertaProcessing, Sequence)");
+    return (at / "type")
+        .error("unsupported post_processor \"", type,
+               "\" (supported: TemplateProcessing, ByteLevel, BertProcessing, RobertaProcessing, Sequence)");
   }
 
   static Result<TokenizerConfig> parse_config(std::string_view text, const std::string& source) {
@@ -266,8 +270,8 @@ class TokenizerLoader {
 };
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::from_json(std::string_view tokenizer_json,
-                                                       std::string_view tokenizer_config_json,
-                                                       const std::string& source) {
+                                                        std::string_view tokenizer_config_json,
+                                                        const std::string& source) {
   return TokenizerLoader::load(tokenizer_json, tokenizer_config_json, source, "tokenizer_config.json");
 }
 
@@ -279,8 +283,8 @@ static void tokenizer_paths(const std::string& dir_or_file, std::string& json_pa
     config_path = dir_or_file + "/tokenizer_config.json";
   } else {
     const size_t slash = dir_or_file.find_last_of('/');
-    config_path = (slash == std::string::npos ? std::string() : dir_or_file.substr(0, slash + 1)) +
-                  "tokenizer_config.json";
+    config_path =
+        (slash == std::string::npos ? std::string() : dir_or_file.substr(0, slash + 1)) + "tokenizer_config.json";
   }
 }
 

@@ -11,13 +11,15 @@ namespace {
 
 // Oniguruma's Unicode \s (White_Space) and its complement, as RE2 class contents.
 constexpr std::pair<uint32_t, uint32_t> kWhitespaceRanges[] = {
-    {0x09, 0x0D}, {0x20, 0x20}, {0x85, 0x85}, {0xA0, 0xA0}, {0x1680, 0x1680}, {0x2000, 0x200A},
-    {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}};
+    {0x09, 0x0D},     {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},     {0x1680, 0x1680},
+    {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}};
 
 std::string class_range(uint32_t lo, uint32_t hi) {
   char buf[40];
-  if (lo == hi) std::snprintf(buf, sizeof buf, "\\x{%x}", lo);
-  else std::snprintf(buf, sizeof buf, "\\x{%x}-\\x{%x}", lo, hi);
+  if (lo == hi)
+    std::snprintf(buf, sizeof buf, "\\x{%x}", lo);
+  else
+    std::snprintf(buf, sizeof buf, "\\x{%x}-\\x{%x}", lo, hi);
   return buf;
 }
 
@@ -43,7 +45,7 @@ const char* const kWordClassBody = "\\p{L}\\p{M}\\p{N}\\p{Pc}";
 class Translator {
  public:
   struct Alternative {
-    std::string body;          // RE2 text of the alternative without its lookahead
+    std::string body;  // RE2 text of the alternative without its lookahead
     bool lookahead = false;
     bool negative = false;
     size_t min_repeat = 0;
@@ -65,8 +67,7 @@ class Translator {
 
  private:
   Status error(const std::string& what) const {
-    return invalid_argument("regex pattern at offset ", i_, ": ", what, " (pattern: \"", std::string(p_),
-                            "\")");
+    return invalid_argument("regex pattern at offset ", i_, ": ", what, " (pattern: \"", std::string(p_), "\")");
   }
   bool at(char c) const { return i_ < p_.size() && p_[i_] == c; }
   bool starts(std::string_view s) const { return p_.substr(i_, s.size()) == s; }
@@ -146,7 +147,7 @@ class Translator {
     }
     if (c == '\\') return escape(out, single, false);
     if (c == '*' || c == '+' || c == '?' || c == '{') return error("nothing to repeat");
-    if (c == '.' ) {
+    if (c == '.') {
       single = true;
       out += '.';
       ++i_;
@@ -214,14 +215,18 @@ class Translator {
     i_ += 2;
     single = true;
     auto set = [&](const std::string& body, bool negated) {
-      if (in_class) out += body;
-      else out += (negated ? "[^" : "[") + body + "]";
+      if (in_class)
+        out += body;
+      else
+        out += (negated ? "[^" : "[") + body + "]";
     };
     switch (e) {
       case 's': set(whitespace_class_body(false), false); return Status::ok();
       case 'S':
-        if (in_class) out += whitespace_class_body(true);
-        else out += "[^" + whitespace_class_body(false) + "]";
+        if (in_class)
+          out += whitespace_class_body(true);
+        else
+          out += "[^" + whitespace_class_body(false) + "]";
         return Status::ok();
       case 'd': out += "\\p{Nd}"; return Status::ok();
       case 'D': out += "\\P{Nd}"; return Status::ok();
@@ -238,7 +243,8 @@ class Translator {
       case 'v': out += "\\v"; return Status::ok();
       case 'a': out += "\\a"; return Status::ok();
       case 'e': out += "\\x1b"; return Status::ok();
-      case 'p': case 'P': {
+      case 'p':
+      case 'P': {
         if (!at('{')) return error("\\p needs {Name}");
         const size_t close = p_.find('}', i_);
         if (close == std::string_view::npos) return error("unterminated \\p{");
@@ -248,7 +254,8 @@ class Translator {
         i_ = close + 1;
         return Status::ok();
       }
-      case 'x': case 'u': {
+      case 'x':
+      case 'u': {
         uint32_t cp = 0;
         size_t digits = 0;
         if (e == 'x' && at('{')) {
@@ -270,10 +277,10 @@ class Translator {
         out += class_range(cp, cp);
         return Status::ok();
       }
-      default:
-        break;
+      default: break;
     }
-    if ((e >= '0' && e <= '9') || e == 'k' || e == 'g') return error("backreferences and subexpression calls are not supported");
+    if ((e >= '0' && e <= '9') || e == 'k' || e == 'g')
+      return error("backreferences and subexpression calls are not supported");
     if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z')) {
       if (!in_class && (e == 'b' || e == 'B' || e == 'A' || e == 'z' || e == 'Z' || e == 'G')) {
         return error(std::string("anchor \\") + e + " is not supported");
@@ -414,8 +421,7 @@ Result<std::unique_ptr<UnicodeRegex>> UnicodeRegex::compile(std::string_view pat
   return re;
 }
 
-bool UnicodeRegex::apply_lookahead(std::string_view text, size_t begin, size_t& end,
-                                   const Alternative& alt) const {
+bool UnicodeRegex::apply_lookahead(std::string_view text, size_t begin, size_t& end, const Alternative& alt) const {
   // [begin, end) is the maximal run of the repeated item; give back one char at a time.
   std::vector<size_t> ends{begin};
   for (size_t i = begin; i < end;) {
@@ -438,8 +444,8 @@ bool UnicodeRegex::apply_lookahead(std::string_view text, size_t begin, size_t& 
   return false;
 }
 
-bool UnicodeRegex::search(std::string_view text, size_t from, size_t first_alt, bool anchored,
-                          size_t& begin, size_t& end) const {
+bool UnicodeRegex::search(std::string_view text, size_t from, size_t first_alt, bool anchored, size_t& begin,
+                          size_t& end) const {
   const Start& st = starts_[first_alt];
   const re2::StringPiece input(text.data(), text.size());
   auto matches_at = [&](const re2::RE2& re, size_t pos) {

@@ -41,9 +41,9 @@ class UnicodeRegex {
 
  private:
   struct Alternative {
-    bool lookahead = false;     // this alternative is `C+(?!D)`, `C*(?=D)`, ...
-    bool negative = false;      // (?!...) rather than (?=...)
-    size_t min_repeat = 0;      // 1 for C+, 0 for C*
+    bool lookahead = false;                    // this alternative is `C+(?!D)`, `C*(?=D)`, ...
+    bool negative = false;                     // (?!...) rather than (?=...)
+    size_t min_repeat = 0;                     // 1 for C+, 0 for C*
     std::unique_ptr<re2::RE2> body;            // C+ alone
     std::unique_ptr<re2::RE2> lookahead_item;  // D, matched against one code point
   };
@@ -56,8 +56,7 @@ class UnicodeRegex {
     std::vector<std::pair<size_t, std::unique_ptr<re2::RE2>>> before;
   };
   UnicodeRegex() = default;
-  bool search(std::string_view text, size_t from, size_t first_alt, bool anchored, size_t& begin,
-              size_t& end) const;
+  bool search(std::string_view text, size_t from, size_t first_alt, bool anchored, size_t& begin, size_t& end) const;
   bool apply_lookahead(std::string_view text, size_t begin, size_t& end, const Alternative& alt) const;
 
   std::string translated_;

@@ -144,7 +144,9 @@ bool read_prompt(Reader& r, CompletionRequest& req) {
     if (prompt->empty()) return r.fail("prompt", "must not be empty");
     for (const auto& id : *prompt) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-        return r.fail("prompt", "must be a string, one string in an array, or an array of token ids (batches of prompts are not supported)");
+        return r.fail(
+            "prompt",
+            "must be a string, one string in an array, or an array of token ids (batches of prompts are not supported)");
       }
       req.prompt_ids.push_back(id.get<int32_t>());
     }
@@ -198,9 +200,11 @@ bool read_response_format(Reader& r, CompletionRequest& req) {
     req.schema = CompiledSchema::any_object();
     return true;
   }
-  if (type != "json_schema") return r.fail("response_format.type", "must be \"text\", \"json_object\" or \"json_schema\"");
+  if (type != "json_schema")
+    return r.fail("response_format.type", "must be \"text\", \"json_object\" or \"json_schema\"");
   auto spec = format->find("json_schema");
-  if (spec == format->end() || !spec->is_object()) return r.fail("response_format.json_schema", "is required (an object)");
+  if (spec == format->end() || !spec->is_object())
+    return r.fail("response_format.json_schema", "is required (an object)");
   auto schema = spec->find("schema");
   if (schema == spec->end()) {
     // OpenAI requires name and allows a missing schema (any JSON); take it as any JSON value.
@@ -296,24 +300,30 @@ ParseResult parse_completion_request(const std::string& body, Endpoint endpoint)
       } else if (!req.stream) {
         r.fail("stream_options", "is only allowed with stream: true");
       } else if (options->contains("include_usage")) {
-        if (!(*options)["include_usage"].is_boolean()) r.fail("stream_options.include_usage", "must be true or false");
-        else req.include_usage = (*options)["include_usage"].get<bool>();
+        if (!(*options)["include_usage"].is_boolean())
+          r.fail("stream_options.include_usage", "must be true or false");
+        else
+          req.include_usage = (*options)["include_usage"].get<bool>();
       }
     }
   }
   if (!r.failed) read_response_format(r, req);
   if (!r.failed) {
     if (const auto* kwargs = r.get("chat_template_kwargs")) {
-      if (!kwargs->is_object()) r.fail("chat_template_kwargs", "must be an object");
-      else req.template_extra = *kwargs;
+      if (!kwargs->is_object())
+        r.fail("chat_template_kwargs", "must be an object");
+      else
+        req.template_extra = *kwargs;
     }
   }
   if (r.failed) {
     result.error = r.error;
     return result;
   }
-  if (max_completion_tokens) req.max_tokens = static_cast<int32_t>(*max_completion_tokens);
-  else if (max_tokens) req.max_tokens = static_cast<int32_t>(*max_tokens);
+  if (max_completion_tokens)
+    req.max_tokens = static_cast<int32_t>(*max_completion_tokens);
+  else if (max_tokens)
+    req.max_tokens = static_cast<int32_t>(*max_tokens);
   if (top_k) {
     req.sampling.top_k = static_cast<int32_t>(*top_k);
     req.top_k_set = true;
@@ -347,12 +357,16 @@ TokenizeParse parse_tokenize_request(const std::string& body, bool detokenize) {
       }
     }
   } else if (const ordered_json* messages = r.get("messages")) {
-    if (!messages->is_array() || messages->empty()) r.fail("messages", "must be a non-empty array");
-    else req.messages = *messages;
+    if (!messages->is_array() || messages->empty())
+      r.fail("messages", "must be a non-empty array");
+    else
+      req.messages = *messages;
   } else {
     const ordered_json* text = r.get("content") ? r.get("content") : r.get("prompt");
-    if (!text || !text->is_string()) r.fail("content", "is required (a string; or messages)");
-    else req.text = text->get<std::string>();
+    if (!text || !text->is_string())
+      r.fail("content", "is required (a string; or messages)");
+    else
+      req.text = text->get<std::string>();
     if (!r.failed) r.boolean("add_special", req.add_special);
   }
   if (r.failed) {

@@ -43,7 +43,7 @@ struct CompletionRequest {
   std::string prompt;               // completion: the prompt text
   std::vector<int32_t> prompt_ids;  // completion: a prompt given as token ids instead
   std::optional<int32_t> max_tokens;
-  genai::SamplingParams sampling;       // fields the client did not set keep the model's defaults
+  genai::SamplingParams sampling;  // fields the client did not set keep the model's defaults
   bool temperature_set = false, top_p_set = false, top_k_set = false;
   std::vector<std::string> stop;
   bool stream = false;

@@ -110,9 +110,7 @@ json choice_chunk(const Generation& g, const json& content_or_null, const char* 
           {"choices", json::array({choice})}};
 }
 
-std::string sse(const json& j) {
-  return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
-}
+std::string sse(const json& j) { return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n"; }
 
 }  // namespace
 
@@ -169,7 +167,8 @@ bool build_prompt(const ModelBackend& backend, const CompletionRequest& request,
   return true;
 }
 
-void handle_completion(const httplib::Request& http_req, httplib::Response& res, Endpoint endpoint, ServerContext& ctx) {
+void handle_completion(const httplib::Request& http_req, httplib::Response& res, Endpoint endpoint,
+                       ServerContext& ctx) {
   ParseResult parsed = parse_completion_request(http_req.body, endpoint);
   if (!parsed.request) return send_error(res, parsed.error);
   CompletionRequest& request = *parsed.request;
@@ -179,8 +178,8 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
   if (!backend_or.is_ok()) return send_error(res, error);
   std::shared_ptr<ModelBackend> backend = backend_or.value();
   if (backend->embedding_model()) {
-    return send_error(res, bad_request("the model '" + request.model + "' is an embedding model: use /v1/embeddings",
-                                       "model"));
+    return send_error(
+        res, bad_request("the model '" + request.model + "' is an embedding model: use /v1/embeddings", "model"));
   }
 
   genai::GenerationRequest gen;
@@ -204,8 +203,8 @@ void handle_completion(const httplib::Request& http_req, httplib::Response& res,
   auto id = backend->submit(std::move(gen));
   if (!id.is_ok()) {
     if (id.status().code() == StatusCode::kResourceExhausted) {
-      return send_error(res, {429, "rate_limit_exceeded", "the request queue is full: " + id.status().message(), "",
-                              "queue_full"});
+      return send_error(
+          res, {429, "rate_limit_exceeded", "the request queue is full: " + id.status().message(), "", "queue_full"});
     }
     return send_error(res, bad_request(id.status().message()));
   }

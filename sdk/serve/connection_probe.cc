@@ -35,7 +35,7 @@ bool endpoint_of(const sockaddr_storage& addr, std::string& host, int& port) {
 }
 
 bool same_ends(int fd, const httplib::Request& req) {
-  sockaddr_storage local {}, remote {};
+  sockaddr_storage local{}, remote{};
   socklen_t local_len = sizeof(local), remote_len = sizeof(remote);
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) return false;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &remote_len) != 0) return false;
@@ -65,7 +65,7 @@ ConnectionProbe::ConnectionProbe(const httplib::Request& req) {
 
 bool ConnectionProbe::closed() const {
   if (fd_ < 0) return false;
-  pollfd p {};
+  pollfd p{};
   p.fd = fd_;
   p.events = POLLRDHUP;
   if (::poll(&p, 1, 0) <= 0) return false;

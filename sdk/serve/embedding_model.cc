@@ -118,8 +118,8 @@ Result<EmbeddingConfig> load_embedding_config(const std::string& dir) {
   return c;
 }
 
-void pool_embeddings(const float* hidden, const int64_t* mask, int64_t batch, int64_t seq, int64_t dim,
-                     Pooling pooling, bool normalize, float* out) {
+void pool_embeddings(const float* hidden, const int64_t* mask, int64_t batch, int64_t seq, int64_t dim, Pooling pooling,
+                     bool normalize, float* out) {
   for (int64_t b = 0; b < batch; ++b) {
     const float* h = hidden + b * seq * dim;
     const int64_t* m = mask + b * seq;
@@ -132,12 +132,8 @@ void pool_embeddings(const float* hidden, const int64_t* mask, int64_t batch, in
       }
     }
     switch (pooling) {
-      case Pooling::kCls:
-        std::copy(h, h + dim, o);
-        break;
-      case Pooling::kLastToken:
-        std::copy(h + last * dim, h + (last + 1) * dim, o);
-        break;
+      case Pooling::kCls: std::copy(h, h + dim, o); break;
+      case Pooling::kLastToken: std::copy(h + last * dim, h + (last + 1) * dim, o); break;
       case Pooling::kMax:
         std::fill(o, o + dim, -INFINITY);
         for (int64_t t = 0; t < seq; ++t) {
@@ -182,7 +178,7 @@ Result<std::unique_ptr<EmbeddingModel>> EmbeddingModel::load(const std::string& 
   const auto& inputs = m->session_->inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& in = inputs[i];
-    int* slot = in.name == "input_ids" ? &m->input_ids_
+    int* slot = in.name == "input_ids"        ? &m->input_ids_
                 : in.name == "attention_mask" ? &m->attention_mask_
                 : in.name == "token_type_ids" ? &m->token_type_ids_
                                               : nullptr;
@@ -229,7 +225,8 @@ Result<std::vector<std::vector<float>>> EmbeddingModel::embed(const std::vector<
   return out;
 }
 
-Result<std::vector<std::vector<float>>> EmbeddingModel::run_batch(const std::vector<const std::vector<int32_t>*>& inputs) {
+Result<std::vector<std::vector<float>>> EmbeddingModel::run_batch(
+    const std::vector<const std::vector<int32_t>*>& inputs) {
   const int64_t batch = static_cast<int64_t>(inputs.size());
   int64_t seq = 0;
   for (const auto* ids : inputs) seq = std::max<int64_t>(seq, static_cast<int64_t>(ids->size()));
@@ -271,7 +268,8 @@ Result<std::vector<std::vector<float>>> EmbeddingModel::run_batch(const std::vec
     pool_embeddings(t.data<float>(), mask.data(), batch, seq, dim, config_.pooling, config_.normalize, pooled.data());
   }
   std::vector<std::vector<float>> out(static_cast<size_t>(batch));
-  for (int64_t b = 0; b < batch; ++b) out[static_cast<size_t>(b)].assign(pooled.begin() + b * dim, pooled.begin() + (b + 1) * dim);
+  for (int64_t b = 0; b < batch; ++b)
+    out[static_cast<size_t>(b)].assign(pooled.begin() + b * dim, pooled.begin() + (b + 1) * dim);
   return out;
 }
 

@@ -34,8 +34,8 @@ enum class Pooling { kMean, kCls, kMax, kLastToken, kMeanSqrtLen };
 struct EmbeddingConfig {
   std::string model_path;
   Pooling pooling = Pooling::kMean;
-  bool normalize = false;      // modules.json has sentence_transformers.models.Normalize
-  int32_t max_tokens = 512;    // tokens per input
+  bool normalize = false;    // modules.json has sentence_transformers.models.Normalize
+  int32_t max_tokens = 512;  // tokens per input
 };
 
 bool is_embedding_model_dir(const std::string& dir);
@@ -44,8 +44,8 @@ Result<EmbeddingConfig> load_embedding_config(const std::string& dir);
 
 // Pools token vectors `hidden` [batch, seq, dim] over `mask` [batch, seq] (1: a real token;
 // padding on the right) into `out` [batch, dim], then L2-normalizes each row when `normalize`.
-void pool_embeddings(const float* hidden, const int64_t* mask, int64_t batch, int64_t seq, int64_t dim,
-                     Pooling pooling, bool normalize, float* out);
+void pool_embeddings(const float* hidden, const int64_t* mask, int64_t batch, int64_t seq, int64_t dim, Pooling pooling,
+                     bool normalize, float* out);
 
 class EmbeddingModel {
  public:

@@ -74,10 +74,12 @@ EmbeddingParse parse_embedding_request(const std::string& body) {
         r.texts.push_back(item.get<std::string>());
       } else if (!strings && item.is_array() && !item.empty()) {
         r.token_inputs.emplace_back();
-        if (!read_tokens(item, r.token_inputs.back())) return fail(param + ": expected token ids (integers >= 0)", param);
+        if (!read_tokens(item, r.token_inputs.back()))
+          return fail(param + ": expected token ids (integers >= 0)", param);
       } else {
-        return fail(param + (strings ? ": expected a string like input[0]" : ": expected a non-empty array of token ids"),
-                    param);
+        return fail(
+            param + (strings ? ": expected a string like input[0]" : ": expected a non-empty array of token ids"),
+            param);
       }
     }
   }
@@ -175,10 +177,10 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
       // normalized again. Only for models that normalize: a model that does not has no unit
       // length to keep.
       if (!model->config().normalize || *request.dimensions > static_cast<int32_t>(v.size())) {
-        return send_error(res, bad_request("dimensions: this model gives " + std::to_string(v.size()) +
-                                               "-dimensional vectors" +
-                                               (model->config().normalize ? "" : " and cannot shorten them (it does not normalize)"),
-                                           "dimensions"));
+        return send_error(
+            res, bad_request("dimensions: this model gives " + std::to_string(v.size()) + "-dimensional vectors" +
+                                 (model->config().normalize ? "" : " and cannot shorten them (it does not normalize)"),
+                             "dimensions"));
       }
       v.resize(static_cast<size_t>(*request.dimensions));
       double norm = 0;
@@ -186,9 +188,8 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
       norm = std::max(std::sqrt(norm), 1e-12);
       for (float& x : v) x = static_cast<float>(x / norm);
     }
-    data.push_back({{"object", "embedding"},
-                    {"index", i},
-                    {"embedding", request.base64 ? json(embedding_base64(v)) : json(v)}});
+    data.push_back(
+        {{"object", "embedding"}, {"index", i}, {"embedding", request.base64 ? json(embedding_base64(v)) : json(v)}});
   }
   ctx.registry.touch(request.model);
   ctx.metrics.count_embeddings(static_cast<uint64_t>(inputs.size()), static_cast<uint64_t>(tokens));

@@ -20,9 +20,9 @@ struct ServerContext;
 struct EmbeddingRequest {
   std::string model;
   // `input`: a string, an array of strings, an array of token ids, or an array of such arrays.
-  std::vector<std::string> texts;                 // when given as text
+  std::vector<std::string> texts;                  // when given as text
   std::vector<std::vector<int32_t>> token_inputs;  // when given as token ids
-  bool base64 = false;                            // encoding_format "base64" (else "float")
+  bool base64 = false;                             // encoding_format "base64" (else "float")
   std::optional<int32_t> dimensions;
 };
 

@@ -37,14 +37,22 @@ MatchFrame frame(uint8_t kind, int node, uint8_t phase = 0) {
 bool utf8_lead(uint8_t c, MatchFrame& f) {
   f.utf8_lo = 0x80;
   f.utf8_hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) f.utf8 = 1;
-  else if (c == 0xE0) f.utf8 = 2, f.utf8_lo = 0xA0;
-  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) f.utf8 = 2;
-  else if (c == 0xED) f.utf8 = 2, f.utf8_hi = 0x9F;
-  else if (c == 0xF0) f.utf8 = 3, f.utf8_lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) f.utf8 = 3;
-  else if (c == 0xF4) f.utf8 = 3, f.utf8_hi = 0x8F;
-  else return false;
+  if (c >= 0xC2 && c <= 0xDF)
+    f.utf8 = 1;
+  else if (c == 0xE0)
+    f.utf8 = 2, f.utf8_lo = 0xA0;
+  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+    f.utf8 = 2;
+  else if (c == 0xED)
+    f.utf8 = 2, f.utf8_hi = 0x9F;
+  else if (c == 0xF0)
+    f.utf8 = 3, f.utf8_lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3)
+    f.utf8 = 3;
+  else if (c == 0xF4)
+    f.utf8 = 3, f.utf8_hi = 0x8F;
+  else
+    return false;
   return true;
 }
 
@@ -110,7 +118,8 @@ bool JsonMatcher::accepting(const State& state) const {
   for (uint32_t end : state.ends) {
     const MatchFrame& top = state.frames[end - 1];
     if (end - begin == 1 && top.kind == kRoot && top.phase == kRootDone) return true;
-    if (end - begin == 2 && ((top.kind == kNumber && number_complete(top) && number_viable(top, true)) || (top.kind == kLiteral && literal_complete(top)))) {
+    if (end - begin == 2 && ((top.kind == kNumber && number_complete(top) && number_viable(top, true)) ||
+                             (top.kind == kLiteral && literal_complete(top)))) {
       return true;
     }
     begin = end;
@@ -195,8 +204,7 @@ bool JsonMatcher::step(std::vector<MatchFrame>& frames, size_t base, uint8_t c, 
     MatchFrame& f = frames.back();
     auto whitespace = [&]() { return ++f.ws <= kMaxWhitespaceRun; };
     switch (f.kind) {
-      case kRoot:
-        return false;  // nothing after the value
+      case kRoot: return false;  // nothing after the value
       case kValue: {
         if (is_ws(c)) return whitespace();
         const SchemaNode& node = schema_->node(f.node);
@@ -366,9 +374,12 @@ bool JsonMatcher::step_key(MatchFrame& f, const MatchFrame& object, uint8_t c, b
   }
   if (f.flags & kKeyFree) {
     bool ok;
-    if (f.utf8 > 0) ok = utf8_continue(c, f);
-    else if (c < 0x80) ok = c >= 0x20 && c != '\\' && c != '"';
-    else ok = utf8_lead(c, f);
+    if (f.utf8 > 0)
+      ok = utf8_continue(c, f);
+    else if (c < 0x80)
+      ok = c >= 0x20 && c != '\\' && c != '"';
+    else
+      ok = utf8_lead(c, f);
     if (!ok) f.flags &= static_cast<uint8_t>(~kKeyFree);
   }
   f.candidates = next;
@@ -481,38 +492,57 @@ bool JsonMatcher::step_number(MatchFrame& f, uint8_t c) const {
   uint8_t phase = f.phase;
   switch (f.phase) {
     case kNumStart:
-      if (c == '-') phase = kNumMinus;
-      else if (c == '0') phase = kNumZero;
-      else if (is_digit(c)) phase = kNumInt;
-      else return false;
+      if (c == '-')
+        phase = kNumMinus;
+      else if (c == '0')
+        phase = kNumZero;
+      else if (is_digit(c))
+        phase = kNumInt;
+      else
+        return false;
       break;
     case kNumMinus:
-      if (c == '0') phase = kNumZero;
-      else if (is_digit(c)) phase = kNumInt;
-      else return false;
+      if (c == '0')
+        phase = kNumZero;
+      else if (is_digit(c))
+        phase = kNumInt;
+      else
+        return false;
       break;
     case kNumZero:
     case kNumInt:
-      if (is_digit(c) && f.phase == kNumInt) phase = kNumInt;
-      else if (c == '.' && !integer) phase = kNumDot;
-      else if ((c == 'e' || c == 'E') && !integer && !bounded) phase = kNumE;
-      else return false;
+      if (is_digit(c) && f.phase == kNumInt)
+        phase = kNumInt;
+      else if (c == '.' && !integer)
+        phase = kNumDot;
+      else if ((c == 'e' || c == 'E') && !integer && !bounded)
+        phase = kNumE;
+      else
+        return false;
       break;
     case kNumDot:
     case kNumFrac:
-      if (is_digit(c)) phase = kNumFrac;
-      else if ((c == 'e' || c == 'E') && f.phase == kNumFrac && !bounded) phase = kNumE;
-      else return false;
+      if (is_digit(c))
+        phase = kNumFrac;
+      else if ((c == 'e' || c == 'E') && f.phase == kNumFrac && !bounded)
+        phase = kNumE;
+      else
+        return false;
       break;
     case kNumE:
-      if (c == '+' || c == '-') phase = kNumExpSign;
-      else if (is_digit(c)) phase = kNumExp;
-      else return false;
+      if (c == '+' || c == '-')
+        phase = kNumExpSign;
+      else if (is_digit(c))
+        phase = kNumExp;
+      else
+        return false;
       break;
     case kNumExpSign:
     case kNumExp:
-      if (is_digit(c)) phase = kNumExp;
-      else return false;
+      if (is_digit(c))
+        phase = kNumExp;
+      else
+        return false;
       break;
   }
   if (f.utf8 >= kMaxNumberChars) return false;
@@ -551,12 +581,9 @@ bool JsonMatcher::number_viable(const MatchFrame& f, bool final) const {
     return negative ? meets_bounds(n, -b, b_open, -a, false) : meets_bounds(n, a, false, b, b_open);
   };
   switch (f.phase) {
-    case kNumStart:
-      return true;
-    case kNumMinus:
-      return check(0, INFINITY, true);
-    case kNumZero:
-      return integer ? check(0, 0, false) : check(0, 1, true);
+    case kNumStart: return true;
+    case kNumMinus: return check(0, INFINITY, true);
+    case kNumZero: return integer ? check(0, 0, false) : check(0, 1, true);
     case kNumInt: {
       const double m = std::fabs(std::strtod(buf, nullptr));
       double scale = 1;
@@ -572,8 +599,7 @@ bool JsonMatcher::number_viable(const MatchFrame& f, bool final) const {
       for (const char* p = std::strchr(buf, '.') + 1; *p; ++p) ++frac_digits;
       return check(x, x + std::pow(10.0, -frac_digits), true);
     }
-    default:
-      return true;  // exponents are refused when bounded
+    default: return true;  // exponents are refused when bounded
   }
 }
 

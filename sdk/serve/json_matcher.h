@@ -25,16 +25,16 @@ namespace xonnx::serve {
 struct MatchFrame {
   uint8_t kind = 0;
   uint8_t phase = 0;
-  uint8_t ws = 0;       // whitespace bytes in a row
-  uint8_t utf8 = 0;     // string / key: continuation bytes still due; number: text length
+  uint8_t ws = 0;                          // whitespace bytes in a row
+  uint8_t utf8 = 0;                        // string / key: continuation bytes still due; number: text length
   uint8_t utf8_lo = 0x80, utf8_hi = 0xBF;  // range of the next continuation byte
   uint8_t flags = 0;
   int32_t node = 0;
-  int32_t current = -1;  // object: the property whose value is being read (-2: additional)
-  int32_t dfa = 0;       // string pattern state
-  uint32_t code = 0;     // \u escape value being read
-  int64_t count = 0;     // array items, string characters, literal / key bytes
-  uint64_t seen = 0;     // object: properties given so far
+  int32_t current = -1;     // object: the property whose value is being read (-2: additional)
+  int32_t dfa = 0;          // string pattern state
+  uint32_t code = 0;        // \u escape value being read
+  int64_t count = 0;        // array items, string characters, literal / key bytes
+  uint64_t seen = 0;        // object: properties given so far
   uint64_t candidates = 0;  // key: known names the key can still become
   uint32_t lo = 0, hi = 0;  // literal: range of candidate literals
   char text[kMaxNumberChars] = {};

@@ -47,9 +47,12 @@ namespace {
 std::string escape_pointer_token(const std::string& token) {
   std::string out;
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -60,28 +63,57 @@ std::string child(const std::string& pointer, const std::string& token) {
 
 // Keywords that only annotate: they never make a value invalid.
 const std::set<std::string>& annotation_keywords() {
-  static const std::set<std::string> k = {
-      "$schema", "$id", "$comment", "$anchor", "$vocabulary", "title", "description", "default",
-      "examples", "example", "deprecated", "readOnly", "writeOnly", "format", "contentEncoding",
-      "contentMediaType", "contentSchema", "$defs", "definitions", "strict", "name"};
+  static const std::set<std::string> k = {"$schema",       "$id",     "$comment",        "$anchor",
+                                          "$vocabulary",   "title",   "description",     "default",
+                                          "examples",      "example", "deprecated",      "readOnly",
+                                          "writeOnly",     "format",  "contentEncoding", "contentMediaType",
+                                          "contentSchema", "$defs",   "definitions",     "strict",
+                                          "name"};
   return k;
 }
 
 // Validation keywords this matcher cannot enforce.
 const std::set<std::string>& unsupported_keywords() {
-  static const std::set<std::string> k = {
-      "allOf", "not", "if", "then", "else", "patternProperties", "propertyNames",
-      "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties",
-      "unevaluatedItems", "contains", "minContains", "maxContains", "multipleOf", "minProperties",
-      "maxProperties", "prefixItems", "additionalItems", "$dynamicRef", "$recursiveRef"};
+  static const std::set<std::string> k = {"allOf",
+                                          "not",
+                                          "if",
+                                          "then",
+                                          "else",
+                                          "patternProperties",
+                                          "propertyNames",
+                                          "dependentRequired",
+                                          "dependentSchemas",
+                                          "dependencies",
+                                          "unevaluatedProperties",
+                                          "unevaluatedItems",
+                                          "contains",
+                                          "minContains",
+                                          "maxContains",
+                                          "multipleOf",
+                                          "minProperties",
+                                          "maxProperties",
+                                          "prefixItems",
+                                          "additionalItems",
+                                          "$dynamicRef",
+                                          "$recursiveRef"};
   return k;
 }
 
 bool is_type_keyword(const std::string& key) {
-  static const std::set<std::string> k = {
-      "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-      "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
-      "exclusiveMaximum", "uniqueItems"};
+  static const std::set<std::string> k = {"properties",
+                                          "required",
+                                          "additionalProperties",
+                                          "items",
+                                          "minItems",
+                                          "maxItems",
+                                          "minLength",
+                                          "maxLength",
+                                          "pattern",
+                                          "minimum",
+                                          "maximum",
+                                          "exclusiveMinimum",
+                                          "exclusiveMaximum",
+                                          "uniqueItems"};
   return k.count(key) != 0;
 }
 
@@ -156,11 +188,13 @@ class SchemaCompiler {
   Result<SchemaNode> build(const json& s, const std::string& pointer, int depth) {
     for (auto it = s.begin(); it != s.end(); ++it) {
       if (unsupported_keywords().count(it.key())) {
-        return unsupported(child(pointer, it.key()), ": keyword '", it.key(), "' is not supported for constrained decoding");
+        return unsupported(child(pointer, it.key()), ": keyword '", it.key(),
+                           "' is not supported for constrained decoding");
       }
     }
     if (s.contains("uniqueItems") && !(s["uniqueItems"].is_boolean() && !s["uniqueItems"].get<bool>())) {
-      return unsupported(child(pointer, "uniqueItems"), ": keyword 'uniqueItems' is not supported for constrained decoding");
+      return unsupported(child(pointer, "uniqueItems"),
+                         ": keyword 'uniqueItems' is not supported for constrained decoding");
     }
     // Keywords that constrain values, other than the one being handled.
     auto siblings = [&](std::initializer_list<const char*> handled) {
@@ -169,9 +203,9 @@ class SchemaCompiler {
         if (annotation_keywords().count(it.key())) continue;
         bool is_handled = false;
         for (const char* h : handled) is_handled = is_handled || it.key() == h;
-        if (!is_handled && (is_type_keyword(it.key()) || it.key() == "type" || it.key() == "enum" ||
-                            it.key() == "const" || it.key() == "anyOf" || it.key() == "oneOf" || it.key() == "$ref" ||
-                            it.key() == "nullable")) {
+        if (!is_handled &&
+            (is_type_keyword(it.key()) || it.key() == "type" || it.key() == "enum" || it.key() == "const" ||
+             it.key() == "anyOf" || it.key() == "oneOf" || it.key() == "$ref" || it.key() == "nullable")) {
           out.push_back(it.key());
         }
       }
@@ -184,18 +218,24 @@ class SchemaCompiler {
       return build_ref(s["$ref"], child(pointer, "$ref"), depth);
     }
     if (s.contains("enum") || s.contains("const")) {
-      if (s.contains("enum") && s.contains("const")) return unsupported(pointer, ": 'enum' together with 'const' is not supported");
+      if (s.contains("enum") && s.contains("const"))
+        return unsupported(pointer, ": 'enum' together with 'const' is not supported");
       auto other = siblings({"enum", "const", "type", "nullable"});
-      if (!other.empty()) return unsupported(child(pointer, other[0]), ": keywords beside 'enum'/'const' (other than 'type') are not supported");
+      if (!other.empty())
+        return unsupported(child(pointer, other[0]),
+                           ": keywords beside 'enum'/'const' (other than 'type') are not supported");
       return build_literals(s, pointer);
     }
     if (s.contains("anyOf") || s.contains("oneOf")) {
-      if (s.contains("anyOf") && s.contains("oneOf")) return unsupported(pointer, ": 'anyOf' together with 'oneOf' is not supported");
+      if (s.contains("anyOf") && s.contains("oneOf"))
+        return unsupported(pointer, ": 'anyOf' together with 'oneOf' is not supported");
       const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
       auto other = siblings({key});
-      if (!other.empty()) return unsupported(child(pointer, other[0]), ": keywords beside '", key, "' are not supported");
+      if (!other.empty())
+        return unsupported(child(pointer, other[0]), ": keywords beside '", key, "' are not supported");
       const json& alts = s[key];
-      if (!alts.is_array() || alts.empty()) return invalid_argument(child(pointer, key), ": must be a non-empty array of schemas");
+      if (!alts.is_array() || alts.empty())
+        return invalid_argument(child(pointer, key), ": must be a non-empty array of schemas");
       std::vector<int> indices;
       for (size_t i = 0; i < alts.size(); ++i) {
         XONNX_ASSIGN_OR_RETURN(int alt, compile(alts[i], child(child(pointer, key), std::to_string(i)), depth + 1));
@@ -231,7 +271,8 @@ class SchemaCompiler {
       return unsupported(pointer, ": only local references ('#', '#/$defs/...') are supported, not '", target, "'");
     }
     const std::string path = target.substr(1);
-    if (!path.empty() && path[0] != '/') return unsupported(pointer, ": anchor references ('", target, "') are not supported");
+    if (!path.empty() && path[0] != '/')
+      return unsupported(pointer, ": anchor references ('", target, "') are not supported");
     const json* resolved = nullptr;
     try {
       const json::json_pointer jp(path);
@@ -260,7 +301,8 @@ class SchemaCompiler {
         types.push_back(t.get<std::string>());
       } else if (t.is_array() && !t.empty()) {
         for (const json& e : t) {
-          if (!e.is_string()) return invalid_argument(child(pointer, "type"), ": must be a string or an array of strings");
+          if (!e.is_string())
+            return invalid_argument(child(pointer, "type"), ": must be a string or an array of strings");
           types.push_back(e.get<std::string>());
         }
       } else {
@@ -285,7 +327,8 @@ class SchemaCompiler {
       for (const auto& t : types) {
         if ((t == "object" && v.is_object()) || (t == "array" && v.is_array()) || (t == "string" && v.is_string()) ||
             (t == "number" && v.is_number()) || (t == "boolean" && v.is_boolean()) || (t == "null" && v.is_null()) ||
-            (t == "integer" && (v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())))) {
+            (t == "integer" &&
+             (v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())))) {
           return true;
         }
       }
@@ -297,7 +340,8 @@ class SchemaCompiler {
     if (s.contains("const")) {
       values.push_back(s["const"]);
     } else {
-      if (!s["enum"].is_array() || s["enum"].empty()) return invalid_argument(child(pointer, "enum"), ": must be a non-empty array");
+      if (!s["enum"].is_array() || s["enum"].empty())
+        return invalid_argument(child(pointer, "enum"), ": must be a non-empty array");
       for (const json& v : s["enum"]) values.push_back(v);
     }
     for (const json& v : values) {
@@ -325,8 +369,8 @@ class SchemaCompiler {
       } else if (type == "null") {
         alternatives.push_back(CompiledSchema::kNullNode);
       } else {
-        Result<SchemaNode> n = type == "object" ? build_object(s, pointer, depth)
-                               : type == "array" ? build_array(s, pointer, depth)
+        Result<SchemaNode> n = type == "object"   ? build_object(s, pointer, depth)
+                               : type == "array"  ? build_array(s, pointer, depth)
                                : type == "string" ? build_string(s, pointer)
                                                   : build_number(s, pointer, type == "integer");
         if (!n.is_ok()) return n.status();
@@ -357,7 +401,8 @@ class SchemaCompiler {
       const json& props = s["properties"];
       if (!props.is_object()) return invalid_argument(child(pointer, "properties"), ": must be an object");
       if (props.size() > kMaxObjectProperties) {
-        return unsupported(child(pointer, "properties"), ": more than ", kMaxObjectProperties, " properties in one object");
+        return unsupported(child(pointer, "properties"), ": more than ", kMaxObjectProperties,
+                           " properties in one object");
       }
       for (auto it = props.begin(); it != props.end(); ++it) {
         const std::string p = child(child(pointer, "properties"), it.key());
@@ -379,12 +424,14 @@ class SchemaCompiler {
       const json& r = s["required"];
       if (!r.is_array()) return invalid_argument(child(pointer, "required"), ": must be an array of strings");
       for (size_t i = 0; i < r.size(); ++i) {
-        if (!r[i].is_string()) return invalid_argument(child(child(pointer, "required"), std::to_string(i)), ": must be a string");
+        if (!r[i].is_string())
+          return invalid_argument(child(child(pointer, "required"), std::to_string(i)), ": must be a string");
         const std::string name = escaped_name(r[i].get<std::string>());
         if (!properties.count(name)) {
           if (n.additional < 0) {
             return invalid_argument(child(child(pointer, "required"), std::to_string(i)), ": required property '",
-                                    r[i].get<std::string>(), "' is not in 'properties' and additionalProperties is false");
+                                    r[i].get<std::string>(),
+                                    "' is not in 'properties' and additionalProperties is false");
           }
           properties[name] = n.additional;
         }
@@ -415,7 +462,8 @@ class SchemaCompiler {
     XONNX_ASSIGN_OR_RETURN(n.max_items, count_keyword(s, pointer, "maxItems", INT64_MAX));
     if (s.contains("items")) {
       const json& items = s["items"];
-      if (items.is_array()) return unsupported(child(pointer, "items"), ": tuple 'items' (an array of schemas) is not supported");
+      if (items.is_array())
+        return unsupported(child(pointer, "items"), ": tuple 'items' (an array of schemas) is not supported");
       if (items.is_boolean() && !items.get<bool>()) {
         n.max_items = 0;
       } else {
@@ -444,16 +492,20 @@ class SchemaCompiler {
   Result<SchemaNode> build_number(const json& s, const std::string& pointer, bool integer) {
     SchemaNode n;
     n.kind = integer ? SchemaNode::Kind::kInteger : SchemaNode::Kind::kNumber;
-    auto bound = [&](const char* key, bool& has, double& value, bool& exclusive, bool is_exclusive, bool is_min) -> Status {
+    auto bound = [&](const char* key, bool& has, double& value, bool& exclusive, bool is_exclusive,
+                     bool is_min) -> Status {
       if (!s.contains(key)) return Status::ok();
       const json& v = s[key];
-      if (v.is_boolean()) return unsupported(child(pointer, key), ": the draft-4 boolean form is not supported; give the bound as a number");
+      if (v.is_boolean())
+        return unsupported(child(pointer, key),
+                           ": the draft-4 boolean form is not supported; give the bound as a number");
       if (!v.is_number()) return invalid_argument(child(pointer, key), ": must be a number");
       const double x = v.get<double>();
       if (!std::isfinite(x)) return invalid_argument(child(pointer, key), ": must be finite");
       // Of an inclusive and an exclusive bound on the same side, keep the tighter.
       if (has) {
-        const bool tighter = is_min ? (x > value || (x == value && is_exclusive)) : (x < value || (x == value && is_exclusive));
+        const bool tighter =
+            is_min ? (x > value || (x == value && is_exclusive)) : (x < value || (x == value && is_exclusive));
         if (!tighter) return Status::ok();
       }
       has = true;
@@ -479,8 +531,7 @@ class SchemaCompiler {
         return unsupported(pointer, ": integer bounds beyond 2^53 are not supported");
       }
     }
-    if (n.has_min && n.has_max &&
-        (n.min > n.max || (n.min == n.max && (n.exclusive_min || n.exclusive_max)))) {
+    if (n.has_min && n.has_max && (n.min > n.max || (n.min == n.max && (n.exclusive_min || n.exclusive_max)))) {
       return invalid_argument(pointer, ": no number lies within the bounds");
     }
     return n;

@@ -35,10 +35,10 @@ struct SchemaNode {
   // property_nodes[i] is the schema of property_names[i].
   std::vector<std::string> property_names;
   std::vector<int> property_nodes;
-  uint64_t required_mask = 0;   // bit i: property_names[i] is required
-  int additional = -1;          // node for other keys; -1: no other keys allowed
+  uint64_t required_mask = 0;  // bit i: property_names[i] is required
+  int additional = -1;         // node for other keys; -1: no other keys allowed
   // kArray
-  int items = -1;               // node of every item
+  int items = -1;  // node of every item
   int64_t min_items = 0, max_items = INT64_MAX;
   // kString: lengths in Unicode code points; pattern as a DFA over the decoded UTF-8 bytes.
   int64_t min_length = 0, max_length = INT64_MAX;

@@ -86,7 +86,8 @@ class JsonProcessor : public genai::LogitsProcessor {
   }
   Status accept(int32_t token) override {
     if (!constraint_.accept(token)) {
-      return Status(StatusCode::kInternal, "response_format: token " + std::to_string(token) + " breaks the JSON output");
+      return Status(StatusCode::kInternal,
+                    "response_format: token " + std::to_string(token) + " breaks the JSON output");
     }
     return Status::ok();
   }
@@ -109,8 +110,8 @@ class JsonProcessor : public genai::LogitsProcessor {
 }  // namespace
 
 Result<std::unique_ptr<ModelBackend>> load_model_backend(const std::string& model_dir, const BackendOptions& options) {
-  const int32_t threads = options.threads > 0 ? options.threads
-                                              : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const int32_t threads =
+      options.threads > 0 ? options.threads : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
   if (is_embedding_model_dir(model_dir)) {
     auto model = EmbeddingModel::load(model_dir, threads);
     if (!model.is_ok()) return model.status();

@@ -87,7 +87,8 @@ Result<CachedModel> add_cached_model(const std::string& cache_dir, const std::st
   fs::path source = fs::path(source_dir).lexically_normal();
   if (source.filename().empty()) source = source.parent_path();
   if (name.empty()) name = source.filename().string();
-  if (!valid_name(name)) return invalid_argument("'", name, "' is not a model name (letters, digits, - _ .); give --name");
+  if (!valid_name(name))
+    return invalid_argument("'", name, "' is not a model name (letters, digits, - _ .); give --name");
   if (is_embedding_model_dir(source.string())) {
     auto config = load_embedding_config(source.string());
     if (!config.is_ok()) return config.status();
@@ -97,7 +98,8 @@ Result<CachedModel> add_cached_model(const std::string& cache_dir, const std::st
   }
   const fs::path target = fs::path(cache_dir) / name;
   std::error_code ec;
-  if (fs::exists(target, ec)) return invalid_argument("the cache has a model '", name, "' already (", target.string(), ")");
+  if (fs::exists(target, ec))
+    return invalid_argument("the cache has a model '", name, "' already (", target.string(), ")");
   fs::create_directories(cache_dir, ec);
   if (ec) return io_error("cannot create ", cache_dir, ": ", ec.message());
   // Copied under a temporary name and renamed, so that an interrupted copy is never listed.

@@ -29,8 +29,8 @@ using BackendLoader = std::function<Result<std::unique_ptr<ModelBackend>>(const 
 struct ModelStatus {
   std::string name, dir;
   bool loaded = false, loading = false;
-  int64_t created = 0;          // the folder's modification time (Unix seconds), for /v1/models
-  std::string last_error;       // the last load's error, if it failed
+  int64_t created = 0;                    // the folder's modification time (Unix seconds), for /v1/models
+  std::string last_error;                 // the last load's error, if it failed
   std::shared_ptr<ModelBackend> backend;  // when loaded (for stats)
 };
 

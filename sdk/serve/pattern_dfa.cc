@@ -77,9 +77,7 @@ class Parser {
   }
 
  private:
-  Status error(const std::string& what) const {
-    return unsupported("pattern '", p_, "' at offset ", pos_, ": ", what);
-  }
+  Status error(const std::string& what) const { return unsupported("pattern '", p_, "' at offset ", pos_, ": ", what); }
   bool at_end() const { return pos_ >= p_.size(); }
   char peek() const { return p_[pos_]; }
 
@@ -247,7 +245,8 @@ class Parser {
     for (size_t i = 0; i < digits; ++i) {
       const char h = p_[pos_ + i];
       if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
-      out = out * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
+      out = out * 16 +
+            static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
     }
     pos_ += digits;
     return true;
@@ -261,8 +260,10 @@ class Parser {
       case 'd': return set_of(digit_set());
       case 'w': return set_of(word_set());
       case 's': return set_of(space_set());
-      case 'D': return in_class ? set_of(ascii() & ~digit_set()) : either(set_of(ascii() & ~digit_set()), non_ascii_char());
-      case 'W': return in_class ? set_of(ascii() & ~word_set()) : either(set_of(ascii() & ~word_set()), non_ascii_char());
+      case 'D':
+        return in_class ? set_of(ascii() & ~digit_set()) : either(set_of(ascii() & ~digit_set()), non_ascii_char());
+      case 'W':
+        return in_class ? set_of(ascii() & ~word_set()) : either(set_of(ascii() & ~word_set()), non_ascii_char());
       case 'S': return set_of(ascii() & ~space_set());  // ASCII only: Unicode spaces count as \s in ECMA
       case 'n': return set_of(ByteSet().set('\n'));
       case 't': return set_of(ByteSet().set('\t'));
@@ -419,8 +420,7 @@ Result<Frag> build(const Ast& a, Nfa& nfa) {
       return f;
     }
     case Ast::Type::kStart:
-    case Ast::Type::kEnd:
-      break;
+    case Ast::Type::kEnd: break;
   }
   return unsupported("'^' and '$' are supported only at the ends of the pattern");
 }
@@ -429,8 +429,10 @@ Result<Frag> build(const Ast& a, Nfa& nfa) {
 // bytes"; anchors anywhere else are refused by build().
 Ast anchored_search(Ast top) {
   std::vector<Ast> alternatives;
-  if (top.type == Ast::Type::kAlt) alternatives = std::move(top.children);
-  else alternatives.push_back(std::move(top));
+  if (top.type == Ast::Type::kAlt)
+    alternatives = std::move(top.children);
+  else
+    alternatives.push_back(std::move(top));
   Ast any;
   any.type = Ast::Type::kRepeat;
   any.children.push_back(set_of(ByteSet().set()));

@@ -37,7 +37,7 @@ class ByteDfa {
 
  private:
   friend class DfaBuilder;
-  std::vector<int32_t> table_;     // states x 256
+  std::vector<int32_t> table_;  // states x 256
   std::vector<uint8_t> accepting_;
 };
 

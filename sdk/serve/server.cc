@@ -26,8 +26,13 @@ void send_json(httplib::Response& res, const json& body) {
 }
 
 json model_json(const ModelStatus& m) {
-  return {{"id", m.name}, {"object", "model"}, {"created", m.created}, {"owned_by", "xonnx"},
-          {"status", m.loaded ? "loaded" : m.loading ? "loading" : "available"}};
+  return {{"id", m.name},
+          {"object", "model"},
+          {"created", m.created},
+          {"owned_by", "xonnx"},
+          {"status", m.loaded    ? "loaded"
+                     : m.loading ? "loading"
+                                 : "available"}};
 }
 
 }  // namespace
@@ -54,7 +59,8 @@ Status Server::bind() {
     if (port_ <= 0) return io_error("cannot listen on ", options_.host, " (any port)");
   } else {
     if (!http_->bind_to_port(options_.host, options_.port)) {
-      return io_error("cannot listen on ", options_.host, ":", options_.port, " (in use, or not an address of this host)");
+      return io_error("cannot listen on ", options_.host, ":", options_.port,
+                      " (in use, or not an address of this host)");
     }
     port_ = options_.port;
   }
@@ -84,9 +90,10 @@ void Server::install_routes() {
     const std::string auth = req.get_header_value("Authorization");
     const std::string bearer = "Bearer ";
     if (auth.compare(0, bearer.size(), bearer) != 0 || !same_secret(auth.substr(bearer.size()), options_.api_key)) {
-      send_error(res, {401, "invalid_request_error",
-                       auth.empty() ? "missing API key: send 'Authorization: Bearer KEY'" : "incorrect API key provided",
-                       "", "invalid_api_key"});
+      send_error(res,
+                 {401, "invalid_request_error",
+                  auth.empty() ? "missing API key: send 'Authorization: Bearer KEY'" : "incorrect API key provided", "",
+                  "invalid_api_key"});
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -94,9 +101,13 @@ void Server::install_routes() {
   // Statuses httplib sets itself (unknown path 404, oversized body 413, ...) get OpenAI's shape.
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 404) send_error(res, {404, "invalid_request_error", "unknown endpoint: " + req.method + " " + req.path, "", ""});
-    else if (res.status == 413) send_error(res, {413, "invalid_request_error", "the request body is too large", "", ""});
-    else send_error(res, {res.status, "invalid_request_error", "the request failed (HTTP " + std::to_string(res.status) + ")", "", ""});
+    if (res.status == 404)
+      send_error(res, {404, "invalid_request_error", "unknown endpoint: " + req.method + " " + req.path, "", ""});
+    else if (res.status == 413)
+      send_error(res, {413, "invalid_request_error", "the request body is too large", "", ""});
+    else
+      send_error(res, {res.status, "invalid_request_error",
+                       "the request failed (HTTP " + std::to_string(res.status) + ")", "", ""});
   });
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown";
@@ -141,9 +152,8 @@ void Server::install_routes() {
   http.Post("/v1/completions", [ctx](const httplib::Request& req, httplib::Response& res) {
     handle_completion(req, res, Endpoint::kCompletion, *ctx);
   });
-  http.Post("/v1/embeddings", [ctx](const httplib::Request& req, httplib::Response& res) {
-    handle_embeddings(req, res, *ctx);
-  });
+  http.Post("/v1/embeddings",
+            [ctx](const httplib::Request& req, httplib::Response& res) { handle_embeddings(req, res, *ctx); });
   http.Post("/tokenize", [ctx](const httplib::Request& req, httplib::Response& res) {
     TokenizeParse parsed = parse_tokenize_request(req.body, false);
     if (!parsed.request) return send_error(res, parsed.error);

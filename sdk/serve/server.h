@@ -29,9 +29,9 @@ namespace xonnx::serve {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 5273;              // 0: any free port (see Server::port())
-  std::string api_key;          // non-empty: requests must send "Authorization: Bearer KEY"
-  int http_threads = 16;        // connections served at once (each waiting request holds one)
+  int port = 5273;                   // 0: any free port (see Server::port())
+  std::string api_key;               // non-empty: requests must send "Authorization: Bearer KEY"
+  int http_threads = 16;             // connections served at once (each waiting request holds one)
   size_t max_body_bytes = 8u << 20;  // larger request bodies get 413
 };
 

@@ -70,11 +70,13 @@ std::string ServerMetrics::render(const std::vector<ModelStatus>& models, uint64
     o << "xonnx_requests_total{path=\"" << label(key.first) << "\",status=\"" << key.second << "\"} " << n << "\n";
   }
   o << "# HELP xonnx_generations_total Generations by finish reason.\n# TYPE xonnx_generations_total counter\n";
-  for (const auto& [reason, n] : finish_reasons_) o << "xonnx_generations_total{reason=\"" << reason << "\"} " << n << "\n";
+  for (const auto& [reason, n] : finish_reasons_)
+    o << "xonnx_generations_total{reason=\"" << reason << "\"} " << n << "\n";
   o << "# HELP xonnx_prompt_tokens_total Prompt tokens of finished requests.\n# TYPE xonnx_prompt_tokens_total counter\n"
     << "xonnx_prompt_tokens_total " << prompt_tokens_ << "\n"
     << "# HELP xonnx_prompt_tokens_cached_total Prompt tokens reused from the KV cache.\n"
-    << "# TYPE xonnx_prompt_tokens_cached_total counter\nxonnx_prompt_tokens_cached_total " << cached_prompt_tokens_ << "\n"
+    << "# TYPE xonnx_prompt_tokens_cached_total counter\nxonnx_prompt_tokens_cached_total " << cached_prompt_tokens_
+    << "\n"
     << "# HELP xonnx_completion_tokens_total Generated tokens of finished requests.\n"
     << "# TYPE xonnx_completion_tokens_total counter\nxonnx_completion_tokens_total " << completion_tokens_ << "\n"
     << "# HELP xonnx_embedding_inputs_total Inputs embedded (/v1/embeddings).\n"
@@ -127,7 +129,9 @@ std::string ServerMetrics::render(const std::vector<ModelStatus>& models, uint64
       {"xonnx_model_prefill_seconds_total", "counter", "Time in prompt prefill.",
        [](const ModelStatus&, const Stats& s) { return s.prefill_seconds; }},
       {"xonnx_model_decode_tokens_per_second", "gauge", "Generated tokens per decode second, since load.",
-       [](const ModelStatus&, const Stats& s) { return s.decode_seconds > 0 ? s.generated_tokens / s.decode_seconds : 0.0; }},
+       [](const ModelStatus&, const Stats& s) {
+         return s.decode_seconds > 0 ? s.generated_tokens / s.decode_seconds : 0.0;
+       }},
   };
   std::vector<std::pair<const ModelStatus*, Stats>> loaded_models;
   for (const ModelStatus& m : models) {

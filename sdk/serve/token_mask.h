@@ -28,7 +28,9 @@ class VocabTrie {
   size_t vocab_size() const { return vocab_size_; }
   size_t nodes() const { return nodes_.size(); }
   const std::string& bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
-  bool offered(int32_t id) const { return id >= 0 && static_cast<size_t>(id) < vocab_size_ && offered_[static_cast<size_t>(id)]; }
+  bool offered(int32_t id) const {
+    return id >= 0 && static_cast<size_t>(id) < vocab_size_ && offered_[static_cast<size_t>(id)];
+  }
 
  private:
   friend class JsonConstraint;

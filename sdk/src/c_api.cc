@@ -74,8 +74,8 @@ const xonnx::ValueInfo* info_at(const std::vector<xonnx::ValueInfo>& infos, size
   return index < infos.size() ? &infos[index] : nullptr;
 }
 
-xonnx_status* describe(const xonnx::ValueInfo* info, xonnx_element_type* type, int64_t* dims,
-                       size_t capacity, int64_t* rank) {
+xonnx_status* describe(const xonnx::ValueInfo* info, xonnx_element_type* type, int64_t* dims, size_t capacity,
+                       int64_t* rank) {
   if (!info) return bad_arg("index out of range");
   if (type) *type = static_cast<xonnx_element_type>(info->type.elem_type);
   if (rank) *rank = info->type.has_shape ? static_cast<int64_t>(info->type.dims.size()) : -1;
@@ -93,13 +93,11 @@ const char* dim_name(const xonnx::ValueInfo* info, size_t dim) {
 }
 
 // Wraps caller buffers as tensors (views: no copy) in graph-input order.
-xonnx_status* bind_inputs(const xonnx::Session& session, const xonnx_tensor_view* inputs,
-                          size_t num_inputs, std::vector<xonnx::Value>* out,
-                          std::vector<const void*>* input_storage) {
+xonnx_status* bind_inputs(const xonnx::Session& session, const xonnx_tensor_view* inputs, size_t num_inputs,
+                          std::vector<xonnx::Value>* out, std::vector<const void*>* input_storage) {
   const auto& infos = session.inputs();
   if (num_inputs != infos.size()) {
-    return bad_arg("the model takes " + std::to_string(infos.size()) + " inputs, got " +
-                   std::to_string(num_inputs));
+    return bad_arg("the model takes " + std::to_string(infos.size()) + " inputs, got " + std::to_string(num_inputs));
   }
   if (num_inputs && !inputs) return bad_arg("inputs is NULL");
   out->assign(infos.size(), xonnx::Value());
@@ -142,13 +140,13 @@ using Bindings = std::vector<std::pair<std::string, xonnx::Tensor>>;
 // Runs and returns tensors that do not point into caller memory.
 // `bindings`: outputs written into caller buffers for this run (Session::run_bound); `bound`
 // marks them, left undefined in results.
-xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, size_t num_inputs,
-                          size_t num_outputs, std::vector<xonnx::Tensor>* results,
-                          const Bindings* bindings = nullptr, const std::vector<bool>* bound = nullptr) {
+xonnx_status* run_session(xonnx_session* s, const xonnx_tensor_view* inputs, size_t num_inputs, size_t num_outputs,
+                          std::vector<xonnx::Tensor>* results, const Bindings* bindings = nullptr,
+                          const std::vector<bool>* bound = nullptr) {
   if (!s) return bad_arg("session is NULL");
   if (num_outputs != s->session->outputs().size()) {
-    return bad_arg("the model has " + std::to_string(s->session->outputs().size()) +
-                   " outputs, " + std::to_string(num_outputs) + " requested");
+    return bad_arg("the model has " + std::to_string(s->session->outputs().size()) + " outputs, " +
+                   std::to_string(num_outputs) + " requested");
   }
   std::vector<xonnx::Value> values;
   std::vector<const void*> caller_storage;
@@ -194,12 +192,8 @@ extern "C" {
 uint32_t xonnx_api_version(void) { return XONNX_API_VERSION; }
 const char* xonnx_version(void) { return XONNX_VERSION_STRING; }
 
-xonnx_status_code xonnx_status_get_code(const xonnx_status* status) {
-  return status ? status->code : XONNX_OK;
-}
-const char* xonnx_status_get_message(const xonnx_status* status) {
-  return status ? status->message.c_str() : "";
-}
+xonnx_status_code xonnx_status_get_code(const xonnx_status* status) { return status ? status->code : XONNX_OK; }
+const char* xonnx_status_get_message(const xonnx_status* status) { return status ? status->message.c_str() : ""; }
 void xonnx_status_release(xonnx_status* status) {
   if (status != xonnx::capi::out_of_memory()) delete status;
 }
@@ -236,7 +230,7 @@ xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session_options* 
   });
 }
 xonnx_status* xonnx_session_options_set_optimization_level(xonnx_session_options* options,
-                                                          xonnx_optimization_level level) {
+                                                           xonnx_optimization_level level) {
   return guarded([&]() -> xonnx_status* {
     if (!options) return bad_arg("options is NULL");
     if (level < XONNX_OPTIMIZE_NONE || level > XONNX_OPTIMIZE_ALL) {
@@ -268,8 +262,7 @@ void xonnx_session_cancel(xonnx_session* session) {
   if (session && session->session) session->session->cancel();
 }
 
-xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_options* options,
-                                   xonnx_session** out) {
+xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_options* options, xonnx_session** out) {
   return guarded([&]() -> xonnx_status* {
     if (!model_path || !out) return bad_arg("model_path and out must not be NULL");
     *out = nullptr;
@@ -280,8 +273,7 @@ xonnx_status* xonnx_session_create(const char* model_path, const xonnx_session_o
   });
 }
 
-xonnx_status* xonnx_session_create_from_memory(const void* data, size_t size,
-                                               const xonnx_session_options* options,
+xonnx_status* xonnx_session_create_from_memory(const void* data, size_t size, const xonnx_session_options* options,
                                                xonnx_session** out) {
   return guarded([&]() -> xonnx_status* {
     if (!data || !out) return bad_arg("data and out must not be NULL");
@@ -305,15 +297,15 @@ const char* xonnx_session_output_name(const xonnx_session* s, size_t index) {
   const xonnx::ValueInfo* info = s ? info_at(s->session->outputs(), index) : nullptr;
   return info ? info->name.c_str() : nullptr;
 }
-xonnx_status* xonnx_session_input_info(const xonnx_session* s, size_t index, xonnx_element_type* type,
-                                       int64_t* dims, size_t capacity, int64_t* rank) {
+xonnx_status* xonnx_session_input_info(const xonnx_session* s, size_t index, xonnx_element_type* type, int64_t* dims,
+                                       size_t capacity, int64_t* rank) {
   return guarded([&]() -> xonnx_status* {
     if (!s) return bad_arg("session is NULL");
     return describe(info_at(s->session->inputs(), index), type, dims, capacity, rank);
   });
 }
-xonnx_status* xonnx_session_output_info(const xonnx_session* s, size_t index, xonnx_element_type* type,
-                                        int64_t* dims, size_t capacity, int64_t* rank) {
+xonnx_status* xonnx_session_output_info(const xonnx_session* s, size_t index, xonnx_element_type* type, int64_t* dims,
+                                        size_t capacity, int64_t* rank) {
   return guarded([&]() -> xonnx_status* {
     if (!s) return bad_arg("session is NULL");
     return describe(info_at(s->session->outputs(), index), type, dims, capacity, rank);
@@ -326,8 +318,8 @@ const char* xonnx_session_output_dim_name(const xonnx_session* s, size_t index, 
   return s ? dim_name(info_at(s->session->outputs(), index), dim) : nullptr;
 }
 
-xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                size_t num_inputs, xonnx_tensor** outputs, size_t num_outputs) {
+xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs, size_t num_inputs,
+                                xonnx_tensor** outputs, size_t num_outputs) {
   return guarded([&]() -> xonnx_status* {
     if (num_outputs && !outputs) return bad_arg("outputs is NULL");
     std::vector<xonnx::Tensor> results;
@@ -337,9 +329,9 @@ xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view*
   });
 }
 
-xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                             size_t num_inputs, const xonnx_tensor_view* bound_outputs,
-                                             size_t num_bound, xonnx_tensor** outputs, size_t num_outputs) {
+xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx_tensor_view* inputs, size_t num_inputs,
+                                             const xonnx_tensor_view* bound_outputs, size_t num_bound,
+                                             xonnx_tensor** outputs, size_t num_outputs) {
   return guarded([&]() -> xonnx_status* {
     if (!session) return bad_arg("session is NULL");
     if (num_outputs && !outputs) return bad_arg("outputs is NULL");
@@ -385,9 +377,8 @@ xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx
   });
 }
 
-xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                     size_t num_inputs, xonnx_output_buffer* outputs,
-                                     size_t num_outputs) {
+xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_view* inputs, size_t num_inputs,
+                                     xonnx_output_buffer* outputs, size_t num_outputs) {
   return guarded([&]() -> xonnx_status* {
     if (num_outputs && !outputs) return bad_arg("outputs is NULL");
     std::vector<xonnx::Tensor> results;
@@ -404,7 +395,8 @@ xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_
         if (which == infos.size()) return bad_arg(std::string("the model has no output named '") + buf.name + "'");
       }
       const xonnx::Tensor& t = results[which];
-      if (t.dtype() == xonnx::DataType::kString) return make_status(XONNX_UNSUPPORTED, "string outputs are not exposed by the C API");
+      if (t.dtype() == xonnx::DataType::kString)
+        return make_status(XONNX_UNSUPPORTED, "string outputs are not exposed by the C API");
       const std::string label = "output '" + infos[which].name + "'";
       if (t.rank() > buf.shape_capacity) {
         return bad_arg(label + " has rank " + std::to_string(t.rank()) + ", shape capacity is " +

@@ -38,8 +38,8 @@ xonnx_status* xonnx_generator_create(const char* model_dir, int num_threads, int
 
 void xonnx_generator_release(xonnx_generator* generator) { delete generator; }
 
-xonnx_status* xonnx_generator_set_sampling(xonnx_generator* generator, float temperature, int32_t top_k,
-                                           float top_p, float repetition_penalty, int64_t seed) {
+xonnx_status* xonnx_generator_set_sampling(xonnx_generator* generator, float temperature, int32_t top_k, float top_p,
+                                           float repetition_penalty, int64_t seed) {
   return guarded([&]() -> xonnx_status* {
     if (!generator) return bad_arg("generator is NULL");
     xonnx::genai::SamplingParams p;

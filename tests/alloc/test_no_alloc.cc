@@ -203,10 +203,10 @@ TEST(NoAllocationCounter, CountsAllocations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, NoAllocation,
-                         ::testing::Values(Case{"mlp", 1}, Case{"mobilenet_v2", 1},
-                                           Case{"mobilenet_v2", 2}, Case{"resnet18", 1},
-                                           Case{"squeezenet1_1", 1}, Case{"efficientnet_b0", 1},
-                                           Case{"mobilenet_v3_small", 1}, Case{"digits_cnn", 1}, Case{"transformer_encoder", 1}, Case{"transformer_encoder", 2},
+                         ::testing::Values(Case{"mlp", 1}, Case{"mobilenet_v2", 1}, Case{"mobilenet_v2", 2},
+                                           Case{"resnet18", 1}, Case{"squeezenet1_1", 1}, Case{"efficientnet_b0", 1},
+                                           Case{"mobilenet_v3_small", 1}, Case{"digits_cnn", 1},
+                                           Case{"transformer_encoder", 1}, Case{"transformer_encoder", 2},
                                            Case{"gpt_decoder", 1}, Case{"../models_quantized/mobilenet_v2_int8", 1},
                                            Case{"../models_quantized/mobilenet_v2_int8", 2},
                                            Case{"../models_quantized/resnet18_int8", 1},

@@ -88,10 +88,11 @@ TEST_P(ConcurrentRuns, CppSharedAndPerThreadSessionsEqualSerialRuns) {
   ASSERT_FALSE(same_bits(serial[0], serial[1]));  // the variants do differ
 
   xonnx::Session& one = **shared;
-  EXPECT_EQ(run_threads(serial, [&](int, int variant) {
-              auto out = one.run({xonnx::Value(inputs[static_cast<size_t>(variant)])});
-              return out.is_ok() ? first_output(*out) : std::vector<float>{};
-            }),
+  EXPECT_EQ(run_threads(serial,
+                        [&](int, int variant) {
+                          auto out = one.run({xonnx::Value(inputs[static_cast<size_t>(variant)])});
+                          return out.is_ok() ? first_output(*out) : std::vector<float>{};
+                        }),
             0);
 
   std::vector<std::unique_ptr<xonnx::Session>> own(kThreads);
@@ -100,12 +101,14 @@ TEST_P(ConcurrentRuns, CppSharedAndPerThreadSessionsEqualSerialRuns) {
     ASSERT_TRUE(created.is_ok()) << created.status().to_string();
     s = std::move(created).value();
   }
-  EXPECT_EQ(run_threads(serial, [&](int thread, int variant) {
-              // The same output vector each time: the allocation-free path, per thread.
-              thread_local std::vector<xonnx::Value> outputs;
-              xonnx::Status st = own[static_cast<size_t>(thread)]->run({xonnx::Value(inputs[static_cast<size_t>(variant)])}, outputs);
-              return st.is_ok() ? first_output(outputs) : std::vector<float>{};
-            }),
+  EXPECT_EQ(run_threads(serial,
+                        [&](int thread, int variant) {
+                          // The same output vector each time: the allocation-free path, per thread.
+                          thread_local std::vector<xonnx::Value> outputs;
+                          xonnx::Status st = own[static_cast<size_t>(thread)]->run(
+                              {xonnx::Value(inputs[static_cast<size_t>(variant)])}, outputs);
+                          return st.is_ok() ? first_output(outputs) : std::vector<float>{};
+                        }),
             0);
 }
 
@@ -150,7 +153,8 @@ TEST_P(ConcurrentRuns, CApiSharedAndPerThreadSessionsEqualSerialRuns) {
 
   std::vector<xonnx_session*> own(kThreads);
   for (auto& s : own) s = create();
-  EXPECT_EQ(run_threads(serial, [&](int thread, int variant) { return run(own[static_cast<size_t>(thread)], variant); }), 0);
+  EXPECT_EQ(
+      run_threads(serial, [&](int thread, int variant) { return run(own[static_cast<size_t>(thread)], variant); }), 0);
   for (xonnx_session* s : own) xonnx_session_release(s);
   xonnx_session_release(shared);
   xonnx_session_options_release(options);
@@ -173,18 +177,24 @@ TEST(ConcurrentRunsBinding, CApiRunWithBindingKeepsEachThreadsBuffer) {
   xonnx_session* shared = nullptr;
   ASSERT_EQ(xonnx_session_create(path.c_str(), nullptr, &shared), nullptr);
   const xonnx::Shape out_shape = (*probe)->run({xonnx::Value(inputs[0])})->at(0).tensor().shape();
-  EXPECT_EQ(run_threads(serial, [&](int, int variant) {
-              const xonnx::Tensor& x = inputs[static_cast<size_t>(variant)];
-              xonnx_tensor_view view{nullptr, XONNX_TYPE_FLOAT32, x.shape().data(), x.rank(), x.raw_data(), x.nbytes()};
-              std::vector<float> out(serial[0].size(), -1.0f);
-              xonnx_tensor_view bound{xonnx_session_output_name(shared, 0), XONNX_TYPE_FLOAT32, out_shape.data(),
-                                      out_shape.size(), out.data(), out.size() * sizeof(float)};
-              xonnx_tensor* unused = nullptr;
-              xonnx_status* st = xonnx_session_run_with_binding(shared, &view, 1, &bound, 1, &unused, 1);
-              if (st) out.clear();
-              xonnx_status_release(st);
-              return out;
-            }),
+  EXPECT_EQ(run_threads(serial,
+                        [&](int, int variant) {
+                          const xonnx::Tensor& x = inputs[static_cast<size_t>(variant)];
+                          xonnx_tensor_view view{nullptr,  XONNX_TYPE_FLOAT32, x.shape().data(),
+                                                 x.rank(), x.raw_data(),       x.nbytes()};
+                          std::vector<float> out(serial[0].size(), -1.0f);
+                          xonnx_tensor_view bound{xonnx_session_output_name(shared, 0),
+                                                  XONNX_TYPE_FLOAT32,
+                                                  out_shape.data(),
+                                                  out_shape.size(),
+                                                  out.data(),
+                                                  out.size() * sizeof(float)};
+                          xonnx_tensor* unused = nullptr;
+                          xonnx_status* st = xonnx_session_run_with_binding(shared, &view, 1, &bound, 1, &unused, 1);
+                          if (st) out.clear();
+                          xonnx_status_release(st);
+                          return out;
+                        }),
             0);
   xonnx_session_release(shared);
 }

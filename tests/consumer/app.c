@@ -49,10 +49,14 @@ static void* read_file(const char* path, size_t* bytes) {
 int main(int argc, char** argv) {
   const char *model = NULL, *input_path = NULL, *expect_path = NULL, *write_path = NULL;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) input_path = argv[++i];
-    else if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) expect_path = argv[++i];
-    else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc) write_path = argv[++i];
-    else if (!model && argv[i][0] != '-') model = argv[i];
+    if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
+      input_path = argv[++i];
+    else if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc)
+      expect_path = argv[++i];
+    else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc)
+      write_path = argv[++i];
+    else if (!model && argv[i][0] != '-')
+      model = argv[i];
     else {
       fprintf(stderr, "usage: %s MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin]\n", argv[0]);
       return 2;
@@ -123,7 +127,8 @@ int main(int argc, char** argv) {
     if (values[i] > values[best]) best = i;
   }
   printf("output %s: [", xonnx_session_output_name(session, 0));
-  for (size_t d = 0; d < xonnx_tensor_rank(y); ++d) printf("%s%lld", d ? ", " : "", (long long)xonnx_tensor_shape(y)[d]);
+  for (size_t d = 0; d < xonnx_tensor_rank(y); ++d)
+    printf("%s%lld", d ? ", " : "", (long long)xonnx_tensor_shape(y)[d]);
   printf("], argmax %zu\n", best);
 
   int result = 0;

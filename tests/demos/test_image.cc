@@ -64,7 +64,7 @@ TEST(Preprocess, BilinearLikeOpenCv) {
 
 TEST(Preprocess, PlanesAreBgrNormalised) {
   Image px(1, 1, 3);
-  px.pixels = {255, 0, 51};  // R, G, B
+  px.pixels = {255, 0, 51};           // R, G, B
   std::vector<float> t(3 * 2, 7.0f);  // tensor 2 wide: column 1 is padding, left alone
   write_bgr_planes(px, kRecNormalization, t.data(), 2);
   EXPECT_NEAR(t[0], -0.6f, 1e-6);  // B

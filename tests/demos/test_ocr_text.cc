@@ -33,7 +33,7 @@ TEST(Ctc, LabelsAddBlankFirstAndSpaceLast) {
 TEST(Ctc, GreedyDecodeMergesRepeatsAndDropsBlanks) {
   CtcLabels labels;
   ASSERT_TRUE(labels.load(write_temp("keys3.txt", "a\nb\nc")).ok());  // classes: blank a b c space
-  const int steps[] = {1, 1, 0, 1, 2, 4, 4, 3, 0};  // a a _ a b ' ' ' ' c _
+  const int steps[] = {1, 1, 0, 1, 2, 4, 4, 3, 0};                    // a a _ a b ' ' ' ' c _
   std::vector<float> probs;
   for (int s : steps) {
     std::vector<float> row(5, 0.05f);

@@ -28,7 +28,8 @@ double amplitude_at(const std::vector<float>& x, double hz, int rate) {
 }
 
 TEST(Resample, OutputLengthIsCeilOfTheRatio) {
-  for (auto [in, out] : {std::pair{44100, 16000}, {48000, 16000}, {8000, 16000}, {16000, 16000}, {22050, 16000}, {11025, 16000}}) {
+  for (auto [in, out] :
+       {std::pair{44100, 16000}, {48000, 16000}, {8000, 16000}, {16000, 16000}, {22050, 16000}, {11025, 16000}}) {
     for (size_t n : {size_t{0}, size_t{1}, size_t{441}, size_t{1000}, size_t{12345}}) {
       std::vector<float> y;
       ASSERT_TRUE(resample(std::vector<float>(n, 0.1f), in, out, &y).ok());

@@ -55,9 +55,7 @@ TEST(Segmenter, CloseSegmentsMeetHalfwayInTheGap) {
                   {{3520, 11520}, {11520, 19520}});
 }
 
-TEST(Segmenter, SpeechAtTheEndRunsToTheEnd) {
-  expect_segments(segments({{10, 0.0f}, {20, 0.9f}}), {{4640, 15360}});
-}
+TEST(Segmenter, SpeechAtTheEndRunsToTheEnd) { expect_segments(segments({{10, 0.0f}, {20, 0.9f}}), {{4640, 15360}}); }
 
 TEST(Segmenter, ThresholdsAreParameters) {
   SegmenterParams p;

@@ -56,7 +56,9 @@ std::vector<uint8_t> wav(uint16_t format, uint16_t channels, uint32_t rate, uint
   return b;
 }
 
-Status decode(const std::vector<uint8_t>& bytes, Audio* out) { return decode_wav(bytes.data(), bytes.size(), "test.wav", out); }
+Status decode(const std::vector<uint8_t>& bytes, Audio* out) {
+  return decode_wav(bytes.data(), bytes.size(), "test.wav", out);
+}
 
 TEST(Wav, Pcm16Stereo) {
   std::vector<uint8_t> d;

@@ -16,11 +16,9 @@ constexpr int64_t kMaxTensorBytes = int64_t{64} << 20;
 }  // namespace xonnx
 
 #ifdef XONNX_LIBFUZZER
-#define XONNX_FUZZ_TARGET(name)                                                  \
-  int name(const uint8_t* data, size_t size);                                    \
-  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {     \
-    return name(data, size);                                                     \
-  }                                                                              \
+#define XONNX_FUZZ_TARGET(name)                                                                        \
+  int name(const uint8_t* data, size_t size);                                                          \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return name(data, size); } \
   int name(const uint8_t* data, size_t size)
 #else
 #define XONNX_FUZZ_TARGET(name) int name(const uint8_t* data, size_t size)

@@ -20,16 +20,17 @@ TEST(ChatTemplate, WhitespaceControlTrimAndLstripBlocks) {
   // trim_blocks: the newline after a block tag goes; lstrip_blocks: indentation before one.
   EXPECT_EQ(render("{% if true %}\n    yes\n    {% endif %}\nend"), "    yes\nend");
   EXPECT_EQ(render("a  {%- if true -%}  b  {%- endif -%}  c"), "abc");
-  EXPECT_EQ(render("{{ 'x' }}\n{{- 'y' }}\n"), "xy");                 // the last newline of a template is dropped
+  EXPECT_EQ(render("{{ 'x' }}\n{{- 'y' }}\n"), "xy");  // the last newline of a template is dropped
   EXPECT_EQ(render("{# comment #}\nA  {#- c -#}  B"), "AB");
-  EXPECT_EQ(render("  {%+ if true %}x{% endif %}"), "  x");           // + keeps the indentation
+  EXPECT_EQ(render("  {%+ if true %}x{% endif %}"), "  x");  // + keeps the indentation
   EXPECT_EQ(render("{% raw %}{{ not evaluated }}{% endraw %}"), "{{ not evaluated }}");
   EXPECT_EQ(render("{{ {'a': {'b': 1}} | tojson }}"), "{\"a\": {\"b\": 1}}");  // "}}" inside a literal
 }
 
 TEST(ChatTemplate, PythonValuesPrintAsPython) {
-  EXPECT_EQ(render("{{ true }} {{ none }} {{ 1.0 }} {{ 0.1 + 0.2 }} {{ 1e20 }} {{ [1, 'a', none] }} {{ {'k': false} }}"),
-            "True None 1.0 0.30000000000000004 1e+20 [1, 'a', None] {'k': False}");
+  EXPECT_EQ(
+      render("{{ true }} {{ none }} {{ 1.0 }} {{ 0.1 + 0.2 }} {{ 1e20 }} {{ [1, 'a', none] }} {{ {'k': false} }}"),
+      "True None 1.0 0.30000000000000004 1e+20 [1, 'a', None] {'k': False}");
   EXPECT_EQ(render("{{ undefined_thing }}|{{ 7 / 2 }}|{{ 6 / 2 }}|{{ -7 // 2 }}|{{ -7 % 3 }}"), "|3.5|3.0|-4|2");
 }
 
@@ -47,7 +48,8 @@ TEST(ChatTemplate, ConstructsBeyondTransformersJs) {
   EXPECT_EQ(render("{% macro m(x, y=2) %}{{ x * y }}{% endmacro %}{{ m(3) }} {{ m(3, y=4) }}"), "6 12");
   EXPECT_EQ(render("{% for x in [] %}x{% else %}empty{% endfor %}"), "empty");
   EXPECT_EQ(render("{% for x in [1, 2] %}{% set y = x %}{% endfor %}{{ y is defined }}"), "False");  // loop scope
-  EXPECT_EQ(render("{% set ns = namespace(y=0) %}{% for x in [1, 2] %}{% set ns.y = ns.y + x %}{% endfor %}{{ ns.y }}"), "3");
+  EXPECT_EQ(render("{% set ns = namespace(y=0) %}{% for x in [1, 2] %}{% set ns.y = ns.y + x %}{% endfor %}{{ ns.y }}"),
+            "3");
   EXPECT_EQ(render("{{ 'x'.strip() }}{{ '  y \\n'.rstrip() }}|{{ 'abc'.startswith(('z', 'a')) }}"), "x  y|True");
 }
 
@@ -59,17 +61,21 @@ TEST(ChatTemplate, ErrorsNameLineAndColumn) {
   EXPECT_EQ(render("{{ 1 + }}"), "PARSE ERROR: chat template line 1, column 8: expected an expression");
   EXPECT_EQ(render("a\n  {{ raise_exception('bad roles') }}"),
             "RENDER ERROR: chat template line 2, column 6: the template raised an exception: bad roles");
-  EXPECT_EQ(render("{{ x | nosuchfilter }}"), "RENDER ERROR: chat template line 1, column 6: unsupported filter 'nosuchfilter'");
-  EXPECT_EQ(render("{% set x.y = 1 %}"),
-            "RENDER ERROR: chat template line 1, column 4: 'x' is not a namespace: only namespace() attributes can be assigned");
+  EXPECT_EQ(render("{{ x | nosuchfilter }}"),
+            "RENDER ERROR: chat template line 1, column 6: unsupported filter 'nosuchfilter'");
+  EXPECT_EQ(
+      render("{% set x.y = 1 %}"),
+      "RENDER ERROR: chat template line 1, column 4: 'x' is not a namespace: only namespace() attributes can be assigned");
 }
 
 TEST(ChatTemplate, HostileTemplatesFailCleanly) {
-  EXPECT_NE(render("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}").find("nested too deeply"), std::string::npos);
+  EXPECT_NE(render("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}").find("nested too deeply"),
+            std::string::npos);
   EXPECT_NE(render("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").find("nested deeper"), std::string::npos);
   EXPECT_NE(render("{{ 'x' * 100000000000 }}").find("longer than"), std::string::npos);
   EXPECT_NE(render("{% for i in range(100000000) %}{% endfor %}").find("range longer"), std::string::npos);
-  for (const char* bad : {"{{", "{%", "{% if %}", "{{ 'unterminated }}", "{{ a[ }}", "{% for %}", "{% endif %}", "{#"}) {
+  for (const char* bad :
+       {"{{", "{%", "{% if %}", "{{ 'unterminated }}", "{{ a[ }}", "{% for %}", "{% endif %}", "{#"}) {
     EXPECT_NE(render(bad).find("ERROR"), std::string::npos) << bad;
   }
 }
@@ -77,8 +83,9 @@ TEST(ChatTemplate, HostileTemplatesFailCleanly) {
 TEST(ChatTemplate, ApplyChatTemplatePicksTheTemplateAndPassesTokens) {
   TokenizerConfig config;
   config.bos_token = "<s>";
-  config.chat_templates = {{"default", "{{ bos_token }}{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"
-                                       "{% if add_generation_prompt %}>{% endif %}"},
+  config.chat_templates = {{"default",
+                            "{{ bos_token }}{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"
+                            "{% if add_generation_prompt %}>{% endif %}"},
                            {"tool_use", "TOOLS {{ tools | length }}"}};
   const OrderedJson messages = OrderedJson::parse(R"([{"role": "user", "content": "hi"}])");
   auto r = apply_chat_template(config, messages);

@@ -108,7 +108,7 @@ TEST(Sampling, RepetitionPenaltyAndBias) {
   EXPECT_EQ(choose(s, {3.0f, 2.0f, -1.0f}), 1);
   // Negative logits are multiplied: token 0 at -1 becomes -2 < -1.5.
   EXPECT_EQ(choose(s, {-1.0f, -3.0f, -1.5f}), 2);
-  s.record(2);  // generated tokens count too
+  s.record(2);                                     // generated tokens count too
   EXPECT_EQ(choose(s, {-1.0f, -1.6f, -0.9f}), 1);  // -2, -1.6, -1.8
 
   SamplingParams f;

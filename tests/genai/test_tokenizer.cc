@@ -27,7 +27,8 @@ Json byte_level_json() {
   const char* merged[] = {"he", "ll", "Ġt", "Ġthe", "hell", "hello", "Ġw"};
   for (int i = 0; i < 7; ++i) vocab[merged[i]] = 256 + i;
   Json j;
-  j["model"] = {{"type", "BPE"}, {"vocab", vocab},
+  j["model"] = {{"type", "BPE"},
+                {"vocab", vocab},
                 {"merges", Json::array({"h e", Json::array({"l", "l"}), "Ġ t", "Ġt he", "he ll", "hell o", "Ġ w"})}};
   j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
   j["decoder"] = {{"type", "ByteLevel"}};
@@ -96,14 +97,16 @@ Json sentencepiece_json() {
   const char* pieces[] = {"▁", "h", "i", "▁h", "▁hi", "a", "b"};
   for (int i = 0; i < 7; ++i) vocab[pieces[i]] = 259 + i;
   Json j;
-  j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array({"▁ h", "▁h i"})},
+  j["model"] = {{"type", "BPE"},         {"vocab", vocab},       {"merges", Json::array({"▁ h", "▁h i"})},
                 {"byte_fallback", true}, {"unk_token", "<unk>"}, {"fuse_unk", true}};
-  j["normalizer"] = {{"type", "Sequence"},
-                     {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "▁"}},
-                                                  {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "▁"}}})}};
+  j["normalizer"] = {
+      {"type", "Sequence"},
+      {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "▁"}},
+                                   {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "▁"}}})}};
   j["decoder"] = {{"type", "Sequence"},
                   {"decoders", Json::array({{{"type", "Replace"}, {"pattern", {{"String", "▁"}}}, {"content", " "}},
-                                            {{"type", "ByteFallback"}}, {{"type", "Fuse"}},
+                                            {{"type", "ByteFallback"}},
+                                            {{"type", "Fuse"}},
                                             {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}})}};
   j["added_tokens"] = Json::array({{{"id", 1}, {"content", "<s>"}, {"special", true}, {"normalized", false}},
                                    {{"id", 2}, {"content", "</s>"}, {"special", true}, {"normalized", false}}});
@@ -111,7 +114,8 @@ Json sentencepiece_json() {
 }
 
 TEST(Tokenizer, SentencePieceStyleByteFallbackAndDecoders) {
-  auto t = load(sentencepiece_json(), R"({"bos_token": "<s>", "eos_token": "</s>", "tokenizer_class": "LlamaTokenizer"})");
+  auto t =
+      load(sentencepiece_json(), R"({"bos_token": "<s>", "eos_token": "</s>", "tokenizer_class": "LlamaTokenizer"})");
   ASSERT_TRUE(t);
   // "hi é": ▁hi, ▁, then é as two byte tokens (0xC3 0xA9); Llama's class adds <s>.
   const Ids ids = t->encode("hi \xC3\xA9", true);
@@ -186,13 +190,17 @@ TEST(Tokenizer, MalformedFilesAreErrorsNamingTheField) {
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}})", "model.vocab");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})", "model.merges[0]");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a a"]}})", "model.merges[0]");
-  expect_error(R"J({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)"}}})J",
-               "pre_tokenizer.pattern");
-  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "decoder": {"type": "CTC"}})", "decoder.type");
-  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "added_tokens": [{"id": -1, "content": "x"}]})",
-               "added_tokens[0].id");
-  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<nope>"}}, {"Sequence": {"id": "A"}}]}})",
-               "post_processor.single[0]");
+  expect_error(
+      R"J({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)"}}})J",
+      "pre_tokenizer.pattern");
+  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "decoder": {"type": "CTC"}})",
+               "decoder.type");
+  expect_error(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "added_tokens": [{"id": -1, "content": "x"}]})",
+      "added_tokens[0].id");
+  expect_error(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<nope>"}}, {"Sequence": {"id": "A"}}]}})",
+      "post_processor.single[0]");
   // Every prefix of a valid file fails cleanly.
   const std::string good = byte_level_json().dump();
   for (size_t n = 0; n < good.size(); n += 97) {

@@ -28,7 +28,7 @@ using V = std::vector<std::string>;
 TEST(UnicodeRegex, WhitespaceRunGivesBackOneCharBeforeAWord) {
   // \s+(?!\S): a run followed by a word leaves its last space to the word (" world").
   EXPECT_EQ(pieces(kGpt2, "Hello   world"), (V{"Hello", "  ", " world"}));
-  EXPECT_EQ(pieces(kGpt2, "a  "), (V{"a", "  "}));          // at the end the whole run matches
+  EXPECT_EQ(pieces(kGpt2, "a  "), (V{"a", "  "}));              // at the end the whole run matches
   EXPECT_EQ(pieces(kGpt2, "a \tb"), (V{"a", " ", "\t", "b"}));  // \t is not the optional space
 }
 
@@ -48,14 +48,15 @@ TEST(UnicodeRegex, Llama3CaseInsensitiveContractionsDigitsAndNewlines) {
 
 TEST(UnicodeRegex, WhitespaceIsUnicodeAsInOniguruma) {
   // U+3000 (ideographic space) and U+00A0 are \s for Oniguruma, not for RE2's own \s.
-  EXPECT_EQ(pieces("\\s+", "a\xE3\x80\x80\xC2\xA0" "b"), (V{"\xE3\x80\x80\xC2\xA0"}));
+  EXPECT_EQ(pieces("\\s+",
+                   "a\xE3\x80\x80\xC2\xA0"
+                   "b"),
+            (V{"\xE3\x80\x80\xC2\xA0"}));
   EXPECT_EQ(pieces("\\S+", "x\xE3\x80\x80y"), (V{"x", "y"}));
   EXPECT_EQ(pieces("[^\\s]+", "x\xE3\x80\x80y"), (V{"x", "y"}));
 }
 
-TEST(UnicodeRegex, EmptyMatchesFollowOnigurumasIteration) {
-  EXPECT_EQ(pieces("a*", "baa"), (V{"", "aa"}));
-}
+TEST(UnicodeRegex, EmptyMatchesFollowOnigurumasIteration) { EXPECT_EQ(pieces("a*", "baa"), (V{"", "aa"})); }
 
 TEST(UnicodeRegex, LiteralPatternsMatchVerbatim) {
   auto re = UnicodeRegex::compile("a.b(", /*literal=*/true);
@@ -76,8 +77,8 @@ TEST(UnicodeRegex, UnsupportedConstructsAreErrorsWithTheOffset) {
 
 TEST(Unicode, Utf8RepairReplacesMaximalSubparts) {
   EXPECT_EQ(utf8_make_valid("a\xC3"), "a\xEF\xBF\xBD");
-  EXPECT_EQ(utf8_make_valid("\xE2\x82x"), "\xEF\xBF\xBDx");             // truncated 3-byte: one U+FFFD
-  EXPECT_EQ(utf8_make_valid("\xFF\xFE"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // two bad bytes: two
+  EXPECT_EQ(utf8_make_valid("\xE2\x82x"), "\xEF\xBF\xBDx");                            // truncated 3-byte: one U+FFFD
+  EXPECT_EQ(utf8_make_valid("\xFF\xFE"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // two bad bytes: two
   EXPECT_EQ(utf8_make_valid("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   EXPECT_EQ(utf8_incomplete_tail("ab\xE2\x82"), 2u);
   EXPECT_EQ(utf8_incomplete_tail("ab\xE2\x82\xAC"), 0u);

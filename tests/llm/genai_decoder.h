@@ -107,9 +107,7 @@ class DecoderBuilder {
     return m;
   }
 
-  static std::string past(int64_t l, const char* kv) {
-    return "past_key_values." + std::to_string(l) + "." + kv;
-  }
+  static std::string past(int64_t l, const char* kv) { return "past_key_values." + std::to_string(l) + "." + kv; }
   static std::string present(int64_t l, const char* kv) { return "present." + std::to_string(l) + "." + kv; }
 
  private:

@@ -37,8 +37,9 @@ TEST(GeneratorCApi, GreedyAsPytorchAndStreamedText) {
   }
   EXPECT_EQ(got, expected);
   ASSERT_EQ(xonnx_generator_token_count(g), prompt.size() + expected.size());
-  EXPECT_EQ(std::vector<int32_t>(xonnx_generator_tokens(g) + prompt.size(), xonnx_generator_tokens(g) + prompt.size() + 64),
-            expected);
+  EXPECT_EQ(
+      std::vector<int32_t>(xonnx_generator_tokens(g) + prompt.size(), xonnx_generator_tokens(g) + prompt.size() + 64),
+      expected);
   // Decode with a buffer too small, then large enough.
   char small[8];
   size_t length = 0;

@@ -245,7 +245,8 @@ TEST(Engine, SeparateBuffersModelRunsOneSlot) {
   EXPECT_EQ((*engine)->stats().slots, 1);
   auto queue = EventQueue::create();
   const auto& c = ground_truth()["greedy"][2];
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE((*engine)->submit(request(c["prompt_ids"].get<std::vector<int32_t>>(), 20, queue)).is_ok());
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE((*engine)->submit(request(c["prompt_ids"].get<std::vector<int32_t>>(), 20, queue)).is_ok());
   auto ids = c["ids"].get<std::vector<int32_t>>();
   ids.resize(20);
   for (const auto& [id, o] : collect(*queue, 2)) EXPECT_EQ(o.tokens, ids) << id;

@@ -43,14 +43,18 @@ inline bool validate(const nlohmann::json& v, const nlohmann::json& s, const nlo
   }
   if (s.contains("type")) {
     std::vector<std::string> types;
-    if (s["type"].is_string()) types.push_back(s["type"]);
-    else for (const auto& t : s["type"]) types.push_back(t);
+    if (s["type"].is_string())
+      types.push_back(s["type"]);
+    else
+      for (const auto& t : s["type"]) types.push_back(t);
     if (s.value("nullable", false)) types.push_back("null");
     bool ok = false;
     for (const auto& t : types) {
-      ok = ok || (t == "object" && v.is_object()) || (t == "array" && v.is_array()) || (t == "string" && v.is_string()) ||
-           (t == "number" && v.is_number()) || (t == "boolean" && v.is_boolean()) || (t == "null" && v.is_null()) ||
-           (t == "integer" && (v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())));
+      ok = ok || (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
+           (t == "string" && v.is_string()) || (t == "number" && v.is_number()) || (t == "boolean" && v.is_boolean()) ||
+           (t == "null" && v.is_null()) ||
+           (t == "integer" &&
+            (v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())));
     }
     if (!ok) return false;
   }
@@ -80,7 +84,8 @@ inline bool validate(const nlohmann::json& v, const nlohmann::json& s, const nlo
     const std::string& str = v.get_ref<const std::string&>();
     if (s.contains("minLength") && code_points(str) < s["minLength"].get<size_t>()) return false;
     if (s.contains("maxLength") && code_points(str) > s["maxLength"].get<size_t>()) return false;
-    if (s.contains("pattern") && !std::regex_search(str, std::regex(s["pattern"].get<std::string>(), std::regex::ECMAScript))) {
+    if (s.contains("pattern") &&
+        !std::regex_search(str, std::regex(s["pattern"].get<std::string>(), std::regex::ECMAScript))) {
       return false;
     }
   }

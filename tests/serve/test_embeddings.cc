@@ -61,7 +61,8 @@ std::vector<float> session_embedding(const std::string& text) {
 
 void expect_near(const json& got, const std::vector<float>& want, double tolerance, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i].get<double>(), want[i], tolerance) << what << " [" << i << "]";
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i].get<double>(), want[i], tolerance) << what << " [" << i << "]";
 }
 
 std::vector<float> decode_base64_floats(const std::string& text) {
@@ -161,7 +162,9 @@ class EmbeddingServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     registry_ = std::make_unique<ModelRegistry>(
-        [](const std::string& dir) { return load_model_backend(dir, BackendOptions{1, 4, 1, 0, 0}); },
+        [](const std::string& dir) {
+          return load_model_backend(dir, BackendOptions{1, 4, 1, 0, 0});
+        },
         std::chrono::milliseconds(-1));
     ASSERT_TRUE(registry_->add("encoder", kEncoderDir).is_ok());
     ASSERT_TRUE(registry_->add("llm", kLlmDir).is_ok());
@@ -232,7 +235,8 @@ TEST_F(EmbeddingServerTest, TokenInputsBase64AndDimensions) {
 }
 
 TEST_F(EmbeddingServerTest, Errors) {
-  auto expect = [&](const std::string& body, int status, const std::string& param, const std::string& path = "/v1/embeddings") {
+  auto expect = [&](const std::string& body, int status, const std::string& param,
+                    const std::string& path = "/v1/embeddings") {
     const json r = post(body, status, path);
     EXPECT_TRUE(r.contains("error")) << r;
     if (r.contains("error")) {

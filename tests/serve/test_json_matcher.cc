@@ -36,15 +36,15 @@ bool prefix_ok(const JsonMatcher& m, const std::string& text) {
 
 TEST(JsonMatcher, AnyJsonObject) {
   JsonMatcher m(CompiledSchema::any_object());
-  for (const char* ok : {"{}", "{\"a\":1}", "{ \"a\" : [1, 2.5e-3, -0, true, false, null, \"x\\n\\u00e9\"] }",
-                         "{\"nested\":{\"deep\":[[],{}]}}", "{\"\xc3\xa9\":\"\xe2\x82\xac\"}",
-                         "{\"s\":\"\\ud83d\\ude00\"}"}) {
+  for (const char* ok :
+       {"{}", "{\"a\":1}", "{ \"a\" : [1, 2.5e-3, -0, true, false, null, \"x\\n\\u00e9\"] }",
+        "{\"nested\":{\"deep\":[[],{}]}}", "{\"\xc3\xa9\":\"\xe2\x82\xac\"}", "{\"s\":\"\\ud83d\\ude00\"}"}) {
     EXPECT_TRUE(accepts(m, ok)) << ok;
   }
-  for (const char* bad : {"[]", "1", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\" 1}", "{\"a\":01}", "{\"a\":1.}",
-                          "{\"a\":tru}", "{\"a\":\"\x01\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ude00\"}",
-                          "{\"a\":\"\\ud83dx\"}", "{\"a\":\"\xc0\x80\"}", "{\"a\":\"\xed\xa0\x80\"}", "{}x", "{} ",
-                          "{\"a\\u0062\":1}"}) {
+  for (const char* bad :
+       {"[]", "1", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\" 1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":tru}",
+        "{\"a\":\"\x01\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ude00\"}", "{\"a\":\"\\ud83dx\"}", "{\"a\":\"\xc0\x80\"}",
+        "{\"a\":\"\xed\xa0\x80\"}", "{}x", "{} ", "{\"a\\u0062\":1}"}) {
     EXPECT_FALSE(accepts(m, bad)) << bad;
   }
   EXPECT_TRUE(prefix_ok(m, "{\"a\":[1,"));
@@ -59,12 +59,12 @@ TEST(JsonMatcher, ObjectPropertiesRequiredAdditional) {
     "nick":{"type":"string"}},"required":["name","age"],"additionalProperties":false})");
   EXPECT_TRUE(accepts(*m, R"({"name":"Ada","age":36})"));
   EXPECT_TRUE(accepts(*m, R"({"age":36,"nick":"A","name":"Ada"})"));
-  EXPECT_FALSE(accepts(*m, R"({"name":"Ada"})"));             // missing required
-  EXPECT_FALSE(prefix_ok(*m, R"({"name":"Ada","other")"));     // undeclared key
-  EXPECT_FALSE(prefix_ok(*m, R"({"name":"Ada","name")"));      // repeated key
-  EXPECT_FALSE(prefix_ok(*m, R"({"name":1)"));                 // wrong type
-  EXPECT_FALSE(prefix_ok(*m, R"({"age":1.5)"));                // integer
-  EXPECT_FALSE(prefix_ok(*m, R"({"na":)"));                    // a prefix of a name is no name
+  EXPECT_FALSE(accepts(*m, R"({"name":"Ada"})"));           // missing required
+  EXPECT_FALSE(prefix_ok(*m, R"({"name":"Ada","other")"));  // undeclared key
+  EXPECT_FALSE(prefix_ok(*m, R"({"name":"Ada","name")"));   // repeated key
+  EXPECT_FALSE(prefix_ok(*m, R"({"name":1)"));              // wrong type
+  EXPECT_FALSE(prefix_ok(*m, R"({"age":1.5)"));             // integer
+  EXPECT_FALSE(prefix_ok(*m, R"({"na":)"));                 // a prefix of a name is no name
 
   auto open = matcher_for(R"({"type":"object","properties":{"a":{"type":"boolean"}},
     "additionalProperties":{"type":"number"}})");
@@ -101,8 +101,9 @@ TEST(JsonMatcher, EnumConstAnyOfRef) {
                          R"({"color":"red","v":null})", R"({"color":"red","node":{"next":{"next":null}}})"}) {
     EXPECT_TRUE(accepts(*m, ok)) << ok;
   }
-  for (const char* bad : {R"({"color":"blue"})", R"({"color":"gree"})", R"({"color":123})", R"({"color":"red","kind":"other"})",
-                          R"({"color":"red","v":"abcd"})", R"({"color":"red","v":-1})", R"({"color":"red","node":{}})"}) {
+  for (const char* bad :
+       {R"({"color":"blue"})", R"({"color":"gree"})", R"({"color":123})", R"({"color":"red","kind":"other"})",
+        R"({"color":"red","v":"abcd"})", R"({"color":"red","v":-1})", R"({"color":"red","node":{}})"}) {
     EXPECT_FALSE(accepts(*m, bad)) << bad;
   }
   // Type arrays.
@@ -156,14 +157,16 @@ TEST(JsonSchemaCompile, ErrorsNameThePointer) {
   const Case cases[] = {
       {R"({"type":"object","properties":{"a":{"type":"strin"}}})", "#/properties/a/type", StatusCode::kInvalidArgument},
       {R"({"type":"object","properties":{"a":{"allOf":[]}}})", "#/properties/a/allOf", StatusCode::kUnsupported},
-      {R"j({"type":"array","items":{"type":"string","pattern":"(?=x)"}})j", "#/items/pattern", StatusCode::kUnsupported},
+      {R"j({"type":"array","items":{"type":"string","pattern":"(?=x)"}})j", "#/items/pattern",
+       StatusCode::kUnsupported},
       {R"({"type":"array","items":{"type":"string","pattern":"a{"}})", "", StatusCode::kOk},
       {R"({"$ref":"#/$defs/missing"})", "#/$ref", StatusCode::kInvalidArgument},
       {R"({"$ref":"http://example.com/s.json"})", "#/$ref", StatusCode::kUnsupported},
       {R"({"$ref":"#"})", "#", StatusCode::kInvalidArgument},
       {R"({"type":"integer","minimum":5,"maximum":4})", "#", StatusCode::kInvalidArgument},
       {R"({"type":"string","minLength":-1})", "#/minLength", StatusCode::kInvalidArgument},
-      {R"({"type":"object","required":["x"],"additionalProperties":false})", "#/required/0", StatusCode::kInvalidArgument},
+      {R"({"type":"object","required":["x"],"additionalProperties":false})", "#/required/0",
+       StatusCode::kInvalidArgument},
       {R"({"enum":[]})", "#/enum", StatusCode::kInvalidArgument},
       {R"({"type":"number","exclusiveMinimum":true})", "#/exclusiveMinimum", StatusCode::kUnsupported},
       {R"({"type":"array","uniqueItems":true})", "#/uniqueItems", StatusCode::kUnsupported},
@@ -187,8 +190,9 @@ TEST(JsonSchemaCompile, ErrorsNameThePointer) {
 }
 
 TEST(PatternDfa, AgreesWithStdRegex) {
-  const char* patterns[] = {"^[a-c]+x?$", "ab|cd", "^(ab)*$", "^a{2,3}b{0,1}$", "^\\d+(\\.\\d+)?$", "^[^x]*$",
-                            "^\\w\\s\\W$", "x.y", "^(?:a|bc)+$", "^$", "^a{3}$", "[0-9]{2}"};
+  const char* patterns[] = {"^[a-c]+x?$",       "ab|cd",   "^(ab)*$",     "^a{2,3}b{0,1}$",
+                            "^\\d+(\\.\\d+)?$", "^[^x]*$", "^\\w\\s\\W$", "x.y",
+                            "^(?:a|bc)+$",      "^$",      "^a{3}$",      "[0-9]{2}"};
   std::mt19937 rng(7);
   const std::string alphabet = "abcxy0123 .\t";
   for (const char* p : patterns) {
@@ -261,8 +265,10 @@ FuzzResult fuzz(const std::string& schema_text, const std::shared_ptr<const Voca
       }
       EXPECT_TRUE(c.allows(token));
       EXPECT_TRUE(c.accept(token));
-      if (token == eos) done = true;
-      else text += trie->bytes(token);
+      if (token == eos)
+        done = true;
+      else
+        text += trie->bytes(token);
     }
     if (!done) {
       ++r.unfinished;
@@ -296,9 +302,11 @@ std::shared_ptr<const VocabTrie> byte_vocab(int32_t& eos) {
   // Every single byte plus JSON-ish chunks, as a BPE vocabulary would have them.
   std::vector<std::string> bytes;
   for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
-  for (const char* chunk : {"{\"", "\":", "\",", "\"}", "true", "false", "null", "name", "age", "email", "tags", "score",
-                            "ok", "note", "\":\"", "},{", "12", "0.", "-1", ".com", "@", "kids", "\"v\":1", "[]", "\\u00",
-                            "\\ud83d", "\\ude00", "\xc3\xa9", "\xe2\x82\xac", "  ", "\n", "id", "kind", "AB", "F0"}) {
+  for (const char* chunk :
+       {"{\"",      "\":",          "\",",   "\"}",  "true",    "false", "null",  "name",    "age",
+        "email",    "tags",         "score", "ok",   "note",    "\":\"", "},{",   "12",      "0.",
+        "-1",       ".com",         "@",     "kids", "\"v\":1", "[]",    "\\u00", "\\ud83d", "\\ude00",
+        "\xc3\xa9", "\xe2\x82\xac", "  ",    "\n",   "id",      "kind",  "AB",    "F0"}) {
     bytes.emplace_back(chunk);
   }
   eos = static_cast<int32_t>(bytes.size());
@@ -322,7 +330,8 @@ TEST(JsonConstraintFuzz, ByteVocabulary) {
     // Free-form keys (additionalProperties) rarely spell the required ones under noise: that
     // schema is checked for dead ends and validity only.
     const int min_finished = text.find("additionalProperties\":{") != std::string::npos ? 0 : 30;
-    EXPECT_GE(r.finished, min_finished) << text << " (finished " << r.finished << ", unfinished " << r.unfinished << ")";
+    EXPECT_GE(r.finished, min_finished) << text << " (finished " << r.finished << ", unfinished " << r.unfinished
+                                        << ")";
   }
   // json_object mode.
   JsonMatcher any(CompiledSchema::any_object());

@@ -108,7 +108,8 @@ TEST_F(ServerTest, ChatCompletion) {
   EXPECT_NE(prompt.find("<|im_start|>user\nHi<|im_end|>"), std::string::npos) << prompt;
   EXPECT_EQ(j["usage"]["prompt_tokens"], backend_->last_prompt_.size());
   EXPECT_GT(j["usage"]["completion_tokens"].get<int>(), 3);
-  EXPECT_EQ(j["usage"]["total_tokens"], j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>());
+  EXPECT_EQ(j["usage"]["total_tokens"],
+            j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>());
   EXPECT_TRUE(j["timings"].contains("first_token_ms"));
 }
 
@@ -170,7 +171,8 @@ TEST_F(ServerTest, ChatStreamWithUsage) {
   std::string text;
   for (const json& e : events) {
     EXPECT_EQ(e["object"], "chat.completion.chunk");
-    if (!e["choices"].empty() && e["choices"][0]["delta"].contains("content")) text += e["choices"][0]["delta"]["content"];
+    if (!e["choices"].empty() && e["choices"][0]["delta"].contains("content"))
+      text += e["choices"][0]["delta"]["content"];
   }
   EXPECT_EQ(text, "Hello from the fake engine.");
   const json& last_choice = events[events.size() - 2];
@@ -221,9 +223,11 @@ TEST_F(ServerTest, ErrorsHaveOpenAIShapeAndStatus) {
   expect_error(post("/v1/chat/completions", R"({"model":"tiny"})"), 400, "messages");
   expect_error(post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"robot","content":"x"}]})"), 400,
                "messages[0].role");
-  expect_error(post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"n":2})"), 400, "n");
-  expect_error(post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"temperature":3})"),
-               400, "temperature");
+  expect_error(post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"n":2})"),
+               400, "n");
+  expect_error(
+      post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"temperature":3})"),
+      400, "temperature");
   expect_error(post("/v1/chat/completions",
                     R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"logit_bias":{"99999":1}})"),
                400, "logit_bias");
@@ -304,8 +308,10 @@ TEST_F(ServerTest, WaitingClientDisconnectCancels) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   const std::string body = kChat;
-  const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string request =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   for (int i = 0; i < 400 && backend_->running_ == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ::close(fd);
@@ -314,8 +320,10 @@ TEST_F(ServerTest, WaitingClientDisconnectCancels) {
   for (int i = 0; i < 400 && backend_->running_ != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(backend_->running_, 0);
   // A client that waits gets its answer (the probe does not cancel live connections).
-  EXPECT_EQ(post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":3})")->status,
-            200);
+  EXPECT_EQ(
+      post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":3})")
+          ->status,
+      200);
   EXPECT_EQ(backend_->cancelled_, 1u);
 }
 
@@ -360,7 +368,8 @@ TEST_F(ServerTest, MetricsPrometheusText) {
   post("/v1/chat/completions", "{");
   auto r = client_->Get("/metrics");
   ASSERT_EQ(r->status, 200);
-  EXPECT_NE(r->body.find("xonnx_requests_total{path=\"/v1/chat/completions\",status=\"200\"} 1"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("xonnx_requests_total{path=\"/v1/chat/completions\",status=\"200\"} 1"), std::string::npos)
+      << r->body;
   EXPECT_NE(r->body.find("xonnx_requests_total{path=\"/v1/chat/completions\",status=\"400\"} 1"), std::string::npos);
   EXPECT_NE(r->body.find("xonnx_completion_tokens_total "), std::string::npos);
   EXPECT_NE(r->body.find("xonnx_time_to_first_token_seconds_count 1"), std::string::npos);
@@ -385,10 +394,11 @@ TEST_F(ServerTest, LoadsOnFirstRequestAndUnloadsWhenIdle) {
 }
 
 TEST(ApiRequest, Parsing) {
-  auto p = parse_completion_request(R"({"model":"m","messages":[{"role":"developer","content":[{"type":"text","text":"a"},
+  auto p =
+      parse_completion_request(R"({"model":"m","messages":[{"role":"developer","content":[{"type":"text","text":"a"},
       {"type":"text","text":"b"}]},{"role":"assistant","content":null}],"max_tokens":5,"max_completion_tokens":7,
       "stop":"END","seed":-3,"user":"ignored","stream":true,"stream_options":{"include_usage":true}})",
-                                    Endpoint::kChat);
+                               Endpoint::kChat);
   ASSERT_TRUE(p.request) << p.error.message;
   EXPECT_EQ(p.request->messages[0]["role"], "system");
   EXPECT_EQ(p.request->messages[0]["content"], "ab");
@@ -410,7 +420,8 @@ TEST(ApiRequest, Parsing) {
            {R"([1])", ""},
            {R"({"messages":[{"role":"user","content":"x"}]})", "model"},
            {R"({"model":"m","messages":[]})", "messages"},
-           {R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]})", "messages[0].content[0].type"},
+           {R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]})",
+            "messages[0].content[0].type"},
            {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0})", "max_tokens"},
            {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":1.5})", "max_tokens"},
            {R"({"model":"m","messages":[{"role":"user","content":"x"}],"top_p":0})", "top_p"},

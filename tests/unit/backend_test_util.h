@@ -165,7 +165,7 @@ inline Check with_xnnpack_tol(Check c, Tolerance tol) {
 
 // One backend configuration the harness runs.
 struct Variant {
-  std::string name;            // "reference", "own/avx2 threads 2", "xnnpack"
+  std::string name;  // "reference", "own/avx2 threads 2", "xnnpack"
   SessionOptions options;
   const opt::KernelTable* table = nullptr;  // the own kernels' ISA table (nullptr: the CPU's)
 };

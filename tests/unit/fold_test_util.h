@@ -40,8 +40,8 @@ inline ValueInfo untyped(const std::string& name) {
   return vi;
 }
 
-inline Node make_node(const std::string& op, std::vector<std::string> inputs,
-                      std::vector<std::string> outputs, std::vector<Attribute> attrs = {}) {
+inline Node make_node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
+                      std::vector<Attribute> attrs = {}) {
   Node n;
   n.op_type = op;
   n.name = outputs.empty() ? op : outputs[0] + "_node";
@@ -59,9 +59,7 @@ inline Model make_model(int64_t opset = 17) {
   return m;
 }
 
-inline void add_init(Graph& g, const std::string& name, Tensor t) {
-  g.initializers.push_back({name, std::move(t)});
-}
+inline void add_init(Graph& g, const std::string& name, Tensor t) { g.initializers.push_back({name, std::move(t)}); }
 inline Tensor i64(std::vector<int64_t> v) {
   const int64_t n = static_cast<int64_t>(v.size());
   return Tensor::from_vector<int64_t>(v, {n});

@@ -17,8 +17,8 @@ namespace testing {
 
 // Runs `pass` on a deep copy of `model`; *changed and ctx notes/bytes when asked for.
 template <typename PassFn>
-Model run_pass(const Model& model, PassFn pass, bool* changed = nullptr,
-               std::vector<std::string>* notes = nullptr, int64_t* bytes_saved = nullptr) {
+Model run_pass(const Model& model, PassFn pass, bool* changed = nullptr, std::vector<std::string>* notes = nullptr,
+               int64_t* bytes_saved = nullptr) {
   Model copy = clone_model(model);
   convert::ConvertOptions options;
   convert::PassContext ctx(options);
@@ -35,8 +35,7 @@ inline double max_abs_diff(const std::vector<Value>& x, const std::vector<Value>
   if (x.size() != y.size() || x.empty()) return INFINITY;
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!x[i].is_tensor() || !y[i].is_tensor() ||
-        x[i].tensor().shape() != y[i].tensor().shape() ||
+    if (!x[i].is_tensor() || !y[i].is_tensor() || x[i].tensor().shape() != y[i].tensor().shape() ||
         x[i].tensor().dtype() != y[i].tensor().dtype()) {
       return INFINITY;
     }
@@ -46,8 +45,7 @@ inline double max_abs_diff(const std::vector<Value>& x, const std::vector<Value>
   return worst;
 }
 
-inline void expect_close_outputs(const Model& a, const Model& b, const std::vector<Value>& inputs,
-                                 double tol = 1e-5) {
+inline void expect_close_outputs(const Model& a, const Model& b, const std::vector<Value>& inputs, double tol = 1e-5) {
   EXPECT_LE(max_abs_diff(run_model(a, inputs), run_model(b, inputs)), tol);
 }
 

@@ -11,25 +11,53 @@ namespace xonnx {
 namespace testing {
 
 inline Attribute attr_int(const std::string& name, int64_t v) {
-  Attribute a; a.name = name; a.type = AttrType::kInt; a.i = v; return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
 }
 inline Attribute attr_float(const std::string& name, float v) {
-  Attribute a; a.name = name; a.type = AttrType::kFloat; a.f = v; return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kFloat;
+  a.f = v;
+  return a;
 }
 inline Attribute attr_string(const std::string& name, const std::string& v) {
-  Attribute a; a.name = name; a.type = AttrType::kString; a.s = v; return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kString;
+  a.s = v;
+  return a;
 }
 inline Attribute attr_ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a; a.name = name; a.type = AttrType::kInts; a.ints = std::move(v); return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInts;
+  a.ints = std::move(v);
+  return a;
 }
 inline Attribute attr_floats(const std::string& name, std::vector<float> v) {
-  Attribute a; a.name = name; a.type = AttrType::kFloats; a.floats = std::move(v); return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kFloats;
+  a.floats = std::move(v);
+  return a;
 }
 inline Attribute attr_strings(const std::string& name, std::vector<std::string> v) {
-  Attribute a; a.name = name; a.type = AttrType::kStrings; a.strings = std::move(v); return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kStrings;
+  a.strings = std::move(v);
+  return a;
 }
 inline Attribute attr_tensor(const std::string& name, Tensor t) {
-  Attribute a; a.name = name; a.type = AttrType::kTensor; a.t = std::move(t); return a;
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kTensor;
+  a.t = std::move(t);
+  return a;
 }
 
 // A tensor from elements and a shape, and the same as a Value.
@@ -67,9 +95,8 @@ inline std::vector<double> doubles(const Value& v) {
 // Runs `op` on `inputs` (an undefined Tensor / empty Value means "omitted optional input").
 // Returns `num_outputs` values.
 inline Result<std::vector<Value>> run_op(const std::string& op, const std::vector<Value>& inputs,
-                                         const std::vector<Attribute>& attrs = {},
-                                         int64_t opset = 17, size_t num_outputs = 1,
-                                         const std::string& domain = "") {
+                                         const std::vector<Attribute>& attrs = {}, int64_t opset = 17,
+                                         size_t num_outputs = 1, const std::string& domain = "") {
   Model model;
   model.ir_version = 8;
   model.opset_imports[""] = opset;

@@ -20,8 +20,7 @@ using testing::values;
 
 const std::vector<float> kX = {-3.0f, -1.0f, -0.25f, 0.0f, 0.5f, 2.0f};
 
-std::vector<float> run_float(const std::string& op, const std::vector<Attribute>& attrs = {},
-                             int64_t opset = 22) {
+std::vector<float> run_float(const std::string& op, const std::vector<Attribute>& attrs = {}, int64_t opset = 22) {
   auto r = run_op(op, {tv<float>(kX, {2, 3})}, attrs, opset);
   EXPECT_TRUE(r.is_ok()) << op << ": " << r.status().to_string();
   if (!r.is_ok()) return {};
@@ -42,8 +41,7 @@ void expect_map(const std::string& op, const std::vector<Attribute>& attrs, int6
 TEST(ActivationOps, ElementwiseFormulas) {
   using P = std::vector<double>;
   expect_map("Relu", {}, 14, [](double x, const P&) { return x > 0 ? x : 0; });
-  expect_map("LeakyRelu", {attr_float("alpha", 0.1f)}, 16,
-             [](double x, const P&) { return x >= 0 ? x : 0.1 * x; });
+  expect_map("LeakyRelu", {attr_float("alpha", 0.1f)}, 16, [](double x, const P&) { return x >= 0 ? x : 0.1 * x; });
   expect_map("LeakyRelu", {}, 16, [](double x, const P&) { return x >= 0 ? x : 0.01 * x; });
   expect_map("Elu", {attr_float("alpha", 2.0f)}, 22,
              [](double x, const P&) { return x >= 0 ? x : 2.0 * (std::exp(x) - 1); });
@@ -51,29 +49,22 @@ TEST(ActivationOps, ElementwiseFormulas) {
     const double a = 1.67326319217681884765625, g = 1.05070102214813232421875;
     return x > 0 ? g * x : g * (a * std::exp(x) - a);
   });
-  expect_map("Celu", {attr_float("alpha", 2.0f)}, 12, [](double x, const P&) {
-    return std::max(0.0, x) + std::min(0.0, 2.0 * (std::exp(x / 2.0) - 1));
-  });
+  expect_map("Celu", {attr_float("alpha", 2.0f)}, 12,
+             [](double x, const P&) { return std::max(0.0, x) + std::min(0.0, 2.0 * (std::exp(x / 2.0) - 1)); });
   expect_map("Sigmoid", {}, 13, [](double x, const P&) { return 1 / (1 + std::exp(-x)); });
   expect_map("HardSigmoid", {attr_float("alpha", 0.5f), attr_float("beta", 0.6f)}, 22,
              [](double x, const P&) { return std::max(0.0, std::min(1.0, 0.5 * x + 0.6)); });
-  expect_map("HardSwish", {}, 22, [](double x, const P&) {
-    return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
-  });
+  expect_map("HardSwish", {}, 22, [](double x, const P&) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); });
   expect_map("Softplus", {}, 22, [](double x, const P&) { return std::log(std::exp(x) + 1); });
   expect_map("Softsign", {}, 22, [](double x, const P&) { return x / (1 + std::fabs(x)); });
   expect_map("Tanh", {}, 13, [](double x, const P&) { return std::tanh(x); });
-  expect_map("ThresholdedRelu", {attr_float("alpha", 0.4f)}, 22,
-             [](double x, const P&) { return x > 0.4 ? x : 0; });
-  expect_map("Mish", {}, 22,
-             [](double x, const P&) { return x * std::tanh(std::log1p(std::exp(x))); });
-  expect_map("Gelu", {}, 20,
-             [](double x, const P&) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
+  expect_map("ThresholdedRelu", {attr_float("alpha", 0.4f)}, 22, [](double x, const P&) { return x > 0.4 ? x : 0; });
+  expect_map("Mish", {}, 22, [](double x, const P&) { return x * std::tanh(std::log1p(std::exp(x))); });
+  expect_map("Gelu", {}, 20, [](double x, const P&) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
   expect_map("Gelu", {attr_string("approximate", "tanh")}, 20, [](double x, const P&) {
     return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   });
-  expect_map("Swish", {attr_float("alpha", 2.0f)}, 24,
-             [](double x, const P&) { return x / (1 + std::exp(-2.0 * x)); });
+  expect_map("Swish", {attr_float("alpha", 2.0f)}, 24, [](double x, const P&) { return x / (1 + std::exp(-2.0 * x)); });
   expect_map("Shrink", {attr_float("lambd", 0.5f), attr_float("bias", 0.25f)}, 9,
              [](double x, const P&) { return x < -0.5 ? x + 0.25 : (x > 0.5 ? x - 0.25 : 0.0); });
 }
@@ -108,19 +99,17 @@ TEST(ActivationOps, DoubleAndHalf) {
 }
 
 TEST(ActivationOps, ShrinkIntegers) {
-  auto r = run_op("Shrink", {tv<int32_t>({-5, -1, 0, 1, 5}, {5})},
-                  {attr_float("lambd", 1.5f), attr_float("bias", 1.5f)}, 9);
+  auto r =
+      run_op("Shrink", {tv<int32_t>({-5, -1, 0, 1, 5}, {5})}, {attr_float("lambd", 1.5f), attr_float("bias", 1.5f)}, 9);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{-3, 0, 0, 0, 3}));
-  r = run_op("Shrink", {tv<uint8_t>({0, 1, 200}, {3})},
-             {attr_float("lambd", 0.5f), attr_float("bias", 2.0f)}, 9);
+  r = run_op("Shrink", {tv<uint8_t>({0, 1, 200}, {3})}, {attr_float("lambd", 0.5f), attr_float("bias", 2.0f)}, 9);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{0, 255, 198}));  // 1 - 2 wraps
 }
 
 TEST(ActivationOps, BadAttributes) {
-  EXPECT_FALSE(run_op("Gelu", {tv<float>({1}, {1})}, {attr_string("approximate", "fast")}, 20)
-                   .is_ok());
+  EXPECT_FALSE(run_op("Gelu", {tv<float>({1}, {1})}, {attr_string("approximate", "fast")}, 20).is_ok());
   EXPECT_FALSE(run_op("Celu", {tv<float>({1}, {1})}, {attr_float("alpha", 0.0f)}, 12).is_ok());
 }
 

@@ -84,8 +84,7 @@ TEST(AttentionOps, CausalMaskAndBoolMask) {
 
 TEST(AttentionOps, GroupedQueryAnd3DLayout) {
   // 3-D: B=1, q_seq=1, q heads 2 (d=1), kv heads 1, kv_seq 1 -> both heads output V.
-  auto r = run_op("Attention",
-                  {tv<float>({1, -1}, {1, 1, 2}), tv<float>({3}, {1, 1, 1}), tv<float>({7}, {1, 1, 1})},
+  auto r = run_op("Attention", {tv<float>({1, -1}, {1, 1, 2}), tv<float>({3}, {1, 1, 1}), tv<float>({7}, {1, 1, 1})},
                   {attr_int("q_num_heads", 2), attr_int("kv_num_heads", 1)}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 2}));
@@ -134,8 +133,9 @@ TEST(AttentionOps, HalfPrecision) {
 
 TEST(AttentionOps, RejectsBadShapes) {
   // head size mismatch between Q and K
-  auto r = run_op("Attention",
-                  {tv<float>({0, 0}, {1, 1, 1, 2}), tv<float>({0}, {1, 1, 1, 1}), tv<float>({0}, {1, 1, 1, 1})}, {}, 23);
+  auto r =
+      run_op("Attention", {tv<float>({0, 0}, {1, 1, 1, 2}), tv<float>({0}, {1, 1, 1, 1}), tv<float>({0}, {1, 1, 1, 1})},
+             {}, 23);
   EXPECT_FALSE(r.is_ok());
   // q heads not a multiple of kv heads
   r = run_op("Attention",
@@ -150,8 +150,8 @@ TEST(AttentionOps, RejectsBadShapes) {
              {}, 23);
   EXPECT_FALSE(r.is_ok());
   // rank mismatch
-  r = run_op("Attention", {tv<float>({0}, {1, 1, 1}), tv<float>({0}, {1, 1, 1, 1}), tv<float>({0}, {1, 1, 1, 1})},
-             {}, 23);
+  r = run_op("Attention", {tv<float>({0}, {1, 1, 1}), tv<float>({0}, {1, 1, 1, 1}), tv<float>({0}, {1, 1, 1, 1})}, {},
+             23);
   EXPECT_FALSE(r.is_ok());
 }
 
@@ -168,8 +168,7 @@ TEST(RotaryEmbeddingOps, RotatesHalvesAndInterleaved) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(doubles((*r)[0]), (std::vector<double>{-2, 1, -4, 3}));
   // partial rotation: rotary_embedding_dim 2 leaves the tail untouched
-  r = run_op("RotaryEmbedding",
-             {tv<float>(x, {1, 1, 1, 4}), tv<float>({0}, {1, 1, 1}), tv<float>({1}, {1, 1, 1})},
+  r = run_op("RotaryEmbedding", {tv<float>(x, {1, 1, 1, 4}), tv<float>({0}, {1, 1, 1}), tv<float>({1}, {1, 1, 1})},
              {attr_int("rotary_embedding_dim", 2)}, 23);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(doubles((*r)[0]), (std::vector<double>{-2, 1, 3, 4}));

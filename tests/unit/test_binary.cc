@@ -19,8 +19,8 @@ using testing::run_op;
 using testing::tv;
 using testing::values;
 
-Result<std::vector<Value>> run2(const std::string& op, Value a, Value b,
-                                std::vector<Attribute> attrs = {}, int64_t opset = 17) {
+Result<std::vector<Value>> run2(const std::string& op, Value a, Value b, std::vector<Attribute> attrs = {},
+                                int64_t opset = 17) {
   return run_op(op, {std::move(a), std::move(b)}, attrs, opset);
 }
 
@@ -79,8 +79,7 @@ TEST(BinaryOps, IntegerArithmeticWrapsAndTruncates) {
   r = run2("Div", tv<int32_t>({-3, 3, -3, 3, 7, std::numeric_limits<int32_t>::min()}, {6}),
            tv<int32_t>({2, 2, -2, -2, 0, -1}, {6}));
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(values<int32_t>((*r)[0]),
-            (std::vector<int32_t>{-1, 1, 1, -1, 0, std::numeric_limits<int32_t>::min()}));
+  EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{-1, 1, 1, -1, 0, std::numeric_limits<int32_t>::min()}));
 }
 
 TEST(BinaryOps, Float16AndBFloat16) {
@@ -103,8 +102,7 @@ TEST(BinaryOps, LegacyBroadcastOpset6) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{11, 12, 13, 24, 25, 26}));
   // no axis: trailing alignment; size-1 dims broadcast
-  r = run2("Mul", tv<float>({1, 2, 3, 4, 5, 6}, {2, 3}), tv<float>({2}, {1}),
-           {attr_int("broadcast", 1)}, 6);
+  r = run2("Mul", tv<float>({1, 2, 3, 4, 5, 6}, {2, 3}), tv<float>({2}, {1}), {attr_int("broadcast", 1)}, 6);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{2, 4, 6, 8, 10, 12}));
   r = run2("Add", tv<float>({1, 2, 3, 4, 5, 6}, {2, 3}), tv<float>({1, 2}, {2, 1}),
@@ -114,7 +112,8 @@ TEST(BinaryOps, LegacyBroadcastOpset6) {
   // without broadcast=1 shapes must match; bad axis fails
   EXPECT_FALSE(run2("Add", tv<float>({1, 2, 3, 4, 5, 6}, {2, 3}), tv<float>({1, 2, 3}, {3}), {}, 6).is_ok());
   EXPECT_FALSE(run2("Add", tv<float>({1, 2, 3, 4, 5, 6}, {2, 3}), tv<float>({1, 2, 3}, {3}),
-                    {attr_int("broadcast", 1), attr_int("axis", 0)}, 6).is_ok());
+                    {attr_int("broadcast", 1), attr_int("axis", 0)}, 6)
+                   .is_ok());
 }
 
 TEST(BinaryOps, PowMixedTypes) {
@@ -142,8 +141,8 @@ TEST(BinaryOps, ModSignRules) {
   auto r = run2("Mod", tv<int32_t>({-4, 7, 5, 4, -7, 8, 3}, {7}), tv<int32_t>({2, -3, 8, -2, 3, 5, 0}, {7}));
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{0, -2, 5, 0, 2, 3, 0}));
-  r = run2("Mod", tv<int64_t>({-4, 7, 5, 4, -7, 8, INT64_MIN}, {7}),
-           tv<int64_t>({2, -3, 8, -2, 3, 5, -1}, {7}), {attr_int("fmod", 1)});
+  r = run2("Mod", tv<int64_t>({-4, 7, 5, 4, -7, 8, INT64_MIN}, {7}), tv<int64_t>({2, -3, 8, -2, 3, 5, -1}, {7}),
+           {attr_int("fmod", 1)});
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{0, 1, 5, 0, -1, 3, 0}));
   r = run2("Mod", tv<float>({-4.5f, 7.5f}, {2}), tv<float>({2, -2}, {2}), {attr_int("fmod", 1)});
@@ -161,11 +160,11 @@ TEST(BinaryOps, BitShift) {
            {attr_string("direction", "RIGHT")});
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<uint64_t>((*r)[0]), (std::vector<uint64_t>{8, 1, 0}));
-  EXPECT_FALSE(run2("BitShift", tv<uint8_t>({1}, {1}), tv<uint8_t>({1}, {1}),
-                    {attr_string("direction", "UP")}).is_ok());
+  EXPECT_FALSE(
+      run2("BitShift", tv<uint8_t>({1}, {1}), tv<uint8_t>({1}, {1}), {attr_string("direction", "UP")}).is_ok());
   EXPECT_FALSE(run2("BitShift", tv<uint8_t>({1}, {1}), tv<uint8_t>({1}, {1})).is_ok());
-  EXPECT_FALSE(run2("BitShift", tv<int32_t>({1}, {1}), tv<int32_t>({1}, {1}),
-                    {attr_string("direction", "LEFT")}).is_ok());
+  EXPECT_FALSE(
+      run2("BitShift", tv<int32_t>({1}, {1}), tv<int32_t>({1}, {1}), {attr_string("direction", "LEFT")}).is_ok());
 }
 
 TEST(BinaryOps, LogicAndBitwise) {
@@ -264,20 +263,28 @@ TEST(BinaryBackends, OtherShapesAndTypesGoToTheReference) {
   const Check own_not = with_xnnpack_tol({Runs::kNot, Runs::kMay}, kXnnpackTol);
   for (const char* op : kArithmetic) {
     diff_all({op}, {var(rand_tensor({4, 1}, 1)), var(rand_tensor({1, 5}, 2))}, {}, own_not, "both broadcast");
-    diff_all({op}, {var(rand_tensor({3, 50, 2}, 1)), var(rand_tensor({3, 1, 2}, 2))}, {}, own_not, "rows of 2 repeated");
+    diff_all({op}, {var(rand_tensor({3, 50, 2}, 1)), var(rand_tensor({3, 1, 2}, 2))}, {}, own_not,
+             "rows of 2 repeated");
     diff_all({op}, {var(rand_tensor({2, 3, 4}, 1)), var(rand_tensor({2, 1, 4, 1}, 2))}, {}, own_not,
              "broadcast on two runs of dims");
-    diff_all({op}, {var(rand_tensor({3}, 1)), var(rand_tensor({4}, 2))}, {}, neither(), "not broadcastable: same error");
-    diff_all({op}, {var(Tensor::from_vector<int64_t>({7, 8, 9}, {3})), cst(Tensor::from_vector<int64_t>({2}, {1}))},
-             {}, neither(), "int64 (shape arithmetic)");
+    diff_all({op}, {var(rand_tensor({3}, 1)), var(rand_tensor({4}, 2))}, {}, neither(),
+             "not broadcastable: same error");
+    diff_all({op}, {var(Tensor::from_vector<int64_t>({7, 8, 9}, {3})), cst(Tensor::from_vector<int64_t>({2}, {1}))}, {},
+             neither(), "int64 (shape arithmetic)");
   }
 }
 
 TEST(BinaryBackends, XnnpackTakesEveryBroadcastUpTo6D) {
-  const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{13}, {13}},           {{3, 13}, {}},           {{}, {3, 13}},         {{2, 3, 4, 5}, {3, 1, 1}},
-      {{2, 1, 4, 1}, {3, 1, 5}}, {{1}, {127}},         {{128, 1}, {1, 128}},  {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}},
-      {{127}, {1}},           {{2, 3, 4, 5}, {2, 3, 4, 5}}};
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{13}, {13}},
+                                                       {{3, 13}, {}},
+                                                       {{}, {3, 13}},
+                                                       {{2, 3, 4, 5}, {3, 1, 1}},
+                                                       {{2, 1, 4, 1}, {3, 1, 5}},
+                                                       {{1}, {127}},
+                                                       {{128, 1}, {1, 128}},
+                                                       {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}},
+                                                       {{127}, {1}},
+                                                       {{2, 3, 4, 5}, {2, 3, 4, 5}}};
   const Check check{Runs::kMay, Runs::kMust, kXnnpackTol};
   for (const char* op : kArithmetic) {
     for (const auto& [a, b] : shapes) {

@@ -53,8 +53,8 @@ TEST(CApi, QueriesNamesTypesAndSymbolicDims) {
 TEST(CApi, VersionsComeFromOneSource) {
   EXPECT_STREQ(xonnx_version(), XONNX_VERSION_STRING);
   EXPECT_EQ(xonnx_api_version(), static_cast<uint32_t>(XONNX_API_VERSION));
-  const std::string expected = std::to_string(XONNX_VERSION_MAJOR) + "." + std::to_string(XONNX_VERSION_MINOR) +
-                               "." + std::to_string(XONNX_VERSION_PATCH);
+  const std::string expected = std::to_string(XONNX_VERSION_MAJOR) + "." + std::to_string(XONNX_VERSION_MINOR) + "." +
+                               std::to_string(XONNX_VERSION_PATCH);
   EXPECT_EQ(expected, XONNX_VERSION_STRING);
   EXPECT_EQ(xonnx::api::version(), XONNX_VERSION_STRING);
 }
@@ -73,8 +73,8 @@ TEST(CApi, RunMatchesTorchWithRuntimeOwnedAndCallerBuffers) {
   ASSERT_EQ(xonnx_session_create((kMlp + "/model.onnx").c_str(), opts, &session), nullptr);
   xonnx_session_options_release(opts);
 
-  xonnx_tensor_view input{nullptr, XONNX_TYPE_FLOAT32, in_shape.data(), in_shape.size(), x.data(),
-                          x.size() * sizeof(float)};
+  xonnx_tensor_view input{nullptr,         XONNX_TYPE_FLOAT32, in_shape.data(),
+                          in_shape.size(), x.data(),           x.size() * sizeof(float)};
   xonnx_tensor* out = nullptr;
   StatusGuard run{xonnx_session_run(session, &input, 1, &out, 1)};
   ASSERT_EQ(run.s, nullptr) << xonnx_status_get_message(run.s);
@@ -85,8 +85,7 @@ TEST(CApi, RunMatchesTorchWithRuntimeOwnedAndCallerBuffers) {
 
   std::vector<float> buffer(want.size());
   int64_t shape[2];
-  xonnx_output_buffer ob{nullptr, buffer.data(), buffer.size() * sizeof(float), shape, 2,
-                         XONNX_TYPE_UNDEFINED, 0, 0};
+  xonnx_output_buffer ob{nullptr, buffer.data(), buffer.size() * sizeof(float), shape, 2, XONNX_TYPE_UNDEFINED, 0, 0};
   StatusGuard into{xonnx_session_run_into(session, &input, 1, &ob, 1)};
   ASSERT_EQ(into.s, nullptr) << xonnx_status_get_message(into.s);
   EXPECT_EQ(ob.rank, 2u);
@@ -106,11 +105,12 @@ TEST(CApi, RunWithBindingWritesIntoCallerBuffers) {
   std::vector<float> want = load_floats(kMlp + "/test_data_set_0/output_0.pb", &out_shape);
   xonnx_session* session = nullptr;
   ASSERT_EQ(xonnx_session_create((kMlp + "/model.onnx").c_str(), nullptr, &session), nullptr);
-  xonnx_tensor_view input{nullptr, XONNX_TYPE_FLOAT32, in_shape.data(), in_shape.size(), x.data(),
-                          x.size() * sizeof(float)};
+  xonnx_tensor_view input{nullptr,         XONNX_TYPE_FLOAT32, in_shape.data(),
+                          in_shape.size(), x.data(),           x.size() * sizeof(float)};
   std::vector<float> buffer(want.size(), -1.0f);
-  xonnx_tensor_view bound{xonnx_session_output_name(session, 0), XONNX_TYPE_FLOAT32, out_shape.data(),
-                          out_shape.size(), buffer.data(), buffer.size() * sizeof(float)};
+  xonnx_tensor_view bound{
+      xonnx_session_output_name(session, 0), XONNX_TYPE_FLOAT32, out_shape.data(), out_shape.size(), buffer.data(),
+      buffer.size() * sizeof(float)};
   xonnx_tensor* out = reinterpret_cast<xonnx_tensor*>(&buffer);  // must come back NULL
   StatusGuard run{xonnx_session_run_with_binding(session, &input, 1, &bound, 1, &out, 1)};
   ASSERT_EQ(run.s, nullptr) << xonnx_status_get_message(run.s);
@@ -121,8 +121,8 @@ TEST(CApi, RunWithBindingWritesIntoCallerBuffers) {
   std::vector<int64_t> wrong = out_shape;
   wrong.back() += 1;
   std::vector<float> big(buffer.size() + static_cast<size_t>(out_shape[0]));
-  xonnx_tensor_view misfit{bound.name, XONNX_TYPE_FLOAT32, wrong.data(), wrong.size(), big.data(),
-                           big.size() * sizeof(float)};
+  xonnx_tensor_view misfit{bound.name,   XONNX_TYPE_FLOAT32, wrong.data(),
+                           wrong.size(), big.data(),         big.size() * sizeof(float)};
   StatusGuard bad{xonnx_session_run_with_binding(session, &input, 1, &misfit, 1, &out, 1)};
   ASSERT_NE(bad.s, nullptr);
   EXPECT_NE(std::string(xonnx_status_get_message(bad.s)).find(std::string("output '") + bound.name + "'"),
@@ -195,7 +195,8 @@ TEST(CppApi, RunsTheMlp) {
   std::vector<float> x = load_floats(kMlp + "/test_data_set_0/input_0.pb", &in_shape);
   std::vector<float> want = load_floats(kMlp + "/test_data_set_0/output_0.pb", &out_shape);
   std::vector<xonnx::api::Tensor> outputs;
-  xonnx::api::Error err = session.run({xonnx::api::Input::of(session.input_name(0), XONNX_TYPE_FLOAT32, in_shape, x)}, &outputs);
+  xonnx::api::Error err =
+      session.run({xonnx::api::Input::of(session.input_name(0), XONNX_TYPE_FLOAT32, in_shape, x)}, &outputs);
   ASSERT_FALSE(err) << err.message;
   ASSERT_EQ(outputs.size(), 1u);
   EXPECT_EQ(outputs[0].shape(), out_shape);

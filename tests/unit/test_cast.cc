@@ -24,8 +24,7 @@ std::vector<uint8_t> bytes(const Value& v) {
   return std::vector<uint8_t>(p, p + t.nbytes());
 }
 
-Result<std::vector<Value>> cast(const Value& x, DataType to, std::vector<Attribute> attrs = {},
-                                int64_t opset = 25) {
+Result<std::vector<Value>> cast(const Value& x, DataType to, std::vector<Attribute> attrs = {}, int64_t opset = 25) {
   attrs.push_back(attr_int("to", static_cast<int64_t>(to)));
   return run_op("Cast", {x}, attrs, opset);
 }
@@ -43,8 +42,7 @@ TEST(CastOps, NativeNumbers) {
   EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{44, 255, 0}));
   r = cast(tv<float>({kInf, -kInf}, {2}), DataType::kInt64);  // saturates past int64
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(values<int64_t>((*r)[0]),
-            (std::vector<int64_t>{INT64_MAX, std::numeric_limits<int64_t>::min()}));
+  EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{INT64_MAX, std::numeric_limits<int64_t>::min()}));
   r = cast(tv<int64_t>({-1, 2, 0}, {3}), DataType::kBool);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, true, false}));
@@ -71,8 +69,7 @@ TEST(CastOps, HalfAndBFloat16) {
   EXPECT_TRUE(std::isinf(half_to_float(h[2].bits)));
   EXPECT_TRUE(std::isnan(half_to_float(h[3].bits)));
   // Double -> half rounds once: 1 + 2^-11 + 2^-40 is just above the halfway point.
-  r = cast(tv<double>({1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)}, {1}),
-           DataType::kFloat16);
+  r = cast(tv<double>({1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)}, {1}), DataType::kFloat16);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(half_to_float(values<Float16>((*r)[0])[0].bits), 1.0f + std::ldexp(1.0f, -10));
   r = cast(tv<float>({3.140625f, -2.0f}, {2}), DataType::kBFloat16);
@@ -111,8 +108,7 @@ TEST(CastOps, Float8SaturateAndNot) {
 }
 
 TEST(CastOps, Float4AndE8M0) {
-  auto r = cast(tv<float>({0.48f, 0.25f, -3.5f, 9.0f, kNaN, -kInf, -0.0f}, {7}),
-                DataType::kFloat4E2M1);
+  auto r = cast(tv<float>({0.48f, 0.25f, -3.5f, 9.0f, kNaN, -kInf, -0.0f}, {7}), DataType::kFloat4E2M1);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(bytes((*r)[0]), (std::vector<uint8_t>{0x01, 0x7e, 0xf8, 0x08}));
   r = cast((*r)[0], DataType::kFloat);
@@ -125,12 +121,10 @@ TEST(CastOps, Float4AndE8M0) {
   r = cast(tv<float>(e, {6}), DataType::kFloat8E8M0, {attr_string("round_mode", "down")});
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(bytes((*r)[0]), (std::vector<uint8_t>{0x00, 0x7b, 0x7f, 0x82, 0x80, 0xff}));
-  r = cast(tv<float>({1.4f, 1.6f}, {2}), DataType::kFloat8E8M0,
-           {attr_string("round_mode", "nearest")});
+  r = cast(tv<float>({1.4f, 1.6f}, {2}), DataType::kFloat8E8M0, {attr_string("round_mode", "nearest")});
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(bytes((*r)[0]), (std::vector<uint8_t>{0x7f, 0x80}));
-  EXPECT_FALSE(cast(tv<float>({1.0f}, {1}), DataType::kFloat8E8M0,
-                    {attr_string("round_mode", "sideways")}).is_ok());
+  EXPECT_FALSE(cast(tv<float>({1.0f}, {1}), DataType::kFloat8E8M0, {attr_string("round_mode", "sideways")}).is_ok());
 }
 
 TEST(CastOps, PackedIntegersWrap) {
@@ -154,8 +148,7 @@ TEST(CastOps, PackedIntegersWrap) {
 }
 
 TEST(CastOps, Strings) {
-  auto r = cast(tv<float>({0.47892547f, 1.0f, 1e-5f, 1e16f, -0.0f, kNaN, -kInf, 123456.5f}, {8}),
-                DataType::kString);
+  auto r = cast(tv<float>({0.47892547f, 1.0f, 1e-5f, 1e16f, -0.0f, kNaN, -kInf, 123456.5f}, {8}), DataType::kString);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const std::string* s = (*r)[0].tensor().string_data();
   EXPECT_EQ(s[0], "0.47892547");
@@ -188,8 +181,7 @@ TEST(CastOps, Strings) {
   EXPECT_EQ(f[5], 2.5f);
   r = cast(tv<std::string>({"-7", "18446744073709551615"}, {2}), DataType::kUint64);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(values<uint64_t>((*r)[0]),
-            (std::vector<uint64_t>{uint64_t(0) - 7, 18446744073709551615ull}));
+  EXPECT_EQ(values<uint64_t>((*r)[0]), (std::vector<uint64_t>{uint64_t(0) - 7, 18446744073709551615ull}));
   r = cast(tv<std::string>({"true", "False", "0", "2"}, {4}), DataType::kBool);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, false, false, true}));

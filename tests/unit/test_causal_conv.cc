@@ -79,8 +79,7 @@ TEST(CausalConvWithState, MatchesReference) {
     auto r = run_op("CausalConvWithState", inputs, attrs, 27, 2);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     std::vector<float> y, state;
-    reference(x, w, c.bias ? &bias : nullptr, c.past ? &past : nullptr, c.B, c.C, c.L, c.K, c.silu, &y,
-              &state);
+    reference(x, w, c.bias ? &bias : nullptr, c.past ? &past : nullptr, c.B, c.C, c.L, c.K, c.silu, &y, &state);
     EXPECT_EQ((*r)[0].tensor().shape(), (Shape{c.B, c.C, c.L}));
     EXPECT_EQ((*r)[1].tensor().shape(), (Shape{c.B, c.C, c.K - 1}));
     expect_near((*r)[0].tensor(), y);
@@ -94,16 +93,15 @@ TEST(CausalConvWithState, DecodeStepsEqualPrefill) {
   auto x = rand_vec(B * C * L, 7);
   auto w = rand_vec(C * K, 8);
   auto full = run_op("CausalConvWithState",
-                     {Tensor::from_vector<float>(x, {B, C, L}), Tensor::from_vector<float>(w, {C, 1, K})},
-                     {}, 27, 2);
+                     {Tensor::from_vector<float>(x, {B, C, L}), Tensor::from_vector<float>(w, {C, 1, K})}, {}, 27, 2);
   ASSERT_TRUE(full.is_ok()) << full.status().to_string();
   Tensor state = Tensor::from_vector<float>(std::vector<float>(B * C * (K - 1), 0.0f), {B, C, K - 1});
   for (int64_t t = 0; t < L; ++t) {
     std::vector<float> step = {x[t], x[L + t]};
-    auto r = run_op("CausalConvWithState",
-                    {Tensor::from_vector<float>(step, {B, C, 1}), Tensor::from_vector<float>(w, {C, 1, K}),
-                     Value(), state},
-                    {}, 27, 2);
+    auto r =
+        run_op("CausalConvWithState",
+               {Tensor::from_vector<float>(step, {B, C, 1}), Tensor::from_vector<float>(w, {C, 1, K}), Value(), state},
+               {}, 27, 2);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     const Tensor& y = (*r)[0].tensor();
     EXPECT_NEAR(y.data<float>()[0], (*full)[0].tensor().data<float>()[t], 1e-5);
@@ -137,8 +135,7 @@ TEST(CausalConvWithState, Float16AndDouble) {
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
   reference(x, w, nullptr, nullptr, B, C, L, K, false, &y, &state);
   auto rd = run_op("CausalConvWithState",
-                   {Tensor::from_vector<double>(xd, {B, C, L}), Tensor::from_vector<double>(wd, {C, 1, K})},
-                   {}, 27, 2);
+                   {Tensor::from_vector<double>(xd, {B, C, L}), Tensor::from_vector<double>(wd, {C, 1, K})}, {}, 27, 2);
   ASSERT_TRUE(rd.is_ok()) << rd.status().to_string();
   EXPECT_EQ((*rd)[0].tensor().dtype(), DataType::kDouble);
   expect_near((*rd)[0].tensor(), y);
@@ -146,8 +143,8 @@ TEST(CausalConvWithState, Float16AndDouble) {
 
 TEST(CausalConvWithState, OnlyOutputWanted) {
   auto r = run_op("CausalConvWithState",
-                  {Tensor::from_vector<float>({1, 2, 3}, {1, 1, 3}), Tensor::from_vector<float>({1, 1}, {1, 1, 2})},
-                  {}, 27, 1);
+                  {Tensor::from_vector<float>({1, 2, 3}, {1, 1, 3}), Tensor::from_vector<float>({1, 1}, {1, 1, 2})}, {},
+                  27, 1);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_near((*r)[0].tensor(), {1, 3, 5});
 }
@@ -160,22 +157,21 @@ TEST(CausalConvWithState, Errors) {
   // Input of rank 2.
   EXPECT_FALSE(run_op("CausalConvWithState", {x.reshaped({2, 4}), w}, {}, 27, 2).is_ok());
   // Weight channels differ from input channels.
-  EXPECT_FALSE(run_op("CausalConvWithState",
-                      {x, Tensor::from_vector<float>(std::vector<float>(9, 1.0f), {3, 1, 3})}, {}, 27, 2)
-                   .is_ok());
+  EXPECT_FALSE(
+      run_op("CausalConvWithState", {x, Tensor::from_vector<float>(std::vector<float>(9, 1.0f), {3, 1, 3})}, {}, 27, 2)
+          .is_ok());
   // Weight middle dim not 1.
   EXPECT_FALSE(run_op("CausalConvWithState", {x, w.reshaped({1, 2, 3})}, {}, 27, 2).is_ok());
   // Bias of the wrong length.
   EXPECT_FALSE(run_op("CausalConvWithState", {x, w, Tensor::from_vector<float>({1, 2, 3}, {3})}, {}, 27, 2).is_ok());
   // past_state of the wrong length (k - 1 = 2 expected).
   EXPECT_FALSE(run_op("CausalConvWithState",
-                      {x, w, Value(), Tensor::from_vector<float>(std::vector<float>(6, 0.0f), {1, 2, 3})}, {},
-                      27, 2)
+                      {x, w, Value(), Tensor::from_vector<float>(std::vector<float>(6, 0.0f), {1, 2, 3})}, {}, 27, 2)
                    .is_ok());
   // Mixed types.
-  EXPECT_FALSE(run_op("CausalConvWithState",
-                      {x, Tensor::from_vector<double>(std::vector<double>(6, 1.0), {2, 1, 3})}, {}, 27, 2)
-                   .is_ok());
+  EXPECT_FALSE(
+      run_op("CausalConvWithState", {x, Tensor::from_vector<double>(std::vector<double>(6, 1.0), {2, 1, 3})}, {}, 27, 2)
+          .is_ok());
   // Integer input.
   EXPECT_FALSE(run_op("CausalConvWithState",
                       {Tensor::from_vector<int32_t>(std::vector<int32_t>(8, 1), {1, 2, 4}),

@@ -14,10 +14,10 @@ using testing::attr_int;
 using testing::run_op;
 
 struct Quantized {
-  std::vector<uint8_t> b;       // [N, blocks, blob]
-  std::vector<float> scales;    // [N, blocks]
+  std::vector<uint8_t> b;          // [N, blocks, blob]
+  std::vector<float> scales;       // [N, blocks]
   std::vector<uint8_t> zp_packed;  // [N, ceil(blocks*bits/8)]
-  std::vector<float> dequant;   // [N, K]
+  std::vector<float> dequant;      // [N, K]
 };
 
 // 4-bit block quantization of a random [N, K] matrix with random zero points.
@@ -54,16 +54,15 @@ TEST(ContribOps, MatMulNBitsMatchesDequantizedMatMul) {
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   for (float& v : a) v = uni(rng);
   for (float& v : bias) v = uni(rng);
-  std::vector<Value> inputs = {
-      Value(Tensor::from_vector<float>(a, {1, m, k})),
-      Value(Tensor::from_vector<uint8_t>(q.b, {n, blocks, block / 2})),
-      Value(Tensor::from_vector<float>(q.scales, {n * blocks})),
-      Value(Tensor::from_vector<uint8_t>(q.zp_packed, {n * ((blocks * 4 + 7) / 8)})),
-      Value(),
-      Value(Tensor::from_vector<float>(bias, {n}))};
+  std::vector<Value> inputs = {Value(Tensor::from_vector<float>(a, {1, m, k})),
+                               Value(Tensor::from_vector<uint8_t>(q.b, {n, blocks, block / 2})),
+                               Value(Tensor::from_vector<float>(q.scales, {n * blocks})),
+                               Value(Tensor::from_vector<uint8_t>(q.zp_packed, {n * ((blocks * 4 + 7) / 8)})),
+                               Value(),
+                               Value(Tensor::from_vector<float>(bias, {n}))};
   auto out = run_op("MatMulNBits", inputs,
-                    {attr_int("K", k), attr_int("N", n), attr_int("block_size", block), attr_int("bits", 4)},
-                    17, 1, "com.microsoft");
+                    {attr_int("K", k), attr_int("N", n), attr_int("block_size", block), attr_int("bits", 4)}, 17, 1,
+                    "com.microsoft");
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
   const Tensor& y = (*out)[0].tensor();
   ASSERT_EQ(y.shape(), (Shape{1, m, n}));
@@ -79,25 +78,26 @@ TEST(ContribOps, MatMulNBitsMatchesDequantizedMatMul) {
 TEST(ContribOps, MatMulNBitsDefaultZeroPointAndErrors) {
   const int64_t k = 16, n = 1;
   std::vector<uint8_t> b(8, 0x99);  // every code 9 -> (9 - 8) * scale
-  auto out = run_op("MatMulNBits",
-                    {Value(Tensor::from_vector<float>(std::vector<float>(k, 1.0f), {1, k})),
-                     Value(Tensor::from_vector<uint8_t>(b, {n, 1, 8})),
-                     Value(Tensor::from_vector<float>({0.5f}, {n, 1}))},
-                    {attr_int("K", k), attr_int("N", n), attr_int("block_size", 16)}, 17, 1, "com.microsoft");
+  auto out =
+      run_op("MatMulNBits",
+             {Value(Tensor::from_vector<float>(std::vector<float>(k, 1.0f), {1, k})),
+              Value(Tensor::from_vector<uint8_t>(b, {n, 1, 8})), Value(Tensor::from_vector<float>({0.5f}, {n, 1}))},
+             {attr_int("K", k), attr_int("N", n), attr_int("block_size", 16)}, 17, 1, "com.microsoft");
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
   EXPECT_FLOAT_EQ((*out)[0].tensor().data<float>()[0], 16 * 0.5f);
 
-  auto bad_k = run_op("MatMulNBits",
-                      {Value(Tensor::from_vector<float>(std::vector<float>(8, 1.0f), {1, 8})),
-                       Value(Tensor::from_vector<uint8_t>(b, {n, 1, 8})),
-                       Value(Tensor::from_vector<float>({0.5f}, {n, 1}))},
-                      {attr_int("K", k), attr_int("N", n), attr_int("block_size", 16)}, 17, 1, "com.microsoft");
+  auto bad_k =
+      run_op("MatMulNBits",
+             {Value(Tensor::from_vector<float>(std::vector<float>(8, 1.0f), {1, 8})),
+              Value(Tensor::from_vector<uint8_t>(b, {n, 1, 8})), Value(Tensor::from_vector<float>({0.5f}, {n, 1}))},
+             {attr_int("K", k), attr_int("N", n), attr_int("block_size", 16)}, 17, 1, "com.microsoft");
   ASSERT_FALSE(bad_k.is_ok());
   EXPECT_NE(bad_k.status().message().find("K=16"), std::string::npos) << bad_k.status().to_string();
 
-  auto bad_block = run_op("MatMulNBits", {Value(Tensor::scalar<float>(1)), Value(Tensor::scalar<uint8_t>(1)),
-                                          Value(Tensor::scalar<float>(1))},
-                          {attr_int("K", k), attr_int("N", n), attr_int("block_size", 24)}, 17, 1, "com.microsoft");
+  auto bad_block =
+      run_op("MatMulNBits",
+             {Value(Tensor::scalar<float>(1)), Value(Tensor::scalar<uint8_t>(1)), Value(Tensor::scalar<float>(1))},
+             {attr_int("K", k), attr_int("N", n), attr_int("block_size", 24)}, 17, 1, "com.microsoft");
   ASSERT_FALSE(bad_block.is_ok());
   EXPECT_NE(bad_block.status().message().find("power of two"), std::string::npos);
 }
@@ -114,9 +114,10 @@ TEST(ContribOps, GeluVariants) {
     EXPECT_NEAR((*fast)[0].tensor().data<float>()[i], want, 2e-3f);  // tanh approximation
     EXPECT_NEAR((*quick)[0].tensor().data<float>()[i], x[i] / (1.0f + std::exp(-1.702f * x[i])), 1e-6f);
   }
-  auto bias_gelu = run_op("BiasGelu", {Value(Tensor::from_vector<float>(x, {1, 5})),
-                                       Value(Tensor::from_vector<float>({1, 1, 1, 1, 1}, {5}))},
-                          {}, 17, 1, "com.microsoft");
+  auto bias_gelu =
+      run_op("BiasGelu",
+             {Value(Tensor::from_vector<float>(x, {1, 5})), Value(Tensor::from_vector<float>({1, 1, 1, 1, 1}, {5}))},
+             {}, 17, 1, "com.microsoft");
   ASSERT_TRUE(bias_gelu.is_ok());
   EXPECT_NEAR((*bias_gelu)[0].tensor().data<float>()[2], 0.5f * (1.0f + std::erf(1.0f / std::sqrt(2.0f))), 1e-6f);
 }

@@ -24,7 +24,8 @@ Tensor rand_tensor(const Shape& shape, uint32_t seed) {
 
 // Geometry in 3-D (1-D/2-D padded with leading unit dims).
 struct Geo {
-  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
+          out[3] = {1, 1, 1};
 };
 
 Geo make_geo(const Shape& xs, const Shape& ws, const std::vector<int64_t>& strides, const std::vector<int64_t>& dil,
@@ -89,15 +90,15 @@ TEST(ConvOp, MatchesNaiveReference) {
   const std::vector<ConvCase> cases = {
       {{1, 1, 5, 5}, {1, 1, 3, 3}, 1, {}, {}, {}, false},
       {{2, 3, 7, 6}, {4, 3, 3, 2}, 1, {2, 1}, {1, 2}, {1, 0, 2, 1}, true},
-      {{1, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},   // grouped
-      {{2, 4, 9, 8}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, true},   // depthwise
-      {{1, 3, 8, 8}, {6, 1, 5, 5}, 3, {1, 3}, {2, 1}, {4, 2, 3, 0}, false},  // depthwise, multiplier 2
-      {{1, 8, 5, 4}, {5, 8, 1, 1}, 1, {}, {}, {}, true},                     // pointwise
-      {{1, 2, 5, 5}, {3, 2, 1, 1}, 1, {2, 2}, {}, {1, 1, 1, 1}, false},      // 1x1 strided+padded
-      {{2, 3, 11}, {4, 3, 3}, 1, {2}, {2}, {1, 2}, true},                    // 1-D
-      {{1, 4, 10}, {4, 1, 4}, 4, {3}, {1}, {2, 2}, false},                   // 1-D depthwise
+      {{1, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},                    // grouped
+      {{2, 4, 9, 8}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, true},                    // depthwise
+      {{1, 3, 8, 8}, {6, 1, 5, 5}, 3, {1, 3}, {2, 1}, {4, 2, 3, 0}, false},                   // depthwise, multiplier 2
+      {{1, 8, 5, 4}, {5, 8, 1, 1}, 1, {}, {}, {}, true},                                      // pointwise
+      {{1, 2, 5, 5}, {3, 2, 1, 1}, 1, {2, 2}, {}, {1, 1, 1, 1}, false},                       // 1x1 strided+padded
+      {{2, 3, 11}, {4, 3, 3}, 1, {2}, {2}, {1, 2}, true},                                     // 1-D
+      {{1, 4, 10}, {4, 1, 4}, 4, {3}, {1}, {2, 2}, false},                                    // 1-D depthwise
       {{1, 2, 4, 5, 6}, {3, 2, 2, 3, 2}, 1, {1, 2, 1}, {2, 1, 1}, {1, 0, 1, 0, 1, 1}, true},  // 3-D
-      {{1, 4, 3, 4, 5}, {4, 1, 3, 3, 3}, 4, {}, {}, {1, 1, 1, 1, 1, 1}, false},              // 3-D depthwise
+      {{1, 4, 3, 4, 5}, {4, 1, 3, 3, 3}, 4, {}, {}, {1, 1, 1, 1, 1, 1}, false},               // 3-D depthwise
   };
   uint32_t seed = 1;
   for (const ConvCase& c : cases) {
@@ -154,8 +155,8 @@ TEST(ConvOp, Float16ComputesInFloat) {
 }
 
 TEST(ConvOp, DoubleWorks) {
-  auto r = run_op("Conv", {Tensor::from_vector<double>({1, 2, 3, 4}, {1, 1, 4}), Tensor::from_vector<double>({1, -1}, {1, 1, 2}),
-                           Tensor::from_vector<double>({0.5}, {1})});
+  auto r = run_op("Conv", {Tensor::from_vector<double>({1, 2, 3, 4}, {1, 1, 4}),
+                           Tensor::from_vector<double>({1, -1}, {1, 1, 2}), Tensor::from_vector<double>({0.5}, {1})});
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const Tensor& y = (*r)[0].tensor();
   ASSERT_EQ(y.numel(), 3);
@@ -164,9 +165,9 @@ TEST(ConvOp, DoubleWorks) {
 
 TEST(ConvOp, RejectsBadShapes) {
   Tensor x = rand_tensor({1, 3, 5, 5}, 1);
-  EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 2, 3, 3}, 2)}).is_ok());        // channel mismatch
-  EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 3}, 2)}).is_ok());           // rank mismatch
-  EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 7, 7}, 2)}).is_ok());        // kernel larger than input
+  EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 2, 3, 3}, 2)}).is_ok());  // channel mismatch
+  EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 3}, 2)}).is_ok());     // rank mismatch
+  EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 7, 7}, 2)}).is_ok());  // kernel larger than input
   EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 3, 3}, 2), rand_tensor({3}, 3)}).is_ok());  // bias size
   EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 3, 3}, 2)}, {attr_ints("kernel_shape", {2, 2})}).is_ok());
   EXPECT_FALSE(run_op("Conv", {x, rand_tensor({2, 3, 3, 3}, 2)}, {attr_ints("strides", {1})}).is_ok());
@@ -234,7 +235,8 @@ TEST(ConvTransposeOp, MatchesNaiveReference) {
     for (size_t i = 0; i < nd; ++i) {
       const int64_t s = c.strides.empty() ? 1 : c.strides[i], d = c.dil.empty() ? 1 : c.dil[i];
       const int64_t p = c.pads.empty() ? 0 : c.pads[i] + c.pads[i + nd];
-      EXPECT_EQ(ys[2 + i], s * (c.x[2 + i] - 1) + (c.out_pad.empty() ? 0 : c.out_pad[i]) + (c.w[2 + i] - 1) * d + 1 - p);
+      EXPECT_EQ(ys[2 + i],
+                s * (c.x[2 + i] - 1) + (c.out_pad.empty() ? 0 : c.out_pad[i]) + (c.w[2 + i] - 1) * d + 1 - p);
     }
     // naive: "in" = X spatial, "out" = Y spatial
     Geo g = make_geo(c.x, c.w, c.strides, c.dil, c.pads, ys);
@@ -257,9 +259,10 @@ TEST(ConvTransposeOp, OutputShapeAndAutoPad) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const Tensor& y = (*r)[0].tensor();
   ASSERT_EQ(y.shape(), (Shape{1, 2, 10, 8}));
-  EXPECT_EQ(y.data<float>()[9 * 8 + 3], 1.0f);              // last row of channel 0 is bias only
-  EXPECT_EQ(y.data<float>()[80 + 9 * 8 + 7], -1.0f);        // channel 1
-  auto same = run_op("ConvTranspose", {x, w}, {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")}, 11);
+  EXPECT_EQ(y.data<float>()[9 * 8 + 3], 1.0f);        // last row of channel 0 is bias only
+  EXPECT_EQ(y.data<float>()[80 + 9 * 8 + 7], -1.0f);  // channel 1
+  auto same =
+      run_op("ConvTranspose", {x, w}, {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")}, 11);
   ASSERT_TRUE(same.is_ok()) << same.status().to_string();
   EXPECT_EQ((*same)[0].tensor().shape(), (Shape{1, 2, 6, 6}));
 }

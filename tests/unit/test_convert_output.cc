@@ -16,8 +16,7 @@ namespace {
 
 using namespace testing_untrusted;
 
-Result<convert::ConvertResult> convert(const std::string& in, const std::string& out,
-                                       bool external_data = false) {
+Result<convert::ConvertResult> convert(const std::string& in, const std::string& out, bool external_data = false) {
   convert::ConvertRequest request;
   request.input_path = in;
   request.output_path = out;
@@ -107,8 +106,8 @@ ModelProto with_body(const std::string& op, int body_inputs, int body_outputs,
   init->add_float_data(2);
   NodeProto* n = add_node(g, op, node_inputs, {}, "cf");
   for (int i = 0; i < node_outputs; ++i) n->add_output("cf_out" + std::to_string(i));
-  std::vector<std::string> attrs = op == "If" ? std::vector<std::string>{"then_branch", "else_branch"}
-                                              : std::vector<std::string>{"body"};
+  std::vector<std::string> attrs =
+      op == "If" ? std::vector<std::string>{"then_branch", "else_branch"} : std::vector<std::string>{"body"};
   for (const std::string& attr : attrs) {
     auto* a = n->add_attribute();
     a->set_name(attr);
@@ -134,26 +133,44 @@ TEST(ConvertOutput, InvalidModelsAreRefused) {
   const std::vector<InvalidCase> cases = {
       {"cycle", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_input(0, "y"); }, "cycle"},
       {"self loop", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_input(0, "r"); }, "(cycle)"},
-      {"two writers", [](ModelProto& m) { m.mutable_graph()->mutable_node(1)->set_output(0, "r"); }, "duplicate producer"},
-      {"writes an input", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_output(0, "x"); }, "duplicate producer"},
+      {"two writers", [](ModelProto& m) { m.mutable_graph()->mutable_node(1)->set_output(0, "r"); },
+       "duplicate producer"},
+      {"writes an input", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_output(0, "x"); },
+       "duplicate producer"},
       {"dangling input", [](ModelProto& m) { m.mutable_graph()->mutable_node(1)->set_input(1, "ghost"); }, "'ghost'"},
-      {"output never produced", [](ModelProto& m) { m.mutable_graph()->mutable_output(0)->set_name("ghost"); }, "never produced"},
-      {"input declared twice", [](ModelProto& m) { add_float_io(m.mutable_graph()->add_input(), "x"); }, "declared twice"},
-      {"unknown op", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_op_type("Frobnicate"); }, "Frobnicate"},
+      {"output never produced", [](ModelProto& m) { m.mutable_graph()->mutable_output(0)->set_name("ghost"); },
+       "never produced"},
+      {"input declared twice", [](ModelProto& m) { add_float_io(m.mutable_graph()->add_input(), "x"); },
+       "declared twice"},
+      {"unknown op", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_op_type("Frobnicate"); },
+       "Frobnicate"},
       {"unknown domain", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_domain("com.evil"); }, "com.evil"},
       {"too many inputs", [](ModelProto& m) { m.mutable_graph()->mutable_node(0)->add_input("x"); }, "inputs"},
       {"If branch outputs", [](ModelProto& m) { m = with_body("If", 0, 2, {"c"}, 1); }, "then_branch gives 2 outputs"},
-      {"If branch missing", [](ModelProto& m) {
+      {"If branch missing",
+       [](ModelProto& m) {
          m = with_body("If", 0, 1, {"c"}, 1);
          m.mutable_graph()->mutable_node(2)->mutable_attribute()->RemoveLast();
-       }, "else_branch"},
-      {"Loop body inputs", [](ModelProto& m) { m = with_body("Loop", 1, 2, {"", "", "w"}, 1); }, "body takes 1 inputs"},
-      {"Loop body outputs", [](ModelProto& m) { m = with_body("Loop", 3, 1, {"", "", "w"}, 1); }, "body gives 1 outputs"},
+       },
+       "else_branch"},
+      {"Loop body inputs",
+       [](ModelProto& m) {
+         m = with_body("Loop", 1, 2, {"", "", "w"}, 1);
+       },
+       "body takes 1 inputs"},
+      {"Loop body outputs",
+       [](ModelProto& m) {
+         m = with_body("Loop", 3, 1, {"", "", "w"}, 1);
+       },
+       "body gives 1 outputs"},
       {"Scan body", [](ModelProto& m) { m = with_body("Scan", 3, 1, {"w"}, 1); }, "body takes 3 inputs"},
-      {"dangling read in a body", [](ModelProto& m) {
+      {"dangling read in a body",
+       [](ModelProto& m) {
          m = with_body("If", 0, 1, {"c"}, 1);
-         m.mutable_graph()->mutable_node(2)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_input(0, "nowhere");
-       }, "'nowhere'"},
+         m.mutable_graph()->mutable_node(2)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_input(0,
+                                                                                                           "nowhere");
+       },
+       "'nowhere'"},
   };
   Sandbox box;
   for (const InvalidCase& c : cases) {

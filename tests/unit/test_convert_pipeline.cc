@@ -82,9 +82,8 @@ Result<bool> always_changes(Model&, PassContext&) { return true; }
 Result<bool> fails(Model&, PassContext&) { return invalid_model("node 'q' (Foo): broken"); }
 
 TEST(ConvertPipeline, RunsToAFixedPoint) {
-  const std::vector<PassDef> table = {{"remove-identity", 1, remove_one_identity},
-                                      {"drop-init", 2, drop_initializers},
-                                      {"noop", 1, never_changes}};
+  const std::vector<PassDef> table = {
+      {"remove-identity", 1, remove_one_identity}, {"drop-init", 2, drop_initializers}, {"noop", 1, never_changes}};
   Model m = chain_model();
   ConvertOptions o;
   o.level = 2;
@@ -124,8 +123,7 @@ TEST(ConvertPipeline, RunsToAFixedPoint) {
 }
 
 TEST(ConvertPipeline, LevelFiltersPasses) {
-  const std::vector<PassDef> table = {{"remove-identity", 1, remove_one_identity},
-                                      {"drop-init", 2, drop_initializers}};
+  const std::vector<PassDef> table = {{"remove-identity", 1, remove_one_identity}, {"drop-init", 2, drop_initializers}};
   Model m = chain_model();
   ConvertOptions o;
   o.level = 1;
@@ -202,8 +200,8 @@ TEST_F(ConvertFileTest, ConvertsAndReports) {
   EXPECT_TRUE(std::filesystem::exists(out));
   EXPECT_EQ(r->pipeline.before.nodes, r->pipeline.after.nodes);
   const std::string md = make_report(*r);
-  for (const char* section : {"# Conversion report", "## Passes", "| noop |", "## Operators", "| Gemm |",
-                              "## Warnings and limits"}) {
+  for (const char* section :
+       {"# Conversion report", "## Passes", "| noop |", "## Operators", "| Gemm |", "## Warnings and limits"}) {
     EXPECT_NE(md.find(section), std::string::npos) << section << "\n" << md;
   }
 }

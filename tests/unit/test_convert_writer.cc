@@ -115,12 +115,12 @@ Model round_trip(const Model& m) {
 
 const std::vector<DataType>& all_dtypes() {
   static const std::vector<DataType> types = {
-      DataType::kFloat, DataType::kUint8, DataType::kInt8, DataType::kUint16, DataType::kInt16,
-      DataType::kInt32, DataType::kInt64, DataType::kString, DataType::kBool, DataType::kFloat16,
-      DataType::kDouble, DataType::kUint32, DataType::kUint64, DataType::kBFloat16,
-      DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
-      DataType::kFloat8E5M2FNUZ, DataType::kUint4, DataType::kInt4, DataType::kFloat4E2M1,
-      DataType::kFloat8E8M0, DataType::kUint2, DataType::kInt2};
+      DataType::kFloat,      DataType::kUint8,          DataType::kInt8,         DataType::kUint16,
+      DataType::kInt16,      DataType::kInt32,          DataType::kInt64,        DataType::kString,
+      DataType::kBool,       DataType::kFloat16,        DataType::kDouble,       DataType::kUint32,
+      DataType::kUint64,     DataType::kBFloat16,       DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+      DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ, DataType::kUint4,        DataType::kInt4,
+      DataType::kFloat4E2M1, DataType::kFloat8E8M0,     DataType::kUint2,        DataType::kInt2};
   return types;
 }
 
@@ -136,8 +136,7 @@ TEST(ConvertWriter, EveryDtypeRoundTrips) {
   ASSERT_EQ(back.graph.initializers.size(), m.graph.initializers.size());
   for (size_t i = 0; i < m.graph.initializers.size(); ++i) {
     EXPECT_EQ(back.graph.initializers[i].name, m.graph.initializers[i].name);
-    expect_same_tensor(m.graph.initializers[i].tensor, back.graph.initializers[i].tensor,
-                       m.graph.initializers[i].name);
+    expect_same_tensor(m.graph.initializers[i].tensor, back.graph.initializers[i].tensor, m.graph.initializers[i].name);
   }
 }
 
@@ -334,8 +333,8 @@ TEST(ConvertWriter, NodeNamesAreUniqueInEveryGraphWritten) {
   sub->name = "branch";
   sub->nodes = {node("b", "x", "t0"), node("b", "t0", "t1"), node("", "t1", "t2"), node("", "t2", "z")};
   sub->outputs.push_back(tensor_info("z", DataType::kFloat, {2}));
-  m.graph.nodes = {node("q", "x", "v0"), node("q", "v0", "v1"), node("q_1", "v1", "v2"), node("q", "v2", "v3"),
-                   node("", "v3", "v4"), node("", "v4", "v5")};
+  m.graph.nodes = {node("q", "x", "v0"),  node("q", "v0", "v1"), node("q_1", "v1", "v2"),
+                   node("q", "v2", "v3"), node("", "v3", "v4"),  node("", "v4", "v5")};
   Node branch;
   branch.name = "q";
   branch.op_type = "If";

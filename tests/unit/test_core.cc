@@ -37,8 +37,8 @@ TEST(DType, Float8E4M3FNSaturates) {
 
 // ---- float8 / float4 codecs: bit-exact (ml_dtypes / ONNX reference semantics) -----------
 
-const DataType kFloat8Types[] = {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
-                                 DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ};
+const DataType kFloat8Types[] = {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+                                 DataType::kFloat8E5M2FNUZ};
 
 bool is_fnuz(DataType t) { return t == DataType::kFloat8E4M3FNUZ || t == DataType::kFloat8E5M2FNUZ; }
 
@@ -106,13 +106,13 @@ TEST(DType, Float8RoundsToNearestTiesToEven) {
   const DataType fn = DataType::kFloat8E4M3FN, e5 = DataType::kFloat8E5M2;
   EXPECT_EQ(float_to_float8(fn, 464.0f, false), 0x7e);  // 448 | 480(odd): ties to 448, no overflow
   EXPECT_EQ(float_to_float8(fn, 464.0f, true), 0x7e);
-  EXPECT_EQ(float_to_float8(fn, 1.0625f, true), 0x38);           // 1 | 1.125 -> 1
-  EXPECT_EQ(float_to_float8(fn, 1.1875f, true), 0x3a);           // 1.125 | 1.25 -> 1.25
+  EXPECT_EQ(float_to_float8(fn, 1.0625f, true), 0x38);                    // 1 | 1.125 -> 1
+  EXPECT_EQ(float_to_float8(fn, 1.1875f, true), 0x3a);                    // 1.125 | 1.25 -> 1.25
   EXPECT_EQ(float_to_float8(fn, std::ldexp(1.0f, -10), true), 0x00);      // 0 | min subnormal
   EXPECT_EQ(float_to_float8(fn, 3 * std::ldexp(1.0f, -10), true), 0x02);  // subnormals 1 | 2
   EXPECT_EQ(float_to_float8(fn, -1.0625f, true), 0xb8);
-  EXPECT_EQ(float_to_float8(e5, 1.125f, true), 0x3c);   // 1 | 1.25 -> 1
-  EXPECT_EQ(float_to_float8(e5, 1.375f, true), 0x3e);   // 1.25 | 1.5 -> 1.5
+  EXPECT_EQ(float_to_float8(e5, 1.125f, true), 0x3c);     // 1 | 1.25 -> 1
+  EXPECT_EQ(float_to_float8(e5, 1.375f, true), 0x3e);     // 1.25 | 1.5 -> 1.5
   EXPECT_EQ(float_to_float8(e5, 61440.0f, false), 0x7c);  // 57344 | 65536 -> even: Inf
   EXPECT_EQ(float_to_float8(e5, 61440.0f, true), 0x7b);
   EXPECT_EQ(float_to_float8(e5, 61439.0f, false), 0x7b);

@@ -93,9 +93,11 @@ bool have_xnnpack_gemm() {
 TEST(FallbackTest, DeclineToReferenceIsLoggedAsAWarning) {
   if (!have_xnnpack_gemm()) GTEST_SKIP() << "no XNNPACK kernels in this build";
   LogRecord record;
-  set_log_sink([](LogLevel level, const char* message, void* user) {
-    static_cast<LogRecord*>(user)->messages.emplace_back(static_cast<int>(level), message);
-  }, &record, LogLevel::kInfo);
+  set_log_sink(
+      [](LogLevel level, const char* message, void* user) {
+        static_cast<LogRecord*>(user)->messages.emplace_back(static_cast<int>(level), message);
+      },
+      &record, LogLevel::kInfo);
   GraphBuilder b = gemm_with_input_b();
   auto session = xnnpack_session(b);
   set_log_sink(nullptr, nullptr, LogLevel::kInfo);

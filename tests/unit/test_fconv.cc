@@ -83,7 +83,8 @@ TEST(Fconv, ReferenceTileMatchesADoubleSum) {
       double want = p.bias[static_cast<size_t>(j)];
       for (int64_t tap = 0; tap < 3; ++tap)
         for (int64_t ci = 0; ci < 7; ++ci)
-          want += double(p.a[static_cast<size_t>(tap * kFconvRows + r)][ci]) * p.panel[static_cast<size_t>((tap * 7 + ci) * kFconvCols + j)];
+          want += double(p.a[static_cast<size_t>(tap * kFconvRows + r)][ci]) *
+                  p.panel[static_cast<size_t>((tap * 7 + ci) * kFconvCols + j)];
       EXPECT_NEAR(got, want, 1e-5) << "row " << r << " col " << j;
     }
   }
@@ -165,9 +166,11 @@ Model build(const ConvCase& cc) {
     attrs.push_back(attr_string("auto_pad", cc.auto_pad));
   }
   std::string y = b.node("Conv", ins, attrs, cc.relu6 || !cc.gate.empty() ? "" : "y");
-  if (cc.relu6) b.node("Clip", {y, b.constant(Tensor::scalar<float>(0.0f)), b.constant(Tensor::scalar<float>(6.0f))}, {}, "y");
+  if (cc.relu6)
+    b.node("Clip", {y, b.constant(Tensor::scalar<float>(0.0f)), b.constant(Tensor::scalar<float>(6.0f))}, {}, "y");
   if (cc.gate == "Swish") b.node("Mul", {y, b.node("Sigmoid", {y})}, {}, "y");
-  if (cc.gate == "HardSwish") b.node("Mul", {b.node("HardSigmoid", {y}, {attr_float("alpha", 1.0f / 6.0f)}), y}, {}, "y");
+  if (cc.gate == "HardSwish")
+    b.node("Mul", {b.node("HardSigmoid", {y}, {attr_float("alpha", 1.0f / 6.0f)}), y}, {}, "y");
   b.output("y");
   return b.model;
 }

@@ -143,8 +143,9 @@ TEST(FdwConv, ReferenceMatchesTheDefinitionInDouble) {
         double acc = pr.bias[static_cast<size_t>(lane)], magnitude = std::fabs(acc);
         for (int64_t ky = 0; ky < rc.kh; ++ky)
           for (int64_t kx = 0; kx < rc.kw; ++kx) {
-            const double t = double(pr.rows[ky][static_cast<size_t>((ox * rc.sw + kx * rc.dw) * kFdwChannelBlock + lane)]) *
-                             pr.weights[static_cast<size_t>((ky * rc.kw + kx) * kFdwChannelBlock + lane)];
+            const double t =
+                double(pr.rows[ky][static_cast<size_t>((ox * rc.sw + kx * rc.dw) * kFdwChannelBlock + lane)]) *
+                pr.weights[static_cast<size_t>((ky * rc.kw + kx) * kFdwChannelBlock + lane)];
             acc += t;
             magnitude += std::fabs(t);
           }

@@ -42,8 +42,7 @@ std::vector<double> reference(const std::vector<float>& q, const std::vector<flo
         for (int64_t j = 0; j < S; ++j) {
           double acc = 0;
           for (int64_t e = 0; e < E; ++e)
-            acc += static_cast<double>(q[((b * Hq + h) * L + l) * E + e]) *
-                   k[((b * Hkv + h / G) * S + j) * E + e];
+            acc += static_cast<double>(q[((b * Hq + h) * L + l) * E + e]) * k[((b * Hkv + h / G) * S + j) * E + e];
           s[j] = acc * scale;
         }
         mod(l, s);
@@ -94,7 +93,9 @@ Result<std::vector<Value>> flex(const std::vector<Value>& in, const std::vector<
 }
 
 TEST(FlexAttention, BasicGqaAndHeadSizes) {
-  struct C { int64_t B, Hq, Hkv, L, S, E, Ev; };
+  struct C {
+    int64_t B, Hq, Hkv, L, S, E, Ev;
+  };
   const C cases[] = {{2, 4, 4, 8, 6, 16, 16}, {2, 8, 2, 4, 6, 16, 16}, {1, 2, 2, 3, 5, 4, 7}, {1, 3, 1, 1, 1, 2, 2}};
   uint32_t seed = 3;
   for (const C& c : cases) {
@@ -106,9 +107,9 @@ TEST(FlexAttention, BasicGqaAndHeadSizes) {
                    Tensor::from_vector<float>(v, {c.B, c.Hkv, c.S, c.Ev})});
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ((*r)[0].tensor().shape(), (Shape{c.B, c.Hq, c.L, c.Ev}));
-    expect_values((*r)[0].tensor(),
-                  reference(q, k, v, c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, 1.0 / std::sqrt(double(c.E)),
-                            [](int64_t, std::vector<double>&) {}, [](std::vector<double>&) {}));
+    expect_values((*r)[0].tensor(), reference(
+                                        q, k, v, c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, 1.0 / std::sqrt(double(c.E)),
+                                        [](int64_t, std::vector<double>&) {}, [](std::vector<double>&) {}));
   }
 }
 
@@ -127,31 +128,34 @@ TEST(FlexAttention, ScaleScoreModAndProbMod) {
   // score_mod: scores * 3 (a bias would cancel in the softmax).
   auto mul = flex(in, {binary_graph_attr("score_mod", "Mul", 3.0f)});
   ASSERT_TRUE(mul.is_ok()) << mul.status().to_string();
-  expect_values((*mul)[0].tensor(),
-                reference(q, k, v, B, H, H, L, S, E, E, 0.5,
-                          [](int64_t, std::vector<double>& s) { for (double& x : s) x *= 3; }, pnone));
+  expect_values((*mul)[0].tensor(), reference(
+                                        q, k, v, B, H, H, L, S, E, E, 0.5,
+                                        [](int64_t, std::vector<double>& s) {
+                                          for (double& x : s) x *= 3;
+                                        },
+                                        pnone));
 
   // prob_mod: probs * 0.5.
   auto half = flex(in, {binary_graph_attr("prob_mod", "Mul", 0.5f)});
   ASSERT_TRUE(half.is_ok()) << half.status().to_string();
-  expect_values((*half)[0].tensor(),
-                reference(q, k, v, B, H, H, L, S, E, E, 0.5, none,
-                          [](std::vector<double>& p) { for (double& x : p) x *= 0.5; }));
+  expect_values((*half)[0].tensor(), reference(q, k, v, B, H, H, L, S, E, E, 0.5, none, [](std::vector<double>& p) {
+                  for (double& x : p) x *= 0.5;
+                }));
 
   // Both at once with an explicit scale (adding 1 to every score leaves the softmax as is).
   auto both = flex(in, {attr_float("scale", 0.25f), binary_graph_attr("score_mod", "Add", 1.0f),
                         binary_graph_attr("prob_mod", "Mul", 2.0f)});
   ASSERT_TRUE(both.is_ok()) << both.status().to_string();
-  expect_values((*both)[0].tensor(),
-                reference(q, k, v, B, H, H, L, S, E, E, 0.25, none,
-                          [](std::vector<double>& p) { for (double& x : p) x *= 2; }));
+  expect_values((*both)[0].tensor(), reference(q, k, v, B, H, H, L, S, E, E, 0.25, none, [](std::vector<double>& p) {
+                  for (double& x : p) x *= 2;
+                }));
 }
 
 TEST(FlexAttention, DoubleAndFloat16) {
   const int64_t B = 1, H = 2, L = 3, S = 2, E = 4;
   auto q = rand_vec(B * H * L * E, 31), k = rand_vec(B * H * S * E, 32), v = rand_vec(B * H * S * E, 33);
-  auto want = reference(q, k, v, B, H, H, L, S, E, E, 0.5, [](int64_t, std::vector<double>&) {},
-                        [](std::vector<double>&) {});
+  auto want = reference(
+      q, k, v, B, H, H, L, S, E, E, 0.5, [](int64_t, std::vector<double>&) {}, [](std::vector<double>&) {});
   std::vector<double> qd(q.begin(), q.end()), kd(k.begin(), k.end()), vd(v.begin(), v.end());
   auto rd = flex({Tensor::from_vector<double>(qd, {B, H, L, E}), Tensor::from_vector<double>(kd, {B, H, S, E}),
                   Tensor::from_vector<double>(vd, {B, H, S, E})});

@@ -74,7 +74,7 @@ TEST(FoldReferenceBits, FoldedChainEqualsReferenceSessionBitForBit) {
 // reference bits too, with every fast kernel of this host switched on.
 TEST(FoldReferenceBits, SessionTimeFoldingUsesReferenceBits) {
   const Tensor x = Tensor::allocate(DataType::kFloat, {33, 29}).value();  // zeros: Y == folded
-  SessionOptions fast;  // defaults: optimization all, fast kernels on
+  SessionOptions fast;                                                    // defaults: optimization all, fast kernels on
   auto optimized = Session::create_from_model(chain_model(false), fast);
   ASSERT_TRUE(optimized.is_ok()) << optimized.status().to_string();
   EXPECT_EQ((*optimized)->model().graph.nodes.size(), 1u);

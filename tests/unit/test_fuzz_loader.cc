@@ -72,10 +72,10 @@ void fuzz(const std::string& path, int iterations, uint32_t seed) {
     for (int e = 0; e < edits && !bytes.empty(); ++e) {
       const size_t pos = rng() % bytes.size();
       switch (kind) {
-        case 0: bytes[pos] = static_cast<char>(rng()); break;                  // random byte
-        case 1: bytes[pos] ^= static_cast<char>(1u << (rng() % 8)); break;     // bit flip
-        case 2: bytes.resize(pos); break;                                      // truncation
-        default: bytes[pos] = static_cast<char>(0xff); break;                  // huge varints
+        case 0: bytes[pos] = static_cast<char>(rng()); break;               // random byte
+        case 1: bytes[pos] ^= static_cast<char>(1u << (rng() % 8)); break;  // bit flip
+        case 2: bytes.resize(pos); break;                                   // truncation
+        default: bytes[pos] = static_cast<char>(0xff); break;               // huge varints
       }
     }
     auto s = Session::create_from_memory(bytes.data(), bytes.size(), options);

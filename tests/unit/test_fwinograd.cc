@@ -42,7 +42,8 @@ TEST(WinogradTransforms, FastAreBitIdenticalToReference) {
     const std::vector<float> data = random_values(static_cast<size_t>(kWinoPositions * c), seed++);
     const std::vector<float> zeros(static_cast<size_t>(c), 0.0f);
     const float* patch[kWinoPositions];
-    for (int q = 0; q < kWinoPositions; ++q) patch[q] = q % 5 == 4 ? zeros.data() : data.data() + q * c;  // some padding
+    for (int q = 0; q < kWinoPositions; ++q)
+      patch[q] = q % 5 == 4 ? zeros.data() : data.data() + q * c;  // some padding
     const int64_t ldv = c + 3;
     std::vector<float> v_fast(static_cast<size_t>(kWinoPositions * ldv), -99.0f), v_ref = v_fast;
     EXPECT_TRUE(fast_in(patch, c, v_fast.data(), ldv));
@@ -133,12 +134,12 @@ std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, cons
 TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
   if (!opt::WinogradConvF32::applies(3, 3, 1, 1, 1, 1, 16, 16)) GTEST_SKIP() << "no AVX-512 on this CPU";
   const std::vector<Case> cases = {
-      {1, 9, 7, 16, 17, {1, 1, 1, 1}},          // odd sizes: the last tile row and column half out
-      {2, 5, 6, 20, 40, {1, 1, 1, 1}},          // batch 2, a second panel of 8 channels
-      {1, 1, 1, 16, 16, {1, 1, 1, 1}},          // one pixel
-      {1, 6, 7, 16, 33, {0, 0, 0, 0}},          // no padding (VALID)
-      {1, 8, 9, 32, 16, {0, 1, 1, 0}},          // asymmetric pads
-      {1, 30, 29, 16, 64, {1, 1, 1, 1}},        // 225 tiles: several blocks
+      {1, 9, 7, 16, 17, {1, 1, 1, 1}},                // odd sizes: the last tile row and column half out
+      {2, 5, 6, 20, 40, {1, 1, 1, 1}},                // batch 2, a second panel of 8 channels
+      {1, 1, 1, 16, 16, {1, 1, 1, 1}},                // one pixel
+      {1, 6, 7, 16, 33, {0, 0, 0, 0}},                // no padding (VALID)
+      {1, 8, 9, 32, 16, {0, 1, 1, 0}},                // asymmetric pads
+      {1, 30, 29, 16, 64, {1, 1, 1, 1}},              // 225 tiles: several blocks
       {1, 10, 10, 24, 24, {1, 1, 1, 1}, 0.0f, 6.0f},  // the fused Relu6 range
   };
   uint32_t seed = 100;
@@ -155,8 +156,7 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
     const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2);
     ASSERT_TRUE(finite1 && finite2);
     ASSERT_EQ(one.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i)
-      ASSERT_NEAR(one[i], want[i], 2e-6 * mag[i]) << "element " << i;
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], 2e-6 * mag[i]) << "element " << i;
     EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
   }
 }

@@ -72,8 +72,9 @@ void expect_rows(const Value& got, const std::vector<int64_t>& rows, int64_t d,
 
 TEST(GatherBlockQuantized, Uint8Bits4DefaultZeroPoint8WithNegativeIndices) {
   Table4 t;
-  auto r = run_gbq({tv<uint8_t>(pack4(t.codes), {3, 9}), tv<int64_t>({2, 0, -1, -3}, {2, 2}),
-                    tv<float>(t.scales, {3, 2})}, gbq_attrs(16, 4));
+  auto r =
+      run_gbq({tv<uint8_t>(pack4(t.codes), {3, 9}), tv<int64_t>({2, 0, -1, -3}, {2, 2}), tv<float>(t.scales, {3, 2})},
+              gbq_attrs(16, 4));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 2, 18}));
   expect_rows((*r)[0], {2, 0, 2, 0}, t.d, [&](int64_t row, int64_t c) { return t.at(row, c, 8); });
@@ -85,7 +86,8 @@ TEST(GatherBlockQuantized, Uint8Bits4PackedZeroPointsAndInt32Indices) {
   const std::vector<uint8_t> zp = {0x31, 0x7F, 0x08};
   const int zps[3][2] = {{1, 3}, {15, 7}, {8, 0}};
   auto r = run_gbq({tv<uint8_t>(pack4(t.codes), {3, 9}), tv<int32_t>({1, 2}, {2}), tv<float>(t.scales, {3, 2}),
-                    tv<uint8_t>(zp, {3, 1})}, gbq_attrs(16, 4));
+                    tv<uint8_t>(zp, {3, 1})},
+                   gbq_attrs(16, 4));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_rows((*r)[0], {1, 2}, t.d, [&](int64_t row, int64_t c) {
     return static_cast<float>(t.codes[row * t.d + c] - zps[row][c / 16]) * t.scales[row * 2 + c / 16];
@@ -97,8 +99,8 @@ TEST(GatherBlockQuantized, Uint8Bits8OddRowLengthDefaultZeroPoint128) {
   std::vector<uint8_t> codes;
   for (int64_t i = 0; i < v * d; ++i) codes.push_back(static_cast<uint8_t>(100 + 3 * i));
   const std::vector<float> scales = {0.5f, 2.0f, 0.25f, 8.0f};
-  auto r = run_gbq({tv<uint8_t>(codes, {v, d}), tv<int32_t>({1, -2, 1}, {3}), tv<float>(scales, {v, 2})},
-                   gbq_attrs(16, 8));
+  auto r =
+      run_gbq({tv<uint8_t>(codes, {v, d}), tv<int32_t>({1, -2, 1}, {3}), tv<float>(scales, {v, 2})}, gbq_attrs(16, 8));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 17}));
   expect_rows((*r)[0], {1, 0, 1}, d, [&](int64_t row, int64_t c) {
@@ -113,8 +115,8 @@ TEST(GatherBlockQuantized, Int4AndUint4DataUseZeroPointZeroAndOddRows) {
   for (int64_t i = 0; i < v * d; ++i) codes.push_back(static_cast<int>(i % 16));
   const std::vector<float> scales = {1.0f, 0.5f, 2.0f, 0.25f, 4.0f, 0.125f};
   for (DataType dt : {DataType::kUint4, DataType::kInt4}) {
-    auto r = run_gbq({int4_value(dt, codes, {v, d}), tv<int64_t>({2, 1}, {2}), tv<float>(scales, {v, 2})},
-                     gbq_attrs(16, 4));
+    auto r =
+        run_gbq({int4_value(dt, codes, {v, d}), tv<int64_t>({2, 1}, {2}), tv<float>(scales, {v, 2})}, gbq_attrs(16, 4));
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     expect_rows((*r)[0], {2, 1}, d, [&](int64_t row, int64_t c) {
       int code = codes[row * d + c];
@@ -141,8 +143,8 @@ TEST(GatherBlockQuantized, Float16ScalesGiveFloat16Output) {
   Table4 t;
   std::vector<Float16> s;
   for (float x : t.scales) s.push_back(Float16{float_to_half(x)});
-  auto r = run_gbq({tv<uint8_t>(pack4(t.codes), {3, 9}), tv<int64_t>({1}, {1}), tv<Float16>(s, {3, 2})},
-                   gbq_attrs(16, 4));
+  auto r =
+      run_gbq({tv<uint8_t>(pack4(t.codes), {3, 9}), tv<int64_t>({1}, {1}), tv<Float16>(s, {3, 2})}, gbq_attrs(16, 4));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ((*r)[0].tensor().dtype(), DataType::kFloat16);
   const std::vector<double> y = testing::doubles((*r)[0]);
@@ -159,8 +161,7 @@ TEST(GatherBlockQuantized, BadInputsAreClearErrors) {
   };
   expect_error(run_gbq({data, tv<int64_t>({3}, {1}), scales}, gbq_attrs(16, 4)), "out of data bounds");
   expect_error(run_gbq({data, tv<int64_t>({-4}, {1}), scales}, gbq_attrs(16, 4)), "must be in [-3, 2]");
-  expect_error(run_gbq({data, tv<int64_t>({0}, {1}), tv<float>({1, 2, 3}, {3, 1})}, gbq_attrs(16, 4)),
-               "scales shape");
+  expect_error(run_gbq({data, tv<int64_t>({0}, {1}), tv<float>({1, 2, 3}, {3, 1})}, gbq_attrs(16, 4)), "scales shape");
   expect_error(run_gbq({data, tv<int64_t>({0}, {1}), scales}, gbq_attrs(8, 4)), "block_size");
   expect_error(run_gbq({data, tv<int64_t>({0}, {1}), scales}, gbq_attrs(24, 4)), "block_size");
   expect_error(run_gbq({data, tv<int64_t>({0}, {1}), scales}, gbq_attrs(16, 3)), "bits must be 2, 4 or 8");
@@ -168,10 +169,12 @@ TEST(GatherBlockQuantized, BadInputsAreClearErrors) {
   expect_error(run_gbq({data, tv<float>({0}, {1}), scales}, gbq_attrs(16, 4)), "indices must be int32 or int64");
   expect_error(run_gbq({data, tv<int64_t>({0}, {1}), tv<uint8_t>({1, 2}, {1, 2})}, gbq_attrs(16, 4)),
                "scales must be float32 or float16");
-  expect_error(run_gbq({int4_value(DataType::kInt4, t.codes, {3, 18}), tv<int64_t>({0}, {1}), scales},
-                       gbq_attrs(16, 8)), "needs bits 4");
-  expect_error(run_gbq({data, tv<int64_t>({0}, {1}), scales, tv<uint8_t>({0, 0, 0, 0, 0, 0}, {3, 2})},
-                       gbq_attrs(16, 4)), "zero_points shape");
+  expect_error(
+      run_gbq({int4_value(DataType::kInt4, t.codes, {3, 18}), tv<int64_t>({0}, {1}), scales}, gbq_attrs(16, 8)),
+      "needs bits 4");
+  expect_error(
+      run_gbq({data, tv<int64_t>({0}, {1}), scales, tv<uint8_t>({0, 0, 0, 0, 0, 0}, {3, 2})}, gbq_attrs(16, 4)),
+      "zero_points shape");
 }
 
 // ---------------------------------------------------------------- converter
@@ -282,7 +285,7 @@ TEST(QuantizeGather, TiedEmbeddingShrinksAndStillRuns) {
   opt.quantize_gather = true;
   auto r = cv::quantize_model(model, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->quantized.size(), 2u);  // lm_head MatMul and the Gather
+  EXPECT_EQ(r->quantized.size(), 2u);       // lm_head MatMul and the Gather
   ASSERT_EQ(model.graph.nodes.size(), 2u);  // the Transpose went with the MatMul's rewrite
   EXPECT_EQ(model.graph.nodes[0].op_type, "GatherBlockQuantized");
   EXPECT_EQ(model.graph.nodes[1].op_type, "MatMulNBits");

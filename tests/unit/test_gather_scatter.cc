@@ -74,7 +74,9 @@ TEST(GatherScatterOps, ScatterElementsReductions) {
   r = run_op("Scatter", {x, I64({0}, {1, 1}), tensor_of<float>({7}, {1, 1})}, {}, 9);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<float>((*r)[0])[0], 7.f);
-  EXPECT_FALSE(run_op("ScatterElements", {x, I64({5}, {1, 1}), tensor_of<float>({9}, {1, 1})}, {attr_int("axis", 1)}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("ScatterElements", {x, I64({5}, {1, 1}), tensor_of<float>({9}, {1, 1})}, {attr_int("axis", 1)}, 13)
+          .is_ok());
   EXPECT_FALSE(run_op("ScatterElements", {x, idx, tensor_of<float>({1}, {1, 1})}, {attr_int("axis", 1)}, 13).is_ok());
   // reduction not in this opset's schema
   EXPECT_FALSE(run_op("ScatterElements", {x, idx, upd}, {attr_string("reduction", "max")}, 16).is_ok());
@@ -104,8 +106,9 @@ TEST(GatherScatterOps, OneHot) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 0, 0, 0, 0, 0, 0, 1, 0}));
   EXPECT_FALSE(run_op("OneHot", {ind, Tensor::scalar<int64_t>(3), tensor_of<float>({0}, {1})}, {}, 11).is_ok());
-  EXPECT_FALSE(run_op("OneHot", {ind, Tensor::scalar<int64_t>(3), tensor_of<float>({0, 1}, {2})},
-                      {attr_int("axis", 2)}, 11).is_ok());
+  EXPECT_FALSE(
+      run_op("OneHot", {ind, Tensor::scalar<int64_t>(3), tensor_of<float>({0, 1}, {2})}, {attr_int("axis", 2)}, 11)
+          .is_ok());
 }
 
 TEST(GatherScatterOps, Compress) {
@@ -116,7 +119,8 @@ TEST(GatherScatterOps, Compress) {
   r = run_op("Compress", {x, tensor_of<bool>({false, true, false, false, true}, {5})}, {}, 11);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 4}));
-  EXPECT_FALSE(run_op("Compress", {x, tensor_of<bool>({false, false, false, true}, {4})}, {attr_int("axis", 0)}, 11).is_ok());
+  EXPECT_FALSE(
+      run_op("Compress", {x, tensor_of<bool>({false, false, false, true}, {4})}, {attr_int("axis", 0)}, 11).is_ok());
 }
 
 TEST(GatherScatterOps, NonZero) {
@@ -147,15 +151,19 @@ TEST(GatherScatterOps, DtypeFamilies) {
   auto r = run_op("Gather", {tensor_of<Float16>(h, {3}), I64({2, 0}, {2})}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[0].bits), 3.f);
-  r = run_op("ScatterND", {tensor_of<bool>({false, true, false}, {3}), I64({0, 1}, {2, 1}), tensor_of<bool>({true, false}, {2})},
+  r = run_op("ScatterND",
+             {tensor_of<bool>({false, true, false}, {3}), I64({0, 1}, {2, 1}), tensor_of<bool>({true, false}, {2})},
              {attr_string("reduction", "add")}, 18);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<bool>((*r)[0]), (std::vector<bool>{true, true, false}));
-  r = run_op("ScatterElements", {tensor_of<std::string>({"a", "b"}, {2}), I64({1}, {1}), tensor_of<std::string>({"z"}, {1})}, {}, 13);
+  r = run_op("ScatterElements",
+             {tensor_of<std::string>({"a", "b"}, {2}), I64({1}, {1}), tensor_of<std::string>({"z"}, {1})}, {}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().string_data()[1], "z");
-  EXPECT_FALSE(run_op("ScatterElements", {tensor_of<std::string>({"a", "b"}, {2}), I64({1}, {1}),
-                                          tensor_of<std::string>({"z"}, {1})}, {attr_string("reduction", "add")}, 18).is_ok());
+  EXPECT_FALSE(run_op("ScatterElements",
+                      {tensor_of<std::string>({"a", "b"}, {2}), I64({1}, {1}), tensor_of<std::string>({"z"}, {1})},
+                      {attr_string("reduction", "add")}, 18)
+                   .is_ok());
   std::vector<Float16> hs;
   for (float f : {1.f, 2.f}) hs.push_back(Float16{float_to_half(f)});
   r = run_op("ScatterElements", {tensor_of<Float16>(hs, {2}), I64({0, 0}, {2}), tensor_of<Float16>(hs, {2})},
@@ -165,7 +173,8 @@ TEST(GatherScatterOps, DtypeFamilies) {
   r = run_op("NonZero", {tensor_of<std::string>({"", "x"}, {2})}, {}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{1}));
-  r = run_op("Compress", {tensor_of<std::string>({"a", "b", "c"}, {3}), tensor_of<bool>({true, false, true}, {3})}, {}, 11);
+  r = run_op("Compress", {tensor_of<std::string>({"a", "b", "c"}, {3}), tensor_of<bool>({true, false, true}, {3})}, {},
+             11);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().string_data()[1], "c");
 }

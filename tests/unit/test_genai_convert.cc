@@ -102,7 +102,8 @@ class DecoderLoop {
       const std::string& name = session_->inputs()[i].name;
       if (name == "input_ids") inputs_[i] = Value(Tensor::from_vector<int64_t>(tokens, {1, S}));
       if (name == "attention_mask") {
-        inputs_[i] = Value(Tensor::from_vector<int64_t>(std::vector<int64_t>(static_cast<size_t>(total), 1), {1, total}));
+        inputs_[i] =
+            Value(Tensor::from_vector<int64_t>(std::vector<int64_t>(static_cast<size_t>(total), 1), {1, total}));
       }
     }
     XONNX_ASSIGN_OR_RETURN(std::vector<Value> out, session_->run(inputs_));

@@ -63,7 +63,7 @@ TEST(GraphUtil, IndexCountsSubgraphCapturesAsUses) {
   EXPECT_EQ(index.producer("a"), 0);
   EXPECT_EQ(index.producer("x"), -1);
   ASSERT_EQ(index.consumers("a").size(), 1u);
-  EXPECT_EQ(index.consumers("a")[0], 1);  // the If reads `a` inside its branch
+  EXPECT_EQ(index.consumers("a")[0], 1);       // the If reads `a` inside its branch
   ASSERT_EQ(index.consumers("w").size(), 1u);  // read two levels down
   EXPECT_EQ(index.consumers("w")[0], 1);
   EXPECT_EQ(index.use_count("y"), 1);
@@ -121,8 +121,8 @@ TEST(GraphUtil, UniqueNameAvoidsNestedNames) {
 TEST(GraphUtil, EraseNodesKeepsOrder) {
   Graph g;
   for (int i = 0; i < 5; ++i) {
-    g.nodes.push_back(make_node("Relu", {"v" + std::to_string(i)}, {"v" + std::to_string(i + 1)},
-                                "n" + std::to_string(i)));
+    g.nodes.push_back(
+        make_node("Relu", {"v" + std::to_string(i)}, {"v" + std::to_string(i + 1)}, "n" + std::to_string(i)));
   }
   erase_nodes(g, {false, true, false, true, false});
   ASSERT_EQ(g.nodes.size(), 3u);

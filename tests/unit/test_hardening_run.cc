@@ -67,7 +67,8 @@ Model passthrough_loop(bool with_m, bool with_cond) {
   body.nodes.push_back(node("Identity", {"x_in"}, {"x_out"}, "pass"));
   body.outputs = {tensor_info("cond_out", DataType::kBool), tensor_info("x_out", DataType::kFloat)};
   Graph g;
-  g.inputs = {tensor_info("m", DataType::kInt64), tensor_info("c", DataType::kBool), tensor_info("x", DataType::kFloat)};
+  g.inputs = {tensor_info("m", DataType::kInt64), tensor_info("c", DataType::kBool),
+              tensor_info("x", DataType::kFloat)};
   g.nodes.push_back(node("Loop", {with_m ? "m" : "", with_cond ? "c" : "", "x"}, {"y"}, "forever",
                          {graph_attr("body", std::move(body))}));
   g.outputs = {tensor_info("y", DataType::kFloat)};

@@ -54,7 +54,8 @@ std::vector<Tensor> logits_with_growing_cache(Session& session, const DecoderSha
 void expect_near(const Tensor& a, const Tensor& b, const std::string& what) {
   ASSERT_EQ(a.shape(), b.shape()) << what;
   for (int64_t i = 0; i < a.numel(); ++i) {
-    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 2e-4 + 2e-4 * std::fabs(b.data<float>()[i])) << what << " " << i;
+    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 2e-4 + 2e-4 * std::fabs(b.data<float>()[i]))
+        << what << " " << i;
   }
 }
 

@@ -51,17 +51,21 @@ TEST(LayoutOps, TransposeInt4) {
 }
 
 TEST(LayoutOps, ConcatStringsAndErrors) {
-  auto r = run_op("Concat", {tensor_of<std::string>({"a", "b"}, {1, 2}), tensor_of<std::string>({"c", "d", "e", "f"}, {2, 2})},
+  auto r = run_op("Concat",
+                  {tensor_of<std::string>({"a", "b"}, {1, 2}), tensor_of<std::string>({"c", "d", "e", "f"}, {2, 2})},
                   {attr_int("axis", 0)}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{3, 2}));
   EXPECT_EQ((*r)[0].tensor().string_data()[5], "f");
-  r = run_op("Concat", {tensor_of<float>({1, 2}, {2, 1}), tensor_of<float>({3, 4, 5, 6}, {2, 2})}, {attr_int("axis", -1)}, 13);
+  r = run_op("Concat", {tensor_of<float>({1, 2}, {2, 1}), tensor_of<float>({3, 4, 5, 6}, {2, 2})},
+             {attr_int("axis", -1)}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 3, 4, 2, 5, 6}));
   EXPECT_FALSE(run_op("Concat", {tensor_of<float>({1, 2}, {2, 1}), tensor_of<float>({3, 4, 5}, {3, 1})},
-                      {attr_int("axis", 1)}, 13).is_ok());
-  EXPECT_FALSE(run_op("Concat", {tensor_of<float>({1}, {1}), tensor_of<int32_t>({3}, {1})}, {attr_int("axis", 0)}, 13).is_ok());
+                      {attr_int("axis", 1)}, 13)
+                   .is_ok());
+  EXPECT_FALSE(
+      run_op("Concat", {tensor_of<float>({1}, {1}), tensor_of<int32_t>({3}, {1})}, {attr_int("axis", 0)}, 13).is_ok());
   EXPECT_FALSE(run_op("Concat", {tensor_of<float>({1}, {1})}, {attr_int("axis", 1)}, 13).is_ok());
 }
 
@@ -172,8 +176,10 @@ TEST(LayoutOps, DepthToSpaceRoundTrip) {
   auto s = run_op("SpaceToDepth", {(*d)[0]}, {attr_int("blocksize", 2)}, 13);
   ASSERT_TRUE(s.is_ok()) << s.status().to_string();
   EXPECT_EQ(values<float>((*s)[0]), iota(16));
-  EXPECT_FALSE(run_op("DepthToSpace", {tensor_of<float>(iota(6), {1, 6, 1, 1})}, {attr_int("blocksize", 2)}, 13).is_ok());
-  EXPECT_FALSE(run_op("SpaceToDepth", {tensor_of<float>(iota(3), {1, 1, 3, 1})}, {attr_int("blocksize", 2)}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("DepthToSpace", {tensor_of<float>(iota(6), {1, 6, 1, 1})}, {attr_int("blocksize", 2)}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("SpaceToDepth", {tensor_of<float>(iota(3), {1, 1, 3, 1})}, {attr_int("blocksize", 2)}, 13).is_ok());
 }
 
 TEST(LayoutOps, ReverseSequence) {
@@ -237,16 +243,21 @@ TEST(LayoutOps, EdgeShapes) {
   r = run_op("Pad", {tensor_of<float>({1, 2, 3, 4}, {4}), I64({-1, 2})}, {attr_string("mode", "reflect")}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{2, 3, 4, 3, 2}));
-  r = run_op("Trilu", {tensor_of<float>({1, 2, 3, 4}, {2, 2}), Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::max())},
+  r = run_op("Trilu",
+             {tensor_of<float>({1, 2, 3, 4}, {2, 2}), Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::max())},
              {attr_int("upper", 0)}, 14);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4}));
-  r = run_op("Slice", {tensor_of<float>({1, 2, 3}, {3}), I64({5}), I64({-10}), I64({0}),
-                       I64({std::numeric_limits<int64_t>::min()})}, {}, 13);
+  r = run_op(
+      "Slice",
+      {tensor_of<float>({1, 2, 3}, {3}), I64({5}), I64({-10}), I64({0}), I64({std::numeric_limits<int64_t>::min()})},
+      {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{3}));
-  EXPECT_FALSE(run_op("Pad", {tensor_of<float>({1, 2}, {2}), I64({std::numeric_limits<int64_t>::min(), 0})}, {}, 13).is_ok());
-  EXPECT_FALSE(run_op("Tile", {tensor_of<float>({1, 2}, {2}), I64({std::numeric_limits<int64_t>::max()})}, {}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("Pad", {tensor_of<float>({1, 2}, {2}), I64({std::numeric_limits<int64_t>::min(), 0})}, {}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("Tile", {tensor_of<float>({1, 2}, {2}), I64({std::numeric_limits<int64_t>::max()})}, {}, 13).is_ok());
 }
 
 }  // namespace

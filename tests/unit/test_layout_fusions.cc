@@ -29,9 +29,9 @@ using namespace xnntest;
 
 struct Block {
   int64_t cin = 8, m = 24, k = 3, stride = 1;
-  bool swish = false;         // the 1x1 Conv's activation: SiLU (else ReLU6)
-  bool expose_mid = false;    // the 1x1 Conv's output is a graph output too: no merge
-  bool inf_weight = false;    // one 1x1 weight is inf: the fused kernel declines (the reference runs)
+  bool swish = false;       // the 1x1 Conv's activation: SiLU (else ReLU6)
+  bool expose_mid = false;  // the 1x1 Conv's output is a graph output too: no merge
+  bool inf_weight = false;  // one 1x1 weight is inf: the fused kernel declines (the reference runs)
 };
 
 // x -> 1x1 Conv (cin -> m) + ReLU6 / SiLU -> depthwise k x k Conv + ReLU6 -> "y".
@@ -49,10 +49,9 @@ Model block_model(const Block& p) {
   const std::string w2 = b.constant(rand_tensor({p.m, 1, p.k, p.k}, 7, -0.5f, 0.5f));
   const std::string b2 = b.constant(rand_tensor({p.m}, 8));
   const int64_t pad = p.k / 2;
-  const std::string dw =
-      b.node("Conv", {mid, w2, b2},
-             {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}), attr_int("group", p.m),
-              attr_ints("strides", {p.stride, p.stride})});
+  const std::string dw = b.node("Conv", {mid, w2, b2},
+                                {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}),
+                                 attr_int("group", p.m), attr_ints("strides", {p.stride, p.stride})});
   b.node("Clip", {dw, lo, hi}, {}, "y");
   b.output("y");
   return b.model;
@@ -143,7 +142,8 @@ void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, 
   auto fused = session(block_model(p), threads);
   auto unfused = session(block_model(unfused_p), threads);
   ASSERT_TRUE(ref.is_ok() && fused.is_ok() && unfused.is_ok());
-  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr, fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise);
+  EXPECT_EQ(merged_node((*fused)->model().graph) != nullptr,
+            fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise);
   uint32_t seed = 11;
   for (const Shape& shape : shapes) {  // one session, several input sizes
     Tensor x = rand_tensor(shape, seed++);
@@ -195,11 +195,11 @@ TEST(PointwiseDepthwise, BadInputNamesTheNode) {
   auto y = (*fast)->run({Value(rand_tensor({1, 5, 6, 6}, 1))});  // 5 channels where W_pw takes 8
   ASSERT_FALSE(y.is_ok());
   const std::string error = y.status().to_string();
-  const char* op = fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise ? "PointwiseDepthwiseConv" : "Conv";  // merged or not
+  const char* op = fast_layout_fusions(OpRegistry::global()).fuse_pointwise_depthwise ? "PointwiseDepthwiseConv"
+                                                                                      : "Conv";  // merged or not
   EXPECT_NE(error.find(op), std::string::npos) << error;
   EXPECT_NE(error.find("5 channels"), std::string::npos) << error;
 }
-
 
 // x (C channels) -> 3x3 stride-2 Conv + Relu -> "y"; with `pooled`, x is also pooled into
 // a second output (a second region reader: x then enters through a ToNHWC).
@@ -207,9 +207,9 @@ Model stem_model(int64_t c, bool pooled) {
   testing::GraphBuilder b;
   b.input("x", 4);
   const std::string w = b.constant(rand_tensor({8, c, 3, 3}, 5, -0.5f, 0.5f)), bias = b.constant(rand_tensor({8}, 6));
-  const std::string conv = b.node("Conv", {"x", w, bias},
-                                  {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}),
-                                   attr_ints("strides", {2, 2})});
+  const std::string conv =
+      b.node("Conv", {"x", w, bias},
+             {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})});
   b.node("Relu", {conv}, {}, "y");
   b.output("y");
   if (pooled) b.output(b.node("MaxPool", {"x"}, {attr_ints("kernel_shape", {1, 1})}));  // an NHWC op
@@ -247,7 +247,8 @@ TEST(ConvNchwInput, AgreesWithReferenceAndTheToNhwcPath) {
       auto fast = session(stem_model(c, false), threads);
       auto converted = session(stem_model(c, true), threads);
       ASSERT_TRUE(ref.is_ok() && fast.is_ok() && converted.is_ok());
-      EXPECT_EQ(count_op((*fast)->model().graph, kConvNchwInputOp) == 1, fast_layout_fusions(OpRegistry::global()).nchw_input_conv);
+      EXPECT_EQ(count_op((*fast)->model().graph, kConvNchwInputOp) == 1,
+                fast_layout_fusions(OpRegistry::global()).nchw_input_conv);
       uint32_t seed = 1;
       for (Shape shape : {Shape{1, c, 1, 1}, Shape{2, c, 13, 7}, Shape{1, c, 64, 67}}) {
         Tensor x = rand_tensor(shape, seed++);
@@ -258,10 +259,9 @@ TEST(ConvNchwInput, AgreesWithReferenceAndTheToNhwcPath) {
   }
 }
 
-
 struct Fire {
   int64_t cin = 8, squeeze = 6, e1 = 8, e3 = 8, out = 5;
-  int64_t e3_stride = 1;      // 2: parts of different sizes (the Concat itself fails)
+  int64_t e3_stride = 1;       // 2: parts of different sizes (the Concat itself fails)
   bool expose_concat = false;  // the Concat is a graph output too: no merge
   bool inf_weight = false;     // an inf in the last Conv's W: the own kernel declines
   bool pool = false;           // a 3x3 / 2 MaxPool (ceil mode) reads the Concat instead of a 1x1 Conv
@@ -287,8 +287,8 @@ Model fire_model(const Fire& f) {
   const std::string cat = b.node("Concat", {e1, e3}, {attr_int("axis", 1)});
   if (f.expose_concat) b.output(cat);
   if (f.pool) {
-    b.node("MaxPool", {cat}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)},
-           "y");
+    b.node("MaxPool", {cat},
+           {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}, "y");
     b.output("y");
     return b.model;
   }
@@ -404,12 +404,11 @@ TEST(ConcatMaxPool, AgreesWithReferenceAndTheConcatPath) {
   }
 }
 
-
 struct Stem {
   int64_t c = 3, m = 16, k = 3, stride = 2, pad = 0;  // the Conv
   int64_t pool_k = 3, pool_stride = 2, pool_pad = 0;  // the MaxPool
   bool ceil = false;
-  bool expose_mid = false;  // the Conv's output is a graph output too: no merge
+  bool expose_mid = false;    // the Conv's output is a graph output too: no merge
   bool region_input = false;  // x reaches the Conv through a 1x1 MaxPool (an NHWC value, not NCHW)
 };
 
@@ -420,9 +419,10 @@ Model stem_pool_model(const Stem& p) {
   std::string in = "x";
   if (p.region_input) in = b.node("MaxPool", {in}, {attr_ints("kernel_shape", {1, 1})});
   const std::string w = b.constant(rand_tensor({p.m, p.c, p.k, p.k}, 5, -0.5f, 0.5f));
-  const std::string conv = b.node("Conv", {in, w, b.constant(rand_tensor({p.m}, 6))},
-                                  {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {p.pad, p.pad, p.pad, p.pad}),
-                                   attr_ints("strides", {p.stride, p.stride})});
+  const std::string conv =
+      b.node("Conv", {in, w, b.constant(rand_tensor({p.m}, 6))},
+             {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {p.pad, p.pad, p.pad, p.pad}),
+              attr_ints("strides", {p.stride, p.stride})});
   const std::string mid = b.node("Relu", {conv});
   if (p.expose_mid) b.output(mid);
   b.node("MaxPool", {mid},
@@ -452,7 +452,8 @@ TEST(ConvMaxPool, LayoutPassMergesAnImagesConvIntoItsPool) {
       EXPECT_EQ(n.inputs[0] == "x", !p.region_input);
       const Attribute* nchw = n.find_attr("nchw_input");
       EXPECT_EQ(nchw != nullptr && nchw->i == 1, !p.region_input);
-      for (const char* name : {"kernel_shape", "strides", "activation_min", "pool_kernel_shape", "pool_strides", "pool_ceil_mode"})
+      for (const char* name :
+           {"kernel_shape", "strides", "activation_min", "pool_kernel_shape", "pool_strides", "pool_ceil_mode"})
         EXPECT_NE(n.find_attr(name), nullptr) << name;
     }
   }
@@ -474,14 +475,16 @@ void check_stem_pool(const Stem& p) {
   for (int threads : {1, 2}) {
     SCOPED_TRACE("C " + std::to_string(p.c) + " M " + std::to_string(p.m) + " k " + std::to_string(p.k) + " pool " +
                  std::to_string(p.pool_k) + "/" + std::to_string(p.pool_stride) + " pad " + std::to_string(p.pool_pad) +
-                 (p.ceil ? " ceil" : "") + (p.region_input ? ", NHWC input" : "") + ", threads " + std::to_string(threads));
+                 (p.ceil ? " ceil" : "") + (p.region_input ? ", NHWC input" : "") + ", threads " +
+                 std::to_string(threads));
     Stem exposed = p;
     exposed.expose_mid = true;
     auto ref = session(stem_pool_model(p), threads, true);
     auto fast = session(stem_pool_model(p), threads);
     auto unmerged = session(stem_pool_model(exposed), threads);
     ASSERT_TRUE(ref.is_ok() && fast.is_ok() && unmerged.is_ok());
-    EXPECT_EQ(count_op((*fast)->model().graph, kConvMaxPoolOp) == 1, fast_layout_fusions(OpRegistry::global()).fuse_stem_pool);
+    EXPECT_EQ(count_op((*fast)->model().graph, kConvMaxPoolOp) == 1,
+              fast_layout_fusions(OpRegistry::global()).fuse_stem_pool);
     uint32_t seed = 1;
     for (Shape shape : {Shape{1, p.c, 9, 9}, Shape{2, p.c, 13, 7}, Shape{1, p.c, 30, 31}, Shape{1, p.c, 64, 67}}) {
       Tensor x = rand_tensor(shape, seed++);
@@ -497,11 +500,11 @@ void check_stem_pool(const Stem& p) {
 }
 
 TEST(ConvMaxPool, AgreesWithReferenceAndTheUnmergedPair) {
-  check_stem_pool(Stem{});                                // SqueezeNet's: 3x3 / 2, pool 3x3 / 2
-  check_stem_pool(Stem{3, 16, 3, 2, 0, 3, 2, 0, true});   // ... in ceil mode
-  check_stem_pool(Stem{3, 64, 7, 2, 3, 3, 2, 1});         // ResNet's: 7x7 / 2 pad 3, pool pad 1
-  check_stem_pool(Stem{1, 40, 3, 1, 1, 2, 2, 0});         // a partial panel, 2x2 pool
-  check_stem_pool(Stem{4, 7, 5, 1, 2, 5, 1, 2});          // a narrow Conv, a stride-1 pool
+  check_stem_pool(Stem{});                               // SqueezeNet's: 3x3 / 2, pool 3x3 / 2
+  check_stem_pool(Stem{3, 16, 3, 2, 0, 3, 2, 0, true});  // ... in ceil mode
+  check_stem_pool(Stem{3, 64, 7, 2, 3, 3, 2, 1});        // ResNet's: 7x7 / 2 pad 3, pool pad 1
+  check_stem_pool(Stem{1, 40, 3, 1, 1, 2, 2, 0});        // a partial panel, 2x2 pool
+  check_stem_pool(Stem{4, 7, 5, 1, 2, 5, 1, 2});         // a narrow Conv, a stride-1 pool
   Stem region;
   region.region_input = true;
   check_stem_pool(region);
@@ -511,7 +514,8 @@ TEST(ConvMaxPool, BadInputNamesTheNode) {
   auto fast = session(stem_pool_model(Stem{}), 1);
   ASSERT_TRUE(fast.is_ok());
   // Too small for the Conv, then for the pool: unmerged, the Conv's error, then the MaxPool's.
-  for (const auto& [shape, unmerged_op] : {std::pair<Shape, const char*>{{1, 3, 2, 9}, "Conv)"}, {{1, 3, 5, 5}, "MaxPool"}}) {
+  for (const auto& [shape, unmerged_op] :
+       {std::pair<Shape, const char*>{{1, 3, 2, 9}, "Conv)"}, {{1, 3, 5, 5}, "MaxPool"}}) {
     auto y = (*fast)->run({Value(rand_tensor(shape, 1))});
     ASSERT_FALSE(y.is_ok());
     const std::string error = y.status().to_string();

@@ -25,8 +25,7 @@ struct Builder : testing::GraphBuilder {
   using GraphBuilder::GraphBuilder;
   void input(const std::string& name, int rank = 4) { GraphBuilder::input(name, rank); }
   // Conv with random weights [cout, cin / group, k, k] and a bias, "same" padding.
-  std::string conv(const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t group = 1,
-                   int64_t stride = 1) {
+  std::string conv(const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t group = 1, int64_t stride = 1) {
     const uint32_t seed = static_cast<uint32_t>(counter * 7 + 1);
     const std::string w = constant(rand_tensor({cout, cin / group, k, k}, seed, -0.5f, 0.5f));
     const std::string b = constant(rand_tensor({cout}, seed + 1));
@@ -249,20 +248,21 @@ Model mini_net(int64_t cin, int64_t c) {
   std::string v = b.node("Relu", {b.conv("x", cin, c, 3, 1, 2)});
   const std::string lo = b.constant(Tensor::scalar<float>(0.0f));
   const std::string hi = b.constant(Tensor::scalar<float>(6.0f));
-  const std::string dw = b.node("Clip", {b.conv(v, c, c, 3, c), lo, hi});            // depthwise + ReLU6
-  v = b.node("Add", {v, b.conv(dw, c, c, 1)});                                     // residual
-  const std::string silu = b.node("Mul", {v, b.node("Sigmoid", {v})});                 // SiLU
-  const std::string g = b.node("GlobalAveragePool", {silu});                          // SE block
+  const std::string dw = b.node("Clip", {b.conv(v, c, c, 3, c), lo, hi});  // depthwise + ReLU6
+  v = b.node("Add", {v, b.conv(dw, c, c, 1)});                             // residual
+  const std::string silu = b.node("Mul", {v, b.node("Sigmoid", {v})});     // SiLU
+  const std::string g = b.node("GlobalAveragePool", {silu});               // SE block
   const std::string gate = b.node("HardSigmoid", {b.conv(b.node("Relu", {b.conv(g, c, 3, 1)}), 3, c, 1)});
   v = b.node("Mul", {silu, gate});
   v = b.node("Mul", {b.node("HardSigmoid", {v}, {attr_float("alpha", 1.0f / 6.0f)}), v});  // hard-swish
-  v = b.node("MaxPool", {v}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
-                              attr_ints("pads", {1, 1, 1, 1})});
-  const std::string avg = b.node("AveragePool", {v}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}),
-                                                      attr_int("count_include_pad", 1)});
+  v = b.node("MaxPool", {v},
+             {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1})});
+  const std::string avg =
+      b.node("AveragePool", {v},
+             {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}), attr_int("count_include_pad", 1)});
   v = b.node("Concat", {v, b.conv(avg, c, 2, 1)}, {attr_int("axis", 1)});
-  v = b.node("Mul", {v, b.constant(rand_tensor({c + 2, 1, 1}, 9))});                 // per-channel scale
-  b.output(v);  // a region value as a graph output
+  v = b.node("Mul", {v, b.constant(rand_tensor({c + 2, 1, 1}, 9))});  // per-channel scale
+  b.output(v);                                                        // a region value as a graph output
   const std::string flat = b.node("Flatten", {b.node("GlobalAveragePool", {v})});
   b.node("Gemm", {flat, b.constant(rand_tensor({c + 2, 5}, 11))}, {}, "logits");
   b.output("logits");
@@ -326,8 +326,7 @@ TEST(LayoutNhwcDiff, InputShapeChangesBetweenRuns) {
 }
 
 TEST(LayoutNhwcDiff, NonFiniteInputsKeepReferenceSemantics) {
-  expect_same_outputs(mini_net(3, 13), {{1, 3, 12, 12}}, "NaN and inf",
-                      std::numeric_limits<float>::infinity());
+  expect_same_outputs(mini_net(3, 13), {{1, 3, 12, 12}}, "NaN and inf", std::numeric_limits<float>::infinity());
 }
 
 Model fused_conv(const std::string& act) {

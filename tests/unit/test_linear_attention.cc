@@ -117,15 +117,29 @@ struct Ref {
 };
 
 TEST(LinearAttention, MatchesReferenceGqaAndPast) {
-  struct C { int64_t B, T, Hq, Hkv, dk, dv; const char* rule; bool past; };
-  const C cases[] = {{2, 3, 2, 2, 4, 3, "gated_delta", true}, {1, 4, 4, 2, 2, 5, "gated_delta", false},
-                     {2, 2, 3, 1, 3, 2, "delta", true},       {1, 3, 2, 1, 2, 2, "gated", false},
+  struct C {
+    int64_t B, T, Hq, Hkv, dk, dv;
+    const char* rule;
+    bool past;
+  };
+  const C cases[] = {{2, 3, 2, 2, 4, 3, "gated_delta", true},
+                     {1, 4, 4, 2, 2, 5, "gated_delta", false},
+                     {2, 2, 3, 1, 3, 2, "delta", true},
+                     {1, 3, 2, 1, 2, 2, "gated", false},
                      {2, 1, 2, 2, 3, 3, "linear", true}};
   uint32_t seed = 10;
   for (const C& c : cases) {
     const std::string rule = c.rule;
-    Ref ref{c.B, c.T, c.Hq, c.Hkv, c.dk, c.dv, rule.find("gated") != std::string::npos,
-            rule.find("delta") != std::string::npos, {}, {}};
+    Ref ref{c.B,
+            c.T,
+            c.Hq,
+            c.Hkv,
+            c.dk,
+            c.dv,
+            rule.find("gated") != std::string::npos,
+            rule.find("delta") != std::string::npos,
+            {},
+            {}};
     auto q = rand_vec(c.B * c.T * c.Hq * c.dk, seed++);
     auto k = rand_vec(c.B * c.T * c.Hkv * c.dk, seed++);
     auto v = rand_vec(c.B * c.T * c.Hkv * c.dv, seed++);
@@ -155,11 +169,13 @@ TEST(LinearAttention, BroadcastDecayAndBeta) {
   std::vector<float> g_full;
   for (float g : g_head) g_full.insert(g_full.end(), {g, g});
   std::vector<float> beta1 = {0.3f, 0.7f}, beta_full = {0.3f, 0.3f, 0.7f, 0.7f};
-  auto a = run_op("LinearAttention", {t3(q, B, T, H * dk), t3(k, B, T, H * dk), t3(v, B, T, H * dv), Value(),
-                                      t3(g_head, B, T, H), t3(beta1, B, T, 1)},
-                  heads(H, H), 27, 2);
-  auto b = run_op("LinearAttention", {t3(q, B, T, H * dk), t3(k, B, T, H * dk), t3(v, B, T, H * dv), Value(),
-                                      t3(g_full, B, T, H * dk), t3(beta_full, B, T, H)},
+  auto a = run_op(
+      "LinearAttention",
+      {t3(q, B, T, H * dk), t3(k, B, T, H * dk), t3(v, B, T, H * dv), Value(), t3(g_head, B, T, H), t3(beta1, B, T, 1)},
+      heads(H, H), 27, 2);
+  auto b = run_op("LinearAttention",
+                  {t3(q, B, T, H * dk), t3(k, B, T, H * dk), t3(v, B, T, H * dv), Value(), t3(g_full, B, T, H * dk),
+                   t3(beta_full, B, T, H)},
                   heads(H, H), 27, 2);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   ASSERT_TRUE(b.is_ok()) << b.status().to_string();
@@ -204,18 +220,23 @@ TEST(LinearAttention, Errors) {
   EXPECT_FALSE(run_op("LinearAttention", {q, kv, kv, Value(), decay}, heads(2, 2, "linear"), 27, 2).is_ok());
   // Bad shapes: rank 2 query, decay last dim, beta last dim, past_state shape, key width.
   EXPECT_FALSE(run_op("LinearAttention", {q.reshaped({2, 4}), kv, kv}, heads(2, 2, "linear"), 27, 2).is_ok());
-  EXPECT_FALSE(run_op("LinearAttention", {q, kv, kv, Value(), t3({1, 1, 1, 1, 1, 1}, 1, 2, 3), beta},
-                      heads(2, 2), 27, 2).is_ok());
-  EXPECT_FALSE(run_op("LinearAttention", {q, kv, kv, Value(), decay, t3({1, 1, 1, 1, 1, 1}, 1, 2, 3)},
-                      heads(2, 2), 27, 2).is_ok());
+  EXPECT_FALSE(
+      run_op("LinearAttention", {q, kv, kv, Value(), t3({1, 1, 1, 1, 1, 1}, 1, 2, 3), beta}, heads(2, 2), 27, 2)
+          .is_ok());
+  EXPECT_FALSE(
+      run_op("LinearAttention", {q, kv, kv, Value(), decay, t3({1, 1, 1, 1, 1, 1}, 1, 2, 3)}, heads(2, 2), 27, 2)
+          .is_ok());
   EXPECT_FALSE(run_op("LinearAttention",
                       {q, kv, kv, Tensor::from_vector<float>(std::vector<float>(4, 0.0f), {1, 1, 2, 2})},
-                      heads(2, 2, "linear"), 27, 2).is_ok());
-  EXPECT_FALSE(run_op("LinearAttention", {q, t3(std::vector<float>(6, 1.0f), 1, 2, 3), kv},
-                      heads(2, 2, "linear"), 27, 2).is_ok());
+                      heads(2, 2, "linear"), 27, 2)
+                   .is_ok());
+  EXPECT_FALSE(
+      run_op("LinearAttention", {q, t3(std::vector<float>(6, 1.0f), 1, 2, 3), kv}, heads(2, 2, "linear"), 27, 2)
+          .is_ok());
   // Mismatched sequence length.
-  EXPECT_FALSE(run_op("LinearAttention", {q, t3(std::vector<float>(4, 1.0f), 1, 1, 4), kv},
-                      heads(2, 2, "linear"), 27, 2).is_ok());
+  EXPECT_FALSE(
+      run_op("LinearAttention", {q, t3(std::vector<float>(4, 1.0f), 1, 1, 4), kv}, heads(2, 2, "linear"), 27, 2)
+          .is_ok());
 }
 
 }  // namespace

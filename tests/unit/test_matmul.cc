@@ -24,8 +24,7 @@ std::vector<float> iota_f(int n, float start = 0) {
   return v;
 }
 // Naive reference for [M,K] x [K,N].
-std::vector<float> naive_mm(const std::vector<float>& a, const std::vector<float>& b, int M, int K,
-                            int N) {
+std::vector<float> naive_mm(const std::vector<float>& a, const std::vector<float>& b, int M, int K, int N) {
   std::vector<float> c(M * N, 0);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -168,13 +167,11 @@ TEST(EinsumOp, CommonEquations) {
   r = run_op("Einsum", {m, tv<double>({1, 0, 1}, {3})}, {attr_string("equation", "ij,j")}, 12);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<double>((*r)[0]), (std::vector<double>{4, 10}));
-  r = run_op("Einsum", {tv<double>({1, 2, 3}, {3}), tv<double>({4, 5, 6}, {3})},
-             {attr_string("equation", "i,i")}, 12);
+  r = run_op("Einsum", {tv<double>({1, 2, 3}, {3}), tv<double>({4, 5, 6}, {3})}, {attr_string("equation", "i,i")}, 12);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{}));
   EXPECT_EQ(values<double>((*r)[0]), (std::vector<double>{32}));
-  r = run_op("Einsum", {tv<double>({1, 2}, {2}), tv<double>({3, 4}, {2})},
-             {attr_string("equation", "i,j->ij")}, 12);
+  r = run_op("Einsum", {tv<double>({1, 2}, {2}), tv<double>({3, 4}, {2})}, {attr_string("equation", "i,j->ij")}, 12);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<double>((*r)[0]), (std::vector<double>{3, 4, 6, 8}));
 }

@@ -64,8 +64,8 @@ TEST(MiscOps, NonMaxSuppressionSuppressesOverlaps) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
   // mismatched scores shape
-  EXPECT_FALSE(run_op("NonMaxSuppression", {tv<float>(boxes, {1, 3, 4}), tv<float>({0.9f, 0.95f}, {1, 1, 2})}, {}, 11)
-                   .is_ok());
+  EXPECT_FALSE(
+      run_op("NonMaxSuppression", {tv<float>(boxes, {1, 3, 4}), tv<float>({0.9f, 0.95f}, {1, 1, 2})}, {}, 11).is_ok());
 }
 
 TEST(MiscOps, StringNormalizer) {
@@ -84,7 +84,8 @@ TEST(MiscOps, StringNormalizer) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(str_values((*r)[0]), (std::vector<std::string>{""}));
   EXPECT_FALSE(run_op("StringNormalizer", {strs({"a", "b"}, {2, 1})}, {}, 10).is_ok());
-  EXPECT_FALSE(run_op("StringNormalizer", {strs({"a"}, {1})}, {attr_string("case_change_action", "TITLE")}, 10).is_ok());
+  EXPECT_FALSE(
+      run_op("StringNormalizer", {strs({"a"}, {1})}, {attr_string("case_change_action", "TITLE")}, 10).is_ok());
 }
 
 TEST(MiscOps, StringConcatBroadcasts) {
@@ -132,9 +133,9 @@ TEST(MiscOps, BitCastReinterpretsBits) {
 
 TEST(MiscOps, TfIdfVectorizerCountsSkipGrams) {
   // pool: unigrams {2, 3}, bigrams {(2,3)}; indexes 0,1,2
-  std::vector<Attribute> attrs = {attr_int("min_gram_length", 1), attr_int("max_gram_length", 2),
-                                  attr_int("max_skip_count", 1), attr_string("mode", "TF"),
-                                  attr_ints("ngram_counts", {0, 2}), attr_ints("ngram_indexes", {0, 1, 2}),
+  std::vector<Attribute> attrs = {attr_int("min_gram_length", 1),        attr_int("max_gram_length", 2),
+                                  attr_int("max_skip_count", 1),         attr_string("mode", "TF"),
+                                  attr_ints("ngram_counts", {0, 2}),     attr_ints("ngram_indexes", {0, 1, 2}),
                                   attr_ints("pool_int64s", {2, 3, 2, 3})};
   auto r = run_op("TfIdfVectorizer", {tv<int64_t>({2, 3, 9, 3}, {4})}, attrs, 9);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -183,8 +184,7 @@ TEST(MiscOps, MlLabelEncoderBinarizerArrayFeatureExtractor) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1}));
   EXPECT_EQ(str_values((*r)[0]), (std::vector<std::string>{"q"}));
-  EXPECT_FALSE(
-      run_op("ArrayFeatureExtractor", {tv<float>({1, 2}, {2}), tv<int64_t>({2}, {1})}, {}, 17, 1, ml).is_ok());
+  EXPECT_FALSE(run_op("ArrayFeatureExtractor", {tv<float>({1, 2}, {2}), tv<int64_t>({2}, {1})}, {}, 17, 1, ml).is_ok());
 }
 
 }  // namespace

@@ -208,8 +208,7 @@ TEST(ModelValidation, GraphOutputNeverProduced) {
 
 // External data: absolute paths, "..", symlinks, ranges past the file (test_untrusted_files.cc
 // has the rest: hard links, FIFOs, NUL, /proc, tensors in every place).
-ModelProto external_model(const std::string& location, const std::string& offset,
-                          const std::string& length) {
+ModelProto external_model(const std::string& location, const std::string& offset, const std::string& length) {
   ModelProto m = relu_model();
   TensorProto* t = add_weight(m, {2});
   t->set_data_location(TensorProto::EXTERNAL);
@@ -233,44 +232,41 @@ TEST(ModelValidation, ExternalDataLoadsInsideTheFolder) {
 
 TEST(ModelValidation, ExternalDataAbsolutePath) {
   TempDir dir;
-  expect_error(create_from_dir(external_model("/etc/passwd", "", ""), dir.path()),
-               StatusCode::kInvalidModel, "is absolute");
+  expect_error(create_from_dir(external_model("/etc/passwd", "", ""), dir.path()), StatusCode::kInvalidModel,
+               "is absolute");
 }
 
 TEST(ModelValidation, ExternalDataDotDot) {
   TempDir dir;
-  expect_error(create_from_dir(external_model("../secret.bin", "", ""), dir.path()),
-               StatusCode::kInvalidModel, "contains '..'");
+  expect_error(create_from_dir(external_model("../secret.bin", "", ""), dir.path()), StatusCode::kInvalidModel,
+               "contains '..'");
 }
 
 TEST(ModelValidation, ExternalDataSymlinkOutside) {
   TempDir dir, outside;
   std::ofstream(outside.path() / "w.bin", std::ios::binary).write("12345678", 8);
   fs::create_symlink(outside.path() / "w.bin", dir.path() / "link.bin");
-  expect_error(create_from_dir(external_model("link.bin", "0", "8"), dir.path()),
-               StatusCode::kInvalidModel, "symbolic link");
+  expect_error(create_from_dir(external_model("link.bin", "0", "8"), dir.path()), StatusCode::kInvalidModel,
+               "symbolic link");
 }
 
 TEST(ModelValidation, ExternalDataRangeOutsideFile) {
   TempDir dir;
   std::ofstream(dir.path() / "w.bin", std::ios::binary).write("12345678", 8);
-  expect_error(create_from_dir(external_model("w.bin", "4", "8"), dir.path()),
-               StatusCode::kInvalidModel, "outside 'w.bin'");
-  expect_error(create_from_dir(external_model("w.bin", "0", "4"), dir.path()),
-               StatusCode::kInvalidModel, "needs 8");
-  expect_error(create_from_dir(external_model("w.bin", "-1", ""), dir.path()),
-               StatusCode::kInvalidModel, "not a non-negative integer");
+  expect_error(create_from_dir(external_model("w.bin", "4", "8"), dir.path()), StatusCode::kInvalidModel,
+               "outside 'w.bin'");
+  expect_error(create_from_dir(external_model("w.bin", "0", "4"), dir.path()), StatusCode::kInvalidModel, "needs 8");
+  expect_error(create_from_dir(external_model("w.bin", "-1", ""), dir.path()), StatusCode::kInvalidModel,
+               "not a non-negative integer");
 }
 
 TEST(ModelValidation, ExternalDataMissingFile) {
   TempDir dir;
-  expect_error(create_from_dir(external_model("absent.bin", "", ""), dir.path()),
-               StatusCode::kNotFound, "absent.bin");
+  expect_error(create_from_dir(external_model("absent.bin", "", ""), dir.path()), StatusCode::kNotFound, "absent.bin");
 }
 
 TEST(ModelValidation, ExternalDataFromMemoryIsRejected) {
-  expect_error(create(external_model("w.bin", "", "")), StatusCode::kInvalidModel,
-               "not loaded from a file");
+  expect_error(create(external_model("w.bin", "", "")), StatusCode::kInvalidModel, "not loaded from a file");
 }
 
 TEST(ModelValidation, RecursiveFunctionIsRejected) {

@@ -63,7 +63,8 @@ TEST(NormalizationOp, InstanceNorm) {
 
 TEST(NormalizationOp, LayerNormWithStats) {
   Tensor x = vec({1, 2, 3, 4, 2, 2, 2, 2}, {2, 4});
-  auto r = run_op("LayerNormalization", {x, vec({1, 1, 1, 2}, {4}), vec({0, 0, 0, 1}, {4})}, {attr_float("epsilon", 1e-12f)}, 17, 3);
+  auto r = run_op("LayerNormalization", {x, vec({1, 1, 1, 2}, {4}), vec({0, 0, 0, 1}, {4})},
+                  {attr_float("epsilon", 1e-12f)}, 17, 3);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   const float sd = std::sqrt(1.25f);
   expect_near(values<float>((*r)[0]), {-1.5f / sd, -0.5f / sd, 0.5f / sd, 2 * 1.5f / sd + 1, 0, 0, 0, 1});
@@ -99,13 +100,16 @@ TEST(NormalizationOp, GroupNormPerChannelAndPerGroup) {
                     {attr_int("num_groups", 2), attr_float("epsilon", 0)}, 18);
   ASSERT_TRUE(r18.is_ok()) << r18.status().to_string();
   expect_near(values<float>((*r18)[0]), {-3 / s5, -1 / s5, 1 / s5, 3 / s5, -1, -1, 3, 3});
-  EXPECT_FALSE(run_op("GroupNormalization", {x, vec({1, 2}, {2}), vec({0, 1}, {2})}, {attr_int("num_groups", 3)}, 21).is_ok());
-  EXPECT_FALSE(run_op("GroupNormalization", {x, vec({1, 2}, {2}), vec({0, 1}, {2})}, {attr_int("num_groups", 2)}, 21).is_ok());
+  EXPECT_FALSE(
+      run_op("GroupNormalization", {x, vec({1, 2}, {2}), vec({0, 1}, {2})}, {attr_int("num_groups", 3)}, 21).is_ok());
+  EXPECT_FALSE(
+      run_op("GroupNormalization", {x, vec({1, 2}, {2}), vec({0, 1}, {2})}, {attr_int("num_groups", 2)}, 21).is_ok());
 }
 
 TEST(NormalizationOp, Lrn) {
   Tensor x = vec({1, 2, 3}, {1, 3, 1});
-  auto r = run_op("LRN", {x}, {attr_int("size", 3), attr_float("alpha", 3), attr_float("beta", 1), attr_float("bias", 1)}, 13);
+  auto r = run_op("LRN", {x},
+                  {attr_int("size", 3), attr_float("alpha", 3), attr_float("beta", 1), attr_float("bias", 1)}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   // c0 window {0,1}: 1 / (1 + 1*(1+4)); c1 {0,1,2}: 2/(1+14); c2 {1,2}: 3/(1+13)
   expect_near(values<float>((*r)[0]), {1 / 6.0f, 2 / 15.0f, 3 / 14.0f});

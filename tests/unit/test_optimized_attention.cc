@@ -175,13 +175,15 @@ TEST(OptimizedAttention, OnnxAttentionPastGroupedCausalMasks) {
   std::vector<uint8_t> bytes(keep.begin(), keep.end());
   Tensor mask = Tensor::allocate(DataType::kBool, {1, 1, 3, 5}).value();
   std::memcpy(mask.raw_data(), bytes.data(), bytes.size());
-  diff_test(op, {var(rand_tensor({1, 2, 3, 8}, 10)), var(rand_tensor({1, 2, 5, 8}, 11)), var(rand_tensor({1, 2, 5, 8}, 12)),
-                 var(mask)},
+  diff_test(op,
+            {var(rand_tensor({1, 2, 3, 8}, 10)), var(rand_tensor({1, 2, 5, 8}, 11)), var(rand_tensor({1, 2, 5, 8}, 12)),
+             var(mask)},
             {attr_float("scale", 0.5f)}, true, "bool mask", 1e-4, 1e-5);
   // The qk output goes to the reference kernel.
-  diff_test(Op("Attention", "", 23, 4), {var(rand_tensor({1, 2, 3, 8}, 10)), var(rand_tensor({1, 2, 5, 8}, 11)),
-                                         var(rand_tensor({1, 2, 5, 8}, 12))},
-            {}, false, "qk output");
+  diff_test(
+      Op("Attention", "", 23, 4),
+      {var(rand_tensor({1, 2, 3, 8}, 10)), var(rand_tensor({1, 2, 5, 8}, 11)), var(rand_tensor({1, 2, 5, 8}, 12))}, {},
+      false, "qk output");
 }
 
 TEST(OptimizedAttention, TableBlocksMatchScalarOnEveryIsa) {
@@ -197,7 +199,8 @@ TEST(OptimizedAttention, TableBlocksMatchScalarOnEveryIsa) {
           double dot = 0;
           for (int64_t c = 0; c < d; ++c) dot += double(q.data<float>()[i * d + c]) * k.data<float>()[j * ld + c];
           want_s[i * n + j] = static_cast<float>(dot * 0.5);
-          for (int64_t c = 0; c < d; ++c) want_acc[i * d + c] += p.data<float>()[i * n + j] * k.data<float>()[j * ld + c];
+          for (int64_t c = 0; c < d; ++c)
+            want_acc[i * d + c] += p.data<float>()[i * n + j] * k.data<float>()[j * ld + c];
         }
       for (int ti = 0; ti < n_tables; ++ti) {
         const opt::LlmKernelTable& t = *tables[ti];

@@ -22,8 +22,8 @@ TEST(OptimizedBatchNorm, SameAsTheReferenceOverOddShapes) {
       const std::string at = "c " + std::to_string(c) + " spatial " + std::to_string(sp);
       diff_test(Op("BatchNormalization", "", 15), bn_inputs({2, c, sp, 1}, c, true, 1), {attr_float("epsilon", 1e-3f)},
                 true, "4-D " + at, 0, 0);
-      diff_test(Op("BatchNormalization", "", 9), bn_inputs({1, c, sp}, c, false, 2), {}, true, "3-D, runtime params " + at, 0,
-                0);
+      diff_test(Op("BatchNormalization", "", 9), bn_inputs({1, c, sp}, c, false, 2), {}, true,
+                "3-D, runtime params " + at, 0, 0);
     }
   }
   diff_test(Op("BatchNormalization", "", 15), bn_inputs({3, 5}, 5, true, 3), {}, true, "2-D", 0, 0);
@@ -33,7 +33,8 @@ TEST(OptimizedBatchNorm, SameAsTheReferenceOverOddShapes) {
 }
 
 TEST(OptimizedBatchNorm, LeavesTheRestToTheReference) {
-  diff_test(Op("BatchNormalization", "", 15), bn_inputs({1, 3, 4, 4}, 4, true, 5), {}, false, "params of the wrong size");
+  diff_test(Op("BatchNormalization", "", 15), bn_inputs({1, 3, 4, 4}, 4, true, 5), {}, false,
+            "params of the wrong size");
   diff_test(Op("BatchNormalization", "", 15, 3), bn_inputs({2, 3, 4, 4}, 3, true, 6), {attr_int("training_mode", 1)},
             false, "training mode");
 }

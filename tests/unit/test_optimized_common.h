@@ -47,8 +47,7 @@ inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) 
 }
 
 inline Result<std::unique_ptr<Session>> make_session(const Op& op, const std::vector<In>& inputs,
-                                                     const std::vector<Attribute>& attrs, bool optimized,
-                                                     int threads) {
+                                                     const std::vector<Attribute>& attrs, bool optimized, int threads) {
   Model model = backendtest::one_node_model(op, inputs, attrs);
   SessionOptions options;
   options.disable_xnnpack = true;

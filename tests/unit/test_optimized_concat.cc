@@ -20,7 +20,8 @@ TEST(OptimizedConcat, EveryAxisAndElementSize) {
     Shape a{2, 3, 5, 4}, b{2, 3, 5, 4};
     const int64_t d = axis < 0 ? 3 : axis;
     b[static_cast<size_t>(d)] = 7;
-    diff_test({"Concat", "", 13}, {var(rand_tensor(a, 1)), var(with_specials(rand_tensor(b, 2))), var(rand_tensor(a, 3))},
+    diff_test({"Concat", "", 13},
+              {var(rand_tensor(a, 1)), var(with_specials(rand_tensor(b, 2))), var(rand_tensor(a, 3))},
               {attr_int("axis", axis)}, true, what, 0, 0);
     diff_test({"Concat", "", 13}, {var(int8_tensor(a)), var(int8_tensor(b))}, {attr_int("axis", axis)}, true,
               what + " int8", 0, 0);
@@ -37,8 +38,8 @@ TEST(OptimizedConcat, LargeChannelConcatSplitsOverThreads) {
 }
 
 TEST(OptimizedConcat, EmptyAndSingleInputs) {
-  diff_test({"Concat", "", 13}, {var(rand_tensor({2, 0, 3}, 1)), var(rand_tensor({2, 4, 3}, 2))},
-            {attr_int("axis", 1)}, true, "an empty input", 0, 0);
+  diff_test({"Concat", "", 13}, {var(rand_tensor({2, 0, 3}, 1)), var(rand_tensor({2, 4, 3}, 2))}, {attr_int("axis", 1)},
+            true, "an empty input", 0, 0);
   diff_test({"Concat", "", 13}, {var(rand_tensor({3, 5}, 1))}, {attr_int("axis", 1)}, true, "one input", 0, 0);
 }
 
@@ -47,8 +48,8 @@ TEST(OptimizedConcat, MismatchesGoToTheReference) {
             false, "other dims differ", 0, 0);
   diff_test({"Concat", "", 13}, {var(rand_tensor({2, 3}, 1)), var(rand_tensor({2, 3, 1}, 2))}, {attr_int("axis", 1)},
             false, "ranks differ", 0, 0);
-  diff_test({"Concat", "", 13}, {var(rand_tensor({2, 3}, 1)), var(int8_tensor({2, 3}))}, {attr_int("axis", 1)},
-            false, "types differ", 0, 0);
+  diff_test({"Concat", "", 13}, {var(rand_tensor({2, 3}, 1)), var(int8_tensor({2, 3}))}, {attr_int("axis", 1)}, false,
+            "types differ", 0, 0);
   diff_test({"Concat", "", 13}, {var(rand_tensor({2, 3}, 1))}, {attr_int("axis", 2)}, false, "axis out of range", 0, 0);
 }
 

@@ -9,10 +9,15 @@ namespace {
 using namespace opttest;
 
 TEST(OptimizedLayout, Transpose) {
-  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
-      {{1, 128, 4, 64}, {0, 2, 1, 3}}, {{1, 13, 6, 64}, {0, 2, 3, 1}}, {{1, 3, 127, 129}, {0, 3, 1, 2}},
-      {{129, 127}, {1, 0}},             {{2, 3, 13, 5}, {0, 1, 3, 2}},  {{128, 1, 256}, {1, 0, 2}},
-      {{128, 4, 64}, {1, 2, 0}},        {{3, 1, 5, 1, 7}, {4, 2, 0, 3, 1}}, {{1}, {0}}};
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {{{1, 128, 4, 64}, {0, 2, 1, 3}},
+                                                                     {{1, 13, 6, 64}, {0, 2, 3, 1}},
+                                                                     {{1, 3, 127, 129}, {0, 3, 1, 2}},
+                                                                     {{129, 127}, {1, 0}},
+                                                                     {{2, 3, 13, 5}, {0, 1, 3, 2}},
+                                                                     {{128, 1, 256}, {1, 0, 2}},
+                                                                     {{128, 4, 64}, {1, 2, 0}},
+                                                                     {{3, 1, 5, 1, 7}, {4, 2, 0, 3, 1}},
+                                                                     {{1}, {0}}};
   for (const auto& c : cases) {
     diff_test({"Transpose"}, {var(with_specials(rand_tensor(c.first, 1)))}, {attr_ints("perm", c.second)}, true,
               shape_to_string(c.first) + " perm " + shape_to_string(c.second), 0, 0);
@@ -32,18 +37,19 @@ TEST(OptimizedLayout, GatherWhereReduce) {
             "out of range");
 
   auto cond = Tensor::from_vector<bool>({true, false, false, true, true, false, true}, {1, 1, 7});
-  diff_test({"Where"}, {var(cond), cst(Tensor::from_vector<float>({-kInf}, {})), var(rand_tensor({2, 6, 1, 7}, 3))},
-            {}, true, "mask broadcast", 0, 0);
-  diff_test({"Where"}, {var(cond), var(rand_tensor({1, 1, 7}, 4)), var(rand_tensor({1, 1, 7}, 5))}, {}, true,
-            "equal", 0, 0);
-  diff_test({"Where"}, {var(Tensor::from_vector<bool>({true, false}, {2, 1})), var(rand_tensor({2, 3}, 4)),
-                        var(rand_tensor({2, 3}, 5))},
-            {}, false, "column broadcast: reference", 0, 0);
+  diff_test({"Where"}, {var(cond), cst(Tensor::from_vector<float>({-kInf}, {})), var(rand_tensor({2, 6, 1, 7}, 3))}, {},
+            true, "mask broadcast", 0, 0);
+  diff_test({"Where"}, {var(cond), var(rand_tensor({1, 1, 7}, 4)), var(rand_tensor({1, 1, 7}, 5))}, {}, true, "equal",
+            0, 0);
+  diff_test(
+      {"Where"},
+      {var(Tensor::from_vector<bool>({true, false}, {2, 1})), var(rand_tensor({2, 3}, 4)), var(rand_tensor({2, 3}, 5))},
+      {}, false, "column broadcast: reference", 0, 0);
 
   for (int64_t n : kSizes) {
     const std::string s = " n" + std::to_string(n);
-    diff_test({"ReduceMean", "", 13}, {var(rand_tensor({2, n, 16}, 6))}, {attr_ints("axes", {1}), attr_int("keepdims", 0)},
-              true, "middle" + s, 1e-5, 1e-6);
+    diff_test({"ReduceMean", "", 13}, {var(rand_tensor({2, n, 16}, 6))},
+              {attr_ints("axes", {1}), attr_int("keepdims", 0)}, true, "middle" + s, 1e-5, 1e-6);
     diff_test({"ReduceMean", "", 18}, {var(rand_tensor({2, 3, n}, 7)), cst(Tensor::from_vector<int64_t>({-1}, {1}))},
               {}, true, "last" + s, 1e-5, 1e-6);
     diff_test({"ReduceSum", "", 13}, {var(rand_tensor({3, n, 2}, 8)), cst(Tensor::from_vector<int64_t>({1, 2}, {2}))},
@@ -53,22 +59,24 @@ TEST(OptimizedLayout, GatherWhereReduce) {
     diff_test({"ReduceMax", "", 13}, {var(with_specials(rand_tensor({n, 5}, 9)))}, {attr_ints("axes", {0})}, true,
               "max cols NaN" + s, 0, 0);
   }
-  diff_test({"ReduceSum", "", 13}, {var(rand_tensor({3, 4, 5}, 8)), cst(Tensor::from_vector<int64_t>({0, 2}, {2}))},
-            {}, false, "scattered axes", 1e-5, 1e-5);
+  diff_test({"ReduceSum", "", 13}, {var(rand_tensor({3, 4, 5}, 8)), cst(Tensor::from_vector<int64_t>({0, 2}, {2}))}, {},
+            false, "scattered axes", 1e-5, 1e-5);
   diff_test({"ReduceSum", "", 13}, {var(rand_tensor({3, 4}, 8))}, {}, false, "no axes: reference", 1e-5, 1e-5);
 }
 
 // Big enough that the work is split over the pool's threads (diff_test runs 1 and 2 threads).
 TEST(OptimizedLayout, LargeShapesSplitOverThreads) {
-  diff_test({"Transpose"}, {var(rand_tensor({2, 300, 513}, 1))}, {attr_ints("perm", {0, 2, 1})}, true, "2-D planes", 0, 0);
+  diff_test({"Transpose"}, {var(rand_tensor({2, 300, 513}, 1))}, {attr_ints("perm", {0, 2, 1})}, true, "2-D planes", 0,
+            0);
   diff_test({"Transpose"}, {var(rand_tensor({300, 7, 129}, 2))}, {attr_ints("perm", {1, 0, 2})}, true, "rows", 0, 0);
   diff_test({"ReduceSum", "", 13}, {var(rand_tensor({700, 300}, 3)), cst(Tensor::from_vector<int64_t>({1}, {1}))}, {},
             true, "sum rows", 1e-5, 1e-5);
   std::vector<bool> c(300000);
   for (size_t i = 0; i < c.size(); ++i) c[i] = (i * 7) % 3 == 0;
-  diff_test({"Where"}, {var(Tensor::from_vector<bool>(c, {300, 1000})), var(rand_tensor({300, 1000}, 4)),
-                        var(rand_tensor({1000}, 5))},
-            {}, true, "where", 0, 0);
+  diff_test(
+      {"Where"},
+      {var(Tensor::from_vector<bool>(c, {300, 1000})), var(rand_tensor({300, 1000}, 4)), var(rand_tensor({1000}, 5))},
+      {}, true, "where", 0, 0);
 }
 
 }  // namespace

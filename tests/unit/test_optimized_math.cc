@@ -103,8 +103,12 @@ TEST(OptimizedMath, ExpWithinFewUlpOfStdExp) {
       worst = std::max(worst, std::fabs(double(y[i]) - want) / want);
     }
     EXPECT_LE(worst, 3e-7) << t->isa;  // ~2.5 ulp
-    const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                             -std::numeric_limits<float>::infinity(), 89.0f, -200.0f, 0.0f};
+    const float special[] = {std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(),
+                             89.0f,
+                             -200.0f,
+                             0.0f};
     float out[6];
     t->exp(special, out, 6);
     EXPECT_TRUE(std::isnan(out[0])) << t->isa;
@@ -209,10 +213,11 @@ TEST(OptimizedMath, MaxPoolPixelsKeepsTheFirstGreatestAndSkipsNaN) {
     for (int64_t c : kSizes) {
       const int64_t ntaps = 5, pixels = 3;
       std::vector<std::vector<float>> rows;
-      for (int64_t r = 0; r < ntaps * pixels; ++r) rows.push_back(randv(static_cast<size_t>(c), 7 + static_cast<uint32_t>(r)));
-      rows[1][0] = nan;                              // skipped
-      rows[2][static_cast<size_t>(c - 1)] = 5.0f;    // wins its lane
-      rows[3][static_cast<size_t>(c / 2)] = -0.0f;   // signed zeros: the first stays
+      for (int64_t r = 0; r < ntaps * pixels; ++r)
+        rows.push_back(randv(static_cast<size_t>(c), 7 + static_cast<uint32_t>(r)));
+      rows[1][0] = nan;                             // skipped
+      rows[2][static_cast<size_t>(c - 1)] = 5.0f;   // wins its lane
+      rows[3][static_cast<size_t>(c / 2)] = -0.0f;  // signed zeros: the first stays
       rows[4][static_cast<size_t>(c / 2)] = 0.0f;
       std::vector<const float*> taps;
       for (const auto& r : rows) taps.push_back(r.data());
@@ -231,7 +236,8 @@ TEST(OptimizedMath, MaxPoolPixelsKeepsTheFirstGreatestAndSkipsNaN) {
         }
       }
       // One lane of NaN and -inf only: reported, so that the caller redoes it.
-      for (int64_t k = 0; k < ntaps; ++k) rows[static_cast<size_t>(ntaps + k)][static_cast<size_t>(c - 1)] = k % 2 ? nan : -inf;
+      for (int64_t k = 0; k < ntaps; ++k)
+        rows[static_cast<size_t>(ntaps + k)][static_cast<size_t>(c - 1)] = k % 2 ? nan : -inf;
       EXPECT_TRUE(t->max_pool_pixels(taps.data(), ntaps, pixels, c, out.data(), c)) << t->isa << " c=" << c;
     }
   }

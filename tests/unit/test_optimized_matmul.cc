@@ -25,12 +25,12 @@ TEST(OptimizedMatMul, MatMulAttentionShapesAndBroadcast) {
             1e-4, 1e-5);
   diff_test({"MatMul"}, {var(rand_tensor({2, 3, 257, 70}, 17)), var(rand_tensor({2, 3, 70, 129}, 18))}, {}, true,
             "split over threads", 1e-4, 1e-5);
-  diff_test({"MatMul"}, {var(rand_tensor({1, 6, 1, 64}, 5)), var(rand_tensor({1, 6, 64, 128}, 6))}, {}, true,
-            "decode", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({1, 6, 1, 64}, 5)), var(rand_tensor({1, 6, 64, 128}, 6))}, {}, true, "decode",
+            1e-4, 1e-5);
   diff_test({"MatMul"}, {var(rand_tensor({2, 1, 13, 7}, 7)), var(rand_tensor({3, 7, 5}, 8))}, {}, true,
             "batch broadcast", 1e-4, 1e-5);
-  diff_test({"MatMul"}, {var(rand_tensor({3, 17, 9}, 9)), cst(rand_tensor({9, 33}, 10))}, {}, true, "shared B",
-            1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({3, 17, 9}, 9)), cst(rand_tensor({9, 33}, 10))}, {}, true, "shared B", 1e-4,
+            1e-5);
   diff_test({"MatMul"}, {var(rand_tensor({5, 9}, 9)), cst(rand_tensor({2, 9, 33}, 10))}, {}, true, "constant 3-D B",
             1e-4, 1e-5);
   diff_test({"MatMul"}, {var(rand_tensor({9}, 11)), var(rand_tensor({2, 9, 4}, 12))}, {}, true, "1-D A", 1e-4, 1e-5);
@@ -76,8 +76,8 @@ TEST(OptimizedGemm, FullyConnectedShapes) {
       for (int64_t n : {1, 33, 1000}) {
         const int64_t k = n == 1000 ? 1280 : 17;
         Tensor b = trans_b ? rand_tensor({n, k}, seed++) : rand_tensor({k, n}, seed++);
-        const std::string what = "M" + std::to_string(m) + " K" + std::to_string(k) + " N" + std::to_string(n) +
-                                 (trans_b ? " transB" : "");
+        const std::string what =
+            "M" + std::to_string(m) + " K" + std::to_string(k) + " N" + std::to_string(n) + (trans_b ? " transB" : "");
         const double atol = 1e-6 * static_cast<double>(k);  // sums of k terms of |x| < 1 cancel
         diff_test({"Gemm"}, {var(rand_tensor({m, k}, seed++)), cst(b), cst(rand_tensor({n}, seed++))},
                   {attr_int("transB", trans_b)}, own, what, 1e-4, atol);

@@ -77,8 +77,8 @@ void check(int64_t M, int64_t K, int64_t N, int64_t bs, bool zp, bool bias, uint
   }
   const double atol = K >= 1024 ? 1e-3 : 1e-4;
   diff_test(kNBits, ins, nbits_attrs(K, N, bs), true,
-            "M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + " bs" +
-                std::to_string(bs) + (zp ? " zp" : "") + (bias ? " bias" : ""),
+            "M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + " bs" + std::to_string(bs) +
+                (zp ? " zp" : "") + (bias ? " bias" : ""),
             1e-4, atol);
 }
 
@@ -116,8 +116,8 @@ TEST(OptimizedMatMulNBits, BatchedARuntimeWeightsAndAccuracyLevel) {
   const Q4 q = quantize(64, 24, 32, true, 600);
   diff_test(kNBits, {var(rand_tensor({2, 5, 64}, 601)), cst(q.b), cst(q.scales), cst(q.zp)}, nbits_attrs(64, 24, 32),
             true, "3-D A", 1e-4, 1e-4);
-  diff_test(kNBits, {var(rand_tensor({3, 64}, 602)), var(q.b), var(q.scales), var(q.zp)}, nbits_attrs(64, 24, 32),
-            true, "runtime B", 1e-4, 1e-4);
+  diff_test(kNBits, {var(rand_tensor({3, 64}, 602)), var(q.b), var(q.scales), var(q.zp)}, nbits_attrs(64, 24, 32), true,
+            "runtime B", 1e-4, 1e-4);
   auto attrs = nbits_attrs(64, 24, 32);
   attrs.push_back(attr_int("accuracy_level", 4));
   // Level 4 quantizes A to int8 per block where the CPU has the int8 path (test_q4_int8.cc
@@ -136,8 +136,7 @@ TEST(OptimizedMatMulNBits, BadInputsGoToTheReferenceKernel) {
   const Q4 q = quantize(64, 8, 32, true, 800);
   const Tensor a = rand_tensor({2, 64}, 801);
   // Wrong B size: the reference kernel reports it.
-  diff_test(kNBits, {var(a), var(rand_tensor({8, 2, 16}, 1)), cst(q.scales)}, nbits_attrs(64, 8, 32), false,
-            "float B");
+  diff_test(kNBits, {var(a), var(rand_tensor({8, 2, 16}, 1)), cst(q.scales)}, nbits_attrs(64, 8, 32), false, "float B");
   diff_test(kNBits, {var(a), var(Tensor::from_vector<uint8_t>(std::vector<uint8_t>(100, 0), {100})), cst(q.scales)},
             nbits_attrs(64, 8, 32), false, "B size");
   diff_test(kNBits, {var(a), cst(q.b), var(rand_tensor({15}, 2))}, nbits_attrs(64, 8, 32), false, "scales length");
@@ -180,7 +179,8 @@ TEST(OptimizedMatMulNBits, EveryTableMatchesScalarDefinition) {
       std::vector<float> col(static_cast<size_t>(kp));
       for (int64_t n = 0; n < N; ++n) {
         t[i]->q4_dequant_col(b + n * blocks * bs / 2, s + n * blocks, zp + n * zp_row, blocks, bs, col.data());
-        for (int64_t k = 0; k < kp; ++k) ASSERT_EQ(col[static_cast<size_t>(k)], w[static_cast<size_t>(n * kp + k)]) << k;
+        for (int64_t k = 0; k < kp; ++k)
+          ASSERT_EQ(col[static_cast<size_t>(k)], w[static_cast<size_t>(n * kp + k)]) << k;
       }
       std::vector<float> ap(static_cast<size_t>(M * kp), kNaN), c(static_cast<size_t>(M * N), -1.0f);
       t[i]->q4_pack_a(M, a.data<float>(), K, K, kp, bs, ap.data());

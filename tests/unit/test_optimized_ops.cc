@@ -47,8 +47,9 @@ TEST(OptimizedOps, ErfAndGelu) {
 
 // Big enough that the work is split over the pool's threads (diff_test runs 1 and 2 threads).
 TEST(OptimizedOps, LargeShapesSplitOverThreads) {
-  diff_test({"LayerNormalization"}, {var(rand_tensor({600, 257}, 1)), cst(rand_tensor({257}, 2)), cst(rand_tensor({257}, 3))},
-            {}, true, "layer norm", 1e-4, 1e-5);
+  diff_test({"LayerNormalization"},
+            {var(rand_tensor({600, 257}, 1)), cst(rand_tensor({257}, 2)), cst(rand_tensor({257}, 3))}, {}, true,
+            "layer norm", 1e-4, 1e-5);
   diff_test({"Erf"}, {var(rand_tensor({3, 100001}, 4, -3, 3))}, {}, true, "erf", 1e-5, 1e-6);
 }
 

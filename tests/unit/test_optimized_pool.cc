@@ -96,16 +96,16 @@ void check(const std::string& what, const std::vector<Attribute>& attrs, const T
         ASSERT_TRUE(std::isnan(p) && std::isnan(q)) << "element " << i << ": " << p << " vs " << q;
         continue;
       }
-      ASSERT_EQ(std::memcmp(&p, &q, sizeof(float)), 0) << "element " << i << ": " << p << " vs " << q
-                                                        << " (threads " << threads << ")";
+      ASSERT_EQ(std::memcmp(&p, &q, sizeof(float)), 0)
+          << "element " << i << ": " << p << " vs " << q << " (threads " << threads << ")";
     }
   }
 }
 
 TEST(OptimizedMaxPool, ChannelCountsAroundTheVectorWidths) {
   for (int64_t c : {1, 3, 13, 16, 17, 64, 127, 128}) {
-    check("3x3 stride 2, C = " + std::to_string(c),
-          {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2})}, random_input({1, c, 11, 9}, 1));
+    check("3x3 stride 2, C = " + std::to_string(c), {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2})},
+          random_input({1, c, 11, 9}, 1));
   }
 }
 
@@ -123,8 +123,7 @@ TEST(OptimizedMaxPool, PadsCeilModeAutoPadAndDilations) {
         {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_LOWER")}, x);
   check("dilations 2 with pads",
         {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2}), attr_ints("pads", {2, 2, 2, 2})}, x);
-  check("a window wider than the input",
-        {attr_ints("kernel_shape", {13, 12}), attr_ints("pads", {1, 1, 1, 1})}, x);
+  check("a window wider than the input", {attr_ints("kernel_shape", {13, 12}), attr_ints("pads", {1, 1, 1, 1})}, x);
 }
 
 TEST(OptimizedMaxPool, NanAndInfinityWindowsMatchTheReference) {
@@ -173,11 +172,13 @@ TEST(OptimizedMaxPool, Int8AndUint8Windows) {
   for (int64_t c : {1, 13, 64, 65}) {
     const std::string what = "C = " + std::to_string(c);
     opttest::diff_test(op, {opttest::var(integer_nhwc<int8_t>({2, 11, 9, c}, 1))}, resnet, true, "int8 " + what, 0, 0);
-    opttest::diff_test(op, {opttest::var(integer_nhwc<uint8_t>({2, 11, 9, c}, 2))}, resnet, true, "uint8 " + what, 0, 0);
+    opttest::diff_test(op, {opttest::var(integer_nhwc<uint8_t>({2, 11, 9, c}, 2))}, resnet, true, "uint8 " + what, 0,
+                       0);
   }
-  opttest::diff_test(op, {opttest::var(integer_nhwc<int8_t>({1, 7, 7, 8}, 3))},
-                     {attr_ints("kernel_shape", {2, 2}), attr_string("auto_pad", "SAME_UPPER"), attr_int("ceil_mode", 0)},
-                     true, "int8 SAME_UPPER", 0, 0);
+  opttest::diff_test(
+      op, {opttest::var(integer_nhwc<int8_t>({1, 7, 7, 8}, 3))},
+      {attr_ints("kernel_shape", {2, 2}), attr_string("auto_pad", "SAME_UPPER"), attr_int("ceil_mode", 0)}, true,
+      "int8 SAME_UPPER", 0, 0);
   // Windows of padding only: the reference's value for them, from the reference kernel.
   opttest::diff_test(op, {opttest::var(integer_nhwc<int8_t>({1, 3, 3, 5}, 4))},
                      {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {2, 2, 2, 2})}, false,

@@ -13,8 +13,8 @@ using namespace opttest;
 Tensor scales_of(std::vector<float> v) { return Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())}); }
 Tensor ints_of(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}); }
 
-void resize_case(const Shape& x, Tensor scales, Tensor sizes, const std::vector<Attribute>& attrs, const std::string& what,
-                 bool expect_fast = true, int64_t opset = 17) {
+void resize_case(const Shape& x, Tensor scales, Tensor sizes, const std::vector<Attribute>& attrs,
+                 const std::string& what, bool expect_fast = true, int64_t opset = 17) {
   std::vector<In> in = {var(rand_tensor(x, 7)), In{}, scales.defined() ? cst(scales) : In{},
                         sizes.defined() ? cst(sizes) : In{}};
   if (!sizes.defined()) in.pop_back();
@@ -30,9 +30,11 @@ TEST(OptimizedResize, LinearAndNearestOverOddSizes) {
       for (const char* coord : coords) {
         const std::string at = std::string(coord) + " " + std::to_string(h) + "x" + std::to_string(w);
         resize_case({1, 3, h, w}, scales_of({1, 1, 2, 2}), Tensor(),
-                    {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)}, "linear x2 " + at);
+                    {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)},
+                    "linear x2 " + at);
         resize_case({2, 1, h, w}, Tensor(), ints_of({2, 1, 2 * h + 1, w / 2 + 1}),
-                    {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)}, "linear sizes " + at);
+                    {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)},
+                    "linear sizes " + at);
         for (const char* nm : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
           resize_case({1, 2, h, w}, scales_of({1, 1, 3, 0.5f}), Tensor(),
                       {attr_string("coordinate_transformation_mode", coord), attr_string("nearest_mode", nm)},
@@ -59,9 +61,10 @@ TEST(OptimizedResize, LeavesTheRestToTheReference) {
   resize_case({1, 3, 5, 5}, scales_of({1, 1, 2, 2}), Tensor(),
               {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", "tf_half_pixel_for_nn")},
               "tf_half_pixel_for_nn", false, 11);
-  resize_case({1, 3, 5, 5}, scales_of({1, 1, 0.5f, 0.5f}), Tensor(), {attr_string("mode", "linear"), attr_int("antialias", 1)},
-              "antialias", false, 18);
-  resize_case({1, 3, 5, 5}, Tensor(), ints_of({1, 3, 10}), {attr_string("mode", "linear")}, "bad sizes (reported)", false);
+  resize_case({1, 3, 5, 5}, scales_of({1, 1, 0.5f, 0.5f}), Tensor(),
+              {attr_string("mode", "linear"), attr_int("antialias", 1)}, "antialias", false, 18);
+  resize_case({1, 3, 5, 5}, Tensor(), ints_of({1, 3, 10}), {attr_string("mode", "linear")}, "bad sizes (reported)",
+              false);
 }
 
 void expand_case(Tensor x, std::vector<int64_t> shape, const std::string& what, bool expect_fast = true) {

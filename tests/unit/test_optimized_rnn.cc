@@ -92,8 +92,9 @@ TEST(OptimizedRnn, DirectionsLayoutsStatesAndLengths) {
           c.initial = variant >= 2;
           c.lens = variant == 3;
           c.lbr = variant % 2 == 0;
-          check(c, true, std::string(lstm ? "lstm " : "gru ") + dir + " layout " + std::to_string(layout) + " variant " +
-                             std::to_string(variant));
+          check(c, true,
+                std::string(lstm ? "lstm " : "gru ") + dir + " layout " + std::to_string(layout) + " variant " +
+                    std::to_string(variant));
         }
       }
     }

@@ -42,16 +42,15 @@ Model chain_model() {
   add_init(m.graph, "i1", Tensor::scalar<int64_t>(1));
   add_init(m.graph, "i2", Tensor::scalar<int64_t>(2));
   add_init(m.graph, "ax0", i64({0}));
-  m.graph.nodes = {
-      make_node("Shape", {"x"}, {"s"}),
-      make_node("Gather", {"s", "i0"}, {"b"}),
-      make_node("Gather", {"s", "i1"}, {"t"}),
-      make_node("Gather", {"s", "i2"}, {"d"}),
-      make_node("Mul", {"t", "d"}, {"td"}),
-      make_node("Unsqueeze", {"b", "ax0"}, {"ub"}),
-      make_node("Unsqueeze", {"td", "ax0"}, {"utd"}),
-      make_node("Concat", {"ub", "utd"}, {"target"}, {attr_int("axis", 0)}),
-      make_node("Reshape", {"x", "target"}, {"y"})};
+  m.graph.nodes = {make_node("Shape", {"x"}, {"s"}),
+                   make_node("Gather", {"s", "i0"}, {"b"}),
+                   make_node("Gather", {"s", "i1"}, {"t"}),
+                   make_node("Gather", {"s", "i2"}, {"d"}),
+                   make_node("Mul", {"t", "d"}, {"td"}),
+                   make_node("Unsqueeze", {"b", "ax0"}, {"ub"}),
+                   make_node("Unsqueeze", {"td", "ax0"}, {"utd"}),
+                   make_node("Concat", {"ub", "utd"}, {"target"}, {attr_int("axis", 0)}),
+                   make_node("Reshape", {"x", "target"}, {"y"})};
   return m;
 }
 
@@ -84,9 +83,9 @@ TEST(PassConstantFolding, SizeLimitIsReportedAndRespected) {
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(256), dim(256)})};
   m.graph.outputs = {untyped("y")};
   add_init(m.graph, "shape", i64({256, 256}));
-  m.graph.nodes = {make_node("ConstantOfShape", {"shape"}, {"ones"},
-                             {attr_tensor("value", tensor_of<float>({1}, {1}))}),
-                   make_node("Add", {"x", "ones"}, {"y"})};
+  m.graph.nodes = {
+      make_node("ConstantOfShape", {"shape"}, {"ones"}, {attr_tensor("value", tensor_of<float>({1}, {1}))}),
+      make_node("Add", {"x", "ones"}, {"y"})};
   convert::ConvertOptions small;
   small.fold_size_limit_bytes = 64 << 10;  // the 256 KB output is over it
   std::vector<std::string> warnings;
@@ -107,8 +106,7 @@ TEST(PassConstantFolding, LeavesNondeterministicUnknownAndOutputNodes) {
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2)})};
   m.graph.outputs = {untyped("y"), untyped("direct"), untyped("custom")};
   add_init(m.graph, "a", tensor_of<float>({1, 2}, {2}));
-  m.graph.nodes = {make_node("RandomUniformLike", {"a"}, {"r"}),
-                   make_node("Add", {"x", "r"}, {"y"}),
+  m.graph.nodes = {make_node("RandomUniformLike", {"a"}, {"r"}), make_node("Add", {"x", "r"}, {"y"}),
                    make_node("Neg", {"a"}, {"direct"}),  // a graph output: stays computed
                    make_node("NoSuchOp", {"a"}, {"custom"})};
   std::vector<std::string> warnings;
@@ -151,18 +149,14 @@ TEST(PassConstantFolding, NeverDuplicatesASharedLargeConstant) {
 TEST(PassConstantFolding, FoldsInsideLoopBody) {
   auto build = [] {
     Model m = make_model(17);
-    m.graph.inputs = {tensor_info("n", DataType::kInt64, {}),
-                      tensor_info("x", DataType::kFloat, {dim(2)})};
+    m.graph.inputs = {tensor_info("n", DataType::kInt64, {}), tensor_info("x", DataType::kFloat, {dim(2)})};
     m.graph.outputs = {untyped("y")};
     auto body = std::make_shared<Graph>();
-    body->inputs = {tensor_info("iter", DataType::kInt64, {}),
-                    tensor_info("cond", DataType::kBool, {}),
+    body->inputs = {tensor_info("iter", DataType::kInt64, {}), tensor_info("cond", DataType::kBool, {}),
                     tensor_info("v", DataType::kFloat, {dim(2)})};
     body->outputs = {untyped("cond_out"), untyped("v_out")};
-    body->initializers = {{"c1", tensor_of<float>({1, 2}, {2})},
-                          {"c2", tensor_of<float>({3, 4}, {2})}};
-    body->nodes = {make_node("Mul", {"c1", "c2"}, {"c12"}),
-                   make_node("Add", {"v", "c12"}, {"v_out"}),
+    body->initializers = {{"c1", tensor_of<float>({1, 2}, {2})}, {"c2", tensor_of<float>({3, 4}, {2})}};
+    body->nodes = {make_node("Mul", {"c1", "c2"}, {"c12"}), make_node("Add", {"v", "c12"}, {"v_out"}),
                    make_node("Identity", {"cond"}, {"cond_out"})};
     Attribute b;
     b.name = "body";
@@ -199,8 +193,10 @@ TEST(PassConstantFolding, BodyFoldsSlicesOfAnOuterWeight) {
     auto branch = [](const std::string& tag) {
       auto g = std::make_shared<Graph>();
       g->outputs = {untyped("out_" + tag)};
-      g->initializers = {{"s0_" + tag, tensor_of<int64_t>({0}, {1})}, {"e0_" + tag, tensor_of<int64_t>({32}, {1})},
-                         {"s1_" + tag, tensor_of<int64_t>({32}, {1})}, {"e1_" + tag, tensor_of<int64_t>({64}, {1})}};
+      g->initializers = {{"s0_" + tag, tensor_of<int64_t>({0}, {1})},
+                         {"e0_" + tag, tensor_of<int64_t>({32}, {1})},
+                         {"s1_" + tag, tensor_of<int64_t>({32}, {1})},
+                         {"e1_" + tag, tensor_of<int64_t>({64}, {1})}};
       g->nodes = {make_node("Slice", {"w", "s0_" + tag, "e0_" + tag}, {"lo_" + tag}),
                   make_node("Slice", {"w", "s1_" + tag, "e1_" + tag}, {"hi_" + tag}),
                   make_node("Concat", {"hi_" + tag, "lo_" + tag}, {"wr_" + tag}, {attr_int("axis", 0)}),
@@ -236,18 +232,17 @@ TEST(PassConstantFolding, EncoderOpset14ShrinksAndStillMatchesTorch) {
   auto model = load_model(dir + "/model.onnx");
   ASSERT_TRUE(model.is_ok()) << model.status().to_string();
   const size_t before = model->graph.nodes.size();
-  const std::vector<convert::PassDef> mine = {
-      {"constants-to-initializers", 1, passes::constants_to_initializers},
-      {"constant-folding", 2, constant_folding},
-      {"remove-noop", 1, passes::remove_noop},
-      {"infer-shapes", 1, convert::infer_shapes_pass}};
+  const std::vector<convert::PassDef> mine = {{"constants-to-initializers", 1, passes::constants_to_initializers},
+                                              {"constant-folding", 2, constant_folding},
+                                              {"remove-noop", 1, passes::remove_noop},
+                                              {"infer-shapes", 1, convert::infer_shapes_pass}};
   convert::ConvertOptions options;
   auto result = convert::run_pipeline(*model, mine, options);
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
   const size_t after = model->graph.nodes.size();
   std::printf("[ encoder ] opset-14 encoder nodes: %zu -> %zu with fold passes\n", before, after);
   EXPECT_EQ(before, 262u);
-  EXPECT_LE(after, before / 2);  // 130: Constants lifted, 64-dim chains folded, seq/batch merged
+  EXPECT_LE(after, before / 2);                    // 130: Constants lifted, 64-dim chains folded, seq/batch merged
   EXPECT_EQ(count_op(model->graph, "Gather"), 2);  // seq and batch, read once for both layers
 
   for (int set = 0; set < 2; ++set) {

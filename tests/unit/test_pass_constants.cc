@@ -15,16 +15,15 @@ TEST(PassConstants, LiftsEveryAttributeForm) {
   Model m = make_model();
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2)})};
   m.graph.outputs = {untyped("y"), untyped("k")};
-  m.graph.nodes = {
-      make_node("Constant", {}, {"a"}, {attr_tensor("value", tensor_of<float>({1, 2}, {2}))}),
-      make_node("Constant", {}, {"b"}, {attr_float("value_float", 3.0f)}),
-      make_node("Constant", {}, {"c"}, {attr_floats("value_floats", {4, 5})}),
-      make_node("Constant", {}, {"i"}, {attr_ints("value_ints", {2})}),
-      make_node("Add", {"x", "a"}, {"s1"}),
-      make_node("Mul", {"s1", "b"}, {"s2"}),
-      make_node("Sub", {"s2", "c"}, {"s3"}),
-      make_node("Reshape", {"s3", "i"}, {"y"}),
-      make_node("Constant", {}, {"k"}, {attr_int("value_int", 7)})};
+  m.graph.nodes = {make_node("Constant", {}, {"a"}, {attr_tensor("value", tensor_of<float>({1, 2}, {2}))}),
+                   make_node("Constant", {}, {"b"}, {attr_float("value_float", 3.0f)}),
+                   make_node("Constant", {}, {"c"}, {attr_floats("value_floats", {4, 5})}),
+                   make_node("Constant", {}, {"i"}, {attr_ints("value_ints", {2})}),
+                   make_node("Add", {"x", "a"}, {"s1"}),
+                   make_node("Mul", {"s1", "b"}, {"s2"}),
+                   make_node("Sub", {"s2", "c"}, {"s3"}),
+                   make_node("Reshape", {"s3", "i"}, {"y"}),
+                   make_node("Constant", {}, {"k"}, {attr_int("value_int", 7)})};
   bool changed = false;
   Model out = apply_pass(m, constants_to_initializers, {}, nullptr, &changed);
   EXPECT_TRUE(changed);
@@ -43,26 +42,22 @@ TEST(PassConstants, LiftsEveryAttributeForm) {
 // A Loop adding a body Constant and a main-graph Constant (read from the outer scope) each step.
 Model loop_model() {
   Model m = make_model(17);
-  m.graph.inputs = {tensor_info("n", DataType::kInt64, {}),
-                    tensor_info("x", DataType::kFloat, {dim(2)})};
+  m.graph.inputs = {tensor_info("n", DataType::kInt64, {}), tensor_info("x", DataType::kFloat, {dim(2)})};
   m.graph.outputs = {untyped("y")};
   auto body = std::make_shared<Graph>();
   body->name = "body";
   body->inputs = {tensor_info("iter", DataType::kInt64, {}), tensor_info("cond", DataType::kBool, {}),
                   tensor_info("v", DataType::kFloat, {dim(2)})};
   body->outputs = {untyped("cond_out"), untyped("v_out")};
-  body->nodes = {
-      make_node("Constant", {}, {"inner"}, {attr_tensor("value", tensor_of<float>({1, 10}, {2}))}),
-      make_node("Add", {"v", "inner"}, {"v1"}),
-      make_node("Mul", {"v1", "outer"}, {"v_out"}),
-      make_node("Identity", {"cond"}, {"cond_out"})};
+  body->nodes = {make_node("Constant", {}, {"inner"}, {attr_tensor("value", tensor_of<float>({1, 10}, {2}))}),
+                 make_node("Add", {"v", "inner"}, {"v1"}), make_node("Mul", {"v1", "outer"}, {"v_out"}),
+                 make_node("Identity", {"cond"}, {"cond_out"})};
   Attribute b;
   b.name = "body";
   b.type = AttrType::kGraph;
   b.g = body;
-  m.graph.nodes = {
-      make_node("Constant", {}, {"outer"}, {attr_tensor("value", tensor_of<float>({2, 3}, {2}))}),
-      make_node("Loop", {"n", "", "x"}, {"y"}, {b})};
+  m.graph.nodes = {make_node("Constant", {}, {"outer"}, {attr_tensor("value", tensor_of<float>({2, 3}, {2}))}),
+                   make_node("Loop", {"n", "", "x"}, {"y"}, {b})};
   return m;
 }
 

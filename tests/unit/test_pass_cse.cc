@@ -20,8 +20,7 @@ TEST(PassCse, MergesDuplicateChains) {
   bool changed = false;
   Model out = run_pass(m, passes::common_subexpression_elimination, &changed);
   ASSERT_TRUE(changed);
-  EXPECT_EQ(op_list(out.graph),
-            (std::vector<std::string>{"Relu", "LeakyRelu", "LeakyRelu", "Sum"}));
+  EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Relu", "LeakyRelu", "LeakyRelu", "Sum"}));
   EXPECT_EQ(out.graph.nodes[3].inputs, (std::vector<std::string>{"l1", "l1", "l3"}));
   EXPECT_EQ(out.graph.nodes[2].inputs[0], "r1");
   expect_close_outputs(m, out, {random_value({2, 3}, 1)}, 0);
@@ -32,10 +31,10 @@ TEST(PassCse, AttributeOrderIgnoredButValuesCompared) {
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), dim(1), dim(4), dim(4)})};
   m.graph.outputs = {untyped("y")};
   Graph& g = m.graph;
-  g.nodes.push_back(make_node("MaxPool", {"x"}, {"a"},
-                              {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}));
-  g.nodes.push_back(make_node("MaxPool", {"x"}, {"b"},
-                              {attr_ints("strides", {2, 2}), attr_ints("kernel_shape", {2, 2})}));
+  g.nodes.push_back(
+      make_node("MaxPool", {"x"}, {"a"}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}));
+  g.nodes.push_back(
+      make_node("MaxPool", {"x"}, {"b"}, {attr_ints("strides", {2, 2}), attr_ints("kernel_shape", {2, 2})}));
   g.nodes.push_back(make_node("Add", {"a", "b"}, {"y"}));
   Model out = run_pass(m, passes::common_subexpression_elimination);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"MaxPool", "Add"}));
@@ -58,8 +57,7 @@ TEST(PassCse, KeepsRandomOpsAndGraphOutputs) {
 
 TEST(PassCse, RenamesReadsInsideSubgraphs) {
   Model m = make_model(17);
-  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2)}),
-                    tensor_info("c", DataType::kBool, {})};
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2)}), tensor_info("c", DataType::kBool, {})};
   m.graph.outputs = {untyped("y")};
   Graph& g = m.graph;
   g.nodes.push_back(make_node("Neg", {"x"}, {"n1"}));
@@ -84,8 +82,7 @@ TEST(PassCse, RenamesReadsInsideSubgraphs) {
   // The original model's branch is untouched (run_pass works on a deep copy).
   EXPECT_EQ(m.graph.nodes[2].attributes[0].g->nodes[0].inputs[0], "n2");
   for (bool c : {true, false}) {
-    expect_close_outputs(m, out,
-                         {random_value({2}, 2), Value(Tensor::from_vector<bool>({c}, {}))}, 0);
+    expect_close_outputs(m, out, {random_value({2}, 2), Value(Tensor::from_vector<bool>({c}, {}))}, 0);
   }
 }
 

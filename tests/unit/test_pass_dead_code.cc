@@ -32,8 +32,7 @@ TEST(PassDeadCode, RemovesDeadChainsAndInitializers) {
 
 TEST(PassDeadCode, SubgraphCapturesKeepProducersAlive) {
   Model m = make_model(17);
-  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2)}),
-                    tensor_info("c", DataType::kBool, {})};
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2)}), tensor_info("c", DataType::kBool, {})};
   m.graph.outputs = {untyped("y")};
   Graph& g = m.graph;
   add_init(g, "w", f32({2, 3}, {2}));
@@ -57,8 +56,7 @@ TEST(PassDeadCode, SubgraphCapturesKeepProducersAlive) {
   EXPECT_EQ(out.graph.initializers.size(), 1u);
   EXPECT_EQ(op_list(*out.graph.nodes[1].attributes[0].g), (std::vector<std::string>{"Mul"}));
   for (bool c : {true, false}) {
-    expect_close_outputs(m, out,
-                         {random_value({2}, 1), Value(Tensor::from_vector<bool>({c}, {}))}, 0);
+    expect_close_outputs(m, out, {random_value({2}, 1), Value(Tensor::from_vector<bool>({c}, {}))}, 0);
   }
 }
 

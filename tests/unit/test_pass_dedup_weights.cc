@@ -78,8 +78,7 @@ TEST(PassDedupWeights, SessionMergesSmallConstantsOnly) {
 // lm_head: MatMul(h, W_T) with W_T == wte^T; wte also feeds a Gather.
 Model tied(std::vector<Dim> h_dims) {
   Model m = make_model(17);
-  m.graph.inputs = {tensor_info("h", DataType::kFloat, h_dims),
-                    tensor_info("ids", DataType::kInt64, {dim(2)})};
+  m.graph.inputs = {tensor_info("h", DataType::kFloat, h_dims), tensor_info("ids", DataType::kInt64, {dim(2)})};
   m.graph.outputs = {untyped("logits"), untyped("emb")};
   const std::vector<float> wte = noise(5 * 3, 3);
   std::vector<float> wt(15);

@@ -12,8 +12,8 @@ void add_bn(Model& m, const std::string& x, const std::string& y, int64_t c, uin
   add_init(m.graph, "bias", f32(noise(c, seed + 1), {c}));
   add_init(m.graph, "mean", f32(noise(c, seed + 2), {c}));
   add_init(m.graph, "var", f32(noise(c, seed + 3, 0.2f, 2.0f), {c}));
-  m.graph.nodes.push_back(make_node("BatchNormalization", {x, "scale", "bias", "mean", "var"}, {y},
-                                    {attr_float("epsilon", 1e-3f)}));
+  m.graph.nodes.push_back(
+      make_node("BatchNormalization", {x, "scale", "bias", "mean", "var"}, {y}, {attr_float("epsilon", 1e-3f)}));
 }
 
 Model conv_bn(const std::string& op, int64_t group, bool with_bias) {
@@ -75,8 +75,8 @@ Model conv_scale_bias(Shape scale_shape, Shape shift_shape, const std::string& o
 }
 
 TEST(PassFuseConvScaleBias, ScalarsAndPerChannelConstantsFold) {
-  for (const auto& [scale, shift] : std::vector<std::pair<Shape, Shape>>{
-           {{}, {}}, {{1}, {6, 1, 1}}, {{1, 6, 1, 1}, {}}}) {
+  for (const auto& [scale, shift] :
+       std::vector<std::pair<Shape, Shape>>{{{}, {}}, {{1}, {6, 1, 1}}, {{1, 6, 1, 1}, {}}}) {
     Model m = conv_scale_bias(scale, shift);
     bool changed = false;
     Model out = m;
@@ -105,9 +105,9 @@ TEST(PassFuseBatchnorm, Gemm) {
     const Shape b_shape = trans_b ? Shape{4, 5} : Shape{5, 4};
     add_init(m.graph, "B", f32(noise(20, 5), b_shape));
     add_init(m.graph, "C", f32(noise(4, 6), {4}));
-    m.graph.nodes.push_back(make_node("Gemm", {"a", "B", "C"}, {"g"},
-                                      {attr_int("transB", trans_b), attr_float("beta", 0.5f),
-                                       attr_float("alpha", 2.0f)}));
+    m.graph.nodes.push_back(
+        make_node("Gemm", {"a", "B", "C"}, {"g"},
+                  {attr_int("transB", trans_b), attr_float("beta", 0.5f), attr_float("alpha", 2.0f)}));
     add_bn(m, "g", "bn", 4, 21);
     Model out = run_pass(m, passes::fuse_batchnorm);
     EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Gemm"}));

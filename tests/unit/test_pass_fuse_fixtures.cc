@@ -10,9 +10,7 @@ namespace xonnx {
 namespace testing {
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(XONNX_TEST_MODELS_DIR) + "/" + name;
-}
+std::string fixture(const std::string& name) { return std::string(XONNX_TEST_MODELS_DIR) + "/" + name; }
 
 Model load(const std::string& name) {
   LoadOptions options;

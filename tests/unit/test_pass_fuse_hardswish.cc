@@ -18,7 +18,8 @@ Model hardswish_model(int64_t opset, bool mul_by_inverse, float clip_max = 6.0f,
   Graph& g = m.graph;
   g.nodes.push_back(make_node("Add", {"three", "x"}, {"a"}));
   if (opset < 11) {
-    g.nodes.push_back(make_node("Clip", {"a"}, {"c"}, {float_attribute("min", 0.0f), float_attribute("max", clip_max)}));
+    g.nodes.push_back(
+        make_node("Clip", {"a"}, {"c"}, {float_attribute("min", 0.0f), float_attribute("max", clip_max)}));
   } else {
     add_init(m.graph, "lo", f32({0.0f}, {}));
     add_init(m.graph, "hi", f32({clip_max}, {}));

@@ -13,8 +13,7 @@ Model decomposed_ln(int64_t opset, bool affine, Shape gamma_shape = {8}) {
   Graph& g = m.graph;
   add_init(g, "two", f32({2.0f}, {}));
   add_init(g, "eps", f32({1e-5f}, {}));
-  add_init(g, "gamma", f32(noise(static_cast<size_t>(shape_numel(gamma_shape)), 1, 0.5f, 1.5f),
-                           gamma_shape));
+  add_init(g, "gamma", f32(noise(static_cast<size_t>(shape_numel(gamma_shape)), 1, 0.5f, 1.5f), gamma_shape));
   add_init(g, "beta", f32(noise(8, 2), {8}));
   g.nodes.push_back(make_node("ReduceMean", {"x"}, {"m"}, {attr_ints("axes", {-1})}));
   g.nodes.push_back(make_node("Sub", {"x", "m"}, {"d"}));
@@ -22,8 +21,8 @@ Model decomposed_ln(int64_t opset, bool affine, Shape gamma_shape = {8}) {
   g.nodes.push_back(make_node("ReduceMean", {"p"}, {"v"}, {attr_ints("axes", {2})}));
   g.nodes.push_back(make_node("Add", {"v", "eps"}, {"ve"}));
   g.nodes.push_back(make_node("Sqrt", {"ve"}, {"s"}));
-  g.nodes.push_back(make_node("Div", {"d", "s"}, affine ? std::vector<std::string>{"n"}
-                                                        : std::vector<std::string>{"y"}));
+  g.nodes.push_back(
+      make_node("Div", {"d", "s"}, affine ? std::vector<std::string>{"n"} : std::vector<std::string>{"y"}));
   if (affine) {
     g.nodes.push_back(make_node("Mul", {"n", "gamma"}, {"gm"}));
     g.nodes.push_back(make_node("Add", {"beta", "gm"}, {"y"}));

@@ -11,8 +11,7 @@ namespace {
 TEST(PassInlineFunctions, LocalFunctionsFixture) {
   LoadOptions options;
   options.inline_functions = false;
-  auto loaded = load_model(std::string(XONNX_TEST_MODELS_DIR) + "/local_functions/model.onnx",
-                           options);
+  auto loaded = load_model(std::string(XONNX_TEST_MODELS_DIR) + "/local_functions/model.onnx", options);
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
   const Model& m = loaded.value();
   ASSERT_FALSE(m.functions.empty());

@@ -12,8 +12,8 @@ namespace {
 using passes::remove_noop;
 
 // x -> op -> Relu -> y, so the op's output is an intermediate.
-Model single_op(const std::string& op, std::vector<std::string> extra_inputs,
-                std::vector<Attribute> attrs, std::vector<Dim> dims, int64_t opset = 17) {
+Model single_op(const std::string& op, std::vector<std::string> extra_inputs, std::vector<Attribute> attrs,
+                std::vector<Dim> dims, int64_t opset = 17) {
   Model m = make_model(opset);
   m.graph.inputs = {tensor_info("x", DataType::kFloat, std::move(dims))};
   m.graph.outputs = {untyped("y")};
@@ -85,7 +85,7 @@ TEST(PassRemoveNoop, GraphOutputKeepsItsName) {
   m.graph.outputs = {untyped("y"), untyped("z")};
   m.graph.nodes = {make_node("Relu", {"x"}, {"r"}),
                    make_node("Cast", {"r"}, {"y"}, {attr_int("to", 1)}),  // producer renamed
-                   make_node("Identity", {"x"}, {"z"})};  // reads a graph input: kept
+                   make_node("Identity", {"x"}, {"z"})};                  // reads a graph input: kept
   Model out = apply_pass(m, remove_noop);
   ASSERT_EQ(out.graph.nodes.size(), 2u);
   EXPECT_EQ(out.graph.nodes[0].op_type, "Relu");
@@ -98,12 +98,10 @@ TEST(PassRemoveNoop, GraphOutputKeepsItsName) {
 TEST(PassRemoveNoop, IdentityInsideLoopBody) {
   auto build = [] {
     Model m = make_model(17);
-    m.graph.inputs = {tensor_info("n", DataType::kInt64, {}),
-                      tensor_info("x", DataType::kFloat, {dim(2)})};
+    m.graph.inputs = {tensor_info("n", DataType::kInt64, {}), tensor_info("x", DataType::kFloat, {dim(2)})};
     m.graph.outputs = {untyped("y")};
     auto body = std::make_shared<Graph>();
-    body->inputs = {tensor_info("iter", DataType::kInt64, {}),
-                    tensor_info("cond", DataType::kBool, {}),
+    body->inputs = {tensor_info("iter", DataType::kInt64, {}), tensor_info("cond", DataType::kBool, {}),
                     tensor_info("v", DataType::kFloat, {dim(2)})};
     body->outputs = {untyped("cond_out"), untyped("v_out")};
     body->nodes = {make_node("Identity", {"x"}, {"xi"}),  // outer-scope read

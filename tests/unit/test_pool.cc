@@ -28,15 +28,17 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want) 
 
 TEST(PoolOp, MaxPool2DWithIndices) {
   // 1..16 in a 4x4 grid, 2x2 windows stride 2
-  auto r = run_op("MaxPool", {iota({1, 1, 4, 4})}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 12, 2);
+  auto r =
+      run_op("MaxPool", {iota({1, 1, 4, 4})}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 12, 2);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_near(values<float>((*r)[0]), {6, 8, 14, 16});
   const Tensor& idx = (*r)[1].tensor();
   ASSERT_EQ(idx.dtype(), DataType::kInt64);
   EXPECT_EQ(idx.to_int64_vector().value(), (std::vector<int64_t>{5, 7, 13, 15}));
   // column-major indices: (h, w) -> h + w * H
-  auto c = run_op("MaxPool", {iota({1, 1, 4, 4})},
-                  {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_int("storage_order", 1)}, 12, 2);
+  auto c =
+      run_op("MaxPool", {iota({1, 1, 4, 4})},
+             {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_int("storage_order", 1)}, 12, 2);
   ASSERT_TRUE(c.is_ok());
   EXPECT_EQ((*c)[1].tensor().to_int64_vector().value(), (std::vector<int64_t>{5, 13, 7, 15}));
 }
@@ -49,16 +51,20 @@ TEST(PoolOp, MaxPoolIndicesIncludeBatchAndChannel) {
 
 TEST(PoolOp, MaxPoolPadsCeilAndDilation) {
   // 1-D: x = 1..5, k=2, stride 2, pads 1/1 -> windows [-1,0] [1,2] [3,4]
-  auto r = run_op("MaxPool", {iota({1, 1, 5})}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {1, 1})}, 12);
+  auto r = run_op("MaxPool", {iota({1, 1, 5})},
+                  {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {1, 1})}, 12);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_near(values<float>((*r)[0]), {1, 3, 5});
   // ceil_mode: length 5, k=2, s=2 -> ceil(3/2)+1 = 3 windows [0,1] [2,3] [4]
-  auto c = run_op("MaxPool", {iota({1, 1, 5})}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("ceil_mode", 1)}, 12);
+  auto c = run_op("MaxPool", {iota({1, 1, 5})},
+                  {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("ceil_mode", 1)}, 12);
   ASSERT_TRUE(c.is_ok());
   expect_near(values<float>((*c)[0]), {2, 4, 5});
   // ceil_mode never starts a window in the right padding: length 4, k=2, s=2, pads 0/1 -> 2 windows
-  auto e = run_op("MaxPool", {iota({1, 1, 4})},
-                  {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {0, 1}), attr_int("ceil_mode", 1)}, 12);
+  auto e = run_op(
+      "MaxPool", {iota({1, 1, 4})},
+      {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {0, 1}), attr_int("ceil_mode", 1)},
+      12);
   ASSERT_TRUE(e.is_ok());
   expect_near(values<float>((*e)[0]), {2, 4});
   // dilation 2: windows {0,2} {1,3} {2,4}
@@ -69,13 +75,16 @@ TEST(PoolOp, MaxPoolPadsCeilAndDilation) {
 }
 
 TEST(PoolOp, MaxPoolSameUpperLowerAndInt8) {
-  auto u = run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_UPPER")}, 12);
+  auto u =
+      run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_UPPER")}, 12);
   ASSERT_TRUE(u.is_ok());
   expect_near(values<float>((*u)[0]), {2, 3, 4, 4});
-  auto l = run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_LOWER")}, 12);
+  auto l =
+      run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_LOWER")}, 12);
   ASSERT_TRUE(l.is_ok());
   expect_near(values<float>((*l)[0]), {1, 2, 3, 4});
-  auto i = run_op("MaxPool", {Tensor::from_vector<int8_t>({-5, -3, -8, 7}, {1, 1, 4})}, {attr_ints("kernel_shape", {2})}, 12);
+  auto i = run_op("MaxPool", {Tensor::from_vector<int8_t>({-5, -3, -8, 7}, {1, 1, 4})},
+                  {attr_ints("kernel_shape", {2})}, 12);
   ASSERT_TRUE(i.is_ok()) << i.status().to_string();
   EXPECT_EQ((*i)[0].tensor().to_int64_vector().value(), (std::vector<int64_t>{-3, -3, 7}));
 }
@@ -93,7 +102,7 @@ TEST(PoolOp, AveragePoolCountIncludePad) {
   ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
   std::vector<float> y = values<float>((*ex)[0]);
   ASSERT_EQ(y.size(), 16u);
-  EXPECT_FLOAT_EQ(y[0], 1.0f);                         // only x[0,0] counts
+  EXPECT_FLOAT_EQ(y[0], 1.0f);  // only x[0,0] counts
   EXPECT_FLOAT_EQ(y[5], (1 + 2 + 4 + 5) / 4.0f);
   a.push_back(attr_int("count_include_pad", 1));
   auto in = run_op("AveragePool", {iota({1, 1, 3, 3})}, a, 11);
@@ -113,14 +122,16 @@ TEST(PoolOp, AveragePoolDilationsAndDouble) {
 }
 
 TEST(PoolOp, LpPool) {
-  auto r = run_op("LpPool", {Tensor::from_vector<float>({3, 4, -6, 8}, {1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2})}, 18);
+  auto r = run_op("LpPool", {Tensor::from_vector<float>({3, 4, -6, 8}, {1, 1, 4})},
+                  {attr_ints("kernel_shape", {2}), attr_ints("strides", {2})}, 18);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_near(values<float>((*r)[0]), {5, 10});
   auto p1 = run_op("LpPool", {Tensor::from_vector<float>({3, -4, 6, 8}, {1, 1, 4})},
                    {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("p", 1)}, 18);
   ASSERT_TRUE(p1.is_ok());
   expect_near(values<float>((*p1)[0]), {7, 14});
-  auto p3 = run_op("LpPool", {Tensor::from_vector<float>({1, 2}, {1, 1, 2})}, {attr_ints("kernel_shape", {2}), attr_int("p", 3)}, 18);
+  auto p3 = run_op("LpPool", {Tensor::from_vector<float>({1, 2}, {1, 1, 2})},
+                   {attr_ints("kernel_shape", {2}), attr_int("p", 3)}, 18);
   ASSERT_TRUE(p3.is_ok());
   expect_near(values<float>((*p3)[0]), {std::cbrt(9.0f)});
 }
@@ -137,7 +148,8 @@ TEST(PoolOp, GlobalPools) {
   auto lp = run_op("GlobalLpPool", {Tensor::from_vector<float>({3, 4}, {1, 1, 2})});
   ASSERT_TRUE(lp.is_ok());
   expect_near(values<float>((*lp)[0]), {5});
-  auto x16 = run_op("GlobalAveragePool", {Tensor::from_vector<Float16>({Float16{float_to_half(1)}, Float16{float_to_half(2)}}, {1, 1, 2})});
+  auto x16 = run_op("GlobalAveragePool",
+                    {Tensor::from_vector<Float16>({Float16{float_to_half(1)}, Float16{float_to_half(2)}}, {1, 1, 2})});
   ASSERT_TRUE(x16.is_ok());
   EXPECT_EQ((*x16)[0].tensor().get_as_double(0), 1.5);
 }
@@ -160,9 +172,11 @@ TEST(PoolOp, MaxUnpool) {
   EXPECT_EQ(ys[1 * 5 + 1], 1);
   EXPECT_EQ(ys[3 * 5 + 3], 4);
   EXPECT_FALSE(run_op("MaxUnpool", {x, i, Tensor::from_vector<int64_t>({1, 1, 3, 3}, {4})},
-                      {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11).is_ok());
+                      {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11)
+                   .is_ok());
   EXPECT_FALSE(run_op("MaxUnpool", {x, Tensor::from_vector<int64_t>({0, 1, 2, 99}, {1, 1, 2, 2})},
-                      {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11).is_ok());
+                      {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 11)
+                   .is_ok());
 }
 
 TEST(PoolOp, HugeWindowsAreProcessedInChunks) {
@@ -178,12 +192,15 @@ TEST(PoolOp, HugeWindowsAreProcessedInChunks) {
 
 TEST(PoolOp, RejectsBadInput) {
   Tensor x = iota({1, 1, 4, 4});
-  EXPECT_FALSE(run_op("MaxPool", {x}, {}, 12).is_ok());                                     // no kernel_shape
-  EXPECT_FALSE(run_op("MaxPool", {x}, {attr_ints("kernel_shape", {2})}, 12).is_ok());      // rank mismatch
-  EXPECT_FALSE(run_op("MaxPool", {x}, {attr_ints("kernel_shape", {5, 5})}, 12).is_ok());   // kernel > input
+  EXPECT_FALSE(run_op("MaxPool", {x}, {}, 12).is_ok());                                   // no kernel_shape
+  EXPECT_FALSE(run_op("MaxPool", {x}, {attr_ints("kernel_shape", {2})}, 12).is_ok());     // rank mismatch
+  EXPECT_FALSE(run_op("MaxPool", {x}, {attr_ints("kernel_shape", {5, 5})}, 12).is_ok());  // kernel > input
   EXPECT_FALSE(run_op("MaxPool", {x}, {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {1, 1})}, 12).is_ok());
-  EXPECT_FALSE(run_op("AveragePool", {x}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {0, 1})}, 11).is_ok());
-  EXPECT_FALSE(run_op("AveragePool", {Tensor::from_vector<int32_t>({1, 2}, {1, 1, 2})}, {attr_ints("kernel_shape", {2})}, 11).is_ok());
+  EXPECT_FALSE(
+      run_op("AveragePool", {x}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {0, 1})}, 11).is_ok());
+  EXPECT_FALSE(
+      run_op("AveragePool", {Tensor::from_vector<int32_t>({1, 2}, {1, 1, 2})}, {attr_ints("kernel_shape", {2})}, 11)
+          .is_ok());
   EXPECT_FALSE(run_op("GlobalAveragePool", {Tensor::from_vector<float>({1}, {1})}).is_ok());
 }
 
@@ -200,8 +217,8 @@ using namespace backendtest;
 
 // `xnnpack`: whether XNNPACK's kernel must run (the own kernels may or may not take a plain
 // NCHW node).
-void pool(const char* op, const Shape& x, std::vector<Attribute> attrs, const std::string& what,
-          bool xnnpack = true, int64_t opset = 19) {
+void pool(const char* op, const Shape& x, std::vector<Attribute> attrs, const std::string& what, bool xnnpack = true,
+          int64_t opset = 19) {
   diff_all({op, "", opset}, {var(rand_tensor(x, 11))}, attrs,
            {Runs::kMay, xnnpack ? Runs::kMust : Runs::kNot, {1e-4, 1e-5}}, what);
 }
@@ -214,17 +231,21 @@ TEST(PoolBackends, MaxPoolGeometries) {
          {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1})},
          "3x3 s2 p1" + cs);
   }
-  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
-                                   attr_int("ceil_mode", 1)}, "ceil_mode");
-  pool("MaxPool", {1, 3, 12, 13}, {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {2, 3}),
-                                   attr_ints("pads", {1, 0, 0, 1}), attr_int("ceil_mode", 1)}, "ceil_mode pads");
+  pool("MaxPool", {1, 3, 13, 13},
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}, "ceil_mode");
+  pool("MaxPool", {1, 3, 12, 13},
+       {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {2, 3}), attr_ints("pads", {1, 0, 0, 1}),
+        attr_int("ceil_mode", 1)},
+       "ceil_mode pads");
   pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2})}, "dilated");
-  pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2}),
-                                   attr_ints("pads", {1, 1, 1, 1})}, "dilated + pads (reference)", false);
+  pool("MaxPool", {1, 3, 13, 13},
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2}), attr_ints("pads", {1, 1, 1, 1})},
+       "dilated + pads (reference)", false);
   for (const char* ap : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
     for (int64_t s : {1, 2, 3}) {
-      pool("MaxPool", {1, 5, 7, 8}, {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {s, s}),
-                                     attr_string("auto_pad", ap)}, std::string(ap) + " s" + std::to_string(s));
+      pool("MaxPool", {1, 5, 7, 8},
+           {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {s, s}), attr_string("auto_pad", ap)},
+           std::string(ap) + " s" + std::to_string(s));
     }
   }
   pool("MaxPool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {1, 1}), attr_ints("strides", {2, 2})}, "1x1", false);
@@ -246,16 +267,18 @@ TEST(PoolBackends, AveragePool) {
             attr_int("count_include_pad", cip)},
            "3x3 s2 p1 c " + std::to_string(c) + cs);
     }
-    pool("AveragePool", {1, 3, 13, 13}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
-                                         attr_int("ceil_mode", 1), attr_int("count_include_pad", cip)},
+    pool("AveragePool", {1, 3, 13, 13},
+         {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1),
+          attr_int("count_include_pad", cip)},
          "ceil" + cs);
-    pool("AveragePool", {1, 3, 12, 11}, {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {2, 2}),
-                                         attr_ints("pads", {1, 0, 2, 1}), attr_int("ceil_mode", 1),
-                                         attr_int("count_include_pad", cip)},
+    pool("AveragePool", {1, 3, 12, 11},
+         {attr_ints("kernel_shape", {3, 2}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 0, 2, 1}),
+          attr_int("ceil_mode", 1), attr_int("count_include_pad", cip)},
          "ceil asymmetric pads" + cs);
     for (const char* ap : {"SAME_UPPER", "SAME_LOWER"}) {
-      pool("AveragePool", {1, 4, 7, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}),
-                                         attr_string("auto_pad", ap), attr_int("count_include_pad", cip)},
+      pool("AveragePool", {1, 4, 7, 8},
+           {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_string("auto_pad", ap),
+            attr_int("count_include_pad", cip)},
            std::string(ap) + cs);
     }
   }
@@ -263,8 +286,8 @@ TEST(PoolBackends, AveragePool) {
   pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2})}, "dilated",
        false);
   pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {1, 1})}, "1x1", false);
-  pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})},
-       "opset 7", true, 7);
+  pool("AveragePool", {1, 3, 8, 8}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, "opset 7",
+       true, 7);
 }
 
 TEST(PoolBackends, GlobalAveragePool) {

@@ -47,8 +47,7 @@ TEST(ProfileTest, OneEntryPerNode) {
     EXPECT_EQ(e.scope, "");
     EXPECT_GE(e.us, 0.0);
     EXPECT_DOUBLE_EQ(e.self_us, e.us);  // no subgraphs
-    EXPECT_TRUE(e.backend == Backend::kReference || e.backend == Backend::kXnnpack ||
-                e.backend == Backend::kOptimized);
+    EXPECT_TRUE(e.backend == Backend::kReference || e.backend == Backend::kXnnpack || e.backend == Backend::kOptimized);
   }
   // A second run appends; clear() empties.
   ASSERT_TRUE(session->run({Value(x)}).is_ok());

@@ -138,7 +138,8 @@ TEST(Q4Int8, VnniKernelMatchesTwin) {
           for (int64_t m = 0; m < M; ++m) {
             for (int64_t n = 0; n < N; ++n) {
               const float g = c[static_cast<size_t>(m * ldc + n)], e = want[static_cast<size_t>(m * N + n)];
-              ASSERT_LE(std::fabs(g - e), 1e-5 * std::fabs(e) + 1e-6) << "m " << m << " n " << n << ": " << g << " vs " << e;
+              ASSERT_LE(std::fabs(g - e), 1e-5 * std::fabs(e) + 1e-6)
+                  << "m " << m << " n " << n << ": " << g << " vs " << e;
             }
             for (int64_t n = N; n < ldc; ++n) ASSERT_EQ(c[static_cast<size_t>(m * ldc + n)], -7.0f) << "wrote past N";
           }
@@ -183,7 +184,8 @@ std::vector<In> node_inputs(const Tensor& a, const Q4& q, const Tensor& bias, bo
 }
 
 bool same_bits(const Tensor& x, const Tensor& y) {
-  return x.numel() == y.numel() && std::memcmp(x.data<float>(), y.data<float>(), static_cast<size_t>(x.numel()) * sizeof(float)) == 0;
+  return x.numel() == y.numel() &&
+         std::memcmp(x.data<float>(), y.data<float>(), static_cast<size_t>(x.numel()) * sizeof(float)) == 0;
 }
 
 TEST(Q4Int8, Level4NodeIsCloseToFloatReferenceAndEqualsTwin) {
@@ -191,7 +193,9 @@ TEST(Q4Int8, Level4NodeIsCloseToFloatReferenceAndEqualsTwin) {
     int64_t M, K, N, bs;
     bool zp, bias;
   };
-  const Case cases[] = {{1, 384, 100, 32, false, true}, {4, 96, 17, 64, true, false}, {2, 1536, 33, 128, true, true},
+  const Case cases[] = {{1, 384, 100, 32, false, true},
+                        {4, 96, 17, 64, true, false},
+                        {2, 1536, 33, 128, true, true},
                         {3, 48, 5, 16, false, false}};
   uint32_t seed = 500;
   for (const Case& t : cases) {
@@ -252,8 +256,11 @@ TEST(Q4Int8, PanelFromPackedWeightsEqualsColumnsFromB) {
     bool zp;
     int64_t j0, width;
   };
-  const Case cases[] = {{200, 21, 32, true, 0, 32}, {200, 21, 32, false, 16, 16}, {96, 21, 64, true, 8, 8},
-                        {64, 13, 16, false, 0, 32}, {384, 40, 128, true, 32, 16}};
+  const Case cases[] = {{200, 21, 32, true, 0, 32},
+                        {200, 21, 32, false, 16, 16},
+                        {96, 21, 64, true, 8, 8},
+                        {64, 13, 16, false, 0, 32},
+                        {384, 40, 128, true, 32, 16}};
   uint32_t seed = 950;
   for (const Case& c : cases) {
     SCOPED_TRACE("K" + std::to_string(c.K) + " N" + std::to_string(c.N) + " j0 " + std::to_string(c.j0) + " width " +

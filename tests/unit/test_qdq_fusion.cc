@@ -250,8 +250,8 @@ TEST(QdqFusion, MaxPoolMovesOntoIntegersOnlyWithEqualParameters) {
   for (const bool equal : {true, false}) {
     Builder b;
     b.input("x");
-    const std::string p = b.node("MaxPool", {b.qdq("x", 0.1f, 128)},
-                                 {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
+    const std::string p =
+        b.node("MaxPool", {b.qdq("x", 0.1f, 128)}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
     b.node("Identity", {b.qdq(p, equal ? 0.1f : 0.2f, 128)}, {}, "y");
     b.output("y");
     const QdqFusionStats s = fuse(b);
@@ -291,15 +291,15 @@ std::string qgemm_head(Builder& b, const std::string& x, float x_scale, int64_t 
     bs[static_cast<size_t>(o)] = x_scale * ws[static_cast<size_t>(o)];
     bias[static_cast<size_t>(o)] = static_cast<int32_t>(o * 700 - 900);
   }
-  const std::string wdq = b.node("DequantizeLinear",
-                                 {b.constant(Tensor::from_vector<int8_t>(w, {n, k}), "head_w"),
-                                  b.constant(Tensor::from_vector<float>(ws, {n})),
-                                  b.constant(Tensor::from_vector<int8_t>(std::vector<int8_t>(n, 0), {n}))},
-                                 {attr_int("axis", 0)});
-  const std::string bdq = b.node("DequantizeLinear",
-                                 {b.constant(Tensor::from_vector<int32_t>(bias, {n}), "head_b"),
-                                  b.constant(Tensor::from_vector<float>(bs, {n}))},
-                                 {attr_int("axis", 0)});
+  const std::string wdq = b.node(
+      "DequantizeLinear",
+      {b.constant(Tensor::from_vector<int8_t>(w, {n, k}), "head_w"), b.constant(Tensor::from_vector<float>(ws, {n})),
+       b.constant(Tensor::from_vector<int8_t>(std::vector<int8_t>(n, 0), {n}))},
+      {attr_int("axis", 0)});
+  const std::string bdq = b.node(
+      "DequantizeLinear",
+      {b.constant(Tensor::from_vector<int32_t>(bias, {n}), "head_b"), b.constant(Tensor::from_vector<float>(bs, {n}))},
+      {attr_int("axis", 0)});
   return b.node("Gemm", {x, wdq, bdq}, {attr_int("transB", 1)}, "logits");
 }
 
@@ -321,7 +321,8 @@ TEST(QdqFusion, GemmHeadBecomesQGemmWithFloatOutput) {
   const Tensor* bias = initializer(g, q->inputs[6]);
   ASSERT_NE(bias, nullptr);
   ASSERT_EQ(bias->dtype(), DataType::kInt32);
-  for (int64_t o = 0; o < 4; ++o) EXPECT_EQ(bias->data<int32_t>()[o], o * 700 - 900) << "the int32 bias is kept exactly";
+  for (int64_t o = 0; o < 4; ++o)
+    EXPECT_EQ(bias->data<int32_t>()[o], o * 700 - 900) << "the int32 bias is kept exactly";
   ASSERT_NE(q->find_attr("transB"), nullptr);
   EXPECT_EQ(q->find_attr("transB")->i, 1);
   expect_well_formed(g);
@@ -361,11 +362,11 @@ TEST(QdqFusion, ConstantDequantizeFeedingGemmIsFolded) {
   const std::vector<float> scales = {0.5f, 0.25f, 2.0f};
   const std::vector<int8_t> zps = {0, 1, -2};
   // Per-axis along the output columns of B [2, 3] (axis 1, the default).
-  const std::string wf = b.node("DequantizeLinear",
-                                {b.constant(Tensor::from_vector<int8_t>(w, {2, 3})),
-                                 b.constant(Tensor::from_vector<float>(scales, {3})),
-                                 b.constant(Tensor::from_vector<int8_t>(zps, {3}))},
-                                {}, "w_float");
+  const std::string wf =
+      b.node("DequantizeLinear",
+             {b.constant(Tensor::from_vector<int8_t>(w, {2, 3})), b.constant(Tensor::from_vector<float>(scales, {3})),
+              b.constant(Tensor::from_vector<int8_t>(zps, {3}))},
+             {}, "w_float");
   b.node("Gemm", {"x", wf}, {}, "y");
   b.output("y");
   const size_t initializers_before = b.g().initializers.size();
@@ -498,15 +499,15 @@ TEST(QdqFusion, NothingToDoLeavesTheGraphAlone) {
 
 TEST(SaturationImplies, ReluAndClipCases) {
   const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_TRUE(saturation_implies(0.0f, inf, 0.1f, -128, -128, 127));   // int8, zp at the minimum
-  EXPECT_TRUE(saturation_implies(0.0f, inf, 0.1f, 0, 0, 255));         // uint8, zp 0
-  EXPECT_FALSE(saturation_implies(0.0f, inf, 0.1f, 0, -128, 127));     // zp in the middle
+  EXPECT_TRUE(saturation_implies(0.0f, inf, 0.1f, -128, -128, 127));  // int8, zp at the minimum
+  EXPECT_TRUE(saturation_implies(0.0f, inf, 0.1f, 0, 0, 255));        // uint8, zp 0
+  EXPECT_FALSE(saturation_implies(0.0f, inf, 0.1f, 0, -128, 127));    // zp in the middle
   EXPECT_FALSE(saturation_implies(0.0f, inf, 0.1f, 128, 0, 255));
   EXPECT_TRUE(saturation_implies(0.0f, 6.0f, 6.0f / 255.0f, 0, 0, 255));  // Clip(0, 6) covered exactly
   EXPECT_FALSE(saturation_implies(0.0f, 6.0f, 0.1f, 0, 0, 255));          // Q reaches past 6
   EXPECT_TRUE(saturation_implies(-inf, inf, 0.1f, 5, -128, 127));         // no clamp at all
-  EXPECT_TRUE(saturation_implies(std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max(), 1.0f, 0,
-                                 -128, 127));
+  EXPECT_TRUE(
+      saturation_implies(std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max(), 1.0f, 0, -128, 127));
   // Invalid scales never imply anything.
   for (float s : {0.0f, -1.0f, inf, std::numeric_limits<float>::quiet_NaN()})
     EXPECT_FALSE(saturation_implies(0.0f, inf, s, -128, -128, 127)) << "scale " << s;

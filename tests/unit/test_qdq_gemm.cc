@@ -55,19 +55,22 @@ Model build(const HeadCase& c) {
       for (int64_t kk = 0; kk < c.k; ++kk) t[static_cast<size_t>(kk * c.n + o)] = w[static_cast<size_t>(o * c.k + kk)];
     w = t;
   }
-  const std::string wd = b.node("DequantizeLinear",
-                                {b.constant(Tensor::from_vector<int8_t>(w, w_shape)), b.constant(Tensor::from_vector<float>(ws, {c.n})),
-                                 b.constant(Tensor::from_vector<int8_t>(std::vector<int8_t>(static_cast<size_t>(c.n), 0), {c.n}))},
-                                {attr_int("axis", c.trans_b ? 0 : 1)});
+  const std::string wd =
+      b.node("DequantizeLinear",
+             {b.constant(Tensor::from_vector<int8_t>(w, w_shape)), b.constant(Tensor::from_vector<float>(ws, {c.n})),
+              b.constant(Tensor::from_vector<int8_t>(std::vector<int8_t>(static_cast<size_t>(c.n), 0), {c.n}))},
+             {attr_int("axis", c.trans_b ? 0 : 1)});
   std::vector<std::string> ins = {xd, wd};
   if (c.bias) {
-    ins.push_back(b.node("DequantizeLinear", {b.constant(Tensor::from_vector<int32_t>(bias, {c.n})),
-                                              b.constant(Tensor::from_vector<float>(bs, {c.n}))},
-                         {attr_int("axis", 0)}));
+    ins.push_back(b.node(
+        "DequantizeLinear",
+        {b.constant(Tensor::from_vector<int32_t>(bias, {c.n})), b.constant(Tensor::from_vector<float>(bs, {c.n}))},
+        {attr_int("axis", 0)}));
   }
   const std::string y = b.node("Gemm", ins, {attr_int("transB", c.trans_b ? 1 : 0)}, c.quantized_output ? "" : "y");
   if (c.quantized_output) {
-    const std::string ys = b.constant(Tensor::scalar<float>(1.0f / 64.0f)), yz = b.constant(Tensor::scalar<uint8_t>(128));
+    const std::string ys = b.constant(Tensor::scalar<float>(1.0f / 64.0f)),
+                      yz = b.constant(Tensor::scalar<uint8_t>(128));
     b.node("DequantizeLinear", {b.node("QuantizeLinear", {y, ys, yz}), ys, yz}, {}, "y");
   }
   b.output("y");

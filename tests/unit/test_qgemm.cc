@@ -137,7 +137,8 @@ TEST(Qgemm, PackLayoutAndColumnSums) {
   for (int64_t col = 0; col < 64; ++col)
     for (int64_t kk = 0; kk < 8; ++kk)
       if (col >= n || kk >= k)
-        nonzero_padding += p.packed[static_cast<size_t>((col / 32) * 8 * 32 + (kk / 4) * 128 + (col % 32) * 4 + kk % 4)] != 0;
+        nonzero_padding +=
+            p.packed[static_cast<size_t>((col / 32) * 8 * 32 + (kk / 4) * 128 + (col % 32) * 4 + kk % 4)] != 0;
   EXPECT_EQ(nonzero_padding, 0);
 }
 
@@ -152,8 +153,8 @@ TEST(Qgemm, ReferenceMatchesNaiveInt64) {
     for (const Range& r : kRanges) {
       for (bool a_signed : {false, true}) {
         const Problem p = make_problem(s.m, s.k, s.n, r.zero_point, r.lo, r.hi, seed++, 3, 5, a_signed);
-        SCOPED_TRACE("m " + std::to_string(s.m) + " k " + std::to_string(s.k) + " n " + std::to_string(s.n) +
-                     " zp " + std::to_string(r.zero_point) + (a_signed ? " int8 A" : " uint8 A"));
+        SCOPED_TRACE("m " + std::to_string(s.m) + " k " + std::to_string(s.k) + " n " + std::to_string(s.n) + " zp " +
+                     std::to_string(r.zero_point) + (a_signed ? " int8 A" : " uint8 A"));
         const std::vector<uint8_t> want = naive(p);
         EXPECT_EQ(first_difference(run(opt::qgemm_reference, p), want, p), "");
       }
@@ -193,8 +194,8 @@ TEST(Qgemm, FastIsBitIdenticalToReferenceOverOddShapes) {
         const bool a_signed = seed % 5 < 2;  // int8 activations, read as A + 128
         const Problem p = make_problem(m, k, n, r.zero_point, r.lo, r.hi, seed++, lda_pad, ldc_pad, a_signed);
         const std::string diff = first_difference(run(fast, p), run(opt::qgemm_reference, p), p);
-        EXPECT_EQ(diff, "") << "m " << m << " k " << k << " n " << n << " lda " << p.lda << " ldc " << p.ldc
-                            << " zp " << r.zero_point << " [" << r.lo << ", " << r.hi << "] a_signed " << a_signed;
+        EXPECT_EQ(diff, "") << "m " << m << " k " << k << " n " << n << " lda " << p.lda << " ldc " << p.ldc << " zp "
+                            << r.zero_point << " [" << r.lo << ", " << r.hi << "] a_signed " << a_signed;
         ++cases;
       }
     }

@@ -81,9 +81,9 @@ struct Case {
 };
 
 std::string describe(const Case& c) {
-  return std::string("A ") + dtype_name(c.a_type) + " B " + dtype_name(c.b_type) + " M " + std::to_string(c.m) +
-         " K " + std::to_string(c.k) + " N " + std::to_string(c.n) + " transA " + std::to_string(c.trans_a) +
-         " transB " + std::to_string(c.trans_b) + " per_column " + std::to_string(c.per_column) + " alpha " +
+  return std::string("A ") + dtype_name(c.a_type) + " B " + dtype_name(c.b_type) + " M " + std::to_string(c.m) + " K " +
+         std::to_string(c.k) + " N " + std::to_string(c.n) + " transA " + std::to_string(c.trans_a) + " transB " +
+         std::to_string(c.trans_b) + " per_column " + std::to_string(c.per_column) + " alpha " +
          std::to_string(c.alpha) + " bias " + std::to_string(static_cast<int>(c.bias)) + " constants " +
          std::to_string(c.constants) +
          (c.y_type == DataType::kUndefined ? "" : std::string(" y ") + dtype_name(c.y_type));
@@ -124,7 +124,8 @@ void check_case(const Case& c, uint32_t seed) {
   auto bias_at = [&](int64_t m, int64_t n) -> int64_t {
     switch (c.bias) {
       case Bias::kNone: return 0;
-      case Bias::kVector: case Bias::kRow: return bias[static_cast<size_t>(n)];
+      case Bias::kVector:
+      case Bias::kRow: return bias[static_cast<size_t>(n)];
       case Bias::kScalar: return bias[0];
       case Bias::kMatrix: return bias[static_cast<size_t>(m * c.n + n)];
       case Bias::kColumn: return bias[static_cast<size_t>(m)];
@@ -263,8 +264,8 @@ TEST(QGemmRef, QuantizedOutputMatchesNaive) {
 // M = 6, K = 1, N = 1 with unit scales: Y = round_half_even(A * B / y_scale) + y_zp, saturated.
 std::vector<In> column_inputs(DataType t, const std::vector<int>& a, int b, float y_scale, DataType y_type, int y_zp) {
   const int64_t m = static_cast<int64_t>(a.size());
-  return {var(q8(t, a, {m, 1})), cst(f32(1)),          cst(q8(t, {0}, {})), cst(q8(t, {b}, {1, 1})), cst(f32(1)),
-          cst(q8(t, {0}, {})),   In{},                 cst(f32(y_scale)),   cst(q8(y_type, {y_zp}, {}))};
+  return {var(q8(t, a, {m, 1})), cst(f32(1)), cst(q8(t, {0}, {})), cst(q8(t, {b}, {1, 1})),    cst(f32(1)),
+          cst(q8(t, {0}, {})),   In{},        cst(f32(y_scale)),   cst(q8(y_type, {y_zp}, {}))};
 }
 
 TEST(QGemmRef, RoundsHalfToEvenBeforeAddingZeroPoint) {
@@ -319,8 +320,8 @@ TEST(QGemmRef, OmittedZeroPointsAndPerColumnParameters) {
 }
 
 TEST(QGemmRef, EmptyInnerDimensionGivesScaledBias) {
-  auto y = run({var(q8(DataType::kUint8, {}, {2, 0})), var(f32(0.5f)), var(u8(3)),
-                var(q8(DataType::kInt8, {}, {0, 3})), var(f32(2)), var(i8(0)), var(i32({1, -2, 3}, {3}))});
+  auto y = run({var(q8(DataType::kUint8, {}, {2, 0})), var(f32(0.5f)), var(u8(3)), var(q8(DataType::kInt8, {}, {0, 3})),
+                var(f32(2)), var(i8(0)), var(i32({1, -2, 3}, {3}))});
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ(elements(*y), (std::vector<double>{1, -2, 3, 1, -2, 3}));
 }

@@ -60,34 +60,34 @@ std::vector<double> elements(const Tensor& t) {
 
 TEST(QLinearBinaryRef, AddRoundsHalfToEven) {
   // (a + b) / 2 with unit input scales: sums 1, 3, 5, 7, -1, -3 are ties.
-  auto c = run_ref("QLinearAdd", {var(q<uint8_t>({0, 1, 2, 3, 10, 20}, {6})), var(f32(1)), var(u8(0)),
-                                  var(q<uint8_t>({1, 2, 3, 4, 9, 17}, {6})), var(f32(1)), var(u8(0)),
-                                  var(f32(2)), var(u8(100))});
+  auto c = run_ref("QLinearAdd",
+                   {var(q<uint8_t>({0, 1, 2, 3, 10, 20}, {6})), var(f32(1)), var(u8(0)),
+                    var(q<uint8_t>({1, 2, 3, 4, 9, 17}, {6})), var(f32(1)), var(u8(0)), var(f32(2)), var(u8(100))});
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
   EXPECT_EQ(c->dtype(), DataType::kUint8);
   // 0.5->0, 1.5->2, 2.5->2, 3.5->4, 9.5->10, 18.5->18; + 100
   EXPECT_EQ(elements(*c), (std::vector<double>{100, 102, 102, 104, 110, 118}));
-  auto d = run_ref("QLinearAdd", {var(q<int8_t>({-1, -3, -5, 0}, {4})), var(f32(1)), var(i8(0)),
-                                  var(q<int8_t>({0, 0, 0, -7}, {4})), var(f32(1)), var(i8(0)), var(f32(2)),
-                                  var(i8(0))});
+  auto d =
+      run_ref("QLinearAdd", {var(q<int8_t>({-1, -3, -5, 0}, {4})), var(f32(1)), var(i8(0)),
+                             var(q<int8_t>({0, 0, 0, -7}, {4})), var(f32(1)), var(i8(0)), var(f32(2)), var(i8(0))});
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(elements(*d), (std::vector<double>{0, -2, -2, -4}));  // -0.5, -1.5, -2.5, -3.5
 }
 
 TEST(QLinearBinaryRef, AddSaturates) {
-  auto c = run_ref("QLinearAdd", {var(q<uint8_t>({250, 0, 128}, {3})), var(f32(1)), var(u8(0)),
-                                  var(q<uint8_t>({250, 0, 128}, {3})), var(f32(1)), var(u8(128)), var(f32(1)),
-                                  var(u8(0))});
+  auto c =
+      run_ref("QLinearAdd", {var(q<uint8_t>({250, 0, 128}, {3})), var(f32(1)), var(u8(0)),
+                             var(q<uint8_t>({250, 0, 128}, {3})), var(f32(1)), var(u8(128)), var(f32(1)), var(u8(0))});
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
   EXPECT_EQ(elements(*c), (std::vector<double>{255, 0, 128}));  // 372, -128, 128
-  auto d = run_ref("QLinearAdd", {var(q<int8_t>({-128, 127, 100}, {3})), var(f32(1)), var(i8(0)),
-                                  var(q<int8_t>({-128, 127, -50}, {3})), var(f32(1)), var(i8(0)), var(f32(1)),
-                                  var(i8(0))});
+  auto d =
+      run_ref("QLinearAdd", {var(q<int8_t>({-128, 127, 100}, {3})), var(f32(1)), var(i8(0)),
+                             var(q<int8_t>({-128, 127, -50}, {3})), var(f32(1)), var(i8(0)), var(f32(1)), var(i8(0))});
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(elements(*d), (std::vector<double>{-128, 127, 50}));
   // Beyond the int32 range (an ORT x86 bug returns the minimum): still saturates to the maximum.
-  auto e = run_ref("QLinearAdd", {var(q<uint8_t>({229}, {1})), var(f32(3000)), var(u8(0)),
-                                  var(q<uint8_t>({1}, {1})), var(f32(1)), var(u8(0)), var(f32(1e-4f)), var(u8(0))});
+  auto e = run_ref("QLinearAdd", {var(q<uint8_t>({229}, {1})), var(f32(3000)), var(u8(0)), var(q<uint8_t>({1}, {1})),
+                                  var(f32(1)), var(u8(0)), var(f32(1e-4f)), var(u8(0))});
   ASSERT_TRUE(e.is_ok()) << e.status().to_string();
   EXPECT_EQ(elements(*e), (std::vector<double>{255}));
 }
@@ -144,9 +144,9 @@ TEST(QLinearBinaryRef, Mul) {
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
   EXPECT_EQ(elements(*c), (std::vector<double>{3, 7, 1, 255, 255}));  // 0, 4, -2, 290, big
   // int8 ties: 0.5*(a)*(b) with c_scale 1: 1*1*0.5 = 0.5 -> 0; 1*3*0.5 = 1.5 -> 2; -5*1*0.5 = -2.5 -> -2
-  auto d = run_ref("QLinearMul", {var(q<int8_t>({1, 1, -5, -128}, {4})), var(f32(0.5f)), var(i8(0)),
-                                  var(q<int8_t>({1, 3, 1, 127}, {4})), var(f32(1)), var(i8(0)), var(f32(1)),
-                                  var(i8(0))});
+  auto d =
+      run_ref("QLinearMul", {var(q<int8_t>({1, 1, -5, -128}, {4})), var(f32(0.5f)), var(i8(0)),
+                             var(q<int8_t>({1, 3, 1, 127}, {4})), var(f32(1)), var(i8(0)), var(f32(1)), var(i8(0))});
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(elements(*d), (std::vector<double>{0, 2, -2, -128}));
 }
@@ -182,8 +182,9 @@ void check_matches_qdq_graph(const std::string& op, const std::string& float_op,
   model.graph.nodes = {node("DequantizeLinear", {"a", "sa", "za"}, "fa"),
                        node("DequantizeLinear", {"b", "sb", "zb"}, "fb"), node(float_op, {"fa", "fb"}, "fc"),
                        node("QuantizeLinear", {"fc", "sc", "zc"}, "c")};
-  model.graph.initializers = {{"sa", f32(sa)}, {"za", Tensor::scalar<T>(za)}, {"sb", f32(sb)},
-                              {"zb", Tensor::scalar<T>(zb)}, {"sc", f32(sc)}, {"zc", Tensor::scalar<T>(zc)}};
+  model.graph.initializers = {{"sa", f32(sa)}, {"za", Tensor::scalar<T>(za)},
+                              {"sb", f32(sb)}, {"zb", Tensor::scalar<T>(zb)},
+                              {"sc", f32(sc)}, {"zc", Tensor::scalar<T>(zc)}};
   for (const char* name : {"a", "b"}) {
     ValueInfo vi;
     vi.name = name;
@@ -285,19 +286,26 @@ void diff_shapes(const std::string& op, const Scales& s, int azp, int bzp, int c
   for (int64_t ch : {1, 3, 13, 127, 128}) {
     const Shape full{1, ch, 5, 7};
     for (const Shape& bshape : {full, Shape{1, ch, 1, 1}, Shape{}, Shape{7}}) {
-      const std::vector<In> in = {var(rand_q<T>(full, seed++)), cst(f32(s.a)), cst(zp(azp)),
-                                  var(rand_q<T>(bshape, seed++)), cst(f32(s.b)), cst(zp(bzp)),
-                                  cst(f32(s.c)), cst(zp(czp))};
+      const std::vector<In> in = {var(rand_q<T>(full, seed++)),
+                                  cst(f32(s.a)),
+                                  cst(zp(azp)),
+                                  var(rand_q<T>(bshape, seed++)),
+                                  cst(f32(s.b)),
+                                  cst(zp(bzp)),
+                                  cst(f32(s.c)),
+                                  cst(zp(czp))};
       // A scalar B may sit at its zero point (Mul then gives a constant).
       qdiff(op, in, true, "C=" + std::to_string(ch) + " B" + shape_to_string(bshape), !bshape.empty());
     }
   }
   // The broadcast operand first, and both operands broadcast ([3,1] x [1,13]).
-  qdiff(op, {var(rand_q<T>({1, 13, 1, 1}, 90)), cst(f32(s.a)), cst(zp(azp)), var(rand_q<T>({1, 13, 4, 4}, 91)),
-             cst(f32(s.b)), cst(zp(bzp)), cst(f32(s.c)), cst(zp(czp))},
+  qdiff(op,
+        {var(rand_q<T>({1, 13, 1, 1}, 90)), cst(f32(s.a)), cst(zp(azp)), var(rand_q<T>({1, 13, 4, 4}, 91)),
+         cst(f32(s.b)), cst(zp(bzp)), cst(f32(s.c)), cst(zp(czp))},
         true, "A broadcast");
-  qdiff(op, {var(rand_q<T>({3, 1}, 92)), cst(f32(s.a)), cst(zp(azp)), var(rand_q<T>({1, 13}, 93)), cst(f32(s.b)),
-             cst(zp(bzp)), cst(f32(s.c)), cst(zp(czp))},
+  qdiff(op,
+        {var(rand_q<T>({3, 1}, 92)), cst(f32(s.a)), cst(zp(azp)), var(rand_q<T>({1, 13}, 93)), cst(f32(s.b)),
+         cst(zp(bzp)), cst(f32(s.c)), cst(zp(czp))},
         true, "outer product");
 }
 
@@ -319,16 +327,19 @@ TEST(QLinearBinaryXnnpack, OmittedZeroPointsRunBothTypes) {
 TEST(QLinearBinaryXnnpack, DeclinesWhatItDoesNotCover) {
   const Shape s{1, 8, 4, 4};
   // Scales computed at run time: the reference runs.
-  qdiff("QLinearAdd", {var(rand_q<int8_t>(s, 7)), var(f32(0.05f)), cst(i8(0)), var(rand_q<int8_t>(s, 8)),
-                       cst(f32(0.03f)), cst(i8(0)), cst(f32(0.07f)), cst(i8(0))},
+  qdiff("QLinearAdd",
+        {var(rand_q<int8_t>(s, 7)), var(f32(0.05f)), cst(i8(0)), var(rand_q<int8_t>(s, 8)), cst(f32(0.03f)), cst(i8(0)),
+         cst(f32(0.07f)), cst(i8(0))},
         false, "computed scale");
   // A / C = 2^-12: outside XNNPACK's add range.
-  qdiff("QLinearAdd", {var(rand_q<int8_t>(s, 9)), cst(f32(1.0f / 4096)), cst(i8(0)), var(rand_q<int8_t>(s, 10)),
-                       cst(f32(0.5f)), cst(i8(0)), cst(f32(1.0f)), cst(i8(0))},
+  qdiff("QLinearAdd",
+        {var(rand_q<int8_t>(s, 9)), cst(f32(1.0f / 4096)), cst(i8(0)), var(rand_q<int8_t>(s, 10)), cst(f32(0.5f)),
+         cst(i8(0)), cst(f32(1.0f)), cst(i8(0))},
         false, "scale ratio");
   // Rank 7: more than XNNPACK's 6 dims, the reference handles it at run time.
-  qdiff("QLinearMul", {var(rand_q<uint8_t>({1, 2, 1, 2, 1, 2, 3}, 11)), cst(f32(0.05f)), cst(u8(128)),
-                       var(rand_q<uint8_t>({3}, 12)), cst(f32(0.04f)), cst(u8(128)), cst(f32(0.09f)), cst(u8(128))},
+  qdiff("QLinearMul",
+        {var(rand_q<uint8_t>({1, 2, 1, 2, 1, 2, 3}, 11)), cst(f32(0.05f)), cst(u8(128)), var(rand_q<uint8_t>({3}, 12)),
+         cst(f32(0.04f)), cst(u8(128)), cst(f32(0.09f)), cst(u8(128))},
         false, "rank 7");
 }
 
@@ -342,8 +353,14 @@ void expect_error(const Status& s, const std::vector<std::string>& parts) {
 
 std::vector<In> add_inputs(Tensor a_scale, Tensor b_zp, bool constant) {
   auto wrap = [constant](Tensor t) { return constant ? cst(std::move(t)) : var(std::move(t)); };
-  return {var(q<uint8_t>({1, 2, 3}, {3})), wrap(std::move(a_scale)), wrap(u8(0)), var(q<uint8_t>({4, 5, 6}, {3})),
-          wrap(f32(1)), wrap(std::move(b_zp)), wrap(f32(1)), wrap(u8(0))};
+  return {var(q<uint8_t>({1, 2, 3}, {3})),
+          wrap(std::move(a_scale)),
+          wrap(u8(0)),
+          var(q<uint8_t>({4, 5, 6}, {3})),
+          wrap(f32(1)),
+          wrap(std::move(b_zp)),
+          wrap(f32(1)),
+          wrap(u8(0))};
 }
 
 // Constant parameters fail at session creation (with and without XNNPACK), computed ones on run.

@@ -100,9 +100,10 @@ Built build(const ConvCase& k) {
            {init(Tensor::from_vector<int8_t>(w, {k.m, cg, k.kh, k.kw})), init(Tensor::from_vector<float>(ws, {k.m})),
             init(Tensor::from_vector<int8_t>(std::vector<int8_t>(static_cast<size_t>(k.m), 0), {k.m}))},
            {attr_int("axis", 0)});
-  const std::string bd = node(
-      "DequantizeLinear", {init(Tensor::from_vector<int32_t>(bias, {k.m})), init(Tensor::from_vector<float>(bs, {k.m}))},
-      {attr_int("axis", 0)});
+  const std::string bd =
+      node("DequantizeLinear",
+           {init(Tensor::from_vector<int32_t>(bias, {k.m})), init(Tensor::from_vector<float>(bs, {k.m}))},
+           {attr_int("axis", 0)});
   std::vector<Attribute> attrs = {attr_ints("kernel_shape", {k.kh, k.kw}), attr_ints("strides", {k.stride, k.stride}),
                                   attr_ints("dilations", {k.dilation, k.dilation}), attr_int("group", k.group)};
   if (k.auto_pad.empty()) {
@@ -192,7 +193,8 @@ void check(const ConvCase& k) {
   ASSERT_TRUE(a.y.defined() && b.y.defined() && c.y.defined());
   ASSERT_EQ(a.y.shape(), c.y.shape());
   ASSERT_EQ(b.y.shape(), c.y.shape());
-  EXPECT_GE(distinct_levels(c.y), std::min<int64_t>(16, c.y.numel() / 4)) << "degenerate case: the output barely varies";
+  EXPECT_GE(distinct_levels(c.y), std::min<int64_t>(16, c.y.numel() / 4))
+      << "degenerate case: the output barely varies";
 
   int64_t diff_ab = 0, diff_ac = 0;
   EXPECT_LE(max_steps(a.y, b.y, ys, &diff_ab), 1.001) << "fused vs XNNPACK qc8";
@@ -369,7 +371,6 @@ TEST(QLinearConvNhwc, ThreadsGiveTheSameResult) {
   ASSERT_TRUE(a.y.defined() && b.y.defined());
   for (int64_t i = 0; i < a.y.numel(); ++i) ASSERT_EQ(a.y.data<float>()[i], b.y.data<float>()[i]) << "element " << i;
 }
-
 
 // Depthwise (group = channels): the own AVX-512 kernel of qlinear_depthwise.cc.
 ConvCase depthwise_case(const std::string& what, int64_t c, int64_t k, int64_t stride, int64_t dilation, int64_t pad) {

@@ -24,7 +24,8 @@ Tensor fscalar(float v) { return Tensor::scalar<float>(v); }
 Tensor packed(DataType t, const std::vector<int>& v, Shape s) {
   auto storage = Storage::allocate(static_cast<size_t>(dtype_storage_bytes(t, static_cast<int64_t>(v.size()))));
   Tensor out(t, std::move(s), storage);
-  for (size_t i = 0; i < v.size(); ++i) subbyte_set(out.raw_data(), t, static_cast<int64_t>(i), static_cast<uint8_t>(v[i] & 0xf));
+  for (size_t i = 0; i < v.size(); ++i)
+    subbyte_set(out.raw_data(), t, static_cast<int64_t>(i), static_cast<uint8_t>(v[i] & 0xf));
   return out;
 }
 
@@ -37,8 +38,8 @@ std::vector<int64_t> as_ints(const Value& v) {
 // ---- QuantizeLinear --------------------------------------------------------------------------
 
 TEST(QuantizeLinearOp, PerTensorRoundsHalfToEvenAndSaturates) {
-  auto r = run_op("QuantizeLinear", {ft({0.5f, 1.5f, 2.5f, -3.0f, 1000.0f}, {5}), fscalar(1.0f), Tensor::scalar<uint8_t>(1)},
-                  {}, 13);
+  auto r = run_op("QuantizeLinear",
+                  {ft({0.5f, 1.5f, 2.5f, -3.0f, 1000.0f}, {5}), fscalar(1.0f), Tensor::scalar<uint8_t>(1)}, {}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{1, 3, 3, 0, 255}));
   // no zero point: uint8 with zp 0
@@ -46,7 +47,8 @@ TEST(QuantizeLinearOp, PerTensorRoundsHalfToEvenAndSaturates) {
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ((*d)[0].tensor().dtype(), DataType::kUint8);
   EXPECT_EQ(values<uint8_t>((*d)[0]), (std::vector<uint8_t>{0, 2}));
-  auto i8 = run_op("QuantizeLinear", {ft({-1000.0f, -2.5f, 127.4f}, {3}), fscalar(1.0f), Tensor::scalar<int8_t>(0)}, {}, 19);
+  auto i8 =
+      run_op("QuantizeLinear", {ft({-1000.0f, -2.5f, 127.4f}, {3}), fscalar(1.0f), Tensor::scalar<int8_t>(0)}, {}, 19);
   ASSERT_TRUE(i8.is_ok()) << i8.status().to_string();
   EXPECT_EQ(values<int8_t>((*i8)[0]), (std::vector<int8_t>{-128, -2, 127}));
 }
@@ -66,8 +68,8 @@ TEST(QuantizeLinearOp, PerAxisAndBlocked) {
 }
 
 TEST(QuantizeLinearOp, SubByteAndFloat8Outputs) {
-  auto i4 = run_op("QuantizeLinear", {ft({-20, -3, 2, 30}, {4}), fscalar(2.0f), packed(DataType::kInt4, {1}, {1})},
-                   {}, 21);
+  auto i4 =
+      run_op("QuantizeLinear", {ft({-20, -3, 2, 30}, {4}), fscalar(2.0f), packed(DataType::kInt4, {1}, {1})}, {}, 21);
   ASSERT_TRUE(i4.is_ok()) << i4.status().to_string();
   EXPECT_EQ((*i4)[0].tensor().dtype(), DataType::kInt4);
   EXPECT_EQ(as_ints((*i4)[0]), (std::vector<int64_t>{-8, -1, 2, 7}));
@@ -95,15 +97,19 @@ TEST(QuantizeLinearOp, Errors) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("y_scale"), std::string::npos) << r.status().message();
   // zero point shape differs from scale
-  EXPECT_FALSE(run_op("QuantizeLinear", {x, ft({1, 2, 3}, {3}), Tensor::from_vector<uint8_t>({0, 0}, {2})}, {}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("QuantizeLinear", {x, ft({1, 2, 3}, {3}), Tensor::from_vector<uint8_t>({0, 0}, {2})}, {}, 13).is_ok());
   // per-axis before opset 13
   EXPECT_FALSE(run_op("QuantizeLinear", {x, ft({1, 2, 3}, {3})}, {}, 10).is_ok());
   // output_dtype disagrees with the zero point
-  EXPECT_FALSE(run_op("QuantizeLinear", {x, fscalar(1.0f), Tensor::scalar<uint8_t>(0)}, {attr_int("output_dtype", 3)}, 21).is_ok());
+  EXPECT_FALSE(
+      run_op("QuantizeLinear", {x, fscalar(1.0f), Tensor::scalar<uint8_t>(0)}, {attr_int("output_dtype", 3)}, 21)
+          .is_ok());
   EXPECT_FALSE(run_op("QuantizeLinear", {x, fscalar(1.0f)}, {attr_int("output_dtype", 1)}, 21).is_ok());
   // blocked scale with the wrong number of blocks
   EXPECT_FALSE(run_op("QuantizeLinear", {x, ft({1, 1, 1, 1, 1, 1}, {2, 3})},
-                      {attr_int("axis", 1), attr_int("block_size", 2)}, 21).is_ok());
+                      {attr_int("axis", 1), attr_int("block_size", 2)}, 21)
+                   .is_ok());
   // bad axis
   EXPECT_FALSE(run_op("QuantizeLinear", {x, ft({1, 2, 3}, {3})}, {attr_int("axis", 4)}, 13).is_ok());
 }
@@ -111,16 +117,18 @@ TEST(QuantizeLinearOp, Errors) {
 // ---- DequantizeLinear ------------------------------------------------------------------------
 
 TEST(DequantizeLinearOp, TypesAndGranularities) {
-  auto u8 = run_op("DequantizeLinear", {Tensor::from_vector<uint8_t>({0, 10, 255}, {3}), fscalar(0.5f), Tensor::scalar<uint8_t>(10)},
-                   {}, 13);
+  auto u8 =
+      run_op("DequantizeLinear",
+             {Tensor::from_vector<uint8_t>({0, 10, 255}, {3}), fscalar(0.5f), Tensor::scalar<uint8_t>(10)}, {}, 13);
   ASSERT_TRUE(u8.is_ok()) << u8.status().to_string();
   EXPECT_EQ(values<float>((*u8)[0]), (std::vector<float>{-5.0f, 0.0f, 122.5f}));
   auto i32 = run_op("DequantizeLinear", {Tensor::from_vector<int32_t>({-7, 100000}, {2}), fscalar(2.0f)}, {}, 13);
   ASSERT_TRUE(i32.is_ok()) << i32.status().to_string();
   EXPECT_EQ(values<float>((*i32)[0]), (std::vector<float>{-14.0f, 200000.0f}));
-  auto pa = run_op("DequantizeLinear", {Tensor::from_vector<int8_t>({1, 2, 3, 4}, {2, 2}), ft({1, 10}, {2}),
-                                        Tensor::from_vector<int8_t>({0, 1}, {2})},
-                   {attr_int("axis", -1)}, 13);
+  auto pa = run_op(
+      "DequantizeLinear",
+      {Tensor::from_vector<int8_t>({1, 2, 3, 4}, {2, 2}), ft({1, 10}, {2}), Tensor::from_vector<int8_t>({0, 1}, {2})},
+      {attr_int("axis", -1)}, 13);
   ASSERT_TRUE(pa.is_ok()) << pa.status().to_string();
   EXPECT_EQ(values<float>((*pa)[0]), (std::vector<float>{1, 10, 3, 30}));
   auto i4 = run_op("DequantizeLinear", {packed(DataType::kInt4, {-8, 7, 1}, {3}), fscalar(1.0f)}, {}, 21);
@@ -128,13 +136,15 @@ TEST(DequantizeLinearOp, TypesAndGranularities) {
   EXPECT_EQ(values<float>((*i4)[0]), (std::vector<float>{-8, 7, 1}));
   // blocked, float16 scale -> float16 output; output_dtype float
   std::vector<Float16> hs{Float16{float_to_half(1.0f)}, Float16{float_to_half(2.0f)}};
-  auto bl = run_op("DequantizeLinear", {Tensor::from_vector<uint8_t>({1, 2, 3, 4}, {4}), Tensor::from_vector<Float16>(hs, {2})},
+  auto bl = run_op("DequantizeLinear",
+                   {Tensor::from_vector<uint8_t>({1, 2, 3, 4}, {4}), Tensor::from_vector<Float16>(hs, {2})},
                    {attr_int("axis", 0), attr_int("block_size", 2)}, 21);
   ASSERT_TRUE(bl.is_ok()) << bl.status().to_string();
   EXPECT_EQ((*bl)[0].tensor().dtype(), DataType::kFloat16);
   EXPECT_EQ((*bl)[0].tensor().get_as_double(3), 8.0);
-  auto od = run_op("DequantizeLinear", {Tensor::from_vector<uint8_t>({3}, {1}), Tensor::from_vector<Float16>({hs[1]}, {})},
-                   {attr_int("output_dtype", 1)}, 23);
+  auto od =
+      run_op("DequantizeLinear", {Tensor::from_vector<uint8_t>({3}, {1}), Tensor::from_vector<Float16>({hs[1]}, {})},
+             {attr_int("output_dtype", 1)}, 23);
   ASSERT_TRUE(od.is_ok()) << od.status().to_string();
   EXPECT_EQ((*od)[0].tensor().dtype(), DataType::kFloat);
   EXPECT_EQ(values<float>((*od)[0]), (std::vector<float>{6.0f}));
@@ -168,42 +178,55 @@ TEST(DynamicQuantizeLinearOp, ComputesScaleAndZeroPoint) {
 // ---- integer matmul / conv -------------------------------------------------------------------
 
 TEST(MatMulIntegerOp, ZeroPointsAndBatching) {
-  auto r = run_op("MatMulInteger", {Tensor::from_vector<uint8_t>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<uint8_t>({5, 6, 7, 8}, {2, 2}),
-                                    Tensor::scalar<uint8_t>(1), Tensor::from_vector<uint8_t>({5, 0}, {2})},
-                  {}, 10);
+  auto r =
+      run_op("MatMulInteger",
+             {Tensor::from_vector<uint8_t>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<uint8_t>({5, 6, 7, 8}, {2, 2}),
+              Tensor::scalar<uint8_t>(1), Tensor::from_vector<uint8_t>({5, 0}, {2})},
+             {}, 10);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   // A-1 = [[0,1],[2,3]], B-bzp = [[0,6],[2,8]]
   EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{2, 8, 6, 36}));
-  auto b = run_op("MatMulInteger", {Tensor::from_vector<int8_t>({1, -1, 2, 3}, {2, 1, 2}), Tensor::from_vector<int8_t>({1, 1}, {2})}, {}, 10);
+  auto b =
+      run_op("MatMulInteger",
+             {Tensor::from_vector<int8_t>({1, -1, 2, 3}, {2, 1, 2}), Tensor::from_vector<int8_t>({1, 1}, {2})}, {}, 10);
   ASSERT_TRUE(b.is_ok()) << b.status().to_string();
   EXPECT_EQ((*b)[0].tensor().shape(), (Shape{2, 1}));
   EXPECT_EQ(values<int32_t>((*b)[0]), (std::vector<int32_t>{0, 5}));
-  EXPECT_FALSE(run_op("MatMulInteger", {Tensor::from_vector<uint8_t>({1, 2}, {1, 2}), Tensor::from_vector<uint8_t>({1, 2, 3}, {3, 1})}, {}, 10).is_ok());
+  EXPECT_FALSE(run_op("MatMulInteger",
+                      {Tensor::from_vector<uint8_t>({1, 2}, {1, 2}), Tensor::from_vector<uint8_t>({1, 2, 3}, {3, 1})},
+                      {}, 10)
+                   .is_ok());
   EXPECT_FALSE(run_op("MatMulInteger", {ft({1}, {1, 1}), Tensor::from_vector<uint8_t>({1}, {1, 1})}, {}, 10).is_ok());
 }
 
 TEST(QLinearMatMulOp, Requantizes) {
   // a = [2, 4] (zp 0, scale 0.5) -> [1, 2]; b = [[2],[2]] (scale 1) -> 6 real; y scale 2 -> 3 (+ zp 1)
-  auto r = run_op("QLinearMatMul", {Tensor::from_vector<uint8_t>({2, 4}, {1, 2}), fscalar(0.5f), Tensor::scalar<uint8_t>(0),
-                                    Tensor::from_vector<uint8_t>({2, 2}, {2, 1}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
-                                    fscalar(2.0f), Tensor::scalar<uint8_t>(1)},
+  auto r = run_op("QLinearMatMul",
+                  {Tensor::from_vector<uint8_t>({2, 4}, {1, 2}), fscalar(0.5f), Tensor::scalar<uint8_t>(0),
+                   Tensor::from_vector<uint8_t>({2, 2}, {2, 1}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
+                   fscalar(2.0f), Tensor::scalar<uint8_t>(1)},
                   {}, 10);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{4}));
-  EXPECT_FALSE(run_op("QLinearMatMul", {Tensor::from_vector<uint8_t>({2, 4}, {1, 2}), fscalar(0.0f), Tensor::scalar<uint8_t>(0),
-                                        Tensor::from_vector<uint8_t>({2, 2}, {2, 1}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
-                                        fscalar(2.0f), Tensor::scalar<uint8_t>(1)},
-                      {}, 10).is_ok());
-  EXPECT_FALSE(run_op("QLinearMatMul", {Tensor::from_vector<uint8_t>({2, 4}, {1, 2}), fscalar(1.0f), Tensor::scalar<int8_t>(0),
-                                        Tensor::from_vector<uint8_t>({2, 2}, {2, 1}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
-                                        fscalar(2.0f), Tensor::scalar<uint8_t>(1)},
-                      {}, 10).is_ok());
+  EXPECT_FALSE(run_op("QLinearMatMul",
+                      {Tensor::from_vector<uint8_t>({2, 4}, {1, 2}), fscalar(0.0f), Tensor::scalar<uint8_t>(0),
+                       Tensor::from_vector<uint8_t>({2, 2}, {2, 1}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
+                       fscalar(2.0f), Tensor::scalar<uint8_t>(1)},
+                      {}, 10)
+                   .is_ok());
+  EXPECT_FALSE(run_op("QLinearMatMul",
+                      {Tensor::from_vector<uint8_t>({2, 4}, {1, 2}), fscalar(1.0f), Tensor::scalar<int8_t>(0),
+                       Tensor::from_vector<uint8_t>({2, 2}, {2, 1}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
+                       fscalar(2.0f), Tensor::scalar<uint8_t>(1)},
+                      {}, 10)
+                   .is_ok());
 }
 
 TEST(ConvIntegerOp, PaddingUsesZeroPoint) {
   // 1x1x2x2 input all 3 with zp 3 except one pixel; 1x1 kernel = 2 with zp 0, pads 1 -> 4x4 output
-  auto r = run_op("ConvInteger", {Tensor::from_vector<uint8_t>({3, 3, 3, 5}, {1, 1, 2, 2}), Tensor::from_vector<uint8_t>({2}, {1, 1, 1, 1}),
-                                  Tensor::scalar<uint8_t>(3)},
+  auto r = run_op("ConvInteger",
+                  {Tensor::from_vector<uint8_t>({3, 3, 3, 5}, {1, 1, 2, 2}),
+                   Tensor::from_vector<uint8_t>({2}, {1, 1, 1, 1}), Tensor::scalar<uint8_t>(3)},
                   {attr_ints("pads", {1, 1, 1, 1})}, 10);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 4, 4}));
@@ -211,29 +234,36 @@ TEST(ConvIntegerOp, PaddingUsesZeroPoint) {
   want[10] = 4;
   EXPECT_EQ(values<int32_t>((*r)[0]), want);
   // grouped, strided 1-D conv
-  auto g = run_op("ConvInteger", {Tensor::from_vector<int8_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4}),
-                                  Tensor::from_vector<int8_t>({1, 1, -1, 1}, {2, 1, 2})},
+  auto g = run_op("ConvInteger",
+                  {Tensor::from_vector<int8_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4}),
+                   Tensor::from_vector<int8_t>({1, 1, -1, 1}, {2, 1, 2})},
                   {attr_int("group", 2), attr_ints("strides", {2})}, 10);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   EXPECT_EQ(values<int32_t>((*g)[0]), (std::vector<int32_t>{3, 7, 1, 1}));
-  EXPECT_FALSE(run_op("ConvInteger", {Tensor::from_vector<uint8_t>({1, 2}, {1, 2, 1}), Tensor::from_vector<uint8_t>({1}, {1, 1, 1})}, {}, 10).is_ok());
+  EXPECT_FALSE(run_op("ConvInteger",
+                      {Tensor::from_vector<uint8_t>({1, 2}, {1, 2, 1}), Tensor::from_vector<uint8_t>({1}, {1, 1, 1})},
+                      {}, 10)
+                   .is_ok());
 }
 
 TEST(QLinearConvOp, BiasAndPerChannelScales) {
   // x = [1, 2] (scale 1, zp 0), two 1x1 filters w = [1], [2] with scales [1, 0.5]; bias [1, 0]
-  auto r = run_op("QLinearConv", {Tensor::from_vector<uint8_t>({1, 2}, {1, 1, 2}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
-                                  Tensor::from_vector<int8_t>({1, 2}, {2, 1, 1}), ft({1.0f, 0.5f}, {2}),
-                                  Tensor::from_vector<int8_t>({0, 0}, {2}), fscalar(1.0f), Tensor::scalar<int8_t>(-1),
-                                  Tensor::from_vector<int32_t>({1, 0}, {2})},
-                  {}, 10);
+  auto r = run_op(
+      "QLinearConv",
+      {Tensor::from_vector<uint8_t>({1, 2}, {1, 1, 2}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
+       Tensor::from_vector<int8_t>({1, 2}, {2, 1, 1}), ft({1.0f, 0.5f}, {2}), Tensor::from_vector<int8_t>({0, 0}, {2}),
+       fscalar(1.0f), Tensor::scalar<int8_t>(-1), Tensor::from_vector<int32_t>({1, 0}, {2})},
+      {}, 10);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().dtype(), DataType::kInt8);
   // channel 0: (x + 1) * 1 - 1 = [1, 2]; channel 1: 2x * 0.5 - 1 = [0, 1]
   EXPECT_EQ(values<int8_t>((*r)[0]), (std::vector<int8_t>{1, 2, 0, 1}));
-  EXPECT_FALSE(run_op("QLinearConv", {Tensor::from_vector<uint8_t>({1, 2}, {1, 1, 2}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
-                                      Tensor::from_vector<int8_t>({1, 2}, {2, 1, 1}), ft({1.0f, 0.5f, 1.0f}, {3}),
-                                      Tensor::from_vector<int8_t>({0, 0}, {2}), fscalar(1.0f), Tensor::scalar<int8_t>(-1)},
-                      {}, 10).is_ok());
+  EXPECT_FALSE(run_op("QLinearConv",
+                      {Tensor::from_vector<uint8_t>({1, 2}, {1, 1, 2}), fscalar(1.0f), Tensor::scalar<uint8_t>(0),
+                       Tensor::from_vector<int8_t>({1, 2}, {2, 1, 1}), ft({1.0f, 0.5f, 1.0f}, {3}),
+                       Tensor::from_vector<int8_t>({0, 0}, {2}), fscalar(1.0f), Tensor::scalar<int8_t>(-1)},
+                      {}, 10)
+                   .is_ok());
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ TEST(QuantizeInt4, AsymmetricPacksZeroPointsPerColumn) {
   Int4Blocks q = quantize_int4_blockwise(w.data(), k, n, false, 32, false);
   ASSERT_EQ(q.zero_points.size(), 4u);
   for (uint8_t b : q.zero_points) EXPECT_EQ(b & 0x0F, 0);  // every block's zero point is 0
-  EXPECT_EQ(q.zero_points[1] >> 4, 0);                       // padding nibble
+  EXPECT_EQ(q.zero_points[1] >> 4, 0);                     // padding nibble
   const std::vector<float> back = dequantize_int4_blockwise(q);
   for (size_t i = 0; i < w.size(); ++i) {
     const int64_t kk = static_cast<int64_t>(i) / n, nn = static_cast<int64_t>(i) % n;
@@ -189,7 +189,7 @@ TEST(QuantizeInt4, MatMulBecomesMatMulNBitsThatRunsTheDequantizedWeight) {
 }
 
 TEST(QuantizeInt4, GemmTransBWithBiasAndZeroPoints) {
-  const int64_t m = 2, k = 80, n = 5;  // K not a multiple of 64
+  const int64_t m = 2, k = 80, n = 5;                                          // K not a multiple of 64
   const std::vector<float> wt = random_floats(static_cast<size_t>(n * k), 5);  // [N, K]
   const std::vector<float> bias = random_floats(static_cast<size_t>(n), 6);
   const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 7);

@@ -158,7 +158,8 @@ Model conv_model() {
 TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
   QuantizeOptions opt;
   opt.mode = QuantizeMode::kInt8;
-  for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+  for (uint32_t s = 0; s < 4; ++s)
+    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
   Model model = conv_model();
   auto r = quantize_model(model, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -216,7 +217,8 @@ TEST(QuantizeInt8Static, SharedBiasStillWritesUniqueNodeNames) {
   m.graph.outputs.push_back(ValueInfo{"y", {}});
   QuantizeOptions opt;
   opt.mode = QuantizeMode::kInt8;
-  for (uint32_t s = 0; s < 2; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 300 + s), {1, 3, 8, 8})}});
+  for (uint32_t s = 0; s < 2; ++s)
+    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 300 + s), {1, 3, 8, 8})}});
   auto r = quantize_model(m, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ(r->quantized.size(), 2u);
@@ -239,7 +241,8 @@ int max_abs_code(const Model& m, const std::string& name) {
   EXPECT_NE(t, nullptr) << name;
   if (!t) return -1;
   int v = 0;
-  for (int64_t i = 0; i < t->tensor.numel(); ++i) v = std::max(v, std::abs(static_cast<int>(t->tensor.data<int8_t>()[i])));
+  for (int64_t i = 0; i < t->tensor.numel(); ++i)
+    v = std::max(v, std::abs(static_cast<int>(t->tensor.data<int8_t>()[i])));
   return v;
 }
 
@@ -253,7 +256,8 @@ TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
       opt.mode = QuantizeMode::kInt8;
       opt.reduce_range = reduce;
       if (!dynamic) {
-        for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+        for (uint32_t s = 0; s < 4; ++s)
+          opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
       }
       auto r = quantize_model(model, opt);
       ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -261,7 +265,8 @@ TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
       EXPECT_EQ(max_abs_code(model, dynamic ? "w1_quantized" : "w_quantized"), reduce ? 64 : 127);
       EXPECT_EQ(max_abs_code(model, dynamic ? "w2_quantized" : "w2_quantized"), reduce ? 64 : 127);
       EXPECT_EQ(r->quantized[0].as.find("7-bit") != std::string::npos, reduce) << r->quantized[0].as;
-      const Value x = dynamic ? tv<float>(random_floats(4 * 64, 4), {4, 64}) : tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+      const Value x =
+          dynamic ? tv<float>(random_floats(4 * 64, 4), {4, 64}) : tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
       const std::vector<Value> a = run(dynamic ? two_matmul_model() : conv_model(), x);
       const std::vector<Value> b = run(std::move(model), x);
       ASSERT_FALSE(b.empty());
@@ -282,7 +287,8 @@ TEST(QuantizeInt8Static, FoldsClipOnlyWhenQuantizationSaturatesTheSame) {
     Model original = model;
     QuantizeOptions opt;
     opt.mode = QuantizeMode::kInt8;
-    for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+    for (uint32_t s = 0; s < 4; ++s)
+      opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
     auto r = quantize_model(model, opt);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     // [0, 0.75] is exactly the calibrated range of the output (it always holds 0); with lo 0.5

@@ -24,9 +24,9 @@ constexpr int64_t kLarge = 100000;  // several parallel chunks; run for fewer co
 // infinite values, denormals; then random values over a range a few times the codes'.
 std::vector<float> special_values() {
   const float big = std::numeric_limits<float>::max();
-  return {0.5f,    1.5f,    2.5f,    -0.5f,   -1.5f,   -2.5f,  3.5f,    -3.5f,   0.0f,   -0.0f,  126.5f,
-          127.5f,  128.5f,  -127.5f, -128.5f, -129.5f, 254.5f, 255.5f,  256.5f,  1e30f,  -1e30f, big,
-          -big,    kInf,    -kInf,   1e-40f,  -1e-40f, 1e9f,   -1e9f,   2.4999998f, 0.49999997f, 8388609.0f};
+  return {0.5f,   1.5f,   2.5f,    -0.5f,   -1.5f,   -2.5f,  3.5f,   -3.5f,      0.0f,        -0.0f,     126.5f,
+          127.5f, 128.5f, -127.5f, -128.5f, -129.5f, 254.5f, 255.5f, 256.5f,     1e30f,       -1e30f,    big,
+          -big,   kInf,   -kInf,   1e-40f,  -1e-40f, 1e9f,   -1e9f,  2.4999998f, 0.49999997f, 8388609.0f};
 }
 
 Tensor input_of(int64_t n, uint32_t seed, float range, bool with_nan) {
@@ -97,8 +97,8 @@ void bit_identical(const char* op, int64_t opset, const std::vector<In>& inputs,
     if (std::memcmp(g.raw_data(), w.raw_data(), elem * static_cast<size_t>(w.numel())) == 0) continue;
     for (int64_t i = 0; i < w.numel(); ++i) {
       const size_t at = elem * static_cast<size_t>(i);
-      if (std::memcmp(static_cast<const char*>(g.raw_data()) + at, static_cast<const char*>(w.raw_data()) + at,
-                      elem) != 0) {
+      if (std::memcmp(static_cast<const char*>(g.raw_data()) + at, static_cast<const char*>(w.raw_data()) + at, elem) !=
+          0) {
         const Tensor& x = inputs[0].t;
         ADD_FAILURE() << "element " << i << " (x = " << x.get_as_double(i) << "): optimized " << g.get_as_double(i)
                       << " reference " << w.get_as_double(i) << ", threads " << threads;
@@ -158,15 +158,16 @@ TEST(OptQuantizeLinear, TiesRoundHalfToEven) {
 TEST(OptQuantizeLinear, NaNGivesTheZeroPoint) {
   for (const ZeroPointCase& z : kZeroPoints) {
     for (int64_t n : {int64_t(1), int64_t(13), z.zp == 0 ? kLarge : int64_t(128)}) {
-      bit_identical("QuantizeLinear", 13,
-                    {var(input_of(n, 7, 100.0f, true)), cst(Tensor::scalar<float>(0.5f)), cst(zero_point(z.type, z.zp))},
-                    false, "NaN zp " + std::to_string(z.zp) + " n " + std::to_string(n));
+      bit_identical(
+          "QuantizeLinear", 13,
+          {var(input_of(n, 7, 100.0f, true)), cst(Tensor::scalar<float>(0.5f)), cst(zero_point(z.type, z.zp))}, false,
+          "NaN zp " + std::to_string(z.zp) + " n " + std::to_string(n));
     }
     const std::vector<float> nan = {std::numeric_limits<float>::quiet_NaN()};
-    auto s = make_session(Op("QuantizeLinear", "", 13),
-                          {var(Tensor::from_vector<float>(nan, {1})), cst(Tensor::scalar<float>(1.0f)),
-                           cst(zero_point(z.type, z.zp))},
-                          {}, true, 1);
+    auto s = make_session(
+        Op("QuantizeLinear", "", 13),
+        {var(Tensor::from_vector<float>(nan, {1})), cst(Tensor::scalar<float>(1.0f)), cst(zero_point(z.type, z.zp))},
+        {}, true, 1);
     ASSERT_TRUE(s.is_ok());
     auto out = (*s)->run({Value(Tensor::from_vector<float>(nan, {1}))});
     ASSERT_TRUE(out.is_ok());

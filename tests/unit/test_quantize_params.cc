@@ -58,8 +58,14 @@ void expect_ok(const std::string& op, const std::vector<In>& in, const std::vect
 
 // QLinearConv x [1, 3, 4, 4] uint8, w [5, 3, 1, 1] int8, with the given parameters.
 std::vector<In> qconv(Tensor x_scale, Tensor w_scale, Tensor w_zp, Tensor y_scale, Tensor bias = Tensor()) {
-  std::vector<In> in = {var(bytes_u8({1, 3, 4, 4})), cst(x_scale), cst(u8(128)), cst(bytes_i8({5, 3, 1, 1})),
-                        cst(w_scale), cst(w_zp), cst(y_scale), cst(u8(128))};
+  std::vector<In> in = {var(bytes_u8({1, 3, 4, 4})),
+                        cst(x_scale),
+                        cst(u8(128)),
+                        cst(bytes_i8({5, 3, 1, 1})),
+                        cst(w_scale),
+                        cst(w_zp),
+                        cst(y_scale),
+                        cst(u8(128))};
   if (bias.defined()) in.push_back(cst(bias));
   return in;
 }
@@ -73,8 +79,7 @@ TEST(QuantizeParams, QLinearConv) {
   expect_creation_error("QLinearConv", qconv(f32(0.1f), floats({1, 2, 0, 4, 5}), i8(0), f32(0.2f)), "w_scale[2] = 0");
   expect_creation_error("QLinearConv", qconv(f32(0.1f), floats({1, 2, 3}), i8(0), f32(0.2f)), "w_scale has 3 elements");
   expect_creation_error("QLinearConv", qconv(f32(0.1f), f32(0.1f), u8(0), f32(0.2f)), "w_zero_point has type uint8");
-  expect_creation_error("QLinearConv",
-                        qconv(f32(0.1f), f32(0.1f), Tensor::from_vector<int8_t>({0, 0}, {2}), f32(0.2f)),
+  expect_creation_error("QLinearConv", qconv(f32(0.1f), f32(0.1f), Tensor::from_vector<int8_t>({0, 0}, {2}), f32(0.2f)),
                         "w_zero_point");
   expect_creation_error("QLinearConv",
                         qconv(f32(0.1f), f32(0.1f), i8(0), f32(0.2f), Tensor::from_vector<int32_t>({1, 2}, {2})),
@@ -97,7 +102,8 @@ TEST(QuantizeParams, QLinearMatMul) {
   expect_creation_error("QLinearMatMul", qmatmul(f32(0.1f), f32(0.1f), i8(0), f32(-0.5f)), "y_scale");
   expect_creation_error("QLinearMatMul", qmatmul(f32(0.1f), floats({1, 2}), i8(0), f32(0.2f)),
                         "b_scale has 2 elements but there are 4 columns of b");
-  expect_creation_error("QLinearMatMul", qmatmul(f32(0.1f), f32(0.1f), u8(1), f32(0.2f)), "b_zero_point has type uint8");
+  expect_creation_error("QLinearMatMul", qmatmul(f32(0.1f), f32(0.1f), u8(1), f32(0.2f)),
+                        "b_zero_point has type uint8");
   expect_run_error("QLinearMatMul", qmatmul(f32(0.1f), f32(0.0f), i8(0), f32(0.2f)), "b_scale");
   expect_run_error("QLinearMatMul", qmatmul(f32(0.1f), floats({1, 2}), i8(0), f32(0.2f)), "b_scale");
 }
@@ -107,7 +113,8 @@ TEST(QuantizeParams, QuantizeLinear) {
   expect_ok("QuantizeLinear", {var(x), cst(f32(0.1f)), cst(u8(3))});
   expect_creation_error("QuantizeLinear", {var(x), cst(f32(0.0f)), cst(u8(3))}, "y_scale[0] = 0");
   expect_creation_error("QuantizeLinear", {var(x), cst(f32(kNaN)), cst(u8(3))}, "y_scale");
-  expect_creation_error("QuantizeLinear", {var(x), cst(floats({1, -2, 1})), cst(Tensor::from_vector<uint8_t>({0, 0, 0}, {3}))},
+  expect_creation_error("QuantizeLinear",
+                        {var(x), cst(floats({1, -2, 1})), cst(Tensor::from_vector<uint8_t>({0, 0, 0}, {3}))},
                         "y_scale[1] = -2");
   expect_run_error("QuantizeLinear", {var(x), cst(f32(0.0f)), cst(u8(3))}, "y_scale");
   // Per-axis length mismatch: axis 1 has 3 elements, the scale 2.

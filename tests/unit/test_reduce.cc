@@ -90,7 +90,10 @@ TEST(ReduceOps, AxesAttributeInOldOpsets) {
 
 TEST(ReduceOps, AllKindsFloat) {
   const Value x = tv<float>({1, -2, 3, -4, 0.5f, 2}, {2, 3});
-  struct Case { const char* op; std::vector<float> want; };
+  struct Case {
+    const char* op;
+    std::vector<float> want;
+  };
   const std::vector<Case> cases = {
       {"ReduceSum", {2, -1.5f}},
       {"ReduceMean", {2.0f / 3, -0.5f}},
@@ -100,8 +103,9 @@ TEST(ReduceOps, AllKindsFloat) {
       {"ReduceL1", {6, 6.5f}},
       {"ReduceL2", {std::sqrt(14.0f), std::sqrt(20.25f)}},
       {"ReduceSumSquare", {14, 20.25f}},
-      {"ReduceLogSumExp", {std::log(std::exp(1.0f) + std::exp(-2.0f) + std::exp(3.0f)),
-                           std::log(std::exp(-4.0f) + std::exp(0.5f) + std::exp(2.0f))}},
+      {"ReduceLogSumExp",
+       {std::log(std::exp(1.0f) + std::exp(-2.0f) + std::exp(3.0f)),
+        std::log(std::exp(-4.0f) + std::exp(0.5f) + std::exp(2.0f))}},
   };
   for (const Case& c : cases) {
     auto r = run_op(c.op, {x, axes({1})}, {attr_int("keepdims", 0)}, 18);
@@ -118,8 +122,7 @@ TEST(ReduceOps, MiddleAxisAndMultipleAxes) {
   for (int i = 0; i < 24; ++i) v[i] = static_cast<float>(i);
   auto r = run_op("ReduceSum", {tv<float>(v, {2, 3, 4}), axes({1})}, {attr_int("keepdims", 0)}, 13);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(values<float>((*r)[0]),
-            (std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57}));
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57}));
   r = run_op("ReduceMax", {tv<float>(v, {2, 3, 4}), axes({0, 2})}, {}, 18);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 3, 1}));
@@ -128,11 +131,19 @@ TEST(ReduceOps, MiddleAxisAndMultipleAxes) {
 
 TEST(ReduceOps, EmptySetIdentities) {
   const Value e = Value(Tensor::allocate(DataType::kFloat, {2, 0, 3}).value());
-  struct Case { const char* op; float want; };
+  struct Case {
+    const char* op;
+    float want;
+  };
   const float inf = std::numeric_limits<float>::infinity();
-  for (const Case& c : std::vector<Case>{{"ReduceSum", 0}, {"ReduceProd", 1}, {"ReduceMax", -inf},
-                                         {"ReduceMin", inf}, {"ReduceL1", 0}, {"ReduceL2", 0},
-                                         {"ReduceSumSquare", 0}, {"ReduceLogSum", -inf},
+  for (const Case& c : std::vector<Case>{{"ReduceSum", 0},
+                                         {"ReduceProd", 1},
+                                         {"ReduceMax", -inf},
+                                         {"ReduceMin", inf},
+                                         {"ReduceL1", 0},
+                                         {"ReduceL2", 0},
+                                         {"ReduceSumSquare", 0},
+                                         {"ReduceLogSum", -inf},
                                          {"ReduceLogSumExp", -inf}}) {
     auto r = run_op(c.op, {e, axes({1})}, {}, 18);
     ASSERT_TRUE(r.is_ok()) << c.op << ": " << r.status().to_string();
@@ -222,8 +233,7 @@ TEST(ArgOps, ArgMaxArgMin) {
   r = run_op("ArgMin", {x}, {attr_int("axis", 1), attr_int("keepdims", 0)}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{1, 1}));
-  r = run_op("ArgMin", {x}, {attr_int("axis", -1), attr_int("keepdims", 0),
-                             attr_int("select_last_index", 1)}, 13);
+  r = run_op("ArgMin", {x}, {attr_int("axis", -1), attr_int("keepdims", 0), attr_int("select_last_index", 1)}, 13);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{1, 2}));
   r = run_op("ArgMax", {x}, {}, 11);  // default axis 0

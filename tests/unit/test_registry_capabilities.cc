@@ -56,13 +56,15 @@ TEST(RegistryCapabilitiesTest, RowFunctionsComputeTheirActivation) {
   ASSERT_NE(hard_swish, nullptr);
   for (int n : {1, 3, 13, 127, 128, 129}) {
     std::vector<float> x(static_cast<size_t>(n)), y(x.size()), z(x.size());
-    for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = -8.0f + 16.0f * static_cast<float>(i) / static_cast<float>(n);
+    for (int i = 0; i < n; ++i)
+      x[static_cast<size_t>(i)] = -8.0f + 16.0f * static_cast<float>(i) / static_cast<float>(n);
     swish(x.data(), y.data(), n);
     hard_swish(x.data(), z.data(), n);
     for (size_t i = 0; i < x.size(); ++i) {
       const double v = x[i];
       EXPECT_NEAR(y[i], v / (1.0 + std::exp(-v)), 1e-5 * (1 + std::fabs(v))) << "n=" << n << " i=" << i;
-      EXPECT_NEAR(z[i], v * std::min(1.0, std::max(0.0, v / 6 + 0.5)), 1e-5 * (1 + std::fabs(v))) << "n=" << n << " i=" << i;
+      EXPECT_NEAR(z[i], v * std::min(1.0, std::max(0.0, v / 6 + 0.5)), 1e-5 * (1 + std::fabs(v)))
+          << "n=" << n << " i=" << i;
     }
     swish(x.data(), x.data(), n);  // in place, as XNNPACK's Conv applies it
     EXPECT_EQ(x, y);

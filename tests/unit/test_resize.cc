@@ -174,15 +174,19 @@ TEST(ResizeOp, Errors) {
   EXPECT_FALSE(run_op("Resize", {x, Value(), Value(), i64({2, -1})}, {}, 19).is_ok());
   // bad attributes
   EXPECT_FALSE(run_op("Resize", {x, Value(), f1({1, 2})}, {attr_string("mode", "area")}, 19).is_ok());
-  EXPECT_FALSE(run_op("Resize", {x, Value(), f1({1, 2})}, {attr_string("coordinate_transformation_mode", "x")}, 19).is_ok());
+  EXPECT_FALSE(
+      run_op("Resize", {x, Value(), f1({1, 2})}, {attr_string("coordinate_transformation_mode", "x")}, 19).is_ok());
   EXPECT_FALSE(run_op("Resize", {x, Value(), f1({1, 2})}, {attr_ints("axes", {1, 1})}, 19).is_ok());
   EXPECT_FALSE(run_op("Resize", {x, Value(), f1({2})}, {attr_ints("axes", {5})}, 19).is_ok());
   // tf_crop_and_resize without roi
-  EXPECT_FALSE(run_op("Resize", {x, Value(), f1({1, 2})}, {attr_string("coordinate_transformation_mode", "tf_crop_and_resize")}, 19).is_ok());
+  EXPECT_FALSE(run_op("Resize", {x, Value(), f1({1, 2})},
+                      {attr_string("coordinate_transformation_mode", "tf_crop_and_resize")}, 19)
+                   .is_ok());
   // Upsample scales < 1, string data with linear
   EXPECT_FALSE(run_op("Upsample", {x, f1({1, 0.5f})}, {}, 9).is_ok());
   EXPECT_FALSE(run_op("Resize", {Tensor::from_vector<std::string>({"a", "b"}, {2}), Value(), f1({2})},
-                      {attr_string("mode", "linear")}, 13).is_ok());
+                      {attr_string("mode", "linear")}, 13)
+                   .is_ok());
 }
 
 // ---- GridSample / AffineGrid ---------------------------------------------------------------
@@ -208,7 +212,8 @@ TEST(GridSampleOp, PaddingModes) {
   const Tensor grid = ftensor({-3, -3, 3, 3}, {1, 1, 2, 2});  // far outside
   auto z = run_op("GridSample", {x, grid}, {attr_string("padding_mode", "zeros")}, 16);
   auto b = run_op("GridSample", {x, grid}, {attr_string("padding_mode", "border")}, 16);
-  auto r = run_op("GridSample", {x, grid}, {attr_string("padding_mode", "reflection"), attr_string("mode", "nearest")}, 16);
+  auto r =
+      run_op("GridSample", {x, grid}, {attr_string("padding_mode", "reflection"), attr_string("mode", "nearest")}, 16);
   ASSERT_TRUE(z.is_ok() && b.is_ok() && r.is_ok());
   expect_near(values<float>((*z)[0]), {0, 0});
   expect_near(values<float>((*b)[0]), {1, 4});
@@ -220,7 +225,8 @@ TEST(GridSampleOp, Errors) {
   EXPECT_FALSE(run_op("GridSample", {x, ftensor({0, 0, 0}, {1, 1, 1, 3})}, {}, 16).is_ok());
   EXPECT_FALSE(run_op("GridSample", {x, ftensor({0, 0}, {1, 1, 1, 2})}, {attr_string("mode", "linear")}, 16).is_ok());
   EXPECT_FALSE(run_op("GridSample", {x, ftensor({0, 0}, {1, 1, 1, 2})}, {attr_string("mode", "bilinear")}, 20).is_ok());
-  EXPECT_FALSE(run_op("GridSample", {ftensor({1}, {1, 1, 1, 1, 1}), ftensor({0, 0, 0}, {1, 1, 1, 1, 3})}, {}, 16).is_ok());
+  EXPECT_FALSE(
+      run_op("GridSample", {ftensor({1}, {1, 1, 1, 1, 1}), ftensor({0, 0, 0}, {1, 1, 1, 1, 3})}, {}, 16).is_ok());
   EXPECT_FALSE(run_op("AffineGrid", {ftensor({1, 0, 0, 0, 1, 0}, {1, 2, 3}), i64({1, 1, 2, 3, 4})}, {}, 20).is_ok());
   EXPECT_FALSE(run_op("AffineGrid", {ftensor({1, 0, 0, 0, 1, 0}, {1, 2, 3}), i64({1, 1})}, {}, 20).is_ok());
 }
@@ -244,10 +250,13 @@ TEST(RoiAlignOp, ConstantInputGivesConstantOutput) {
 
 TEST(RoiAlignOp, Errors) {
   const Tensor x = ftensor(std::vector<float>(16, 1.0f), {1, 1, 4, 4});
-  EXPECT_FALSE(run_op("RoiAlign", {x, ftensor({0, 0, 1, 1}, {1, 4}), Tensor::from_vector<int64_t>({1}, {1})}, {}, 16).is_ok());
-  EXPECT_FALSE(run_op("RoiAlign", {x, ftensor({0, 0, 1}, {1, 3}), Tensor::from_vector<int64_t>({0}, {1})}, {}, 16).is_ok());
+  EXPECT_FALSE(
+      run_op("RoiAlign", {x, ftensor({0, 0, 1, 1}, {1, 4}), Tensor::from_vector<int64_t>({1}, {1})}, {}, 16).is_ok());
+  EXPECT_FALSE(
+      run_op("RoiAlign", {x, ftensor({0, 0, 1}, {1, 3}), Tensor::from_vector<int64_t>({0}, {1})}, {}, 16).is_ok());
   EXPECT_FALSE(run_op("RoiAlign", {x, ftensor({0, 0, 1, 1}, {1, 4}), Tensor::from_vector<int64_t>({0}, {1})},
-                      {attr_string("mode", "sum")}, 16).is_ok());
+                      {attr_string("mode", "sum")}, 16)
+                   .is_ok());
 }
 
 TEST(Col2ImOp, OverlappingBlocksAccumulate) {

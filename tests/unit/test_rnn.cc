@@ -24,10 +24,10 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 TEST(RnnOps, SimpleRnnForwardMatchesHandComputation) {
   // hidden 1, input 1, seq 2, batch 1: h1 = tanh(w*x1 + b), h2 = tanh(w*x2 + r*h1 + b)
   const float w = 0.5f, r = -0.3f, wb = 0.1f, rb = 0.2f;
-  auto res = run_op("RNN",
-                    {tv<float>({1, 2}, {2, 1, 1}), tv<float>({w}, {1, 1, 1}), tv<float>({r}, {1, 1, 1}),
-                     tv<float>({wb, rb}, {1, 2})},
-                    {attr_int("hidden_size", 1)}, 14, 2);
+  auto res = run_op(
+      "RNN",
+      {tv<float>({1, 2}, {2, 1, 1}), tv<float>({w}, {1, 1, 1}), tv<float>({r}, {1, 1, 1}), tv<float>({wb, rb}, {1, 2})},
+      {attr_int("hidden_size", 1)}, 14, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   const double h1 = std::tanh(w * 1 + wb + rb);
   const double h2 = std::tanh(w * 2 + r * h1 + wb + rb);
@@ -41,15 +41,14 @@ TEST(RnnOps, SimpleRnnForwardMatchesHandComputation) {
 
 TEST(RnnOps, BidirectionalReverseHalfSeesReversedSequence) {
   const std::vector<float> x = {1, 2, 3};
-  auto res = run_op("RNN",
-                    {tv<float>(x, {3, 1, 1}), tv<float>({0.7f, 0.7f}, {2, 1, 1}),
-                     tv<float>({0.2f, 0.2f}, {2, 1, 1})},
-                    {attr_int("hidden_size", 1), attr_string("direction", "bidirectional")}, 14, 2);
+  auto res =
+      run_op("RNN", {tv<float>(x, {3, 1, 1}), tv<float>({0.7f, 0.7f}, {2, 1, 1}), tv<float>({0.2f, 0.2f}, {2, 1, 1})},
+             {attr_int("hidden_size", 1), attr_string("direction", "bidirectional")}, 14, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   EXPECT_EQ((*res)[0].tensor().shape(), (Shape{3, 2, 1, 1}));
-  auto fwd = run_op("RNN",
-                    {tv<float>({3, 2, 1}, {3, 1, 1}), tv<float>({0.7f}, {1, 1, 1}), tv<float>({0.2f}, {1, 1, 1})},
-                    {attr_int("hidden_size", 1)}, 14, 2);
+  auto fwd =
+      run_op("RNN", {tv<float>({3, 2, 1}, {3, 1, 1}), tv<float>({0.7f}, {1, 1, 1}), tv<float>({0.2f}, {1, 1, 1})},
+             {attr_int("hidden_size", 1)}, 14, 2);
   ASSERT_TRUE(fwd.is_ok());
   auto y = doubles((*res)[0]);
   auto yf = doubles((*fwd)[0]);
@@ -61,10 +60,8 @@ TEST(RnnOps, BidirectionalReverseHalfSeesReversedSequence) {
 TEST(RnnOps, LayoutOneTransposesBatchAndSequence) {
   // batch 2, seq 3 in layout 1; W = 1, R = 0, Relu: Y equals X.
   std::vector<float> x = {1, 2, 3, 4, 5, 6};
-  auto res = run_op("RNN",
-                    {tv<float>(x, {2, 3, 1}), tv<float>({1}, {1, 1, 1}), tv<float>({0}, {1, 1, 1})},
-                    {attr_int("hidden_size", 1), attr_int("layout", 1), attr_strings("activations", {"Relu"})},
-                    14, 2);
+  auto res = run_op("RNN", {tv<float>(x, {2, 3, 1}), tv<float>({1}, {1, 1, 1}), tv<float>({0}, {1, 1, 1})},
+                    {attr_int("hidden_size", 1), attr_int("layout", 1), attr_strings("activations", {"Relu"})}, 14, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   EXPECT_EQ((*res)[0].tensor().shape(), (Shape{2, 3, 1, 1}));
   auto y = doubles((*res)[0]);
@@ -125,11 +122,11 @@ TEST(RnnOps, GruLinearBeforeResetDiffers) {
 
 TEST(RnnOps, LstmZeroWeightsWithInitialCell) {
   // all gates 0.5, candidate 0: C1 = 0.5*C0, H1 = 0.5*tanh(C1)
-  auto res = run_op("LSTM",
-                    {tv<float>({0}, {1, 1, 1}), tv<float>(std::vector<float>(4, 0), {1, 4, 1}),
-                     tv<float>(std::vector<float>(4, 0), {1, 4, 1}), Value(), Value(), Value(),
-                     tv<float>({1}, {1, 1, 1})},
-                    {attr_int("hidden_size", 1)}, 14, 3);
+  auto res =
+      run_op("LSTM",
+             {tv<float>({0}, {1, 1, 1}), tv<float>(std::vector<float>(4, 0), {1, 4, 1}),
+              tv<float>(std::vector<float>(4, 0), {1, 4, 1}), Value(), Value(), Value(), tv<float>({1}, {1, 1, 1})},
+             {attr_int("hidden_size", 1)}, 14, 3);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   EXPECT_NEAR(doubles((*res)[2])[0], 0.5, 1e-6);
   EXPECT_NEAR(doubles((*res)[1])[0], 0.5 * std::tanh(0.5), 1e-6);
@@ -141,8 +138,8 @@ TEST(RnnOps, LstmPeepholesAndInputForget) {
   auto run = [&](int input_forget) {
     return run_op("LSTM",
                   {tv<float>({0}, {1, 1, 1}), tv<float>(std::vector<float>(4, 0), {1, 4, 1}),
-                   tv<float>(std::vector<float>(4, 0), {1, 4, 1}), Value(), Value(), Value(),
-                   tv<float>({1}, {1, 1, 1}), tv<float>(P, {1, 3})},
+                   tv<float>(std::vector<float>(4, 0), {1, 4, 1}), Value(), Value(), Value(), tv<float>({1}, {1, 1, 1}),
+                   tv<float>(P, {1, 3})},
                   {attr_int("hidden_size", 1), attr_int("input_forget", input_forget)}, 14, 3);
   };
   auto a = run(0), b = run(1);
@@ -155,9 +152,9 @@ TEST(RnnOps, LstmPeepholesAndInputForget) {
 }
 
 TEST(RnnOps, ClipBoundsPreActivation) {
-  auto res = run_op("RNN", {tv<float>({100}, {1, 1, 1}), tv<float>({1}, {1, 1, 1}), tv<float>({0}, {1, 1, 1})},
-                    {attr_int("hidden_size", 1), attr_float("clip", 2.0f), attr_strings("activations", {"Relu"})},
-                    14, 2);
+  auto res =
+      run_op("RNN", {tv<float>({100}, {1, 1, 1}), tv<float>({1}, {1, 1, 1}), tv<float>({0}, {1, 1, 1})},
+             {attr_int("hidden_size", 1), attr_float("clip", 2.0f), attr_strings("activations", {"Relu"})}, 14, 2);
   ASSERT_TRUE(res.is_ok());
   EXPECT_NEAR(doubles((*res)[1])[0], 2.0, 1e-6);
 }
@@ -168,11 +165,11 @@ TEST(RnnOps, DoubleAndHalfInputs) {
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ((*d)[1].tensor().dtype(), DataType::kDouble);
   EXPECT_NEAR(doubles((*d)[1])[0], std::tanh(0.5), 1e-12);
-  auto h = run_op("RNN",
-                  {tv<Float16>({Float16{float_to_half(1.0f)}}, {1, 1, 1}),
-                   tv<Float16>({Float16{float_to_half(0.5f)}}, {1, 1, 1}),
-                   tv<Float16>({Float16{float_to_half(0.0f)}}, {1, 1, 1})},
-                  {attr_int("hidden_size", 1)}, 14, 2);
+  auto h = run_op(
+      "RNN",
+      {tv<Float16>({Float16{float_to_half(1.0f)}}, {1, 1, 1}), tv<Float16>({Float16{float_to_half(0.5f)}}, {1, 1, 1}),
+       tv<Float16>({Float16{float_to_half(0.0f)}}, {1, 1, 1})},
+      {attr_int("hidden_size", 1)}, 14, 2);
   ASSERT_TRUE(h.is_ok()) << h.status().to_string();
   EXPECT_EQ((*h)[1].tensor().dtype(), DataType::kFloat16);
   EXPECT_NEAR(doubles((*h)[1])[0], std::tanh(0.5), 1e-3);
@@ -192,13 +189,15 @@ TEST(RnnOps, RejectsBadInputs) {
              {attr_int("hidden_size", 1), attr_strings("activations", {"Gelu"})}, 14, 2);
   EXPECT_FALSE(r.is_ok());
   // bad direction
-  r = run_op("LSTM", {tv<float>({1}, {1, 1, 1}), tv<float>({1, 1, 1, 1}, {1, 4, 1}), tv<float>({1, 1, 1, 1}, {1, 4, 1})},
+  r = run_op("LSTM",
+             {tv<float>({1}, {1, 1, 1}), tv<float>({1, 1, 1, 1}, {1, 4, 1}), tv<float>({1, 1, 1, 1}, {1, 4, 1})},
              {attr_int("hidden_size", 1), attr_string("direction", "sideways")}, 14, 2);
   EXPECT_FALSE(r.is_ok());
   // sequence_lens out of range
-  r = run_op("RNN", {tv<float>({1}, {1, 1, 1}), tv<float>({1}, {1, 1, 1}), tv<float>({1}, {1, 1, 1}), Value(),
-                     tv<int32_t>({5}, {1})},
-             {attr_int("hidden_size", 1)}, 14, 2);
+  r = run_op(
+      "RNN",
+      {tv<float>({1}, {1, 1, 1}), tv<float>({1}, {1, 1, 1}), tv<float>({1}, {1, 1, 1}), Value(), tv<int32_t>({5}, {1})},
+      {attr_int("hidden_size", 1)}, 14, 2);
   EXPECT_FALSE(r.is_ok());
   // integer X
   r = run_op("RNN", {tv<int32_t>({1}, {1, 1, 1}), tv<int32_t>({1}, {1, 1, 1}), tv<int32_t>({1}, {1, 1, 1})},

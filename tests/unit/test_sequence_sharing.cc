@@ -83,8 +83,7 @@ Value scalar(int64_t x) { return Value(Tensor::scalar<int64_t>(x)); }
 // s = SequenceEmpty(int64); Loop m times: s = SequenceInsert(s, iter); out = Concat(s).
 Graph appending_loop() {
   Graph body;
-  body.inputs = {tensor_info("iter", DataType::kInt64), tensor_info("cond_in", DataType::kBool),
-                 sequence_info("s_in")};
+  body.inputs = {tensor_info("iter", DataType::kInt64), tensor_info("cond_in", DataType::kBool), sequence_info("s_in")};
   body.nodes.push_back(node("Identity", {"cond_in"}, {"cond_out"}));
   body.nodes.push_back(node("SequenceInsert", {"s_in", "iter"}, {"s_out"}));
   body.outputs = {tensor_info("cond_out", DataType::kBool), sequence_info("s_out")};
@@ -173,8 +172,7 @@ TEST(SequenceSharing, LoopBodyThatReadsTheOuterSequenceSeesItUnchanged) {
   // The Loop carries s0 and its body also reads s0 from the enclosing graph (SequenceLength,
   // a scan output): appending to the carried copy must not change what the body reads.
   Graph body;
-  body.inputs = {tensor_info("iter", DataType::kInt64), tensor_info("cond_in", DataType::kBool),
-                 sequence_info("s_in")};
+  body.inputs = {tensor_info("iter", DataType::kInt64), tensor_info("cond_in", DataType::kBool), sequence_info("s_in")};
   body.nodes.push_back(node("Identity", {"cond_in"}, {"cond_out"}));
   body.nodes.push_back(node("SequenceInsert", {"s_in", "iter"}, {"s_out"}));
   body.nodes.push_back(node("SequenceLength", {"s0"}, {"outer_len"}));

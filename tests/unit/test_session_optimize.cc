@@ -42,8 +42,8 @@ Model preserved_batchnorm_model() {
   add_init(m.graph, "mean", f32(noise(cout, 13), {cout}));
   add_init(m.graph, "var", f32(noise(cout, 14, 0.2f, 2.0f), {cout}));
   m.graph.nodes.push_back(make_node("Conv", {"x", "w"}, {"c"}, {attr_ints("pads", {1, 1, 1, 1})}));
-  m.graph.nodes.push_back(make_node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"},
-                                    {attr_float("epsilon", 1e-5f)}));
+  m.graph.nodes.push_back(
+      make_node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"}, {attr_float("epsilon", 1e-5f)}));
   m.graph.nodes.push_back(make_node("Relu", {"bn"}, {"y"}));
   return m;
 }

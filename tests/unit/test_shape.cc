@@ -166,20 +166,19 @@ TEST(ShapeOps, ConstantVariants) {
 }
 
 TEST(ShapeOps, Range) {
-  auto r = run_op("Range", {Tensor::scalar<int32_t>(10), Tensor::scalar<int32_t>(4),
-                            Tensor::scalar<int32_t>(-3)}, {}, 11);
+  auto r =
+      run_op("Range", {Tensor::scalar<int32_t>(10), Tensor::scalar<int32_t>(4), Tensor::scalar<int32_t>(-3)}, {}, 11);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{10, 7}));
-  r = run_op("Range", {Tensor::scalar<float>(1), Tensor::scalar<float>(2), Tensor::scalar<float>(0.3f)},
-             {}, 11);
+  r = run_op("Range", {Tensor::scalar<float>(1), Tensor::scalar<float>(2), Tensor::scalar<float>(0.3f)}, {}, 11);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().numel(), 4);
-  r = run_op("Range", {Tensor::scalar<int64_t>(5), Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(1)},
-             {}, 11);
+  r = run_op("Range", {Tensor::scalar<int64_t>(5), Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(1)}, {}, 11);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ((*r)[0].tensor().numel(), 0);
-  EXPECT_FALSE(run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(1),
-                                Tensor::scalar<int64_t>(0)}, {}, 11).is_ok());
+  EXPECT_FALSE(
+      run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(0)}, {}, 11)
+          .is_ok());
 }
 
 TEST(ShapeOps, EyeLike) {
@@ -192,19 +191,24 @@ TEST(ShapeOps, EyeLike) {
 
 TEST(ShapeOps, RangeExtremesAndHalf) {
   const int64_t mn = std::numeric_limits<int64_t>::min(), mx = std::numeric_limits<int64_t>::max();
-  auto r = run_op("Range", {Tensor::scalar<int64_t>(mn), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(mx)},
-                  {}, 11);
+  auto r =
+      run_op("Range", {Tensor::scalar<int64_t>(mn), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(mx)}, {}, 11);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{mn, -1, mx - 1}));
-  EXPECT_FALSE(run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(1)},
-                      {}, 11).is_ok());
-  r = run_op("Range", {Tensor::scalar<Float16>(Float16{float_to_half(0.f)}), Tensor::scalar<Float16>(Float16{float_to_half(2.f)}),
-                       Tensor::scalar<Float16>(Float16{float_to_half(0.5f)})}, {}, 11);
+  EXPECT_FALSE(
+      run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(mx), Tensor::scalar<int64_t>(1)}, {}, 11)
+          .is_ok());
+  r = run_op(
+      "Range",
+      {Tensor::scalar<Float16>(Float16{float_to_half(0.f)}), Tensor::scalar<Float16>(Float16{float_to_half(2.f)}),
+       Tensor::scalar<Float16>(Float16{float_to_half(0.5f)})},
+      {}, 11);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().numel(), 4);
   EXPECT_EQ(half_to_float((*r)[0].tensor().data<Float16>()[3].bits), 1.5f);
-  EXPECT_FALSE(run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int32_t>(3), Tensor::scalar<int64_t>(1)},
-                      {}, 11).is_ok());
+  EXPECT_FALSE(
+      run_op("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int32_t>(3), Tensor::scalar<int64_t>(1)}, {}, 11)
+          .is_ok());
 }
 
 TEST(ShapeOps, SubByteReshapeAndExpand) {

@@ -54,7 +54,8 @@ TEST(ShapeInference, MatMulGemmConvPool) {
       make_node("MatMul", {"x", "w"}, {"mm"}),
       make_node("Gemm", {"a", "g"}, {"gm"}, {attr_int("transB", 1)}),
       make_node("Conv", {"img", "k"}, {"conv"}, {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}),
-      make_node("MaxPool", {"conv"}, {"pool"}, {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}),
+      make_node("MaxPool", {"conv"}, {"pool"},
+                {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}),
       make_node("GlobalAveragePool", {"conv"}, {"gap"}),
       make_node("ReduceMean", {"x"}, {"rm"}, {attr_ints("axes", {-1})}),
       make_node("Flatten", {"conv"}, {"flat"})};
@@ -81,20 +82,19 @@ TEST(ShapeInference, DataMovementOps) {
   add_init(m.graph, "reps", i64({1, 2, 1}));
   add_init(m.graph, "pads", i64({0, 1, 0, 0, 1, 0}));
   add_init(m.graph, "eshape", i64({5, 1, 1, 1}));
-  m.graph.nodes = {
-      make_node("Reshape", {"x", "shape"}, {"r"}),
-      make_node("Transpose", {"x"}, {"t"}, {attr_ints("perm", {2, 0, 1})}),
-      make_node("Concat", {"x", "x"}, {"c"}, {attr_int("axis", 1)}),
-      make_node("Split", {"x", "split"}, {"s0", "s1"}, {attr_int("axis", 1)}),
-      make_node("Slice", {"x", "starts", "ends", "axes2"}, {"sl"}),
-      make_node("Unsqueeze", {"x", "ax0"}, {"u"}),
-      make_node("Squeeze", {"u", "ax0"}, {"sq"}),
-      make_node("Gather", {"x", "idx"}, {"g"}, {attr_int("axis", 1)}),
-      make_node("Cast", {"x"}, {"cast"}, {attr_int("to", 7)}),
-      make_node("Tile", {"x", "reps"}, {"tile"}),
-      make_node("Pad", {"x", "pads"}, {"pad"}),
-      make_node("Expand", {"x", "eshape"}, {"ex"}),
-      make_node("NotARealOp", {"x"}, {"unknown"})};
+  m.graph.nodes = {make_node("Reshape", {"x", "shape"}, {"r"}),
+                   make_node("Transpose", {"x"}, {"t"}, {attr_ints("perm", {2, 0, 1})}),
+                   make_node("Concat", {"x", "x"}, {"c"}, {attr_int("axis", 1)}),
+                   make_node("Split", {"x", "split"}, {"s0", "s1"}, {attr_int("axis", 1)}),
+                   make_node("Slice", {"x", "starts", "ends", "axes2"}, {"sl"}),
+                   make_node("Unsqueeze", {"x", "ax0"}, {"u"}),
+                   make_node("Squeeze", {"u", "ax0"}, {"sq"}),
+                   make_node("Gather", {"x", "idx"}, {"g"}, {attr_int("axis", 1)}),
+                   make_node("Cast", {"x"}, {"cast"}, {attr_int("to", 7)}),
+                   make_node("Tile", {"x", "reps"}, {"tile"}),
+                   make_node("Pad", {"x", "pads"}, {"pad"}),
+                   make_node("Expand", {"x", "eshape"}, {"ex"}),
+                   make_node("NotARealOp", {"x"}, {"unknown"})};
   ShapeFacts f = infer_shapes(m);
   EXPECT_EQ(render(f, "r"), float_name() + "[2,12]");
   EXPECT_EQ(render(f, "t"), float_name() + "[4,2,3]");
@@ -120,8 +120,7 @@ TEST(ShapeInference, OpsetSpecificAxesAndShapeSlicing) {
 
   Model m15 = make_model(15);
   m15.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("n"), dim(3), dim(5)})};
-  m15.graph.nodes = {make_node("Shape", {"x"}, {"s"}, {attr_int("start", 1)}),
-                     make_node("Size", {"x"}, {"size"}),
+  m15.graph.nodes = {make_node("Shape", {"x"}, {"s"}, {attr_int("start", 1)}), make_node("Size", {"x"}, {"size"}),
                      make_node("ConstantOfShape", {"s"}, {"zeros"})};
   ShapeFacts f = infer_shapes(m15);
   EXPECT_EQ(render(f, "s"), i64_name() + "[2]");
@@ -143,17 +142,16 @@ Model shape_chain_model() {
   add_init(m.graph, "i2", Tensor::scalar<int64_t>(2));
   add_init(m.graph, "four", Tensor::scalar<int64_t>(4));
   add_init(m.graph, "ax0", i64({0}));
-  m.graph.nodes = {
-      make_node("Shape", {"x"}, {"s"}),
-      make_node("Gather", {"s", "i0"}, {"b"}),
-      make_node("Gather", {"s", "i1"}, {"t"}),
-      make_node("Gather", {"s", "i2"}, {"d"}),
-      make_node("Div", {"d", "four"}, {"hd"}),
-      make_node("Unsqueeze", {"b", "ax0"}, {"ub"}),
-      make_node("Unsqueeze", {"t", "ax0"}, {"ut"}),
-      make_node("Unsqueeze", {"hd", "ax0"}, {"uhd"}),
-      make_node("Concat", {"ub", "ut", "four_1d", "uhd"}, {"target"}, {attr_int("axis", 0)}),
-      make_node("Reshape", {"x", "target"}, {"y"})};
+  m.graph.nodes = {make_node("Shape", {"x"}, {"s"}),
+                   make_node("Gather", {"s", "i0"}, {"b"}),
+                   make_node("Gather", {"s", "i1"}, {"t"}),
+                   make_node("Gather", {"s", "i2"}, {"d"}),
+                   make_node("Div", {"d", "four"}, {"hd"}),
+                   make_node("Unsqueeze", {"b", "ax0"}, {"ub"}),
+                   make_node("Unsqueeze", {"t", "ax0"}, {"ut"}),
+                   make_node("Unsqueeze", {"hd", "ax0"}, {"uhd"}),
+                   make_node("Concat", {"ub", "ut", "four_1d", "uhd"}, {"target"}, {attr_int("axis", 0)}),
+                   make_node("Reshape", {"x", "target"}, {"y"})};
   add_init(m.graph, "four_1d", i64({4}));
   return m;
 }

@@ -116,13 +116,13 @@ TEST(SignalOps, StftFramesAndWindow) {
   y = doubles((*r)[0]);
   for (int k = 0; k < 4; ++k) EXPECT_NEAR(y[(4 + k) * 2], 1.0, 1e-6);
   // frame_length that disagrees with the window
-  EXPECT_FALSE(run_op("STFT", {tv<float>(x, {1, 6, 1}), scalar<int64_t>(2), tv<float>({1, 0, 0, 0}, {4}),
-                               scalar<int64_t>(3)},
+  EXPECT_FALSE(run_op("STFT",
+                      {tv<float>(x, {1, 6, 1}), scalar<int64_t>(2), tv<float>({1, 0, 0, 0}, {4}), scalar<int64_t>(3)},
                       {}, 17)
                    .is_ok());
   // frame longer than the signal
-  EXPECT_FALSE(run_op("STFT", {tv<float>(x, {1, 6, 1}), scalar<int64_t>(2), Value(), scalar<int64_t>(7)}, {}, 17)
-                   .is_ok());
+  EXPECT_FALSE(
+      run_op("STFT", {tv<float>(x, {1, 6, 1}), scalar<int64_t>(2), Value(), scalar<int64_t>(7)}, {}, 17).is_ok());
 }
 
 TEST(SignalOps, WindowFunctions) {
@@ -153,10 +153,9 @@ TEST(SignalOps, WindowFunctions) {
 }
 
 TEST(SignalOps, MelWeightMatrixTriangles) {
-  auto r = run_op("MelWeightMatrix",
-                  {scalar<int32_t>(8), scalar<int32_t>(16), scalar<int32_t>(8192), scalar<float>(0),
-                   scalar<float>(4096)},
-                  {}, 17);
+  auto r = run_op(
+      "MelWeightMatrix",
+      {scalar<int32_t>(8), scalar<int32_t>(16), scalar<int32_t>(8192), scalar<float>(0), scalar<float>(4096)}, {}, 17);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{9, 8}));
   auto m = doubles((*r)[0]);
@@ -165,16 +164,16 @@ TEST(SignalOps, MelWeightMatrixTriangles) {
     EXPECT_LE(v, 1.0);
   }
   EXPECT_NEAR(m[0], 1.0, 1e-6);  // first filter peaks at bin 0
-  EXPECT_FALSE(run_op("MelWeightMatrix",
-                      {scalar<int32_t>(0), scalar<int32_t>(16), scalar<int32_t>(8192), scalar<float>(0),
-                       scalar<float>(4096)},
-                      {}, 17)
-                   .is_ok());
-  EXPECT_FALSE(run_op("MelWeightMatrix",
-                      {scalar<int32_t>(8), scalar<int32_t>(16), scalar<int32_t>(8192), scalar<float>(100),
-                       scalar<float>(50)},
-                      {}, 17)
-                   .is_ok());
+  EXPECT_FALSE(
+      run_op("MelWeightMatrix",
+             {scalar<int32_t>(0), scalar<int32_t>(16), scalar<int32_t>(8192), scalar<float>(0), scalar<float>(4096)},
+             {}, 17)
+          .is_ok());
+  EXPECT_FALSE(
+      run_op("MelWeightMatrix",
+             {scalar<int32_t>(8), scalar<int32_t>(16), scalar<int32_t>(8192), scalar<float>(100), scalar<float>(50)},
+             {}, 17)
+          .is_ok());
 }
 
 }  // namespace

@@ -131,8 +131,10 @@ TEST(SoftmaxOps, NllLossErrors) {
   EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 3}, {2})}, {}, 13).is_ok());
   EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2, 0}, {3})}, {}, 13).is_ok());
   EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<float>({1, 2}, {2})}, {}, 13).is_ok());
-  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2}, {2}), tv<float>({1, 2}, {2})}, {}, 13).is_ok());
-  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2}, {2})}, {attr_string("reduction", "avg")}, 13).is_ok());
+  EXPECT_FALSE(
+      run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2}, {2}), tv<float>({1, 2}, {2})}, {}, 13).is_ok());
+  EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {x, tv<int64_t>({1, 2}, {2})}, {attr_string("reduction", "avg")}, 13)
+                   .is_ok());
   EXPECT_FALSE(run_op("NegativeLogLikelihoodLoss", {tv<float>({1}, {1}), tv<int64_t>({0}, {1})}, {}, 13).is_ok());
 }
 
@@ -198,12 +200,14 @@ TEST(SoftmaxBackends, XnnpackOverTheLastAxis) {
     diff_all({"Softmax", "", 13}, {var(rand_tensor({2, 3, c}, 8, -5.0f, 5.0f))}, {}, xnn(Runs::kMust, {1e-5, 1e-7}),
              "last axis c " + std::to_string(c));
   }
-  diff_all({"Softmax", "", 13}, {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 1)}, xnn(Runs::kMust), "axis 1 of 2-D");
+  diff_all({"Softmax", "", 13}, {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 1)}, xnn(Runs::kMust),
+           "axis 1 of 2-D");
   diff_all({"Softmax", "", 13}, {var(rand_tensor({4, 13}, 8))}, {attr_int("axis", 0)}, xnn(Runs::kNot), "axis 0");
   diff_all({"Softmax", "", 11}, {var(rand_tensor({2, 3, 5}, 8))}, {}, xnn(Runs::kMust), "opset 11 coerced at axis 1");
   diff_all({"Softmax", "", 11}, {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", -1)}, xnn(Runs::kMust),
            "opset 11 axis -1");
-  diff_all({"Softmax", "", 1}, {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", 0)}, xnn(Runs::kMust), "opset 1 axis 0");
+  diff_all({"Softmax", "", 1}, {var(rand_tensor({2, 3, 5}, 8))}, {attr_int("axis", 0)}, xnn(Runs::kMust),
+           "opset 1 axis 0");
   diff_all({"Softmax", "", 13}, {var(Tensor::from_vector<float>({1000.0f, 0.0f, -1000.0f}, {1, 3}))}, {},
            xnn(Runs::kMust), "large");
 }

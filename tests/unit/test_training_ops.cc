@@ -39,10 +39,9 @@ TEST(TrainingOps, Adagrad) {
   const float norm = 0.001f, eps = 1e-5f, decay = 0.1f;
   const double r = 0.1, t = 0;
   std::vector<float> x = {1.0f}, g = {-1.0f}, h = {2.0f};
-  auto res = train("Adagrad", {Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(0), f1(x), f1(g), f1(h)},
-                   {attr_float("decay_factor", decay), attr_float("epsilon", eps),
-                    attr_float("norm_coefficient", norm)},
-                   2);
+  auto res =
+      train("Adagrad", {Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(0), f1(x), f1(g), f1(h)},
+            {attr_float("decay_factor", decay), attr_float("epsilon", eps), attr_float("norm_coefficient", norm)}, 2);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   const double lr = r / (1 + t * decay);
   const double gr = norm * x[0] + g[0];
@@ -54,10 +53,9 @@ TEST(TrainingOps, Adagrad) {
 TEST(TrainingOps, AdagradMultipleAndDefaults) {
   // Defaults: decay_factor 0, epsilon 1e-6, norm_coefficient 0. T = 3.
   std::vector<float> x1 = {1.0f}, x2 = {1.0f, 2.0f}, g1 = {-1.0f}, g2 = {1.0f, -3.0f}, h1 = {2.0f}, h2 = {4.0f, 1.0f};
-  auto res = train("Adagrad",
-                   {Tensor::scalar<float>(0.5f), Tensor::scalar<int64_t>(3), f1(x1), f1(x2), f1(g1), f1(g2), f1(h1),
-                    f1(h2)},
-                   {}, 4);
+  auto res = train(
+      "Adagrad",
+      {Tensor::scalar<float>(0.5f), Tensor::scalar<int64_t>(3), f1(x1), f1(x2), f1(g1), f1(g2), f1(h1), f1(h2)}, {}, 4);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   auto upd = [](double x, double g, double h) { return x - 0.5 * g / (std::sqrt(h + g * g) + 1e-6); };
   expect_values((*res)[0], {upd(1, -1, 2)});
@@ -70,8 +68,7 @@ TEST(TrainingOps, Adam) {
   const double alpha = 0.95f, beta = 0.1f, eps = 1e-7f, norm = 0.001f;
   std::vector<float> x = {1.2f, 2.8f}, g = {-0.94f, -2.5f}, v = {1.7f, 3.6f}, h = {0.1f, 0.1f};
   for (int64_t t : {0, 10}) {
-    auto res = train("Adam",
-                     {Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(t), f1(x), f1(g), f1(v), f1(h)},
+    auto res = train("Adam", {Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(t), f1(x), f1(g), f1(v), f1(h)},
                      {attr_float("alpha", 0.95f), attr_float("beta", 0.1f), attr_float("epsilon", 1e-7f),
                       attr_float("norm_coefficient", 0.001f)},
                      3);
@@ -96,10 +93,9 @@ TEST(TrainingOps, AdamNormPostAndDouble) {
     const int64_t n = static_cast<int64_t>(v.size());
     return Tensor::from_vector<double>(v, {n});
   };
-  auto res = train("Adam",
-                   {Tensor::scalar<double>(0.01), Tensor::scalar<int64_t>(0), d1({2.0}), d1({0.5}), d1({0.0}),
-                    d1({0.0})},
-                   {attr_float("norm_coefficient_post", 0.5f)}, 3);
+  auto res = train(
+      "Adam", {Tensor::scalar<double>(0.01), Tensor::scalar<int64_t>(0), d1({2.0}), d1({0.5}), d1({0.0}), d1({0.0})},
+      {attr_float("norm_coefficient_post", 0.5f)}, 3);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   EXPECT_EQ((*res)[0].tensor().dtype(), DataType::kDouble);
   // Defaults alpha 0.9, beta 0.999, epsilon 1e-6.
@@ -114,8 +110,7 @@ TEST(TrainingOps, MomentumStandardAndNesterov) {
   std::vector<float> x = {1.2f, 2.8f}, g = {-0.94f, -2.5f}, v = {1.7f, 3.6f};
   for (const char* mode : {"standard", "nesterov"}) {
     for (int64_t t : {0, 5}) {
-      auto res = train("Momentum",
-                       {Tensor::scalar<float>(0.01f), Tensor::scalar<int64_t>(t), f1(x), f1(g), f1(v)},
+      auto res = train("Momentum", {Tensor::scalar<float>(0.01f), Tensor::scalar<int64_t>(t), f1(x), f1(g), f1(v)},
                        {attr_float("alpha", 0.95f), attr_float("beta", 0.1f), attr_float("norm_coefficient", 0.001f),
                         attr_string("mode", mode)},
                        2);

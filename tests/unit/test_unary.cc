@@ -22,11 +22,13 @@ const float kInf = std::numeric_limits<float>::infinity();
 
 TEST(UnaryOps, FloatMathMatchesLibm) {
   const std::vector<float> x = {0.25f, 0.5f, 0.9f};
-  struct Case { const char* op; double (*fn)(double); };
-  const Case cases[] = {{"Sqrt", std::sqrt}, {"Exp", std::exp},   {"Log", std::log},
-                        {"Sin", std::sin},   {"Cos", std::cos},   {"Tan", std::tan},
-                        {"Asin", std::asin}, {"Acos", std::acos}, {"Atan", std::atan},
-                        {"Sinh", std::sinh}, {"Cosh", std::cosh}, {"Asinh", std::asinh},
+  struct Case {
+    const char* op;
+    double (*fn)(double);
+  };
+  const Case cases[] = {{"Sqrt", std::sqrt},   {"Exp", std::exp},   {"Log", std::log},   {"Sin", std::sin},
+                        {"Cos", std::cos},     {"Tan", std::tan},   {"Asin", std::asin}, {"Acos", std::acos},
+                        {"Atan", std::atan},   {"Sinh", std::sinh}, {"Cosh", std::cosh}, {"Asinh", std::asinh},
                         {"Atanh", std::atanh}, {"Erf", std::erf}};
   for (const Case& c : cases) {
     auto r = run_op(c.op, {tv<float>(x, {3})}, {}, 22);
@@ -46,8 +48,7 @@ TEST(UnaryOps, FloatMathMatchesLibm) {
 }
 
 TEST(UnaryOps, RoundIsHalfToEven) {
-  auto r = run_op("Round", {tv<float>({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, kNaN}, {8})},
-                  {}, 22);
+  auto r = run_op("Round", {tv<float>({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, kNaN}, {8})}, {}, 22);
   ASSERT_TRUE(r.is_ok());
   const auto y = values<float>((*r)[0]);
   EXPECT_EQ(y[0], 0.0f);

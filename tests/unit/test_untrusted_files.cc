@@ -94,8 +94,7 @@ TEST(UntrustedFiles, FifoNeverBlocks) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto model = load_model(fifo.string());
   ASSERT_FALSE(model.is_ok());
-  EXPECT_NE(model.status().message().find("not a regular file"), std::string::npos)
-      << model.status().to_string();
+  EXPECT_NE(model.status().message().find("not a regular file"), std::string::npos) << model.status().to_string();
   auto npy = cli::read_npy(fifo.string());
   ASSERT_FALSE(npy.is_ok());
   EXPECT_NE(npy.status().message().find("not a regular file"), std::string::npos);

@@ -79,7 +79,9 @@ ModelProto one_node_model(const std::string& op, const std::vector<int64_t>& x_d
   return m;
 }
 
-ModelProto matmul_model(const std::string& b_name) { return one_node_model("MatMul", {1, kK}, b_name, {kK, kN}, weights()); }
+ModelProto matmul_model(const std::string& b_name) {
+  return one_node_model("MatMul", {1, kK}, b_name, {kK, kN}, weights());
+}
 
 // Loads the model make(name) makes, written to `file`, for the first initializer name that
 // leaves its bytes misaligned in the file.
@@ -99,7 +101,8 @@ std::vector<float> expected_row(const std::vector<float>& a) {
   const std::vector<float> b = weights();
   std::vector<float> y(static_cast<size_t>(kN), 0.0f);
   for (int64_t j = 0; j < kN; ++j)
-    for (int64_t k = 0; k < kK; ++k) y[static_cast<size_t>(j)] += a[static_cast<size_t>(k)] * b[static_cast<size_t>(k * kN + j)];
+    for (int64_t k = 0; k < kK; ++k)
+      y[static_cast<size_t>(j)] += a[static_cast<size_t>(k)] * b[static_cast<size_t>(k * kN + j)];
   return y;
 }
 

@@ -35,12 +35,11 @@ inline Result<std::unique_ptr<Session>> make_session(const std::string& op, cons
   SessionOptions options;
   options.disable_xnnpack = disable_xnnpack;
   options.disable_optimized = true;  // XNNPACK's kernels, not the own ones tried before them
-  return Session::create_from_model(
-      backendtest::one_node_model({op.c_str(), "", opset, num_outputs}, inputs, attrs), options);
+  return Session::create_from_model(backendtest::one_node_model({op.c_str(), "", opset, num_outputs}, inputs, attrs),
+                                    options);
 }
 
-inline void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol,
-                         const std::string& what) {
+inline void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
   backendtest::expect_close(got, want, {rtol, atol}, what);
 }
 

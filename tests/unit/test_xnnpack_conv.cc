@@ -37,10 +37,12 @@ TEST(XnnpackConv, ChannelsAndKernels) {
 }
 
 TEST(XnnpackConv, StridesDilationsPads) {
-  run_conv({{2, 13, 17, 15}, {3, 13, 3, 2},
+  run_conv({{2, 13, 17, 15},
+            {3, 13, 3, 2},
             {attr_ints("strides", {2, 3}), attr_ints("dilations", {2, 1}), attr_ints("pads", {1, 0, 2, 1})}},
            "asymmetric");
-  run_conv({{1, 3, 13, 13}, {13, 3, 5, 5},
+  run_conv({{1, 3, 13, 13},
+            {13, 3, 5, 5},
             {attr_ints("strides", {3, 3}), attr_ints("pads", {2, 2, 2, 2}), attr_ints("kernel_shape", {5, 5})}},
            "5x5 s3");
   run_conv({{1, 3, 13, 13}, {13, 3, 3, 3}, {attr_ints("dilations", {3, 2})}}, "dilated, no pads");
@@ -52,7 +54,8 @@ TEST(XnnpackConv, GroupsAndDepthwise) {
   run_conv({{1, 12, 9, 9}, {6, 4, 3, 3}, {attr_int("group", 3), attr_ints("pads", {1, 1, 1, 1})}}, "group 3");
   run_conv({{2, 6, 7, 8}, {6, 2, 1, 1}, {attr_int("group", 3)}}, "group 3 1x1");
   for (int64_t c : {1, 3, 13, 127, 128}) {
-    run_conv({{1, c, 11, 9}, {c, 1, 3, 3},
+    run_conv({{1, c, 11, 9},
+              {c, 1, 3, 3},
               {attr_int("group", c), attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}},
              "depthwise 3x3 s2 c " + std::to_string(c));
     run_conv({{1, c, 11, 9}, {c, 1, 5, 5}, {attr_int("group", c), attr_ints("pads", {2, 2, 2, 2})}},
@@ -67,7 +70,8 @@ TEST(XnnpackConv, AutoPad) {
     for (int64_t s : {1, 2, 3}) {
       for (int64_t hw : {1, 6, 7, 13}) {
         run_conv({{1, 3, hw, hw + 1}, {4, 3, 3, 2}, {attr_string("auto_pad", ap), attr_ints("strides", {s, s})}},
-                 std::string(ap) + " s" + std::to_string(s) + " in " + std::to_string(hw), hw >= 3 || std::string(ap) != "VALID");
+                 std::string(ap) + " s" + std::to_string(s) + " in " + std::to_string(hw),
+                 hw >= 3 || std::string(ap) != "VALID");
       }
       run_conv({{1, 3, 8, 8}, {4, 3, 1, 1}, {attr_string("auto_pad", ap), attr_ints("strides", {s, s})}},
                std::string(ap) + " 1x1 s" + std::to_string(s));
@@ -77,11 +81,9 @@ TEST(XnnpackConv, AutoPad) {
 
 TEST(XnnpackConv, DeclinesWhatItDoesNotCover) {
   // Non-constant weights.
-  diff_test("Conv", {var(rand_tensor({1, 3, 5, 5}, 1)), var(rand_tensor({2, 3, 3, 3}, 2))}, {}, 17, false,
-            "runtime W");
+  diff_test("Conv", {var(rand_tensor({1, 3, 5, 5}, 1)), var(rand_tensor({2, 3, 3, 3}, 2))}, {}, 17, false, "runtime W");
   // 3-D (1-D runs on XNNPACK as a 1 x k kernel: test_xnnpack_conv1d_deconv.cc).
-  diff_test("Conv", {var(rand_tensor({1, 2, 4, 4, 4}, 1)), cst(rand_tensor({2, 2, 3, 3, 3}, 2))}, {}, 17, false,
-            "3-D");
+  diff_test("Conv", {var(rand_tensor({1, 2, 4, 4, 4}, 1)), cst(rand_tensor({2, 2, 3, 3, 3}, 2))}, {}, 17, false, "3-D");
   // Errors stay the reference kernel's: wrong channel count, input smaller than the kernel.
   diff_test("Conv", {var(rand_tensor({1, 4, 5, 5}, 1)), cst(rand_tensor({2, 3, 3, 3}, 2))}, {}, 17, false,
             "channel mismatch");

@@ -35,7 +35,8 @@ TEST(XnnpackConv1d, ChannelsLengthsDilations) {
 TEST(XnnpackConv1d, StridesPadsGroupsAutoPad) {
   run_case("Conv", {2, 13, 127}, {3, 13, 3}, 3, {attr_ints("strides", {2}), attr_ints("pads", {1, 2})}, "stride 2");
   run_case("Conv", {1, 12, 13}, {6, 4, 5}, 6, {attr_int("group", 3), attr_ints("kernel_shape", {5})}, "group 3");
-  run_case("Conv", {1, 13, 31}, {13, 1, 3}, 0, {attr_int("group", 13), attr_ints("dilations", {4}), attr_ints("pads", {4, 4})},
+  run_case("Conv", {1, 13, 31}, {13, 1, 3}, 0,
+           {attr_int("group", 13), attr_ints("dilations", {4}), attr_ints("pads", {4, 4})},
            "depthwise dilated, no bias");
   run_case("Conv", {1, 3, 13}, {5, 3, 1}, 5, {}, "k 1");
   for (const char* ap : {"SAME_UPPER", "SAME_LOWER", "VALID"})
@@ -62,18 +63,19 @@ TEST(XnnpackConvTranspose, ChannelsStridesPads) {
   run_case("ConvTranspose", {1, 13, 13, 9}, {13, 3, 3, 3}, 3,
            {attr_ints("strides", {2, 3}), attr_ints("pads", {1, 0, 0, 2}), attr_ints("output_padding", {1, 2})},
            "asymmetric pads, output_padding");
-  run_case("ConvTranspose", {1, 3, 7, 7}, {3, 4, 3, 3}, 4, {attr_ints("dilations", {2, 2}), attr_ints("strides", {2, 2})},
-           "dilated");
-  run_case("ConvTranspose", {1, 6, 5, 5}, {6, 2, 3, 3}, 6, {attr_int("group", 3), attr_ints("strides", {2, 2})}, "group 3");
-  run_case("ConvTranspose", {1, 3, 1, 1}, {3, 5, 4, 4}, 5, {attr_ints("strides", {2, 2}), attr_string("auto_pad", "VALID")},
-           "1x1 input, VALID");
+  run_case("ConvTranspose", {1, 3, 7, 7}, {3, 4, 3, 3}, 4,
+           {attr_ints("dilations", {2, 2}), attr_ints("strides", {2, 2})}, "dilated");
+  run_case("ConvTranspose", {1, 6, 5, 5}, {6, 2, 3, 3}, 6, {attr_int("group", 3), attr_ints("strides", {2, 2})},
+           "group 3");
+  run_case("ConvTranspose", {1, 3, 1, 1}, {3, 5, 4, 4}, 5,
+           {attr_ints("strides", {2, 2}), attr_string("auto_pad", "VALID")}, "1x1 input, VALID");
 }
 
 TEST(XnnpackConvTranspose, DeclinesWhatItDoesNotCover) {
-  run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4, {attr_ints("strides", {2, 2}), attr_ints("output_shape", {10, 10})},
-           "output_shape", false);
-  run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4, {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")},
-           "SAME_UPPER", false);
+  run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4,
+           {attr_ints("strides", {2, 2}), attr_ints("output_shape", {10, 10})}, "output_shape", false);
+  run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4,
+           {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")}, "SAME_UPPER", false);
   run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4, {attr_ints("output_padding", {1, 1})},
            "output_padding >= stride", false);
   run_case("ConvTranspose", {1, 3, 9}, {3, 4, 3}, 4, {attr_ints("strides", {2})}, "1-D", false);

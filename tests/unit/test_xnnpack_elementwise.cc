@@ -16,8 +16,7 @@ TEST(XnnpackElementwise, Unary) {
     diff_test("Sigmoid", {var(x)}, {}, 13, true, what, 1e-5, 1e-6);
     diff_test("Relu", {var(x)}, {}, 14, true, what);
     diff_test("HardSwish", {var(x)}, {}, 14, true, what, 1e-5, 1e-6);
-    diff_test("Clip", {var(x), cst(Tensor::scalar<float>(0.0f)), cst(Tensor::scalar<float>(6.0f))}, {}, 13, true,
-              what);
+    diff_test("Clip", {var(x), cst(Tensor::scalar<float>(0.0f)), cst(Tensor::scalar<float>(6.0f))}, {}, 13, true, what);
   }
   const Tensor x = rand_tensor({2, 3, 5}, 6, -8.0f, 8.0f);
   diff_test("Clip", {var(x)}, {attr_float("min", -1.0f), attr_float("max", 2.5f)}, 6, true, "opset 6 attributes");
@@ -65,8 +64,8 @@ TEST(XnnpackElementwise, NanAndInfMatchReference) {
   diff_test("MaxPool", {var(img)}, {attr_ints("kernel_shape", {2, 2})}, 13, true, "maxpool nan/inf");
   diff_test("MaxPool", {var(Tensor::from_vector<float>({nan, nan, nan, nan}, {1, 1, 2, 2}))},
             {attr_ints("kernel_shape", {2, 2})}, 13, true, "maxpool all nan");
-  diff_test("AveragePool", {var(img)}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, 13,
-            true, "avgpool nan/inf");
+  diff_test("AveragePool", {var(img)}, {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, 13, true,
+            "avgpool nan/inf");
   diff_test("GlobalAveragePool", {var(img)}, {}, 13, true, "gap nan/inf");
   diff_test("Gemm", {var(sprinkle({5, 7}, 23)), cst(rand_tensor({7, 3}, 24))}, {}, 13, true, "gemm nan/inf");
   diff_test("MatMul", {var(sprinkle({2, 5, 7}, 23)), cst(rand_tensor({7, 3}, 24))}, {}, 13, true, "matmul nan/inf");
@@ -94,7 +93,8 @@ TEST(XnnpackElementwise, ClipBoundsChangeBetweenRuns) {
     auto want = (*ref)->run(in);
     auto got = (*fast)->run(in);
     ASSERT_TRUE(want.is_ok() && got.is_ok());
-    expect_close((*got)[0].tensor(), (*want)[0].tensor(), 0, 0, "bounds " + std::to_string(lo) + " " + std::to_string(hi));
+    expect_close((*got)[0].tensor(), (*want)[0].tensor(), 0, 0,
+                 "bounds " + std::to_string(lo) + " " + std::to_string(hi));
   }
 }
 

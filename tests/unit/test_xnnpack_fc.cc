@@ -14,8 +14,8 @@ TEST(XnnpackFullyConnected, GemmShapes) {
           const Shape bs = tb ? Shape{n, k} : Shape{k, n};
           diff_test("Gemm", {var(rand_tensor({m, k}, 1)), cst(rand_tensor(bs, 2)), cst(rand_tensor({n}, 3))},
                     {attr_int("transB", tb)}, 13, true,
-                    "m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) +
-                        " transB " + std::to_string(tb));
+                    "m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) + " transB " +
+                        std::to_string(tb));
         }
       }
     }
@@ -28,8 +28,8 @@ TEST(XnnpackFullyConnected, GemmBiasAndScales) {
   diff_test("Gemm", {var(a), cst(b), cst(rand_tensor({1, 3}, 3))}, {}, 13, true, "C [1, N]");
   diff_test("Gemm", {var(a), cst(b), cst(rand_tensor({1}, 3))}, {}, 13, true, "C [1]");
   diff_test("Gemm", {var(a), cst(b), cst(Tensor::scalar<float>(0.5f))}, {}, 13, true, "C scalar");
-  diff_test("Gemm", {var(a), cst(b), cst(rand_tensor({3}, 3))},
-            {attr_float("alpha", 0.25f), attr_float("beta", -2.0f)}, 13, true, "alpha beta");
+  diff_test("Gemm", {var(a), cst(b), cst(rand_tensor({3}, 3))}, {attr_float("alpha", 0.25f), attr_float("beta", -2.0f)},
+            13, true, "alpha beta");
   diff_test("Gemm", {var(a), cst(b), cst(rand_tensor({3}, 3))}, {attr_int("broadcast", 1)}, 6, true,
             "opset 6 broadcast");
   // Declined: C [M, N], runtime C, runtime B, transA; opset 6 without broadcast is an error.

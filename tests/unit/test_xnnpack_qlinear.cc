@@ -30,8 +30,8 @@ Tensor floats(std::vector<float> v) {
 }
 
 // Runs with and without XNNPACK; integer outputs must agree within 1 (see the top comment).
-void qdiff(const std::string& op, const std::vector<In>& inputs, const std::vector<Attribute>& attrs,
-           bool expect_fast, const std::string& what) {
+void qdiff(const std::string& op, const std::vector<In>& inputs, const std::vector<Attribute>& attrs, bool expect_fast,
+           const std::string& what) {
   SCOPED_TRACE(op + " " + what);
   auto ref = make_session(op, inputs, attrs, 13, true);
   ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
@@ -110,11 +110,22 @@ void conv_case(const ConvCase& cc, bool expect_fast, const std::string& what, in
 TEST(XnnpackQLinearConv, SignednessCombinations) {
   ConvCase cc;
   cc.attrs = {attr_ints("pads", {1, 1, 1, 1})};
-  conv_case<uint8_t, uint8_t, uint8_t>([&] { ConvCase c = cc; c.wzp = 119; return c; }(), true, "qu8", 131, 120);
+  conv_case<uint8_t, uint8_t, uint8_t>(
+      [&] {
+        ConvCase c = cc;
+        c.wzp = 119;
+        return c;
+      }(),
+      true, "qu8", 131, 120);
   conv_case<int8_t, int8_t, int8_t>(cc, true, "qs8", -3, 5);
   conv_case<uint8_t, int8_t, uint8_t>(cc, true, "u8 x, s8 w (flipped to qs8)", 128, 128);
-  conv_case<int8_t, uint8_t, int8_t>([&] { ConvCase c = cc; c.wzp = 200; return c; }(), true,
-                                     "s8 x, u8 w with zp (flipped to qu8)", 0, -10);
+  conv_case<int8_t, uint8_t, int8_t>(
+      [&] {
+        ConvCase c = cc;
+        c.wzp = 200;
+        return c;
+      }(),
+      true, "s8 x, u8 w with zp (flipped to qu8)", 0, -10);
   conv_case<uint8_t, int8_t, int8_t>(cc, true, "u8 x, s8 y", 100, 0);
   ConvCase pc = cc;
   pc.per_channel = true;
@@ -201,8 +212,8 @@ TEST(XnnpackQLinearConv, RunTimeFallbacks) {
 
 // ---- QLinearMatMul ----------------------------------------------------------------------------
 template <typename A, typename B, typename Y>
-void matmul_case(const Shape& a_shape, int64_t n, bool expect_fast, const std::string& what, int azp, int bzp,
-                 int yzp, bool per_column = false) {
+void matmul_case(const Shape& a_shape, int64_t n, bool expect_fast, const std::string& what, int azp, int bzp, int yzp,
+                 bool per_column = false) {
   const int64_t k = a_shape.back();
   const float as = 0.03f, bs = 0.02f;
   const float ys = as * bs * std::sqrt(float(k)) * 5400.0f / 40.0f;

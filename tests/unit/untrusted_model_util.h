@@ -34,9 +34,7 @@ inline std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-inline void write_all(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
+inline void write_all(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
 // root/ (removed at the end) holds canary.bin and the model folder root/model/.
 class Sandbox {
@@ -55,8 +53,7 @@ class Sandbox {
   // The canary's bytes and mode are as they were (written by no one, swapped by no one).
   bool canary_intact() const {
     struct stat st;
-    return ::lstat(canary().c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           read_all(canary()) == canary_bytes();
+    return ::lstat(canary().c_str(), &st) == 0 && S_ISREG(st.st_mode) && read_all(canary()) == canary_bytes();
   }
   std::string write_model(const ModelProto& m) const {
     write_all(model_path(), m.SerializeAsString());
@@ -82,9 +79,8 @@ inline void external_float2(TensorProto* t, const std::string& name, const std::
   set_external(t, location);
 }
 
-inline NodeProto* add_node(onnxpb::GraphProto* g, const std::string& op,
-                           std::initializer_list<std::string> in, std::initializer_list<std::string> out,
-                           const std::string& name = "") {
+inline NodeProto* add_node(onnxpb::GraphProto* g, const std::string& op, std::initializer_list<std::string> in,
+                           std::initializer_list<std::string> out, const std::string& name = "") {
   NodeProto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(name.empty() ? op + "_" + std::to_string(g->node_size()) : name);

@@ -24,8 +24,12 @@ struct ConvGeometry {
   // operator can then be created at session creation, so XNNPACK's refusal declines the node.
   bool fixed_pads(std::array<int64_t, 4>& pads) const;
   // The output size for an input of h x w with `pads` (from pads_for).
-  int64_t out_h(int64_t h, const std::array<int64_t, 4>& pads) const { return (h + pads[0] + pads[2] - ((kh - 1) * dh + 1)) / sh + 1; }
-  int64_t out_w(int64_t w, const std::array<int64_t, 4>& pads) const { return (w + pads[1] + pads[3] - ((kw - 1) * dw + 1)) / sw + 1; }
+  int64_t out_h(int64_t h, const std::array<int64_t, 4>& pads) const {
+    return (h + pads[0] + pads[2] - ((kh - 1) * dh + 1)) / sh + 1;
+  }
+  int64_t out_w(int64_t w, const std::array<int64_t, 4>& pads) const {
+    return (w + pads[1] + pads[3] - ((kw - 1) * dw + 1)) / sw + 1;
+  }
 
   // Reads auto_pad, group, kernel_shape, strides, dilations and pads of a 2-D Conv-like node
   // with 4-D weights of shape `w` ([M][C/group][kh][kw]); declines (`what`: the kernel) what

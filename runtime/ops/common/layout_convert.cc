@@ -54,10 +54,8 @@ void transpose_bytes(const char* src, char* dst, size_t n, size_t a, size_t b, s
   }
 }
 
-
 // dst[c * dst_ld + r] = src[r * src_ld + c] for r < rows, c < cols.
-void transpose_tile(const float* src, size_t src_ld, float* dst, size_t dst_ld, size_t rows,
-                    size_t cols) {
+void transpose_tile(const float* src, size_t src_ld, float* dst, size_t dst_ld, size_t rows, size_t cols) {
   size_t r = 0;
 #ifdef XONNX_LAYOUT_SSE
   for (; r + 4 <= rows; r += 4) {
@@ -85,9 +83,8 @@ void transpose_tile(const float* src, size_t src_ld, float* dst, size_t dst_ld, 
 
 // Transposes `batches` matrices [rows][cols] (src row stride src_ld, batch stride src_bs)
 // into [cols][rows] (dst row stride dst_ld, batch stride dst_bs), in 32x32 tiles.
-void transpose_batched(const float* src, size_t src_ld, size_t src_bs, float* dst, size_t dst_ld,
-                       size_t dst_bs, size_t batches, size_t rows, size_t cols,
-                       const ThreadPool& pool) {
+void transpose_batched(const float* src, size_t src_ld, size_t src_bs, float* dst, size_t dst_ld, size_t dst_bs,
+                       size_t batches, size_t rows, size_t cols, const ThreadPool& pool) {
   constexpr size_t kTile = 32;
   const size_t rt = (rows + kTile - 1) / kTile, ct = (cols + kTile - 1) / kTile;
   const size_t tiles = batches * rt * ct;
@@ -99,8 +96,8 @@ void transpose_batched(const float* src, size_t src_ld, size_t src_bs, float* ds
     for (size_t t = begin; t < end; ++t) {
       const size_t b = t / (rt * ct), rem = t % (rt * ct);
       const size_t r0 = (rem / ct) * kTile, c0 = (rem % ct) * kTile;
-      transpose_tile(src + b * src_bs + r0 * src_ld + c0, src_ld, dst + b * dst_bs + c0 * dst_ld + r0,
-                     dst_ld, std::min(kTile, rows - r0), std::min(kTile, cols - c0));
+      transpose_tile(src + b * src_bs + r0 * src_ld + c0, src_ld, dst + b * dst_bs + c0 * dst_ld + r0, dst_ld,
+                     std::min(kTile, rows - r0), std::min(kTile, cols - c0));
     }
   });
 }
@@ -135,8 +132,8 @@ inline size_t interleave_four(const float* src, size_t hw, float* dst, size_t p0
       float32x4x3_t v{{vld1q_f32(src + p), vld1q_f32(src + hw + p), vld1q_f32(src + 2 * hw + p)}};
       vst3q_f32(dst + p * C, v);
     } else {
-      float32x4x4_t v{{vld1q_f32(src + p), vld1q_f32(src + hw + p), vld1q_f32(src + 2 * hw + p),
-                       vld1q_f32(src + 3 * hw + p)}};
+      float32x4x4_t v{
+          {vld1q_f32(src + p), vld1q_f32(src + hw + p), vld1q_f32(src + 2 * hw + p), vld1q_f32(src + 3 * hw + p)}};
       vst4q_f32(dst + p * C, v);
     }
   }
@@ -176,8 +173,7 @@ void interleave_pixels(const float* src, size_t plane_stride, size_t c, size_t c
     for (size_t k = 0; k < c; ++k) dst[p * c + k] = src[k * plane_stride + p];
 }
 
-void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw,
-                  const ThreadPool& pool) {
+void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw, const ThreadPool& pool) {
   if (c == 1 || hw == 1) {
     std::memcpy(dst, src, n * c * hw * sizeof(float));
     return;
@@ -187,8 +183,7 @@ void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw,
   transpose_batched(src, hw, c * hw, dst, c, c * hw, n, c, hw, pool);
 }
 
-void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw,
-                  const ThreadPool& pool) {
+void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw, const ThreadPool& pool) {
   if (c == 1 || hw == 1) {
     std::memcpy(dst, src, n * c * hw * sizeof(float));
     return;
@@ -196,14 +191,13 @@ void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw,
   transpose_batched(src, c, c * hw, dst, hw, c * hw, n, hw, c, pool);
 }
 
-void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w,
-                         size_t pt, size_t pl, size_t pb, size_t pr, const ThreadPool& pool) {
+void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w, size_t pt, size_t pl,
+                         size_t pb, size_t pr, const ThreadPool& pool) {
   const size_t ph = h + pt + pb, pw = w + pl + pr;
   std::memset(dst, 0, n * ph * pw * c * sizeof(float));
   // One [c][w] -> [w][c] transpose per input row (n * h of them).
   for (size_t b = 0; b < n; ++b) {
-    transpose_batched(src + b * c * h * w, h * w, w, dst + (b * ph + pt) * pw * c + pl * c, c,
-                      pw * c, h, c, w, pool);
+    transpose_batched(src + b * c * h * w, h * w, w, dst + (b * ph + pt) * pw * c + pl * c, c, pw * c, h, c, w, pool);
   }
 }
 

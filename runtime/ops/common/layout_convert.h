@@ -22,17 +22,15 @@ void weights_to_ohwi(const T* src, T* dst, int64_t m, int64_t c, int64_t khw) {
 }
 
 // src [n][c][hw] -> dst [n][hw][c].
-void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw,
-                  const ThreadPool& pool);
+void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw, const ThreadPool& pool);
 // src [n][hw][c] -> dst [n][c][hw].
-void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw,
-                  const ThreadPool& pool);
+void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw, const ThreadPool& pool);
 // `count` pixels of c planes `plane_stride` floats apart (src: pixel 0 of plane 0) into
 // dst [count][c]: one row of an NCHW image in NHWC.
 void interleave_pixels(const float* src, size_t plane_stride, size_t c, size_t count, float* dst);
 // src [n][c][h][w] -> dst [n][h + pt + pb][w + pl + pr][c] with zeros in the border.
-void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w,
-                         size_t pt, size_t pl, size_t pb, size_t pr, const ThreadPool& pool);
+void nchw_to_nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w, size_t pt, size_t pl,
+                         size_t pb, size_t pr, const ThreadPool& pool);
 
 // Converts a 4-D tensor of any fixed-size type between NCHW and NHWC into `dst`, which has
 // the permuted shape and the same type.

@@ -15,7 +15,8 @@ Result<float> constant_scale(const KernelInit& init, size_t i, const char* what)
 
 Result<int32_t> constant_zero_point(const KernelInit& init, size_t i, const char* what, DataType* type) {
   const Tensor* t = init.constant_input(i);
-  if (!t || !dtype_is_8bit_int(t->dtype()) || t->numel() != 1) return unsupported(what, " must be a constant 8-bit scalar");
+  if (!t || !dtype_is_8bit_int(t->dtype()) || t->numel() != 1)
+    return unsupported(what, " must be a constant 8-bit scalar");
   *type = t->dtype();
   return static_cast<int32_t>(t->get_as_int64(0));
 }

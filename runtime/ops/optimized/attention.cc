@@ -19,7 +19,7 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kRowsPerTile = 64;      // query rows (tokens x grouped heads) per prefill tile
+constexpr int64_t kRowsPerTile = 64;       // query rows (tokens x grouped heads) per prefill tile
 constexpr int64_t kMinKeysPerSlice = 256;  // a decode slice of the cache is at least this long
 
 class GqaKernel final : public FastKernel {
@@ -132,7 +132,8 @@ class GqaKernel final : public FastKernel {
         int64_t b, kh, s0, m;
         tile_of(static_cast<int64_t>(g), b, kh, s0, m);
         AttnState st = state_of(static_cast<int64_t>(g) * slices, m);
-        for (int64_t sl = 1; sl < slices; ++sl) merge_state(m, d.H, st, state_of(static_cast<int64_t>(g) * slices + sl, m));
+        for (int64_t sl = 1; sl < slices; ++sl)
+          merge_state(m, d.H, st, state_of(static_cast<int64_t>(g) * slices + sl, m));
         for (int64_t i = 0; i < m; ++i) {
           const int64_t s = s0 + i / reps, h = kh * reps + i % reps;
           rows[i] = y + ((b * d.S + s) * d.N + h) * d.H;
@@ -167,8 +168,8 @@ class GqaKernel final : public FastKernel {
   std::vector<float> q_rot_;
   std::vector<int64_t> past_;
   std::vector<float> states_;
-  ChunkScratch<float> scratch_;  // per item: gathered query rows, scores
-  ChunkScratch<int64_t> bounds_;  // per item: visible key range of each row
+  ChunkScratch<float> scratch_;      // per item: gathered query rows, scores
+  ChunkScratch<int64_t> bounds_;     // per item: visible key range of each row
   ChunkScratch<const float*> rows_;  // per item: attention_bias row of each query row
   ChunkScratch<float> sinks_;        // per finished group: sink logit of each row
   ChunkScratch<float*> outs_;        // per finished group: output row pointers

@@ -15,14 +15,14 @@ namespace opt {
 constexpr int64_t kKeyBlock = 64;
 
 struct AttnTile {
-  int64_t m = 0;  // query rows
-  int64_t d = 0;  // head size (of Q, K and V)
+  int64_t m = 0;             // query rows
+  int64_t d = 0;             // head size (of Q, K and V)
   const float* q = nullptr;  // [m, d] contiguous
   const float* k = nullptr;  // key t at k + t * ld
   const float* v = nullptr;  // value t at v + t * ld
   int64_t ld = 0;
-  const int64_t* lo = nullptr;  // per row: first visible key
-  const int64_t* hi = nullptr;  // per row: one past the last visible key
+  const int64_t* lo = nullptr;         // per row: first visible key
+  const int64_t* hi = nullptr;         // per row: one past the last visible key
   const float* const* bias = nullptr;  // per row: additive bias indexed by key, or null
   float scale = 1.0f;
   float softcap = 0.0f;

@@ -222,10 +222,10 @@ class AttentionKernel final : public FastKernel {
   float softcap_ = 0.0f;
   int64_t q_heads_ = 0, kv_heads_ = 0;
   std::vector<float> mask_f_, k_own_, v_own_;
-  ChunkScratch<float> scratch_;         // per item: query rows, accumulators, scores, max, sum
-  ChunkScratch<int64_t> bounds_;        // per item: visible key range of each row
-  ChunkScratch<const float*> ptrs_;     // per item: mask row of each query row
-  ChunkScratch<float*> outs_;           // per item: output row of each query row
+  ChunkScratch<float> scratch_;      // per item: query rows, accumulators, scores, max, sum
+  ChunkScratch<int64_t> bounds_;     // per item: visible key range of each row
+  ChunkScratch<const float*> ptrs_;  // per item: mask row of each query row
+  ChunkScratch<float*> outs_;        // per item: output row of each query row
   const KernelTable* k_ = &kernels();
 };
 

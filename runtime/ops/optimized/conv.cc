@@ -32,7 +32,7 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kTilesPerBlock = 8;  // 96 output pixels per task
+constexpr int64_t kTilesPerBlock = 8;    // 96 output pixels per task
 constexpr int64_t kMaxConcatParts = 16;  // ConcatConv's parts (the layout pass merges up to 16)
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -54,7 +54,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
     if (!(k->lo_ < k->hi_)) return unsupported("own fp32 Conv: empty output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported("own fp32 Conv: activation ", activation);
+    if (!fused_activation(kernels(), activation, &k->activation_))
+      return unsupported("own fp32 Conv: activation ", activation);
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
     if (b && !all_finite(b->data<float>(), static_cast<size_t>(b->numel())))
@@ -74,15 +75,15 @@ class ConvF32NhwcKernel final : public FastKernel {
     // ConvMaxPool: the pool's attributes are pool_*.
     if (init.node().op_type == kConvMaxPoolOp) {
       XONNX_ASSIGN_OR_RETURN(k->stem_pool_, MaxPoolWindows::parse(init, "pool_"));
-      if (k->stem_pool_->kernel(0) >= kMaxRingRows) return unsupported("own ConvMaxPool: a pool window of ", k->stem_pool_->kernel(0), " rows");
+      if (k->stem_pool_->kernel(0) >= kMaxRingRows)
+        return unsupported("own ConvMaxPool: a pool window of ", k->stem_pool_->kernel(0), " rows");
       k->pool_pad_.assign(static_cast<size_t>(m), -kInf);
     }
     // ConcatConv: a 1x1 Conv over the channel concatenation of its inputs 0, 3, 4, ...: each
     // part is one tap of C / parts values (the panels' [C] order is [parts][C / parts]).
     if (init.node().op_type == kConcatConvOp) {
       k->parts_ = static_cast<int64_t>(init.num_inputs()) - 2;
-      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || k->parts_ > kMaxConcatParts ||
-          c % k->parts_ != 0)
+      if (taps != 1 || g.sh != 1 || g.sw != 1 || k->parts_ < 2 || k->parts_ > kMaxConcatParts || c % k->parts_ != 0)
         return unsupported("own fp32 Conv: ConcatConv of ", k->parts_, " parts with a ", g.kh, "x", g.kw, " kernel");
       k->merge_rows_ = false;
     }
@@ -125,9 +126,9 @@ class ConvF32NhwcKernel final : public FastKernel {
     if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
     if (oh <= 0 || ow <= 0) return Status::ok();  // the reference reports it
-    PoolDim pool_y, pool_x;  // ConvMaxPool: the pool's windows over the Conv's output
-    if (stem_pool_ && (!stem_pool_->dim(0, oh, &pool_y) || !stem_pool_->dim(1, ow, &pool_x) || pool_y.out <= 0 ||
-                       pool_x.out <= 0))
+    PoolDim pool_y, pool_x;                       // ConvMaxPool: the pool's windows over the Conv's output
+    if (stem_pool_ &&
+        (!stem_pool_->dim(0, oh, &pool_y) || !stem_pool_->dim(1, ow, &pool_x) || pool_y.out <= 0 || pool_x.out <= 0))
       return Status::ok();
     const Shape out_shape = stem_pool_ ? Shape{n, pool_y.out, pool_x.out, m} : Shape{n, oh, ow, m};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
@@ -137,7 +138,8 @@ class ConvF32NhwcKernel final : public FastKernel {
       return Status::ok();
     }
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
-    const bool pointwise = taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
+    const bool pointwise =
+        taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
     if (merge_rows_) {  // the zero-padded copy, made before the tiles read it
       const size_t need = static_cast<size_t>(n * ph * pw * c);
       if (padded_.size() < need) padded_.resize(need);  // grows only
@@ -155,7 +157,7 @@ class ConvF32NhwcKernel final : public FastKernel {
           float* const dst = padded + ((img * ph + iy + pads[0]) * pw + pads[1]) * c;
           if (nchw_input_) {
             interleave_pixels(in + (img * c * h + iy) * w, static_cast<size_t>(h * w), static_cast<size_t>(c),
-                                   static_cast<size_t>(w), dst);
+                              static_cast<size_t>(w), dst);
           } else {
             std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c, dst);
           }
@@ -188,7 +190,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     const int64_t span_h = (geo_.kh - 1) * geo_.dh + 1, span_w = (geo_.kw - 1) * geo_.dw + 1;
     tap_offsets_.resize(static_cast<size_t>(geo_.kh * geo_.kw));  // sized once: the kernel is fixed
     for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky)
-      for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap) tap_offsets_[static_cast<size_t>(tap)] = (ky * geo_.dh * w + kx * geo_.dw) * c;
+      for (int64_t kx = 0; kx < geo_.kw; ++kx, ++tap)
+        tap_offsets_[static_cast<size_t>(tap)] = (ky * geo_.dh * w + kx * geo_.dw) * c;
     // Merged rows: the kh taps of output pixel (img, oy, ox), kFconvRows apart from `entry` on,
     // each a kernel row of the padded copy.
     const auto merged_taps = [&](const float** entry, int64_t img, int64_t oy, int64_t ox) {
@@ -230,7 +233,8 @@ class ConvF32NhwcKernel final : public FastKernel {
           const int64_t iy0 = oy * geo_.sh - pads[0], ix0 = ox * geo_.sw - pads[1];
           if (iy0 >= 0 && iy0 + span_h <= h && ix0 >= 0 && ix0 + span_w <= w) {  // no padding tap
             const float* base = in + ((img * h + iy0) * w + ix0) * c;
-            for (int64_t tap = 0; tap < taps; ++tap) entry[tap * kFconvRows] = base + tap_offsets_[static_cast<size_t>(tap)];
+            for (int64_t tap = 0; tap < taps; ++tap)
+              entry[tap * kFconvRows] = base + tap_offsets_[static_cast<size_t>(tap)];
             continue;
           }
           for (int64_t ky = 0, tap = 0; ky < geo_.kh; ++ky) {
@@ -250,14 +254,16 @@ class ConvF32NhwcKernel final : public FastKernel {
     // each lie in one output row: [rows][row_tiles] tiles.
     const int64_t row_tiles = (ow + kFconvRows - 1) / kFconvRows;
     const int64_t table_tiles = stem_pool_ ? n * oh * row_tiles : tiles;
-    if (merge_rows_ && (layer_table_in_ != in || layer_table_.size() != static_cast<size_t>(table_tiles * taps * kFconvRows))) {
+    if (merge_rows_ &&
+        (layer_table_in_ != in || layer_table_.size() != static_cast<size_t>(table_tiles * taps * kFconvRows))) {
       layer_table_.assign(static_cast<size_t>(table_tiles * taps * kFconvRows), nullptr);
       if (stem_pool_) {
         for (int64_t row = 0; row < n * oh; ++row) {
           const int64_t img = row / oh, oy = row % oh;
           for (int64_t ox = 0; ox < row_tiles * kFconvRows; ++ox)  // past the row: its last pixel
-            merged_taps(layer_table_.data() + ((row * row_tiles + ox / kFconvRows) * taps) * kFconvRows + ox % kFconvRows,
-                        img, oy, std::min(ox, ow - 1));
+            merged_taps(
+                layer_table_.data() + ((row * row_tiles + ox / kFconvRows) * taps) * kFconvRows + ox % kFconvRows, img,
+                oy, std::min(ox, ow - 1));
         }
       } else {
         build_table(layer_table_.data(), 0, tiles);
@@ -270,7 +276,8 @@ class ConvF32NhwcKernel final : public FastKernel {
       return Status::ok();
     }
     const int64_t most_block_tiles = (tiles + blocks - 1) / blocks;
-    if (!merge_rows_) tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(most_block_tiles * taps * kFconvRows));
+    if (!merge_rows_)
+      tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(most_block_tiles * taps * kFconvRows));
     auto run_tasks = [&](size_t task0, size_t task1) {
       FconvTile t = layer_tile();
       for (size_t task = task0; task < task1; ++task) {
@@ -378,22 +385,22 @@ class ConvF32NhwcKernel final : public FastKernel {
   float lo_ = -kInf, hi_ = kInf;
   int64_t in_ch_ = 0, out_ch_ = 0;
   bool merge_rows_ = false;
-  bool nchw_input_ = false;  // ConvNchwInput: x is [N, C, H, W]
-  int64_t parts_ = 1;        // ConcatConv: the parts concatenated (in_ch_ channels each)
+  bool nchw_input_ = false;                    // ConvNchwInput: x is [N, C, H, W]
+  int64_t parts_ = 1;                          // ConcatConv: the parts concatenated (in_ch_ channels each)
   std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path, w_ unused
-  FconvWeights w_;  // taps and depth as the tiles see them (kh and kw * C when rows merge)
-  std::vector<float> zeros_;   // the input of padding taps
-  std::vector<float> padded_;  // merged rows: the zero-padded input (grows only)
-  std::array<int64_t, 7> padded_geometry_{};  // n, h, w and pads that padded_'s zero border is for
-  ChunkScratch<const float*> tables_;  // per chunk of tasks: the indirection table
-  std::vector<int64_t> tap_offsets_;   // per tap: its offset inside an unpadded window
-  std::vector<const float*> layer_table_;  // merged rows: the whole layer's table, into padded_
-  const float* layer_table_in_ = nullptr;  // the padded_ address layer_table_ points into
-                                           // (with padded_geometry_: when to build it again)
-  std::optional<MaxPoolWindows> stem_pool_;  // ConvMaxPool: the pool after the Conv
-  std::vector<float> pool_pad_;              // ConvMaxPool: what the pool's padding taps read (-inf)
-  ChunkScratch<float> ring_;                 // ConvMaxPool, per chunk: the ring of Conv rows
-  ChunkScratch<const float*> pool_taps_;     // ConvMaxPool, per chunk: a pool row's taps and rows
+  FconvWeights w_;                             // taps and depth as the tiles see them (kh and kw * C when rows merge)
+  std::vector<float> zeros_;                   // the input of padding taps
+  std::vector<float> padded_;                  // merged rows: the zero-padded input (grows only)
+  std::array<int64_t, 7> padded_geometry_{};   // n, h, w and pads that padded_'s zero border is for
+  ChunkScratch<const float*> tables_;          // per chunk of tasks: the indirection table
+  std::vector<int64_t> tap_offsets_;           // per tap: its offset inside an unpadded window
+  std::vector<const float*> layer_table_;      // merged rows: the whole layer's table, into padded_
+  const float* layer_table_in_ = nullptr;      // the padded_ address layer_table_ points into
+                                               // (with padded_geometry_: when to build it again)
+  std::optional<MaxPoolWindows> stem_pool_;    // ConvMaxPool: the pool after the Conv
+  std::vector<float> pool_pad_;                // ConvMaxPool: what the pool's padding taps read (-inf)
+  ChunkScratch<float> ring_;                   // ConvMaxPool, per chunk: the ring of Conv rows
+  ChunkScratch<const float*> pool_taps_;       // ConvMaxPool, per chunk: a pool row's taps and rows
   const KernelTable* k_ = &kernels();
 };
 

@@ -100,13 +100,15 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("pointwise_activation_max", kInf));
     if (!(k->lo_ < k->hi_)) return unsupported(kWhat, ": empty pointwise output range");
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("pointwise_activation", ""));
-    if (!fused_activation(kernels(), activation, &k->activation_)) return unsupported(kWhat, ": activation ", activation);
+    if (!fused_activation(kernels(), activation, &k->activation_))
+      return unsupported(kWhat, ": activation ", activation);
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
     // Non-finite weights are declined, as the own 1x1 Conv declines them (the reference runs).
     std::vector<float> rows;
     bool finite = true;
-    k->weights_ = pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, w->dim(1), 1, 1);
+    k->weights_ =
+        pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, w->dim(1), 1, 1);
     if (!finite) return unsupported(kWhat, ": non-finite pointwise weights");
     init.packed_constant_input(1);
     if (b) init.packed_constant_input(2);
@@ -134,7 +136,7 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 
   FdwLayer layer_;
   FconvTileFn tile_ = nullptr;
-  FconvWeights weights_;  // the 1x1 Conv: [C] -> [M]
+  FconvWeights weights_;          // the 1x1 Conv: [C] -> [M]
   float lo_ = -kInf, hi_ = kInf;  // its fused output range
   MapFn activation_ = nullptr;    // and activation
   ChunkScratch<float> scratch_;   // per chunk: the ring and the expanded rows

@@ -51,7 +51,8 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
   if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
   const int64_t max_tiles = (tiles + blocks - 1) / blocks;
   const size_t min_chunk = chunk_for(max_tiles * kWinoPositions * c * m / 4);
-  scratch_.prepare(pool, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kWinoPositions * max_tiles * (c + m)));
+  scratch_.prepare(pool, static_cast<size_t>(blocks), min_chunk,
+                   static_cast<size_t>(kWinoPositions * max_tiles * (c + m)));
   std::atomic<bool> finite{true};
   pool.parallel_for(static_cast<size_t>(blocks), min_chunk, [&](size_t b0, size_t b1) {
     float* const v = scratch_.of(b0);
@@ -83,7 +84,8 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
       }
     };
     for (size_t blk = b0; blk < b1; ++blk) {
-      const int64_t t0 = static_cast<int64_t>(blk) * tiles / blocks, t1 = (static_cast<int64_t>(blk) + 1) * tiles / blocks;
+      const int64_t t0 = static_cast<int64_t>(blk) * tiles / blocks,
+                    t1 = (static_cast<int64_t>(blk) + 1) * tiles / blocks;
       const int64_t count = t1 - t0;
       for (int64_t i = 0; i < count; ++i) {
         locate_patch(t0 + i);

@@ -39,9 +39,9 @@ class WinogradConvF32 {
   FconvTileFn tile_ = nullptr;
   WinoInputFn input_ = nullptr;
   WinoOutputFn output_ = nullptr;
-  std::vector<float> zeros_;                    // the input of padding points
-  std::array<float, kFconvCols> zero_bias_{};   // the GEMM tiles add no bias
-  ChunkScratch<float> scratch_;                 // per chunk of blocks: V then M
+  std::vector<float> zeros_;                   // the input of padding points
+  std::array<float, kFconvCols> zero_bias_{};  // the GEMM tiles add no bias
+  ChunkScratch<float> scratch_;                // per chunk of blocks: V then M
 };
 
 }  // namespace opt

@@ -46,9 +46,7 @@ const KernelTable& kernels() {
   return forced ? *forced : *table;
 }
 
-void set_kernels_for_testing(const KernelTable* table) {
-  g_table_for_testing.store(table, std::memory_order_relaxed);
-}
+void set_kernels_for_testing(const KernelTable* table) { g_table_for_testing.store(table, std::memory_order_relaxed); }
 
 bool avx512_chosen() {
   static const bool chosen = std::strcmp(kernels().isa, "avx512") == 0;

@@ -105,9 +105,12 @@ class SoftmaxKernel final : public FastKernel {
     int64_t outer = 1, n = 1, inner = 1;
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t v = x.dim(static_cast<size_t>(d));
-      if (d < axis) outer *= v;
-      else if (d == axis || legacy_) n *= v;
-      else inner *= v;
+      if (d < axis)
+        outer *= v;
+      else if (d == axis || legacy_)
+        n *= v;
+      else
+        inner *= v;
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* in = x.data<float>();

@@ -95,8 +95,10 @@ class ExpandKernel final : public FastKernel {
     pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
       for_each_run(out_shape, in_stride, split, 0, r0, r1, [&](size_t r, int64_t off) {
         char* out = dst + static_cast<int64_t>(r) * run * es;
-        if (copy) std::memcpy(out, src + off * es, static_cast<size_t>(run * es));
-        else fill_run(out, src + off * es, run, es);
+        if (copy)
+          std::memcpy(out, src + off * es, static_cast<size_t>(run * es));
+        else
+          fill_run(out, src + off * es, run, es);
       });
     });
     return Status::ok();

@@ -11,8 +11,8 @@ namespace opt {
 
 FconvTileFn fconv_tile_avx512();  // fconv_avx512.cc (nullptr off x86-64)
 
-FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c,
-                                int64_t khw, int64_t tile_taps) {
+FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, int64_t khw,
+                                int64_t tile_taps) {
   FconvWeights p;
   p.m = m;
   p.taps = tile_taps;

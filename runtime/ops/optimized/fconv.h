@@ -31,8 +31,8 @@ struct FconvWeights {
 using FconvRowsFn = std::function<const float*(int64_t o0, int64_t n)>;
 // Bias may be null. The panels hold [khw][c][32] either way; the tiles see them as `tile_taps`
 // taps of khw * c / tile_taps values (khw taps of c, or a merged-rows stem's kh taps of kw * c).
-FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c,
-                                int64_t khw, int64_t tile_taps);
+FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, int64_t khw,
+                                int64_t tile_taps);
 // rows_of for a constant float W [m][...]: rows copied into `rows` (the model's bytes may be
 // misaligned; no copy of the whole tensor); clears `finite` when a row holds inf or NaN.
 // W, rows and finite must outlive the function.
@@ -43,12 +43,12 @@ struct FconvTile {
   const float* panel = nullptr;     // [taps][c][32]
   const float* bias = nullptr;      // [32]
   int64_t taps = 0, c = 0;
-  int64_t rows = 0, cols = 0;       // valid rows (1..12) and columns (1..32) to store
-  float* out = nullptr;             // row r at out + r * ldo
+  int64_t rows = 0, cols = 0;  // valid rows (1..12) and columns (1..32) to store
+  float* out = nullptr;        // row r at out + r * ldo
   int64_t ldo = 0;
-  int64_t upper = 16;               // a row's columns 16-31 start `upper` floats after its first
-                                    // (16: contiguous; a channel-blocked layout puts them apart)
-  float lo = 0, hi = 0;             // the fused activation range (+-inf when none)
+  int64_t upper = 16;    // a row's columns 16-31 start `upper` floats after its first
+                         // (16: contiguous; a channel-blocked layout puts them apart)
+  float lo = 0, hi = 0;  // the fused activation range (+-inf when none)
 };
 
 using FconvTileFn = void (*)(const FconvTile& t);

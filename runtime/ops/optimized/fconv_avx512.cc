@@ -36,35 +36,35 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
 // One tile of up to 12, 8 or 4 rows (ROWS lists the row indices) x 32 columns. The short ones
 // serve a layer's last rows (7 x 7 = 49 pixels: four full tiles and one row): 8 accumulator
 // chains still keep both FMA pipes busy, where a 12-row tile would compute 11 rows for nothing.
-#define XONNX_F_DEFINE_TILE(name, ROWS)                                                          \
-  void name(const FconvTile& t) {                                                                \
-    const __m512 bias0 = _mm512_loadu_ps(t.bias), bias1 = _mm512_loadu_ps(t.bias + 16);          \
-    ROWS(XONNX_F_INIT)                                                                           \
-    const float* w = t.panel;                                                                    \
-    const int64_t c = t.c;                                                                       \
-    for (int64_t tap = 0; tap < t.taps; ++tap) {                                                 \
-      const float* const* rows = t.a + tap * kFconvRows;                                         \
-      ROWS(XONNX_F_PTR)                                                                          \
-      for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                                      \
-        const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);                      \
-        ROWS(XONNX_F_STEP)                                                                       \
-      }                                                                                          \
-    }                                                                                            \
-    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);                           \
-    const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;                              \
-    const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u);                                \
-    const __mmask16 m1 = static_cast<__mmask16>((1u << c1) - 1u);                                \
-    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                                  \
-    float* out = t.out;                                                                          \
-    ROWS(XONNX_F_STORE)                                                                          \
+#define XONNX_F_DEFINE_TILE(name, ROWS)                                                 \
+  void name(const FconvTile& t) {                                                       \
+    const __m512 bias0 = _mm512_loadu_ps(t.bias), bias1 = _mm512_loadu_ps(t.bias + 16); \
+    ROWS(XONNX_F_INIT)                                                                  \
+    const float* w = t.panel;                                                           \
+    const int64_t c = t.c;                                                              \
+    for (int64_t tap = 0; tap < t.taps; ++tap) {                                        \
+      const float* const* rows = t.a + tap * kFconvRows;                                \
+      ROWS(XONNX_F_PTR)                                                                 \
+      for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                             \
+        const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);             \
+        ROWS(XONNX_F_STEP)                                                              \
+      }                                                                                 \
+    }                                                                                   \
+    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);                  \
+    const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;                     \
+    const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u);                       \
+    const __mmask16 m1 = static_cast<__mmask16>((1u << c1) - 1u);                       \
+    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                         \
+    float* out = t.out;                                                                 \
+    ROWS(XONNX_F_STORE)                                                                 \
   }
 #define XONNX_F_INIT(r) __m512 s##r##_0 = bias0, s##r##_1 = bias1;
 #define XONNX_F_PTR(r) const float* a##r = rows[r];
-#define XONNX_F_STEP(r)                                \
-  {                                                    \
-    const __m512 av = _mm512_set1_ps(a##r[ci]);        \
-    s##r##_0 = _mm512_fmadd_ps(av, b0, s##r##_0);      \
-    s##r##_1 = _mm512_fmadd_ps(av, b1, s##r##_1);      \
+#define XONNX_F_STEP(r)                           \
+  {                                               \
+    const __m512 av = _mm512_set1_ps(a##r[ci]);   \
+    s##r##_0 = _mm512_fmadd_ps(av, b0, s##r##_0); \
+    s##r##_1 = _mm512_fmadd_ps(av, b1, s##r##_1); \
   }
 #define XONNX_F_STORE(r) \
   if (r < nrows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo, upper);

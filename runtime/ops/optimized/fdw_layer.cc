@@ -73,9 +73,9 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   // Output rows r0 .. r1 - 1, channel blocks b0 .. b1 - 1, with the chunk's scratch at `storage`.
   auto run_rows = [&](size_t r0, size_t r1, int64_t b0, int64_t b1, float* storage) {
     RowRing ring(storage, kh, row_floats, 0.0f);
-    std::array<float*, kMaxRingRows> row_of;        // per ky: its ring row (all blocks)
-    std::array<const float*, kMaxRingRows> rows;    // per ky: the current block of it
-    std::array<const float*, kMaxRingRows> src;     // per fresh row: the source's row in memory
+    std::array<float*, kMaxRingRows> row_of;      // per ky: its ring row (all blocks)
+    std::array<const float*, kMaxRingRows> rows;  // per ky: the current block of it
+    std::array<const float*, kMaxRingRows> src;   // per fresh row: the source's row in memory
     std::array<int64_t, kMaxRingRows> input, fresh;
     const int64_t c0 = b0 * kFdwChannelBlock, c1 = std::min(c, b1 * kFdwChannelBlock);
     FdwRow p;
@@ -145,13 +145,15 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
     scratch.prepare(pool, static_cast<size_t>(threads), 1, ring_floats);
     pool.parallel_for(static_cast<size_t>(threads), 1, [&](size_t g0, size_t g1) {
       for (size_t g = g0; g < g1; ++g) {
-        const int64_t u0 = static_cast<int64_t>(g) * units / threads, u1 = static_cast<int64_t>(g + 1) * units / threads;
+        const int64_t u0 = static_cast<int64_t>(g) * units / threads,
+                      u1 = static_cast<int64_t>(g + 1) * units / threads;
         run_rows(0, rows_total, u0 * block_multiple, std::min(blocks, u1 * block_multiple), scratch.of(g0));
       }
     });
   } else {
     scratch.prepare(pool, rows_total, min_chunk, ring_floats);
-    pool.parallel_for(rows_total, min_chunk, [&](size_t r0, size_t r1) { run_rows(r0, r1, 0, blocks, scratch.of(r0)); });
+    pool.parallel_for(rows_total, min_chunk,
+                      [&](size_t r0, size_t r1) { run_rows(r0, r1, 0, blocks, scratch.of(r0)); });
   }
 }
 

@@ -55,17 +55,16 @@ class FdwLayer {
   // Output rows of an [n, h, w, channels] input into out [n, oh, ow, channels], input rows
   // from `source`. `row_work`: the source's own work per output row (element operations), for
   // the chunk size; the channel blocks split over threads in multiples of `block_multiple`.
-  void run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSource& source, int64_t n, int64_t h,
-           int64_t w, const std::array<int64_t, 4>& pads, float* out, int64_t row_work = 0,
-           int64_t block_multiple = 1) const;
+  void run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSource& source, int64_t n, int64_t h, int64_t w,
+           const std::array<int64_t, 4>& pads, float* out, int64_t row_work = 0, int64_t block_multiple = 1) const;
 
  private:
   FdwRowFn row_ = nullptr;
   FdwPackFn pack_ = nullptr;
   ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
-  float lo_ = 0, hi_ = 0;       // fused output range
-  MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
+  float lo_ = 0, hi_ = 0;              // fused output range
+  MapFn activation_ = nullptr;         // the layout pass's fused activation = "Swish" / "HardSwish"
   std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][16], [cp]
 };
 

@@ -7,7 +7,7 @@
 namespace xonnx {
 namespace opt {
 
-WinoInputFn wino_input_avx512();    // fwinograd_avx512.cc (nullptr off x86-64)
+WinoInputFn wino_input_avx512();  // fwinograd_avx512.cc (nullptr off x86-64)
 WinoOutputFn wino_output_avx512();
 
 FconvWeights pack_winograd_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c) {

@@ -51,8 +51,10 @@ void output_avx512(const float* m, int64_t ldm, int64_t cols, const float* bias,
     const __mmask16 k = lanes(cols - j);
     __m512 s[4][2];
     for (int i = 0; i < 4; ++i) {
-      const __m512 m0 = _mm512_maskz_loadu_ps(k, m + (i * 4) * ldm + j), m1 = _mm512_maskz_loadu_ps(k, m + (i * 4 + 1) * ldm + j);
-      const __m512 m2 = _mm512_maskz_loadu_ps(k, m + (i * 4 + 2) * ldm + j), m3 = _mm512_maskz_loadu_ps(k, m + (i * 4 + 3) * ldm + j);
+      const __m512 m0 = _mm512_maskz_loadu_ps(k, m + (i * 4) * ldm + j),
+                   m1 = _mm512_maskz_loadu_ps(k, m + (i * 4 + 1) * ldm + j);
+      const __m512 m2 = _mm512_maskz_loadu_ps(k, m + (i * 4 + 2) * ldm + j),
+                   m3 = _mm512_maskz_loadu_ps(k, m + (i * 4 + 3) * ldm + j);
       s[i][0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
       s[i][1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
     }

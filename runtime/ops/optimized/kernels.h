@@ -26,30 +26,30 @@ struct KernelTable {
   // Packs columns [0, ncols) (ncols <= nr) of B [K, ldb] into dst [K][nr], zero-padded.
   void (*pack_b)(const float* b, int64_t ldb, int64_t K, int64_t ncols, float* dst);
   // C[M, ncols] = A[M, K] * packed panel (from pack_b); A rows lda apart, C rows ldc apart.
-  void (*gemm_panel)(int64_t M, int64_t K, const float* a, int64_t lda, const float* packed,
-                     int64_t ncols, float* c, int64_t ldc);
+  void (*gemm_panel)(int64_t M, int64_t K, const float* a, int64_t lda, const float* packed, int64_t ncols, float* c,
+                     int64_t ldc);
   // C[M, N] = A[M, K] * B[K, N] reading B in place (for few rows of A, where packing costs
   // more than it saves).
-  void (*gemm_direct)(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                      const float* b, int64_t ldb, float* c, int64_t ldc);
+  void (*gemm_direct)(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
+                      float* c, int64_t ldc);
 
   // y = (x - mean) * inv_std * scale + bias over n values (bias may be null); returns
   // mean and 1 / sqrt(var + eps) (population variance).
-  void (*layer_norm_row)(const float* x, float* y, int64_t n, const float* scale,
-                         const float* bias, float eps, float* mean, float* inv_std);
+  void (*layer_norm_row)(const float* x, float* y, int64_t n, const float* scale, const float* bias, float eps,
+                         float* mean, float* inv_std);
   // y = softmax(x) over n contiguous values.
   void (*softmax_row)(const float* x, float* y, int64_t n);
   // Element-wise over n values.
   void (*exp)(const float* x, float* y, int64_t n);
   void (*erf)(const float* x, float* y, int64_t n);
-  void (*gelu_erf)(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
-  void (*gelu_tanh)(const float* x, float* y, int64_t n);  // tanh approximation
-  void (*swish)(const float* x, float* y, int64_t n);      // x * sigmoid(x) (SiLU)
+  void (*gelu_erf)(const float* x, float* y, int64_t n);    // 0.5 x (1 + erf(x / sqrt 2))
+  void (*gelu_tanh)(const float* x, float* y, int64_t n);   // tanh approximation
+  void (*swish)(const float* x, float* y, int64_t n);       // x * sigmoid(x) (SiLU)
   void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(x / 6 + 1/2, 0, 1)
   // y[i] = x[i] op s[i], or s[i] op x[i] when `swapped`; s[0] for every i when `s_scalar`.
   // Over `rows` rows of n values (x and y advance by n, s restarts).
-  void (*binary)(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y,
-                 int64_t n, int64_t rows);
+  void (*binary)(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n,
+                 int64_t rows);
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);
@@ -66,15 +66,14 @@ struct KernelTable {
   bool (*max_pool_pixels)(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c, float* out,
                           int64_t out_stride);
   // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (blocked).
-  void (*transpose_2d)(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
-                       int64_t cols);
+  void (*transpose_2d)(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows, int64_t cols);
 
   // 4-bit block-quantized weights (com.microsoft MatMulNBits, bits=4): a column's blocks are
   // `bs`-value blobs of bs/2 bytes (value 2i in the low nibble of byte i), one float scale per
   // block, zero points packed two per byte (low nibble first, null: 8). bs is a power of two >= 16.
   // w[k] = (q[k] - zp) * scale over all blocks * bs values of one column.
-  void (*q4_dequant_col)(const uint8_t* blob, const float* scales, const uint8_t* zp, int64_t blocks,
-                         int64_t bs, float* w);
+  void (*q4_dequant_col)(const uint8_t* blob, const float* scales, const uint8_t* zp, int64_t blocks, int64_t bs,
+                         float* w);
   // M rows of A [.., K] (lda apart) into dst [M, blocks * bs] as q4_gemm_direct reads them
   // (zero-padded past K; the order of values within a block may be the ISA's own).
   void (*q4_pack_a)(int64_t M, const float* a, int64_t lda, int64_t K, int64_t kp, int64_t bs, float* dst);

@@ -335,8 +335,8 @@ inline bool max_pool_pixels(const float* const* taps, int64_t ntaps, int64_t pix
 
 // ---- LayerNorm / Softmax rows ------------------------------------------------------------
 
-inline void layer_norm_row(const float* x, float* y, int64_t n, const float* scale, const float* bias,
-                           float eps, float* mean_out, float* inv_out) {
+inline void layer_norm_row(const float* x, float* y, int64_t n, const float* scale, const float* bias, float eps,
+                           float* mean_out, float* inv_out) {
   const float mean = row_sum(x, n) / static_cast<float>(n);
   const V vm = V::set1(mean);
   V q0 = V::zero(), q1 = V::zero();
@@ -356,8 +356,7 @@ inline void layer_norm_row(const float* x, float* y, int64_t n, const float* sca
   const V vi = V::set1(inv);
   i = 0;
   if (bias) {
-    for (; i + L <= n; i += L)
-      V::fma((V::load(x + i) - vm) * vi, V::load(scale + i), V::load(bias + i)).store(y + i);
+    for (; i + L <= n; i += L) V::fma((V::load(x + i) - vm) * vi, V::load(scale + i), V::load(bias + i)).store(y + i);
     for (; i < n; ++i) y[i] = (x[i] - mean) * inv * scale[i] + bias[i];
   } else {
     for (; i + L <= n; i += L) ((V::load(x + i) - vm) * vi * V::load(scale + i)).store(y + i);
@@ -411,8 +410,7 @@ inline void pack_b(const float* b, int64_t ldb, int64_t K, int64_t ncols, float*
 
 // One register tile: R rows x kNR columns, accumulating over the whole K.
 template <int R>
-void micro_tile(int64_t K, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc,
-                int64_t ncols) {
+void micro_tile(int64_t K, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc, int64_t ncols) {
   V acc0[R], acc1[R];
   const float* ar[R];
   for (int i = 0; i < R; ++i) {
@@ -453,16 +451,16 @@ void micro_rows(int rows, int64_t K, const float* a, int64_t lda, const float* b
   }
 }
 
-inline void gemm_panel(int64_t M, int64_t K, const float* a, int64_t lda, const float* packed, int64_t ncols,
-                       float* c, int64_t ldc) {
+inline void gemm_panel(int64_t M, int64_t K, const float* a, int64_t lda, const float* packed, int64_t ncols, float* c,
+                       int64_t ldc) {
   int64_t m = 0;
   for (; m + kMR <= M; m += kMR) micro_tile<kMR>(K, a + m * lda, lda, packed, c + m * ldc, ldc, ncols);
   if (m < M) micro_rows<kMR - 1>(static_cast<int>(M - m), K, a + m * lda, lda, packed, c + m * ldc, ldc, ncols);
 }
 
 // Row by row, 4 vectors of columns at a time, B read in place.
-inline void gemm_direct(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b,
-                        int64_t ldb, float* c, int64_t ldc) {
+inline void gemm_direct(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
+                        float* c, int64_t ldc) {
   for (int64_t i = 0; i < M; ++i) {
     const float* ai = a + i * lda;
     float* ci = c + i * ldc;

@@ -42,8 +42,8 @@ inline void attn_scores(const float* q, int64_t m, const float* k, int64_t ldk, 
 
 // acc[i * d + c] += sum over j < n of p[i * ldp + j] * v[j * ldv + c] for i < m, c < d.
 // Four accumulator rows stay in registers per column block while the value rows stream.
-inline void attn_accumulate(const float* p, int64_t ldp, int64_t m, const float* v, int64_t ldv, int64_t n,
-                            int64_t d, float* acc) {
+inline void attn_accumulate(const float* p, int64_t ldp, int64_t m, const float* v, int64_t ldv, int64_t n, int64_t d,
+                            float* acc) {
   const int64_t dv = d - d % L;
   for (int64_t i0 = 0; i0 < m; i0 += 4) {
     const int rows = static_cast<int>(lmin(4, m - i0));

@@ -11,9 +11,7 @@ namespace XONNX_OPT_NS {
 // 16 values per 8 bytes: kQV vectors of L lanes.
 constexpr int kQV = 16 / L;
 
-inline int q4_zero_point(const uint8_t* zp, int64_t blk) {
-  return zp ? (zp[blk >> 1] >> ((blk & 1) * 4)) & 0xF : 8;
-}
+inline int q4_zero_point(const uint8_t* zp, int64_t blk) { return zp ? (zp[blk >> 1] >> ((blk & 1) * 4)) & 0xF : 8; }
 
 // q[v] = float(nibble - zp) for the 16 values of 8 bytes at p, in element order.
 #if defined(XONNX_OPT_ISA_AVX2) || defined(XONNX_OPT_ISA_AVX512)
@@ -33,7 +31,8 @@ inline void q4_unpack16(const uint8_t* p, int zp, V q[kQV]) {
 inline void q4_unpack16(const uint8_t* p, int zp, V q[kQV]) {
   const uint8x8_t b = vld1_u8(p);
   const uint8x8x2_t z = vzip_u8(vand_u8(b, vdup_n_u8(0x0F)), vshr_n_u8(b, 4));
-  const int8x16_t x = vsubq_s8(vreinterpretq_s8_u8(vcombine_u8(z.val[0], z.val[1])), vdupq_n_s8(static_cast<int8_t>(zp)));
+  const int8x16_t x =
+      vsubq_s8(vreinterpretq_s8_u8(vcombine_u8(z.val[0], z.val[1])), vdupq_n_s8(static_cast<int8_t>(zp)));
   const int16x8_t x0 = vmovl_s8(vget_low_s8(x)), x1 = vmovl_s8(vget_high_s8(x));
   q[0] = {vcvtq_f32_s32(vmovl_s16(vget_low_s16(x0)))};
   q[1] = {vcvtq_f32_s32(vmovl_s16(vget_high_s16(x0)))};
@@ -87,8 +86,7 @@ void q4_col_rows(const float* a, int64_t lda, const uint8_t* blob, const float* 
       q4_unpack16(blob + 8, z, q);
       for (int v = 0; v < kQV; ++v) {
         const V w = q[v] * s;
-        for (int r = 0; r < R; ++r)
-          acc[r][kQV + v] = V::fma(w, V::load(ak + r * lda + 16 + v * L), acc[r][kQV + v]);
+        for (int r = 0; r < R; ++r) acc[r][kQV + v] = V::fma(w, V::load(ak + r * lda + 16 + v * L), acc[r][kQV + v]);
       }
     }
     if (i < bs) {  // a 16-value block

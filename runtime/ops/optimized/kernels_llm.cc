@@ -20,10 +20,8 @@ struct Candidate {
   const char* isa;
   const LlmKernelTable* (*table)();
 };
-constexpr Candidate kCandidates[] = {{"avx512", llm_avx512_table},
-                                     {"avx2", llm_avx2_table},
-                                     {"neon", llm_neon_table},
-                                     {"generic", llm_generic_table}};
+constexpr Candidate kCandidates[] = {
+    {"avx512", llm_avx512_table}, {"avx2", llm_avx2_table}, {"neon", llm_neon_table}, {"generic", llm_generic_table}};
 }  // namespace
 
 const LlmKernelTable& llm_kernels() {

@@ -99,7 +99,7 @@ class TransposeKernel final : public FastKernel {
     const int64_t last = static_cast<int64_t>(k) - 1;
     // The output dims walked by the outer loop (`skip` excluded), and the 2-D plane.
     const int64_t p = cperm[static_cast<size_t>(last)];  // input dim that becomes innermost
-    int64_t q = 0;                                      // output position of the input's innermost dim
+    int64_t q = 0;                                       // output position of the input's innermost dim
     for (size_t i = 0; i < k; ++i)
       if (cperm[i] == last) q = static_cast<int64_t>(i);
     Shape walk;
@@ -151,18 +151,16 @@ class TransposeKernel final : public FastKernel {
     const int64_t rows = in_dims[static_cast<size_t>(p)];
     constexpr int64_t kRowBlock = 64;
     const int64_t rblocks = (rows + kRowBlock - 1) / kRowBlock;
-    pool_->parallel_for(static_cast<size_t>(outer * rblocks), chunk_for(kRowBlock * cols),
-                        [&](size_t b, size_t e) {
-                          for (size_t task = b; task < e; ++task) {
-                            int64_t so, d;
-                            offsets(static_cast<int64_t>(task) / rblocks, so, d);
-                            const int64_t r0 = (static_cast<int64_t>(task) % rblocks) * kRowBlock;
-                            const int64_t nr = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
-                            t.transpose_2d(src + so + r0 * in_stride[static_cast<size_t>(p)],
-                                           in_stride[static_cast<size_t>(p)], dst + d + r0,
-                                           out_stride[static_cast<size_t>(q)], nr, cols);
-                          }
-                        });
+    pool_->parallel_for(static_cast<size_t>(outer * rblocks), chunk_for(kRowBlock * cols), [&](size_t b, size_t e) {
+      for (size_t task = b; task < e; ++task) {
+        int64_t so, d;
+        offsets(static_cast<int64_t>(task) / rblocks, so, d);
+        const int64_t r0 = (static_cast<int64_t>(task) % rblocks) * kRowBlock;
+        const int64_t nr = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
+        t.transpose_2d(src + so + r0 * in_stride[static_cast<size_t>(p)], in_stride[static_cast<size_t>(p)],
+                       dst + d + r0, out_stride[static_cast<size_t>(q)], nr, cols);
+      }
+    });
     handled = true;
     return Status::ok();
   }

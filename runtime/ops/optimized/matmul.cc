@@ -172,21 +172,22 @@ class MatMulKernel final : public FastKernel {
     const float* prepacked = constant_b ? prepacked_.data() : nullptr;
     // A few rows against a prepacked B stream the weights for little arithmetic: a multiply-
     // add then costs about as much time as kStreamedMacCost of the tiles' (in memory's pace).
-    const size_t min_chunk = chunk_for((prepacked && M <= kDirectMaxRows ? kStreamedMacCost : M) * K * nr, kMinChunkMacs);
-    if (!prepacked) packed_.prepare(*pool_, static_cast<size_t>(batches * panels), min_chunk, static_cast<size_t>(K * nr));
-    pool_->parallel_for(static_cast<size_t>(batches * panels), min_chunk,
-                        [&](size_t begin, size_t end) {
-                          float* packed = prepacked ? nullptr : packed_.of(begin);
-                          for (size_t task = begin; task < end; ++task) {
-                            const int64_t n = static_cast<int64_t>(task) / panels;
-                            const int64_t j0 = (static_cast<int64_t>(task) % panels) * nr;
-                            const int64_t nc = N - j0 < nr ? N - j0 : nr;
-                            const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
-                            const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed;
-                            if (!prepacked) t.pack_b(pb + p.b_off[static_cast<size_t>(n)] + j0, N, K, nc, packed);
-                            t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
-                          }
-                        });
+    const size_t min_chunk =
+        chunk_for((prepacked && M <= kDirectMaxRows ? kStreamedMacCost : M) * K * nr, kMinChunkMacs);
+    if (!prepacked)
+      packed_.prepare(*pool_, static_cast<size_t>(batches * panels), min_chunk, static_cast<size_t>(K * nr));
+    pool_->parallel_for(static_cast<size_t>(batches * panels), min_chunk, [&](size_t begin, size_t end) {
+      float* packed = prepacked ? nullptr : packed_.of(begin);
+      for (size_t task = begin; task < end; ++task) {
+        const int64_t n = static_cast<int64_t>(task) / panels;
+        const int64_t j0 = (static_cast<int64_t>(task) % panels) * nr;
+        const int64_t nc = N - j0 < nr ? N - j0 : nr;
+        const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
+        const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed;
+        if (!prepacked) t.pack_b(pb + p.b_off[static_cast<size_t>(n)] + j0, N, K, nc, packed);
+        t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
+      }
+    });
   }
 
   // C [M, N] = A [M, K] x the prepacked B on the convolution's tiles: 24 accumulators where
@@ -237,7 +238,8 @@ class MatMulKernel final : public FastKernel {
           for (int64_t i = 0; i < kb; ++i) rows[static_cast<size_t>(i * N + j)] = column[static_cast<size_t>(i)];
         }
       } else {
-        b.read_bytes(static_cast<size_t>(k0 * N) * sizeof(float), static_cast<size_t>(kb * N) * sizeof(float), rows.data());
+        b.read_bytes(static_cast<size_t>(k0 * N) * sizeof(float), static_cast<size_t>(kb * N) * sizeof(float),
+                     rows.data());
       }
       if (alpha != 1.0f)
         for (size_t i = 0; i < static_cast<size_t>(kb * N); ++i) rows[i] *= alpha;
@@ -255,8 +257,8 @@ class MatMulKernel final : public FastKernel {
   Shape gemm_b_shape_;       // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
   std::vector<float> bias_;  // Gemm's beta * C as a row of N (empty without C)
   std::vector<float> prepacked_;
-  ChunkScratch<float> packed_;  // B panels packed at run time (a runtime B)
-  FconvTileFn tile_ = nullptr;  // the 12 x 32 tile for a prepacked B, where the CPU has it
+  ChunkScratch<float> packed_;      // B panels packed at run time (a runtime B)
+  FconvTileFn tile_ = nullptr;      // the 12 x 32 tile for a prepacked B, where the CPU has it
   std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)
   static constexpr float kZeroBias[kFconvCols] = {};
   const KernelTable* k_ = &kernels();

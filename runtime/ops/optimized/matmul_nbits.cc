@@ -158,8 +158,7 @@ class MatMulNBitsKernel final : public FastKernel {
                             const int64_t j0 = static_cast<int64_t>(task) * kDirectCols;
                             const int64_t nc = N_ - j0 < kDirectCols ? N_ - j0 : kDirectCols;
                             t.q4_gemm_direct(M, a, lda, pb + j0 * col_bytes, ps + j0 * blocks_,
-                                             pz ? pz + j0 * zp_row_ : nullptr, zp_row_, blocks_, bs_, nc,
-                                             pc + j0, N_);
+                                             pz ? pz + j0 * zp_row_ : nullptr, zp_row_, blocks_, bs_, nc, pc + j0, N_);
                           }
                         });
   }
@@ -169,10 +168,9 @@ class MatMulNBitsKernel final : public FastKernel {
     const Q4Int8A& a = a_int8_;
     const Q4Int8Weights& w = int8_w_;
     const int64_t N = N_;
-    pool_->parallel_for(static_cast<size_t>(w.groups), chunk_for(M * blocks_ * bs_ * kQ4Int8Cols, kMinInt8ChunkMacs),
-                        [&](size_t begin, size_t end) {
-                          fn(a, w, static_cast<int64_t>(begin), static_cast<int64_t>(end), pc, N);
-                        });
+    pool_->parallel_for(
+        static_cast<size_t>(w.groups), chunk_for(M * blocks_ * bs_ * kQ4Int8Cols, kMinInt8ChunkMacs),
+        [&](size_t begin, size_t end) { fn(a, w, static_cast<int64_t>(begin), static_cast<int64_t>(end), pc, N); });
   }
 
   // pb == nullptr: the panels come from the packed copy (int8_w_), else from B, scales, zero points.
@@ -210,11 +208,11 @@ class MatMulNBitsKernel final : public FastKernel {
 
   const int64_t K_, N_, bs_, blocks_, zp_row_;
   ChunkScratch<float> panel_scratch_;  // run_panels: dequantized columns, then the packed panel
-  std::vector<float> a_pack_;  // reused across runs (kernels of one session run one at a time)
-  Q4Int8Fn int8_fn_ = nullptr;  // set when the int8 path applies (accuracy_level 4, VNNI, constant weights)
-  Q4Int8PanelFn panel_fn_ = nullptr;  // with int8_fn_: the float path's panels from int8_w_
+  std::vector<float> a_pack_;          // reused across runs (kernels of one session run one at a time)
+  Q4Int8Fn int8_fn_ = nullptr;         // set when the int8 path applies (accuracy_level 4, VNNI, constant weights)
+  Q4Int8PanelFn panel_fn_ = nullptr;   // with int8_fn_: the float path's panels from int8_w_
   Q4Int8Weights int8_w_;
-  Q4Int8A a_int8_;              // reused across runs, like a_pack_
+  Q4Int8A a_int8_;  // reused across runs, like a_pack_
   const KernelTable* k_ = &kernels();
 };
 

@@ -16,7 +16,8 @@ class SimplifiedNormKernel final : public FastKernel {
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(float eps, init.get_float("epsilon", 1e-5f));
     XONNX_ASSIGN_OR_RETURN(int64_t axis, init.get_int("axis", -1));
-    if (!kSkip && axis != -1) return unsupported("SimplifiedLayerNormalization: the optimized kernel normalizes the last axis");
+    if (!kSkip && axis != -1)
+      return unsupported("SimplifiedLayerNormalization: the optimized kernel normalizes the last axis");
     auto k = std::unique_ptr<SimplifiedNormKernel>(new SimplifiedNormKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->eps_ = eps;
@@ -91,7 +92,8 @@ class SimplifiedNormKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_norm_simplified(OpRegistry& registry) {
-  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, SimplifiedNormKernel<false>::create, Backend::kOptimized});
+  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, SimplifiedNormKernel<false>::create,
+                Backend::kOptimized});
   registry.add({"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
                 SimplifiedNormKernel<true>::create, Backend::kOptimized});
 }

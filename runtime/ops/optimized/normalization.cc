@@ -51,8 +51,7 @@ class LayerNormKernel final : public FastKernel {
     const Tensor& scale = ctx.input(1);
     if (!param_covers_inner(scale, x.shape(), static_cast<size_t>(axis), inner)) return Status::ok();
     const bool has_bias = ctx.has_input(2);
-    if (has_bias && !param_covers_inner(ctx.input(2), x.shape(), static_cast<size_t>(axis), inner))
-      return Status::ok();
+    if (has_bias && !param_covers_inner(ctx.input(2), x.shape(), static_cast<size_t>(axis), inner)) return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     float* stat[2] = {nullptr, nullptr};
     Shape sshape = x.shape();

@@ -83,8 +83,7 @@ class ChunkScratch {
 // output's dims): calls fn(r, off) with off = base + sum(idx[d] * stride[d]) for run r's
 // odometer index. Shared by the own Slice and Expand (stride 0 broadcasts an axis).
 template <typename Fn>
-void for_each_run(const Shape& extent, const Shape& stride, size_t split, int64_t base, size_t r0,
-                  size_t r1, Fn&& fn) {
+void for_each_run(const Shape& extent, const Shape& stride, size_t split, int64_t base, size_t r0, size_t r1, Fn&& fn) {
   Shape idx(split, 0);  // inline up to 8 axes: no heap
   int64_t rem = static_cast<int64_t>(r0), off = base;
   for (size_t d = split; d-- > 0;) {

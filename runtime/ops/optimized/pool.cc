@@ -145,7 +145,8 @@ void redo_low_outputs(const float* const* taps, const float* pad, int64_t ntaps,
 
 void max_pool_float(const KernelTable& k, const float* const* taps, const float* pad, int64_t ntaps, int64_t pixels,
                     int64_t c, float* out, int64_t out_stride) {
-  if (k.max_pool_pixels(taps, ntaps, pixels, c, out, out_stride)) redo_low_outputs(taps, pad, ntaps, pixels, c, out, out_stride);
+  if (k.max_pool_pixels(taps, ntaps, pixels, c, out, out_stride))
+    redo_low_outputs(taps, pad, ntaps, pixels, c, out, out_stride);
 }
 
 namespace {
@@ -153,8 +154,7 @@ namespace {
 class MaxPoolNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
-    if (init.num_outputs() > 1 && !init.node().outputs[1].empty())
-      return unsupported("own MaxPool: Indices output");
+    if (init.num_outputs() > 1 && !init.node().outputs[1].empty()) return unsupported("own MaxPool: Indices output");
     auto k = std::unique_ptr<MaxPoolNhwcKernel>(new MaxPoolNhwcKernel());
     XONNX_ASSIGN_OR_RETURN(k->windows_, MaxPoolWindows::parse(init, ""));
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
@@ -202,7 +202,8 @@ class MaxPoolNhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), {n, oh, ow, c}));
     std::vector<T>& pad_row = pad_of(part_data[0]);
     if (static_cast<int64_t>(pad_row.size()) != widest)
-      pad_row.assign(static_cast<size_t>(widest), is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest());
+      pad_row.assign(static_cast<size_t>(widest),
+                     is_float ? static_cast<T>(kNegInf) : std::numeric_limits<T>::lowest());
     const T* pad = pad_row.data();
     T* out = y->data<T>();
     const int64_t rows = n * oh, row_taps = ow * ntaps;

@@ -8,9 +8,9 @@
 namespace xonnx {
 namespace opt {
 
-Q4Int8Fn q4_int8_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
-Q4Int8Fn q4_int8_avx2();        // q4_int8_avx2.cc (nullptr off x86-64)
-Q4Int8PanelFn q4_int8_panel_avx2();  // q4_int8_avx2.cc (nullptr off x86-64)
+Q4Int8Fn q4_int8_avx512vnni();             // q4_int8_avx512vnni.cc (nullptr off x86-64)
+Q4Int8Fn q4_int8_avx2();                   // q4_int8_avx2.cc (nullptr off x86-64)
+Q4Int8PanelFn q4_int8_panel_avx2();        // q4_int8_avx2.cc (nullptr off x86-64)
 Q4Int8PanelFn q4_int8_panel_avx512vnni();  // q4_int8_avx512vnni.cc (nullptr off x86-64)
 
 namespace {
@@ -28,8 +28,8 @@ constexpr float kRoundMagic = 12582912.0f;
 
 }  // namespace
 
-Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,
-                                   int64_t n, int64_t blocks, int64_t bs) {
+Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row, int64_t n,
+                                   int64_t blocks, int64_t bs) {
   Q4Int8Weights w;
   w.n = n;
   w.blocks = blocks;
@@ -130,7 +130,7 @@ void q4_int8_reference(const Q4Int8A& a, const uint8_t* b, const float* scales, 
 Q4Int8Fn q4_int8_fast() {
   // VNNI where the CPU has it; else AVX2's vpmaddubsw form when the AVX2 (or AVX-512) table
   // is the chosen one (XONNX_OPT_ISA=generic turns both off).
-  static const Q4Int8Fn fn = avx512_vnni_chosen()                                   ? q4_int8_avx512vnni()
+  static const Q4Int8Fn fn = avx512_vnni_chosen()                                         ? q4_int8_avx512vnni()
                              : avx512_chosen() || std::strcmp(kernels().isa, "avx2") == 0 ? q4_int8_avx2()
                                                                                           : nullptr;
   return fn;

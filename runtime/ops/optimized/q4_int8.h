@@ -28,8 +28,8 @@ struct Q4Int8Weights {
   std::vector<float> scales;
   std::vector<uint8_t> zero_points;  // always present: 8 for the symmetric case
 };
-Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,
-                                   int64_t n, int64_t blocks, int64_t bs);
+Q4Int8Weights pack_q4_int8_weights(const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row, int64_t n,
+                                   int64_t blocks, int64_t bs);
 
 // Depth rows [0, K) of columns [j0, j0 + width) of `w` dequantized for the float path of many
 // rows: out[k * width + j] = (code - zero point) * scale, the bits q4_dequant_col gives from B;
@@ -53,8 +53,8 @@ bool quantize_a_int8(const float* a, int64_t M, int64_t K, int64_t blocks, int64
 
 // C[m][col] for columns [16 * group_begin, min(n, 16 * group_end)) of every row of `a`; C rows
 // ldc apart.
-using Q4Int8Fn = void (*)(const Q4Int8A& a, const Q4Int8Weights& w, int64_t group_begin, int64_t group_end,
-                          float* c, int64_t ldc);
+using Q4Int8Fn = void (*)(const Q4Int8A& a, const Q4Int8Weights& w, int64_t group_begin, int64_t group_end, float* c,
+                          int64_t ldc);
 
 // The scalar twin, reading B, scales and zero points (nullptr: symmetric) in ORT's layout.
 void q4_int8_reference(const Q4Int8A& a, const uint8_t* b, const float* scales, const uint8_t* zp, int64_t zp_row,

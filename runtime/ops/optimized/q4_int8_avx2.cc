@@ -72,7 +72,8 @@ void group_rows(const Q4Int8A& a, int64_t r0, const Q4Int8Weights& w, int64_t g,
         }
     }
     for (int h = 0; h < 2; ++h) {
-      const __m256i zp = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wz + blk * kQ4Int8Cols + 8 * h)));
+      const __m256i zp =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wz + blk * kQ4Int8Cols + 8 * h)));
       const __m256 scale = _mm256_loadu_ps(ws + blk * kQ4Int8Cols + 8 * h);
       for (int r = 0; r < R; ++r) {
         // sum q * (w - zp) = sum q * w - zp * sum q

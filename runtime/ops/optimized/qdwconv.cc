@@ -18,7 +18,8 @@ void qdw_row_reference(const QdwRow& p, uint8_t* out) {
       float acc = p.bias[j];
       for (int64_t ky = 0; ky < p.kh; ++ky)
         for (int64_t kx = 0; kx < p.kw; ++kx)
-          acc += p.rows[ky][(ox * p.sw + kx * p.dw) * kQdwChannelBlock + j] * p.weights[(ky * p.kw + kx) * kQdwChannelBlock + j];
+          acc += p.rows[ky][(ox * p.sw + kx * p.dw) * kQdwChannelBlock + j] *
+                 p.weights[(ky * p.kw + kx) * kQdwChannelBlock + j];
       const float scaled = std::min(hi, std::max(lo, acc * p.scale[j]));
       out[ox * p.out_stride + j] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(scaled)) + p.zero_point);
     }

@@ -30,8 +30,8 @@ QgemmWeights pack_qgemm_weights(const int8_t* w, int64_t n, int64_t k) {
   return p;
 }
 
-void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq,
-                     uint8_t* c, size_t ldc) {
+void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
+                     size_t ldc) {
   for (size_t r = 0; r < m; ++r) {
     for (int64_t col = 0; col < w.n; ++col) {
       const int8_t* panel = w.packed.data() + (col / kQgemmNr) * w.k4 * kQgemmNr;
@@ -47,7 +47,8 @@ void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights&
       }
       // Clamped in float first: a huge scale must saturate, not overflow the int32 conversion.
       float scaled = static_cast<float>(acc + rq.offset[col]) * rq.scale[col];
-      scaled = std::min(static_cast<float>(rq.hi - rq.zero_point), std::max(static_cast<float>(rq.lo - rq.zero_point), scaled));
+      scaled = std::min(static_cast<float>(rq.hi - rq.zero_point),
+                        std::max(static_cast<float>(rq.lo - rq.zero_point), scaled));
       const int32_t q = static_cast<int32_t>(std::nearbyint(scaled)) + rq.zero_point;
       c[r * ldc + static_cast<size_t>(col)] = static_cast<uint8_t>(q);
     }

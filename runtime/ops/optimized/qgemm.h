@@ -42,8 +42,8 @@ struct QgemmRequant {
 using QgemmFn = void (*)(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq,
                          uint8_t* c, size_t ldc);
 
-void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq,
-                     uint8_t* c, size_t ldc);
+void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
+                     size_t ldc);
 // The AVX512-VNNI kernel, or nullptr when this CPU (or XONNX_OPT_ISA below avx512) lacks it.
 QgemmFn qgemm_fast();
 

@@ -87,8 +87,8 @@ __attribute__((noinline)) void requantize_rows(const int32_t (*sums)[2][16], con
 }
 
 template <int MR, bool kFlip>
-void tile(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const QgemmRequant& rq, int64_t col,
-          int64_t n, uint8_t* c, size_t ldc) {
+void tile(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const QgemmRequant& rq, int64_t col, int64_t n,
+          uint8_t* c, size_t ldc) {
   // 24 accumulators + 2 weight vectors + 1 broadcast live across the depth loop; the sums go
   // through a small buffer to the requantization so nothing else competes for registers.
   __m512i acc0[MR], acc1[MR];
@@ -128,16 +128,16 @@ void tile12(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const
   for (int64_t kk = 0; kk < k4; kk += 4, panel += 4 * kQgemmNr) {
     const __m512i b0 = _mm512_loadu_si512(panel);
     const __m512i b1 = _mm512_loadu_si512(panel + 64);
-#define XONNX_Q_STEP(r)                                 \
-  {                                                     \
+#define XONNX_Q_STEP(r)                                   \
+  {                                                       \
     const __m512i av = broadcast4<kFlip>(a_rows[r] + kk); \
-    s##r##_0 = _mm512_dpbusd_epi32(s##r##_0, av, b0);   \
-    s##r##_1 = _mm512_dpbusd_epi32(s##r##_1, av, b1);   \
+    s##r##_0 = _mm512_dpbusd_epi32(s##r##_0, av, b0);     \
+    s##r##_1 = _mm512_dpbusd_epi32(s##r##_1, av, b1);     \
   }
     XONNX_Q_ROWS(XONNX_Q_STEP)
   }
   alignas(64) int32_t sums[12][2][16];
-#define XONNX_Q_SAVE(r)                    \
+#define XONNX_Q_SAVE(r)                     \
   _mm512_store_si512(sums[r][0], s##r##_0); \
   _mm512_store_si512(sums[r][1], s##r##_1);
   XONNX_Q_ROWS(XONNX_Q_SAVE)
@@ -163,10 +163,11 @@ void qgemm_panels(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w,
     switch (m - r) {
 #define XONNX_Q_TAIL(rows) \
   case rows: tile<rows, kFlip>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
-      XONNX_Q_TAIL(11) XONNX_Q_TAIL(10) XONNX_Q_TAIL(9) XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6)
-      XONNX_Q_TAIL(5) XONNX_Q_TAIL(4) XONNX_Q_TAIL(3) XONNX_Q_TAIL(2) XONNX_Q_TAIL(1)
+      XONNX_Q_TAIL(11)
+      XONNX_Q_TAIL(10) XONNX_Q_TAIL(9) XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6) XONNX_Q_TAIL(5) XONNX_Q_TAIL(4)
+          XONNX_Q_TAIL(3) XONNX_Q_TAIL(2) XONNX_Q_TAIL(1)
 #undef XONNX_Q_TAIL
-      default: break;
+              default : break;
     }
   }
 }

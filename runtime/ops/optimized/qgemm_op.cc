@@ -67,7 +67,8 @@ class QGemmKernel final : public FastKernel {
     std::vector<int8_t> rows(static_cast<size_t>(n * k));
     const int8_t* bd = b->data<int8_t>();
     for (int64_t col = 0; col < n; ++col)
-      for (int64_t kk = 0; kk < k; ++kk) rows[static_cast<size_t>(col * k + kk)] = trans_b ? bd[col * k + kk] : bd[kk * n + col];
+      for (int64_t kk = 0; kk < k; ++kk)
+        rows[static_cast<size_t>(col * k + kk)] = trans_b ? bd[col * k + kk] : bd[kk * n + col];
     kern->w_ = pack_qgemm_weights(rows.data(), n, k);
     const bool a_signed = kern->a_type_ == DataType::kInt8;
     const int64_t a_zp_unsigned = a_zp + (a_signed ? 128 : 0);
@@ -82,8 +83,8 @@ class QGemmKernel final : public FastKernel {
       kern->scale_[static_cast<size_t>(col)] = static_cast<float>(double(alpha) * a_scale * b_scale / out_scale);
     }
     const bool y_signed = kern->y_type_ == DataType::kInt8;
-    kern->rq_ = {kern->offset_.data(), kern->scale_.data(), y_zp, y_signed ? -128 : 0, y_signed ? 127 : 255,
-                 a_signed, kern->float_out_};
+    kern->rq_ = {kern->offset_.data(), kern->scale_.data(), y_zp, y_signed ? -128 : 0, y_signed ? 127 : 255, a_signed,
+                 kern->float_out_};
     init.packed_constant_input(3);  // copied into the packed panels, as is the bias
     if (init.has_input(6)) init.packed_constant_input(6);
     return std::unique_ptr<Kernel>(std::move(kern));
@@ -94,14 +95,16 @@ class QGemmKernel final : public FastKernel {
     const Tensor& a = ctx.input(0);
     if (!a.defined() || a.dtype() != a_type_ || a.rank() != 2 || a.dim(1) != k_) return Status::ok();
     const int64_t m = a.dim(0), n = w_.n;
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, float_out_ ? DataType::kFloat : y_type_, {m, n}));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y,
+                           ctx.allocate_output_uninitialized(0, float_out_ ? DataType::kFloat : y_type_, {m, n}));
     const uint8_t* in = static_cast<const uint8_t*>(a.raw_data());
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     const size_t out_row = static_cast<size_t>(n) * (float_out_ ? sizeof(float) : 1);
     const int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
     const size_t min_chunk = chunk_for(kRowBlock * w_.k4 * n / 8);
     const bool pad_rows = w_.k4 != k_;  // the kernel reads k4 bytes per row: the last row would overrun A
-    if (pad_rows) padded_.prepare(*pool_, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kRowBlock * w_.k4));
+    if (pad_rows)
+      padded_.prepare(*pool_, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kRowBlock * w_.k4));
     auto run_blocks = [&](size_t b0, size_t b1) {
       uint8_t* const padded = pad_rows ? padded_.of(b0) : nullptr;  // rows padded to k4
       for (size_t blk = b0; blk < b1; ++blk) {
@@ -113,7 +116,8 @@ class QGemmKernel final : public FastKernel {
           src = padded;
           lda = static_cast<size_t>(w_.k4);
         }
-        gemm_(src, lda, static_cast<size_t>(rows), w_, rq_, out + static_cast<size_t>(r0) * out_row, static_cast<size_t>(n));
+        gemm_(src, lda, static_cast<size_t>(rows), w_, rq_, out + static_cast<size_t>(r0) * out_row,
+              static_cast<size_t>(n));
       }
     };
     pool_->parallel_for(static_cast<size_t>(blocks), min_chunk, run_blocks);

@@ -48,8 +48,10 @@ class QLinearConvNhwcKernel final : public FastKernel {
     if (group != 1) return unsupported("own QLinearConv: grouped convolution (XNNPACK's)");
     XONNX_ASSIGN_OR_RETURN(const float x_scale, constant_scale(init, 1, "own QLinearConv: x_scale"));
     XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, 6, "own QLinearConv: y_scale"));
-    XONNX_ASSIGN_OR_RETURN(const int32_t x_zp, constant_zero_point(init, 2, "own QLinearConv: x_zero_point", &k->x_type_));
-    XONNX_ASSIGN_OR_RETURN(const int32_t y_zp, constant_zero_point(init, 7, "own QLinearConv: y_zero_point", &k->y_type_));
+    XONNX_ASSIGN_OR_RETURN(const int32_t x_zp,
+                           constant_zero_point(init, 2, "own QLinearConv: x_zero_point", &k->x_type_));
+    XONNX_ASSIGN_OR_RETURN(const int32_t y_zp,
+                           constant_zero_point(init, 7, "own QLinearConv: y_zero_point", &k->y_type_));
     k->in_ch_ = w->dim(1);
     const int64_t khw = k->geo_.kh * k->geo_.kw, depth = khw * k->in_ch_;
     // ONNX W [M][C][kh][kw] -> GEMM rows [M][kh][kw][C], the order of the gathered windows.
@@ -74,8 +76,12 @@ class QLinearConvNhwcKernel final : public FastKernel {
       const double ws_o = ws->data<float>()[ws->numel() == 1 ? 0 : o];
       k->scale_[static_cast<size_t>(o)] = static_cast<float>(double(x_scale) * ws_o / y_scale);
     }
-    k->rq_ = {k->offset_.data(), k->scale_.data(), y_zp, k->y_type_ == DataType::kInt8 ? -128 : 0,
-              k->y_type_ == DataType::kInt8 ? 127 : 255, a_signed};
+    k->rq_ = {k->offset_.data(),
+              k->scale_.data(),
+              y_zp,
+              k->y_type_ == DataType::kInt8 ? -128 : 0,
+              k->y_type_ == DataType::kInt8 ? 127 : 255,
+              a_signed};
     init.packed_constant_input(3);  // copied into the packed panels, as is the bias
     if (init.has_input(8)) init.packed_constant_input(8);
     return std::unique_ptr<Kernel>(std::move(k));
@@ -95,11 +101,13 @@ class QLinearConvNhwcKernel final : public FastKernel {
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     const int64_t rows = n * oh * ow, blocks = (rows + kRowBlock - 1) / kRowBlock;
     // A 1x1 stride-1 convolution whose depth is a multiple of 4 reads its rows in place.
-    const bool pointwise = geo_.kh == 1 && geo_.kw == 1 && geo_.sh == 1 && geo_.sw == 1 && pads == std::array<int64_t, 4>{};
+    const bool pointwise =
+        geo_.kh == 1 && geo_.kw == 1 && geo_.sh == 1 && geo_.sw == 1 && pads == std::array<int64_t, 4>{};
     const bool in_place = pointwise && w_.k4 == in_ch_;
     const size_t min_chunk = chunk_for(kRowBlock * w_.k4 * w_.n / 8);
     // + 32: the short-row gather writes whole 16-byte words past a window's end.
-    if (!in_place) windows_.prepare(*pool_, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kRowBlock * w_.k4 + 32));
+    if (!in_place)
+      windows_.prepare(*pool_, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(kRowBlock * w_.k4 + 32));
     auto run_blocks = [&](size_t b0, size_t b1) {
       uint8_t* const windows = in_place ? nullptr : windows_.of(b0);
       for (size_t b = b0; b < b1; ++b) {
@@ -114,7 +122,8 @@ class QLinearConvNhwcKernel final : public FastKernel {
         int64_t img = r0 / (oh * ow), oy = (r0 / ow) % oh, ox = r0 % ow;
         for (int64_t r = r0; r < r1; ++r) {
           uint8_t* dst = windows + (r - r0) * w_.k4;
-          if (!gather_interior_short(in, in_end, h, w, pads, img, oy, ox, dst)) gather(in, h, w, pads, img, oy, ox, dst);
+          if (!gather_interior_short(in, in_end, h, w, pads, img, oy, ox, dst))
+            gather(in, h, w, pads, img, oy, ox, dst);
           if (++ox == ow) {
             ox = 0;
             if (++oy == oh) {
@@ -123,8 +132,7 @@ class QLinearConvNhwcKernel final : public FastKernel {
             }
           }
         }
-        gemm_(windows, static_cast<size_t>(w_.k4), static_cast<size_t>(r1 - r0), w_, rq_, c,
-              static_cast<size_t>(w_.n));
+        gemm_(windows, static_cast<size_t>(w_.k4), static_cast<size_t>(r1 - r0), w_, rq_, c, static_cast<size_t>(w_.n));
       }
     };
     pool_->parallel_for(static_cast<size_t>(blocks), min_chunk, run_blocks);

@@ -111,12 +111,13 @@ class QLinearDwConvNhwcKernel final : public FastKernel {
     const bool y_signed = y_type_ == DataType::kInt8;
 
     const int64_t taps = kh * geo_.kw, blocks = cp_ / kQdwChannelBlock, block_floats = wp * kQdwChannelBlock;
-    const size_t rows_total = static_cast<size_t>(n * oh), min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * geo_.kh * geo_.kw));
+    const size_t rows_total = static_cast<size_t>(n * oh),
+                 min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * geo_.kh * geo_.kw));
     ring_.prepare(*pool_, rows_total, min_chunk, RowRing::floats_needed(kh, row_floats));
     auto run_rows = [&](size_t r0, size_t r1) {
       RowRing ring(ring_.of(r0), kh, row_floats, x_zero_point_);  // padding rows hold the zero point
-      std::array<float*, kMaxRingRows> row_of;        // per ky: its ring row (all blocks)
-      std::array<const float*, kMaxRingRows> rows;    // per ky: the current block of it
+      std::array<float*, kMaxRingRows> row_of;                    // per ky: its ring row (all blocks)
+      std::array<const float*, kMaxRingRows> rows;                // per ky: the current block of it
       std::array<int64_t, kMaxRingRows> input, fresh;
       QdwRow p;
       p.rows = rows.data();

@@ -16,7 +16,6 @@ namespace {
 
 constexpr int64_t kChunk = 16384;  // elements per parallel chunk
 
-
 // The loops below are plain C++; on x86-64 GCC also compiles AVX2 and AVX-512 clones and picks
 // one at load time (the file itself is built for the baseline ISA).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -90,10 +89,12 @@ class QuantizeKernel final : public FastKernel {
     if (!is_f32(x)) return Status::ok();
     const float* in = x.data<float>();
     const size_t n = static_cast<size_t>(x.numel());
-    if (!keep_if_finite(!any_nan(in, n))) return Status::ok();  // NaN quantizes to the zero point: the reference's business
+    if (!keep_if_finite(!any_nan(in, n)))
+      return Status::ok();  // NaN quantizes to the zero point: the reference's business
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, type_, x.shape()));
     const bool is_signed = type_ == DataType::kInt8;
-    const float lo = static_cast<float>((is_signed ? -128 : 0) - zp_), hi = static_cast<float>((is_signed ? 127 : 255) - zp_);
+    const float lo = static_cast<float>((is_signed ? -128 : 0) - zp_),
+                hi = static_cast<float>((is_signed ? 127 : 255) - zp_);
     const float s = scale_;
     const int32_t zp = zp_;
     void* out = y->raw_data();
@@ -125,7 +126,8 @@ class DequantizeKernel final : public FastKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    if (!x.defined() || !dtype_is_8bit_int(x.dtype()) || (type_ != DataType::kUndefined && x.dtype() != type_)) return Status::ok();
+    if (!x.defined() || !dtype_is_8bit_int(x.dtype()) || (type_ != DataType::kUndefined && x.dtype() != type_))
+      return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     float* out = y->data<float>();
     const float s = scale_;

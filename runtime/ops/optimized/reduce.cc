@@ -34,7 +34,8 @@ void reduce_middle(const ThreadPool& pool, const KernelTable& t, bool max, const
         *dst = max ? t.row_max(src, r) : t.row_sum(src, r);
         continue;
       }
-      const int64_t j0 = std::min(inner, part * steps / parts * 16), j1 = std::min(inner, (part + 1) * steps / parts * 16);
+      const int64_t j0 = std::min(inner, part * steps / parts * 16),
+                    j1 = std::min(inner, (part + 1) * steps / parts * 16);
       if (!max) {
         t.column_sums(src + j0, r, inner, j1 - j0, dst + j0);
         continue;
@@ -82,11 +83,16 @@ class ReduceKernel final : public FastKernel {
     Shape out_shape;
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t v = x.dim(static_cast<size_t>(d));
-      if (d < axes.front()) outer *= v;
-      else if (d > axes.back()) inner *= v;
-      else r *= v;
-      if (d < axes.front() || d > axes.back()) out_shape.push_back(v);
-      else if (keepdims_) out_shape.push_back(1);
+      if (d < axes.front())
+        outer *= v;
+      else if (d > axes.back())
+        inner *= v;
+      else
+        r *= v;
+      if (d < axes.front() || d > axes.back())
+        out_shape.push_back(v);
+      else if (keepdims_)
+        out_shape.push_back(1);
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
@@ -145,7 +151,8 @@ void register_opt_reduce(OpRegistry& registry) {
   registry.add({"", "ReduceSum", 1, kLatestVersion, create_sum, Backend::kOptimized});
   registry.add({"", "ReduceMean", 1, kLatestVersion, create_mean, Backend::kOptimized});
   registry.add({"", "ReduceMax", 1, kLatestVersion, create_max, Backend::kOptimized});
-  OpDef gap{kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, Backend::kOptimized};
+  OpDef gap{kNhwcDomain,        "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create,
+            Backend::kOptimized};
   gap.priority = kPriorityBeforeXnnpack;  // splits the channels over the threads; needs no finiteness scan
   registry.add(gap);
 }

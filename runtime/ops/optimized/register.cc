@@ -5,32 +5,33 @@
 
 namespace xonnx {
 namespace opt {
-void register_opt_matmul_nbits(OpRegistry& registry);  // matmul_nbits.cc
-void register_opt_qlinear(OpRegistry& registry);           // qlinear.cc
-void register_opt_qlinear_depthwise(OpRegistry& registry); // qlinear_depthwise.cc
-void register_opt_quantize(OpRegistry& registry);       // quantize.cc
-void register_opt_qgemm(OpRegistry& registry);          // qgemm_op.cc
-void register_opt_conv(OpRegistry& registry);       // conv.cc
-void register_opt_conv_depthwise(OpRegistry& registry);    // conv_depthwise.cc
-void register_opt_conv_pointwise_depthwise(OpRegistry& registry); // conv_pointwise_depthwise.cc
-void register_opt_binary(OpRegistry& registry);         // binary.cc
-void register_opt_layout_concat(OpRegistry& registry);    // layout_concat.cc
-void register_opt_pool(OpRegistry& registry);           // pool.cc
-void register_opt_attention(OpRegistry& registry);      // attention.cc
-void register_opt_attention_onnx(OpRegistry& registry); // attention_onnx.cc
-void register_opt_norm_simplified(OpRegistry& registry); // norm_simplified.cc
-void register_opt_rnn(OpRegistry& registry);             // rnn.cc
-void register_opt_resize(OpRegistry& registry);          // resize.cc
-void register_opt_expand(OpRegistry& registry);          // expand.cc
-void register_opt_slice(OpRegistry& registry);           // slice.cc
-void register_opt_batch_norm(OpRegistry& registry);      // batch_norm.cc
+void register_opt_matmul_nbits(OpRegistry& registry);              // matmul_nbits.cc
+void register_opt_qlinear(OpRegistry& registry);                   // qlinear.cc
+void register_opt_qlinear_depthwise(OpRegistry& registry);         // qlinear_depthwise.cc
+void register_opt_quantize(OpRegistry& registry);                  // quantize.cc
+void register_opt_qgemm(OpRegistry& registry);                     // qgemm_op.cc
+void register_opt_conv(OpRegistry& registry);                      // conv.cc
+void register_opt_conv_depthwise(OpRegistry& registry);            // conv_depthwise.cc
+void register_opt_conv_pointwise_depthwise(OpRegistry& registry);  // conv_pointwise_depthwise.cc
+void register_opt_binary(OpRegistry& registry);                    // binary.cc
+void register_opt_layout_concat(OpRegistry& registry);             // layout_concat.cc
+void register_opt_pool(OpRegistry& registry);                      // pool.cc
+void register_opt_attention(OpRegistry& registry);                 // attention.cc
+void register_opt_attention_onnx(OpRegistry& registry);            // attention_onnx.cc
+void register_opt_norm_simplified(OpRegistry& registry);           // norm_simplified.cc
+void register_opt_rnn(OpRegistry& registry);                       // rnn.cc
+void register_opt_resize(OpRegistry& registry);                    // resize.cc
+void register_opt_expand(OpRegistry& registry);                    // expand.cc
+void register_opt_slice(OpRegistry& registry);                     // slice.cc
+void register_opt_batch_norm(OpRegistry& registry);                // batch_norm.cc
 
 }  // namespace opt
 
 void register_optimized_ops(OpRegistry& registry) {
   // Through the table chosen for this CPU (XONNX_OPT_ISA caps it), read when first called.
   registry.add_row_function("Swish", [](const float* x, float* y, int64_t n) { opt::kernels().swish(x, y, n); });
-  registry.add_row_function("HardSwish", [](const float* x, float* y, int64_t n) { opt::kernels().hard_swish(x, y, n); });
+  registry.add_row_function("HardSwish",
+                            [](const float* x, float* y, int64_t n) { opt::kernels().hard_swish(x, y, n); });
   opt::register_opt_matmul(registry);
   opt::register_opt_normalization(registry);
   opt::register_opt_elementwise(registry);

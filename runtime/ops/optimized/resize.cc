@@ -31,11 +31,15 @@ class ResizeKernel final : public FastKernel {
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     ResizeMode mode;
     XONNX_ASSIGN_OR_RETURN(std::string m, init.get_string("mode", "nearest"));
-    if (m == "nearest") mode.linear = false;
-    else if (m == "linear") mode.linear = true;
-    else return unsupported("own Resize: mode ", m);
+    if (m == "nearest")
+      mode.linear = false;
+    else if (m == "linear")
+      mode.linear = true;
+    else
+      return unsupported("own Resize: mode ", m);
     XONNX_ASSIGN_OR_RETURN(std::string coord, init.get_string("coordinate_transformation_mode", "half_pixel"));
-    if (!parse_resize_coord(coord, mode.coord)) return unsupported("own Resize: coordinate_transformation_mode ", coord);
+    if (!parse_resize_coord(coord, mode.coord))
+      return unsupported("own Resize: coordinate_transformation_mode ", coord);
     XONNX_ASSIGN_OR_RETURN(std::string nm, init.get_string("nearest_mode", "round_prefer_floor"));
     if (!parse_resize_nearest(nm, mode.nearest)) return unsupported("own Resize: nearest_mode ", nm);
     XONNX_ASSIGN_OR_RETURN(int64_t exclude, init.get_int("exclude_outside", 0));

@@ -7,20 +7,30 @@ namespace xonnx {
 namespace opt {
 
 bool parse_resize_coord(const std::string& name, ResizeCoord& coord) {
-  if (name == "half_pixel") coord = ResizeCoord::kHalfPixel;
-  else if (name == "pytorch_half_pixel") coord = ResizeCoord::kPytorchHalfPixel;
-  else if (name == "align_corners") coord = ResizeCoord::kAlignCorners;
-  else if (name == "asymmetric") coord = ResizeCoord::kAsymmetric;
-  else return false;
+  if (name == "half_pixel")
+    coord = ResizeCoord::kHalfPixel;
+  else if (name == "pytorch_half_pixel")
+    coord = ResizeCoord::kPytorchHalfPixel;
+  else if (name == "align_corners")
+    coord = ResizeCoord::kAlignCorners;
+  else if (name == "asymmetric")
+    coord = ResizeCoord::kAsymmetric;
+  else
+    return false;
   return true;
 }
 
 bool parse_resize_nearest(const std::string& name, ResizeNearest& nearest) {
-  if (name == "round_prefer_floor") nearest = ResizeNearest::kRoundPreferFloor;
-  else if (name == "round_prefer_ceil") nearest = ResizeNearest::kRoundPreferCeil;
-  else if (name == "floor") nearest = ResizeNearest::kFloor;
-  else if (name == "ceil") nearest = ResizeNearest::kCeil;
-  else return false;
+  if (name == "round_prefer_floor")
+    nearest = ResizeNearest::kRoundPreferFloor;
+  else if (name == "round_prefer_ceil")
+    nearest = ResizeNearest::kRoundPreferCeil;
+  else if (name == "floor")
+    nearest = ResizeNearest::kFloor;
+  else if (name == "ceil")
+    nearest = ResizeNearest::kCeil;
+  else
+    return false;
   return true;
 }
 
@@ -63,7 +73,8 @@ ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, dou
   const size_t n = static_cast<size_t>(out);
   a.i0.resize(n);
   if (!mode.linear) {
-    for (int64_t x = 0; x < out; ++x) a.i0[x] = nearest_pick(mode.nearest, input_coord(mode.coord, double(x), in, scale), in);
+    for (int64_t x = 0; x < out; ++x)
+      a.i0[x] = nearest_pick(mode.nearest, input_coord(mode.coord, double(x), in, scale), in);
     return a;
   }
   a.i1.resize(n);

@@ -38,8 +38,8 @@ class RecurrentKernel final : public FastKernel {
     k->dirs_ = direction == "bidirectional" ? 2 : 1;
     k->reverse_only_ = direction == "reverse";
     XONNX_ASSIGN_OR_RETURN(std::vector<std::string> acts, init.get_strings("activations"));
-    const std::vector<std::string> defaults =
-        K == Cell::kGru ? std::vector<std::string>{"sigmoid", "tanh"} : std::vector<std::string>{"sigmoid", "tanh", "tanh"};
+    const std::vector<std::string> defaults = K == Cell::kGru ? std::vector<std::string>{"sigmoid", "tanh"}
+                                                              : std::vector<std::string>{"sigmoid", "tanh", "tanh"};
     if (!acts.empty() && acts.size() != defaults.size() && acts.size() != defaults.size() * k->dirs_) {
       return unsupported(op, ": activations of an unexpected count (the reference kernel reports it)");
     }
@@ -147,8 +147,14 @@ class RecurrentKernel final : public FastKernel {
       for (int64_t b = 0; b < batch; ++b) {
         float* h = h_.data() + b * H_;
         float* c = c_.data() + b * H_;
-        if (init_h) std::copy_n(init_h + state_at(d, b), H_, h); else std::fill_n(h, H_, 0.0f);
-        if (init_c) std::copy_n(init_c + state_at(d, b), H_, c); else std::fill_n(c, H_, 0.0f);
+        if (init_h)
+          std::copy_n(init_h + state_at(d, b), H_, h);
+        else
+          std::fill_n(h, H_, 0.0f);
+        if (init_c)
+          std::copy_n(init_c + state_at(d, b), H_, c);
+        else
+          std::fill_n(c, H_, 0.0f);
       }
       const bool reverse = reverse_only_ || d == 1;
       const float* r_bias = bias ? bias + d * 2 * gh + gh : nullptr;

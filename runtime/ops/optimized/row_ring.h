@@ -17,7 +17,9 @@ constexpr int64_t kMaxRingRows = 16;  // the tallest kernel the ring takes
 class RowRing {
  public:
   // Floats of storage a ring of kh rows of row_floats needs (with room to align it).
-  static size_t floats_needed(int64_t kh, int64_t row_floats) { return static_cast<size_t>((kh + 1) * row_floats + 16); }
+  static size_t floats_needed(int64_t kh, int64_t row_floats) {
+    return static_cast<size_t>((kh + 1) * row_floats + 16);
+  }
 
   // `storage` of floats_needed(kh, row_floats); rows start 64-byte aligned (row_floats being a
   // multiple of 16, no vector load of a row splits a cache line). `pad` fills the padding row.

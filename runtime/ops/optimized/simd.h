@@ -165,11 +165,20 @@ struct V {
 struct V {
   static constexpr int kLanes = 4;
   float v[4];
-  static V load(const float* p) { V r; for (int i = 0; i < 4; ++i) r.v[i] = p[i]; return r; }
-  void store(float* p) const { for (int i = 0; i < 4; ++i) p[i] = v[i]; }
+  static V load(const float* p) {
+    V r;
+    for (int i = 0; i < 4; ++i) r.v[i] = p[i];
+    return r;
+  }
+  void store(float* p) const {
+    for (int i = 0; i < 4; ++i) p[i] = v[i];
+  }
   static V set1(float x) { return {{x, x, x, x}}; }
   static V zero() { return set1(0.0f); }
-#define XONNX_OPT_LANEWISE(expr) V r; for (int i = 0; i < 4; ++i) r.v[i] = (expr); return r
+#define XONNX_OPT_LANEWISE(expr)               \
+  V r;                                         \
+  for (int i = 0; i < 4; ++i) r.v[i] = (expr); \
+  return r
   friend V operator+(V a, V b) { XONNX_OPT_LANEWISE(a.v[i] + b.v[i]); }
   friend V operator-(V a, V b) { XONNX_OPT_LANEWISE(a.v[i] - b.v[i]); }
   friend V operator*(V a, V b) { XONNX_OPT_LANEWISE(a.v[i] * b.v[i]); }

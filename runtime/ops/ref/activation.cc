@@ -161,17 +161,14 @@ KernelResult create_ThresholdedRelu(const KernelInit& init) {
 
 KernelResult create_Mish(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
-    return map_float(ctx, "Mish", [](auto x) -> decltype(x) {
-      return x * std::tanh(stable_softplus(x));
-    });
+    return map_float(ctx, "Mish", [](auto x) -> decltype(x) { return x * std::tanh(stable_softplus(x)); });
   });
 }
 
 KernelResult create_Gelu(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(const std::string approximate, init.get_string("approximate", "none"));
   if (approximate != "none" && approximate != "tanh") {
-    return invalid_argument("Gelu: attribute approximate must be 'none' or 'tanh', got '",
-                            approximate, "'");
+    return invalid_argument("Gelu: attribute approximate must be 'none' or 'tanh', got '", approximate, "'");
   }
   if (approximate == "tanh") {
     return make_kernel([](KernelContext& ctx) -> Status {
@@ -244,8 +241,7 @@ struct ClipAttrs {
 };
 
 template <typename T>
-Result<compute_t<T>> clip_bound(KernelContext& ctx, size_t i, const char* which, DataType dt,
-                                compute_t<T> def) {
+Result<compute_t<T>> clip_bound(KernelContext& ctx, size_t i, const char* which, DataType dt, compute_t<T> def) {
   if (!ctx.has_input(i)) return def;
   const Tensor& b = ctx.input(i);
   if (!b.defined()) return invalid_argument("Clip: input ", i, " (", which, ") must be a tensor");
@@ -310,8 +306,7 @@ KernelResult create_Clip(const KernelInit& init) {
     if (!is_numeric_type(dt) || (!a.from_inputs && !is_float_type(dt))) {
       return input_type_error("Clip", dt, a.from_inputs ? "a numeric type" : "a float type");
     }
-    XONNX_DISPATCH_NUMERIC(dt, return input_type_error("Clip", dt, "a numeric type"),
-                           return clip_typed<T>(ctx, a));
+    XONNX_DISPATCH_NUMERIC(dt, return input_type_error("Clip", dt, "a numeric type"), return clip_typed<T>(ctx, a));
     return Status::ok();
   });
 }

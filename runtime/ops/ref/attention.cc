@@ -67,8 +67,8 @@ Result<std::unique_ptr<Kernel>> create_attention(const KernelInit& init) {
       return invalid_argument("K and V must have the type of Q (", dtype_name(dt), ")");
     }
     if (q.rank() != k.rank() || q.rank() != v.rank() || (q.rank() != 3 && q.rank() != 4)) {
-      return invalid_argument("Q, K, V must all be 3-D or all 4-D, got ", shape_to_string(q.shape()),
-                              ", ", shape_to_string(k.shape()), ", ", shape_to_string(v.shape()));
+      return invalid_argument("Q, K, V must all be 3-D or all 4-D, got ", shape_to_string(q.shape()), ", ",
+                              shape_to_string(k.shape()), ", ", shape_to_string(v.shape()));
     }
     const bool three_d = q.rank() == 3;
     const int64_t B = q.dim(0);
@@ -125,11 +125,10 @@ Result<std::unique_ptr<Kernel>> create_attention(const KernelInit& init) {
       const Tensor& pk = ctx.input(4);
       const Tensor& pv = ctx.input(5);
       if (pk.dtype() != dt || pv.dtype() != dt) return invalid_argument("past_key/past_value type differs from Q");
-      if (pk.rank() != 4 || pv.rank() != 4 || pk.dim(0) != B || pk.dim(1) != kvh || pk.dim(3) != hd ||
-          pv.dim(0) != B || pv.dim(1) != kvh || pv.dim(2) != pk.dim(2) || pv.dim(3) != vhd) {
-        return invalid_argument("past_key ", shape_to_string(pk.shape()), " / past_value ",
-                                shape_to_string(pv.shape()), " do not match [", B, ", ", kvh,
-                                ", past, ", hd, "/", vhd, "]");
+      if (pk.rank() != 4 || pv.rank() != 4 || pk.dim(0) != B || pk.dim(1) != kvh || pk.dim(3) != hd || pv.dim(0) != B ||
+          pv.dim(1) != kvh || pv.dim(2) != pk.dim(2) || pv.dim(3) != vhd) {
+        return invalid_argument("past_key ", shape_to_string(pk.shape()), " / past_value ", shape_to_string(pv.shape()),
+                                " do not match [", B, ", ", kvh, ", past, ", hd, "/", vhd, "]");
       }
       past = pk.dim(2);
       std::vector<double> PK = load_doubles(pk), PV = load_doubles(pv);
@@ -139,7 +138,8 @@ Result<std::unique_ptr<Kernel>> create_attention(const KernelInit& init) {
         std::copy(PK.begin() + bh * past * hd, PK.begin() + (bh + 1) * past * hd, NK.begin() + bh * total * hd);
         std::copy(K.begin() + bh * kvs * hd, K.begin() + (bh + 1) * kvs * hd, NK.begin() + bh * total * hd + past * hd);
         std::copy(PV.begin() + bh * past * vhd, PV.begin() + (bh + 1) * past * vhd, NV.begin() + bh * total * vhd);
-        std::copy(V.begin() + bh * kvs * vhd, V.begin() + (bh + 1) * kvs * vhd, NV.begin() + bh * total * vhd + past * vhd);
+        std::copy(V.begin() + bh * kvs * vhd, V.begin() + (bh + 1) * kvs * vhd,
+                  NV.begin() + bh * total * vhd + past * vhd);
       }
       K.swap(NK);
       V.swap(NV);
@@ -162,8 +162,8 @@ Result<std::unique_ptr<Kernel>> create_attention(const KernelInit& init) {
       const int64_t target[4] = {B, qh, qs, T};
       for (int i = 0; i < 3; ++i) {
         if (ms[i] != 1 && ms[i] != target[i]) {
-          return invalid_argument("attn_mask shape ", shape_to_string(m.shape()),
-                                  " does not broadcast to [", B, ", ", qh, ", ", qs, ", ", T, "]");
+          return invalid_argument("attn_mask shape ", shape_to_string(m.shape()), " does not broadcast to [", B, ", ",
+                                  qh, ", ", qs, ", ", T, "]");
         }
       }
       if (ms[3] > T) {
@@ -217,8 +217,8 @@ Result<std::unique_ptr<Kernel>> create_attention(const KernelInit& init) {
             capped[j] = cfg.softcap > 0 ? cfg.softcap * std::tanh(raw[j] / cfg.softcap) : raw[j];
             double bias = 0.0;
             if (has_mask) {
-              bias = j < mask_last ? mask_vals[b * mstride[0] + h * mstride[1] + i * mstride[2] + j * mstride[3]]
-                                   : ninf;
+              bias =
+                  j < mask_last ? mask_vals[b * mstride[0] + h * mstride[1] + i * mstride[2] + j * mstride[3]] : ninf;
             }
             if (cfg.is_causal) {
               const int64_t offset = has_past_k ? past : (!nonpad.empty() ? nonpad[b] - qs : 0);
@@ -241,8 +241,10 @@ Result<std::unique_ptr<Kernel>> create_attention(const KernelInit& init) {
             for (int64_t d = 0; d < vhd; ++d) yi[d] += p * Vb[j * vhd + d];
           }
           if (want_qk) {
-            const std::vector<double>& src =
-                cfg.qk_mode == 0 ? raw : cfg.qk_mode == 1 ? capped : cfg.qk_mode == 2 ? biased : prob;
+            const std::vector<double>& src = cfg.qk_mode == 0   ? raw
+                                             : cfg.qk_mode == 1 ? capped
+                                             : cfg.qk_mode == 2 ? biased
+                                                                : prob;
             std::copy(src.begin(), src.end(), QK.begin() + ((b * qh + h) * qs + i) * T);
           }
         }
@@ -303,9 +305,13 @@ Result<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInit& init) 
     int64_t B, S, NH, HD;
     const bool four_d = x.rank() == 4;
     if (four_d) {
-      B = x.dim(0); NH = x.dim(1); S = x.dim(2); HD = x.dim(3);
+      B = x.dim(0);
+      NH = x.dim(1);
+      S = x.dim(2);
+      HD = x.dim(3);
     } else if (x.rank() == 3) {
-      B = x.dim(0); S = x.dim(1);
+      B = x.dim(0);
+      S = x.dim(1);
       if (num_heads_attr <= 0) return invalid_argument("3-D input needs the num_heads attribute");
       NH = num_heads_attr;
       if (x.dim(2) % NH != 0) {
@@ -329,8 +335,8 @@ Result<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInit& init) 
         return invalid_argument("position_ids must be an integer tensor of shape [", B, ", ", S, "]");
       }
       if (cos_t.rank() != 2 || cos_t.dim(1) != half || sin_t.shape() != cos_t.shape()) {
-        return invalid_argument("with position_ids, cos_cache/sin_cache must be [max_pos, ", half,
-                                "], got ", shape_to_string(cos_t.shape()));
+        return invalid_argument("with position_ids, cos_cache/sin_cache must be [max_pos, ", half, "], got ",
+                                shape_to_string(cos_t.shape()));
       }
       for (int64_t i = 0; i < B * S; ++i) {
         const int64_t p = pos.get_as_int64(i);
@@ -341,8 +347,8 @@ Result<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInit& init) 
       }
     } else {
       if (cos_t.shape() != Shape{B, S, half} || sin_t.shape() != cos_t.shape()) {
-        return invalid_argument("without position_ids, cos_cache/sin_cache must be [", B, ", ", S,
-                                ", ", half, "], got ", shape_to_string(cos_t.shape()));
+        return invalid_argument("without position_ids, cos_cache/sin_cache must be [", B, ", ", S, ", ", half,
+                                "], got ", shape_to_string(cos_t.shape()));
       }
       for (int64_t i = 0; i < B * S; ++i) row[i] = i * half;
     }

@@ -43,16 +43,16 @@ Result<std::shared_ptr<GraphBody>> optional_subgraph(const KernelInit& init, con
     return invalid_model("attribute '", name, "' must be a graph, got ", attr_type_name(a->type));
   }
   if (a->g->inputs.size() != 1 || a->g->outputs.empty()) {
-    return invalid_model("the ", name, " graph must take one input and give one output; it takes ",
-                         a->g->inputs.size(), " and gives ", a->g->outputs.size());
+    return invalid_model("the ", name, " graph must take one input and give one output; it takes ", a->g->inputs.size(),
+                         " and gives ", a->g->outputs.size());
   }
   return init.subgraph(name);
 }
 
 // Runs a modifier subgraph on `values` (shape `shape`), handing it a tensor of `dtype`;
 // replaces `values` with the graph's output converted to double.
-Status apply_mod(KernelContext& ctx, const GraphBody& graph, const char* name, DataType dtype,
-                 const Shape& shape, std::vector<double>* values) {
+Status apply_mod(KernelContext& ctx, const GraphBody& graph, const char* name, DataType dtype, const Shape& shape,
+                 std::vector<double>* values) {
   XONNX_ASSIGN_OR_RETURN(Tensor in, Tensor::allocate(dtype, shape));
   store_doubles(&in, *values);
   XONNX_ASSIGN_OR_RETURN(std::vector<Value> outs, ctx.run_subgraph(graph, {Value(in)}));
@@ -61,8 +61,8 @@ Status apply_mod(KernelContext& ctx, const GraphBody& graph, const char* name, D
   }
   const Tensor& out = outs[0].tensor();
   if (out.shape() != shape) {
-    return invalid_model("the ", name, " graph must keep the shape ", shape_to_string(shape),
-                         ", got ", shape_to_string(out.shape()));
+    return invalid_model("the ", name, " graph must keep the shape ", shape_to_string(shape), ", got ",
+                         shape_to_string(out.shape()));
   }
   XONNX_ASSIGN_OR_RETURN(*values, load_float_doubles(out, name));
   return Status::ok();
@@ -91,21 +91,19 @@ Result<std::unique_ptr<Kernel>> create_flex_attention(const KernelInit& init) {
                               shape_to_string(k.shape()), ", ", shape_to_string(v.shape()));
     }
     if (k.dtype() != q.dtype()) {
-      return invalid_argument("K type ", dtype_name(k.dtype()), " differs from Q type ",
-                              dtype_name(q.dtype()));
+      return invalid_argument("K type ", dtype_name(k.dtype()), " differs from Q type ", dtype_name(q.dtype()));
     }
     const int64_t B = q.dim(0), Hq = q.dim(1), L = q.dim(2), E = q.dim(3);
     const int64_t Hkv = k.dim(1), S = k.dim(2), Ev = v.dim(3);
     if (k.dim(0) != B || v.dim(0) != B) {
-      return invalid_argument("Q, K and V must share the batch size, got ", B, ", ", k.dim(0),
-                              ", ", v.dim(0));
+      return invalid_argument("Q, K and V must share the batch size, got ", B, ", ", k.dim(0), ", ", v.dim(0));
     }
     if (k.dim(3) != E) {
       return invalid_argument("K head size ", k.dim(3), " differs from Q head size ", E);
     }
     if (v.dim(1) != Hkv || v.dim(2) != S) {
-      return invalid_argument("V shape ", shape_to_string(v.shape()),
-                              " must match K heads and sequence length (", Hkv, ", ", S, ")");
+      return invalid_argument("V shape ", shape_to_string(v.shape()), " must match K heads and sequence length (", Hkv,
+                              ", ", S, ")");
     }
     if (Hkv <= 0 || Hq % Hkv != 0) {
       return invalid_argument("Q heads (", Hq, ") must be a multiple of K/V heads (", Hkv, ")");
@@ -134,12 +132,10 @@ Result<std::unique_ptr<Kernel>> create_flex_attention(const KernelInit& init) {
       }
     }
     if (cfg.score_mod) {
-      XONNX_RETURN_IF_ERROR(
-          apply_mod(ctx, *cfg.score_mod, "score_mod", softmax_type, score_shape, &scores));
+      XONNX_RETURN_IF_ERROR(apply_mod(ctx, *cfg.score_mod, "score_mod", softmax_type, score_shape, &scores));
     }
     if (cfg.mask_mod) {
-      XONNX_RETURN_IF_ERROR(
-          apply_mod(ctx, *cfg.mask_mod, "mask_mod", softmax_type, score_shape, &scores));
+      XONNX_RETURN_IF_ERROR(apply_mod(ctx, *cfg.mask_mod, "mask_mod", softmax_type, score_shape, &scores));
     }
     // Softmax over the last axis (a row of all -inf gives NaN, as exp(x - max) does).
     for (int64_t r = 0; r < B * Hq * L; ++r) {
@@ -154,8 +150,7 @@ Result<std::unique_ptr<Kernel>> create_flex_attention(const KernelInit& init) {
       for (int64_t s = 0; s < S; ++s) row[s] /= sum;
     }
     if (cfg.prob_mod) {
-      XONNX_RETURN_IF_ERROR(
-          apply_mod(ctx, *cfg.prob_mod, "prob_mod", softmax_type, score_shape, &scores));
+      XONNX_RETURN_IF_ERROR(apply_mod(ctx, *cfg.prob_mod, "prob_mod", softmax_type, score_shape, &scores));
     }
     std::vector<double> out(static_cast<size_t>(B * Hq * L * Ev), 0.0);
     for (int64_t b = 0; b < B; ++b) {

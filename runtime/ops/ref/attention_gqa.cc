@@ -20,8 +20,7 @@ Result<Attrs> parse_attrs(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(a.num_heads, init.require_int("num_heads"));
   XONNX_ASSIGN_OR_RETURN(a.kv_num_heads, init.require_int("kv_num_heads"));
   if (a.num_heads <= 0 || a.kv_num_heads <= 0 || a.num_heads % a.kv_num_heads != 0) {
-    return invalid_model("num_heads ", a.num_heads, " must be a positive multiple of kv_num_heads ",
-                         a.kv_num_heads);
+    return invalid_model("num_heads ", a.num_heads, " must be a positive multiple of kv_num_heads ", a.kv_num_heads);
   }
   XONNX_ASSIGN_OR_RETURN(a.scale, init.get_float("scale", 0.0f));
   XONNX_ASSIGN_OR_RETURN(a.softcap, init.get_float("softcap", 0.0f));
@@ -71,7 +70,8 @@ Result<Dims> check_inputs(const KernelContext& ctx, const Attrs& a) {
   const Tensor& q = ctx.input(kQuery);
   if (!q.defined()) return invalid_argument("query is required");
   XONNX_RETURN_IF_ERROR(check_f32(q, "query"));
-  if (q.rank() != 3) return invalid_argument("query must be 3-D [batch, sequence, hidden], got ", shape_to_string(q.shape()));
+  if (q.rank() != 3)
+    return invalid_argument("query must be 3-D [batch, sequence, hidden], got ", shape_to_string(q.shape()));
   d.B = q.dim(0);
   d.S = q.dim(1);
   d.packed = !ctx.has_input(kKey);
@@ -113,13 +113,14 @@ Result<Dims> check_inputs(const KernelContext& ctx, const Attrs& a) {
   }
   const Tensor& seqlens = ctx.input(kSeqlensK);
   const Tensor& total = ctx.input(kTotalSeqLen);
-  if (!seqlens.defined() || !total.defined()) return invalid_argument("seqlens_k and total_sequence_length are required");
+  if (!seqlens.defined() || !total.defined())
+    return invalid_argument("seqlens_k and total_sequence_length are required");
   // [B], or [B, 1] as GenAI's graphs make it (ReduceSum with keepdims): every dim 1 or B.
   bool seqlens_ok = seqlens.dtype() == DataType::kInt32 && seqlens.numel() == d.B && seqlens.rank() >= 1;
   for (size_t i = 0; seqlens_ok && i < seqlens.rank(); ++i) seqlens_ok = seqlens.dim(i) == 1 || seqlens.dim(i) == d.B;
   if (!seqlens_ok) {
-    return invalid_argument("seqlens_k must be int32 [", d.B, "] (or [", d.B, ", 1]), got ", dtype_name(seqlens.dtype()),
-                            " ", shape_to_string(seqlens.shape()));
+    return invalid_argument("seqlens_k must be int32 [", d.B, "] (or [", d.B, ", 1]), got ",
+                            dtype_name(seqlens.dtype()), " ", shape_to_string(seqlens.shape()));
   }
   if (total.dtype() != DataType::kInt32 || total.numel() != 1) {
     return invalid_argument("total_sequence_length must be one int32, got ", dtype_name(total.dtype()), " ",
@@ -132,8 +133,8 @@ Result<Dims> check_inputs(const KernelContext& ctx, const Attrs& a) {
   d.present_len = std::max(d.total, d.past_len);
   d.first_prompt = d.S == d.total;
   if (d.S > 1 && !d.first_prompt && d.B != 1) {
-    return invalid_argument("a prompt continuing a cache (sequence ", d.S, " < total ", d.total, ") needs batch 1, got ",
-                            d.B);
+    return invalid_argument("a prompt continuing a cache (sequence ", d.S, " < total ", d.total,
+                            ") needs batch 1, got ", d.B);
   }
   for (int64_t b = 0; b < d.B; ++b) {
     const int64_t len = static_cast<int64_t>(seqlens.data<int32_t>()[b]) + 1;
@@ -142,7 +143,8 @@ Result<Dims> check_inputs(const KernelContext& ctx, const Attrs& a) {
                               d.first_prompt ? 1 : d.S, ", total_sequence_length ", d.total, "]");
     }
   }
-  if (ctx.has_input(kCos) != ctx.has_input(kSin)) return invalid_argument("cos_cache and sin_cache must be given together");
+  if (ctx.has_input(kCos) != ctx.has_input(kSin))
+    return invalid_argument("cos_cache and sin_cache must be given together");
   if (a.do_rotary) {
     if (!ctx.has_input(kCos)) return invalid_argument("do_rotary=1 needs cos_cache and sin_cache");
     const Tensor& c = ctx.input(kCos);
@@ -167,8 +169,8 @@ Result<Dims> check_inputs(const KernelContext& ctx, const Attrs& a) {
     XONNX_RETURN_IF_ERROR(check_f32(ab, "attention_bias"));
     if (ab.rank() != 4 || (ab.dim(0) != 1 && ab.dim(0) != d.B) || (ab.dim(1) != 1 && ab.dim(1) != d.N) ||
         ab.dim(2) != d.S || ab.dim(3) != d.total) {
-      return invalid_argument("attention_bias must be [", d.B, " or 1, ", d.N, " or 1, ", d.S, ", ", d.total,
-                              "], got ", shape_to_string(ab.shape()));
+      return invalid_argument("attention_bias must be [", d.B, " or 1, ", d.N, " or 1, ", d.S, ", ", d.total, "], got ",
+                              shape_to_string(ab.shape()));
     }
     d.bias_b = ab.dim(0);
     d.bias_n = ab.dim(1);
@@ -188,8 +190,8 @@ Result<int64_t> past_length(const KernelContext& ctx, const Dims& d, int64_t b) 
   if (d.first_prompt) return int64_t{0};
   const int64_t past = static_cast<int64_t>(ctx.input(kSeqlensK).data<int32_t>()[b]) + 1 - d.S;
   if (past > d.past_len) {
-    return invalid_argument("batch ", b, " continues ", past, " cached tokens (seqlens_k + 1 - sequence length), but past_key holds ",
-                            d.past_len);
+    return invalid_argument("batch ", b, " continues ", past,
+                            " cached tokens (seqlens_k + 1 - sequence length), but past_key holds ", d.past_len);
   }
   return past;
 }
@@ -202,13 +204,14 @@ Result<int64_t> position_of(const KernelContext& ctx, const Dims& d, int64_t b, 
   }
   const int64_t rows = ctx.input(kCos).dim(0);
   if (pos < 0 || pos >= rows) {
-    return invalid_argument("position ", pos, " of batch ", b, " token ", s, " is outside the rotary tables [0, ", rows, ")");
+    return invalid_argument("position ", pos, " of batch ", b, " token ", s, " is outside the rotary tables [0, ", rows,
+                            ")");
   }
   return pos;
 }
 
-void rotate_row(const float* x, float* y, int64_t head_size, const float* cos, const float* sin,
-                int64_t rotary_dim, bool interleaved) {
+void rotate_row(const float* x, float* y, int64_t head_size, const float* cos, const float* sin, int64_t rotary_dim,
+                bool interleaved) {
   const int64_t half = rotary_dim / 2;
   for (int64_t i = 0; i < half; ++i) {
     const int64_t i1 = interleaved ? 2 * i : i;
@@ -316,8 +319,8 @@ Result<std::unique_ptr<Kernel>> create_gqa(const KernelInit& init) {
         const float* K = present.key->data<float>() + (b * d.KV + kh) * d.present_len * d.H;
         const float* V = present.value->data<float>() + (b * d.KV + kh) * d.present_len * d.H;
         for (int64_t s = 0; s < d.S; ++s) {
-          const float* qs = a.do_rotary ? q_rot.data() + ((b * d.S + s) * d.N + h) * d.H
-                                        : q + (b * d.S + s) * d.q_row + h * d.H;
+          const float* qs =
+              a.do_rotary ? q_rot.data() + ((b * d.S + s) * d.N + h) * d.H : q + (b * d.S + s) * d.q_row + h * d.H;
           const int64_t causal = past + s + 1;
           const int64_t lo = a.local_window > 0 ? std::max<int64_t>(0, causal - a.local_window) : 0;
           const float* brow = bias ? bias + (((b % d.bias_b) * d.bias_n + h % d.bias_n) * d.S + s) * d.total : nullptr;

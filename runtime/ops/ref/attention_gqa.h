@@ -40,8 +40,18 @@ Result<Attrs> parse_attrs(const KernelInit& init);
 
 // Input indices.
 enum : size_t {
-  kQuery = 0, kKey, kValue, kPastKey, kPastValue, kSeqlensK, kTotalSeqLen, kCos, kSin,
-  kPositionIds, kAttentionBias, kHeadSink
+  kQuery = 0,
+  kKey,
+  kValue,
+  kPastKey,
+  kPastValue,
+  kSeqlensK,
+  kTotalSeqLen,
+  kCos,
+  kSin,
+  kPositionIds,
+  kAttentionBias,
+  kHeadSink
 };
 
 struct Dims {
@@ -70,8 +80,8 @@ inline float scale_of(const Attrs& a, const Dims& d) {
 
 // Rotates one head row x[0, rotary_dim) by the angle table row (cos/sin, rotary_dim / 2
 // entries each) into y; y may be x. Dims past rotary_dim are copied.
-void rotate_row(const float* x, float* y, int64_t head_size, const float* cos, const float* sin,
-                int64_t rotary_dim, bool interleaved);
+void rotate_row(const float* x, float* y, int64_t head_size, const float* cos, const float* sin, int64_t rotary_dim,
+                bool interleaved);
 
 // The present outputs: allocated (bound or pooled), and, unless they share past's storage,
 // filled with past's first past_b rows of every batch and zeros after. Then the S new key /

@@ -38,8 +38,8 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
   XONNX_ASSIGN_OR_RETURN(cfg.q_heads, init.require_int("q_num_heads"));
   XONNX_ASSIGN_OR_RETURN(cfg.kv_heads, init.require_int("kv_num_heads"));
   if (cfg.q_heads <= 0 || cfg.kv_heads <= 0 || cfg.q_heads % cfg.kv_heads != 0) {
-    return invalid_model("q_num_heads (", cfg.q_heads, ") must be a positive multiple of kv_num_heads (",
-                         cfg.kv_heads, ")");
+    return invalid_model("q_num_heads (", cfg.q_heads, ") must be a positive multiple of kv_num_heads (", cfg.kv_heads,
+                         ")");
   }
   XONNX_ASSIGN_OR_RETURN(float scale, init.get_float("scale", 0.0f));
   cfg.scale = scale;
@@ -47,18 +47,15 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
   (void)chunk;  // a tuning hint; no effect on the result
   XONNX_ASSIGN_OR_RETURN(std::string rule, init.get_string("update_rule", "gated_delta"));
   if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta") {
-    return invalid_model("update_rule must be 'linear', 'gated', 'delta' or 'gated_delta', got '",
-                         rule, "'");
+    return invalid_model("update_rule must be 'linear', 'gated', 'delta' or 'gated_delta', got '", rule, "'");
   }
   cfg.gating = rule == "gated" || rule == "gated_delta";
   cfg.delta = rule == "delta" || rule == "gated_delta";
   if (cfg.gating != init.has_input(4)) {
-    return invalid_model("update_rule '", rule, "' ", cfg.gating ? "requires" : "forbids",
-                         " the decay input");
+    return invalid_model("update_rule '", rule, "' ", cfg.gating ? "requires" : "forbids", " the decay input");
   }
   if (cfg.delta != init.has_input(5)) {
-    return invalid_model("update_rule '", rule, "' ", cfg.delta ? "requires" : "forbids",
-                         " the beta input");
+    return invalid_model("update_rule '", rule, "' ", cfg.delta ? "requires" : "forbids", " the beta input");
   }
   if (!cfg.delta && init.has_input(6)) {
     return invalid_model("update_rule '", rule, "' forbids the erase_gate input");
@@ -75,12 +72,11 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
     const Tensor* qkv[3] = {&q, &k, &v};
     for (int i = 0; i < 3; ++i) {
       if (qkv[i]->rank() != 3) {
-        return invalid_argument(names[i], " must be rank 3 (B, T, H*D), got shape ",
-                                shape_to_string(qkv[i]->shape()));
+        return invalid_argument(names[i], " must be rank 3 (B, T, H*D), got shape ", shape_to_string(qkv[i]->shape()));
       }
       if (qkv[i]->dtype() != q.dtype()) {
-        return invalid_argument(names[i], " type ", dtype_name(qkv[i]->dtype()),
-                                " differs from query type ", dtype_name(q.dtype()));
+        return invalid_argument(names[i], " type ", dtype_name(qkv[i]->dtype()), " differs from query type ",
+                                dtype_name(q.dtype()));
       }
     }
     const int64_t B = q.dim(0), T = q.dim(1);
@@ -109,9 +105,8 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
     if (decay) {
       if (!decay->defined() || decay->rank() != 3 || decay->dim(0) != B || decay->dim(1) != T ||
           (decay->dim(2) != Hkv && decay->dim(2) != Hkv * dk)) {
-        return invalid_argument("decay must have shape (", B, ", ", T, ", ", Hkv, ") or (", B, ", ",
-                                T, ", ", Hkv * dk, "), got ",
-                                decay->defined() ? shape_to_string(decay->shape()) : "nothing");
+        return invalid_argument("decay must have shape (", B, ", ", T, ", ", Hkv, ") or (", B, ", ", T, ", ", Hkv * dk,
+                                "), got ", decay->defined() ? shape_to_string(decay->shape()) : "nothing");
       }
       decay_per_head = decay->dim(2) == Hkv;
     }
@@ -120,32 +115,36 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
     if (beta) {
       if (!beta->defined() || beta->rank() != 3 || beta->dim(0) != B || beta->dim(1) != T ||
           (beta->dim(2) != Hkv && beta->dim(2) != 1)) {
-        return invalid_argument("beta must have shape (", B, ", ", T, ", ", Hkv, ") or (", B, ", ",
-                                T, ", 1), got ",
+        return invalid_argument("beta must have shape (", B, ", ", T, ", ", Hkv, ") or (", B, ", ", T, ", 1), got ",
                                 beta->defined() ? shape_to_string(beta->shape()) : "nothing");
       }
     }
     const Tensor* erase = (cfg.delta && ctx.has_input(6)) ? &ctx.input(6) : nullptr;
     if (erase) {
-      if (erase->rank() != 3 || erase->dim(0) != B || erase->dim(1) != T ||
-          erase->dim(2) != Hkv * dk) {
-        return invalid_argument("erase_gate must have shape (", B, ", ", T, ", ", Hkv * dk,
-                                "), got ", shape_to_string(erase->shape()));
+      if (erase->rank() != 3 || erase->dim(0) != B || erase->dim(1) != T || erase->dim(2) != Hkv * dk) {
+        return invalid_argument("erase_gate must have shape (", B, ", ", T, ", ", Hkv * dk, "), got ",
+                                shape_to_string(erase->shape()));
       }
     }
     const Tensor* past = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     if (past && past->shape() != Shape{B, Hkv, dk, dv}) {
-      return invalid_argument("past_state shape ", shape_to_string(past->shape()),
-                              " does not match (", B, ", ", Hkv, ", ", dk, ", ", dv, ")");
+      return invalid_argument("past_state shape ", shape_to_string(past->shape()), " does not match (", B, ", ", Hkv,
+                              ", ", dk, ", ", dv, ")");
     }
 
     XONNX_ASSIGN_OR_RETURN(std::vector<double> qd, load_float_doubles(q, "query"));
     XONNX_ASSIGN_OR_RETURN(std::vector<double> kd, load_float_doubles(k, "key"));
     XONNX_ASSIGN_OR_RETURN(std::vector<double> vd, load_float_doubles(v, "value"));
     std::vector<double> gd, bd, ed;
-    if (decay) { XONNX_ASSIGN_OR_RETURN(gd, load_float_doubles(*decay, "decay")); }
-    if (beta) { XONNX_ASSIGN_OR_RETURN(bd, load_float_doubles(*beta, "beta")); }
-    if (erase) { XONNX_ASSIGN_OR_RETURN(ed, load_float_doubles(*erase, "erase_gate")); }
+    if (decay) {
+      XONNX_ASSIGN_OR_RETURN(gd, load_float_doubles(*decay, "decay"));
+    }
+    if (beta) {
+      XONNX_ASSIGN_OR_RETURN(bd, load_float_doubles(*beta, "beta"));
+    }
+    if (erase) {
+      XONNX_ASSIGN_OR_RETURN(ed, load_float_doubles(*erase, "erase_gate"));
+    }
     std::vector<double> state;
     if (past) {
       XONNX_ASSIGN_OR_RETURN(state, load_float_doubles(*past, "past_state"));
@@ -164,8 +163,7 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
           const double* vin = vd.data() + (b * T + t) * Hkv * dv + h * dv;
           if (cfg.gating) {
             for (int64_t i = 0; i < dk; ++i) {
-              const double g = decay_per_head ? gd[(b * T + t) * Hkv + h]
-                                              : gd[(b * T + t) * Hkv * dk + h * dk + i];
+              const double g = decay_per_head ? gd[(b * T + t) * Hkv + h] : gd[(b * T + t) * Hkv * dk + h * dk + i];
               const double f = std::exp(g);
               for (int64_t m = 0; m < dv; ++m) S[i * dv + m] *= f;
             }

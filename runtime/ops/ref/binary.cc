@@ -48,8 +48,7 @@ Result<Bcast> parse_bcast(const KernelInit& init) {
 }
 
 // Computes the output shape and the shape B is to be read with (legacy: B padded to A's rank).
-Status resolve_shapes(const Bcast& bc, const Shape& a, const Shape& b, Shape* b_shape,
-                      Shape* out) {
+Status resolve_shapes(const Bcast& bc, const Shape& a, const Shape& b, Shape* b_shape, Shape* out) {
   if (!bc.legacy) {
     *b_shape = b;
     XONNX_ASSIGN_OR_RETURN(*out, ref::broadcast_shapes(a, b));
@@ -57,8 +56,7 @@ Status resolve_shapes(const Bcast& bc, const Shape& a, const Shape& b, Shape* b_
   }
   if (!bc.broadcast) {
     if (a != b) {
-      return invalid_argument("inputs have shapes ", shape_to_string(a), " and ",
-                              shape_to_string(b),
+      return invalid_argument("inputs have shapes ", shape_to_string(a), " and ", shape_to_string(b),
                               "; before opset 7 they must be equal unless broadcast=1");
     }
     *b_shape = b;
@@ -68,23 +66,22 @@ Status resolve_shapes(const Bcast& bc, const Shape& a, const Shape& b, Shape* b_
   const int64_t ra = static_cast<int64_t>(a.size());
   const int64_t rb = static_cast<int64_t>(b.size());
   if (rb > ra) {
-    return invalid_argument("legacy broadcast: B ", shape_to_string(b), " has higher rank than A ",
-                            shape_to_string(a));
+    return invalid_argument("legacy broadcast: B ", shape_to_string(b), " has higher rank than A ", shape_to_string(a));
   }
   int64_t start = ra - rb;
   if (bc.has_axis) {
     start = bc.axis < 0 ? bc.axis + ra : bc.axis;
     if (start < 0 || start + rb > ra) {
-      return invalid_argument("legacy broadcast: axis ", bc.axis, " does not fit B ",
-                              shape_to_string(b), " into A ", shape_to_string(a));
+      return invalid_argument("legacy broadcast: axis ", bc.axis, " does not fit B ", shape_to_string(b), " into A ",
+                              shape_to_string(a));
     }
   }
   Shape nb(a.size(), 1);
   for (int64_t i = 0; i < rb; ++i) {
     const int64_t d = b[i];
     if (d != a[start + i] && d != 1) {
-      return invalid_argument("legacy broadcast: B ", shape_to_string(b), " at axis ", start,
-                              " does not match A ", shape_to_string(a));
+      return invalid_argument("legacy broadcast: B ", shape_to_string(b), " at axis ", start, " does not match A ",
+                              shape_to_string(a));
     }
     nb[start + i] = d;
   }
@@ -104,8 +101,7 @@ Result<Prepared> prepare(KernelContext& ctx, const Bcast& bc, bool same_type) {
   const Tensor& b = ctx.input(1);
   if (!a.defined() || !b.defined()) return invalid_argument("both inputs must be tensors");
   if (same_type && a.dtype() != b.dtype()) {
-    return invalid_argument("input types differ: A is ", dtype_name(a.dtype()), ", B is ",
-                            dtype_name(b.dtype()));
+    return invalid_argument("input types differ: A is ", dtype_name(a.dtype()), ", B is ", dtype_name(b.dtype()));
   }
   Prepared p;
   Shape b_shape;
@@ -114,16 +110,13 @@ Result<Prepared> prepare(KernelContext& ctx, const Bcast& bc, bool same_type) {
   return p;
 }
 
-Status type_error(const char* op, DataType t) {
-  return unsupported(op, " does not support type ", dtype_name(t));
-}
+Status type_error(const char* op, DataType t) { return unsupported(op, " does not support type ", dtype_name(t)); }
 
 // ---------------------------------------------------------------------------------------
 // Element operations, on compute types (float for fp16/bf16).
 // ---------------------------------------------------------------------------------------
 template <typename C>
-using wide_unsigned_t =
-    std::conditional_t<(sizeof(C) < 4), uint32_t, std::make_unsigned_t<C>>;
+using wide_unsigned_t = std::conditional_t<(sizeof(C) < 4), uint32_t, std::make_unsigned_t<C>>;
 
 struct AddOp {
   static constexpr const char* name = "Add";
@@ -241,8 +234,7 @@ T pow_elem(T x, E e) {
       return saturate_cast<C>(std::pow(static_cast<double>(x), static_cast<double>(to_compute(e))));
     }
   } else {
-    const double v = std::pow(static_cast<double>(to_compute(x)),
-                              static_cast<double>(to_compute(e)));
+    const double v = std::pow(static_cast<double>(to_compute(x)), static_cast<double>(to_compute(e)));
     return from_compute<T>(static_cast<C>(v));
   }
 }
@@ -267,8 +259,7 @@ Result<std::unique_ptr<Kernel>> create_pow(const KernelInit& init) {
         return Status::ok();
       }
       XONNX_DISPATCH_NUMERIC(a.dtype(), return type_error("Pow", a.dtype()), {
-        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan,
-                     [](T u, T v) { return pow_elem<T, T>(u, v); });
+        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan, [](T u, T v) { return pow_elem<T, T>(u, v); });
       });
       return Status::ok();
     }
@@ -346,13 +337,11 @@ Result<std::unique_ptr<Kernel>> create_mod(const KernelInit& init) {
     XONNX_DISPATCH_NUMERIC(a.dtype(), return type_error("Mod", a.dtype()), {
       using C = compute_t<T>;
       if (use_fmod) {
-        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan, [](T u, T v) {
-          return from_compute<T>(mod_trunc<C>(to_compute(u), to_compute(v)));
-        });
+        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan,
+                     [](T u, T v) { return from_compute<T>(mod_trunc<C>(to_compute(u), to_compute(v))); });
       } else {
-        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan, [](T u, T v) {
-          return from_compute<T>(mod_floor<C>(to_compute(u), to_compute(v)));
-        });
+        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan,
+                     [](T u, T v) { return from_compute<T>(mod_floor<C>(to_compute(u), to_compute(v))); });
       }
     });
     return Status::ok();
@@ -362,13 +351,13 @@ Result<std::unique_ptr<Kernel>> create_mod(const KernelInit& init) {
 // ---------------------------------------------------------------------------------------
 // BitShift (unsigned ints); shifting by >= the bit width gives 0.
 // ---------------------------------------------------------------------------------------
-#define XONNX_DISPATCH_UNSIGNED(DTYPE, ON_ERROR, ...)  \
-  switch (DTYPE) {                                     \
-    XONNX_TYPE_CASE(kUint8, uint8_t, __VA_ARGS__)      \
-    XONNX_TYPE_CASE(kUint16, uint16_t, __VA_ARGS__)    \
-    XONNX_TYPE_CASE(kUint32, uint32_t, __VA_ARGS__)    \
-    XONNX_TYPE_CASE(kUint64, uint64_t, __VA_ARGS__)    \
-    default: ON_ERROR;                                 \
+#define XONNX_DISPATCH_UNSIGNED(DTYPE, ON_ERROR, ...) \
+  switch (DTYPE) {                                    \
+    XONNX_TYPE_CASE(kUint8, uint8_t, __VA_ARGS__)     \
+    XONNX_TYPE_CASE(kUint16, uint16_t, __VA_ARGS__)   \
+    XONNX_TYPE_CASE(kUint32, uint32_t, __VA_ARGS__)   \
+    XONNX_TYPE_CASE(kUint64, uint64_t, __VA_ARGS__)   \
+    default: ON_ERROR;                                \
   }
 
 Result<std::unique_ptr<Kernel>> create_bitshift(const KernelInit& init) {
@@ -389,9 +378,8 @@ Result<std::unique_ptr<Kernel>> create_bitshift(const KernelInit& init) {
     XONNX_DISPATCH_UNSIGNED(a.dtype(), return type_error("BitShift", a.dtype()), {
       constexpr T bits = static_cast<T>(sizeof(T) * 8);
       if (left) {
-        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan, [](T u, T v) {
-          return v >= bits ? T(0) : static_cast<T>(static_cast<uint64_t>(u) << v);
-        });
+        apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan,
+                     [](T u, T v) { return v >= bits ? T(0) : static_cast<T>(static_cast<uint64_t>(u) << v); });
       } else {
         apply_binary(a.data<T>(), b.data<T>(), y->data<T>(), p.plan,
                      [](T u, T v) { return v >= bits ? T(0) : static_cast<T>(u >> v); });
@@ -404,12 +392,48 @@ Result<std::unique_ptr<Kernel>> create_bitshift(const KernelInit& init) {
 // ---------------------------------------------------------------------------------------
 // Logical (bool) and bitwise (ints).
 // ---------------------------------------------------------------------------------------
-struct AndOp { static constexpr const char* name = "And"; template <typename C> static C f(C x, C y) { return x & y; } };
-struct OrOp { static constexpr const char* name = "Or"; template <typename C> static C f(C x, C y) { return x | y; } };
-struct XorOp { static constexpr const char* name = "Xor"; template <typename C> static C f(C x, C y) { return x ^ y; } };
-struct BitwiseAndOp { static constexpr const char* name = "BitwiseAnd"; template <typename C> static C f(C x, C y) { return x & y; } };
-struct BitwiseOrOp { static constexpr const char* name = "BitwiseOr"; template <typename C> static C f(C x, C y) { return x | y; } };
-struct BitwiseXorOp { static constexpr const char* name = "BitwiseXor"; template <typename C> static C f(C x, C y) { return x ^ y; } };
+struct AndOp {
+  static constexpr const char* name = "And";
+  template <typename C>
+  static C f(C x, C y) {
+    return x & y;
+  }
+};
+struct OrOp {
+  static constexpr const char* name = "Or";
+  template <typename C>
+  static C f(C x, C y) {
+    return x | y;
+  }
+};
+struct XorOp {
+  static constexpr const char* name = "Xor";
+  template <typename C>
+  static C f(C x, C y) {
+    return x ^ y;
+  }
+};
+struct BitwiseAndOp {
+  static constexpr const char* name = "BitwiseAnd";
+  template <typename C>
+  static C f(C x, C y) {
+    return x & y;
+  }
+};
+struct BitwiseOrOp {
+  static constexpr const char* name = "BitwiseOr";
+  template <typename C>
+  static C f(C x, C y) {
+    return x | y;
+  }
+};
+struct BitwiseXorOp {
+  static constexpr const char* name = "BitwiseXor";
+  template <typename C>
+  static C f(C x, C y) {
+    return x ^ y;
+  }
+};
 
 template <typename Op>
 Result<std::unique_ptr<Kernel>> create_logical(const KernelInit& init) {
@@ -421,11 +445,9 @@ Result<std::unique_ptr<Kernel>> create_logical(const KernelInit& init) {
     if (a.dtype() != DataType::kBool) return type_error(Op::name, a.dtype());
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kBool, p.out_shape));
     // bool storage is one byte holding 0 or 1; operate on bytes.
-    apply_binary(static_cast<const uint8_t*>(a.raw_data()),
-                 static_cast<const uint8_t*>(b.raw_data()), static_cast<uint8_t*>(y->raw_data()),
-                 p.plan, [](uint8_t u, uint8_t v) {
-                   return static_cast<uint8_t>(Op::template f<uint8_t>(u != 0, v != 0));
-                 });
+    apply_binary(static_cast<const uint8_t*>(a.raw_data()), static_cast<const uint8_t*>(b.raw_data()),
+                 static_cast<uint8_t*>(y->raw_data()), p.plan,
+                 [](uint8_t u, uint8_t v) { return static_cast<uint8_t>(Op::template f<uint8_t>(u != 0, v != 0)); });
     return Status::ok();
   });
 }
@@ -449,11 +471,41 @@ Result<std::unique_ptr<Kernel>> create_bitwise(const KernelInit& init) {
 // ---------------------------------------------------------------------------------------
 // Comparisons -> bool.
 // ---------------------------------------------------------------------------------------
-struct EqualOp { static constexpr const char* name = "Equal"; template <typename C> static bool f(const C& x, const C& y) { return x == y; } };
-struct GreaterOp { static constexpr const char* name = "Greater"; template <typename C> static bool f(const C& x, const C& y) { return x > y; } };
-struct LessOp { static constexpr const char* name = "Less"; template <typename C> static bool f(const C& x, const C& y) { return x < y; } };
-struct GreaterEqualOp { static constexpr const char* name = "GreaterOrEqual"; template <typename C> static bool f(const C& x, const C& y) { return x >= y; } };
-struct LessEqualOp { static constexpr const char* name = "LessOrEqual"; template <typename C> static bool f(const C& x, const C& y) { return x <= y; } };
+struct EqualOp {
+  static constexpr const char* name = "Equal";
+  template <typename C>
+  static bool f(const C& x, const C& y) {
+    return x == y;
+  }
+};
+struct GreaterOp {
+  static constexpr const char* name = "Greater";
+  template <typename C>
+  static bool f(const C& x, const C& y) {
+    return x > y;
+  }
+};
+struct LessOp {
+  static constexpr const char* name = "Less";
+  template <typename C>
+  static bool f(const C& x, const C& y) {
+    return x < y;
+  }
+};
+struct GreaterEqualOp {
+  static constexpr const char* name = "GreaterOrEqual";
+  template <typename C>
+  static bool f(const C& x, const C& y) {
+    return x >= y;
+  }
+};
+struct LessEqualOp {
+  static constexpr const char* name = "LessOrEqual";
+  template <typename C>
+  static bool f(const C& x, const C& y) {
+    return x <= y;
+  }
+};
 
 template <typename Op>
 Result<std::unique_ptr<Kernel>> create_compare(const KernelInit& init) {
@@ -473,15 +525,13 @@ Result<std::unique_ptr<Kernel>> create_compare(const KernelInit& init) {
     }
     if (a.dtype() == DataType::kBool) {
       if (!is_equal) return type_error(Op::name, a.dtype());
-      apply_binary(static_cast<const uint8_t*>(a.raw_data()),
-                   static_cast<const uint8_t*>(b.raw_data()), out, p.plan,
+      apply_binary(static_cast<const uint8_t*>(a.raw_data()), static_cast<const uint8_t*>(b.raw_data()), out, p.plan,
                    [](uint8_t u, uint8_t v) { return (u != 0) == (v != 0); });
       return Status::ok();
     }
     XONNX_DISPATCH_NUMERIC(a.dtype(), return type_error(Op::name, a.dtype()), {
-      apply_binary(a.data<T>(), b.data<T>(), out, p.plan, [](T u, T v) {
-        return Op::template f<compute_t<T>>(to_compute(u), to_compute(v));
-      });
+      apply_binary(a.data<T>(), b.data<T>(), out, p.plan,
+                   [](T u, T v) { return Op::template f<compute_t<T>>(to_compute(u), to_compute(v)); });
     });
     return Status::ok();
   });

@@ -101,8 +101,7 @@ void for_each_run(const BroadcastPlan<N>& p, Fn&& fn) {
 // o[i] = f(a[i], b[i]) over the plan, with specialised loops for walking/constant operands.
 template <typename TA, typename TB, typename TO, typename F>
 void apply_binary(const TA* a, const TB* b, TO* o, const BroadcastPlan<2>& p, F f) {
-  for_each_run(p, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n,
-                      const std::array<int64_t, 2>& st) {
+  for_each_run(p, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
     const TA* pa = a + off[0];
     const TB* pb = b + off[1];
     TO* po = o + oo;

@@ -52,16 +52,14 @@ bool is_native(DataType t) {
     case DataType::kUint32:
     case DataType::kInt64:
     case DataType::kUint64:
-    case DataType::kBool:
-      return true;
-    default:
-      return false;
+    case DataType::kBool: return true;
+    default: return false;
   }
 }
 
 bool is_castable(DataType t) {
-  return dtype_is_known(static_cast<int32_t>(t)) && t != DataType::kUndefined &&
-         t != DataType::kComplex64 && t != DataType::kComplex128;
+  return dtype_is_known(static_cast<int32_t>(t)) && t != DataType::kUndefined && t != DataType::kComplex64 &&
+         t != DataType::kComplex128;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -174,7 +172,8 @@ Status convert_from(const S* src, int64_t n, Tensor* y, const CastOptions& o) {
     case DataType::kFloat8E8M0: {
       // The reference first converts to float32 (round to nearest), then rounds the exponent.
       uint8_t* out = y->data<uint8_t>();
-      for (int64_t i = 0; i < n; ++i) out[i] = float_to_float8(to, static_cast<float>(src[i]), o.saturate, o.round_mode);
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = float_to_float8(to, static_cast<float>(src[i]), o.saturate, o.round_mode);
       return Status::ok();
     }
     case DataType::kFloat4E2M1: {
@@ -194,8 +193,7 @@ Status convert_from(const S* src, int64_t n, Tensor* y, const CastOptions& o) {
       }
       return Status::ok();
     }
-    default:
-      return unsupported("Cast: target type ", dtype_name(to), " is not supported");
+    default: return unsupported("Cast: target type ", dtype_name(to), " is not supported");
   }
 }
 
@@ -242,11 +240,10 @@ Status cast_tensor(const Tensor& x, Tensor* y, const CastOptions& o) {
   }
   if (is_native(from)) {
     XONNX_DISPATCH_NATIVE(from, return internal_error("Cast: bad native type"),
-                             return convert_from(x.data<T>(), n, y, o));
+                          return convert_from(x.data<T>(), n, y, o));
   }
   switch (from) {
-    case DataType::kString:
-      return convert_from_strings(x, y, o);
+    case DataType::kString: return convert_from_strings(x, y, o);
     case DataType::kInt4:
     case DataType::kInt2: {
       std::vector<int8_t> tmp(static_cast<size_t>(n));
@@ -276,8 +273,7 @@ Status cast_tensor(const Tensor& x, Tensor* y, const CastOptions& o) {
       for (int64_t i = 0; i < n; ++i) tmp[i] = static_cast<float>(x.get_as_double(i));
       return convert_from(tmp.data(), n, y, o);
     }
-    default:
-      return unsupported("Cast: input type ", dtype_name(from), " is not supported");
+    default: return unsupported("Cast: input type ", dtype_name(from), " is not supported");
   }
 }
 
@@ -299,12 +295,15 @@ Status run_cast(KernelContext& ctx, DataType to, const CastOptions& o, const cha
 }
 
 Result<DataType> dtype_from_name(const std::string& name) {
-  static const struct { const char* name; DataType t; } kNames[] = {
-      {"FLOAT", DataType::kFloat},   {"UINT8", DataType::kUint8},     {"INT8", DataType::kInt8},
-      {"UINT16", DataType::kUint16}, {"INT16", DataType::kInt16},     {"INT32", DataType::kInt32},
-      {"INT64", DataType::kInt64},   {"STRING", DataType::kString},   {"BOOL", DataType::kBool},
-      {"FLOAT16", DataType::kFloat16}, {"DOUBLE", DataType::kDouble}, {"UINT32", DataType::kUint32},
-      {"UINT64", DataType::kUint64}, {"BFLOAT16", DataType::kBFloat16},
+  static const struct {
+    const char* name;
+    DataType t;
+  } kNames[] = {
+      {"FLOAT", DataType::kFloat},     {"UINT8", DataType::kUint8},       {"INT8", DataType::kInt8},
+      {"UINT16", DataType::kUint16},   {"INT16", DataType::kInt16},       {"INT32", DataType::kInt32},
+      {"INT64", DataType::kInt64},     {"STRING", DataType::kString},     {"BOOL", DataType::kBool},
+      {"FLOAT16", DataType::kFloat16}, {"DOUBLE", DataType::kDouble},     {"UINT32", DataType::kUint32},
+      {"UINT64", DataType::kUint64},   {"BFLOAT16", DataType::kBFloat16},
   };
   std::string upper;
   for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -327,8 +326,7 @@ Result<CastOptions> parse_options(const KernelInit& init, const char* op) {
   } else if (mode == "nearest") {
     o.round_mode = E8M0RoundMode::kNearest;
   } else {
-    return invalid_argument(op, ": attribute round_mode must be 'up', 'down' or 'nearest', got '",
-                            mode, "'");
+    return invalid_argument(op, ": attribute round_mode must be 'up', 'down' or 'nearest', got '", mode, "'");
   }
   return o;
 }

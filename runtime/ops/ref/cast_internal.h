@@ -14,8 +14,7 @@ namespace cast_detail {
 std::string format_number(const Tensor& x, int64_t i);
 
 // Parses s for target type `to`. *kind: 0 float (*f), 1 double (*d), 2 int64 (*i), 3 uint64 (*u).
-Status parse_string(const std::string& s, DataType to, int* kind, float* f, double* d, int64_t* i,
-                    uint64_t* u);
+Status parse_string(const std::string& s, DataType to, int* kind, float* f, double* d, int64_t* i, uint64_t* u);
 
 }  // namespace cast_detail
 }  // namespace xonnx

@@ -21,8 +21,8 @@ namespace cast_detail {
 namespace {
 
 // Shortest decimal (digits, exponent X meaning d.ddd x 10^X) whose parse round-trips.
-void shortest_digits(double v, int max_digits, const std::function<bool(double)>& roundtrips,
-                     std::string* digits, int* exp10) {
+void shortest_digits(double v, int max_digits, const std::function<bool(double)>& roundtrips, std::string* digits,
+                     int* exp10) {
   char buf[64];
   for (int p = 1; p <= max_digits; ++p) {
     std::snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
@@ -89,10 +89,8 @@ bool parse_double(const std::string& t, double* d) {
 std::string format_number(const Tensor& x, int64_t i) {
   const DataType t = x.dtype();
   switch (t) {
-    case DataType::kBool:
-      return x.data<bool>()[i] ? "True" : "False";
-    case DataType::kUint64:
-      return std::to_string(x.data<uint64_t>()[i]);
+    case DataType::kBool: return x.data<bool>()[i] ? "True" : "False";
+    case DataType::kUint64: return std::to_string(x.data<uint64_t>()[i]);
     case DataType::kFloat: {
       const float v = x.data<float>()[i];
       return numpy_float_str(v, 9, [v](double p) { return static_cast<float>(p) == v; });
@@ -103,18 +101,15 @@ std::string format_number(const Tensor& x, int64_t i) {
     }
     case DataType::kFloat16: {
       const uint16_t bits = x.data<uint16_t>()[i];
-      return numpy_float_str(half_to_float(bits), 5, [bits](double p) {
-        return float_to_half(static_cast<float>(p)) == bits;
-      });
+      return numpy_float_str(half_to_float(bits), 5,
+                             [bits](double p) { return float_to_half(static_cast<float>(p)) == bits; });
     }
     case DataType::kBFloat16: {
       const uint16_t bits = x.data<uint16_t>()[i];
-      return numpy_float_str(bfloat16_to_float(bits), 4, [bits](double p) {
-        return float_to_bfloat16(static_cast<float>(p)) == bits;
-      });
+      return numpy_float_str(bfloat16_to_float(bits), 4,
+                             [bits](double p) { return float_to_bfloat16(static_cast<float>(p)) == bits; });
     }
-    default:
-      break;
+    default: break;
   }
   if (dtype_is_integer(t)) return std::to_string(x.get_as_int64(i));
   // float8 / float4 / e8m0: shortest digits that map back to the same value.
@@ -122,8 +117,7 @@ std::string format_number(const Tensor& x, int64_t i) {
   return numpy_float_str(v, 9, [v](double p) { return static_cast<float>(p) == static_cast<float>(v); });
 }
 
-Status parse_string(const std::string& s, DataType to, int* kind, float* f, double* d, int64_t* i,
-                    uint64_t* u) {
+Status parse_string(const std::string& s, DataType to, int* kind, float* f, double* d, int64_t* i, uint64_t* u) {
   const std::string t = trim(s);
   if (to == DataType::kFloat) {
     char* end = nullptr;

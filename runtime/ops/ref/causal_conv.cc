@@ -21,8 +21,7 @@ using ref::store_doubles;
 Result<std::unique_ptr<Kernel>> create_causal_conv(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(std::string activation, init.get_string("activation", "none"));
   if (activation != "none" && activation != "silu" && activation != "swish") {
-    return invalid_model("activation must be one of 'none', 'silu', 'swish', got '", activation,
-                         "'");
+    return invalid_model("activation must be one of 'none', 'silu', 'swish', got '", activation, "'");
   }
   const bool silu = activation != "none";
   return make_kernel([silu](KernelContext& ctx) -> Status {
@@ -30,8 +29,7 @@ Result<std::unique_ptr<Kernel>> create_causal_conv(const KernelInit& init) {
     const Tensor& w = ctx.input(1);
     if (!x.defined() || !w.defined()) return invalid_argument("input and weight are required");
     if (!is_float_type(x.dtype())) {
-      return unsupported("input type ", dtype_name(x.dtype()),
-                         " (expected float, double, float16 or bfloat16)");
+      return unsupported("input type ", dtype_name(x.dtype()), " (expected float, double, float16 or bfloat16)");
     }
     if (x.rank() != 3) {
       return invalid_argument("input must be rank 3 (batch_size, channels, length), got shape ",
@@ -43,32 +41,30 @@ Result<std::unique_ptr<Kernel>> create_causal_conv(const KernelInit& init) {
                               dtype_name(x.dtype()));
     }
     if (w.rank() != 3 || w.dim(0) != C || w.dim(1) != 1 || w.dim(2) < 1) {
-      return invalid_argument("weight must have shape (channels=", C, ", 1, k >= 1), got ",
-                              shape_to_string(w.shape()));
+      return invalid_argument("weight must have shape (channels=", C, ", 1, k >= 1), got ", shape_to_string(w.shape()));
     }
     const int64_t K = w.dim(2);
     const Tensor* bias = nullptr;
     if (ctx.has_input(2)) {
       bias = &ctx.input(2);
       if (bias->dtype() != x.dtype()) {
-        return invalid_argument("bias type ", dtype_name(bias->dtype()),
-                                " differs from input type ", dtype_name(x.dtype()));
+        return invalid_argument("bias type ", dtype_name(bias->dtype()), " differs from input type ",
+                                dtype_name(x.dtype()));
       }
       if (bias->rank() != 1 || bias->dim(0) != C) {
-        return invalid_argument("bias must have shape (", C, "), got ",
-                                shape_to_string(bias->shape()));
+        return invalid_argument("bias must have shape (", C, "), got ", shape_to_string(bias->shape()));
       }
     }
     const Tensor* past = nullptr;
     if (ctx.has_input(3)) {
       past = &ctx.input(3);
       if (past->dtype() != x.dtype()) {
-        return invalid_argument("past_state type ", dtype_name(past->dtype()),
-                                " differs from input type ", dtype_name(x.dtype()));
+        return invalid_argument("past_state type ", dtype_name(past->dtype()), " differs from input type ",
+                                dtype_name(x.dtype()));
       }
       if (past->rank() != 3 || past->dim(0) != B || past->dim(1) != C || past->dim(2) != K - 1) {
-        return invalid_argument("past_state must have shape (", B, ", ", C, ", ", K - 1,
-                                "), got ", shape_to_string(past->shape()));
+        return invalid_argument("past_state must have shape (", B, ", ", C, ", ", K - 1, "), got ",
+                                shape_to_string(past->shape()));
       }
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), {B, C, L}));

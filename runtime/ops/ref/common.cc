@@ -71,10 +71,8 @@ Result<Shape> int_list_input(KernelContext& ctx, size_t i, const char* what) {
 
 Result<std::string> get_auto_pad(const KernelInit& init, const std::string& name) {
   XONNX_ASSIGN_OR_RETURN(std::string auto_pad, init.get_string(name, "NOTSET"));
-  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
-      auto_pad != "VALID") {
-    return invalid_argument(name, " must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
-                            auto_pad, "'");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID") {
+    return invalid_argument(name, " must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '", auto_pad, "'");
   }
   return auto_pad;
 }
@@ -109,8 +107,7 @@ std::vector<double> load_doubles(const Tensor& t) {
 
 Result<std::vector<double>> load_float_doubles(const Tensor& t, const char* what) {
   if (!is_float_type(t.dtype())) {
-    return unsupported(what, " type ", dtype_name(t.dtype()),
-                       " (expected float, double, float16 or bfloat16)");
+    return unsupported(what, " type ", dtype_name(t.dtype()), " (expected float, double, float16 or bfloat16)");
   }
   return load_doubles(t);
 }

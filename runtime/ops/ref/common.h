@@ -50,8 +50,7 @@ void for_each_broadcast(const Shape& out_shape, const std::vector<Shape>& in_sha
 
 // float, double, float16 or bfloat16: the types XONNX_DISPATCH_FLOAT covers.
 inline bool is_float_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBFloat16;
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 
 // Input i as a tensor; fails naming `what` when it is not one (e.g. a sequence).

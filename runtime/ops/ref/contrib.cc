@@ -81,8 +81,8 @@ Result<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInit& init) {
       return invalid_argument("A's last dimension must be K=", c.k, ", got shape ", shape_to_string(a.shape()));
     }
     if (b.dtype() != DataType::kUint8 || b.numel() != c.b_elems) {
-      return invalid_argument("B must be uint8 [N, k_blocks, blob_size] = [", c.n, ", ", c.blocks, ", ",
-                              c.blob_size, "], got ", dtype_name(b.dtype()), shape_to_string(b.shape()));
+      return invalid_argument("B must be uint8 [N, k_blocks, blob_size] = [", c.n, ", ", c.blocks, ", ", c.blob_size,
+                              "], got ", dtype_name(b.dtype()), shape_to_string(b.shape()));
     }
     if (scales.numel() != c.scale_elems) {
       return invalid_argument("scales must have N*k_blocks = ", c.scale_elems, " elements, got ",
@@ -114,7 +114,7 @@ Result<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInit& init) {
     const int64_t m = a.numel() / c.k;
     Shape out_shape = a.shape();
     out_shape.back() = c.n;
-    XONNX_ASSIGN_OR_RETURN(Tensor* y, ctx.allocate_output(0, a.dtype(), out_shape));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a.dtype(), out_shape));
     std::vector<float> out(static_cast<size_t>(m * c.n), 0.0f);
     const float default_zp = static_cast<float>(1 << (c.bits - 1));
     const uint8_t* bdata = b.data<uint8_t>();
@@ -124,8 +124,10 @@ Result<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInit& init) {
       for (int64_t blk = 0; blk < c.blocks; ++blk) {
         const float scale = s[col * c.blocks + blk];
         float z = default_zp;
-        if (!zp_float.empty()) z = zp_float[col * c.blocks + blk];
-        else if (zp) z = static_cast<float>(read_bits(zp->data<uint8_t>() + col * zp_row, blk, static_cast<int>(c.bits)));
+        if (!zp_float.empty())
+          z = zp_float[col * c.blocks + blk];
+        else if (zp)
+          z = static_cast<float>(read_bits(zp->data<uint8_t>() + col * zp_row, blk, static_cast<int>(c.bits)));
         const uint8_t* blob = bdata + (col * c.blocks + blk) * c.blob_size;
         for (int64_t i = 0; i < c.block_size && blk * c.block_size + i < c.k; ++i) {
           w[blk * c.block_size + i] = (static_cast<float>(read_bits(blob, i, static_cast<int>(c.bits))) - z) * scale;
@@ -169,7 +171,7 @@ Result<std::unique_ptr<Kernel>> create_gelu(const KernelInit& init) {
         case GeluKind::kQuick: v[i] = u / (1.0f + std::exp(-alpha * u)); break;
       }
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor* y, ctx.allocate_output(0, x.dtype(), x.shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     return store_floats(v, y);
   });
 }
@@ -177,9 +179,9 @@ Result<std::unique_ptr<Kernel>> create_gelu(const KernelInit& init) {
 }  // namespace
 
 // The LLM contrib ops of ONNX Runtime GenAI's graphs, one file each.
-void register_gqa_ops(OpRegistry& registry);             // attention_gqa.cc: GroupQueryAttention
-void register_rotary_contrib_ops(OpRegistry& registry);  // rotary_contrib.cc: RotaryEmbedding
-void register_simplified_norm_ops(OpRegistry& registry); // norm_simplified.cc: (Skip)SimplifiedLayerNormalization
+void register_gqa_ops(OpRegistry& registry);              // attention_gqa.cc: GroupQueryAttention
+void register_rotary_contrib_ops(OpRegistry& registry);   // rotary_contrib.cc: RotaryEmbedding
+void register_simplified_norm_ops(OpRegistry& registry);  // norm_simplified.cc: (Skip)SimplifiedLayerNormalization
 
 void register_contrib_ops(OpRegistry& registry) {
   register_gqa_ops(registry);

@@ -35,8 +35,8 @@ Result<std::unique_ptr<Kernel>> create_if(const KernelInit& init) {
     const GraphBody& branch = cond ? *then_branch : *else_branch;
     XONNX_ASSIGN_OR_RETURN(std::vector<Value> outs, ctx.run_subgraph(branch, {}));
     if (outs.size() != ctx.num_outputs()) {
-      return invalid_model("the ", cond ? "then" : "else", " branch gives ", outs.size(),
-                           " outputs; the If node has ", ctx.num_outputs());
+      return invalid_model("the ", cond ? "then" : "else", " branch gives ", outs.size(), " outputs; the If node has ",
+                           ctx.num_outputs());
     }
     for (size_t i = 0; i < outs.size(); ++i) ctx.set_output_value(i, std::move(outs[i]));
     return Status::ok();
@@ -57,8 +57,8 @@ Result<std::unique_ptr<Kernel>> create_loop(const KernelInit& init) {
   }
   const size_t scans = g.outputs.size() - 1 - carried;
   if (init.num_outputs() > carried + scans) {
-    return invalid_model("Loop has ", init.num_outputs(), " outputs; the body gives ", carried,
-                         " loop-carried and ", scans, " scan outputs");
+    return invalid_model("Loop has ", init.num_outputs(), " outputs; the body gives ", carried, " loop-carried and ",
+                         scans, " scan outputs");
   }
   return make_kernel([body, carried, scans](KernelContext& ctx) -> Status {
     int64_t max_trip = INT64_MAX;
@@ -192,7 +192,8 @@ Result<std::unique_ptr<Kernel>> create_scan(const KernelInit& init) {
   cfg.num_scan_out = g.outputs.size() - cfg.num_state;
   const std::string dir_attr = batched ? "directions" : "scan_input_directions";
   XONNX_ASSIGN_OR_RETURN(cfg.in_dirs, init.get_ints(dir_attr, std::vector<int64_t>(cfg.num_scan_in, 0)));
-  XONNX_ASSIGN_OR_RETURN(cfg.out_dirs, init.get_ints("scan_output_directions", std::vector<int64_t>(cfg.num_scan_out, 0)));
+  XONNX_ASSIGN_OR_RETURN(cfg.out_dirs,
+                         init.get_ints("scan_output_directions", std::vector<int64_t>(cfg.num_scan_out, 0)));
   XONNX_ASSIGN_OR_RETURN(cfg.in_axes, init.get_ints("scan_input_axes", std::vector<int64_t>(cfg.num_scan_in, 0)));
   XONNX_ASSIGN_OR_RETURN(cfg.out_axes, init.get_ints("scan_output_axes", std::vector<int64_t>(cfg.num_scan_out, 0)));
   if (cfg.in_dirs.size() != cfg.num_scan_in || cfg.in_axes.size() != cfg.num_scan_in ||

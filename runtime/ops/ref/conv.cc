@@ -59,8 +59,7 @@ Status fill_common(const ConvAttrs& a, const Tensor& w, size_t nd, Geometry& g) 
   if (!a.kernel_shape.empty()) {
     if (a.kernel_shape != g.kernel) {
       return invalid_argument("kernel_shape ", shape_to_string(a.kernel_shape),
-                              " does not match the weight's spatial shape ",
-                              shape_to_string(g.kernel));
+                              " does not match the weight's spatial shape ", shape_to_string(g.kernel));
     }
   }
   g.strides = a.strides.empty() ? std::vector<int64_t>(nd, 1) : a.strides;
@@ -140,7 +139,10 @@ void im2col_walk(const Geometry& g, int64_t channels, CT* data, CT* col) {
         int64_t base = 0;
         for (size_t j = 0; j < last; ++j) {
           const int64_t p = oi[j] * g.strides[j] + kk[j] * g.dilations[j] - g.pad_begin[j];
-          if (p < 0 || p >= g.in[j]) { valid = false; break; }
+          if (p < 0 || p >= g.in[j]) {
+            valid = false;
+            break;
+          }
           base += p * in_strides[j];
         }
         if (!kScatter) {
@@ -228,17 +230,21 @@ const compute_t<T>* as_compute(const Tensor& t, std::vector<compute_t<T>>& buf) 
 Status check_bias(const KernelContext& ctx, size_t idx, int64_t M, DataType dt) {
   if (!ctx.has_input(idx)) return Status::ok();
   const Tensor& b = ctx.input(idx);
-  if (b.dtype() != dt) return invalid_argument("bias B has type ", dtype_name(b.dtype()), ", expected ", dtype_name(dt));
+  if (b.dtype() != dt)
+    return invalid_argument("bias B has type ", dtype_name(b.dtype()), ", expected ", dtype_name(dt));
   if (b.rank() != 1 || b.dim(0) != M)
     return invalid_argument("bias B must have shape [", M, "], got ", shape_to_string(b.shape()));
   return Status::ok();
 }
 
 Status check_xw(const Tensor& x, const Tensor& w) {
-  if (x.rank() < 3) return invalid_argument("input X must have rank >= 3 (N, C, spatial...), got ", shape_to_string(x.shape()));
+  if (x.rank() < 3)
+    return invalid_argument("input X must have rank >= 3 (N, C, spatial...), got ", shape_to_string(x.shape()));
   if (w.rank() != x.rank())
-    return invalid_argument("weight W ", shape_to_string(w.shape()), " must have the rank of X ", shape_to_string(x.shape()));
-  if (w.dtype() != x.dtype()) return invalid_argument("W has type ", dtype_name(w.dtype()), ", X has ", dtype_name(x.dtype()));
+    return invalid_argument("weight W ", shape_to_string(w.shape()), " must have the rank of X ",
+                            shape_to_string(x.shape()));
+  if (w.dtype() != x.dtype())
+    return invalid_argument("W has type ", dtype_name(w.dtype()), ", X has ", dtype_name(x.dtype()));
   return Status::ok();
 }
 
@@ -301,9 +307,9 @@ Status run_conv(KernelContext& ctx, const Geometry& g, int64_t group) {
   CT* yp = buf.yp;
   if (out_size > 0) {
     const bool depthwise = Cg == 1 && g.nd <= 2;
-    const bool pointwise = K == 1 && std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
-                           std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; }) &&
-                           g.in == g.out;
+    const bool pointwise =
+        K == 1 && std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
+        std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; }) && g.in == g.out;
     std::vector<CT> col;
     if (!depthwise && !pointwise) col.resize(static_cast<size_t>(Cg * K * out_size));
     for (int64_t n = 0; n < N; ++n) {
@@ -447,7 +453,8 @@ Result<std::unique_ptr<Kernel>> create_conv_transpose(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(check_xw(x, w));
     const int64_t group = t.conv.group;
     if (x.dim(1) != w.dim(0))
-      return invalid_argument("X has ", x.dim(1), " channels but W ", shape_to_string(w.shape()), " expects ", w.dim(0));
+      return invalid_argument("X has ", x.dim(1), " channels but W ", shape_to_string(w.shape()), " expects ",
+                              w.dim(0));
     if (x.dim(1) % group != 0) return invalid_argument("X channels ", x.dim(1), " not divisible by group ", group);
     XONNX_RETURN_IF_ERROR(check_bias(ctx, 2, w.dim(1) * group, x.dtype()));
     Geometry g;

@@ -21,8 +21,7 @@ struct DeformAttrs {
 
 // Multilinear interpolation of `plane` (spatial shape `in`) at fractional `pos`; 0 outside.
 template <typename CT>
-CT sample(const CT* plane, const Shape& in, const std::vector<int64_t>& in_strides, const CT* pos,
-          size_t nd) {
+CT sample(const CT* plane, const Shape& in, const std::vector<int64_t>& in_strides, const CT* pos, size_t nd) {
   int64_t base[8];
   CT frac[8];
   for (size_t i = 0; i < nd; ++i) {
@@ -40,7 +39,10 @@ CT sample(const CT* plane, const Shape& in, const std::vector<int64_t>& in_strid
     for (size_t i = 0; i < nd; ++i) {
       const bool up = (corner >> (nd - 1 - i)) & 1;
       const int64_t c = base[i] + (up ? 1 : 0);
-      if (c < 0 || c >= in[i]) { inside = false; break; }
+      if (c < 0 || c >= in[i]) {
+        inside = false;
+        break;
+      }
       wgt *= up ? frac[i] : CT(1) - frac[i];
       off += c * in_strides[i];
     }
@@ -148,7 +150,7 @@ Status run_deform(KernelContext& ctx, const DeformAttrs& a) {
         }
       }
       ref::gemm_acc<CT>(Mg, out_size, Cg * K, wv.data() + gi * Mg * Cg * K, Cg * K, col.data(), out_size,
-                             yv.data() + (n * M + gi * Mg) * out_size, out_size);
+                        yv.data() + (n * M + gi * Mg) * out_size, out_size);
     }
   }
   T* yp = y->data<T>();

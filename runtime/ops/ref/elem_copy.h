@@ -55,8 +55,7 @@ class ElemCopy {
 };
 
 // Fills the output (row-major over out_shape) from input element base + sum(idx[d]*strides[d]).
-inline void strided_copy(const ElemCopy& cp, const Shape& out_shape, const Shape& strides,
-                  int64_t base) {
+inline void strided_copy(const ElemCopy& cp, const Shape& out_shape, const Shape& strides, int64_t base) {
   const int64_t total = shape_numel(out_shape);
   if (total <= 0) return;
   const size_t rank = out_shape.size();

@@ -18,8 +18,7 @@ inline Status check_unary_input(KernelContext& ctx, const char* op) {
 }
 
 inline Status input_type_error(const char* op, DataType t, const char* expected) {
-  return unsupported(op, ": input type ", dtype_name(t), " is not supported (expected ", expected,
-                     ")");
+  return unsupported(op, ": input type ", dtype_name(t), " is not supported (expected ", expected, ")");
 }
 
 // The types XONNX_DISPATCH_NUMERIC covers (floats and ints; not bool, string or sub-byte).

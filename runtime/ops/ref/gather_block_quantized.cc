@@ -106,7 +106,7 @@ Status run_gather_block_quantized(KernelContext& ctx, const GbqAttrs& attrs) {
   Shape out_shape(logical.begin(), logical.begin() + a.gather_axis);
   out_shape.insert(out_shape.end(), indices.shape().begin(), indices.shape().end());
   out_shape.insert(out_shape.end(), logical.begin() + a.gather_axis + 1, logical.end());
-  XONNX_ASSIGN_OR_RETURN(Tensor* y, ctx.allocate_output(0, scales.dtype(), out_shape));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, scales.dtype(), out_shape));
 
   // data as [gather_M, axis_dim, gather_block] and [quant_M, quant_dim, quant_N] (logical elements).
   int64_t gather_m = 1, gather_block = 1, quant_n = 1;

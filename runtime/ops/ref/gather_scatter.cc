@@ -89,8 +89,7 @@ Result<std::unique_ptr<Kernel>> create_gather_nd(const KernelInit& init) {
     const int64_t b = batch_dims;
     if (r < 1 || q < 1) return invalid_argument("data and indices must have rank >= 1");
     if (b >= q || b >= r) {
-      return invalid_argument("batch_dims ", b, " must be less than the ranks of data (", r,
-                              ") and indices (", q, ")");
+      return invalid_argument("batch_dims ", b, " must be less than the ranks of data (", r, ") and indices (", q, ")");
     }
     const int64_t k = ind->dim(static_cast<size_t>(q - 1));
     if (k < 0 || k > r - b) {
@@ -98,8 +97,8 @@ Result<std::unique_ptr<Kernel>> create_gather_nd(const KernelInit& init) {
     }
     for (int64_t d = 0; d < b; ++d) {
       if (x->dim(static_cast<size_t>(d)) != ind->dim(static_cast<size_t>(d))) {
-        return invalid_argument("batch dimension ", d, " differs: data ", shape_to_string(x->shape()),
-                                ", indices ", shape_to_string(ind->shape()));
+        return invalid_argument("batch dimension ", d, " differs: data ", shape_to_string(x->shape()), ", indices ",
+                                shape_to_string(ind->shape()));
       }
     }
     XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(*ind, "indices"));
@@ -140,8 +139,7 @@ Result<std::unique_ptr<Kernel>> create_onehot(const KernelInit& init) {
       return invalid_argument("depth must hold one element, got shape ", shape_to_string(depth_t->shape()));
     }
     if (values->numel() != 2) {
-      return invalid_argument("values must hold [off_value, on_value], got shape ",
-                              shape_to_string(values->shape()));
+      return invalid_argument("values must hold [off_value, on_value], got shape ", shape_to_string(values->shape()));
     }
     const bool int_like = dtype_is_integer(ind->dtype()) || ind->dtype() == DataType::kBool;
     if (!int_like && !dtype_is_float(ind->dtype())) {

@@ -37,12 +37,11 @@ inline Status fix_index(int64_t& i, int64_t dim, const char* what) {
 // GatherElements / ScatterElements: `indices` must have the rank of `data` and fit inside its
 // shape except along `axis` (already normalized); returns, for every element of `indices`,
 // the flat offset into `data` it addresses.
-inline Result<std::vector<int64_t>> element_offsets(const Tensor& data, const Tensor& indices,
-                                                    int64_t axis) {
+inline Result<std::vector<int64_t>> element_offsets(const Tensor& data, const Tensor& indices, int64_t axis) {
   const int64_t r = static_cast<int64_t>(data.rank());
   if (static_cast<int64_t>(indices.rank()) != r) {
-    return invalid_argument("indices shape ", shape_to_string(indices.shape()),
-                            " must have the rank of data shape ", shape_to_string(data.shape()));
+    return invalid_argument("indices shape ", shape_to_string(indices.shape()), " must have the rank of data shape ",
+                            shape_to_string(data.shape()));
   }
   for (int64_t d = 0; d < r; ++d) {
     if (d != axis && indices.dim(static_cast<size_t>(d)) > data.dim(static_cast<size_t>(d))) {

@@ -48,15 +48,14 @@ inline void reduce_into(T* dst, const T& src, Reduction red) {
 }
 
 // Applies out[dst_offsets[i] + k] (op)= upd[i * run + k] for every i and k < run.
-Status apply_updates(const Tensor& upd, Tensor* out, const std::vector<int64_t>& dst_offsets,
-                     int64_t run, Reduction red) {
+Status apply_updates(const Tensor& upd, Tensor* out, const std::vector<int64_t>& dst_offsets, int64_t run,
+                     Reduction red) {
   if (red == Reduction::kNone) {
     ElemCopy cp(upd, out);
     for (size_t i = 0; i < dst_offsets.size(); ++i) cp.run(dst_offsets[i], static_cast<int64_t>(i) * run, run);
     return Status::ok();
   }
-  XONNX_DISPATCH_ALL_BYTES(upd.dtype(),
-                           return unsupported("reduction on type ", dtype_name(upd.dtype())), {
+  XONNX_DISPATCH_ALL_BYTES(upd.dtype(), return unsupported("reduction on type ", dtype_name(upd.dtype())), {
     const T* u = upd.data<T>();
     T* o = out->data<T>();
     for (size_t i = 0; i < dst_offsets.size(); ++i) {
@@ -86,12 +85,11 @@ Result<std::unique_ptr<Kernel>> create_scatter_elements(const KernelInit& init) 
     if (r == 0) return invalid_argument("data must have rank >= 1");
     XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, r));
     if (upd->dtype() != x->dtype()) {
-      return invalid_argument("updates has type ", dtype_name(upd->dtype()), ", data has ",
-                              dtype_name(x->dtype()));
+      return invalid_argument("updates has type ", dtype_name(upd->dtype()), ", data has ", dtype_name(x->dtype()));
     }
     if (ind->shape() != upd->shape()) {
-      return invalid_argument("indices shape ", shape_to_string(ind->shape()),
-                              " differs from updates shape ", shape_to_string(upd->shape()));
+      return invalid_argument("indices shape ", shape_to_string(ind->shape()), " differs from updates shape ",
+                              shape_to_string(upd->shape()));
     }
     XONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> dst, ref::element_offsets(*x, *ind, a));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, copy_data_to_output(ctx, *x));
@@ -109,16 +107,14 @@ Result<std::unique_ptr<Kernel>> create_scatter_nd(const KernelInit& init) {
     const int64_t r = static_cast<int64_t>(x->rank()), q = static_cast<int64_t>(ind->rank());
     if (r < 1 || q < 1) return invalid_argument("data and indices must have rank >= 1");
     if (upd->dtype() != x->dtype()) {
-      return invalid_argument("updates has type ", dtype_name(upd->dtype()), ", data has ",
-                              dtype_name(x->dtype()));
+      return invalid_argument("updates has type ", dtype_name(upd->dtype()), ", data has ", dtype_name(x->dtype()));
     }
     const int64_t k = ind->dim(static_cast<size_t>(q - 1));
     if (k < 0 || k > r) return invalid_argument("indices last dimension ", k, " must be in [0, ", r, "]");
     Shape expect(ind->shape().begin(), ind->shape().end() - 1);
     expect.insert(expect.end(), x->shape().begin() + k, x->shape().end());
     if (upd->shape() != expect) {
-      return invalid_argument("updates shape ", shape_to_string(upd->shape()), " must be ",
-                              shape_to_string(expect));
+      return invalid_argument("updates shape ", shape_to_string(upd->shape()), " must be ", shape_to_string(expect));
     }
     XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(*ind, "indices"));
     const auto xs = ref::contiguous_strides(x->shape());
@@ -167,8 +163,8 @@ Result<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInit& init) {
       const size_t du = static_cast<size_t>(d);
       if (d == a ? upd->dim(du) > past->dim(du) : upd->dim(du) != past->dim(du)) {
         return invalid_argument("update shape ", shape_to_string(upd->shape()),
-                                " is incompatible with past_cache shape ", shape_to_string(past->shape()),
-                                " at axis ", d);
+                                " is incompatible with past_cache shape ", shape_to_string(past->shape()), " at axis ",
+                                d);
       }
     }
     const int64_t batch = past->dim(0);
@@ -178,8 +174,7 @@ Result<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInit& init) {
     if (ctx.has_input(2)) {
       XONNX_ASSIGN_OR_RETURN(const Tensor* wt, tensor_input(ctx, 2, "write_indices"));
       if (wt->numel() != batch) {
-        return invalid_argument("write_indices has shape ", shape_to_string(wt->shape()),
-                                ", expected [", batch, "]");
+        return invalid_argument("write_indices has shape ", shape_to_string(wt->shape()), ", expected [", batch, "]");
       }
       XONNX_ASSIGN_OR_RETURN(wi, index_values(*wt, "write_indices"));
     }

@@ -13,15 +13,15 @@ namespace ref {
 // Accumulation type for element type T: double for double, uint64_t (wrapping) for integers,
 // float otherwise (float, float16, bfloat16).
 template <typename T>
-using gemm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
-                                      std::conditional_t<std::is_integral_v<T>, uint64_t, float>>;
+using gemm_acc_t =
+    std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<std::is_integral_v<T>, uint64_t, float>>;
 
 // C[M x N] += A[M x K] * B[K x N]; all row-major with leading dimensions lda/ldb/ldc.
 // Blocked so a tile of B stays in cache while rows of A stream past it, four rows of C at a
 // time; every C element accumulates its products in ascending k order.
 template <typename CT>
-inline void gemm_acc(int64_t M, int64_t N, int64_t K, const CT* A, int64_t lda, const CT* B,
-                     int64_t ldb, CT* C, int64_t ldc) {
+inline void gemm_acc(int64_t M, int64_t N, int64_t K, const CT* A, int64_t lda, const CT* B, int64_t ldb, CT* C,
+                     int64_t ldc) {
   constexpr int64_t kNB = 512;  // columns per block (C rows stay in L1)
   constexpr int64_t kKB = 128;  // depth per block (B block stays in L2)
   for (int64_t j0 = 0; j0 < N; j0 += kNB) {

@@ -33,8 +33,7 @@ Result<std::unique_ptr<Kernel>> create_transpose(const KernelInit& init) {
       for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(r - 1 - i);
     }
     if (perm.size() != r) {
-      return invalid_argument("perm ", shape_to_string(perm), " has ", perm.size(),
-                              " entries, input rank is ", r);
+      return invalid_argument("perm ", shape_to_string(perm), " has ", perm.size(), " entries, input rank is ", r);
     }
     Shape seen(r, 0);
     for (int64_t& p : perm) {
@@ -86,14 +85,13 @@ Result<std::unique_ptr<Kernel>> create_concat(const KernelInit& init) {
                                 dtype_name(first.dtype()));
       }
       if (static_cast<int64_t>(t.rank()) != r) {
-        return invalid_argument("input ", k, " has shape ", shape_to_string(t.shape()),
-                                ", input 0 has ", shape_to_string(first.shape()), " (ranks differ)");
+        return invalid_argument("input ", k, " has shape ", shape_to_string(t.shape()), ", input 0 has ",
+                                shape_to_string(first.shape()), " (ranks differ)");
       }
       for (int64_t d = 0; d < r; ++d) {
         if (d != a && t.dim(static_cast<size_t>(d)) != first.dim(static_cast<size_t>(d))) {
-          return invalid_argument("input ", k, " has shape ", shape_to_string(t.shape()),
-                                  ", input 0 has ", shape_to_string(first.shape()),
-                                  " (only axis ", a, " may differ)");
+          return invalid_argument("input ", k, " has shape ", shape_to_string(t.shape()), ", input 0 has ",
+                                  shape_to_string(first.shape()), " (only axis ", a, " may differ)");
         }
       }
       out_shape[static_cast<size_t>(a)] += t.dim(static_cast<size_t>(a));
@@ -130,8 +128,8 @@ Result<std::unique_ptr<Kernel>> create_split(const KernelInit& init) {
     return invalid_model("attribute 'num_outputs' must be >= 1, got ", num_outputs);
   }
   if (has_num_outputs && num_outputs != static_cast<int64_t>(init.num_outputs())) {
-    return invalid_model("attribute 'num_outputs' is ", num_outputs, " but the node has ",
-                         init.num_outputs(), " outputs");
+    return invalid_model("attribute 'num_outputs' is ", num_outputs, " but the node has ", init.num_outputs(),
+                         " outputs");
   }
   // Split-1 takes the sizes as an optional second input; Split-13+ too.
   const bool split_from_input = ver == 1 || ver >= 13;
@@ -147,8 +145,7 @@ Result<std::unique_ptr<Kernel>> create_split(const KernelInit& init) {
     }
     if (!split.empty()) {
       if (static_cast<int64_t>(split.size()) != n_out) {
-        return invalid_argument("split has ", split.size(), " entries but the node has ", n_out,
-                                " outputs");
+        return invalid_argument("split has ", split.size(), " entries but the node has ", n_out, " outputs");
       }
       int64_t sum = 0;
       for (int64_t s : split) {
@@ -156,8 +153,8 @@ Result<std::unique_ptr<Kernel>> create_split(const KernelInit& init) {
         sum += s;
       }
       if (sum != dim) {
-        return invalid_argument("split sizes ", shape_to_string(split), " sum to ", sum,
-                                ", but axis ", a, " has size ", dim);
+        return invalid_argument("split sizes ", shape_to_string(split), " sum to ", sum, ", but axis ", a, " has size ",
+                                dim);
       }
     } else {
       if (n_out < 1) return invalid_argument("Split needs at least one output");
@@ -165,15 +162,13 @@ Result<std::unique_ptr<Kernel>> create_split(const KernelInit& init) {
         split.assign(static_cast<size_t>(n_out), dim / n_out);
       } else {
         if (ver < 18) {
-          return invalid_argument("axis ", a, " of size ", dim, " cannot be split evenly into ", n_out,
-                                  " outputs");
+          return invalid_argument("axis ", a, " of size ", dim, " cannot be split evenly into ", n_out, " outputs");
         }
         const int64_t chunk = dim / n_out + 1;
         split.assign(static_cast<size_t>(n_out), chunk);
         split.back() = dim - chunk * (n_out - 1);
         if (split.back() < 0) {
-          return invalid_argument("axis ", a, " of size ", dim, " cannot be split into ", n_out,
-                                  " chunks of ", chunk);
+          return invalid_argument("axis ", a, " of size ", dim, " cannot be split into ", n_out, " chunks of ", chunk);
         }
       }
     }
@@ -236,8 +231,8 @@ Result<std::unique_ptr<Kernel>> create_slice(const KernelInit& init) {
     }
     if (steps.empty()) steps.assign(n, 1);
     if (axes.size() != n || steps.size() != n) {
-      return invalid_argument("starts/ends/axes/steps lengths differ (", n, ", ", n, ", ", axes.size(),
-                              ", ", steps.size(), ")");
+      return invalid_argument("starts/ends/axes/steps lengths differ (", n, ", ", n, ", ", axes.size(), ", ",
+                              steps.size(), ")");
     }
     Shape out_shape = x->shape();
     Shape start_of(static_cast<size_t>(r), 0), step_of(static_cast<size_t>(r), 1);

@@ -18,8 +18,7 @@ using ref::strided_copy;
 
 // For each output dimension d, maps[d][o] is the input index along d or -1 ("fill").
 // Output elements with any -1 get element 0 of `fill` (or stay zero-initialised if null).
-void gather_by_maps(const Tensor& x, Tensor* y, const std::vector<std::vector<int64_t>>& maps,
-                    const Tensor* fill) {
+void gather_by_maps(const Tensor& x, Tensor* y, const std::vector<std::vector<int64_t>>& maps, const Tensor* fill) {
   const Shape& out_shape = y->shape();
   const int64_t total = y->numel();
   if (total <= 0) return;
@@ -63,9 +62,7 @@ Result<Tensor> scalar_of(DataType dtype, double v) {
     t.data<bool>()[0] = v != 0.0;
     return t;
   }
-  XONNX_DISPATCH_NUMERIC(dtype, break, {
-    t.data<T>()[0] = from_compute<T>(static_cast<compute_t<T>>(v));
-  });
+  XONNX_DISPATCH_NUMERIC(dtype, break, { t.data<T>()[0] = from_compute<T>(static_cast<compute_t<T>>(v)); });
   if (v != 0.0 && dtype_is_float(dtype) && dtype_bits(dtype) <= 8) {
     if (dtype == DataType::kFloat4E2M1) {
       subbyte_set(t.raw_data(), dtype, 0, float_to_float4e2m1(static_cast<float>(v)));
@@ -83,11 +80,16 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
   const int ver = init.since_version();
   XONNX_ASSIGN_OR_RETURN(std::string mode_s, init.get_string("mode", "constant"));
   PadMode mode;
-  if (mode_s == "constant") mode = PadMode::kConstant;
-  else if (mode_s == "reflect") mode = PadMode::kReflect;
-  else if (mode_s == "edge") mode = PadMode::kEdge;
-  else if (mode_s == "wrap" && ver >= 19) mode = PadMode::kWrap;
-  else return invalid_model("unsupported Pad mode '", mode_s, "'");
+  if (mode_s == "constant")
+    mode = PadMode::kConstant;
+  else if (mode_s == "reflect")
+    mode = PadMode::kReflect;
+  else if (mode_s == "edge")
+    mode = PadMode::kEdge;
+  else if (mode_s == "wrap" && ver >= 19)
+    mode = PadMode::kWrap;
+  else
+    return invalid_model("unsupported Pad mode '", mode_s, "'");
   std::vector<int64_t> pads_attr;
   float value_attr = 0.0f;
   if (ver < 11) {
@@ -147,8 +149,8 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
       const int64_t dim = x->dim(d);
       if (begin[d] < -dim || end[d] < -dim) {
-        return invalid_argument("pads ", begin[d], ", ", end[d], " remove more than the ", dim,
-                                " elements of axis ", d);
+        return invalid_argument("pads ", begin[d], ", ", end[d], " remove more than the ", dim, " elements of axis ",
+                                d);
       }
       // Negative pads crop first; the remaining [crop_b, dim - crop_e) is then padded.
       const int64_t crop_b = begin[d] < 0 ? -begin[d] : 0;
@@ -157,8 +159,8 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
       const int64_t pad_e = end[d] > 0 ? end[d] : 0;
       const int64_t n = dim - crop_b - crop_e;
       if (n < 0) {
-        return invalid_argument("pads ", begin[d], ", ", end[d], " remove more than the ", dim,
-                                " elements of axis ", d);
+        return invalid_argument("pads ", begin[d], ", ", end[d], " remove more than the ", dim, " elements of axis ",
+                                d);
       }
       if (pad_b > std::numeric_limits<int32_t>::max() || pad_e > std::numeric_limits<int32_t>::max()) {
         return invalid_argument("pads too large");

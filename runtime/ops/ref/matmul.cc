@@ -56,8 +56,7 @@ void transpose_into(const A* src, A* dst, int64_t rows, int64_t cols) {
 
 // C += op(A) * op(B) with A [M,K] (or [K,M] if trans_a) and B [K,N] (or [N,K] if trans_b).
 template <typename A>
-void gemm_any(const A* a, bool trans_a, const A* b, bool trans_b, A* c, int64_t M, int64_t N,
-              int64_t K) {
+void gemm_any(const A* a, bool trans_a, const A* b, bool trans_b, A* c, int64_t M, int64_t N, int64_t K) {
   std::vector<A> at;
   if (trans_a) {
     at.resize(static_cast<size_t>(M * K));
@@ -106,13 +105,19 @@ inline T acc_to(A v) {
 
 bool matmul_type_ok(DataType t) {
   switch (t) {
-    case DataType::kFloat: case DataType::kDouble: case DataType::kFloat16:
-    case DataType::kBFloat16: case DataType::kInt32: case DataType::kInt64:
-    case DataType::kUint32: case DataType::kUint64: case DataType::kInt8:
-    case DataType::kUint8: case DataType::kInt16: case DataType::kUint16:
-      return true;
-    default:
-      return false;
+    case DataType::kFloat:
+    case DataType::kDouble:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kUint32:
+    case DataType::kUint64:
+    case DataType::kInt8:
+    case DataType::kUint8:
+    case DataType::kInt16:
+    case DataType::kUint16: return true;
+    default: return false;
   }
 }
 
@@ -128,8 +133,8 @@ Status check_ab(const Tensor& ta, const Tensor& tb, const char* op) {
 }
 
 template <typename T>
-Status matmul_typed(const Tensor& ta, const Tensor& tb, Tensor* y, const Shape& batch,
-                    const Shape& a_batch, const Shape& b_batch, int64_t M, int64_t N, int64_t K) {
+Status matmul_typed(const Tensor& ta, const Tensor& tb, Tensor* y, const Shape& batch, const Shape& a_batch,
+                    const Shape& b_batch, int64_t M, int64_t N, int64_t K) {
   using A = gemm_acc_t<T>;
   std::vector<A> abuf, bbuf, cbuf;
   const A* a = as_acc<T, A>(ta, abuf);
@@ -179,8 +184,8 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
     const Tensor& tb = ctx.input(1);
     XONNX_RETURN_IF_ERROR(check_ab(ta, tb, "MatMul"));
     if (ta.rank() == 0 || tb.rank() == 0) {
-      return invalid_argument("MatMul inputs must have rank >= 1, got shapes ",
-                              shape_to_string(ta.shape()), " and ", shape_to_string(tb.shape()));
+      return invalid_argument("MatMul inputs must have rank >= 1, got shapes ", shape_to_string(ta.shape()), " and ",
+                              shape_to_string(tb.shape()));
     }
     Shape sa = ta.shape(), sb = tb.shape();
     const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
@@ -189,8 +194,8 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
     const int64_t M = sa[sa.size() - 2], K = sa.back();
     const int64_t K2 = sb[sb.size() - 2], N = sb.back();
     if (K != K2) {
-      return invalid_argument("MatMul inner dimensions differ: A ", shape_to_string(ta.shape()),
-                              " vs B ", shape_to_string(tb.shape()));
+      return invalid_argument("MatMul inner dimensions differ: A ", shape_to_string(ta.shape()), " vs B ",
+                              shape_to_string(tb.shape()));
     }
     const Shape a_batch(sa.begin(), sa.end() - 2), b_batch(sb.begin(), sb.end() - 2);
     XONNX_ASSIGN_OR_RETURN(Shape batch, ref::broadcast_shapes(a_batch, b_batch));
@@ -199,9 +204,8 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
     if (!b_vec) out.push_back(N);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ta.dtype(), out));
     if (y->numel() == 0 || K == 0) return Status::ok();  // zero-filled already
-    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())), {
-      return matmul_typed<T>(ta, tb, y, batch, a_batch, b_batch, M, N, K);
-    });
+    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())),
+                           { return matmul_typed<T>(ta, tb, y, batch, a_batch, b_batch, M, N, K); });
     return Status::ok();
   });
 }
@@ -209,8 +213,8 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
 // ---------------------------------------------------------------- Gemm
 
 template <typename T>
-Status gemm_typed(const Tensor& ta, bool trans_a, const Tensor& tb, bool trans_b, const Tensor* tc,
-                  float alpha, float beta, Tensor* y, int64_t M, int64_t N, int64_t K) {
+Status gemm_typed(const Tensor& ta, bool trans_a, const Tensor& tb, bool trans_b, const Tensor* tc, float alpha,
+                  float beta, Tensor* y, int64_t M, int64_t N, int64_t K) {
   using A = gemm_acc_t<T>;
   std::vector<A> abuf, bbuf, cbuf(static_cast<size_t>(M * N), A(0));
   if (K > 0) {
@@ -259,8 +263,8 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
     const Tensor& tb = ctx.input(1);
     XONNX_RETURN_IF_ERROR(check_ab(ta, tb, "Gemm"));
     if (ta.rank() != 2 || tb.rank() != 2) {
-      return invalid_argument("Gemm inputs A and B must be 2-D, got shapes ",
-                              shape_to_string(ta.shape()), " and ", shape_to_string(tb.shape()));
+      return invalid_argument("Gemm inputs A and B must be 2-D, got shapes ", shape_to_string(ta.shape()), " and ",
+                              shape_to_string(tb.shape()));
     }
     const int64_t M = trans_a ? ta.dim(1) : ta.dim(0);
     const int64_t K = trans_a ? ta.dim(0) : ta.dim(1);
@@ -268,8 +272,8 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
     const int64_t N = trans_b ? tb.dim(0) : tb.dim(1);
     if (K != K2) {
       return invalid_argument("Gemm inner dimensions differ: A ", shape_to_string(ta.shape()),
-                              (trans_a ? " (transposed)" : ""), " vs B ",
-                              shape_to_string(tb.shape()), (trans_b ? " (transposed)" : ""));
+                              (trans_a ? " (transposed)" : ""), " vs B ", shape_to_string(tb.shape()),
+                              (trans_b ? " (transposed)" : ""));
     }
     const Tensor* tc = nullptr;
     if (ctx.has_input(2) && ctx.input(2).defined()) {
@@ -280,15 +284,14 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
       }
       XONNX_ASSIGN_OR_RETURN(Shape bs, ref::broadcast_shapes(tc->shape(), {M, N}));
       if (tc->rank() > 2 || bs != Shape{M, N}) {
-        return invalid_argument("C of shape ", shape_to_string(tc->shape()),
-                                " cannot be broadcast to [", M, ",", N, "]");
+        return invalid_argument("C of shape ", shape_to_string(tc->shape()), " cannot be broadcast to [", M, ",", N,
+                                "]");
       }
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ta.dtype(), {M, N}));
     if (y->numel() == 0) return Status::ok();
-    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())), {
-      return gemm_typed<T>(ta, trans_a != 0, tb, trans_b != 0, tc, alpha, beta, y, M, N, K);
-    });
+    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())),
+                           { return gemm_typed<T>(ta, trans_a != 0, tb, trans_b != 0, tc, alpha, beta, y, M, N, K); });
     return Status::ok();
   });
 }

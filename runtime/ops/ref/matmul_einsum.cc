@@ -74,8 +74,7 @@ Result<EinsumSpec> parse_equation(const std::string& equation) {
   size_t start = 0;
   while (true) {
     const size_t comma = lhs.find(',', start);
-    const std::string term = lhs.substr(start, comma == std::string::npos ? std::string::npos
-                                                                          : comma - start);
+    const std::string term = lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     XONNX_ASSIGN_OR_RETURN(EinsumTerm t, parse_term(term, equation));
     spec.inputs.push_back(std::move(t));
     if (comma == std::string::npos) break;
@@ -158,9 +157,8 @@ void walk_view(const StridedView& v, Fn&& fn) {
 }
 
 template <typename T>
-void einsum_gemm(const Tensor& ta, const Tensor& tb, T* out, const StridedView& av,
-                 const StridedView& bv, const StridedView& cv, int64_t nb, int64_t M, int64_t N,
-                 int64_t K) {
+void einsum_gemm(const Tensor& ta, const Tensor& tb, T* out, const StridedView& av, const StridedView& bv,
+                 const StridedView& cv, int64_t nb, int64_t M, int64_t N, int64_t K) {
   using A = ref::gemm_acc_t<T>;
   std::vector<A> a(static_cast<size_t>(nb * M * K)), b(static_cast<size_t>(nb * K * N));
   std::vector<A> c(static_cast<size_t>(nb * M * N), A(0));
@@ -182,8 +180,7 @@ void einsum_gemm(const Tensor& ta, const Tensor& tb, T* out, const StridedView& 
 
 // Tries the GEMM path; returns false when the equation does not fit it.
 bool try_einsum_gemm(const std::vector<const Tensor*>& xs, const std::vector<std::vector<int>>& ids,
-                     const std::vector<int64_t>& size_of, const std::vector<int>& out_ids,
-                     Tensor* y) {
+                     const std::vector<int64_t>& size_of, const std::vector<int>& out_ids, Tensor* y) {
   if (xs.size() != 2) return false;
   const int n_ids = static_cast<int>(size_of.size());
   std::vector<std::vector<int64_t>> stride(2, std::vector<int64_t>(n_ids, -1));
@@ -206,9 +203,12 @@ bool try_einsum_gemm(const std::vector<const Tensor*>& xs, const std::vector<std
   std::vector<int> batch, m, n, kk;
   for (int id : out_ids) {
     const bool in_a = stride[0][id] != -1, in_b = stride[1][id] != -1;
-    if (in_a && in_b) batch.push_back(id);
-    else if (in_a) m.push_back(id);
-    else n.push_back(id);
+    if (in_a && in_b)
+      batch.push_back(id);
+    else if (in_a)
+      m.push_back(id);
+    else
+      n.push_back(id);
   }
   for (int id : ids[0]) {
     if (out_stride[id] != -1) continue;
@@ -259,9 +259,8 @@ Result<std::unique_ptr<Kernel>> create_einsum(const KernelInit& init) {
       xs[k] = &ctx.input(k);
       if (!xs[k]->defined()) return invalid_argument("input ", k, " is missing");
       if (xs[k]->dtype() != xs[0]->dtype()) {
-        return invalid_argument("all inputs must have the same type; input ", k, " is ",
-                                dtype_name(xs[k]->dtype()), ", input 0 is ",
-                                dtype_name(xs[0]->dtype()));
+        return invalid_argument("all inputs must have the same type; input ", k, " is ", dtype_name(xs[k]->dtype()),
+                                ", input 0 is ", dtype_name(xs[0]->dtype()));
       }
     }
     // Ellipsis widths and label sizes.
@@ -272,8 +271,8 @@ Result<std::unique_ptr<Kernel>> create_einsum(const KernelInit& init) {
       const int64_t letters = static_cast<int64_t>(t.labels.size()) - (t.has_ellipsis ? 1 : 0);
       const int64_t rank = static_cast<int64_t>(xs[k]->rank());
       if (t.has_ellipsis ? rank < letters : rank != letters) {
-        return invalid_argument("Einsum '", equation, "': input ", k, " has rank ", rank,
-                                " but its term has ", letters, " labels");
+        return invalid_argument("Einsum '", equation, "': input ", k, " has rank ", rank, " but its term has ", letters,
+                                " labels");
       }
       ell_width[k] = t.has_ellipsis ? rank - letters : 0;
       max_ell = std::max(max_ell, ell_width[k]);
@@ -303,9 +302,8 @@ Result<std::unique_ptr<Kernel>> create_einsum(const KernelInit& init) {
         if (size_of[id] == -1 || size_of[id] == 1) {
           size_of[id] = s;
         } else if (s != size_of[id] && s != 1) {
-          return invalid_argument("Einsum '", equation, "': dimension ", d, " of input ", k,
-                                  " has size ", s, " but the same label has size ", size_of[id],
-                                  " elsewhere");
+          return invalid_argument("Einsum '", equation, "': dimension ", d, " of input ", k, " has size ", s,
+                                  " but the same label has size ", size_of[id], " elsewhere");
         }
       }
     }
@@ -404,8 +402,7 @@ Result<std::unique_ptr<Kernel>> create_det(const KernelInit&) {
     const Tensor& x = ctx.input(0);
     if (!x.defined()) return invalid_argument("input 0 (X) is missing");
     if (x.rank() < 2 || x.dim(x.rank() - 1) != x.dim(x.rank() - 2)) {
-      return invalid_argument("Det input must have shape [..., M, M], got ",
-                              shape_to_string(x.shape()));
+      return invalid_argument("Det input must have shape [..., M, M], got ", shape_to_string(x.shape()));
     }
     const int64_t n = x.dim(x.rank() - 1);
     const Shape out_shape(x.shape().begin(), x.shape().end() - 2);

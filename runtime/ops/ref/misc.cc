@@ -109,9 +109,7 @@ Result<std::unique_ptr<Kernel>> create_nms(const KernelInit& init) {
           if (!has_score_th || s > score_th) cand.emplace_back(s, i);
         }
         // highest score first; equal scores: lower box index first
-        std::stable_sort(cand.begin(), cand.end(), [](const auto& l, const auto& r) {
-          return l.first > r.first;
-        });
+        std::stable_sort(cand.begin(), cand.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
         chosen.clear();
         for (const auto& [s, idx] : cand) {
           if (static_cast<int64_t>(chosen.size()) >= max_out) break;
@@ -149,9 +147,8 @@ Result<std::unique_ptr<Kernel>> create_bitcast(const KernelInit& init) {
     const Tensor& x = ctx.input(0);
     if (x.dtype() == DataType::kString) return invalid_argument("BitCast of a string tensor is not allowed");
     if (dtype_bits(x.dtype()) != dtype_bits(to) || dtype_bits(to) <= 0) {
-      return invalid_argument("BitCast from ", dtype_name(x.dtype()), " (", dtype_bits(x.dtype()),
-                              " bits) to ", dtype_name(to), " (", dtype_bits(to),
-                              " bits) needs equal bit widths");
+      return invalid_argument("BitCast from ", dtype_name(x.dtype()), " (", dtype_bits(x.dtype()), " bits) to ",
+                              dtype_name(to), " (", dtype_bits(to), " bits) needs equal bit widths");
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, to, x.shape()));
     const size_t bytes = x.nbytes();
@@ -186,14 +183,18 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(cfg->max_gram, init.require_int("max_gram_length"));
   XONNX_ASSIGN_OR_RETURN(cfg->max_skip, init.require_int("max_skip_count"));
   if (cfg->min_gram < 1 || cfg->max_gram < cfg->min_gram || cfg->max_skip < 0) {
-    return invalid_model("need 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0 (got ",
-                         cfg->min_gram, ", ", cfg->max_gram, ", ", cfg->max_skip, ")");
+    return invalid_model("need 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0 (got ", cfg->min_gram,
+                         ", ", cfg->max_gram, ", ", cfg->max_skip, ")");
   }
   XONNX_ASSIGN_OR_RETURN(std::string mode, init.require_string("mode"));
-  if (mode == "TF") cfg->mode = TfIdfMode::kTf;
-  else if (mode == "IDF") cfg->mode = TfIdfMode::kIdf;
-  else if (mode == "TFIDF") cfg->mode = TfIdfMode::kTfIdf;
-  else return invalid_model("mode must be TF, IDF or TFIDF, got '", mode, "'");
+  if (mode == "TF")
+    cfg->mode = TfIdfMode::kTf;
+  else if (mode == "IDF")
+    cfg->mode = TfIdfMode::kIdf;
+  else if (mode == "TFIDF")
+    cfg->mode = TfIdfMode::kTfIdf;
+  else
+    return invalid_model("mode must be TF, IDF or TFIDF, got '", mode, "'");
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> counts, init.get_ints("ngram_counts"));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> indexes, init.get_ints("ngram_indexes"));
   XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pool_i, init.get_ints("pool_int64s"));
@@ -209,8 +210,8 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
     const int64_t start = counts[n - 1];
     const int64_t end = n < counts.size() ? counts[n] : pool_size;
     if (start < 0 || end < start || end > pool_size || (end - start) % static_cast<int64_t>(n) != 0) {
-      return invalid_model("ngram_counts ", start, "..", end, " for ", n,
-                           "-grams do not partition the pool of ", pool_size);
+      return invalid_model("ngram_counts ", start, "..", end, " for ", n, "-grams do not partition the pool of ",
+                           pool_size);
     }
     for (int64_t p = start; p < end; p += static_cast<int64_t>(n), ++gram_no) {
       if (gram_no >= static_cast<int64_t>(indexes.size())) {
@@ -271,8 +272,10 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
       for (int64_t i = 0; i < W; ++i) {
         double& v = freq[r * W + i];
         const double wi = i < static_cast<int64_t>(w.size()) ? w[i] : 1.0;
-        if (cfg->mode == TfIdfMode::kIdf) v = v > 0 ? wi : 0.0;
-        else if (cfg->mode == TfIdfMode::kTfIdf) v = v * wi;
+        if (cfg->mode == TfIdfMode::kIdf)
+          v = v > 0 ? wi : 0.0;
+        else if (cfg->mode == TfIdfMode::kTfIdf)
+          v = v * wi;
       }
     }
     const Shape out_shape = x.rank() == 2 ? Shape{rows, W} : Shape{W};

@@ -67,8 +67,8 @@ Status copy_element(const Tensor& src, int64_t si, Tensor* dst, int64_t di) {
   const int bits = dtype_bits(src.dtype());
   if (bits < 8) return unsupported("values of type ", dtype_name(src.dtype()), " are not supported");
   const size_t bytes = static_cast<size_t>(bits / 8);
-  std::memcpy(static_cast<char*>(dst->raw_data()) + di * bytes,
-              static_cast<const char*>(src.raw_data()) + si * bytes, bytes);
+  std::memcpy(static_cast<char*>(dst->raw_data()) + di * bytes, static_cast<const char*>(src.raw_data()) + si * bytes,
+              bytes);
   return Status::ok();
 }
 
@@ -146,9 +146,8 @@ Result<std::unique_ptr<Kernel>> create_label_encoder(const KernelInit& init) {
     // values_tensor of another type: -1 for integers, -0.0 for floats
     XONNX_ASSIGN_OR_RETURN(Tensor d, Tensor::allocate(vt, {}));
     const double v = dtype_is_integer(vt) ? -1.0 : -0.0;
-    XONNX_DISPATCH_NUMERIC(vt, return unsupported("values type ", dtype_name(vt)), {
-      d.data<T>()[0] = from_compute<T>(static_cast<compute_t<T>>(v));
-    });
+    XONNX_DISPATCH_NUMERIC(vt, return unsupported("values type ", dtype_name(vt)),
+                           { d.data<T>()[0] = from_compute<T>(static_cast<compute_t<T>>(v)); });
     table->def = d;
   }
   table->kind = key_kind(keys.dtype());
@@ -198,8 +197,7 @@ Result<std::unique_ptr<Kernel>> create_label_encoder(const KernelInit& init) {
           break;
         }
       }
-      XONNX_RETURN_IF_ERROR(hit >= 0 ? copy_element(table->values, hit, y, i)
-                                     : copy_element(table->def, 0, y, i));
+      XONNX_RETURN_IF_ERROR(hit >= 0 ? copy_element(table->values, hit, y, i) : copy_element(table->def, 0, y, i));
     }
     return Status::ok();
   });
@@ -243,8 +241,10 @@ Result<std::unique_ptr<Kernel>> create_array_feature_extractor(const KernelInit&
       if (v < 0 || v >= last) return invalid_argument("index ", v, " is out of range [0, ", last, ")");
     }
     Shape out_shape = x.shape();
-    if (x.rank() == 1) out_shape = {1, k};
-    else out_shape.back() = k;
+    if (x.rank() == 1)
+      out_shape = {1, k};
+    else
+      out_shape.back() = k;
     XONNX_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(0, x.dtype(), out_shape));
     const int64_t rows = last == 0 ? 0 : x.numel() / last;
     for (int64_t r = 0; r < rows; ++r) {
@@ -310,8 +310,8 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(e->aggregate, init.get_int("aggregate_function", 1));
   XONNX_ASSIGN_OR_RETURN(e->post, init.get_int("post_transform", 0));
   const size_t n = splits.size();
-  if (modes.size() != n || feat.size() != n || tids.size() != n || fids.size() != n ||
-      tleaf.size() != n || fleaf.size() != n || (!missing.empty() && missing.size() != n)) {
+  if (modes.size() != n || feat.size() != n || tids.size() != n || fids.size() != n || tleaf.size() != n ||
+      fleaf.size() != n || (!missing.empty() && missing.size() != n)) {
     return invalid_model("nodes_* attributes must all have ", n, " entries");
   }
   if (e->leaf_targets.size() != e->leaf_weights.size()) {
@@ -381,8 +381,9 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
       if (t.feature >= F) return invalid_argument("feature id ", t.feature, " >= number of features ", F);
     }
     std::vector<double> out(static_cast<size_t>(N * NT));
-    const double init_v = e->aggregate == 2 ? std::numeric_limits<double>::max()
-                          : e->aggregate == 3 ? std::numeric_limits<double>::lowest() : 0.0;
+    const double init_v = e->aggregate == 2   ? std::numeric_limits<double>::max()
+                          : e->aggregate == 3 ? std::numeric_limits<double>::lowest()
+                                              : 0.0;
     std::fill(out.begin(), out.end(), init_v);
     const double ntrees = static_cast<double>(e->roots.size());
     for (int64_t r = 0; r < N; ++r) {
@@ -424,13 +425,15 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
         for (int64_t t = 0; t < NT; ++t) o[t] = 1.0 / (1.0 + std::exp(-o[t]));
       } else if (e->post == 1 || e->post == 3) {
         double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t t = 0; t < NT; ++t) if (e->post == 1 || o[t] != 0) mx = std::max(mx, o[t]);
+        for (int64_t t = 0; t < NT; ++t)
+          if (e->post == 1 || o[t] != 0) mx = std::max(mx, o[t]);
         double s = 0;
         for (int64_t t = 0; t < NT; ++t) {
           o[t] = (e->post == 3 && o[t] == 0) ? 0.0 : std::exp(o[t] - mx);
           s += o[t];
         }
-        if (s > 0) for (int64_t t = 0; t < NT; ++t) o[t] /= s;
+        if (s > 0)
+          for (int64_t t = 0; t < NT; ++t) o[t] /= s;
       }
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), {N, NT}));

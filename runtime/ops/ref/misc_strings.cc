@@ -67,8 +67,7 @@ Result<std::unique_ptr<Kernel>> create_string_normalizer(const KernelInit& init)
     }
     if (kept.empty()) kept.push_back("");  // the spec's "empty output" is one empty string
     const int64_t n = static_cast<int64_t>(kept.size());
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kString,
-                                                           two_d ? Shape{1, n} : Shape{n}));
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kString, two_d ? Shape{1, n} : Shape{n}));
     std::copy(kept.begin(), kept.end(), y->string_data());
     return Status::ok();
   });
@@ -89,9 +88,7 @@ Result<std::unique_ptr<Kernel>> create_string_concat(const KernelInit& init) {
     const std::string* pb = b.string_data();
     std::string* out = z->string_data();
     ref::for_each_broadcast(out_shape, {a.shape(), b.shape()},
-                            [&](int64_t o, const std::vector<int64_t>& off) {
-                              out[o] = pa[off[0]] + pb[off[1]];
-                            });
+                            [&](int64_t o, const std::vector<int64_t>& off) { out[o] = pa[off[0]] + pb[off[1]]; });
     return Status::ok();
   });
 }
@@ -99,9 +96,7 @@ Result<std::unique_ptr<Kernel>> create_string_concat(const KernelInit& init) {
 // ---------------------------------------------------------------------------------------
 // StringSplit (opset 20)
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 // Python str.split(None, maxsplit): runs of whitespace separate, no empty pieces.
 std::vector<std::string> split_whitespace(const std::string& s, int64_t maxsplit) {
@@ -125,8 +120,7 @@ std::vector<std::string> split_whitespace(const std::string& s, int64_t maxsplit
 }
 
 // Python str.split(sep, maxsplit).
-std::vector<std::string> split_delim(const std::string& s, const std::string& delim,
-                                     int64_t maxsplit) {
+std::vector<std::string> split_delim(const std::string& s, const std::string& delim, int64_t maxsplit) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
@@ -155,8 +149,7 @@ Result<std::unique_ptr<Kernel>> create_string_split(const KernelInit& init) {
     int64_t widest = 0;
     const std::string* in = x.string_data();
     for (int64_t i = 0; i < n; ++i) {
-      parts[i] = delimiter.empty() ? split_whitespace(in[i], maxsplit)
-                                   : split_delim(in[i], delimiter, maxsplit);
+      parts[i] = delimiter.empty() ? split_whitespace(in[i], maxsplit) : split_delim(in[i], delimiter, maxsplit);
       widest = std::max<int64_t>(widest, static_cast<int64_t>(parts[i].size()));
     }
     Shape yshape = x.shape();

@@ -76,7 +76,9 @@ Result<std::unique_ptr<Kernel>> create_to_nchw(const KernelInit& init) {
 
 // Input i of a node seen inside another: the outer node's input map[i] (i itself when the
 // map is empty).
-size_t outer_input(const std::vector<size_t>& map, size_t i) { return map.empty() ? i : i < map.size() ? map[i] : SIZE_MAX; }
+size_t outer_input(const std::vector<size_t>& map, size_t i) {
+  return map.empty() ? i : i < map.size() ? map[i] : SIZE_MAX;
+}
 
 // The NHWC node seen as its ONNX original, for creating the ONNX reference kernel (or one
 // part of a fused node, whose inputs are the outer node's `map`).
@@ -229,7 +231,8 @@ class NhwcTwinKernel final : public Kernel {
     const Value& v = inner.output(0);
     if (!v.is_tensor() || v.tensor().rank() != 4) return internal_error("NHWC ", op_, ": no 4-D output");
     const Tensor& y = v.tensor();
-    XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, y.dtype(), permuted_shape(y.shape(), true)));
+    XONNX_ASSIGN_OR_RETURN(Tensor * out,
+                           ctx.allocate_output_uninitialized(0, y.dtype(), permuted_shape(y.shape(), true)));
     XONNX_RETURN_IF_ERROR(permute_layout(y, true, *out, *pool_));
     const size_t n = static_cast<size_t>(out->numel());
     if (fused_) {
@@ -274,7 +277,8 @@ class TwoStageTwin final : public Kernel {
     k->first_map_ = std::move(first_map);
     k->second_map_ = std::move(second_map);
     XONNX_ASSIGN_OR_RETURN(k->first_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(first), 1, k->first_map_)));
-    XONNX_ASSIGN_OR_RETURN(k->second_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(second), 1, k->second_map_)));
+    XONNX_ASSIGN_OR_RETURN(k->second_,
+                           NhwcTwinKernel::create(OnnxTwinInit(init, std::move(second), 1, k->second_map_)));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -322,7 +326,8 @@ bool strip_prefix(Attribute& a, const std::string& prefix) {
 Result<std::unique_ptr<Kernel>> create_pointwise_depthwise_twin(const KernelInit& init) {
   const Node& fused = init.node();
   const std::string prefix = "pointwise_";
-  Node pw = fused_part(fused, "Conv", "pointwise", {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
+  Node pw = fused_part(fused, "Conv", "pointwise",
+                       {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
                        [&](Attribute& a) { return strip_prefix(a, prefix); });
   Node dw = fused_part(fused, "Conv", "depthwise",
                        {fused.name + "/pointwise_output", fused.inputs[3], init.has_input(4) ? fused.inputs[4] : ""},
@@ -336,9 +341,10 @@ Result<std::unique_ptr<Kernel>> create_conv_max_pool_twin(const KernelInit& init
   const Node& fused = init.node();
   const std::string prefix = "pool_";
   XONNX_ASSIGN_OR_RETURN(const int64_t nchw_input, init.get_int("nchw_input", 0));
-  Node conv = fused_part(fused, nchw_input == 1 ? kConvNchwInputOp : "Conv", "conv",
-                         {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
-                         [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0 && a.name != "nchw_input"; });
+  Node conv =
+      fused_part(fused, nchw_input == 1 ? kConvNchwInputOp : "Conv", "conv",
+                 {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
+                 [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0 && a.name != "nchw_input"; });
   Node pool = fused_part(fused, "MaxPool", "pool", {fused.name + "/conv_output"},
                          [&](Attribute& a) { return strip_prefix(a, prefix); });
   return TwoStageTwin::create(init, std::move(conv), {0, 1, 2}, std::move(pool), {0});
@@ -362,7 +368,8 @@ Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
                               ") on the NHWC channel axis");
     channels += p.dim(3);
   }
-  XONNX_ASSIGN_OR_RETURN(Tensor joined, Tensor::allocate(first.dtype(), {first.dim(0), first.dim(1), first.dim(2), channels}));
+  XONNX_ASSIGN_OR_RETURN(Tensor joined,
+                         Tensor::allocate(first.dtype(), {first.dim(0), first.dim(1), first.dim(2), channels}));
   const size_t es = static_cast<size_t>(dtype_bits(first.dtype()) / 8);
   const int64_t pixels = first.dim(0) * first.dim(1) * first.dim(2);
   char* out = static_cast<char*>(joined.raw_data());
@@ -396,14 +403,15 @@ class ConcatTwin final : public Kernel {
     XONNX_ASSIGN_OR_RETURN(Tensor joined, concat_channels(ctx, rest_));
     TwinContext inner(ctx, std::move(joined), map_);
     XONNX_RETURN_IF_ERROR(inner_->run(inner));
-    if (!inner.output(0).is_tensor()) return internal_error("the concatenated parts' ", map_.size() == 3 ? "Conv" : "MaxPool", " gave no tensor");
+    if (!inner.output(0).is_tensor())
+      return internal_error("the concatenated parts' ", map_.size() == 3 ? "Conv" : "MaxPool", " gave no tensor");
     ctx.set_output(0, inner.output(0).tensor());
     return Status::ok();
   }
 
  private:
-  size_t rest_ = 1;             // the input index where parts 1.. start
-  std::vector<size_t> map_;     // the inner node's inputs in the outer one
+  size_t rest_ = 1;          // the input index where parts 1.. start
+  std::vector<size_t> map_;  // the inner node's inputs in the outer one
   std::unique_ptr<Kernel> inner_;
 };
 

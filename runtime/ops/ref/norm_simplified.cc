@@ -76,20 +76,23 @@ Result<std::unique_ptr<Kernel>> create_skip_simplified_layer_norm(const KernelIn
     XONNX_RETURN_IF_ERROR(check_f32(x, "input"));
     XONNX_RETURN_IF_ERROR(check_f32(skip, "skip"));
     XONNX_RETURN_IF_ERROR(check_f32(gamma, "gamma"));
-    if (x.rank() < 2 || x.rank() > 3) return invalid_argument("input must be 2-D or 3-D, got ", shape_to_string(x.shape()));
+    if (x.rank() < 2 || x.rank() > 3)
+      return invalid_argument("input must be 2-D or 3-D, got ", shape_to_string(x.shape()));
     const int64_t D = x.dim(x.rank() - 1);
     const int64_t rows = x.numel() / std::max<int64_t>(D, 1);
     const int64_t S = x.rank() == 3 ? x.dim(1) : rows;
     // skip repeats every skip_rows rows (broadcast over the batch) or matches input.
     const int64_t skip_rows = skip.numel() / std::max<int64_t>(D, 1);
-    const bool skip_ok = skip.dim(skip.rank() - 1) == D &&
-                         (skip.shape() == x.shape() || (x.rank() == 3 && skip_rows == S &&
-                                                        (skip.shape() == Shape{S, D} || skip.shape() == Shape{1, S, D})));
+    const bool skip_ok =
+        skip.dim(skip.rank() - 1) == D &&
+        (skip.shape() == x.shape() ||
+         (x.rank() == 3 && skip_rows == S && (skip.shape() == Shape{S, D} || skip.shape() == Shape{1, S, D})));
     if (!skip_ok) {
       return invalid_argument("skip ", shape_to_string(skip.shape()), " must be the input's shape ",
                               shape_to_string(x.shape()), ", [1, S, D] or [S, D]");
     }
-    if (gamma.numel() != D || gamma.rank() != 1) return invalid_argument("gamma must be [", D, "], got ", shape_to_string(gamma.shape()));
+    if (gamma.numel() != D || gamma.rank() != 1)
+      return invalid_argument("gamma must be [", D, "], got ", shape_to_string(gamma.shape()));
     const float* bias = nullptr;
     if (ctx.has_input(3)) {
       XONNX_RETURN_IF_ERROR(check_f32(ctx.input(3), "bias"));
@@ -131,8 +134,8 @@ Result<std::unique_ptr<Kernel>> create_skip_simplified_layer_norm(const KernelIn
 
 void register_simplified_norm_ops(OpRegistry& registry) {
   registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, create_simplified_layer_norm});
-  registry.add({"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
-                create_skip_simplified_layer_norm});
+  registry.add(
+      {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion, create_skip_simplified_layer_norm});
 }
 
 }  // namespace xonnx

@@ -86,7 +86,8 @@ Result<std::unique_ptr<Kernel>> create_batch_norm(const KernelInit& init) {
   return make_kernel([a](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
     XONNX_RETURN_IF_ERROR(check_float(x, "BatchNormalization input"));
-    if (x.rank() < 2) return invalid_argument("input X must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
+    if (x.rank() < 2)
+      return invalid_argument("input X must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1);
     const int64_t sp = x.numel() / std::max<int64_t>(1, N * C);
     std::vector<double> p[4];
@@ -178,7 +179,8 @@ Result<std::unique_ptr<Kernel>> create_instance_norm(const KernelInit& init) {
   return make_kernel([eps](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
     XONNX_RETURN_IF_ERROR(check_float(x, "InstanceNormalization input"));
-    if (x.rank() < 3) return invalid_argument("input must have rank >= 3 (N, C, D1, ...), got ", shape_to_string(x.shape()));
+    if (x.rank() < 3)
+      return invalid_argument("input must have rank >= 3 (N, C, D1, ...), got ", shape_to_string(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1), sp = x.numel() / std::max<int64_t>(1, N * C);
     const Tensor& s = ctx.input(1);
     const Tensor& b = ctx.input(2);
@@ -213,9 +215,8 @@ Result<Param> expand_param(const Tensor& t, const Shape& xshape, size_t axis, co
   if (!b.is_ok() || *b != target)
     return invalid_argument(what, " ", shape_to_string(t.shape()), " does not broadcast to ", shape_to_string(target));
   p.v.resize(static_cast<size_t>(shape_numel(target)));
-  ref::for_each_broadcast(target, {t.shape()}, [&](int64_t o, const std::vector<int64_t>& off) {
-    p.v[o] = t.get_as_double(off[0]);
-  });
+  ref::for_each_broadcast(target, {t.shape()},
+                          [&](int64_t o, const std::vector<int64_t>& off) { p.v[o] = t.get_as_double(off[0]); });
   return p;
 }
 
@@ -288,7 +289,8 @@ Result<std::unique_ptr<Kernel>> create_group_norm(const KernelInit& init) {
   return make_kernel([groups, eps, per_channel](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
     XONNX_RETURN_IF_ERROR(check_float(x, "GroupNormalization input"));
-    if (x.rank() < 2) return invalid_argument("input must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
+    if (x.rank() < 2)
+      return invalid_argument("input must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1);
     if (C % groups != 0) return invalid_argument("channels ", C, " not divisible by num_groups ", groups);
     const int64_t sp = x.numel() / std::max<int64_t>(1, N * C);
@@ -302,12 +304,11 @@ Result<std::unique_ptr<Kernel>> create_group_norm(const KernelInit& init) {
     const int64_t cg = C / groups;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("GroupNormalization on ", dtype_name(x.dtype())), {
-      normalize_rows(x.data<T>(), y->data<T>(), N * groups, cg * sp, eps, false,
-                     [&](int64_t r, int64_t j, double xh) {
-                       const int64_t g = r % groups;
-                       const int64_t k = per_channel ? g * cg + j / std::max<int64_t>(1, sp) : g;
-                       return xh * sv[k] + bv[k];
-                     });
+      normalize_rows(x.data<T>(), y->data<T>(), N * groups, cg * sp, eps, false, [&](int64_t r, int64_t j, double xh) {
+        const int64_t g = r % groups;
+        const int64_t k = per_channel ? g * cg + j / std::max<int64_t>(1, sp) : g;
+        return xh * sv[k] + bv[k];
+      });
     });
     return Status::ok();
   });

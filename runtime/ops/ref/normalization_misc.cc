@@ -29,7 +29,8 @@ Result<std::unique_ptr<Kernel>> create_lrn(const KernelInit& init) {
   return make_kernel([=](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
     XONNX_RETURN_IF_ERROR(check_float_input(x, "LRN"));
-    if (x.rank() < 2) return invalid_argument("input must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
+    if (x.rank() < 2)
+      return invalid_argument("input must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1), sp = x.numel() / std::max<int64_t>(1, N * C);
     const int64_t before = (size - 1) / 2, after = size - 1 - before;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
@@ -122,7 +123,7 @@ Result<std::unique_ptr<Kernel>> create_mvn(const KernelInit& init) {
         sq[off[0]] += v * v;
       });
       for (int64_t r = 0; r < rn; ++r) {
-        sum[r] /= count;                                              // mean
+        sum[r] /= count;                                                    // mean
         sq[r] = std::sqrt(std::max(0.0, sq[r] / count - sum[r] * sum[r]));  // std
       }
       ref::for_each_broadcast(x.shape(), {reduced}, [&](int64_t o, const std::vector<int64_t>& off) {
@@ -157,7 +158,8 @@ Result<std::unique_ptr<Kernel>> create_dropout(const KernelInit& init) {
       if (ctx.has_input(1)) {
         const Tensor& r = ctx.input(1);
         if (r.numel() != 1 || !dtype_is_float(r.dtype()))
-          return invalid_argument("ratio must be a float scalar, got ", dtype_name(r.dtype()), " ", shape_to_string(r.shape()));
+          return invalid_argument("ratio must be a float scalar, got ", dtype_name(r.dtype()), " ",
+                                  shape_to_string(r.shape()));
         ratio = r.get_as_double(0);
       }
       if (ctx.has_input(2)) {

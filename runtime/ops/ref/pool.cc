@@ -78,7 +78,7 @@ Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
 struct Windows {
   Shape out;
   std::vector<std::vector<std::vector<int64_t>>> coords;  // [dim][out coord] -> input coords
-  std::vector<std::vector<int64_t>> pad_cnt;             // [dim][out coord]
+  std::vector<std::vector<int64_t>> pad_cnt;              // [dim][out coord]
   std::vector<int64_t> in_strides;
   // current chunk
   int64_t o_begin = 0, o_end = 0;
@@ -263,8 +263,8 @@ Status run_pool(KernelContext& ctx, const PoolAttrs& a, Windows& w, const Shape&
 
 Status check_pool_input(const Tensor& x, size_t nd) {
   if (x.rank() != nd + 2)
-    return invalid_argument("input X ", shape_to_string(x.shape()), " must have rank ", nd + 2,
-                            " (N, C and ", nd, " spatial dims from kernel_shape)");
+    return invalid_argument("input X ", shape_to_string(x.shape()), " must have rank ", nd + 2, " (N, C and ", nd,
+                            " spatial dims from kernel_shape)");
   return Status::ok();
 }
 
@@ -306,7 +306,8 @@ Result<std::unique_ptr<Kernel>> create_global_pool(const KernelInit& init) {
   }
   return make_kernel([p](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
-    if (x.rank() < 2) return invalid_argument("input X must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
+    if (x.rank() < 2)
+      return invalid_argument("input X must have rank >= 2 (N, C, ...), got ", shape_to_string(x.shape()));
     Shape yshape = x.shape();
     for (size_t i = 2; i < yshape.size(); ++i) yshape[i] = 1;
     int64_t sp = 1;
@@ -363,9 +364,11 @@ Result<std::unique_ptr<Kernel>> create_max_unpool(const KernelInit& init) {
     const Tensor& x = ctx.input(0);
     const Tensor& ind = ctx.input(1);
     if (x.rank() != nd + 2) return invalid_argument("X must have rank ", nd + 2, ", got ", shape_to_string(x.shape()));
-    if (ind.dtype() != DataType::kInt64) return invalid_argument("indices I must be int64, got ", dtype_name(ind.dtype()));
+    if (ind.dtype() != DataType::kInt64)
+      return invalid_argument("indices I must be int64, got ", dtype_name(ind.dtype()));
     if (ind.shape() != x.shape())
-      return invalid_argument("indices I ", shape_to_string(ind.shape()), " must have X's shape ", shape_to_string(x.shape()));
+      return invalid_argument("indices I ", shape_to_string(ind.shape()), " must have X's shape ",
+                              shape_to_string(x.shape()));
     // Indices address the inferred shape; an explicit output_shape (>= inferred per dim)
     // places that block at the origin of a larger zero tensor.
     Shape inferred = {x.dim(0), x.dim(1)};
@@ -392,7 +395,8 @@ Result<std::unique_ptr<Kernel>> create_max_unpool(const KernelInit& init) {
       T* yp = y->data<T>();
       for (int64_t i = 0; i < n; ++i) {
         if (ip[i] < 0 || ip[i] >= total)
-          return invalid_argument("index ", ip[i], " at position ", i, " is outside the output of ", total, " elements");
+          return invalid_argument("index ", ip[i], " at position ", i, " is outside the output of ", total,
+                                  " elements");
         int64_t dst = ip[i];
         if (!same) {  // re-linearize the inferred-shape coordinates in the output shape
           int64_t rem = ip[i], mul = 1;

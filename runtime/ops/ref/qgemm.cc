@@ -102,8 +102,8 @@ Status check_bias(const Tensor& c, int64_t m, int64_t n) {
   const bool rows_ok = s.size() < 2 || s[0] == 1 || m == kUnknown || s[0] == m;
   const bool cols_ok = s.empty() || s.back() == 1 || n == kUnknown || s.back() == n;
   if (s.size() > 2 || !rows_ok || !cols_ok) {
-    return invalid_argument("input C of shape ", shape_to_string(s), " does not broadcast to the output [M, N] = ",
-                            dims_to_string(m, n));
+    return invalid_argument("input C of shape ", shape_to_string(s),
+                            " does not broadcast to the output [M, N] = ", dims_to_string(m, n));
   }
   return Status::ok();
 }
@@ -130,9 +130,10 @@ Result<Geometry> geometry(const Shape& a, const Shape& b, const QGemmAttrs& attr
 // consistent meaning (ORT then returns floats divided by y_scale, or overruns the output).
 Status check_y_params_paired(bool has_scale, bool has_zero_point) {
   if (has_scale == has_zero_point) return Status::ok();
-  return invalid_argument("inputs y_scale and y_zero_point must be given together (both: quantized output, "
-                          "neither: float32 output), but only ",
-                          has_scale ? "y_scale" : "y_zero_point", " is given");
+  return invalid_argument(
+      "inputs y_scale and y_zero_point must be given together (both: quantized output, "
+      "neither: float32 output), but only ",
+      has_scale ? "y_scale" : "y_zero_point", " is given");
 }
 
 // Session-creation checks of what is already known: attributes, constant inputs, and which
@@ -233,8 +234,7 @@ Status run_qgemm(KernelContext& ctx, const QGemmAttrs& attrs) {
   DataType out_type = DataType::kFloat;
   if (quantized) {
     XONNX_RETURN_IF_ERROR(check_scale(ctx.input(kYScale), "y_scale", false, 1));
-    XONNX_RETURN_IF_ERROR(
-        check_zero_point(ctx.input(kYZeroPoint), "y_zero_point", DataType::kUndefined, "", false, 1));
+    XONNX_RETURN_IF_ERROR(check_zero_point(ctx.input(kYZeroPoint), "y_zero_point", DataType::kUndefined, "", false, 1));
     y_scale = ctx.input(kYScale).get_as_double(0);
     y_zp = static_cast<int32_t>(ctx.input(kYZeroPoint).get_as_int64(0));
     out_type = ctx.input(kYZeroPoint).dtype();
@@ -267,8 +267,8 @@ Status run_qgemm(KernelContext& ctx, const QGemmAttrs& attrs) {
     }
     for (int64_t n = 0; n < g.n; ++n) {
       const int64_t bias = c_data ? c_data[m * c_row_stride + n * c_col_stride] : 0;
-      const double real = static_cast<double>(acc[static_cast<size_t>(n)] + bias) * attrs.alpha * a_s *
-                          b_s[static_cast<size_t>(n)];
+      const double real =
+          static_cast<double>(acc[static_cast<size_t>(n)] + bias) * attrs.alpha * a_s * b_s[static_cast<size_t>(n)];
       const int64_t i = m * g.n + n;
       if (!quantized) {
         y->data<float>()[i] = static_cast<float>(real);
@@ -299,8 +299,6 @@ Result<std::unique_ptr<Kernel>> create_qgemm(const KernelInit& init) {
 
 }  // namespace
 
-void register_qgemm_ops(OpRegistry& registry) {
-  registry.add({kMs, "QGemm", 1, kLatestVersion, create_qgemm});
-}
+void register_qgemm_ops(OpRegistry& registry) { registry.add({kMs, "QGemm", 1, kLatestVersion, create_qgemm}); }
 
 }  // namespace xonnx

@@ -19,7 +19,8 @@ namespace {
 bool is_8bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
 Status check_8bit(const Tensor& t, const char* name) {
-  if (!is_8bit(t.dtype())) return invalid_argument("input ", name, " must be int8 or uint8, got ", dtype_name(t.dtype()));
+  if (!is_8bit(t.dtype()))
+    return invalid_argument("input ", name, " must be int8 or uint8, got ", dtype_name(t.dtype()));
   return Status::ok();
 }
 
@@ -71,8 +72,10 @@ double round_scale(DataType t, double v) {
 Status check_const_scale(const KernelInit& init, size_t i, const char* name, int64_t len, const char* len_what) {
   const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
   if (!t) return Status::ok();
-  if (!dtype_is_float(t->dtype())) return invalid_argument("input ", name, " must be a float tensor, got ", dtype_name(t->dtype()));
-  if (t->rank() > 1) return invalid_argument("input ", name, " must be a scalar or 1-D, got shape ", shape_to_string(t->shape()));
+  if (!dtype_is_float(t->dtype()))
+    return invalid_argument("input ", name, " must be a float tensor, got ", dtype_name(t->dtype()));
+  if (t->rank() > 1)
+    return invalid_argument("input ", name, " must be a scalar or 1-D, got shape ", shape_to_string(t->shape()));
   if (len == 1 && t->numel() != 1) {
     return invalid_argument("input ", name, " must be a scalar (per-tensor), got shape ", shape_to_string(t->shape()));
   }
@@ -96,14 +99,15 @@ Status check_const_zero_point(const KernelInit& init, size_t i, const char* name
                               const char* data_name, int64_t len, const char* len_what) {
   const Tensor* t = init.has_input(i) ? init.constant_input(i) : nullptr;
   if (!t) return Status::ok();
-  if (!is_8bit(t->dtype())) return invalid_argument("input ", name, " must be int8 or uint8, got ", dtype_name(t->dtype()));
+  if (!is_8bit(t->dtype()))
+    return invalid_argument("input ", name, " must be int8 or uint8, got ", dtype_name(t->dtype()));
   if (data_type != DataType::kUndefined && t->dtype() != data_type) {
     return invalid_argument("input ", name, " has type ", dtype_name(t->dtype()), " but ", data_name, " has type ",
                             dtype_name(data_type), "; they must match");
   }
   if (t->rank() > 1 || (len >= 0 && t->numel() != 1 && t->numel() != len)) {
-    return invalid_argument("input ", name, " must be a scalar or 1-D with ", len < 0 ? 1 : len, " elements (", len_what,
-                            "), got shape ", shape_to_string(t->shape()));
+    return invalid_argument("input ", name, " must be a scalar or 1-D with ", len < 0 ? 1 : len, " elements (",
+                            len_what, "), got shape ", shape_to_string(t->shape()));
   }
   return Status::ok();
 }
@@ -223,8 +227,10 @@ void store_quantized(Tensor* out, int64_t i, double v) {
   double r = std::nearbyint(v);
   if (std::isnan(r)) r = 0.0;
   r = std::min(std::max(r, static_cast<double>(lo)), static_cast<double>(hi));
-  if (out->dtype() == DataType::kInt8) out->data<int8_t>()[i] = static_cast<int8_t>(r);
-  else out->data<uint8_t>()[i] = static_cast<uint8_t>(r);
+  if (out->dtype() == DataType::kInt8)
+    out->data<int8_t>()[i] = static_cast<int8_t>(r);
+  else
+    out->data<uint8_t>()[i] = static_cast<uint8_t>(r);
 }
 
 Result<std::unique_ptr<Kernel>> create_qlinear_matmul(const KernelInit& init) {
@@ -245,8 +251,8 @@ Result<std::unique_ptr<Kernel>> create_qlinear_matmul(const KernelInit& init) {
     const Tensor& bs = ctx.input(4);
     const Tensor& ys = ctx.input(6);
     if (!dtype_is_float(as.dtype()) || as.dtype() != bs.dtype() || as.dtype() != ys.dtype()) {
-      return invalid_argument("a_scale, b_scale and y_scale must have the same float type, got ", dtype_name(as.dtype()),
-                              ", ", dtype_name(bs.dtype()), ", ", dtype_name(ys.dtype()));
+      return invalid_argument("a_scale, b_scale and y_scale must have the same float type, got ",
+                              dtype_name(as.dtype()), ", ", dtype_name(bs.dtype()), ", ", dtype_name(ys.dtype()));
     }
     XONNX_ASSIGN_OR_RETURN(std::vector<double> a_s, read_param(as, "a_scale", g.M, "rows of a"));
     XONNX_ASSIGN_OR_RETURN(std::vector<double> b_s, read_param(bs, "b_scale", g.N, "columns of b"));
@@ -324,12 +330,14 @@ Result<ConvGeom> conv_geometry(const ConvAttrs& a, const Shape& xs, const Shape&
   g.M = ws[0];
   g.G = a.group;
   if (g.C % g.G != 0 || g.M % g.G != 0) {
-    return invalid_argument("group ", g.G, " must divide the input channels (", g.C, ") and the output channels (", g.M, ")");
+    return invalid_argument("group ", g.G, " must divide the input channels (", g.C, ") and the output channels (", g.M,
+                            ")");
   }
   g.cg = g.C / g.G;
   g.mg = g.M / g.G;
   if (ws[1] != g.cg) return invalid_argument("input w has ", ws[1], " channels per group, expected ", g.cg);
-  auto get = [&](const std::vector<int64_t>& v, size_t n, int64_t def, const char* name) -> Result<std::vector<int64_t>> {
+  auto get = [&](const std::vector<int64_t>& v, size_t n, int64_t def,
+                 const char* name) -> Result<std::vector<int64_t>> {
     if (v.empty()) return std::vector<int64_t>(n, def);
     if (v.size() != n) return invalid_argument("attribute ", name, " must have ", n, " values, got ", v.size());
     return v;
@@ -494,13 +502,15 @@ Result<std::unique_ptr<Kernel>> create_qlinear_conv(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(check_zero_point(ctx.input(5), w, "w_zero_point", "w"));
     XONNX_ASSIGN_OR_RETURN(std::vector<double> wzp, read_param(ctx.input(5), "w_zero_point", g.M, "output channels"));
     const Tensor& yzp_t = ctx.input(7);
-    if (!is_8bit(yzp_t.dtype())) return invalid_argument("input y_zero_point must be int8 or uint8, got ", dtype_name(yzp_t.dtype()));
+    if (!is_8bit(yzp_t.dtype()))
+      return invalid_argument("input y_zero_point must be int8 or uint8, got ", dtype_name(yzp_t.dtype()));
     if (yzp_t.numel() != 1) return invalid_argument("input y_zero_point must be a scalar (per-tensor)");
     const double yzp = yzp_t.get_as_double(0);
     std::vector<int64_t> bias(static_cast<size_t>(g.M), 0);
     if (ctx.has_input(8)) {
       const Tensor& bt = ctx.input(8);
-      if (bt.dtype() != DataType::kInt32) return invalid_argument("input B must be int32, got ", dtype_name(bt.dtype()));
+      if (bt.dtype() != DataType::kInt32)
+        return invalid_argument("input B must be int32, got ", dtype_name(bt.dtype()));
       if (bt.rank() != 1 || bt.dim(0) != g.M) {
         return invalid_argument("input B must have shape (", g.M, "), got ", shape_to_string(bt.shape()));
       }

@@ -29,9 +29,8 @@ struct ParamSlot {
   const char* scale_name;
   const char* zp_name;
 };
-constexpr std::array<ParamSlot, 3> kParams = {{{1, 2, "A_scale", "A_zero_point"},
-                                               {4, 5, "B_scale", "B_zero_point"},
-                                               {6, 7, "C_scale", "C_zero_point"}}};
+constexpr std::array<ParamSlot, 3> kParams = {
+    {{1, 2, "A_scale", "A_zero_point"}, {4, 5, "B_scale", "B_zero_point"}, {6, 7, "C_scale", "C_zero_point"}}};
 
 bool is_scalar_like(const Tensor& t) { return t.numel() == 1 && t.rank() <= 1; }
 

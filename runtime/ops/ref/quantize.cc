@@ -27,14 +27,38 @@ bool is_float8(DataType t) {
 // Integer range of a quantized integer type; false for other types.
 bool int_range(DataType t, int64_t* lo, int64_t* hi) {
   switch (t) {
-    case DataType::kUint8: *lo = 0; *hi = 255; return true;
-    case DataType::kInt8: *lo = -128; *hi = 127; return true;
-    case DataType::kUint16: *lo = 0; *hi = 65535; return true;
-    case DataType::kInt16: *lo = -32768; *hi = 32767; return true;
-    case DataType::kUint4: *lo = 0; *hi = 15; return true;
-    case DataType::kInt4: *lo = -8; *hi = 7; return true;
-    case DataType::kUint2: *lo = 0; *hi = 3; return true;
-    case DataType::kInt2: *lo = -2; *hi = 1; return true;
+    case DataType::kUint8:
+      *lo = 0;
+      *hi = 255;
+      return true;
+    case DataType::kInt8:
+      *lo = -128;
+      *hi = 127;
+      return true;
+    case DataType::kUint16:
+      *lo = 0;
+      *hi = 65535;
+      return true;
+    case DataType::kInt16:
+      *lo = -32768;
+      *hi = 32767;
+      return true;
+    case DataType::kUint4:
+      *lo = 0;
+      *hi = 15;
+      return true;
+    case DataType::kInt4:
+      *lo = -8;
+      *hi = 7;
+      return true;
+    case DataType::kUint2:
+      *lo = 0;
+      *hi = 3;
+      return true;
+    case DataType::kInt2:
+      *lo = -2;
+      *hi = 1;
+      return true;
     default: return false;
   }
 }
@@ -110,10 +134,9 @@ Result<QuantLayout> resolve_layout(const Tensor& x, const Tensor& scale, const T
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t want = d == axis ? (x.dim(d) + block_size - 1) / block_size : x.dim(d);
     if (scale.dim(d) != want) {
-      return invalid_argument("blocked quantization: input ", scale_name, " has shape ",
-                              shape_to_string(scale.shape()), " but x ", shape_to_string(x.shape()),
-                              " with axis ", axis, " and block_size ", block_size, " needs ", want,
-                              " along dimension ", d);
+      return invalid_argument("blocked quantization: input ", scale_name, " has shape ", shape_to_string(scale.shape()),
+                              " but x ", shape_to_string(x.shape()), " with axis ", axis, " and block_size ",
+                              block_size, " needs ", want, " along dimension ", d);
     }
   }
   l.kind = QuantLayout::kBlocked;
@@ -125,8 +148,8 @@ Result<QuantLayout> resolve_layout(const Tensor& x, const Tensor& scale, const T
 }
 
 bool is_scale_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16 ||
-         t == DataType::kFloat8E8M0 || t == DataType::kInt32 || t == DataType::kDouble;
+  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat8E8M0 ||
+         t == DataType::kInt32 || t == DataType::kDouble;
 }
 
 // Scales as doubles; `strict` rejects zero (division) in addition to NaN/Inf/negative.
@@ -201,8 +224,8 @@ Status run_quantize(KernelContext& ctx, const QuantizeAttrs& a) {
   const bool has_zp = ctx.has_input(2);
   const Tensor* zp = has_zp ? &ctx.input(2) : nullptr;
   const DataType xt = x.dtype();
-  if (!(xt == DataType::kFloat || xt == DataType::kFloat16 || xt == DataType::kBFloat16 ||
-        xt == DataType::kInt32 || xt == DataType::kDouble)) {
+  if (!(xt == DataType::kFloat || xt == DataType::kFloat16 || xt == DataType::kBFloat16 || xt == DataType::kInt32 ||
+        xt == DataType::kDouble)) {
     return invalid_argument("input x has unsupported type ", dtype_name(xt));
   }
   DataType out_t = DataType::kUint8;
@@ -218,8 +241,8 @@ Status run_quantize(KernelContext& ctx, const QuantizeAttrs& a) {
   if (!is_quant_output_type(out_t)) {
     return invalid_argument("unsupported quantized type ", dtype_name(out_t));
   }
-  XONNX_ASSIGN_OR_RETURN(QuantLayout l, resolve_layout(x, scale, zp, a.axis, a.block_size, a.version, "y_scale",
-                                                       "y_zero_point"));
+  XONNX_ASSIGN_OR_RETURN(QuantLayout l,
+                         resolve_layout(x, scale, zp, a.axis, a.block_size, a.version, "y_scale", "y_zero_point"));
   XONNX_ASSIGN_OR_RETURN(std::vector<double> scales, read_scales(scale, "y_scale", true));
   std::vector<double> zps(scales.size(), 0.0);
   if (has_zp) {
@@ -319,7 +342,8 @@ Status run_dequantize(KernelContext& ctx, const DequantizeAttrs& a) {
   const Tensor& scale = ctx.input(1);
   const bool has_zp = ctx.has_input(2);
   const Tensor* zp = has_zp ? &ctx.input(2) : nullptr;
-  if (!is_dequant_input_type(x.dtype())) return invalid_argument("input x has unsupported type ", dtype_name(x.dtype()));
+  if (!is_dequant_input_type(x.dtype()))
+    return invalid_argument("input x has unsupported type ", dtype_name(x.dtype()));
   if (has_zp && zp->dtype() != x.dtype()) {
     return invalid_argument("input x_zero_point has type ", dtype_name(zp->dtype()), " but x has type ",
                             dtype_name(x.dtype()), "; they must match");
@@ -331,11 +355,11 @@ Status run_dequantize(KernelContext& ctx, const DequantizeAttrs& a) {
   if (out_t == DataType::kFloat8E8M0) out_t = DataType::kFloat;
   if (!(out_t == DataType::kFloat || out_t == DataType::kFloat16 || out_t == DataType::kBFloat16 ||
         out_t == DataType::kDouble)) {
-    return invalid_argument("unsupported output type ", dtype_name(out_t), " (x_scale type ",
-                            dtype_name(scale.dtype()), ")");
+    return invalid_argument("unsupported output type ", dtype_name(out_t), " (x_scale type ", dtype_name(scale.dtype()),
+                            ")");
   }
-  XONNX_ASSIGN_OR_RETURN(QuantLayout l, resolve_layout(x, scale, zp, a.axis, a.block_size, a.version, "x_scale",
-                                                       "x_zero_point"));
+  XONNX_ASSIGN_OR_RETURN(QuantLayout l,
+                         resolve_layout(x, scale, zp, a.axis, a.block_size, a.version, "x_scale", "x_zero_point"));
   XONNX_ASSIGN_OR_RETURN(std::vector<double> scales, read_scales(scale, "x_scale", false));
   std::vector<double> zps(scales.size(), 0.0);
   if (has_zp) {
@@ -348,17 +372,15 @@ Status run_dequantize(KernelContext& ctx, const DequantizeAttrs& a) {
     const int64_t pi = l.param_index(i);
     const double xv = x.get_as_double(i);
     // integers: exact difference; float8/float4: float subtraction (x - 0 keeps -0)
-    const float diff = int_input ? static_cast<float>(xv - zps[pi])
-                                 : static_cast<float>(xv) - static_cast<float>(zps[pi]);
+    const float diff =
+        int_input ? static_cast<float>(xv - zps[pi]) : static_cast<float>(xv) - static_cast<float>(zps[pi]);
     switch (out_t) {
       case DataType::kFloat: y->data<float>()[i] = diff * static_cast<float>(scales[pi]); break;
       case DataType::kDouble: y->data<double>()[i] = static_cast<double>(diff) * scales[pi]; break;
       case DataType::kFloat16:
         y->data<Float16>()[i] = Float16{float_to_half(diff * static_cast<float>(scales[pi]))};
         break;
-      default:
-        y->data<BFloat16>()[i] = BFloat16{float_to_bfloat16(diff * static_cast<float>(scales[pi]))};
-        break;
+      default: y->data<BFloat16>()[i] = BFloat16{float_to_bfloat16(diff * static_cast<float>(scales[pi]))}; break;
     }
   }
   return Status::ok();

@@ -37,7 +37,7 @@ struct ReducePlan {
   std::vector<int64_t> outer_dims;        // collapsed dims except the innermost
   std::vector<int64_t> outer_out_stride;  // output stride per outer dim (0 if reduced)
   int64_t inner = 1;
-  int64_t inner_out_step = 0;             // 1 if the innermost dim is kept, 0 if reduced
+  int64_t inner_out_step = 0;  // 1 if the innermost dim is kept, 0 if reduced
 };
 
 // Everything a run computes besides the output, kept by the kernel so that runs at a shape
@@ -109,8 +109,8 @@ void walk_plan(const ReducePlan& p, std::vector<int64_t>& idx, Fn&& fn) {
 }
 
 template <typename T>
-using acc_t = std::conditional_t<!std::is_integral_v<T>, double,
-                                 std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+using acc_t =
+    std::conditional_t<!std::is_integral_v<T>, double, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
 
 template <typename A>
 inline A wrap_add(A a, A b) {
@@ -159,12 +159,16 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, ReduceScratch& sc, int64_
   A init = A(0);
   if (kind == ReduceKind::kProd) init = A(1);
   if (kind == ReduceKind::kMax) {
-    if constexpr (kFloat) init = -std::numeric_limits<double>::infinity();
-    else init = static_cast<A>(std::numeric_limits<T>::lowest());
+    if constexpr (kFloat)
+      init = -std::numeric_limits<double>::infinity();
+    else
+      init = static_cast<A>(std::numeric_limits<T>::lowest());
   }
   if (kind == ReduceKind::kMin) {
-    if constexpr (kFloat) init = std::numeric_limits<double>::infinity();
-    else init = static_cast<A>(std::numeric_limits<T>::max());
+    if constexpr (kFloat)
+      init = std::numeric_limits<double>::infinity();
+    else
+      init = static_cast<A>(std::numeric_limits<T>::max());
   }
   std::fill(acc.begin(), acc.end(), init);
   std::vector<double>& mx = sc.mx;  // LogSumExp: per-output maximum
@@ -269,12 +273,8 @@ Status reduce_typed(ReduceKind kind, const T* x, T* y, ReduceScratch& sc, int64_
           y[o] = count == 0 ? T(0) : static_cast<T>(a / static_cast<A>(count));
         }
         break;
-      case ReduceKind::kL2:
-        y[o] = cast_from_double<T>(std::sqrt(static_cast<double>(a)));
-        break;
-      case ReduceKind::kLogSum:
-        y[o] = cast_from_double<T>(std::log(static_cast<double>(a)));
-        break;
+      case ReduceKind::kL2: y[o] = cast_from_double<T>(std::sqrt(static_cast<double>(a))); break;
+      case ReduceKind::kLogSum: y[o] = cast_from_double<T>(std::log(static_cast<double>(a))); break;
       default:
         if constexpr (kFloat) {
           y[o] = cast_from_double<T>(a);
@@ -313,8 +313,8 @@ Result<std::unique_ptr<Kernel>> create_reduce(const KernelInit& init, ReduceKind
                          " takes axes as input 1, not as an attribute");
   }
   if (!axes_from_input && init.num_inputs() > 1) {
-    return invalid_model(reduce_name(kind), " before opset ", axes_input_version,
-                         " takes 1 input, got ", init.num_inputs());
+    return invalid_model(reduce_name(kind), " before opset ", axes_input_version, " takes 1 input, got ",
+                         init.num_inputs());
   }
   auto scratch = std::make_shared<ReduceScratch>();
   return make_kernel([=](KernelContext& ctx) -> Status {
@@ -365,9 +365,8 @@ Result<std::unique_ptr<Kernel>> create_reduce(const KernelInit& init, ReduceKind
     if (out_n == 0) return Status::ok();
     make_plan(x.shape(), reduced, sc);
     const bool empty = x.numel() == 0;
-    XONNX_DISPATCH_ALL_BYTES(
-        dt, return unsupported(reduce_name(kind), " does not support type ", dtype_name(dt)),
-        { return reduce_typed<T>(kind, x.data<T>(), y->data<T>(), sc, out_n, count, empty); });
+    XONNX_DISPATCH_ALL_BYTES(dt, return unsupported(reduce_name(kind), " does not support type ", dtype_name(dt)),
+                             { return reduce_typed<T>(kind, x.data<T>(), y->data<T>(), sc, out_n, count, empty); });
     return Status::ok();
   });
 }
@@ -429,19 +428,19 @@ Result<std::unique_ptr<Kernel>> create_arg(const KernelInit& init) {
     const int64_t n = x.dim(axis);
     Shape out_shape;
     for (int64_t i = 0; i < rank; ++i) {
-      if (i != axis) out_shape.push_back(x.dim(i));
-      else if (keepdims) out_shape.push_back(1);
+      if (i != axis)
+        out_shape.push_back(x.dim(i));
+      else if (keepdims)
+        out_shape.push_back(1);
     }
     if (n == 0 && outer * inner > 0) {
-      return invalid_argument(kMax ? "ArgMax" : "ArgMin", " over axis ", axis,
-                              " of size 0 (input shape ", shape_to_string(x.shape()), ")");
+      return invalid_argument(kMax ? "ArgMax" : "ArgMin", " over axis ", axis, " of size 0 (input shape ",
+                              shape_to_string(x.shape()), ")");
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kInt64, out_shape));
     if (y->numel() == 0) return Status::ok();
-    XONNX_DISPATCH_NUMERIC(x.dtype(),
-                           return unsupported("type ", dtype_name(x.dtype()), " is not supported"),
-                           { arg_typed<T, kMax>(x.data<T>(), y->data<int64_t>(), outer, n, inner,
-                                                last != 0); });
+    XONNX_DISPATCH_NUMERIC(x.dtype(), return unsupported("type ", dtype_name(x.dtype()), " is not supported"),
+                           { arg_typed<T, kMax>(x.data<T>(), y->data<int64_t>(), outer, n, inner, last != 0); });
     return Status::ok();
   });
 }

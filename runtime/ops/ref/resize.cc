@@ -21,8 +21,13 @@ namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
 enum class Coord {
-  kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric,
-  kTfCropAndResize, kTfHalfPixelForNN
+  kHalfPixel,
+  kHalfPixelSymmetric,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfCropAndResize,
+  kTfHalfPixelForNN
 };
 // kSimple: Resize-10 / Upsample, which predate nearest_mode (downsampling: ceil, else floor).
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
@@ -65,26 +70,21 @@ double cubic_kernel(double x, double a) {
 
 // Maps output coordinate x to the input coordinate. `scale` is the effective scale of the
 // axis and `out_w` = scale * in, the (fractional) resized length the reference uses.
-double original_coord(const ResizeParams& p, double x, int64_t in, int64_t out, double scale,
-                      double roi_start, double roi_end) {
+double original_coord(const ResizeParams& p, double x, int64_t in, int64_t out, double scale, double roi_start,
+                      double roi_end) {
   const double out_w = scale * static_cast<double>(in);
   switch (p.coord) {
-    case Coord::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
+    case Coord::kHalfPixel: return (x + 0.5) / scale - 0.5;
     case Coord::kHalfPixelSymmetric: {
       const double adjustment = static_cast<double>(out) / out_w;
       const double center = static_cast<double>(in) / 2.0;
       const double offset = center * (1.0 - adjustment);
       return offset + (x + 0.5) / scale - 0.5;
     }
-    case Coord::kPytorchHalfPixel:
-      return out_w > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Coord::kAlignCorners:
-      return out_w == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (out_w - 1.0);
-    case Coord::kAsymmetric:
-      return x / scale;
-    case Coord::kTfHalfPixelForNN:
-      return (x + 0.5) / scale;
+    case Coord::kPytorchHalfPixel: return out_w > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Coord::kAlignCorners: return out_w == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (out_w - 1.0);
+    case Coord::kAsymmetric: return x / scale;
+    case Coord::kTfHalfPixelForNN: return (x + 0.5) / scale;
     case Coord::kTfCropAndResize: {
       const double span = (roi_end - roi_start) * static_cast<double>(in - 1);
       double v = out_w == 1.0 ? span / 2.0 : x * span / (out_w - 1.0);
@@ -94,8 +94,7 @@ double original_coord(const ResizeParams& p, double x, int64_t in, int64_t out, 
   return x;
 }
 
-AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale,
-                    double roi_start, double roi_end) {
+AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
   AxisPlan a;
   a.in = in;
   a.out = out;
@@ -124,8 +123,7 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
     double xo = original_coord(p, static_cast<double>(x), in, out, scale, roi_start, roi_end);
     int64_t* idx = &a.idx[static_cast<size_t>(x) * n];
     double* w = &a.w[static_cast<size_t>(x) * n];
-    if (p.coord == Coord::kTfCropAndResize &&
-        (xo < 0.0 || xo > static_cast<double>(in - 1) || std::isnan(xo))) {
+    if (p.coord == Coord::kTfCropAndResize && (xo < 0.0 || xo > static_cast<double>(in - 1) || std::isnan(xo))) {
       a.extrap[x] = 1;
       identity = false;
       continue;
@@ -161,8 +159,7 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
       ratio = 1.0;
     }
     // Clamp into a sane range before converting (huge coordinates only hit the edge anyway).
-    base_d = std::min(std::max(base_d, -static_cast<double>(pad) - n),
-                      static_cast<double>(in + pad + n));
+    base_d = std::min(std::max(base_d, -static_cast<double>(pad) - n), static_cast<double>(in + pad + n));
     const int64_t base = static_cast<int64_t>(base_d);
     // The n positions nearest to xo inside the edge-padded range [-pad, in - 1 + pad].
     int64_t lo = base + first;
@@ -173,8 +170,7 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
       double c;
       const double t = static_cast<double>(first + k) - ratio;  // tap offset from xo
       if (p.mode == Mode::kLinear) {
-        c = p.antialias ? std::min(std::max(1.0 - std::fabs(t * aa_scale), 0.0), 1.0)
-                        : (k == 0 ? 1.0 - ratio : ratio);
+        c = p.antialias ? std::min(std::max(1.0 - std::fabs(t * aa_scale), 0.0), 1.0) : (k == 0 ? 1.0 - ratio : ratio);
       } else {
         c = cubic_kernel(p.antialias ? t * aa_scale : t, p.cubic_a);
       }
@@ -199,8 +195,10 @@ AxisPlan build_axis(const ResizeParams& p, int64_t in, int64_t out, double scale
     for (int64_t k = 0; k < n; ++k) {
       const int64_t pos = lo + k;
       idx[k] = std::min(std::max<int64_t>(pos, 0), in - 1);
-      if (w[k] == 1.0 && idx[k] == x) ++unit_taps;
-      else if (w[k] != 0.0) identity = false;
+      if (w[k] == 1.0 && idx[k] == x)
+        ++unit_taps;
+      else if (w[k] != 0.0)
+        identity = false;
     }
     if (unit_taps != 1) identity = false;
   }
@@ -227,17 +225,17 @@ T from_double(double v) {
   }
 }
 
-Status run_resize_core(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
-                       const Shape& out_shape, const std::vector<double>& scales,
-                       const std::vector<double>& roi) {
+Status run_resize_core(KernelContext& ctx, const ResizeParams& p, const Tensor& x, const Shape& out_shape,
+                       const std::vector<double>& scales, const std::vector<double>& roi) {
   const size_t rank = x.rank();
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out_shape));
   if (y->numel() == 0) return Status::ok();
-  if (x.numel() == 0) return invalid_argument("input X is empty but the output ", shape_to_string(out_shape), " is not");
+  if (x.numel() == 0)
+    return invalid_argument("input X is empty but the output ", shape_to_string(out_shape), " is not");
   std::vector<AxisPlan> plans(rank);
   for (size_t d = 0; d < rank; ++d) {
-    plans[d] = build_axis(p, x.dim(d), out_shape[d], scales[d], roi.empty() ? 0.0 : roi[d],
-                          roi.empty() ? 1.0 : roi[rank + d]);
+    plans[d] =
+        build_axis(p, x.dim(d), out_shape[d], scales[d], roi.empty() ? 0.0 : roi[d], roi.empty() ? 1.0 : roi[rank + d]);
   }
   const Shape& in_shape = x.shape();
   const int64_t total = y->numel();
@@ -278,12 +276,11 @@ Status run_resize_core(KernelContext& ctx, const ResizeParams& p, const Tensor& 
     if (dtype_is_subbyte(dt)) {
       const void* src = x.raw_data();
       void* dst = y->raw_data();
-      gather([&](int64_t o, int64_t i) { subbyte_set(dst, dt, o, subbyte_get(src, dt, i)); },
-             [&](int64_t) {});
+      gather([&](int64_t o, int64_t i) { subbyte_set(dst, dt, o, subbyte_get(src, dt, i)); }, [&](int64_t) {});
       return Status::ok();
     }
-    if (dt == DataType::kFloat8E4M3FN || dt == DataType::kFloat8E4M3FNUZ ||
-        dt == DataType::kFloat8E5M2 || dt == DataType::kFloat8E5M2FNUZ || dt == DataType::kFloat8E8M0) {
+    if (dt == DataType::kFloat8E4M3FN || dt == DataType::kFloat8E4M3FNUZ || dt == DataType::kFloat8E5M2 ||
+        dt == DataType::kFloat8E5M2FNUZ || dt == DataType::kFloat8E8M0) {
       const uint8_t* src = x.data<uint8_t>();
       uint8_t* dst = y->data<uint8_t>();
       const uint8_t ev = float_to_float8(dt, static_cast<float>(p.extrapolation), true);
@@ -303,8 +300,8 @@ Status run_resize_core(KernelContext& ctx, const ResizeParams& p, const Tensor& 
   // linear / cubic: separable passes in double, innermost axis first (as the reference).
   std::vector<double> cur(static_cast<size_t>(x.numel()));
   XONNX_DISPATCH_NUMERIC(x.dtype(),
-                         return unsupported("Resize ", p.mode == Mode::kLinear ? "linear" : "cubic",
-                                            ": element type ", dtype_name(x.dtype())),
+                         return unsupported("Resize ", p.mode == Mode::kLinear ? "linear" : "cubic", ": element type ",
+                                            dtype_name(x.dtype())),
                          {
                            const T* src = x.data<T>();
                            for (size_t i = 0; i < cur.size(); ++i) cur[i] = static_cast<double>(to_compute(src[i]));
@@ -414,8 +411,8 @@ Status run_resize(KernelContext& ctx, const ResizeParams& p) {
       }
       XONNX_ASSIGN_OR_RETURN(roi_in, read_floats(ctx.input(1), "input 'roi'"));
       if (roi_in.size() != 2 * na) {
-        return invalid_argument("input 'roi' must have ", 2 * na, " elements (2 * ",
-                                p.has_axes ? "len(axes)" : "rank", "), got ", roi_in.size());
+        return invalid_argument("input 'roi' must have ", 2 * na, " elements (2 * ", p.has_axes ? "len(axes)" : "rank",
+                                "), got ", roi_in.size());
       }
     }
   }
@@ -516,20 +513,33 @@ Result<std::unique_ptr<Kernel>> create_resize_common(const KernelInit& init, Var
     return make_kernel([p](KernelContext& ctx) -> Status { return run_resize(ctx, p); });
   }
   XONNX_ASSIGN_OR_RETURN(std::string coord, init.get_string("coordinate_transformation_mode", "half_pixel"));
-  if (coord == "half_pixel") p.coord = Coord::kHalfPixel;
-  else if (coord == "half_pixel_symmetric" && p.version >= 19) p.coord = Coord::kHalfPixelSymmetric;
-  else if (coord == "pytorch_half_pixel") p.coord = Coord::kPytorchHalfPixel;
-  else if (coord == "align_corners") p.coord = Coord::kAlignCorners;
-  else if (coord == "asymmetric") p.coord = Coord::kAsymmetric;
-  else if (coord == "tf_crop_and_resize") p.coord = Coord::kTfCropAndResize;
-  else if (coord == "tf_half_pixel_for_nn" && p.version == 11) p.coord = Coord::kTfHalfPixelForNN;
-  else return invalid_argument("unsupported coordinate_transformation_mode '", coord, "'");
+  if (coord == "half_pixel")
+    p.coord = Coord::kHalfPixel;
+  else if (coord == "half_pixel_symmetric" && p.version >= 19)
+    p.coord = Coord::kHalfPixelSymmetric;
+  else if (coord == "pytorch_half_pixel")
+    p.coord = Coord::kPytorchHalfPixel;
+  else if (coord == "align_corners")
+    p.coord = Coord::kAlignCorners;
+  else if (coord == "asymmetric")
+    p.coord = Coord::kAsymmetric;
+  else if (coord == "tf_crop_and_resize")
+    p.coord = Coord::kTfCropAndResize;
+  else if (coord == "tf_half_pixel_for_nn" && p.version == 11)
+    p.coord = Coord::kTfHalfPixelForNN;
+  else
+    return invalid_argument("unsupported coordinate_transformation_mode '", coord, "'");
   XONNX_ASSIGN_OR_RETURN(std::string nm, init.get_string("nearest_mode", "round_prefer_floor"));
-  if (nm == "round_prefer_floor") p.nearest = Nearest::kRoundPreferFloor;
-  else if (nm == "round_prefer_ceil") p.nearest = Nearest::kRoundPreferCeil;
-  else if (nm == "floor") p.nearest = Nearest::kFloor;
-  else if (nm == "ceil") p.nearest = Nearest::kCeil;
-  else return invalid_argument("unsupported nearest_mode '", nm, "'");
+  if (nm == "round_prefer_floor")
+    p.nearest = Nearest::kRoundPreferFloor;
+  else if (nm == "round_prefer_ceil")
+    p.nearest = Nearest::kRoundPreferCeil;
+  else if (nm == "floor")
+    p.nearest = Nearest::kFloor;
+  else if (nm == "ceil")
+    p.nearest = Nearest::kCeil;
+  else
+    return invalid_argument("unsupported nearest_mode '", nm, "'");
   XONNX_ASSIGN_OR_RETURN(float a, init.get_float("cubic_coeff_a", -0.75f));
   p.cubic_a = a;
   XONNX_ASSIGN_OR_RETURN(int64_t eo, init.get_int("exclude_outside", 0));
@@ -542,10 +552,14 @@ Result<std::unique_ptr<Kernel>> create_resize_common(const KernelInit& init, Var
     p.has_axes = init.has_attr("axes");
     XONNX_ASSIGN_OR_RETURN(p.axes, init.get_ints("axes"));
     XONNX_ASSIGN_OR_RETURN(std::string pol, init.get_string("keep_aspect_ratio_policy", "stretch"));
-    if (pol == "stretch") p.policy = Policy::kStretch;
-    else if (pol == "not_larger") p.policy = Policy::kNotLarger;
-    else if (pol == "not_smaller") p.policy = Policy::kNotSmaller;
-    else return invalid_argument("unsupported keep_aspect_ratio_policy '", pol, "'");
+    if (pol == "stretch")
+      p.policy = Policy::kStretch;
+    else if (pol == "not_larger")
+      p.policy = Policy::kNotLarger;
+    else if (pol == "not_smaller")
+      p.policy = Policy::kNotSmaller;
+    else
+      return invalid_argument("unsupported keep_aspect_ratio_policy '", pol, "'");
   }
   return make_kernel([p](KernelContext& ctx) -> Status { return run_resize(ctx, p); });
 }

@@ -39,10 +39,8 @@ double gs_reflect(double x, double lo, double hi) {
 // Index of tap i along a dimension of length len after padding; -1 means "zero".
 int64_t gs_pixel_index(int64_t i, int64_t len, GsPad pad, double lo, double hi) {
   switch (pad) {
-    case GsPad::kZeros:
-      return (i >= 0 && i < len) ? i : -1;
-    case GsPad::kBorder:
-      return std::min<int64_t>(std::max<int64_t>(i, 0), len - 1);
+    case GsPad::kZeros: return (i >= 0 && i < len) ? i : -1;
+    case GsPad::kBorder: return std::min<int64_t>(std::max<int64_t>(i, 0), len - 1);
     case GsPad::kReflection: {
       int64_t r = static_cast<int64_t>(gs_reflect(static_cast<double>(i), lo, hi));
       return std::min<int64_t>(std::max<int64_t>(r, 0), len - 1);
@@ -79,15 +77,23 @@ Result<std::unique_ptr<Kernel>> create_grid_sample(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(std::string mode_s, init.get_string("mode", version >= 20 ? "linear" : "bilinear"));
   XONNX_ASSIGN_OR_RETURN(std::string pad_s, init.get_string("padding_mode", "zeros"));
   GsMode mode;
-  if (mode_s == "nearest") mode = GsMode::kNearest;
-  else if (mode_s == (version >= 20 ? "linear" : "bilinear")) mode = GsMode::kLinear;
-  else if (mode_s == (version >= 20 ? "cubic" : "bicubic")) mode = GsMode::kCubic;
-  else return invalid_argument("unsupported mode '", mode_s, "' for GridSample-", version);
+  if (mode_s == "nearest")
+    mode = GsMode::kNearest;
+  else if (mode_s == (version >= 20 ? "linear" : "bilinear"))
+    mode = GsMode::kLinear;
+  else if (mode_s == (version >= 20 ? "cubic" : "bicubic"))
+    mode = GsMode::kCubic;
+  else
+    return invalid_argument("unsupported mode '", mode_s, "' for GridSample-", version);
   GsPad pad;
-  if (pad_s == "zeros") pad = GsPad::kZeros;
-  else if (pad_s == "border") pad = GsPad::kBorder;
-  else if (pad_s == "reflection") pad = GsPad::kReflection;
-  else return invalid_argument("unsupported padding_mode '", pad_s, "'");
+  if (pad_s == "zeros")
+    pad = GsPad::kZeros;
+  else if (pad_s == "border")
+    pad = GsPad::kBorder;
+  else if (pad_s == "reflection")
+    pad = GsPad::kReflection;
+  else
+    return invalid_argument("unsupported padding_mode '", pad_s, "'");
   const bool align = align_i != 0;
   return make_kernel([=](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
@@ -98,10 +104,11 @@ Result<std::unique_ptr<Kernel>> create_grid_sample(const KernelInit& init) {
     }
     const size_t r = x.rank() - 2;
     if (grid.rank() != r + 2 || grid.dim(0) != x.dim(0) || grid.dim(r + 1) != static_cast<int64_t>(r)) {
-      return invalid_argument("input grid must have shape (N, D1_out, ..., D", r, "_out, ", r, ") with N = ",
-                              x.dim(0), ", got ", shape_to_string(grid.shape()));
+      return invalid_argument("input grid must have shape (N, D1_out, ..., D", r, "_out, ", r, ") with N = ", x.dim(0),
+                              ", got ", shape_to_string(grid.shape()));
     }
-    if (!dtype_is_float(grid.dtype())) return invalid_argument("input grid must be float, got ", dtype_name(grid.dtype()));
+    if (!dtype_is_float(grid.dtype()))
+      return invalid_argument("input grid must be float, got ", dtype_name(grid.dtype()));
     const int64_t N = x.dim(0), C = x.dim(1);
     Shape out_shape{N, C};
     int64_t out_spatial = 1, in_spatial = 1;
@@ -199,8 +206,10 @@ Result<std::unique_ptr<Kernel>> create_grid_sample(const KernelInit& init) {
               rem /= ntaps;
               const int64_t ix = tap_idx[i * 4 + k];
               w *= tap_w[i * 4 + k];
-              if (ix < 0) zero = true;
-              else off += ix * in_strides[i];
+              if (ix < 0)
+                zero = true;
+              else
+                off += ix * in_strides[i];
             }
             if (!zero) acc += w * plane[off];
           }
@@ -222,8 +231,10 @@ Result<std::unique_ptr<Kernel>> create_affine_grid(const KernelInit& init) {
   return make_kernel([align](KernelContext& ctx) -> Status {
     const Tensor& theta = ctx.input(0);
     const Tensor& size_t_ = ctx.input(1);
-    if (!dtype_is_float(theta.dtype())) return invalid_argument("input theta must be float, got ", dtype_name(theta.dtype()));
-    if (size_t_.dtype() != DataType::kInt64) return invalid_argument("input size must be int64, got ", dtype_name(size_t_.dtype()));
+    if (!dtype_is_float(theta.dtype()))
+      return invalid_argument("input theta must be float, got ", dtype_name(theta.dtype()));
+    if (size_t_.dtype() != DataType::kInt64)
+      return invalid_argument("input size must be int64, got ", dtype_name(size_t_.dtype()));
     XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> size, size_t_.to_int64_vector());
     if (size.size() != 4 && size.size() != 5) {
       return invalid_argument("input size must have 4 (N, C, H, W) or 5 (N, C, D, H, W) elements, got ", size.size());
@@ -254,8 +265,10 @@ Result<std::unique_ptr<Kernel>> create_affine_grid(const KernelInit& init) {
       base[i].resize(static_cast<size_t>(L));
       for (int64_t k = 0; k < L; ++k) {
         double v;
-        if (L == 1) v = 0.0;
-        else if (align) v = -1.0 + static_cast<double>(k) * (2.0 / static_cast<double>(L - 1));
+        if (L == 1)
+          v = 0.0;
+        else if (align)
+          v = -1.0 + static_cast<double>(k) * (2.0 / static_cast<double>(L - 1));
         else {
           const double step = 2.0 / static_cast<double>(L);
           v = -1.0 + step / 2.0 + static_cast<double>(k) * step;

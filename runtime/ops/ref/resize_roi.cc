@@ -36,7 +36,8 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
   if (rois.rank() != 2 || rois.dim(1) != 4) {
     return invalid_argument("input rois must have shape (num_rois, 4), got ", shape_to_string(rois.shape()));
   }
-  if (!dtype_is_float(rois.dtype())) return invalid_argument("input rois must be float, got ", dtype_name(rois.dtype()));
+  if (!dtype_is_float(rois.dtype()))
+    return invalid_argument("input rois must be float, got ", dtype_name(rois.dtype()));
   if (bidx.rank() != 1 || bidx.dim(0) != rois.dim(0)) {
     return invalid_argument("input batch_indices must have shape (", rois.dim(0), "), got ",
                             shape_to_string(bidx.shape()));
@@ -84,8 +85,8 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
     for (int64_t ph = 0; ph < p.out_h; ++ph) {
       for (int64_t pw = 0; pw < p.out_w; ++pw) {
         for (int64_t iy = 0; iy < gh; ++iy) {
-          const double yy = y1 + static_cast<double>(ph) * bin_h +
-                            (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
+          const double yy =
+              y1 + static_cast<double>(ph) * bin_h + (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
           for (int64_t ix = 0; ix < gw; ++ix, ++k) {
             double xx = x1 + static_cast<double>(pw) * bin_w +
                         (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
@@ -158,14 +159,20 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
 Result<std::unique_ptr<Kernel>> create_roi_align(const KernelInit& init) {
   RoiAlignParams p;
   XONNX_ASSIGN_OR_RETURN(std::string mode, init.get_string("mode", "avg"));
-  if (mode == "avg") p.max_mode = false;
-  else if (mode == "max") p.max_mode = true;
-  else return invalid_argument("unsupported mode '", mode, "' (expected avg or max)");
+  if (mode == "avg")
+    p.max_mode = false;
+  else if (mode == "max")
+    p.max_mode = true;
+  else
+    return invalid_argument("unsupported mode '", mode, "' (expected avg or max)");
   if (init.since_version() >= 16) {
     XONNX_ASSIGN_OR_RETURN(std::string ctm, init.get_string("coordinate_transformation_mode", "half_pixel"));
-    if (ctm == "half_pixel") p.half_pixel = true;
-    else if (ctm == "output_half_pixel") p.half_pixel = false;
-    else return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
+    if (ctm == "half_pixel")
+      p.half_pixel = true;
+    else if (ctm == "output_half_pixel")
+      p.half_pixel = false;
+    else
+      return invalid_argument("unsupported coordinate_transformation_mode '", ctm, "'");
   }
   XONNX_ASSIGN_OR_RETURN(p.out_h, init.get_int("output_height", 1));
   XONNX_ASSIGN_OR_RETURN(p.out_w, init.get_int("output_width", 1));
@@ -201,9 +208,12 @@ Result<std::unique_ptr<Kernel>> create_col2im(const KernelInit& init) {
     std::vector<int64_t> strides = strides_a.empty() ? std::vector<int64_t>(nd, 1) : strides_a;
     std::vector<int64_t> pads = pads_a.empty() ? std::vector<int64_t>(2 * nd, 0) : pads_a;
     if (dil.size() != nd) return invalid_argument("attribute dilations must have ", nd, " values, got ", dil.size());
-    if (strides.size() != nd) return invalid_argument("attribute strides must have ", nd, " values, got ", strides.size());
-    if (pads.size() != 2 * nd) return invalid_argument("attribute pads must have ", 2 * nd, " values, got ", pads.size());
-    if (x.rank() != 3) return invalid_argument("input must be 3-D (N, C * prod(block_shape), L), got ", shape_to_string(x.shape()));
+    if (strides.size() != nd)
+      return invalid_argument("attribute strides must have ", nd, " values, got ", strides.size());
+    if (pads.size() != 2 * nd)
+      return invalid_argument("attribute pads must have ", 2 * nd, " values, got ", pads.size());
+    if (x.rank() != 3)
+      return invalid_argument("input must be 3-D (N, C * prod(block_shape), L), got ", shape_to_string(x.shape()));
     int64_t kernel = 1, blocks = 1;
     std::vector<int64_t> ncol(nd);
     for (size_t i = 0; i < nd; ++i) {

@@ -22,8 +22,17 @@ using ref::store_doubles;
 enum class CellKind { kRnn, kGru, kLstm };
 
 enum class ActKind {
-  kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-  kElu, kSoftsign, kSoftplus,
+  kRelu,
+  kTanh,
+  kSigmoid,
+  kAffine,
+  kLeakyRelu,
+  kThresholdedRelu,
+  kScaledTanh,
+  kHardSigmoid,
+  kElu,
+  kSoftsign,
+  kSoftplus,
 };
 
 struct Activation {
@@ -96,10 +105,20 @@ Result<RnnConfig> parse_config(const KernelInit& init, CellKind kind) {
   cfg.kind = kind;
   std::vector<std::string> default_acts;
   switch (kind) {
-    case CellKind::kRnn: cfg.num_gates = 1; cfg.acts_per_dir = 1; default_acts = {"Tanh"}; break;
-    case CellKind::kGru: cfg.num_gates = 3; cfg.acts_per_dir = 2; default_acts = {"Sigmoid", "Tanh"}; break;
+    case CellKind::kRnn:
+      cfg.num_gates = 1;
+      cfg.acts_per_dir = 1;
+      default_acts = {"Tanh"};
+      break;
+    case CellKind::kGru:
+      cfg.num_gates = 3;
+      cfg.acts_per_dir = 2;
+      default_acts = {"Sigmoid", "Tanh"};
+      break;
     case CellKind::kLstm:
-      cfg.num_gates = 4; cfg.acts_per_dir = 3; default_acts = {"Sigmoid", "Tanh", "Tanh"};
+      cfg.num_gates = 4;
+      cfg.acts_per_dir = 3;
+      default_acts = {"Sigmoid", "Tanh", "Tanh"};
       break;
   }
   if (init.has_attr("hidden_size")) {
@@ -117,8 +136,7 @@ Result<RnnConfig> parse_config(const KernelInit& init, CellKind kind) {
   } else if (direction == "bidirectional") {
     cfg.num_directions = 2;
   } else {
-    return invalid_model("direction must be forward, reverse or bidirectional, got '", direction,
-                         "'");
+    return invalid_model("direction must be forward, reverse or bidirectional, got '", direction, "'");
   }
   XONNX_ASSIGN_OR_RETURN(std::vector<std::string> names, init.get_strings("activations"));
   if (names.empty()) {
@@ -131,9 +149,8 @@ Result<RnnConfig> parse_config(const KernelInit& init, CellKind kind) {
     names = twice;
   }
   if (static_cast<int>(names.size()) != cfg.acts_per_dir * cfg.num_directions) {
-    return invalid_model("activations has ", names.size(), " entries, expected ",
-                         cfg.acts_per_dir * cfg.num_directions, " (", cfg.acts_per_dir,
-                         " per direction)");
+    return invalid_model("activations has ", names.size(), " entries, expected ", cfg.acts_per_dir * cfg.num_directions,
+                         " (", cfg.acts_per_dir, " per direction)");
   }
   XONNX_ASSIGN_OR_RETURN(std::vector<float> alphas, init.get_floats("activation_alpha"));
   XONNX_ASSIGN_OR_RETURN(std::vector<float> betas, init.get_floats("activation_beta"));
@@ -175,12 +192,10 @@ Result<RnnConfig> parse_config(const KernelInit& init, CellKind kind) {
 
 Status check_shape(const Tensor& t, const char* what, const Shape& expected, DataType dt) {
   if (t.dtype() != dt) {
-    return invalid_argument(what, " must have the type of X (", dtype_name(dt), "), got ",
-                            dtype_name(t.dtype()));
+    return invalid_argument(what, " must have the type of X (", dtype_name(dt), "), got ", dtype_name(t.dtype()));
   }
   if (t.shape() != expected) {
-    return invalid_argument(what, " has shape ", shape_to_string(t.shape()), ", expected ",
-                            shape_to_string(expected));
+    return invalid_argument(what, " has shape ", shape_to_string(t.shape()), ", expected ", shape_to_string(expected));
   }
   return Status::ok();
 }

@@ -30,8 +30,8 @@ Result<std::unique_ptr<Kernel>> create_rotary_contrib(const KernelInit& init) {
       }
     }
     if (cos.rank() != 2 || sin.shape() != cos.shape()) {
-      return invalid_argument("cos_cache ", shape_to_string(cos.shape()), " and sin_cache ", shape_to_string(sin.shape()),
-                              " must both be [max_position, rotary_dim / 2]");
+      return invalid_argument("cos_cache ", shape_to_string(cos.shape()), " and sin_cache ",
+                              shape_to_string(sin.shape()), " must both be [max_position, rotary_dim / 2]");
     }
     const int64_t half = cos.dim(1);
     const bool four_d = x.rank() == 4;
@@ -50,12 +50,13 @@ Result<std::unique_ptr<Kernel>> create_rotary_contrib(const KernelInit& init) {
     }
     const int64_t rot = rot_attr > 0 ? rot_attr : H;
     if (rot > H || rot != 2 * half) {
-      return invalid_argument("rotary dim ", rot, " must be <= head size ", H, " and twice cos_cache's last dim ", half);
+      return invalid_argument("rotary dim ", rot, " must be <= head size ", H, " and twice cos_cache's last dim ",
+                              half);
     }
     const bool offset_form = pos.rank() == 1 && pos.numel() == 1;
     if (pos.dtype() != DataType::kInt64 || (!offset_form && pos.shape() != Shape{B, S})) {
-      return invalid_argument("position_ids must be int64 [", B, ", ", S, "] or [1], got ", dtype_name(pos.dtype()), " ",
-                              shape_to_string(pos.shape()));
+      return invalid_argument("position_ids must be int64 [", B, ", ", S, "] or [1], got ", dtype_name(pos.dtype()),
+                              " ", shape_to_string(pos.shape()));
     }
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const float* xp = x.data<float>();

@@ -84,8 +84,8 @@ Result<std::unique_ptr<Kernel>> create_sequence_construct(const KernelInit&) {
       const Tensor& t = ctx.input(i);
       if (!t.defined()) return invalid_argument("input ", i, " must be a tensor");
       if (i > 0 && t.dtype() != s->elem_type) {
-        return invalid_argument("all inputs must have one element type; input ", i, " is ",
-                                dtype_name(t.dtype()), ", input 0 is ", dtype_name(s->elem_type));
+        return invalid_argument("all inputs must have one element type; input ", i, " is ", dtype_name(t.dtype()),
+                                ", input 0 is ", dtype_name(s->elem_type));
       }
       s->elem_type = t.dtype();
       s->items.push_back(t);

@@ -65,8 +65,8 @@ Result<Shape> reshape_target(const Shape& in, const Shape& spec, bool allowzero)
     if (d < -1) return invalid_argument("shape ", shape_to_string(spec), " has invalid dimension ", d);
     if (d == 0 && !allowzero) {
       if (i >= in.size()) {
-        return invalid_argument("shape ", shape_to_string(spec), ": 0 at index ", i,
-                                " copies a dimension the input ", shape_to_string(in), " does not have");
+        return invalid_argument("shape ", shape_to_string(spec), ": 0 at index ", i, " copies a dimension the input ",
+                                shape_to_string(in), " does not have");
       }
       d = in[i];
     }
@@ -87,18 +87,15 @@ Result<Shape> reshape_target(const Shape& in, const Shape& spec, bool allowzero)
       if (n != 0) {
         return invalid_argument("cannot reshape ", shape_to_string(in), " to ", shape_to_string(spec));
       }
-      return invalid_argument("cannot infer -1 in ", shape_to_string(spec), " for empty input ",
-                              shape_to_string(in));
+      return invalid_argument("cannot infer -1 in ", shape_to_string(spec), " for empty input ", shape_to_string(in));
     }
     if (n % known != 0) {
-      return invalid_argument("cannot reshape ", shape_to_string(in), " (", n, " elements) to ",
-                              shape_to_string(spec));
+      return invalid_argument("cannot reshape ", shape_to_string(in), " (", n, " elements) to ", shape_to_string(spec));
     }
     out[static_cast<size_t>(infer)] = n / known;
   }
   if (shape_numel(out) != n) {
-    return invalid_argument("cannot reshape ", shape_to_string(in), " (", n, " elements) to ",
-                            shape_to_string(out));
+    return invalid_argument("cannot reshape ", shape_to_string(in), " (", n, " elements) to ", shape_to_string(out));
   }
   return out;
 }
@@ -293,8 +290,10 @@ Result<std::unique_ptr<Kernel>> create_constant(const KernelInit& init) {
     ++count;
   }
   if (count != 1) {
-    return invalid_model("Constant needs exactly one of value, value_float(s), value_int(s), "
-                         "value_string(s), sparse_value; got ", count);
+    return invalid_model(
+        "Constant needs exactly one of value, value_float(s), value_int(s), "
+        "value_string(s), sparse_value; got ",
+        count);
   }
   if (!value.defined()) return invalid_model("Constant 'value' tensor is undefined");
   return make_kernel([value](KernelContext& ctx) -> Status {
@@ -320,8 +319,7 @@ Result<std::unique_ptr<Kernel>> create_range(const KernelInit&) {
     }
     const DataType dt = in[0]->dtype();
     if (dtype_is_integer(dt)) {
-      const int64_t start = in[0]->get_as_int64(0), limit = in[1]->get_as_int64(0),
-                    delta = in[2]->get_as_int64(0);
+      const int64_t start = in[0]->get_as_int64(0), limit = in[1]->get_as_int64(0), delta = in[2]->get_as_int64(0);
       if (delta == 0) return invalid_argument("delta must not be 0");
       // n = max(ceil((limit - start) / delta), 0), computed in uint64 so nothing overflows.
       uint64_t n = 0;
@@ -352,8 +350,8 @@ Result<std::unique_ptr<Kernel>> create_range(const KernelInit&) {
       const C limit = to_compute(in[1]->data<T>()[0]);
       const C delta = to_compute(in[2]->data<T>()[0]);
       if (delta == C(0)) return invalid_argument("delta must not be 0");
-      const double cnt = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
-                                   static_cast<double>(delta));
+      const double cnt =
+          std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
       if (std::isnan(cnt)) return invalid_argument("Range with NaN/inf arguments");
       if (cnt > 1e9) return invalid_argument("Range output too large (", cnt, " elements)");
       const int64_t n = cnt > 0 ? static_cast<int64_t>(cnt) : 0;

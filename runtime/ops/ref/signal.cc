@@ -60,8 +60,7 @@ std::vector<cd> twiddles(int64_t n, double sign) {
 }
 
 // out[k] = sum_t in[t] * w[(k*t) mod n], for k in [0, out_len); in has n entries.
-void dft_direct(const std::vector<cd>& in, const std::vector<cd>& w, int64_t out_len,
-                std::vector<cd>* out) {
+void dft_direct(const std::vector<cd>& in, const std::vector<cd>& w, int64_t out_len, std::vector<cd>* out) {
   const int64_t n = static_cast<int64_t>(in.size());
   out->assign(static_cast<size_t>(out_len), cd(0, 0));
   for (int64_t k = 0; k < out_len; ++k) {
@@ -251,13 +250,19 @@ Result<DataType> parse_output_datatype(const KernelInit& init) {
   }
   const DataType dt = static_cast<DataType>(odt);
   switch (dt) {
-    case DataType::kFloat: case DataType::kDouble: case DataType::kFloat16:
-    case DataType::kBFloat16: case DataType::kInt8: case DataType::kUint8:
-    case DataType::kInt16: case DataType::kUint16: case DataType::kInt32:
-    case DataType::kUint32: case DataType::kInt64: case DataType::kUint64:
-      return dt;
-    default:
-      return unsupported("output_datatype ", dtype_name(dt), " is not supported");
+    case DataType::kFloat:
+    case DataType::kDouble:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+    case DataType::kInt8:
+    case DataType::kUint8:
+    case DataType::kInt16:
+    case DataType::kUint16:
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kInt64:
+    case DataType::kUint64: return dt;
+    default: return unsupported("output_datatype ", dtype_name(dt), " is not supported");
   }
 }
 
@@ -304,8 +309,8 @@ Result<std::unique_ptr<Kernel>> create_mel_weight_matrix(const KernelInit& init)
     XONNX_ASSIGN_OR_RETURN(double lower, scalar_double(ctx.input(3), "lower_edge_hertz"));
     XONNX_ASSIGN_OR_RETURN(double upper, scalar_double(ctx.input(4), "upper_edge_hertz"));
     if (num_mel <= 0 || dft_length <= 0 || sample_rate <= 0) {
-      return invalid_argument("num_mel_bins, dft_length and sample_rate must be positive (got ",
-                              num_mel, ", ", dft_length, ", ", sample_rate, ")");
+      return invalid_argument("num_mel_bins, dft_length and sample_rate must be positive (got ", num_mel, ", ",
+                              dft_length, ", ", sample_rate, ")");
     }
     if (!(lower >= 0) || !(upper > lower)) {
       return invalid_argument("need 0 <= lower_edge_hertz < upper_edge_hertz, got ", lower, ", ", upper);
@@ -318,12 +323,11 @@ Result<std::unique_ptr<Kernel>> create_mel_weight_matrix(const KernelInit& init)
     for (int64_t i = 0; i < num_mel + 2; ++i) {
       const double mel = static_cast<double>(i) * mel_step + low_mel;
       const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-      fb[i] = static_cast<int64_t>(
-          std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+      fb[i] =
+          static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
       if (fb[i] < 0 || fb[i] >= spec_bins) {
-        return invalid_argument("upper_edge_hertz ", upper, " maps past the last spectrogram bin (",
-                                spec_bins, " bins for dft_length ", dft_length, ", sample_rate ",
-                                sample_rate, ")");
+        return invalid_argument("upper_edge_hertz ", upper, " maps past the last spectrogram bin (", spec_bins,
+                                " bins for dft_length ", dft_length, ", sample_rate ", sample_rate, ")");
       }
     }
     std::vector<double> out(static_cast<size_t>(spec_bins * num_mel), 0.0);

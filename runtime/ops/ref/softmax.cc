@@ -154,8 +154,7 @@ Result<std::unique_ptr<Kernel>> create_softmax(const KernelInit& init) {
       } else {
         std::vector<C> tmp(static_cast<size_t>(x.numel()));
         softmax_core<K, C>(
-            outer, n, inner, [in](int64_t i) { return to_compute(in[i]); },
-            [&tmp](int64_t i, C v) { tmp[i] = v; });
+            outer, n, inner, [in](int64_t i) { return to_compute(in[i]); }, [&tmp](int64_t i, C v) { tmp[i] = v; });
         for (size_t i = 0; i < tmp.size(); ++i) out[i] = from_compute<T>(tmp[i]);
       }
     });
@@ -197,12 +196,11 @@ struct LossDims {
   Shape target_shape;
 };
 
-Result<LossDims> check_loss_inputs(const Tensor& x, const Tensor& target, const Tensor* weight,
-                                   const char* x_name, const char* t_name) {
+Result<LossDims> check_loss_inputs(const Tensor& x, const Tensor& target, const Tensor* weight, const char* x_name,
+                                   const char* t_name) {
   if (!x.defined() || !target.defined()) return invalid_argument(x_name, " and ", t_name, " are required");
   if (x.rank() < 2) {
-    return invalid_argument(x_name, " must have rank >= 2 ([N, C, ...]), got shape ",
-                            shape_to_string(x.shape()));
+    return invalid_argument(x_name, " must have rank >= 2 ([N, C, ...]), got shape ", shape_to_string(x.shape()));
   }
   if (target.dtype() != DataType::kInt32 && target.dtype() != DataType::kInt64) {
     return invalid_argument(t_name, " must be int32 or int64, got ", dtype_name(target.dtype()));
@@ -216,18 +214,16 @@ Result<LossDims> check_loss_inputs(const Tensor& x, const Tensor& target, const 
     d.target_shape.push_back(x.dim(i));
   }
   if (target.shape() != d.target_shape) {
-    return invalid_argument(t_name, " shape ", shape_to_string(target.shape()), " does not match ",
-                            x_name, " shape ", shape_to_string(x.shape()), " (expected ",
-                            shape_to_string(d.target_shape), ")");
+    return invalid_argument(t_name, " shape ", shape_to_string(target.shape()), " does not match ", x_name, " shape ",
+                            shape_to_string(x.shape()), " (expected ", shape_to_string(d.target_shape), ")");
   }
   if (weight && weight->defined()) {
     if (weight->dtype() != x.dtype()) {
-      return invalid_argument("weight type ", dtype_name(weight->dtype()), " differs from ",
-                              x_name, " type ", dtype_name(x.dtype()));
+      return invalid_argument("weight type ", dtype_name(weight->dtype()), " differs from ", x_name, " type ",
+                              dtype_name(x.dtype()));
     }
     if (weight->shape() != Shape{d.C}) {
-      return invalid_argument("weight shape ", shape_to_string(weight->shape()), " must be [",
-                              d.C, "]");
+      return invalid_argument("weight shape ", shape_to_string(weight->shape()), " must be [", d.C, "]");
     }
   }
   return d;
@@ -235,8 +231,8 @@ Result<LossDims> check_loss_inputs(const Tensor& x, const Tensor& target, const 
 
 // Writes the loss (output 0) from log-probabilities lp(n, c, d).
 template <typename LogProb>
-Status nll_finish(KernelContext& ctx, const LossAttrs& attrs, const LossDims& dims, DataType dt,
-                  const Tensor& target, const Tensor* weight, LogProb lp) {
+Status nll_finish(KernelContext& ctx, const LossAttrs& attrs, const LossDims& dims, DataType dt, const Tensor& target,
+                  const Tensor* weight, LogProb lp) {
   const int64_t count = dims.N * dims.D;
   std::vector<double> loss(static_cast<size_t>(count));
   double wsum = 0;
@@ -249,8 +245,7 @@ Status nll_finish(KernelContext& ctx, const LossAttrs& attrs, const LossDims& di
         continue;
       }
       if (t < 0 || t >= dims.C) {
-        return invalid_argument("target value ", t, " at index ", i, " is out of range [0, ",
-                                dims.C, ")");
+        return invalid_argument("target value ", t, " at index ", i, " is out of range [0, ", dims.C, ")");
       }
       const double w = weight ? weight->get_as_double(t) : 1.0;
       loss[i] = -lp(n, t, d) * w;
@@ -269,9 +264,8 @@ Status nll_finish(KernelContext& ctx, const LossAttrs& attrs, const LossDims& di
   for (double v : loss) total += v;
   if (attrs.reduction == Reduction::kMean) total /= wsum;  // 0/0 -> NaN, as numpy
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, Shape{}));
-  XONNX_DISPATCH_FLOAT(dt, return unsupported("loss type ", dtype_name(dt)), {
-    y->data<T>()[0] = from_compute<T>(static_cast<compute_t<T>>(total));
-  });
+  XONNX_DISPATCH_FLOAT(dt, return unsupported("loss type ", dtype_name(dt)),
+                       { y->data<T>()[0] = from_compute<T>(static_cast<compute_t<T>>(total)); });
   return Status::ok();
 }
 
@@ -287,9 +281,7 @@ Result<std::unique_ptr<Kernel>> create_nll(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(LossDims dims, check_loss_inputs(x, target, weight, "input", "target"));
     const int64_t C = dims.C, D = dims.D;
     return nll_finish(ctx, attrs, dims, x.dtype(), target, weight,
-                      [&x, C, D](int64_t n, int64_t c, int64_t d) {
-                        return x.get_as_double((n * C + c) * D + d);
-                      });
+                      [&x, C, D](int64_t n, int64_t c, int64_t d) { return x.get_as_double((n * C + c) * D + d); });
   });
 }
 
@@ -307,8 +299,7 @@ Result<std::unique_ptr<Kernel>> create_sce(const KernelInit& init) {
     // log_softmax over axis 1, in double.
     std::vector<double> lp(static_cast<size_t>(x.numel()));
     softmax_core<SmKind::kLogSoftmax, double>(
-        dims.N, C, D, [&x](int64_t i) { return x.get_as_double(i); },
-        [&lp](int64_t i, double v) { lp[i] = v; });
+        dims.N, C, D, [&x](int64_t i) { return x.get_as_double(i); }, [&lp](int64_t i, double v) { lp[i] = v; });
     if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
       XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(1, x.dtype(), x.shape()));
       XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("type ", dtype_name(x.dtype())), {
@@ -316,10 +307,9 @@ Result<std::unique_ptr<Kernel>> create_sce(const KernelInit& init) {
         for (size_t i = 0; i < lp.size(); ++i) o[i] = from_compute<T>(static_cast<compute_t<T>>(lp[i]));
       });
     }
-    return nll_finish(ctx, attrs, dims, x.dtype(), target, weight,
-                      [&lp, C, D](int64_t n, int64_t c, int64_t d) {
-                        return lp[static_cast<size_t>((n * C + c) * D + d)];
-                      });
+    return nll_finish(ctx, attrs, dims, x.dtype(), target, weight, [&lp, C, D](int64_t n, int64_t c, int64_t d) {
+      return lp[static_cast<size_t>((n * C + c) * D + d)];
+    });
   });
 }
 

@@ -98,8 +98,7 @@ Result<std::unique_ptr<Kernel>> create_topk(const KernelInit& init) {
         return invalid_argument("input 1 (K) must be int64, got ", dtype_name(kt.dtype()));
       }
       if (kt.numel() != 1) {
-        return invalid_argument("input 1 (K) must hold exactly one value, got shape ",
-                                shape_to_string(kt.shape()));
+        return invalid_argument("input 1 (K) must hold exactly one value, got shape ", shape_to_string(kt.shape()));
       }
       k = kt.data<int64_t>()[0];
     }
@@ -112,10 +111,9 @@ Result<std::unique_ptr<Kernel>> create_topk(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(Tensor * vals, ctx.allocate_output(0, x.dtype(), out_shape));
     XONNX_ASSIGN_OR_RETURN(Tensor * idxs, ctx.allocate_output(1, DataType::kInt64, out_shape));
     if (vals->numel() == 0) return Status::ok();
-    XONNX_DISPATCH_NUMERIC(x.dtype(),
-                           return unsupported("TopK does not support type ", dtype_name(x.dtype())),
-                           { topk_typed<T>(x.data<T>(), vals->data<T>(), idxs->data<int64_t>(), sp,
-                                           k, largest != 0); });
+    XONNX_DISPATCH_NUMERIC(x.dtype(), return unsupported("TopK does not support type ", dtype_name(x.dtype())), {
+      topk_typed<T>(x.data<T>(), vals->data<T>(), idxs->data<int64_t>(), sp, k, largest != 0);
+    });
     return Status::ok();
   });
 }
@@ -147,8 +145,7 @@ void unique_groups(const T* x, const AxisSplit& sp, bool sorted, std::vector<int
   };
   std::vector<int64_t> order(static_cast<size_t>(sp.n));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return cmp_slices(a, b) < 0; });
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cmp_slices(a, b) < 0; });
   // Groups in sorted order.
   std::vector<int64_t> group_first, group_count;
   std::vector<int64_t> group_of(static_cast<size_t>(sp.n));
@@ -166,8 +163,7 @@ void unique_groups(const T* x, const AxisSplit& sp, bool sorted, std::vector<int
   if (!sorted) {
     std::vector<int64_t> by_first(g);
     std::iota(by_first.begin(), by_first.end(), 0);
-    std::sort(by_first.begin(), by_first.end(),
-              [&](int64_t a, int64_t b) { return group_first[a] < group_first[b]; });
+    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return group_first[a] < group_first[b]; });
     for (size_t p = 0; p < g; ++p) rank_of[by_first[p]] = static_cast<int64_t>(p);
   }
   first.assign(g, 0);
@@ -200,16 +196,20 @@ Result<std::unique_ptr<Kernel>> create_unique(const KernelInit& init) {
     auto emit = [&](auto tag) -> Status {
       using T = decltype(tag);
       const T* in = nullptr;
-      if constexpr (std::is_same_v<T, std::string>) in = x.string_data();
-      else in = x.data<T>();
+      if constexpr (std::is_same_v<T, std::string>)
+        in = x.string_data();
+      else
+        in = x.data<T>();
       unique_groups<T>(in, sp, sorted != 0, first, inverse, counts);
       const int64_t g = static_cast<int64_t>(first.size());
       Shape yshape = shape;
       yshape[axis] = g;
       XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, yshape));
       T* out = nullptr;
-      if constexpr (std::is_same_v<T, std::string>) out = y->string_data();
-      else out = y->data<T>();
+      if constexpr (std::is_same_v<T, std::string>)
+        out = y->string_data();
+      else
+        out = y->data<T>();
       for (int64_t o = 0; o < sp.outer; ++o) {
         for (int64_t q = 0; q < g; ++q) {
           for (int64_t i = 0; i < sp.inner; ++i) {
@@ -231,8 +231,7 @@ Result<std::unique_ptr<Kernel>> create_unique(const KernelInit& init) {
     for (size_t o = 1; o < 4 && o < ctx.num_outputs(); ++o) {
       if (!ctx.output_wanted(o)) continue;
       const std::vector<int64_t>& v = *extra[o - 1];
-      XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(o, DataType::kInt64,
-                                                             {static_cast<int64_t>(v.size())}));
+      XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(o, DataType::kInt64, {static_cast<int64_t>(v.size())}));
       std::copy(v.begin(), v.end(), t->data<int64_t>());
     }
     return Status::ok();
@@ -278,8 +277,7 @@ Result<std::unique_ptr<Kernel>> create_cum(const KernelInit& init) {
       return invalid_argument("input 1 (axis) must be int32 or int64, got ", dtype_name(a.dtype()));
     }
     if (a.numel() != 1 || a.rank() > 1) {
-      return invalid_argument("input 1 (axis) must be a scalar, got shape ",
-                              shape_to_string(a.shape()));
+      return invalid_argument("input 1 (axis) must be a scalar, got shape ", shape_to_string(a.shape()));
     }
     const int64_t rank = static_cast<int64_t>(x.rank());
     if (rank == 0) return invalid_argument("input 0 (x) must have rank >= 1, got a scalar");
@@ -287,9 +285,8 @@ Result<std::unique_ptr<Kernel>> create_cum(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     if (x.numel() == 0) return Status::ok();
     const AxisSplit sp = split_at(x.shape(), axis);
-    XONNX_DISPATCH_NUMERIC(
-        x.dtype(), return unsupported("type ", dtype_name(x.dtype()), " is not supported"),
-        { cum_typed<T, kProd>(x.data<T>(), y->data<T>(), sp, exclusive != 0, reverse != 0); });
+    XONNX_DISPATCH_NUMERIC(x.dtype(), return unsupported("type ", dtype_name(x.dtype()), " is not supported"),
+                           { cum_typed<T, kProd>(x.data<T>(), y->data<T>(), sp, exclusive != 0, reverse != 0); });
     return Status::ok();
   });
 }

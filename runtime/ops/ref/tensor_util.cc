@@ -14,8 +14,7 @@ Result<size_t> element_size(DataType t) {
 }
 
 // Copies `count` elements from src[src_off] to dst[dst_off] (element offsets).
-void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t count,
-                   size_t esize) {
+void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t count, size_t esize) {
   if (src.dtype() == DataType::kString) {
     for (int64_t i = 0; i < count; ++i) dst.string_data()[dst_off + i] = src.string_data()[src_off + i];
     return;
@@ -74,8 +73,8 @@ Result<Tensor> concat_along_axis(const std::vector<Tensor>& items, int64_t axis)
   out_shape[axis] = 0;
   for (const Tensor& t : items) {
     if (t.dtype() != first.dtype() || static_cast<int64_t>(t.rank()) != rank) {
-      return invalid_argument("cannot concatenate ", dtype_name(t.dtype()), shape_to_string(t.shape()),
-                              " with ", dtype_name(first.dtype()), shape_to_string(first.shape()));
+      return invalid_argument("cannot concatenate ", dtype_name(t.dtype()), shape_to_string(t.shape()), " with ",
+                              dtype_name(first.dtype()), shape_to_string(first.shape()));
     }
     for (int64_t d = 0; d < rank; ++d) {
       if (d != axis && t.dim(d) != first.dim(d)) {

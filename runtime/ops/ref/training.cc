@@ -53,8 +53,7 @@ Status run_optimizer(KernelContext& ctx, int kinds, const char* kind_names, Upda
                             shape_to_string(r.shape()));
   }
   if (t.dtype() != DataType::kInt64 || t.numel() != 1) {
-    return invalid_argument("T must be an int64 scalar, got ", dtype_name(t.dtype()), " ",
-                            shape_to_string(t.shape()));
+    return invalid_argument("T must be an int64 scalar, got ", dtype_name(t.dtype()), " ", shape_to_string(t.shape()));
   }
   const size_t rest = ctx.num_inputs() - 2;
   if (rest == 0 || rest % static_cast<size_t>(kinds) != 0) {
@@ -64,8 +63,8 @@ Status run_optimizer(KernelContext& ctx, int kinds, const char* kind_names, Upda
   const size_t n = rest / static_cast<size_t>(kinds);
   const size_t outs_per_group = static_cast<size_t>(kinds - 1);
   if (ctx.num_outputs() > n * outs_per_group) {
-    return invalid_argument("at most ", n * outs_per_group, " outputs for ", n,
-                            " optimized tensors, got ", ctx.num_outputs());
+    return invalid_argument("at most ", n * outs_per_group, " outputs for ", n, " optimized tensors, got ",
+                            ctx.num_outputs());
   }
   const double rv = r.get_as_double(0);
   const int64_t tv = t.get_as_int64(0);
@@ -107,23 +106,23 @@ Result<std::unique_ptr<Kernel>> create_adagrad(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(float epsilon, init.get_float("epsilon", 1e-6f));
   XONNX_ASSIGN_OR_RETURN(float norm, init.get_float("norm_coefficient", 0.0f));
   return make_kernel([=](KernelContext& ctx) -> Status {
-    return run_optimizer(ctx, 3, "X, G, H",
-                         [&](double r, int64_t t, const std::vector<std::vector<double>>& d,
-                             std::vector<std::vector<double>>* out) {
-      const std::vector<double>& x = d[0];
-      const std::vector<double>& g = d[1];
-      const std::vector<double>& h = d[2];
-      const double lr = r / (1.0 + static_cast<double>(t) * decay_factor);
-      std::vector<double>& x_new = (*out)[0];
-      std::vector<double>& h_new = (*out)[1];
-      x_new.resize(x.size());
-      h_new.resize(x.size());
-      for (size_t i = 0; i < x.size(); ++i) {
-        const double gr = norm * x[i] + g[i];
-        h_new[i] = h[i] + gr * gr;
-        x_new[i] = x[i] - lr * gr / (std::sqrt(h_new[i]) + epsilon);
-      }
-    });
+    return run_optimizer(
+        ctx, 3, "X, G, H",
+        [&](double r, int64_t t, const std::vector<std::vector<double>>& d, std::vector<std::vector<double>>* out) {
+          const std::vector<double>& x = d[0];
+          const std::vector<double>& g = d[1];
+          const std::vector<double>& h = d[2];
+          const double lr = r / (1.0 + static_cast<double>(t) * decay_factor);
+          std::vector<double>& x_new = (*out)[0];
+          std::vector<double>& h_new = (*out)[1];
+          x_new.resize(x.size());
+          h_new.resize(x.size());
+          for (size_t i = 0; i < x.size(); ++i) {
+            const double gr = norm * x[i] + g[i];
+            h_new[i] = h[i] + gr * gr;
+            x_new[i] = x[i] - lr * gr / (std::sqrt(h_new[i]) + epsilon);
+          }
+        });
   });
 }
 
@@ -135,33 +134,33 @@ Result<std::unique_ptr<Kernel>> create_adam(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(float norm, init.get_float("norm_coefficient", 0.0f));
   XONNX_ASSIGN_OR_RETURN(float norm_post, init.get_float("norm_coefficient_post", 0.0f));
   return make_kernel([=](KernelContext& ctx) -> Status {
-    return run_optimizer(ctx, 4, "X, G, V, H",
-                         [&](double r, int64_t t, const std::vector<std::vector<double>>& d,
-                             std::vector<std::vector<double>>* out) {
-      const std::vector<double>& x = d[0];
-      const std::vector<double>& g = d[1];
-      const std::vector<double>& v = d[2];
-      const std::vector<double>& h = d[3];
-      const double a = alpha, b = beta;
-      double lr = r;
-      if (t > 0) {
-        const double td = static_cast<double>(t);
-        lr = r * std::sqrt(1.0 - std::pow(b, td)) / (1.0 - std::pow(a, td));
-      }
-      std::vector<double>& x_new = (*out)[0];
-      std::vector<double>& v_new = (*out)[1];
-      std::vector<double>& h_new = (*out)[2];
-      x_new.resize(x.size());
-      v_new.resize(x.size());
-      h_new.resize(x.size());
-      for (size_t i = 0; i < x.size(); ++i) {
-        const double gr = norm * x[i] + g[i];
-        v_new[i] = a * v[i] + (1.0 - a) * gr;
-        h_new[i] = b * h[i] + (1.0 - b) * gr * gr;
-        const double xn = x[i] - lr * (v_new[i] / (std::sqrt(h_new[i]) + epsilon));
-        x_new[i] = (1.0 - norm_post) * xn;
-      }
-    });
+    return run_optimizer(
+        ctx, 4, "X, G, V, H",
+        [&](double r, int64_t t, const std::vector<std::vector<double>>& d, std::vector<std::vector<double>>* out) {
+          const std::vector<double>& x = d[0];
+          const std::vector<double>& g = d[1];
+          const std::vector<double>& v = d[2];
+          const std::vector<double>& h = d[3];
+          const double a = alpha, b = beta;
+          double lr = r;
+          if (t > 0) {
+            const double td = static_cast<double>(t);
+            lr = r * std::sqrt(1.0 - std::pow(b, td)) / (1.0 - std::pow(a, td));
+          }
+          std::vector<double>& x_new = (*out)[0];
+          std::vector<double>& v_new = (*out)[1];
+          std::vector<double>& h_new = (*out)[2];
+          x_new.resize(x.size());
+          v_new.resize(x.size());
+          h_new.resize(x.size());
+          for (size_t i = 0; i < x.size(); ++i) {
+            const double gr = norm * x[i] + g[i];
+            v_new[i] = a * v[i] + (1.0 - a) * gr;
+            h_new[i] = b * h[i] + (1.0 - b) * gr * gr;
+            const double xn = x[i] - lr * (v_new[i] / (std::sqrt(h_new[i]) + epsilon));
+            x_new[i] = (1.0 - norm_post) * xn;
+          }
+        });
   });
 }
 
@@ -176,25 +175,25 @@ Result<std::unique_ptr<Kernel>> create_momentum(const KernelInit& init) {
   }
   const bool nesterov = mode == "nesterov";
   return make_kernel([=](KernelContext& ctx) -> Status {
-    return run_optimizer(ctx, 3, "X, G, V",
-                         [&](double r, int64_t t, const std::vector<std::vector<double>>& d,
-                             std::vector<std::vector<double>>* out) {
-      const std::vector<double>& x = d[0];
-      const std::vector<double>& g = d[1];
-      const std::vector<double>& v = d[2];
-      // The gradient's coefficient is 1 at the first iteration.
-      const double b = t > 0 ? static_cast<double>(beta) : 1.0;
-      const double a = alpha;
-      std::vector<double>& x_new = (*out)[0];
-      std::vector<double>& v_new = (*out)[1];
-      x_new.resize(x.size());
-      v_new.resize(x.size());
-      for (size_t i = 0; i < x.size(); ++i) {
-        const double gr = norm * x[i] + g[i];
-        v_new[i] = a * v[i] + b * gr;
-        x_new[i] = nesterov ? x[i] - r * (gr + a * v_new[i]) : x[i] - r * v_new[i];
-      }
-    });
+    return run_optimizer(
+        ctx, 3, "X, G, V",
+        [&](double r, int64_t t, const std::vector<std::vector<double>>& d, std::vector<std::vector<double>>* out) {
+          const std::vector<double>& x = d[0];
+          const std::vector<double>& g = d[1];
+          const std::vector<double>& v = d[2];
+          // The gradient's coefficient is 1 at the first iteration.
+          const double b = t > 0 ? static_cast<double>(beta) : 1.0;
+          const double a = alpha;
+          std::vector<double>& x_new = (*out)[0];
+          std::vector<double>& v_new = (*out)[1];
+          x_new.resize(x.size());
+          v_new.resize(x.size());
+          for (size_t i = 0; i < x.size(); ++i) {
+            const double gr = norm * x[i] + g[i];
+            v_new[i] = a * v[i] + b * gr;
+            x_new[i] = nesterov ? x[i] - r * (gr + a * v_new[i]) : x[i] - r * v_new[i];
+          }
+        });
   });
 }
 

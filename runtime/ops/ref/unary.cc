@@ -22,11 +22,11 @@ using ref::IntTypes;
 using ref::map_float;
 using ref::map_numeric;
 
-#define XONNX_FLOAT_UNARY(NAME, EXPR)                                         \
-  KernelResult create_##NAME(const KernelInit&) {                             \
-    return make_kernel([](KernelContext& ctx) -> Status {                     \
+#define XONNX_FLOAT_UNARY(NAME, EXPR)                                           \
+  KernelResult create_##NAME(const KernelInit&) {                               \
+    return make_kernel([](KernelContext& ctx) -> Status {                       \
       return map_float(ctx, #NAME, [](auto x) -> decltype(x) { return EXPR; }); \
-    });                                                                       \
+    });                                                                         \
   }
 
 XONNX_FLOAT_UNARY(Sqrt, std::sqrt(x))
@@ -120,10 +120,8 @@ bool is_float_for_checks(DataType t) {
     case DataType::kFloat8E4M3FN:
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
-    case DataType::kFloat8E5M2FNUZ:
-      return true;
-    default:
-      return false;
+    case DataType::kFloat8E5M2FNUZ: return true;
+    default: return false;
   }
 }
 
@@ -168,9 +166,8 @@ KernelResult create_IsInf(const KernelInit& init) {
   const bool pos = detect_positive != 0;
   const bool neg = detect_negative != 0;
   return make_kernel([pos, neg](KernelContext& ctx) -> Status {
-    return map_float_to_bool(ctx, "IsInf", [pos, neg](double v) {
-      return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
-    });
+    return map_float_to_bool(ctx, "IsInf",
+                             [pos, neg](double v) { return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)); });
   });
 }
 

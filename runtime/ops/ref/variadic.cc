@@ -81,13 +81,11 @@ Result<std::unique_ptr<Kernel>> create_variadic(const KernelInit& init) {
       const Tensor& t = ctx.input(i);
       if (!t.defined()) return invalid_argument("input ", i, " is missing or not a tensor");
       if (t.dtype() != dt) {
-        return invalid_argument("input ", i, " has type ", dtype_name(t.dtype()),
-                                ", input 0 has ", dtype_name(dt));
+        return invalid_argument("input ", i, " has type ", dtype_name(t.dtype()), ", input 0 has ", dtype_name(dt));
       }
       if (!broadcast && t.shape() != ctx.input(0).shape()) {
-        return invalid_argument("input ", i, " has shape ", shape_to_string(t.shape()),
-                                ", input 0 has ", shape_to_string(ctx.input(0).shape()),
-                                "; before opset 8 all shapes must be equal");
+        return invalid_argument("input ", i, " has shape ", shape_to_string(t.shape()), ", input 0 has ",
+                                shape_to_string(ctx.input(0).shape()), "; before opset 8 all shapes must be equal");
       }
       shapes.push_back(t.shape());
     }
@@ -113,8 +111,7 @@ Result<std::unique_ptr<Kernel>> create_variadic(const KernelInit& init) {
         if (i == 0) {
           apply_binary(acc, t.data<T>(), acc, plan, [](C, T v) { return to_compute(v); });
         } else {
-          apply_binary(acc, t.data<T>(), acc, plan,
-                       [](C a, T v) { return combine<R, C>(a, to_compute(v)); });
+          apply_binary(acc, t.data<T>(), acc, plan, [](C a, T v) { return combine<R, C>(a, to_compute(v)); });
         }
       }
       if constexpr (R == Reduce::kMean) {
@@ -135,8 +132,7 @@ Result<std::unique_ptr<Kernel>> create_variadic(const KernelInit& init) {
 // ---------------------------------------------------------------------------------------
 template <typename T>
 void where_apply(const uint8_t* c, const T* x, const T* yv, T* o, const BroadcastPlan<3>& p) {
-  for_each_run(p, [&](int64_t oo, const std::array<int64_t, 3>& off, int64_t n,
-                      const std::array<int64_t, 3>& st) {
+  for_each_run(p, [&](int64_t oo, const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& st) {
     const uint8_t* pc = c + off[0];
     const T* px = x + off[1];
     const T* py = yv + off[2];
@@ -173,8 +169,7 @@ Result<std::unique_ptr<Kernel>> create_where(const KernelInit& init) {
     if (x.dtype() != y.dtype()) {
       return invalid_argument("X is ", dtype_name(x.dtype()), " but Y is ", dtype_name(y.dtype()));
     }
-    XONNX_ASSIGN_OR_RETURN(Shape out_shape,
-                           ref::broadcast_shapes({c.shape(), x.shape(), y.shape()}));
+    XONNX_ASSIGN_OR_RETURN(Shape out_shape, ref::broadcast_shapes({c.shape(), x.shape(), y.shape()}));
     XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x.dtype(), out_shape));
     const BroadcastPlan<3> plan = make_broadcast_plan<3>(out_shape, {&c.shape(), &x.shape(), &y.shape()});
     const uint8_t* cond = static_cast<const uint8_t*>(c.raw_data());
@@ -188,27 +183,22 @@ Result<std::unique_ptr<Kernel>> create_where(const KernelInit& init) {
     // Selection only moves elements: dispatch on element size.
     switch (dtype_bits(x.dtype())) {
       case 8:
-        where_apply(cond, static_cast<const uint8_t*>(x.raw_data()),
-                    static_cast<const uint8_t*>(y.raw_data()),
+        where_apply(cond, static_cast<const uint8_t*>(x.raw_data()), static_cast<const uint8_t*>(y.raw_data()),
                     static_cast<uint8_t*>(out->raw_data()), plan);
         break;
       case 16:
-        where_apply(cond, static_cast<const uint16_t*>(x.raw_data()),
-                    static_cast<const uint16_t*>(y.raw_data()),
+        where_apply(cond, static_cast<const uint16_t*>(x.raw_data()), static_cast<const uint16_t*>(y.raw_data()),
                     static_cast<uint16_t*>(out->raw_data()), plan);
         break;
       case 32:
-        where_apply(cond, static_cast<const uint32_t*>(x.raw_data()),
-                    static_cast<const uint32_t*>(y.raw_data()),
+        where_apply(cond, static_cast<const uint32_t*>(x.raw_data()), static_cast<const uint32_t*>(y.raw_data()),
                     static_cast<uint32_t*>(out->raw_data()), plan);
         break;
       case 64:
-        where_apply(cond, static_cast<const uint64_t*>(x.raw_data()),
-                    static_cast<const uint64_t*>(y.raw_data()),
+        where_apply(cond, static_cast<const uint64_t*>(x.raw_data()), static_cast<const uint64_t*>(y.raw_data()),
                     static_cast<uint64_t*>(out->raw_data()), plan);
         break;
-      default:
-        return unsupported("Where does not support type ", dtype_name(x.dtype()));
+      default: return unsupported("Where does not support type ", dtype_name(x.dtype()));
     }
     return Status::ok();
   });
@@ -232,8 +222,7 @@ Result<Shape> prelu_slope_shape(const Shape& x, const Shape& s, bool legacy) {
   }
   auto b = ref::broadcast_shapes(x, s);
   if (!b.is_ok() || b.value() != x) {
-    return invalid_argument("slope shape ", shape_to_string(s),
-                            " cannot be broadcast to X shape ", shape_to_string(x));
+    return invalid_argument("slope shape ", shape_to_string(s), " cannot be broadcast to X shape ", shape_to_string(x));
   }
   return s;
 }
@@ -257,15 +246,13 @@ Result<std::unique_ptr<Kernel>> create_prelu(const KernelInit& init) {
     const Tensor& s = ctx.input(1);
     if (!x.defined() || !s.defined()) return invalid_argument("PRelu needs X and slope tensors");
     if (x.dtype() != s.dtype()) {
-      return invalid_argument("X is ", dtype_name(x.dtype()), " but slope is ",
-                              dtype_name(s.dtype()));
+      return invalid_argument("X is ", dtype_name(x.dtype()), " but slope is ", dtype_name(s.dtype()));
     }
     XONNX_ASSIGN_OR_RETURN(Shape s_shape, prelu_slope_shape(x.shape(), s.shape(), legacy));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
     const BroadcastPlan<2> plan = make_broadcast_plan<2>(x.shape(), {&x.shape(), &s_shape});
     XONNX_DISPATCH_NUMERIC(x.dtype(), return unsupported("PRelu does not support type ", dtype_name(x.dtype())), {
-      apply_binary(x.data<T>(), s.data<T>(), y->data<T>(), plan,
-                   [](T u, T v) { return prelu_elem<T>(u, v); });
+      apply_binary(x.data<T>(), s.data<T>(), y->data<T>(), plan, [](T u, T v) { return prelu_elem<T>(u, v); });
     });
     return Status::ok();
   });

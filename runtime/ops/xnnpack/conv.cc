@@ -42,12 +42,12 @@ class ConvKernel final : public FastKernel {
   Status ensure_operator(const std::array<int64_t, 4>& pads);
 
   int64_t group_ = 1, out_ch_ = 0, in_ch_ = 0;  // in_ch_: per group
-  size_t rank_ = 4;                               // of W and X: 3 for a 1-D Conv
+  size_t rank_ = 4;                             // of W and X: 3 for a 1-D Conv
   ConvGeometry geo_;
   Tensor weight_, bias_;  // the initializers (shared storage)
   bool nhwc_ = false;
   float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
-  RowFunction activation_ = nullptr;        // fused Swish / HardSwish after it (NHWC only)
+  RowFunction activation_ = nullptr;      // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
   Operator op_;
@@ -121,9 +121,9 @@ Status ConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
       static_cast<uint32_t>(pads[0]), static_cast<uint32_t>(pads[3]), static_cast<uint32_t>(pads[2]),
       static_cast<uint32_t>(pads[1]), static_cast<uint32_t>(geo_.kh), static_cast<uint32_t>(geo_.kw),
       static_cast<uint32_t>(geo_.sh), static_cast<uint32_t>(geo_.sw), static_cast<uint32_t>(geo_.dh),
-      static_cast<uint32_t>(geo_.dw), static_cast<uint32_t>(group_), gin, gout,
-      gin * static_cast<size_t>(group_), gout * static_cast<size_t>(group_), w,
-      bias_.defined() ? bias_.data<float>() : nullptr, act_lo_, act_hi_, 0, op_.replace());
+      static_cast<uint32_t>(geo_.dw), static_cast<uint32_t>(group_), gin, gout, gin * static_cast<size_t>(group_),
+      gout * static_cast<size_t>(group_), w, bias_.defined() ? bias_.data<float>() : nullptr, act_lo_, act_hi_, 0,
+      op_.replace());
   XONNX_RETURN_IF_ERROR(check(s, "xnn_create_convolution2d_nhwc_f32"));
   op_pads_ = pads;
   last_n_ = last_h_ = last_w_ = -1;
@@ -148,16 +148,17 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   const size_t nb = static_cast<size_t>(n), out_elems = static_cast<size_t>(y->numel());
   pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(in_ch_ * geo_.kh * geo_.kw));
   // Same shape: XNNPACK's setup only rebinds the pointers (no indirection rebuild).
-  XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
-                                                               static_cast<size_t>(w), in, out, tp),
-                              "xnn_setup_convolution2d_nhwc_f32"));
+  XONNX_RETURN_IF_ERROR(check(
+      xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h), static_cast<size_t>(w), in, out, tp),
+      "xnn_setup_convolution2d_nhwc_f32"));
   last_n_ = -1;  // the NCHW path's binding is gone
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
   if ((act_lo_ == -kInf || act_hi_ == kInf) && !keep_if_finite(all_finite(out, out_elems))) return Status::ok();
   if (activation_) {  // a fused (Hard)Swish (XNNPACK has none): the own kernels' one pass, in place
     const RowFunction f = activation_;
-    pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) { f(out + b, out + b, static_cast<int64_t>(e - b)); });
+    pool_->parallel_for(out_elems, 16384,
+                        [&](size_t b, size_t e) { f(out + b, out + b, static_cast<int64_t>(e - b)); });
   }
   handled = true;
   return Status::ok();
@@ -180,9 +181,9 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
   float* out = thread_scratch(1).resize(nb * out_hw * cout);
   pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cout) * double(in_ch_ * geo_.kh * geo_.kw));
   if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
-    XONNX_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h),
-                                                                 static_cast<size_t>(w), in, out, tp),
-                                "xnn_setup_convolution2d_nhwc_f32"));
+    XONNX_RETURN_IF_ERROR(check(
+        xnn_setup_convolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h), static_cast<size_t>(w), in, out, tp),
+        "xnn_setup_convolution2d_nhwc_f32"));
     last_n_ = n;
     last_in_ = in;
     last_out_ = out;

@@ -34,8 +34,8 @@ class DeconvKernel final : public FastKernel {
 
   int64_t group_ = 1, in_ch_ = 0, out_ch_ = 0;  // totals over the groups
   ConvGeometry geo_;
-  std::array<int64_t, 4> pads_{};          // top, left, bottom, right
-  int64_t adj_h_ = 0, adj_w_ = 0;          // output_padding
+  std::array<int64_t, 4> pads_{};  // top, left, bottom, right
+  int64_t adj_h_ = 0, adj_w_ = 0;  // output_padding
   Operator op_;
   int64_t last_n_ = -1, last_h_ = -1, last_w_ = -1;
   const float* last_in_ = nullptr;
@@ -106,13 +106,13 @@ Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
   float* in = thread_scratch(0).resize(nb * in_hw * cin);
   float* out = thread_scratch(1).resize(nb * out_hw * cout);
-  pthreadpool_t tp = pool_for(*pool_, double(nb) * double(in_hw) * double(cout) * double(in_ch_ / group_) *
-                                          double(geo_.kh * geo_.kw));
+  pthreadpool_t tp =
+      pool_for(*pool_, double(nb) * double(in_hw) * double(cout) * double(in_ch_ / group_) * double(geo_.kh * geo_.kw));
   if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
-    XONNX_RETURN_IF_ERROR(check(xnn_setup_deconvolution2d_nhwc_f32(
-                                    op_.get(), nb, static_cast<size_t>(h), static_cast<size_t>(w),
-                                    static_cast<uint32_t>(adj_h_), static_cast<uint32_t>(adj_w_), in, out, tp),
-                                "xnn_setup_deconvolution2d_nhwc_f32"));
+    XONNX_RETURN_IF_ERROR(check(
+        xnn_setup_deconvolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h), static_cast<size_t>(w),
+                                           static_cast<uint32_t>(adj_h_), static_cast<uint32_t>(adj_w_), in, out, tp),
+        "xnn_setup_deconvolution2d_nhwc_f32"));
     last_n_ = n;
     last_h_ = h;
     last_w_ = w;

@@ -22,13 +22,12 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // ---- binary ----------------------------------------------------------------------------------
 
 using BinaryCreate = xnn_status (*)(float, float, uint32_t, xnn_operator_t*);
-using BinarySetup = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*,
-                                   const float*, const float*, float*, pthreadpool_t);
+using BinarySetup = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*, const float*,
+                                   const float*, float*, pthreadpool_t);
 
 class BinaryKernel final : public FastKernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, BinaryCreate create,
-                                                BinarySetup setup) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, BinaryCreate create, BinarySetup setup) {
     if (init.since_version() < 7) return unsupported("XNNPACK binary: legacy broadcast attribute");
     auto k = std::unique_ptr<BinaryKernel>(new BinaryKernel());
     XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
@@ -47,8 +46,8 @@ class BinaryKernel final : public FastKernel {
     const float* pa = readable_input(a, scratch_a_);
     const float* pb = readable_input(b, scratch_b_);
     pthreadpool_t tp = pool_for(*pool_, double(y->numel()));
-    XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), d.rank_a, d.a, d.rank_b, d.b, pa, pb, y->data<float>(), tp),
-                                "xnn_setup_*_nd_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(setup_(op_.get(), d.rank_a, d.a, d.rank_b, d.b, pa, pb, y->data<float>(), tp), "xnn_setup_*_nd_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
     handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
@@ -84,19 +83,18 @@ UnaryCreate clamp(float lo, float hi) {
 
 // What a unary kernel verifies so that NaN/inf give the reference kernel's results.
 enum class Check {
-  kNone,           // XNNPACK matches the reference on NaN/inf (Sigmoid, HardSwish)
-  kOutputFinite,   // a non-finite output reruns the reference (Softmax)
-  kInputNoNan,     // a NaN input runs the reference (Relu, Clip: XNNPACK clamps NaN)
+  kNone,          // XNNPACK matches the reference on NaN/inf (Sigmoid, HardSwish)
+  kOutputFinite,  // a non-finite output reruns the reference (Softmax)
+  kInputNoNan,    // a NaN input runs the reference (Relu, Clip: XNNPACK clamps NaN)
 };
 
 class UnaryKernel final : public FastKernel {
  public:
   // Element-wise unless `softmax`: then rows are the dims before `axis` and channels the
   // dims from it (the 2-D coercion of Softmax < 13); `last_only` requires axis = rank - 1.
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, UnaryCreate create,
-                                                UnarySetup setup, Check check, bool softmax = false,
-                                                int64_t axis = 0, bool last_only = false,
-                                                bool dynamic_clip = false) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, UnaryCreate create, UnarySetup setup,
+                                                Check check, bool softmax = false, int64_t axis = 0,
+                                                bool last_only = false, bool dynamic_clip = false) {
     auto k = std::unique_ptr<UnaryKernel>(new UnaryKernel());
     XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
     k->create_ = std::move(create);
@@ -156,7 +154,8 @@ class UnaryKernel final : public FastKernel {
     const size_t batch = static_cast<size_t>(x.numel()) / channels;
     XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), batch, in, y->data<float>(), tp), "xnn_setup_*_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = check_ != Check::kOutputFinite || keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));
+    handled =
+        check_ != Check::kOutputFinite || keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));
     return Status::ok();
   }
 
@@ -179,8 +178,7 @@ UnaryCreate simple_unary() {
 }
 
 Result<std::unique_ptr<Kernel>> create_sigmoid(const KernelInit& init) {
-  return UnaryKernel::create(init, simple_unary<xnn_create_sigmoid_nc_f32>(), xnn_setup_sigmoid_nc_f32,
-                             Check::kNone);
+  return UnaryKernel::create(init, simple_unary<xnn_create_sigmoid_nc_f32>(), xnn_setup_sigmoid_nc_f32, Check::kNone);
 }
 Result<std::unique_ptr<Kernel>> create_hardswish(const KernelInit& init) {
   return UnaryKernel::create(init, simple_unary<xnn_create_hardswish_nc_f32>(), xnn_setup_hardswish_nc_f32,
@@ -209,8 +207,8 @@ Result<std::unique_ptr<Kernel>> create_clip(const KernelInit& init) {
     XONNX_ASSIGN_OR_RETURN(bool lo_const, clip_bound(init, 1, lo));
     XONNX_ASSIGN_OR_RETURN(bool hi_const, clip_bound(init, 2, hi));
     if (!lo_const || !hi_const) {  // computed bounds (Constant nodes): read at run time
-      return UnaryKernel::create(init, clamp(0.0f, 1.0f), xnn_setup_clamp_nc_f32, Check::kInputNoNan,
-                                 false, 0, false, /*dynamic_clip=*/true);
+      return UnaryKernel::create(init, clamp(0.0f, 1.0f), xnn_setup_clamp_nc_f32, Check::kInputNoNan, false, 0, false,
+                                 /*dynamic_clip=*/true);
     }
   }
   // min > max (all max in ONNX) and NaN bounds stay with the reference kernel.
@@ -236,9 +234,10 @@ class SwishKernel final : public FastKernel {
     if (alpha != 1.0f) return unsupported("XNNPACK Swish: alpha != 1");
     auto k = std::unique_ptr<SwishKernel>(new SwishKernel());
     XONNX_RETURN_IF_ERROR(init_xnn_kernel(*k, init));
-    XONNX_RETURN_IF_ERROR(check(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, k->sigmoid_.replace()), "xnn_create_sigmoid_nc_f32"));
-    XONNX_RETURN_IF_ERROR(check(xnn_create_multiply_nd_f32(-kInf, kInf, 0, k->multiply_.replace()),
-                                "xnn_create_multiply_nd_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, k->sigmoid_.replace()), "xnn_create_sigmoid_nc_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_create_multiply_nd_f32(-kInf, kInf, 0, k->multiply_.replace()), "xnn_create_multiply_nd_f32"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -253,8 +252,8 @@ class SwishKernel final : public FastKernel {
     pthreadpool_t tp = pool_for(*pool_, double(n));
     XONNX_RETURN_IF_ERROR(check(xnn_setup_sigmoid_nc_f32(sigmoid_.get(), n, in, out, tp), "xnn_setup_sigmoid_nc_f32"));
     XONNX_RETURN_IF_ERROR(sigmoid_.run(tp));
-    XONNX_RETURN_IF_ERROR(check(xnn_setup_multiply_nd_f32(multiply_.get(), 1, &n, 1, &n, in, out, out, tp),
-                                "xnn_setup_multiply_nd_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_setup_multiply_nd_f32(multiply_.get(), 1, &n, 1, &n, in, out, out, tp), "xnn_setup_multiply_nd_f32"));
     XONNX_RETURN_IF_ERROR(multiply_.run(tp));
     handled = keep_if_finite(all_finite(out, n));
     return Status::ok();

@@ -21,8 +21,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 class FullyConnectedKernel final : public FastKernel {
  public:
   // B [K, N] (b_is_nk = false) or [N, K]; bias: N values or empty.
-  Status build(const KernelInit& init, const Tensor& b, bool b_is_nk, float alpha,
-               const std::vector<float>& bias, bool gemm) {
+  Status build(const KernelInit& init, const Tensor& b, bool b_is_nk, float alpha, const std::vector<float>& bias,
+               bool gemm) {
     XONNX_RETURN_IF_ERROR(init_xnn_kernel(*this, init));
     gemm_ = gemm;
     k_ = b_is_nk ? b.dim(1) : b.dim(0);
@@ -36,9 +36,8 @@ class FullyConnectedKernel final : public FastKernel {
       w = scaled.data();
     }
     const xnn_status s = xnn_create_fully_connected_nc_f32(
-        static_cast<size_t>(k_), static_cast<size_t>(n_), static_cast<size_t>(k_),
-        static_cast<size_t>(n_), w, bias.empty() ? nullptr : bias.data(), -kInf, kInf,
-        b_is_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, op_.replace());
+        static_cast<size_t>(k_), static_cast<size_t>(n_), static_cast<size_t>(k_), static_cast<size_t>(n_), w,
+        bias.empty() ? nullptr : bias.data(), -kInf, kInf, b_is_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, op_.replace());
     XONNX_RETURN_IF_ERROR(check(s, "xnn_create_fully_connected_nc_f32"));
     init.packed_constant_input(1);
     if (gemm && init.has_input(2)) init.packed_constant_input(2);
@@ -59,9 +58,9 @@ class FullyConnectedKernel final : public FastKernel {
     // Few rows stream the whole weight matrix for little arithmetic: count them as 16, so a
     // classifier head's GEMV (MobileNetV3: 1024 x 1000) splits over the threads too.
     pthreadpool_t tp = pool_for(*pool_, double(std::max<int64_t>(batch, 16)) * double(k_) * double(n_));
-    XONNX_RETURN_IF_ERROR(check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(batch), in,
-                                                                 y->data<float>(), tp),
-                                "xnn_setup_fully_connected_nc_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(batch), in, y->data<float>(), tp),
+              "xnn_setup_fully_connected_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
     handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();

@@ -168,16 +168,14 @@ Status PoolKernel::ensure_operator(int64_t channels, const std::array<int64_t, 4
   const size_t c = static_cast<size_t>(channels);
   xnn_status s;
   if (is_max_) {
-    s = xnn_create_max_pooling2d_nhwc_f32(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]),
-                                          u(k_[1]), u(s_[0]), u(s_[1]), u(d_[0]), u(d_[1]), c, c, c,
-                                          -kInf, kInf, 0, op_.replace());
+    s = xnn_create_max_pooling2d_nhwc_f32(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]), u(k_[1]), u(s_[0]),
+                                          u(s_[1]), u(d_[0]), u(d_[1]), c, c, c, -kInf, kInf, 0, op_.replace());
   } else {
-    s = xnn_create_average_pooling2d_nhwc_f32(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]),
-                                              u(k_[0]), u(k_[1]), u(s_[0]), u(s_[1]), c, c, c, -kInf,
-                                              kInf, 0, op_.replace());
+    s = xnn_create_average_pooling2d_nhwc_f32(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]), u(k_[1]),
+                                              u(s_[0]), u(s_[1]), c, c, c, -kInf, kInf, 0, op_.replace());
   }
-  XONNX_RETURN_IF_ERROR(check(s, is_max_ ? "xnn_create_max_pooling2d_nhwc_f32"
-                                         : "xnn_create_average_pooling2d_nhwc_f32"));
+  XONNX_RETURN_IF_ERROR(
+      check(s, is_max_ ? "xnn_create_max_pooling2d_nhwc_f32" : "xnn_create_average_pooling2d_nhwc_f32"));
   op_channels_ = channels;
   op_pads_ = pads;
   last_n_ = last_h_ = last_w_ = -1;
@@ -185,8 +183,8 @@ Status PoolKernel::ensure_operator(int64_t channels, const std::array<int64_t, 4
 }
 
 // src [n][h][w][c] -> dst [n][h + pt + pb][w + pl + pr][c] with zeros in the border.
-void nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w, size_t pt,
-                 size_t pl, size_t pb, size_t pr) {
+void nhwc_padded(const float* src, float* dst, size_t n, size_t c, size_t h, size_t w, size_t pt, size_t pl, size_t pb,
+                 size_t pr) {
   const size_t ph = h + pt + pb, pw = w + pl + pr;
   std::memset(dst, 0, n * ph * pw * c * sizeof(float));
   for (size_t b = 0; b < n; ++b) {
@@ -208,13 +206,13 @@ Status PoolKernel::run_nhwc_q8(KernelContext& ctx, bool& handled) {
   if (!op_q8_ || q8_type_ != x.dtype() || q8_channels_ != c || q8_pads_ != pads) {
     const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
     const size_t cc = static_cast<size_t>(c);
-    const xnn_status s =
-        is_signed ? xnn_create_max_pooling2d_nhwc_s8(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]), u(k_[1]),
-                                                     u(s_[0]), u(s_[1]), u(d_[0]), u(d_[1]), cc, cc, cc, -128, 127, 0,
-                                                     op_q8_.replace())
-                  : xnn_create_max_pooling2d_nhwc_u8(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]), u(k_[0]), u(k_[1]),
-                                                     u(s_[0]), u(s_[1]), u(d_[0]), u(d_[1]), cc, cc, cc, 0, 255, 0,
-                                                     op_q8_.replace());
+    const xnn_status s = is_signed
+                             ? xnn_create_max_pooling2d_nhwc_s8(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]),
+                                                                u(k_[0]), u(k_[1]), u(s_[0]), u(s_[1]), u(d_[0]),
+                                                                u(d_[1]), cc, cc, cc, -128, 127, 0, op_q8_.replace())
+                             : xnn_create_max_pooling2d_nhwc_u8(u(pads[0]), u(pads[3]), u(pads[2]), u(pads[1]),
+                                                                u(k_[0]), u(k_[1]), u(s_[0]), u(s_[1]), u(d_[0]),
+                                                                u(d_[1]), cc, cc, cc, 0, 255, 0, op_q8_.replace());
     if (Status st = check(s, "xnn_create_max_pooling2d_nhwc_[su]8"); !st.is_ok()) return unless_declined(st);
     q8_type_ = x.dtype();
     q8_channels_ = c;
@@ -263,15 +261,15 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   } else {
     in = readable_input(x, input_copy_);
   }
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, plan_.oh, plan_.ow, c}));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y,
+                         ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, plan_.oh, plan_.ow, c}));
   float* out = y->data<float>();
   const size_t out_elems = static_cast<size_t>(y->numel());
   pthreadpool_t tp = pool_for(*pool_, double(out_elems) * double(k_[0] * k_[1]));
-  const xnn_status s =
-      is_max_ ? xnn_setup_max_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih), static_cast<size_t>(iw),
-                                                 in, out, tp)
-              : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
-                                                     static_cast<size_t>(iw), in, out, tp);
+  const xnn_status s = is_max_ ? xnn_setup_max_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
+                                                                  static_cast<size_t>(iw), in, out, tp)
+                               : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
+                                                                      static_cast<size_t>(iw), in, out, tp);
   if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   handled = keep_if_finite(all_finite(out, out_elems));  // NaN/inf: the reference twin's semantics
@@ -295,11 +293,10 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
   float* out = thread_scratch(1).resize(nb * out_hw * cc);
   pthreadpool_t tp = pool_for(*pool_, double(nb) * double(out_hw) * double(cc) * double(k_[0] * k_[1]));
   if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
-    const xnn_status s =
-        is_max_ ? xnn_setup_max_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
-                                                   static_cast<size_t>(iw), in, out, tp)
-                : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
-                                                       static_cast<size_t>(iw), in, out, tp);
+    const xnn_status s = is_max_ ? xnn_setup_max_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
+                                                                    static_cast<size_t>(iw), in, out, tp)
+                                 : xnn_setup_average_pooling2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(ih),
+                                                                        static_cast<size_t>(iw), in, out, tp);
     if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
     last_n_ = n;
     last_in_ = in;
@@ -309,25 +306,22 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
   }
   if (rp[0] + rp[1] + rp[2] + rp[3] > 0) {
     nchw_to_nhwc_padded(x.data<float>(), in, nb, cc, static_cast<size_t>(h), static_cast<size_t>(w),
-                        static_cast<size_t>(rp[0]), static_cast<size_t>(rp[1]),
-                        static_cast<size_t>(rp[2]), static_cast<size_t>(rp[3]), *pool_);
+                        static_cast<size_t>(rp[0]), static_cast<size_t>(rp[1]), static_cast<size_t>(rp[2]),
+                        static_cast<size_t>(rp[3]), *pool_);
   } else {
     nchw_to_nhwc(x.data<float>(), in, nb, cc, in_hw, *pool_);
   }
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   if (!keep_if_finite(all_finite(out, nb * out_hw * cc))) return Status::ok();  // NaN/inf: reference semantics
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
+  XONNX_ASSIGN_OR_RETURN(Tensor * y,
+                         ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cc, out_hw, *pool_);
   handled = true;
   return Status::ok();
 }
 
-Result<std::unique_ptr<Kernel>> create_max_pool(const KernelInit& init) {
-  return PoolKernel::create(init, true);
-}
-Result<std::unique_ptr<Kernel>> create_average_pool(const KernelInit& init) {
-  return PoolKernel::create(init, false);
-}
+Result<std::unique_ptr<Kernel>> create_max_pool(const KernelInit& init) { return PoolKernel::create(init, true); }
+Result<std::unique_ptr<Kernel>> create_average_pool(const KernelInit& init) { return PoolKernel::create(init, false); }
 
 // ---- GlobalAveragePool ---------------------------------------------------------------------
 
@@ -344,9 +338,9 @@ class GlobalAveragePoolKernel final : public FastKernel {
  private:
   Status ensure_operator(int64_t channels) {
     if (op_ && channels == channels_) return Status::ok();
-    XONNX_RETURN_IF_ERROR(check(xnn_create_global_average_pooling_ncw_f32(static_cast<size_t>(channels), -kInf,
-                                                                          kInf, 0, op_.replace()),
-                                "xnn_create_global_average_pooling_ncw_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_create_global_average_pooling_ncw_f32(static_cast<size_t>(channels), -kInf, kInf, 0, op_.replace()),
+              "xnn_create_global_average_pooling_ncw_f32"));
     channels_ = channels;
     return Status::ok();
   }
@@ -362,10 +356,10 @@ class GlobalAveragePoolKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, yshape));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
-    XONNX_RETURN_IF_ERROR(check(xnn_setup_global_average_pooling_ncw_f32(op_.get(), static_cast<size_t>(n),
-                                                                         static_cast<size_t>(sp), in,
-                                                                         y->data<float>(), tp),
-                                "xnn_setup_global_average_pooling_ncw_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_setup_global_average_pooling_ncw_f32(op_.get(), static_cast<size_t>(n), static_cast<size_t>(sp), in,
+                                                       y->data<float>(), tp),
+              "xnn_setup_global_average_pooling_ncw_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
     handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
     return Status::ok();
@@ -405,10 +399,10 @@ class GlobalAveragePoolNhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, 1, 1, c}));
     const float* in = readable_input(x, scratch_);
     pthreadpool_t tp = pool_for(*pool_, double(x.numel()));
-    XONNX_RETURN_IF_ERROR(check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(n),
-                                                                         static_cast<size_t>(hw), in,
-                                                                         y->data<float>(), tp),
-                                "xnn_setup_global_average_pooling_nwc_f32"));
+    XONNX_RETURN_IF_ERROR(
+        check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(n), static_cast<size_t>(hw), in,
+                                                       y->data<float>(), tp),
+              "xnn_setup_global_average_pooling_nwc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
     handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: the twin reruns
     return Status::ok();
@@ -427,7 +421,8 @@ void register_xnnpack_pool(OpRegistry& registry) {
   registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, Backend::kXnnpack});
   registry.add({kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack});
   registry.add({kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, Backend::kXnnpack});
+  registry.add(
+      {kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, Backend::kXnnpack});
 }
 
 }  // namespace xnn

@@ -73,13 +73,15 @@ Result<PackedWeights> convert_weights(const Tensor& w, const Tensor& scale, cons
   if (one_zp && zps[0] == shift) {  // symmetric: int8 weights, zero point 0
     p.is_signed = true;
     p.per_channel = !one_scale;
-    if (shift) for (uint8_t& b : p.bytes) b ^= 0x80;
+    if (shift)
+      for (uint8_t& b : p.bytes) b ^= 0x80;
     return p;
   }
   if (one_zp && one_scale) {  // asymmetric per-tensor: uint8 weights
     p.is_signed = false;
     p.zero_point = zps[0] - shift + 128;
-    if (!shift) for (uint8_t& b : p.bytes) b ^= 0x80;
+    if (!shift)
+      for (uint8_t& b : p.bytes) b ^= 0x80;
     return p;
   }
   return unsupported("XNNPACK QLinear: asymmetric per-channel weights");
@@ -206,8 +208,8 @@ Status QLinearConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
     what = "xnn_create_convolution2d_nhwc_qu8";
     s = xnn_create_convolution2d_nhwc_qu8(pt, pr, pb, pl, kh, kw, sh, sw, dh, dw, g, gin, gout, cin, cout,
                                           static_cast<uint8_t>(x_zp_), x_scale_, static_cast<uint8_t>(w_.zero_point),
-                                          w_.scales[0], w_.bytes.data(), bias, static_cast<uint8_t>(y_zp_), y_scale_,
-                                          0, 255, 0, op_.replace());
+                                          w_.scales[0], w_.bytes.data(), bias, static_cast<uint8_t>(y_zp_), y_scale_, 0,
+                                          255, 0, op_.replace());
   } else if (!w_.per_channel) {
     what = "xnn_create_convolution2d_nhwc_qs8";
     s = xnn_create_convolution2d_nhwc_qs8(pt, pr, pb, pl, kh, kw, sh, sw, dh, dw, g, gin, gout, cin, cout,
@@ -257,8 +259,9 @@ Status QLinearConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   uint8_t* out = static_cast<uint8_t*>(y->raw_data());
   const size_t out_bytes = static_cast<size_t>(y->numel());
   pthreadpool_t tp = pool_for(*pool_, double(out_bytes) * double(in_ch_ * geo_.kh * geo_.kw));
-  XONNX_RETURN_IF_ERROR(check(setup(static_cast<size_t>(n), static_cast<size_t>(h), static_cast<size_t>(w), in, out, tp),
-                              "xnn_setup_convolution2d_nhwc_q*8"));
+  XONNX_RETURN_IF_ERROR(
+      check(setup(static_cast<size_t>(n), static_cast<size_t>(h), static_cast<size_t>(w), in, out, tp),
+            "xnn_setup_convolution2d_nhwc_q*8"));
   last_n_ = -1;  // the NCHW path's binding is gone
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   if (const uint8_t out_flip = flip_for(y_type_, w_.is_signed)) {
@@ -330,8 +333,8 @@ class QLinearMatMulKernel final : public FastKernel {
     if (w.is_signed) {
       s = xnn_create_fully_connected_nc_qs8(kk, nn, kk, nn, static_cast<int8_t>(azk), a_scale, w.scales[0],
                                             reinterpret_cast<const int8_t*>(w.bytes.data()), nullptr,
-                                            static_cast<int8_t>(yzk), y_scale, -128, 127,
-                                            XNN_FLAG_TRANSPOSE_WEIGHTS, k->op_.replace());
+                                            static_cast<int8_t>(yzk), y_scale, -128, 127, XNN_FLAG_TRANSPOSE_WEIGHTS,
+                                            k->op_.replace());
     } else {
       s = xnn_create_fully_connected_nc_qu8(kk, nn, kk, nn, static_cast<uint8_t>(azk), a_scale,
                                             static_cast<uint8_t>(w.zero_point), w.scales[0], w.bytes.data(), nullptr,
@@ -364,10 +367,9 @@ class QLinearMatMulKernel final : public FastKernel {
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     pthreadpool_t tp = pool_for(*pool_, double(batch) * double(k_) * double(n_));
     const size_t nb = static_cast<size_t>(batch);
-    const xnn_status s =
-        signed_ ? xnn_setup_fully_connected_nc_qs8(op_.get(), nb, reinterpret_cast<const int8_t*>(in),
-                                                   reinterpret_cast<int8_t*>(out), tp)
-                : xnn_setup_fully_connected_nc_qu8(op_.get(), nb, in, out, tp);
+    const xnn_status s = signed_ ? xnn_setup_fully_connected_nc_qs8(op_.get(), nb, reinterpret_cast<const int8_t*>(in),
+                                                                    reinterpret_cast<int8_t*>(out), tp)
+                                 : xnn_setup_fully_connected_nc_qu8(op_.get(), nb, in, out, tp);
     XONNX_RETURN_IF_ERROR(check(s, "xnn_setup_fully_connected_nc_q*8"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
     const uint8_t out_flip = flip_for(y_type_, signed_);

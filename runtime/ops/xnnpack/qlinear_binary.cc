@@ -83,18 +83,16 @@ class QLinearBinaryKernel final : public FastKernel {
     }
     if (!want[0] && !want[1]) return unsupported("XNNPACK QLinear binary: zero points of mixed types");
     if (want[0]) {
-      XONNX_RETURN_IF_ERROR(check(fns.create_qs8(static_cast<int8_t>(a.zero_point), a.scale,
-                                                 static_cast<int8_t>(b.zero_point), b.scale,
-                                                 static_cast<int8_t>(c.zero_point), c.scale, -128, 127, 0,
-                                                 k->op_[0].replace()),
-                                  "xnn_create_*_nd_qs8"));
+      XONNX_RETURN_IF_ERROR(
+          check(fns.create_qs8(static_cast<int8_t>(a.zero_point), a.scale, static_cast<int8_t>(b.zero_point), b.scale,
+                               static_cast<int8_t>(c.zero_point), c.scale, -128, 127, 0, k->op_[0].replace()),
+                "xnn_create_*_nd_qs8"));
     }
     if (want[1]) {
-      XONNX_RETURN_IF_ERROR(check(fns.create_qu8(static_cast<uint8_t>(a.zero_point), a.scale,
-                                                 static_cast<uint8_t>(b.zero_point), b.scale,
-                                                 static_cast<uint8_t>(c.zero_point), c.scale, 0, 255, 0,
-                                                 k->op_[1].replace()),
-                                  "xnn_create_*_nd_qu8"));
+      XONNX_RETURN_IF_ERROR(
+          check(fns.create_qu8(static_cast<uint8_t>(a.zero_point), a.scale, static_cast<uint8_t>(b.zero_point), b.scale,
+                               static_cast<uint8_t>(c.zero_point), c.scale, 0, 255, 0, k->op_[1].replace()),
+                "xnn_create_*_nd_qu8"));
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }

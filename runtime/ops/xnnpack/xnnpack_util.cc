@@ -40,16 +40,12 @@ Status initialize() {
 
 Status check(xnn_status s, const char* what) {
   switch (s) {
-    case xnn_status_success:
-      return Status::ok();
-    case xnn_status_out_of_memory:
-      return resource_exhausted(what, ": ", status_name(s));
+    case xnn_status_success: return Status::ok();
+    case xnn_status_out_of_memory: return resource_exhausted(what, ": ", status_name(s));
     case xnn_status_invalid_parameter:
     case xnn_status_unsupported_parameter:
-    case xnn_status_unsupported_hardware:
-      return unsupported(what, ": ", status_name(s));
-    default:
-      return internal_error(what, ": ", status_name(s));
+    case xnn_status_unsupported_hardware: return unsupported(what, ": ", status_name(s));
+    default: return internal_error(what, ": ", status_name(s));
   }
 }
 

@@ -44,8 +44,8 @@ Status check(xnn_status status, const char* what);
 // the faster, and re-times the other now and then (less often each time it loses again).
 class ThreadChoice {
  public:
-  bool threaded();                         // the choice for the next run
-  void record(bool threaded, double us);   // that run's time
+  bool threaded();                        // the choice for the next run
+  void record(bool threaded, double us);  // that run's time
 
  private:
   double threaded_us_ = -1.0;  // moving averages; -1: not timed yet
@@ -147,7 +147,7 @@ void register_xnnpack_deconv(OpRegistry& registry);  // deconv.cc: ConvTranspose
 void register_xnnpack_matmul(OpRegistry& registry);
 void register_xnnpack_pool(OpRegistry& registry);
 void register_xnnpack_elementwise(OpRegistry& registry);
-void register_xnnpack_qlinear(OpRegistry& registry);  // qlinear.cc: QLinearConv, QLinearMatMul
+void register_xnnpack_qlinear(OpRegistry& registry);         // qlinear.cc: QLinearConv, QLinearMatMul
 void register_xnnpack_qlinear_binary(OpRegistry& registry);  // qlinear_binary.cc: com.microsoft QLinearAdd/Mul
 
 }  // namespace xnn

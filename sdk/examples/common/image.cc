@@ -83,8 +83,8 @@ Status read_pnm(const std::string& path, Image* out, bool want_rgb) {
 }
 
 std::vector<uint8_t> encode_pnm(const Image& image) {
-  const std::string header = std::string(image.channels == 3 ? "P6" : "P5") + "\n" +
-                             std::to_string(image.width) + " " + std::to_string(image.height) + "\n255\n";
+  const std::string header = std::string(image.channels == 3 ? "P6" : "P5") + "\n" + std::to_string(image.width) + " " +
+                             std::to_string(image.height) + "\n255\n";
   std::vector<uint8_t> out(header.begin(), header.end());
   out.insert(out.end(), image.pixels.begin(), image.pixels.end());
   return out;

@@ -48,7 +48,8 @@ std::string json_string(const std::string& s) {
 
 std::string describe_type(xonnx_element_type type, const std::vector<int64_t>& dims) {
   std::string s = std::string(type_name(type)) + "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
   return s + "]";
 }
 
@@ -70,9 +71,9 @@ Status InputRecorder::record(const std::string& model_path, const std::vector<xo
   std::string line = "{\"model\":" + json_string(model_path) + ",\"inputs\":[";
   for (size_t i = 0; i < inputs.size(); ++i) {
     const xonnx::api::Input& in = inputs[i];
-    line += std::string(i ? "," : "") + "{\"name\":" + json_string(in.name) + ",\"type\":\"" +
-            type_name(in.type) + "\",\"dims\":" + dims_json(in.shape) + ",\"offset\":" +
-            std::to_string(offset_) + ",\"bytes\":" + std::to_string(in.data_bytes) + "}";
+    line += std::string(i ? "," : "") + "{\"name\":" + json_string(in.name) + ",\"type\":\"" + type_name(in.type) +
+            "\",\"dims\":" + dims_json(in.shape) + ",\"offset\":" + std::to_string(offset_) +
+            ",\"bytes\":" + std::to_string(in.data_bytes) + "}";
     data_.write(static_cast<const char*>(in.data), static_cast<std::streamsize>(in.data_bytes));
     offset_ += in.data_bytes;
   }

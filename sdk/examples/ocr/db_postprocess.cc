@@ -81,8 +81,8 @@ float mean_inside(const float* prob, int w, int h, const Quad& q) {
 
 }  // namespace
 
-std::vector<TextBox> db_boxes(const float* prob, int map_width, int map_height, int image_width,
-                              int image_height, const DbParams& params) {
+std::vector<TextBox> db_boxes(const float* prob, int map_width, int map_height, int image_width, int image_height,
+                              const DbParams& params) {
   std::vector<TextBox> boxes;
   if (map_width <= 0 || map_height <= 0) return boxes;
   std::vector<uint8_t> mask(static_cast<size_t>(map_width) * map_height);

@@ -25,7 +25,7 @@ struct TextBox {
 
 // `prob` is the map (map_width x map_height, row-major); the boxes come out scaled to
 // image_width x image_height and rounded to whole pixels like PaddleOCR's.
-std::vector<TextBox> db_boxes(const float* prob, int map_width, int map_height, int image_width,
-                              int image_height, const DbParams& params = {});
+std::vector<TextBox> db_boxes(const float* prob, int map_width, int map_height, int image_width, int image_height,
+                              const DbParams& params = {});
 
 }  // namespace demo

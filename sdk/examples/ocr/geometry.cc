@@ -77,10 +77,9 @@ RotatedRect expand(const RotatedRect& rect, float distance) {
 Quad ordered_corners(const RotatedRect& r) {
   const PointF u{r.axis_u.x * r.width / 2, r.axis_u.y * r.width / 2};
   const PointF v{-r.axis_u.y * r.height / 2, r.axis_u.x * r.height / 2};
-  std::array<PointF, 4> p = {PointF{r.center.x - u.x - v.x, r.center.y - u.y - v.y},
-                             PointF{r.center.x + u.x - v.x, r.center.y + u.y - v.y},
-                             PointF{r.center.x + u.x + v.x, r.center.y + u.y + v.y},
-                             PointF{r.center.x - u.x + v.x, r.center.y - u.y + v.y}};
+  std::array<PointF, 4> p = {
+      PointF{r.center.x - u.x - v.x, r.center.y - u.y - v.y}, PointF{r.center.x + u.x - v.x, r.center.y + u.y - v.y},
+      PointF{r.center.x + u.x + v.x, r.center.y + u.y + v.y}, PointF{r.center.x - u.x + v.x, r.center.y - u.y + v.y}};
   std::stable_sort(p.begin(), p.end(), [](PointF a, PointF b) { return a.x < b.x; });
   const bool left_first = p[1].y > p[0].y, right_first = p[3].y > p[2].y;
   return {left_first ? p[0] : p[1], right_first ? p[2] : p[3], right_first ? p[3] : p[2], left_first ? p[1] : p[0]};

@@ -16,7 +16,7 @@ struct RotatedRect {
   PointF center;
   PointF axis_u{1, 0};  // unit vector along `width`
   float width = 0;
-  float height = 0;     // along the perpendicular of axis_u
+  float height = 0;  // along the perpendicular of axis_u
 };
 
 // Andrew's monotone chain; counter-clockwise in a y-up frame, without collinear points.

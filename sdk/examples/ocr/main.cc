@@ -62,8 +62,9 @@ int main(int argc, char** argv) {
   app.add_option("--truth", a.truth, "text file with the true lines: print the character error rate");
   app.add_option("--repeat", a.repeat, "run the pipeline this many more times and report the median time")
       ->check(CLI::Range(0, 100000));
-  app.add_option("--record", a.record_dir, "write every model input of the first pass to this folder "
-                                           "(replayed in ONNX Runtime by bench/demo_compare.sh)");
+  app.add_option("--record", a.record_dir,
+                 "write every model input of the first pass to this folder "
+                 "(replayed in ONNX Runtime by bench/demo_compare.sh)");
   app.add_option("--stats-json", a.stats_json, "write the timing as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
@@ -127,10 +128,9 @@ int main(int argc, char** argv) {
       std::ofstream f(a.stats_json);
       f << "{\"engine\":\"xonnx\",\"threads\":" << a.options.threads << ",\"repeat\":" << a.repeat
         << ",\"per_image_ms\":" << demo::median(total) * ms << ",\"models_ms\":" << models_ms
-        << ",\"other_ms\":" << demo::median(rest) * ms
-        << ",\"det_ms\":" << demo::median(det) * ms << ",\"cls_ms\":" << demo::median(cls) * ms
-        << ",\"rec_ms\":" << demo::median(rec) * ms << ",\"first_ms\":" << first_s * ms
-        << ",\"load_ms\":" << load_s * ms << "}\n";
+        << ",\"other_ms\":" << demo::median(rest) * ms << ",\"det_ms\":" << demo::median(det) * ms
+        << ",\"cls_ms\":" << demo::median(cls) * ms << ",\"rec_ms\":" << demo::median(rec) * ms
+        << ",\"first_ms\":" << first_s * ms << ",\"load_ms\":" << load_s * ms << "}\n";
       if (!f) return fail(demo::Status::error("cannot write '" + a.stats_json + "'"));
     }
   }

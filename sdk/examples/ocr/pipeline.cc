@@ -10,9 +10,9 @@
 namespace demo {
 namespace {
 
-constexpr int kLineHeight = 48;     // classifier and recogniser input height
-constexpr int kClsWidth = 192;      // classifier input width
-constexpr int kRecMinWidth = 320;   // recogniser input width for lines up to 320/48 wide
+constexpr int kLineHeight = 48;    // classifier and recogniser input height
+constexpr int kClsWidth = 192;     // classifier input width
+constexpr int kRecMinWidth = 320;  // recogniser input width for lines up to 320/48 wide
 
 using xonnx::api::Input;
 using xonnx::api::Tensor;
@@ -110,7 +110,8 @@ Status OcrPipeline::classify(std::vector<Image>* crops, std::vector<bool>* turne
       write_bgr_planes(resized, kRecNormalization, buffer_.data() + i * item, kClsWidth);
     }
     std::vector<Tensor> out;
-    Status s = cls_.run({Input::of("", XONNX_TYPE_FLOAT32, {static_cast<int64_t>(n), 3, kLineHeight, kClsWidth}, buffer_)}, &out);
+    Status s = cls_.run(
+        {Input::of("", XONNX_TYPE_FLOAT32, {static_cast<int64_t>(n), 3, kLineHeight, kClsWidth}, buffer_)}, &out);
     if (s.ok()) s = expect_output(out[0], cls_, {static_cast<int64_t>(n), 2});
     if (!s.ok()) return s;
     const float* p = out[0].data<float>();
@@ -145,13 +146,14 @@ Status OcrPipeline::recognize(const std::vector<Image>& crops, std::vector<CtcTe
     }
     std::vector<Tensor> out;
     const int64_t classes = static_cast<int64_t>(labels_.class_count());
-    Status s = rec_.run({Input::of("", XONNX_TYPE_FLOAT32, {static_cast<int64_t>(n), 3, kLineHeight, width}, buffer_)}, &out);
+    Status s =
+        rec_.run({Input::of("", XONNX_TYPE_FLOAT32, {static_cast<int64_t>(n), 3, kLineHeight, width}, buffer_)}, &out);
     if (s.ok()) s = expect_output(out[0], rec_, {static_cast<int64_t>(n), -1, classes});
     if (!s.ok()) return s;
     const int steps = static_cast<int>(out[0].shape()[1]);
     for (size_t i = 0; i < n; ++i) {
-      (*texts)[order[first + i]] = ctc_greedy_decode(out[0].data<float>() + i * steps * classes, steps,
-                                                     static_cast<int>(classes), labels_);
+      (*texts)[order[first + i]] =
+          ctc_greedy_decode(out[0].data<float>() + i * steps * classes, steps, static_cast<int>(classes), labels_);
     }
   }
   return Status();

@@ -23,15 +23,15 @@ struct OcrModels {
 struct OcrOptions {
   int threads = 1;
   DbParams db;
-  int det_max_side = 960;       // pages larger than this are scaled down for the detector
-  bool classify = true;         // run the angle classifier
-  float cls_threshold = 0.9f;   // turn a line when "180 degrees" is at least this likely
-  int batch = 6;                // lines per classifier / recogniser run
-  float drop_score = 0.5f;      // lines recognised with a lower mean probability are dropped
+  int det_max_side = 960;      // pages larger than this are scaled down for the detector
+  bool classify = true;        // run the angle classifier
+  float cls_threshold = 0.9f;  // turn a line when "180 degrees" is at least this likely
+  int batch = 6;               // lines per classifier / recogniser run
+  float drop_score = 0.5f;     // lines recognised with a lower mean probability are dropped
 };
 
 struct OcrLine {
-  Quad box;             // in page pixels
+  Quad box;  // in page pixels
   std::string text;
   float score = 0;      // mean probability of the recognised characters
   bool turned = false;  // the classifier found the line upside down

@@ -90,15 +90,19 @@ int main(int argc, char** argv) {
   app.add_option("--model", model, "silero_vad_v5.onnx")->required();
   app.add_option("-o,--output", output, "write the waveform with the segments drawn (PPM)");
   app.add_option("--threads", threads, "threads for the model")->check(CLI::Range(1, 256));
-  app.add_option("--threshold", params.threshold, "speech probability that starts a segment")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--min-speech-ms", params.min_speech_ms, "shorter segments are dropped")->check(CLI::Range(0, 3600000));
-  app.add_option("--min-silence-ms", params.min_silence_ms, "silence that ends a segment")->check(CLI::Range(0, 3600000));
+  app.add_option("--threshold", params.threshold, "speech probability that starts a segment")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--min-speech-ms", params.min_speech_ms, "shorter segments are dropped")
+      ->check(CLI::Range(0, 3600000));
+  app.add_option("--min-silence-ms", params.min_silence_ms, "silence that ends a segment")
+      ->check(CLI::Range(0, 3600000));
   app.add_option("--speech-pad-ms", params.speech_pad_ms, "padding added on each side")->check(CLI::Range(0, 3600000));
   app.add_option("--truth", truth_path, "file of true 'start-end' lines: print each boundary's error");
   app.add_option("--repeat", repeat, "run the whole pass this many more times and report the median")
       ->check(CLI::Range(0, 100000));
-  app.add_option("--record", record_dir, "write every model input of the first pass to this folder "
-                                         "(replayed in ONNX Runtime by bench/demo_compare.sh)");
+  app.add_option("--record", record_dir,
+                 "write every model input of the first pass to this folder "
+                 "(replayed in ONNX Runtime by bench/demo_compare.sh)");
   app.add_option("--stats-json", stats_json, "write the timing as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
@@ -152,8 +156,7 @@ int main(int argc, char** argv) {
       f << "{\"engine\":\"xonnx\",\"threads\":" << threads << ",\"repeat\":" << repeat
         << ",\"audio_s\":" << audio.seconds() << ",\"frames\":" << first.probabilities.size()
         << ",\"total_ms\":" << t * 1000 << ",\"models_ms\":" << m * 1000
-        << ",\"other_ms\":" << demo::median(other) * 1000 << ",\"rtf\":" << t / audio.seconds()
-        << "}\n";
+        << ",\"other_ms\":" << demo::median(other) * 1000 << ",\"rtf\":" << t / audio.seconds() << "}\n";
       if (!f) return fail(Status::error("cannot write '" + stats_json + "'"));
     }
   }

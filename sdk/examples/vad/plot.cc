@@ -29,7 +29,8 @@ Image plot_segments(const PlotData& d, int width, int height) {
   const double per_column = std::max<double>(1.0, static_cast<double>(n) / width);
   auto column = [&](int64_t sample) { return static_cast<int>(sample / per_column); };
 
-  for (const Segment& s : *d.detected) blend_rect(&img, column(s.start), 0, column(s.end) + 1, prob_top + prob_h, kSpeech, 0.28f);
+  for (const Segment& s : *d.detected)
+    blend_rect(&img, column(s.start), 0, column(s.end) + 1, prob_top + prob_h, kSpeech, 0.28f);
   blend_rect(&img, 0, mid, width, mid + 1, kGrid);
   blend_rect(&img, 0, prob_top + prob_h - 1, width, prob_top + prob_h, kGrid);
   for (int64_t second = 1; second * d.sample_rate < static_cast<int64_t>(n); ++second) {  // ticks

@@ -10,13 +10,13 @@
 namespace demo {
 
 struct PlotData {
-  const std::vector<float>* samples = nullptr;        // mono
+  const std::vector<float>* samples = nullptr;  // mono
   int sample_rate = 0;
   const std::vector<float>* probabilities = nullptr;  // one per frame
   int frame_samples = 0;
   float threshold = 0.5f;
-  const std::vector<Segment>* detected = nullptr;     // in samples
-  const std::vector<Segment>* truth = nullptr;        // may be null
+  const std::vector<Segment>* detected = nullptr;  // in samples
+  const std::vector<Segment>* truth = nullptr;     // may be null
 };
 
 Image plot_segments(const PlotData& data, int width = 1200, int height = 260);

@@ -26,13 +26,13 @@ class Resampler {
   // Outputs up to index output_end whose inputs are all below available_until.
   void produce(int64_t available_until, int64_t output_end, std::vector<float>* out);
 
-  int64_t up_ = 1, down_ = 1;  // out_rate / in_rate = up_ / down_ in lowest terms
-  int half_taps_ = 0;          // input samples on each side of an output instant
-  std::vector<float> table_;   // up_ phases x 2*half_taps_ coefficients
-  std::vector<float> history_; // input samples from index base_ on
+  int64_t up_ = 1, down_ = 1;   // out_rate / in_rate = up_ / down_ in lowest terms
+  int half_taps_ = 0;           // input samples on each side of an output instant
+  std::vector<float> table_;    // up_ phases x 2*half_taps_ coefficients
+  std::vector<float> history_;  // input samples from index base_ on
   int64_t base_ = 0;
-  int64_t consumed_ = 0;       // input samples received
-  int64_t next_output_ = 0;    // index of the next output sample
+  int64_t consumed_ = 0;     // input samples received
+  int64_t next_output_ = 0;  // index of the next output sample
 };
 
 // The whole signal at once.

@@ -31,7 +31,8 @@ float sample_at(const uint8_t* p, uint16_t format, int bytes) {
   switch (bytes) {
     case 1: return (p[0] - 128) / 128.0f;
     case 2: return static_cast<int16_t>(u16(p)) / 32768.0f;
-    case 3: return static_cast<int32_t>((p[0] << 8) | (p[1] << 16) | (static_cast<uint32_t>(p[2]) << 24)) / 2147483648.0f;
+    case 3:
+      return static_cast<int32_t>((p[0] << 8) | (p[1] << 16) | (static_cast<uint32_t>(p[2]) << 24)) / 2147483648.0f;
     default: return static_cast<int32_t>(u32(p)) / 2147483648.0f;
   }
 }
@@ -58,7 +59,8 @@ Status decode_wav(const uint8_t* data, size_t size, const std::string& what, Aud
       block_align = u16(body + 12);
       bits = u16(body + 14);
       if (format == kFormatExtensible) {
-        if (chunk_size < 40 || available < 40) return Status::error(what + ": WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk too short");
+        if (chunk_size < 40 || available < 40)
+          return Status::error(what + ": WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk too short");
         if (std::memcmp(body + 26, kGuidTail, sizeof kGuidTail) != 0) {
           return Status::error(what + ": WAVE_FORMAT_EXTENSIBLE with an unknown subformat GUID");
         }
@@ -71,8 +73,8 @@ Status decode_wav(const uint8_t* data, size_t size, const std::string& what, Aud
         return Status::error(what + ": unsupported sample format " + std::to_string(format) +
                              " (PCM and IEEE float are supported)");
       }
-      const bool bits_ok = format == kFormatPcm ? (bits == 8 || bits == 16 || bits == 24 || bits == 32)
-                                                : (bits == 32 || bits == 64);
+      const bool bits_ok =
+          format == kFormatPcm ? (bits == 8 || bits == 16 || bits == 24 || bits == 32) : (bits == 32 || bits == 64);
       if (!bits_ok) {
         return Status::error(what + ": unsupported " + std::to_string(bits) + "-bit " +
                              (format == kFormatPcm ? "PCM" : "float") + " samples");

@@ -89,9 +89,9 @@ typedef struct xonnx_tensor xonnx_tensor; /* a runtime-owned output tensor */
 /* A tensor described by the caller: used for inputs and for caller-provided output buffers.
  * For inputs, `data` holds `data_bytes` bytes in row-major order. */
 typedef struct xonnx_tensor_view {
-  const char* name;         /* graph input/output name; NULL = by position */
+  const char* name; /* graph input/output name; NULL = by position */
   xonnx_element_type type;
-  const int64_t* shape;     /* `rank` dimensions */
+  const int64_t* shape; /* `rank` dimensions */
   size_t rank;
   const void* data;
   size_t data_bytes;
@@ -100,7 +100,7 @@ typedef struct xonnx_tensor_view {
 /* A caller-provided output buffer: the runtime writes the result into `data` (capacity
  * `capacity_bytes`) and its shape into `shape` (capacity `shape_capacity` dims). */
 typedef struct xonnx_output_buffer {
-  const char* name;         /* graph output name; NULL = by position */
+  const char* name; /* graph output name; NULL = by position */
   void* data;
   size_t capacity_bytes;
   int64_t* shape;
@@ -145,7 +145,7 @@ XONNX_API xonnx_status* xonnx_session_options_set_max_tensor_bytes(xonnx_session
 /* The graph passes session creation runs (default XONNX_OPTIMIZE_ALL); in memory, the file is
  * not changed. A converted file (`xonnx convert`) gains nothing more from them. */
 XONNX_API xonnx_status* xonnx_session_options_set_optimization_level(xonnx_session_options* options,
-                                                                    xonnx_optimization_level level);
+                                                                     xonnx_optimization_level level);
 /* The memory cap in bytes (default: half the physical memory): no tensor may be larger, and the
  * tensors a load allocates, a session's intermediate buffers and a sequence may not add up to
  * more. A model that needs more fails with XONNX_RESOURCE_EXHAUSTED naming what needed it. */
@@ -161,8 +161,7 @@ XONNX_API xonnx_status* xonnx_session_create(const char* model_path, const xonnx
                                              xonnx_session** out);
 /* From memory; the model must not use external data. `data` may be freed after the call. */
 XONNX_API xonnx_status* xonnx_session_create_from_memory(const void* data, size_t size,
-                                                         const xonnx_session_options* options,
-                                                         xonnx_session** out);
+                                                         const xonnx_session_options* options, xonnx_session** out);
 XONNX_API void xonnx_session_release(xonnx_session* session);
 
 XONNX_API size_t xonnx_session_input_count(const xonnx_session* session);
@@ -173,12 +172,10 @@ XONNX_API const char* xonnx_session_output_name(const xonnx_session* session, si
 /* Declared element type and shape. Symbolic or unknown dims are reported as -1, and
  * xonnx_session_*_dim_name gives the symbol ("batch") or "" when unnamed. *rank is set to the
  * declared rank (or -1 if unknown); at most `capacity` dims are written. */
-XONNX_API xonnx_status* xonnx_session_input_info(const xonnx_session* session, size_t index,
-                                                 xonnx_element_type* type, int64_t* dims, size_t capacity,
-                                                 int64_t* rank);
-XONNX_API xonnx_status* xonnx_session_output_info(const xonnx_session* session, size_t index,
-                                                  xonnx_element_type* type, int64_t* dims, size_t capacity,
-                                                  int64_t* rank);
+XONNX_API xonnx_status* xonnx_session_input_info(const xonnx_session* session, size_t index, xonnx_element_type* type,
+                                                 int64_t* dims, size_t capacity, int64_t* rank);
+XONNX_API xonnx_status* xonnx_session_output_info(const xonnx_session* session, size_t index, xonnx_element_type* type,
+                                                  int64_t* dims, size_t capacity, int64_t* rank);
 XONNX_API const char* xonnx_session_input_dim_name(const xonnx_session* session, size_t index, size_t dim);
 XONNX_API const char* xonnx_session_output_dim_name(const xonnx_session* session, size_t index, size_t dim);
 
@@ -190,13 +187,12 @@ XONNX_API void xonnx_session_cancel(xonnx_session* session);
 /* Runs with `num_inputs` inputs (all graph inputs). On success `outputs[i]` (an array of
  * xonnx_session_output_count() entries the caller supplies) receives a runtime-owned tensor
  * the caller frees with xonnx_tensor_release(). */
-XONNX_API xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                          size_t num_inputs, xonnx_tensor** outputs, size_t num_outputs);
+XONNX_API xonnx_status* xonnx_session_run(xonnx_session* session, const xonnx_tensor_view* inputs, size_t num_inputs,
+                                          xonnx_tensor** outputs, size_t num_outputs);
 /* Runs and copies each output into the caller's buffer. Fails with XONNX_INVALID_ARGUMENT
  * naming the output and the bytes needed when a buffer is too small. */
 XONNX_API xonnx_status* xonnx_session_run_into(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                               size_t num_inputs, xonnx_output_buffer* outputs,
-                                               size_t num_outputs);
+                                               size_t num_inputs, xonnx_output_buffer* outputs, size_t num_outputs);
 
 /* Runs with some outputs written straight into caller-owned buffers: each entry of
  * `bound_outputs` names a graph output, and its `data` (writable, `data_bytes` bytes) receives
@@ -207,9 +203,9 @@ XONNX_API xonnx_status* xonnx_session_run_into(xonnx_session* session, const xon
  * max-length buffer given as past_key is bound as present_key, and GroupQueryAttention writes
  * only the new positions; other ops write a temporary copied into the buffer). `outputs` is
  * as for xonnx_session_run, with NULL at the bound outputs. */
-xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx_tensor_view* inputs,
-                                             size_t num_inputs, const xonnx_tensor_view* bound_outputs,
-                                             size_t num_bound, xonnx_tensor** outputs, size_t num_outputs);
+xonnx_status* xonnx_session_run_with_binding(xonnx_session* session, const xonnx_tensor_view* inputs, size_t num_inputs,
+                                             const xonnx_tensor_view* bound_outputs, size_t num_bound,
+                                             xonnx_tensor** outputs, size_t num_outputs);
 
 /* ---- runtime-owned tensors ---- */
 XONNX_API xonnx_element_type xonnx_tensor_type(const xonnx_tensor* tensor);
@@ -230,15 +226,14 @@ typedef struct xonnx_generator xonnx_generator;
 /* Loads the folder. `num_threads` <= 0 means 1; `max_length` <= 0 means genai_config.json's
  * search.max_length (at most model.context_length). Sampling starts as the folder's search
  * defaults (greedy unless do_sample). Errors name the file and field. */
-xonnx_status* xonnx_generator_create(const char* model_dir, int num_threads, int32_t max_length,
-                                     xonnx_generator** out);
+xonnx_status* xonnx_generator_create(const char* model_dir, int num_threads, int32_t max_length, xonnx_generator** out);
 void xonnx_generator_release(xonnx_generator* generator);
 
 /* Sampling of the next tokens: temperature 0 is greedy; top_k 0 keeps all tokens; top_p 1
  * keeps all; repetition_penalty 1 is none; seed -1 seeds from the OS. Invalid values fail
  * naming the parameter. */
-xonnx_status* xonnx_generator_set_sampling(xonnx_generator* generator, float temperature, int32_t top_k,
-                                           float top_p, float repetition_penalty, int64_t seed);
+xonnx_status* xonnx_generator_set_sampling(xonnx_generator* generator, float temperature, int32_t top_k, float top_p,
+                                           float repetition_penalty, int64_t seed);
 
 /* Appends UTF-8 text (special tokens written in it are recognised; the tokenizer's
  * post-processor adds BOS and the like only when add_special_tokens is nonzero), or token ids. */
@@ -269,7 +264,7 @@ xonnx_status* xonnx_generator_decode(const xonnx_generator* generator, const int
                                      int skip_special_tokens, char* buffer, size_t capacity, size_t* length);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* XONNX_XONNX_H_ */
+#endif /* XONNX_XONNX_H_ */

@@ -39,7 +39,9 @@ class Tensor {
     return std::vector<int64_t>(s, s + xonnx_tensor_rank(t_.get()));
   }
   template <typename T>
-  const T* data() const { return static_cast<const T*>(xonnx_tensor_data(t_.get())); }
+  const T* data() const {
+    return static_cast<const T*>(xonnx_tensor_data(t_.get()));
+  }
   size_t data_bytes() const { return xonnx_tensor_data_bytes(t_.get()); }
 
  private:
@@ -76,8 +78,8 @@ struct TensorInfo {
 
 struct SessionConfig {
   int num_threads = 1;
-  int64_t max_tensor_bytes = 0;  // 0: no cap
-  int64_t max_memory_bytes = 0;  // 0: the default (half the physical memory)
+  int64_t max_tensor_bytes = 0;    // 0: no cap
+  int64_t max_memory_bytes = 0;    // 0: the default (half the physical memory)
   double run_timeout_seconds = 0;  // 0: no deadline
 };
 
@@ -136,8 +138,8 @@ class Session {
   Error run(const std::vector<Input>& inputs, std::vector<Tensor>* outputs) {
     std::vector<xonnx_tensor_view> views;
     for (const Input& in : inputs) {
-      views.push_back({in.name.empty() ? nullptr : in.name.c_str(), in.type, in.shape.data(),
-                       in.shape.size(), in.data, in.data_bytes});
+      views.push_back({in.name.empty() ? nullptr : in.name.c_str(), in.type, in.shape.data(), in.shape.size(), in.data,
+                       in.data_bytes});
     }
     std::vector<xonnx_tensor*> raw(output_count(), nullptr);
     Error e = take(xonnx_session_run(s_.get(), views.data(), views.size(), raw.data(), raw.size()));
@@ -170,7 +172,6 @@ class Session {
   };
   std::unique_ptr<xonnx_session, Release> s_;
 };
-
 
 // Text generation from a GenAI model folder (xonnx_generator_*): one sequence, one thread.
 class Generator {
