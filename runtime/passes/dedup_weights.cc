@@ -194,10 +194,7 @@ Result<bool> dedup_weights(Model& model, PassContext& ctx) {
   for (const ValueInfo& vi : graph.outputs) protected_names.insert(vi.name);
 
   // Checked before anything reads the bytes: a mapped weight above the limit stays unread.
-  auto compared = [&](const Tensor& t) {
-    const int64_t bytes = t.dtype() == DataType::kString ? t.numel() : static_cast<int64_t>(t.nbytes());
-    return bytes <= ctx.options.dedup_max_bytes;  // strings: their count, a lower bound
-  };
+  auto compared = [&](const Tensor& t) { return static_cast<int64_t>(tensor_bytes(t)) <= ctx.options.dedup_max_bytes; };
   std::map<uint64_t, std::vector<size_t>> by_hash;  // hash -> initializer indices kept
   std::vector<uint64_t> hashes(graph.initializers.size(), 0);
   std::set<std::string> removed;

@@ -4,6 +4,7 @@
 // constants. New initializers are added (the old ones may be shared; DCE drops them if not).
 // fuse_conv_scale_bias folds a constant Mul or Add after a Conv (a scalar or one value per output
 // channel: PP-LCNet's learnable affine blocks, exported BatchNorms split in two) the same way.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -111,9 +112,14 @@ Result<bool> fold_into_conv(Graph& g, Node& conv, const Coefficients& coefficien
   }
   std::vector<double> s, shift;
   if (!coefficients(channels, w->rank(), &s, &shift)) return false;
-  XONNX_ASSIGN_OR_RETURN(Tensor new_w, scaled_weights(*w, s, transpose, group));
+  // Both tensors are made before add_initializer, which may move `w` and `bias` (they point into
+  // g.initializers). A shift alone (Add) leaves W as it is: no copy of an unchanged weight.
   Tensor new_b = fused_bias(bias, s, shift);
-  const std::string w_name = add_initializer(g, conv.inputs[1] + "_bn", std::move(new_w));
+  std::string w_name = conv.inputs[1];
+  if (std::any_of(s.begin(), s.end(), [](double v) { return v != 1.0; })) {
+    XONNX_ASSIGN_OR_RETURN(Tensor new_w, scaled_weights(*w, s, transpose, group));
+    w_name = add_initializer(g, conv.inputs[1] + "_bn", std::move(new_w));
+  }
   const std::string b_name =
       add_initializer(g, bias ? conv.inputs[2] + "_bn" : conv.inputs[1] + "_bn_bias", std::move(new_b));
   conv.inputs.resize(3);

@@ -31,6 +31,7 @@ Result<bool> fuse_hardswish(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
   const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
   FusionView v(g);
+  auto constant = [&](const std::string& name) { return constant_tensor(g, name); };
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int clip = static_cast<int>(i);
@@ -38,7 +39,6 @@ Result<bool> fuse_hardswish(Model& model, PassContext& ctx) {
     const Node& c = v.node(clip);
     const int64_t node_opset = c.opset != 0 ? c.opset : opset;
     float lo = 0, hi = 0;
-    auto constant = [&](const std::string& name) { return constant_tensor(g, name); };
     if (node_opset < 6 || !activation_bounds(c, node_opset, constant, lo, hi) || lo != 0.0f || hi != 6.0f) continue;
     const int add = v.sole_producer(c.inputs[0]);
     std::string x;

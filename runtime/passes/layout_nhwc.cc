@@ -155,14 +155,7 @@ bool NhwcPass::index(std::vector<size_t>& order) {
   }
   // Topological order, stable (file order where the graph allows it), as the executor's.
   std::vector<std::vector<std::string>> reads(g_.nodes.size());
-  for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    const Node& n = g_.nodes[i];
-    std::set<std::string> implicit;
-    collect_free_names_of_bodies(n, implicit);
-    subgraph_reads_.insert(implicit.begin(), implicit.end());
-    reads[i].assign(n.inputs.begin(), n.inputs.end());
-    reads[i].insert(reads[i].end(), implicit.begin(), implicit.end());
-  }
+  for (size_t i = 0; i < g_.nodes.size(); ++i) reads[i] = node_reads(g_.nodes[i], &subgraph_reads_);
   auto sorted = topological_order(g_, reads, producer_);
   if (!sorted.is_ok()) return false;  // a cycle: compile reports it
   order = std::move(sorted).value();

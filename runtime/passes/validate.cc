@@ -248,6 +248,15 @@ Status validate_model(const Model& model) {
   return Status::ok();
 }
 
+std::vector<std::string> node_reads(const Node& n, std::set<std::string>* captures) {
+  std::set<std::string> implicit;
+  collect_free_names_of_bodies(n, implicit);
+  if (captures) captures->insert(implicit.begin(), implicit.end());
+  std::vector<std::string> reads(n.inputs.begin(), n.inputs.end());
+  reads.insert(reads.end(), implicit.begin(), implicit.end());
+  return reads;
+}
+
 Status sort_topologically(Graph& g) {
   for (Node& n : g.nodes) {
     Status sub = Status::ok();
@@ -265,11 +274,7 @@ Status sort_topologically(Graph& g) {
   std::vector<std::vector<std::string>> reads(g.nodes.size());
   bool sorted = true;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    std::set<std::string> implicit;
-    collect_free_names_of_bodies(n, implicit);
-    reads[i].assign(n.inputs.begin(), n.inputs.end());
-    reads[i].insert(reads[i].end(), implicit.begin(), implicit.end());
+    reads[i] = node_reads(g.nodes[i]);
     for (const std::string& name : reads[i]) {
       auto it = producer.find(name);
       if (!name.empty() && it != producer.end() && it->second >= i) sorted = false;

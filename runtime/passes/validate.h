@@ -32,6 +32,9 @@ Status validate_model(const Model& model);
 void collect_free_names(const Graph& g, std::set<std::string>& out);
 // The same for every graph attribute of `n`: what the node reads implicitly.
 void collect_free_names_of_bodies(const Node& n, std::set<std::string>& out);
+// Everything node `n` reads: its inputs, then the names its bodies read from outside (added to
+// `captures` too when given). The `reads` of topological_order.
+std::vector<std::string> node_reads(const Node& n, std::set<std::string>* captures = nullptr);
 
 // A stable topological order of g's nodes (file order where the graph allows).
 // `reads[i]`: the names node i reads (its inputs and what its subgraphs read from outside);
