@@ -119,7 +119,10 @@ void Server::install_routes() {
     }
     send_error(res, {500, "server_error", "internal error: " + what, "", ""});
   });
-  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+  // Counted after routing (error handler included) but before the response is written: a
+  // logger runs after the client has its answer, so a client reading /metrics right after
+  // could miss its own request.
+  http.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     // Paths as routed (unknown ones pooled), so that the label set stays small.
     std::string path = req.matches.empty() ? "other" : req.path;
     if (path.rfind("/v1/models/", 0) == 0) path = "/v1/models/{id}";
