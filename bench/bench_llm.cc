@@ -150,14 +150,14 @@ std::unique_ptr<Session> nbits_session(int64_t K, int64_t N, int threads) {
 }
 
 // Args: N, M, threads. Iterations rotate over enough copies of the weights (each its own
-// session) to exceed the last-level cache, so M = 1 reads its weights from memory as a decode
-// step does.
+// session) to exceed the last-level cache, so few rows (a decode step, a batch of decode
+// steps, a short prompt) read their weights from memory as in a model.
 void BM_MatMulNBits(benchmark::State& state) {
   const int64_t K = 1024, N = state.range(0), M = state.range(1);
   const int threads = static_cast<int>(state.range(2));
   const double bw = read_bandwidth(threads);
   const double weight_bytes = N * K / 2.0 + N * (K / 32) * 4.0;
-  const int copies = M == 1 ? static_cast<int>(std::max(1.0, 128e6 / weight_bytes)) : 1;
+  const int copies = M <= 64 ? static_cast<int>(std::max(1.0, 128e6 / weight_bytes)) : 1;
   std::vector<std::unique_ptr<Session>> sessions;
   for (int c = 0; c < copies; ++c) sessions.push_back(nbits_session(K, N, threads));
   std::vector<float> a(static_cast<size_t>(M * K));
@@ -181,6 +181,7 @@ void BM_MatMulNBits(benchmark::State& state) {
 BENCHMARK(BM_MatMulNBits)
     ->ArgsProduct({{1024, 2816, 32000}, {1}, {1, 2}})
     ->ArgsProduct({{1024, 2816}, {512}, {1, 2}})
+    ->ArgsProduct({{2816}, {4, 5, 8, 16, 32, 64}, {1}})  // where the direct path hands over to panels
     ->ArgNames({"N", "M", "threads"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();

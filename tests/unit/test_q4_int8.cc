@@ -196,7 +196,10 @@ TEST(Q4Int8, Level4NodeIsCloseToFloatReferenceAndEqualsTwin) {
   const Case cases[] = {{1, 384, 100, 32, false, true},
                         {4, 96, 17, 64, true, false},
                         {2, 1536, 33, 128, true, true},
-                        {3, 48, 5, 16, false, false}};
+                        {3, 48, 5, 16, false, false},
+                        // Prefill: more rows than the decode step, past the kernels' row blocks.
+                        {9, 200, 21, 32, true, false},
+                        {37, 64, 40, 32, false, true}};
   uint32_t seed = 500;
   for (const Case& t : cases) {
     SCOPED_TRACE("M" + std::to_string(t.M) + " K" + std::to_string(t.K) + " N" + std::to_string(t.N));
@@ -305,7 +308,7 @@ TEST(Q4Int8, OtherCasesTakeTheFloatPath) {
     EXPECT_FALSE(same_bits(run_node(node_inputs(a, q, Tensor()), attrs(K, N, bs, 4), true, 1), level0))
         << "level 4 should have taken the int8 path";
   }
-  // Level 4 with runtime weights, with NaN in A, and with more rows than the direct path takes.
+  // Level 4 with runtime weights, and with NaN in A.
   EXPECT_TRUE(same_bits(run_node(node_inputs(a, q, Tensor(), false), attrs(K, N, bs, 4), true, 1), level0));
   auto cloned = a.clone();
   ASSERT_TRUE(cloned.is_ok());
@@ -315,8 +318,12 @@ TEST(Q4Int8, OtherCasesTakeTheFloatPath) {
   const Tensor nan4 = run_node(node_inputs(nan_a, q, Tensor()), attrs(K, N, bs, 4), true, 1);
   EXPECT_TRUE(same_bits(nan4, nan0));
   EXPECT_TRUE(std::isnan(nan4.data<float>()[0]));
-  // The many rows' panels come from the packed copy at level 4, from B at level 0: the same bits.
-  const Tensor tall = rand_tensor({9, K}, 902);
+  // Many rows holding NaN take the panels, from the packed copy at level 4 and from B at level
+  // 0: the same bits.
+  auto tall_or_error = rand_tensor({9, K}, 902).clone();
+  ASSERT_TRUE(tall_or_error.is_ok());
+  Tensor tall = std::move(tall_or_error).value();
+  tall.data<float>()[K + 3] = kNaN;
   EXPECT_TRUE(same_bits(run_node(node_inputs(tall, q, Tensor()), attrs(K, N, bs, 4), true, 2),
                         run_node(node_inputs(tall, q, Tensor()), attrs(K, N, bs, 0), true, 2)));
   const Q4 sym = random_q4(K, N, bs, false, 903);
