@@ -92,6 +92,8 @@ void add_generation_options(CLI::App& cmd, GenerationOptions& o) {
   cmd.add_option("--stop", o.stop, "stop at this text (repeatable); the model's end tokens always stop");
   cmd.add_flag("--ignore-eos", o.ignore_eos, "do not stop at the model's end-of-sequence tokens");
   cmd.add_flag("--special", o.show_special, "print special tokens");
+  cmd.add_flag("--ids", o.show_ids,
+               "print the generated token ids (space-separated, an end token included) instead of their text");
   cmd.add_option("--threads,-t", o.threads, "threads (default 1)")->check(CLI::PositiveNumber);
   cmd.add_option("--max-length", o.max_length, "KV cache length in tokens (default: search.max_length)")
       ->check(CLI::NonNegativeNumber);
@@ -124,11 +126,16 @@ Result<std::string> answer(genai::Generator& g, const GenerationOptions& o) {
     XONNX_ASSIGN_OR_RETURN(int32_t token, g.next_token());
     if (i == 0) turn.first_token_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     ++turn.generated;
+    if (o.show_ids) {
+      emit((i > 0 ? " " : "") + std::to_string(token));
+      if (!o.ignore_eos && g.is_eos(token)) break;
+      continue;
+    }
     if (!o.ignore_eos && g.is_eos(token)) break;
     emit(stops.put(stream.put(token)));
     if (stops.stopped()) break;
   }
-  if (!stops.stopped()) emit(stops.put(stream.flush()) + stops.flush());
+  if (!o.show_ids && !stops.stopped()) emit(stops.put(stream.flush()) + stops.flush());
   turn.total_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   turn.prompt_tokens = g.timings().prompt_tokens;
   turn.prompt_seconds = g.timings().prompt_seconds;
@@ -140,6 +147,8 @@ Result<std::string> answer(genai::Generator& g, const GenerationOptions& o) {
 
 Status run_chat(genai::Generator& g, const GenerationOptions& o, const std::string& system,
                 const std::optional<std::string>& single_message) {
+  // The answers are the conversation's next turns: they must be text.
+  if (o.show_ids) return invalid_argument("--ids: not with a chat conversation (--chat, models run)");
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
   const size_t first_exchange = messages.size();

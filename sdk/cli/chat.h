@@ -24,6 +24,7 @@ struct GenerationOptions {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   bool show_special = false;
+  bool show_ids = false;  // print the generated token ids instead of their text
   int threads = 1;
   int max_length = 0;   // KV cache length; 0: search.max_length
   bool summary = true;  // the speed line on stderr after each answer
@@ -31,7 +32,7 @@ struct GenerationOptions {
 };
 
 // Registers --max-tokens, --temperature, --top-k, --top-p, --repetition-penalty, --seed, --stop,
-// --ignore-eos, --special, --threads and --max-length on `cmd`, writing into `o` (which must
+// --ignore-eos, --special, --ids, --threads and --max-length on `cmd`, writing into `o` (which must
 // outlive the parse).
 void add_generation_options(CLI::App& cmd, GenerationOptions& o);
 

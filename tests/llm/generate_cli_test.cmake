@@ -24,6 +24,20 @@ foreach(needle "prompt 2 tok" "generated 64 tok" "tok/s" "time to first token")
   expect_contains("${err}" "${needle}" "the summary line")
 endforeach()
 
+# --ids: the same 64 tokens as ids.
+string(JSON n_ids LENGTH "${truth}" greedy 1 ids)
+set(expected_ids "")
+math(EXPR last "${n_ids} - 1")
+foreach(i RANGE ${last})
+  string(JSON id GET "${truth}" greedy 1 ids ${i})
+  list(APPEND expected_ids ${id})
+endforeach()
+list(JOIN expected_ids " " expected_ids)
+generate(ids err ${TINY}/genai_fp32 --prompt "${prompt}" -n 64 --temperature 0 --ignore-eos --ids -q)
+if(NOT ids STREQUAL "${expected_ids}\n")
+  message(FATAL_ERROR "--ids: [${ids}], expected PyTorch's [${expected_ids}]")
+endif()
+
 # --stop: the output ends before the stop string's first occurrence.
 generate(stopped err ${TINY}/genai_fp32 --prompt "${prompt}" -n 64 --temperature 0 --ignore-eos --special
          --stop " about" -q)
