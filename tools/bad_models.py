@@ -1,0 +1,142 @@
+"""Writes the hostile models of tests/bad_models/ that are made with the onnx Python module
+(Debian's python3-onnx; no onnx.checker: the files are invalid on purpose).
+
+    /usr/bin/python3 tools/bad_models.py [OUT_DIR]      (default: tests/bad_models)
+
+Each must end in a clean error (or the correct result) through every fuzz target
+(`xonnx_fuzz_replay all FILE`, the bad-models ctest) and when loaded from its file
+(`xonnx bench FILE --iters 1`); tests/bad_models/README.md lists what each exercises and the
+error a release build gives.
+"""
+import os
+import sys
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: F401  (numpy_helper: numpy present)
+
+OPSET = [helper.make_opsetid("", 17)]
+
+
+def model(nodes, inputs, outputs, initializers=(), sparse=(), functions=(), opsets=OPSET):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers),
+                          sparse_initializer=list(sparse))
+    m = helper.make_model(g, opset_imports=list(opsets), functions=list(functions))
+    m.ir_version = 8
+    return m
+
+
+def f32(name, dims):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+
+
+def external(name, dims, location):
+    """A float tensor whose bytes are said to be in `location`."""
+    t = TensorProto()
+    t.name = name
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend(dims)
+    t.data_location = TensorProto.EXTERNAL
+    kv = t.external_data.add()
+    kv.key = "location"
+    kv.value = location
+    return t
+
+
+def sparse(name, dense_dims, values, indices, index_dims, index_type=TensorProto.INT64):
+    v = helper.make_tensor(name, TensorProto.FLOAT, [len(values)], values)
+    i = helper.make_tensor(name + "_indices", index_type, index_dims, indices)
+    return helper.make_sparse_tensor(v, i, dense_dims)
+
+
+def relu_of(w, dims=(2,)):
+    """y = Relu(w): w comes from an initializer or node the caller adds."""
+    return [helper.make_node("Relu", [w], ["y"], name="relu")], [], [f32("y", list(dims))]
+
+
+def build():
+    out = {}
+
+    # ---- external-data traversal in the places other than a top-level initializer
+    nodes, ins, outs = relu_of("w")
+    out["external_dotdot_in_sparse.onnx"] = model(
+        nodes, ins, outs,
+        sparse=[helper.make_sparse_tensor(external("w", [2], "../../canary.bin"),
+                                          helper.make_tensor("w_i", TensorProto.INT64, [2], [0, 1]), [2])])
+    branch = helper.make_graph([], "then", [], [f32("v", [2])], initializer=[external("v", [2], "../../canary.bin")])
+    cond = helper.make_tensor("c", TensorProto.BOOL, [], [True])
+    out["external_dotdot_in_if_branch.onnx"] = model(
+        [helper.make_node("If", ["c"], ["w"], name="if_w", then_branch=branch, else_branch=branch)] + nodes,
+        ins, outs, initializers=[cond])
+    const = helper.make_node("Constant", [], ["w"], name="const_w", value=external("w", [2], "/proc/self/environ"))
+    out["external_proc_in_constant.onnx"] = model([const] + nodes, ins, outs)
+    fconst = helper.make_node("Constant", [], ["out"], value=external("out", [2], "w.bin\0/../../canary.bin"))
+    func = helper.make_function("local", "MakeW", [], ["out"], [fconst], OPSET)
+    out["external_nul_in_function.onnx"] = model(
+        [helper.make_node("MakeW", [], ["w"], name="call", domain="local")] + nodes, ins, outs,
+        functions=[func], opsets=OPSET + [helper.make_opsetid("local", 1)])
+
+    # ---- sparse tensors (initializers and a Constant's sparse_value)
+    out["sparse_index_out_of_range.onnx"] = model(nodes, ins, outs, sparse=[sparse("w", [2], [1.0], [7], [1])])
+    out["sparse_coordinate_out_of_range.onnx"] = model(
+        *relu_of("w", (2, 3)), sparse=[sparse("w", [2, 3], [1.0], [0, 9], [1, 2])])
+    out["sparse_indices_count_mismatch.onnx"] = model(
+        *relu_of("w", (4,)), sparse=[sparse("w", [4], [1.0, 2.0], [1], [1])])
+    out["sparse_indices_int32.onnx"] = model(nodes, ins, outs, sparse=[sparse("w", [2], [1.0], [1], [1],
+                                                                              TensorProto.INT32)])
+    out["sparse_dense_shape_overflows.onnx"] = model(
+        *relu_of("w", (2,)), sparse=[sparse("w", [1 << 62, 4], [1.0], [5], [1])])
+    sconst = helper.make_node("Constant", [], ["w"], name="const_w",
+                              sparse_value=sparse("w", [2], [1.0], [-1], [1]))
+    out["sparse_constant_negative_index.onnx"] = model([sconst] + nodes, ins, outs)
+
+    # ---- data-dependent indices: a run-time Gather index past the end
+    idx = helper.make_tensor("i", TensorProto.INT64, [1], [3])
+    out["gather_index_out_of_range.onnx"] = model(
+        [helper.make_node("Gather", ["x", "i"], ["y"], name="gather")], [f32("x", [3, 2])], [f32("y", [1, 2])],
+        initializers=[idx])
+
+    # ---- division by zero and INT_MIN / -1: both operands are initializers, so the kernel sees
+    # these values whatever inputs a harness feeds (the session_run target feeds zeros)
+    def int_binary(op, divisor):
+        x = helper.make_tensor("x", TensorProto.INT32, [2], [7, -2**31])
+        d = helper.make_tensor("d", TensorProto.INT32, [2], divisor)
+        return model([helper.make_node(op, ["x", "d"], ["y"], name=op.lower())], [],
+                     [helper.make_tensor_value_info("y", TensorProto.INT32, [2])], initializers=[x, d])
+    out["div_int_by_zero.onnx"] = int_binary("Div", [0, -1])
+    out["mod_int_by_zero.onnx"] = int_binary("Mod", [0, -1])
+
+    # ---- attribute ranges
+    out["softmax_axis_out_of_range.onnx"] = model(
+        [helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=5)], [f32("x", [2, 3])], [f32("y", [2, 3])])
+    out["concat_axis_out_of_range.onnx"] = model(
+        [helper.make_node("Concat", ["x", "x"], ["y"], name="concat", axis=-3)], [f32("x", [2, 3])], [f32("y", [4, 3])])
+
+    # ---- quantization parameters: a zero scale and a zero point of the wrong type
+    def quantize(scale, zp):
+        return model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")], [f32("x", [4])],
+                     [helper.make_tensor_value_info("y", zp.data_type, [4])], initializers=[scale, zp])
+    out["quantize_zero_scale.onnx"] = quantize(helper.make_tensor("s", TensorProto.FLOAT, [], [0.0]),
+                                               helper.make_tensor("z", TensorProto.UINT8, [], [128]))
+    out["quantize_nan_scale.onnx"] = quantize(helper.make_tensor("s", TensorProto.FLOAT, [], [float("nan")]),
+                                              helper.make_tensor("z", TensorProto.UINT8, [], [128]))
+    out["quantize_zero_point_float.onnx"] = quantize(helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+                                                     helper.make_tensor("z", TensorProto.FLOAT, [], [1.0]))
+
+    # ---- dtypes: an unknown element type in a Cast attribute and in an initializer
+    out["cast_to_unknown_type.onnx"] = model(
+        [helper.make_node("Cast", ["x"], ["y"], name="cast", to=99)], [f32("x", [2])], [f32("y", [2])])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
+    w.data_type = 99
+    out["initializer_unknown_type.onnx"] = model(nodes, ins, outs, initializers=[w])
+    return out
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "bad_models")
+    for name, m in sorted(build().items()):
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(m.SerializeToString())
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
