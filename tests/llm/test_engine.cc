@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -134,14 +135,20 @@ TEST(Engine, StopsAndText) {
   auto queue = EventQueue::create();
   const auto& c = ground_truth()["greedy"][0];
   const std::string text = c["text"].get<std::string>();
+  // The stop string: the word that starts at the first space past the 20th character.
+  const size_t space = text.find(' ', 20);
+  ASSERT_NE(space, std::string::npos) << text;
+  size_t end = space + 1;
+  while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+  const std::string stop = text.substr(space, end - space);
   auto r = request(c["prompt_ids"].get<std::vector<int32_t>>(), 64, queue);
   r.skip_special_tokens = false;
-  r.stop = {" about"};
+  r.stop = {stop};
   ASSERT_TRUE((*engine)->submit(std::move(r)).is_ok());
   Outcome o = collect(*queue, 1).begin()->second;
   EXPECT_EQ(o.last.finish, FinishReason::kStop);
-  EXPECT_EQ(o.last.stop_sequence, " about");
-  EXPECT_EQ(o.text, text.substr(0, text.find(" about")));
+  EXPECT_EQ(o.last.stop_sequence, stop);
+  EXPECT_EQ(o.text, text.substr(0, text.find(stop)));
   // The model's end tokens stop unless ignored; stop_token_ids stop too.
   GenerationRequest e = request(c["prompt_ids"].get<std::vector<int32_t>>(), 64, queue);
   e.ignore_eos = false;
