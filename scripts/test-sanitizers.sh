@@ -2,9 +2,10 @@
 # The sanitizer tiers (docs/security.md), in a clang 14 tree (preset `sanitize`: ASan + UBSan
 # without recovery, -O1, libFuzzer coverage) that builds only what the tier runs.
 # XONNX_SANITIZE_TIER picks one:
-#   quick (CI's default run, scripts/test.sh): the fuzz targets and their replay tool only (the
-#     runtime and the converter; no CLI, no unit tests), then
-#       1. ctest bad-models: every input a fuzzer ever crashed on, through every target;
+#   quick (CI's default run, scripts/test.sh): the fuzz targets, their replay tool and the
+#     hostile-input unit tests (the runtime and the converter; no CLI, no other unit tests), then
+#       1. ctest hardening and bad-models: every crafted hostile model, input and output path of
+#          docs/security.md's classes, and every input a fuzzer ever crashed on, through every target;
 #       2. each fuzz target for XONNX_SANITIZE_FUZZ_SECONDS (default 20) with a fixed seed; each
 #          first runs all of its seeds (the test models: session creation and a run of each
 #          under ASan + UBSan; the backend node tests when present; tests/bad_models).
@@ -35,7 +36,8 @@ tests='bad-models'
 case $TIER in
   full) targets+=(xonnx xonnx_unit_tests xonnx_concurrency_tests)
         tests="unit|concurrent-runs|models|cli|convert-cli|$tests"; TSAN=${TSAN:-1} ;;
-  quick) TSAN=${TSAN:-0} ;;
+  quick) targets+=(xonnx_hardening_tests)
+         tests="hardening|$tests"; TSAN=${TSAN:-0} ;;
   *) echo "XONNX_SANITIZE_TIER must be quick or full, not '$TIER'" >&2; exit 2 ;;
 esac
 step configure cmake --preset sanitize
