@@ -186,6 +186,10 @@ const Tensor* NhwcPass::constant(const std::string& name) const {
   return &attr_of(g_.nodes[producer_.at(root)], "value", AttrType::kTensor)->t;
 }
 
+const Tensor* NhwcPass::conv_weight(const Node& n) const {
+  return n.op_type == "Conv" && n.domain.empty() && n.inputs.size() > 1 ? constant(n.inputs[1]) : nullptr;
+}
+
 bool NhwcPass::scalar_constant(const std::string& name) const {
   const Tensor* t = constant(name);
   return t && t->numel() == 1;

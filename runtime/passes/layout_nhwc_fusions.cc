@@ -206,7 +206,7 @@ int NhwcPass::read_images_in_nchw() {
       continue;
     }
     const Node& conv = g_.nodes[readers[0]];
-    if (!is_image_conv(conv, conv.op_type == "Conv" ? constant(conv.inputs[1]) : nullptr) || conv.inputs[0] != *it) {
+    if (!is_image_conv(conv, conv_weight(conv)) || conv.inputs[0] != *it) {
       ++it;
       continue;
     }
@@ -233,7 +233,7 @@ int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
     const size_t c = p->second;
     const Node& conv = g_.nodes[c];
     if (role_[c] != Role::kNhwcOp || fused_away_[c] || conv.outputs[0] != mid || concat_of_.count(c) ||
-        !is_image_conv(conv, constant(conv.inputs[1])))
+        !is_image_conv(conv, conv_weight(conv)))
       continue;
     auto readers = consumers_.find(mid);
     if (readers == consumers_.end() || readers->second.size() != 1) continue;

@@ -30,6 +30,8 @@ class NhwcPass {
   int64_t opset_of(const Node& n) const { return n.opset != 0 ? n.opset : opset_; }
   bool index(std::vector<size_t>& order);
   const Tensor* constant(const std::string& name) const;
+  // A plain Conv's constant weight; nullptr for any other node (whatever its inputs).
+  const Tensor* conv_weight(const Node& n) const;
   std::string constant_root(const std::string& name) const;
   bool known_non_float(const std::string& name) const;
   bool scalar_constant(const std::string& name) const;
