@@ -191,7 +191,7 @@ def main():
     section = [BEGIN,
                "Measured %s on %s (%d cores, %s path), `bench/compare_ort.sh --zoo --rounds %d`: "
                "each figure is the median over %d alternating rounds (xonnx, then ORT, per round). "
-               "The host is shared with other jobs, so single cells move by 10-30 %%; the ratios of one run "
+               "On a host shared with other jobs single cells move by 10-30 %%; the ratios of one run "
                "are steadier than the absolute times." % (datetime.date.today().isoformat(), cpu_name(),
                                                          os.cpu_count() or 0, cpu_isa(), args.rounds, args.rounds),
                "", ] + summary(models, threads) + ["", "![xonnx / ORT latency per zoo model](%s)" % png_rel, ""]
