@@ -7,7 +7,7 @@ the slow tier's work (scripts/test-zoo.sh runs it).
    agreement with torch's outputs is reported alongside.
 2. paths: `xonnx conformance` over that tree on every backend path: default, XNNPACK disabled
    (XONNX_DISABLE_XNNPACK=1: reference kernels), own kernels disabled (XONNX_DISABLE_OPTIMIZED=1),
-   rtol 1e-3 / atol 1e-4.
+   rtol 1e-3 / atol 1e-4, or twice ORT's own distance from torch where that is larger (path_atol).
 3. convert: every model through `xonnx convert` at level 2, int8 static (calibrated on the zoo's
    calibration samples), int8 dynamic, int4 and fp16; each file must pass libonnx's full checker
    (build/bin/onnx_check) and run in ORT, whose outputs must match ORT's on the original: level 2
@@ -173,24 +173,36 @@ def expected(models, zoo, work):
     return rows
 
 
-def paths(models, xonnx, work, timeout):
+def path_atol(exp_row):
+    """ATOL, or for a model whose own ORT and torch outputs differ by more (random weights through
+    a deep net amplify float rounding: inception_v3 3e-4), twice that difference: xonnx must be
+    as close to ORT as the two references are to each other, within a factor of 2."""
+    return max(ATOL, 2 * exp_row.get("ort_vs_torch_max_abs", 0.0))
+
+
+def paths(models, xonnx, work, timeout, exp):
     results = {}
     tree = os.path.join(work, "ort-expected")
     names = [m["name"] for m in models if os.path.exists(os.path.join(tree, m["name"], "ort.ok"))]
+    by_atol = {}
+    for name in names:
+        by_atol.setdefault(path_atol(exp.get(name, {})), []).append(name)
     for path_name, extra in PATHS:
         env = dict(os.environ, **extra)
-        js = os.path.join(work, "conformance-%s.json" % path_name)
         t0 = time.time()
-        cmd = [xonnx, "conformance", tree, "--rtol", str(RTOL), "--atol", str(ATOL), "--timeout", str(timeout),
-               "--json", js, "--filter", "^(%s)$" % "|".join(names)]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        with open(js) as f:
-            cases = json.load(f)["cases"]
-        for c in cases:
-            results.setdefault(c["name"], {})[path_name] = {"status": c["status"], "reason": c.get("reason", ""),
-                                                            "ms": c.get("ms")}
-        summary = (done.stdout.strip().splitlines() or ["?"])[-1]
-        print("  path %-13s %s (%.0f s)" % (path_name, summary, time.time() - t0), flush=True)
+        summaries = []
+        for atol, group in sorted(by_atol.items()):
+            js = os.path.join(work, "conformance-%s-%g.json" % (path_name, atol))
+            cmd = [xonnx, "conformance", tree, "--rtol", str(RTOL), "--atol", str(atol), "--timeout", str(timeout),
+                   "--json", js, "--filter", "^(%s)$" % "|".join(group)]
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            with open(js) as f:
+                cases = json.load(f)["cases"]
+            for c in cases:
+                results.setdefault(c["name"], {})[path_name] = {"status": c["status"], "reason": c.get("reason", ""),
+                                                                "ms": c.get("ms"), "atol": atol}
+            summaries.append("atol %g: %s" % (atol, (done.stdout.strip().splitlines() or ["?"])[-1]))
+        print("  path %-13s %s (%.0f s)" % (path_name, "; ".join(summaries), time.time() - t0), flush=True)
     return results
 
 
@@ -326,7 +338,7 @@ def main():
     path_res = conv_res = None
     if "paths" in steps:
         print("backend paths", flush=True)
-        path_res = paths(models, args.xonnx, args.work, args.timeout)
+        path_res = paths(models, args.xonnx, args.work, args.timeout, exp)
     if "convert" in steps:
         print("converter", flush=True)
         conv_res = convert(models, args.zoo, args.work, args.xonnx, args.onnx_check, variants, reduce_range)
