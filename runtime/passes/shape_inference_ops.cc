@@ -49,7 +49,8 @@ void where_rule(InferCtx& c) { broadcast_rule(c, c.in_dtype(1)); }
 void propagate_arith(InferCtx& c) {
   const auto* a = c.in_elements(0);
   const auto* b = c.in_elements(1);
-  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return;
+  // Nothing to say of an empty operand (broadcasting one gives no elements, not one).
+  if (!a || !b || a->empty() || b->empty() || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return;
   const std::string& op = c.node.op_type;
   const size_t n = std::max(a->size(), b->size());
   std::vector<Dim> out(n);
