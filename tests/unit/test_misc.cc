@@ -163,6 +163,29 @@ TEST(MiscOps, TfIdfVectorizerCountsSkipGrams) {
   EXPECT_FALSE(run_op("TfIdfVectorizer", {strs({"a"}, {1})}, attrs, 9).is_ok());
 }
 
+// Hostile attributes (found by fuzzing): an index near 2^63 asks for an output the memory cap
+// refuses (it was a double buffer of that size, allocated unchecked); INT64_MAX itself cannot
+// be a width; skip and gram lengths near 2^62 stop at the row's end instead of looping.
+TEST(MiscOps, TfIdfVectorizerHostileAttributesAreBounded) {
+  auto attrs = [](int64_t min_gram, int64_t max_gram, int64_t max_skip, int64_t index) {
+    return std::vector<Attribute>{attr_int("min_gram_length", min_gram), attr_int("max_gram_length", max_gram),
+                                  attr_int("max_skip_count", max_skip),  attr_string("mode", "TF"),
+                                  attr_ints("ngram_counts", {0, 2}),     attr_ints("ngram_indexes", {0, 1, index}),
+                                  attr_ints("pool_int64s", {2, 3, 2, 3})};
+  };
+  const Value x = tv<int64_t>({2, 3, 9, 3}, {4});
+  auto huge = run_op("TfIdfVectorizer", {x}, attrs(1, 2, 1, int64_t{1} << 58), 9);
+  ASSERT_FALSE(huge.is_ok());
+  EXPECT_NE(huge.status().message().find("TfIdfVectorizer"), std::string::npos) << huge.status().to_string();
+  EXPECT_FALSE(run_op("TfIdfVectorizer", {x}, attrs(1, 2, 1, INT64_MAX), 9).is_ok());
+  auto far = run_op("TfIdfVectorizer", {x}, attrs(1, int64_t{1} << 62, int64_t{1} << 62, 2), 9);
+  ASSERT_TRUE(far.is_ok()) << far.status().to_string();
+  EXPECT_EQ(values<float>((*far)[0]), (std::vector<float>{1, 2, 2}));  // (2, 3) also two apart
+  auto long_grams = run_op("TfIdfVectorizer", {x}, attrs(int64_t{1} << 62, int64_t{1} << 62, 3, 2), 9);
+  ASSERT_TRUE(long_grams.is_ok()) << long_grams.status().to_string();
+  EXPECT_EQ(values<float>((*long_grams)[0]), (std::vector<float>{0, 0, 0}));
+}
+
 TEST(MiscOps, MlLabelEncoderBinarizerArrayFeatureExtractor) {
   const std::string ml = "ai.onnx.ml";
   // LabelEncoder-1 (run_op imports ai.onnx.ml 1): classes_strings both ways

@@ -218,7 +218,7 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
         return invalid_model("ngram_indexes has fewer entries than the pool has n-grams");
       }
       const int64_t out = indexes[gram_no];
-      if (out < 0) return invalid_model("ngram_indexes contains negative index ", out);
+      if (out < 0 || out == INT64_MAX) return invalid_model("ngram_indexes contains index ", out, " outside [0, 2^63 - 1)");
       cfg->out_size = std::max(cfg->out_size, out + 1);
       if (cfg->strings) {
         cfg->str_grams[std::vector<std::string>(pool_s.begin() + p, pool_s.begin() + p + n)] = out;
@@ -227,7 +227,10 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
       }
     }
   }
-  for (int64_t v : indexes) cfg->out_size = std::max(cfg->out_size, v + 1);
+  for (int64_t v : indexes) {
+    if (v < 0 || v == INT64_MAX) return invalid_model("ngram_indexes contains index ", v, " outside [0, 2^63 - 1)");
+    cfg->out_size = std::max(cfg->out_size, v + 1);
+  }
   return make_kernel([cfg](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
     const bool str_in = x.dtype() == DataType::kString;
@@ -241,17 +244,25 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
     const int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
     const int64_t C = x.rank() == 2 ? x.dim(1) : x.dim(0);
     const int64_t W = cfg->out_size;
-    std::vector<double> freq(static_cast<size_t>(rows * W), 0.0);
+    // The output (the width the ngram_indexes ask for) is allocated first, against the memory
+    // cap, and counts go straight into it: integer counts and a product with one float weight
+    // round the same in float as in double.
+    const Shape out_shape = x.rank() == 2 ? Shape{rows, W} : Shape{W};
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
+    float* const freq = y->data<float>();
     std::vector<int64_t> gi;
     std::vector<std::string> gs;
     for (int64_t r = 0; r < rows; ++r) {
-      double* f = freq.data() + r * W;
+      float* f = freq + r * W;
       for (int64_t start = 0; start < C; ++start) {
+        // Longer skips and grams only reach further: stop at the first that leaves the row, so
+        // huge max_skip_count / max_gram_length attributes cost nothing.
         for (int64_t skip = 0; skip <= cfg->max_skip; ++skip) {
+          if (skip > 0 && start + skip + 1 >= C) break;
           for (int64_t n = cfg->min_gram; n <= cfg->max_gram; ++n) {
             if (n == 1 && skip > 0) continue;  // unigrams are counted once
-            const int64_t last = start + (n - 1) * (skip + 1);
-            if (last >= C) continue;
+            int64_t span = 0;  // last element's distance from start; min_gram_length may be huge
+            if (__builtin_mul_overflow(n - 1, skip + 1, &span) || span >= C - start) break;
             if (str_in) {
               gs.clear();
               for (int64_t k = 0; k < n; ++k) gs.push_back(x.string_data()[r * C + start + k * (skip + 1)]);
@@ -270,18 +281,14 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
     const auto& w = cfg->weights;
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t i = 0; i < W; ++i) {
-        double& v = freq[r * W + i];
-        const double wi = i < static_cast<int64_t>(w.size()) ? w[i] : 1.0;
+        float& v = freq[r * W + i];
+        const float wi = i < static_cast<int64_t>(w.size()) ? w[i] : 1.0f;
         if (cfg->mode == TfIdfMode::kIdf)
-          v = v > 0 ? wi : 0.0;
+          v = v > 0 ? wi : 0.0f;
         else if (cfg->mode == TfIdfMode::kTfIdf)
           v = v * wi;
       }
     }
-    const Shape out_shape = x.rank() == 2 ? Shape{rows, W} : Shape{W};
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
-    float* out = y->data<float>();
-    for (size_t i = 0; i < freq.size(); ++i) out[i] = static_cast<float>(freq[i]);
     return Status::ok();
   });
 }
