@@ -104,12 +104,21 @@ std::optional<std::vector<int64_t>> InferCtx::attr_ints(const std::string& name)
   return a->ints;
 }
 
+namespace {
+// A type a rule read from an attribute (Cast's `to`, a window op's `output_datatype`) is only
+// a fact when it names a known type: the node's kernel rejects the others, and a converted
+// file must not carry them into its value_info.
+DataType known_or_undefined(DataType dtype) {
+  return dtype_is_known(static_cast<int32_t>(dtype)) ? dtype : DataType::kUndefined;
+}
+}  // namespace
+
 void InferCtx::set_type(size_t out, DataType dtype, std::vector<Dim> dims) {
   if (out >= node.outputs.size() || node.outputs[out].empty()) return;
   TypeInfo& t = facts_.types[node.outputs[out]];
   t = TypeInfo();
   t.kind = TypeInfo::Kind::kTensor;
-  t.elem_type = dtype;
+  t.elem_type = known_or_undefined(dtype);
   t.has_shape = true;
   t.dims = std::move(dims);
   for (Dim& d : t.dims) {
@@ -122,7 +131,7 @@ void InferCtx::set_rank_unknown(size_t out, DataType dtype) {
   TypeInfo& t = facts_.types[node.outputs[out]];
   t = TypeInfo();
   t.kind = TypeInfo::Kind::kTensor;
-  t.elem_type = dtype;
+  t.elem_type = known_or_undefined(dtype);
 }
 
 void InferCtx::set_elements(size_t out, std::vector<Dim> elements) {
