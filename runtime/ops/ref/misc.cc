@@ -245,8 +245,8 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
     const int64_t C = x.rank() == 2 ? x.dim(1) : x.dim(0);
     const int64_t W = cfg->out_size;
     // The output (the width the ngram_indexes ask for) is allocated first, against the memory
-    // cap, and counts go straight into it: integer counts and a product with one float weight
-    // round the same in float as in double.
+    // cap, and counts go straight into it: integer counts (exact up to 2^24 occurrences of one
+    // n-gram in a row) and a product with one float weight round the same in float as in double.
     const Shape out_shape = x.rank() == 2 ? Shape{rows, W} : Shape{W};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, out_shape));
     float* const freq = y->data<float>();
