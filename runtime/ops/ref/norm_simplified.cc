@@ -84,7 +84,7 @@ Result<std::unique_ptr<Kernel>> create_skip_simplified_layer_norm(const KernelIn
     // skip repeats every skip_rows rows (broadcast over the batch) or matches input.
     const int64_t skip_rows = skip.numel() / std::max<int64_t>(D, 1);
     const bool skip_ok =
-        skip.dim(skip.rank() - 1) == D &&
+        skip.rank() >= 1 && skip.dim(skip.rank() - 1) == D &&
         (skip.shape() == x.shape() ||
          (x.rank() == 3 && skip_rows == S && (skip.shape() == Shape{S, D} || skip.shape() == Shape{1, S, D})));
     if (!skip_ok) {
