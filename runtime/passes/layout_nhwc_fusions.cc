@@ -113,7 +113,8 @@ int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
   for (size_t d : order) {
     const Node& dw = g_.nodes[d];
     if (role_[d] != Role::kNhwcOp || fused_away_[d] || dw.op_type != "Conv" || !dw.domain.empty()) continue;
-    if (!is_depthwise_conv(dw, constant(dw.inputs[1]))) continue;
+    const Tensor* dw_w = conv_weight(dw);
+    if (!is_depthwise_conv(dw, dw_w)) continue;
     const std::string& mid = dw.inputs[0];
     auto p = producer_.find(mid);
     if (p == producer_.end() || graph_outputs_.count(mid) || subgraph_reads_.count(mid)) continue;
@@ -122,8 +123,8 @@ int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
     if (role_[pw_index] != Role::kNhwcOp || fused_away_[pw_index] || pw.op_type != "Conv" || !pw.domain.empty() ||
         pw.outputs[0] != mid)
       continue;
-    const Tensor* w = constant(pw.inputs[1]);
-    if (!is_pointwise_conv(pw, w) || w->dim(0) != constant(dw.inputs[1])->dim(0)) continue;
+    const Tensor* w = conv_weight(pw);
+    if (!is_pointwise_conv(pw, w) || w->dim(0) != dw_w->dim(0)) continue;
     auto readers = consumers_.find(mid);
     if (readers == consumers_.end() || readers->second.size() != 1) continue;
     pointwise_of_[d] = pw_index;
@@ -139,8 +140,8 @@ int64_t NhwcPass::conv_output_channels(const std::string& value) const {
   auto p = producer_.find(value);
   if (p == producer_.end() || role_[p->second] != Role::kNhwcOp) return 0;
   const Node& conv = g_.nodes[p->second];
-  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs[0] != value) return 0;
-  const Tensor* w = constant(conv.inputs[1]);
+  if (conv.outputs[0] != value) return 0;
+  const Tensor* w = conv_weight(conv);
   return w && w->rank() == 4 ? w->dim(0) : 0;
 }
 
@@ -175,7 +176,7 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
     }
     if (!known) continue;
     if (reader.op_type == "Conv") {
-      const Tensor* w = constant(reader.inputs[1]);
+      const Tensor* w = conv_weight(reader);
       if (!is_pointwise_conv(reader, w) || !equal || part * static_cast<int64_t>(concat.inputs.size()) != w->dim(1))
         continue;
     } else if (reader.op_type != "MaxPool" || reader.outputs.size() != 1) {

@@ -204,6 +204,11 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
   if (cfg->strings == init.has_attr("pool_int64s")) {
     return invalid_model("exactly one of pool_strings and pool_int64s must be given");
   }
+  // The output is as wide as the largest index asks (every entry, also those past the pool's).
+  for (int64_t v : indexes) {
+    if (v < 0 || v == INT64_MAX) return invalid_model("ngram_indexes contains index ", v, " outside [0, 2^63 - 1)");
+    cfg->out_size = std::max(cfg->out_size, v + 1);
+  }
   const int64_t pool_size = static_cast<int64_t>(cfg->strings ? pool_s.size() : pool_i.size());
   int64_t gram_no = 0;
   for (size_t n = 1; n <= counts.size(); ++n) {
@@ -218,18 +223,12 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
         return invalid_model("ngram_indexes has fewer entries than the pool has n-grams");
       }
       const int64_t out = indexes[gram_no];
-      if (out < 0 || out == INT64_MAX) return invalid_model("ngram_indexes contains index ", out, " outside [0, 2^63 - 1)");
-      cfg->out_size = std::max(cfg->out_size, out + 1);
       if (cfg->strings) {
         cfg->str_grams[std::vector<std::string>(pool_s.begin() + p, pool_s.begin() + p + n)] = out;
       } else {
         cfg->int_grams[std::vector<int64_t>(pool_i.begin() + p, pool_i.begin() + p + n)] = out;
       }
     }
-  }
-  for (int64_t v : indexes) {
-    if (v < 0 || v == INT64_MAX) return invalid_model("ngram_indexes contains index ", v, " outside [0, 2^63 - 1)");
-    cfg->out_size = std::max(cfg->out_size, v + 1);
   }
   return make_kernel([cfg](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
