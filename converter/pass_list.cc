@@ -19,6 +19,8 @@ const std::vector<PassDef>& pass_list() {
       {"fuse-layernorm", 2, passes::fuse_layernorm},
       {"fuse-gelu", 2, passes::fuse_gelu},
       {"fuse-hardswish", 2, passes::fuse_hardswish},
+      {"fuse-pad", 2, passes::fuse_pad},
+      {"crop-conv-taps", 2, passes::crop_conv_taps},
       {"cse", 1, passes::common_subexpression_elimination},
       {"dedup-weights", 1, dedup_weights},
       {"dead-code", 1, passes::dead_code_elimination},

@@ -305,11 +305,7 @@ void NhwcPass::try_fuse(size_t conv) {
   if (act.inputs.empty() || act.inputs[0] != out) return;
   float lo = 0, hi = 0;
   if (c.op_type == "Conv" && (is_swish(act) || is_hard_swish(act))) {  // EfficientNet, MobileNetV3
-    Attribute a;
-    a.name = "activation";
-    a.type = AttrType::kString;
-    a.s = act.op_type;
-    c.attributes.push_back(std::move(a));
+    c.attributes.push_back(string_attribute("activation", act.op_type));
   } else if (fusable_activation(act, lo, hi)) {
     c.attributes.push_back(float_attribute("activation_min", lo));
     c.attributes.push_back(float_attribute("activation_max", hi));

@@ -21,6 +21,8 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-layernorm", 2, fuse_layernorm},
       {"fuse-gelu", 2, fuse_gelu},
       {"fuse-hardswish", 2, fuse_hardswish},
+      {"fuse-pad", 2, fuse_pad},
+      {"crop-conv-taps", 2, crop_conv_taps},
       {"dedup-weights", 1, dedup_weights},
       {"cse", 1, common_subexpression_elimination},
       {"dead-code", 1, dead_code_elimination},

@@ -49,4 +49,30 @@ Attribute int_attribute(const char* name, int64_t value) {
   return a;
 }
 
+Attribute ints_attribute(const char* name, std::vector<int64_t> values) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInts;
+  a.ints = std::move(values);
+  return a;
+}
+
+Attribute string_attribute(const char* name, std::string value) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kString;
+  a.s = std::move(value);
+  return a;
+}
+
+void set_attribute(Node& n, Attribute attr) {
+  for (Attribute& a : n.attributes) {
+    if (a.name == attr.name) {
+      a = std::move(attr);
+      return;
+    }
+  }
+  n.attributes.push_back(std::move(attr));
+}
+
 }  // namespace xonnx

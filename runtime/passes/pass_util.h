@@ -20,5 +20,9 @@ bool activation_bounds(const Node& act, int64_t opset, const std::function<const
 
 Attribute float_attribute(const char* name, float value);
 Attribute int_attribute(const char* name, int64_t value);
+Attribute ints_attribute(const char* name, std::vector<int64_t> values);
+Attribute string_attribute(const char* name, std::string value);
+// Sets `attr` on `n`, replacing an attribute of the same name.
+void set_attribute(Node& n, Attribute attr);
 
 }  // namespace xonnx

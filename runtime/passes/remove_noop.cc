@@ -1,6 +1,7 @@
 // Removes nodes whose output equals their first input: Identity, Cast/CastLike to the same type,
 // Reshape/Expand/Squeeze/Unsqueeze/Slice that keep the shape, identity Transpose, zero Pad,
-// Concat of one input, Split into one output, inference Dropout. Shape-dependent cases use
+// Concat of one input, Split into one output, Dropout that drops nothing (inference, or a
+// constant ratio 0 as torch writes for eval-mode attention dropout). Shape-dependent cases use
 // shape inference (main graph only); the shape-free ones also apply inside subgraph bodies.
 #include <set>
 #include <unordered_map>
@@ -25,6 +26,26 @@ bool constant_ints(const Graph& g, const Node& n, size_t i, std::vector<int64_t>
   return true;
 }
 
+// The constant float scalar of input i, when it is an initializer.
+bool constant_scalar(const Graph& g, const Node& n, size_t i, double* out) {
+  if (i >= n.inputs.size() || n.inputs[i].empty()) return false;
+  const Tensor* t = constant_tensor(g, n.inputs[i]);
+  if (!t || t->numel() != 1 || !dtype_is_float(t->dtype())) return false;
+  *out = t->get_as_double(0);
+  return true;
+}
+
+// Dropout whose output 0 is its input: inference mode (no training_mode, or a constant false),
+// or training with a constant ratio 0 (scale 1 / (1 - 0), nothing dropped).
+bool dropout_is_identity(const Graph& g, const Node& n, int64_t opset) {
+  if (opset < 7) return attr_int_or(n, "is_test", 0) != 0;
+  if (opset < 12 || n.inputs.size() < 3 || n.inputs[2].empty()) return true;
+  std::vector<int64_t> mode;
+  if (constant_ints(g, n, 2, &mode) && mode.size() == 1 && mode[0] == 0) return true;
+  double ratio = 0;
+  return constant_scalar(g, n, 1, &ratio) && ratio == 0;
+}
+
 // Same type and shape in and out, as far as inference can prove.
 bool same_type_and_shape(const ShapeFacts* facts, const Node& n) {
   if (!facts) return false;
@@ -34,13 +55,13 @@ bool same_type_and_shape(const ShapeFacts* facts, const Node& n) {
          in->elem_type != DataType::kUndefined && dims_equal(in->dims, out->dims);
 }
 
-bool is_noop(const Graph& g, const Node& n, int64_t opset, const ShapeFacts* facts) {
+bool is_noop(const Graph& g, const GraphIndex& index, const Node& n, int64_t opset, const ShapeFacts* facts) {
   if (!n.domain.empty() || n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty() || n.outputs[0].empty()) {
     return false;
   }
-  // Every output but the first must be unused for the node to vanish.
+  // Every output but the first must be unused (absent, or read by nobody) for the node to vanish.
   for (size_t k = 1; k < n.outputs.size(); ++k) {
-    if (!n.outputs[k].empty()) return false;
+    if (!n.outputs[k].empty() && index.use_count(n.outputs[k]) > 0) return false;
   }
   const std::string& op = n.op_type;
   if (op == "Identity") return true;
@@ -65,14 +86,7 @@ bool is_noop(const Graph& g, const Node& n, int64_t opset, const ShapeFacts* fac
     // One output of a Split is its whole input (a split list can only be [dim]).
     return n.outputs.size() == 1;
   }
-  if (op == "Dropout") {
-    // Inference mode: no training_mode input (or a constant false one); mask unused.
-    if (opset >= 12 && n.inputs.size() > 2 && !n.inputs[2].empty()) {
-      std::vector<int64_t> mode;
-      if (!constant_ints(g, n, 2, &mode) || mode.size() != 1 || mode[0] != 0) return false;
-    }
-    return opset >= 7 || attr_int_or(n, "is_test", 0) != 0;
-  }
+  if (op == "Dropout") return dropout_is_identity(g, n, opset);
   if (op == "Pad") {
     std::vector<int64_t> pads;
     if (opset >= 11) {
@@ -126,7 +140,7 @@ int remove_in_graph(const Model& model, Graph& graph, const ShapeFacts* facts) {
     const GraphIndex index(graph);
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       const Node& n = graph.nodes[i];
-      if (!is_noop(graph, n, opset_of(model, n), facts)) continue;
+      if (!is_noop(graph, index, n, opset_of(model, n), facts)) continue;
       if (index.is_graph_output(n.outputs[0])) {
         writes_output.push_back(i);
         continue;

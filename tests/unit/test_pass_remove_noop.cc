@@ -68,6 +68,27 @@ TEST(PassRemoveNoop, ShapeDependentNoops) {
   EXPECT_EQ(nodes_after(with_init(single_op("Unsqueeze", {"a"}, {}, d), "a", i64({0}))), 2);
 }
 
+// torch writes eval-mode attention dropout as Dropout(x, ratio 0, training_mode true) with a
+// named mask nobody reads: nothing is dropped, so it goes; a real ratio or a read mask keeps it.
+TEST(PassRemoveNoop, DropoutThatDropsNothing) {
+  auto dropout = [](float ratio, bool training, bool read_mask) {
+    Model m = make_model(17);
+    m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(3)})};
+    m.graph.outputs = {untyped("y")};
+    m.graph.nodes = {make_node("Dropout", {"x", "ratio", "train"}, {"t", "mask"}), make_node("Relu", {"t"}, {"y"})};
+    add_init(m.graph, "ratio", Tensor::from_vector<float>({ratio}, {}));
+    add_init(m.graph, "train", Tensor::from_vector<bool>({training}, {}));
+    if (read_mask) m.graph.outputs.push_back(untyped("mask"));
+    return m;
+  };
+  EXPECT_EQ(nodes_after(dropout(0.f, true, false)), 1);
+  EXPECT_EQ(nodes_after(dropout(0.5f, false, false)), 1);
+  EXPECT_EQ(nodes_after(dropout(0.1f, true, false)), 2);
+  EXPECT_EQ(nodes_after(dropout(0.f, true, true)), 2);
+  const Model m = dropout(0.f, true, false);
+  expect_same_outputs(m, apply_pass(m, remove_noop), {tv<float>({-1, 2, -3, 4, 5, -6}, {2, 3})});
+}
+
 TEST(PassRemoveNoop, OutputsStayExact) {
   Model m = single_op("Reshape", {"s"}, {}, {dim(2), dim(3), dim(4)});
   add_init(m.graph, "s", i64({2, 3, 4}));
