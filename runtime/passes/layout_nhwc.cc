@@ -257,6 +257,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     if (!is_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
   }
   if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
+  if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {  // per tensor only: the axis would move
     if (n.inputs.size() < 2 || n.outputs.size() != 1 || !scalar_constant(n.inputs[1])) return Role::kNone;
     if (n.inputs.size() > 2 && !n.inputs[2].empty() && !scalar_constant(n.inputs[2])) return Role::kNone;
@@ -286,6 +287,22 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     return Role::kAgnostic;
   }
   return Role::kNone;
+}
+
+// An inference BatchNormalization (opset 9+) with constant float per-channel parameters and
+// no running-statistics outputs: a per-channel affine map, as cheap in NHWC as in NCHW.
+bool NhwcPass::inference_batch_norm(const Node& n) const {
+  if (opset_of(n) < 9 || n.inputs.size() != 5 || known_non_float(n.inputs[0])) return false;
+  for (size_t k = 1; k < n.outputs.size(); ++k) {
+    if (!n.outputs[k].empty()) return false;
+  }
+  const Attribute* training = n.find_attr("training_mode");
+  if (training && training->i != 0) return false;
+  for (size_t k = 1; k < 5; ++k) {
+    const Tensor* t = n.inputs[k].empty() ? nullptr : constant(n.inputs[k]);
+    if (!t || t->dtype() != DataType::kFloat || t->rank() != 1) return false;
+  }
+  return true;
 }
 
 // Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
@@ -349,7 +366,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     role_[i] = classify(i);
     if (role_[i] == Role::kNone) continue;
     Node& n = g_.nodes[i];
-    if (n.op_type == "Conv") try_fuse(i);
+    if (n.op_type == "Conv" || n.op_type == "BatchNormalization") try_fuse(i);
     for (const std::string& o : n.outputs) {
       if (!o.empty()) region_.insert(o);
     }

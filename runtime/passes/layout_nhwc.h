@@ -5,7 +5,9 @@
 // What it does to the IR (graph.h), names stay stable at the graph's edges:
 //  - Conv (constant 4-D float W, constant B), MaxPool / AveragePool (2-D, no Indices output)
 //    and GlobalAveragePool become internal ops of domain "com.xonnx.nhwc" (same attributes,
-//    NHWC input 0 and output 0; runtime/ops/ref/nhwc.cc). Each has a reference twin.
+//    NHWC input 0 and output 0; runtime/ops/ref/nhwc.cc). Each has a reference twin. So does
+//    an inference BatchNormalization of a region value with constant parameters (DenseNet's
+//    pre-activation BN after a Concat), with a Relu / Clip after it fused as its output range.
 //  - QLinearConv with constant weights, scales, zero points and bias (what passes/qdq_fusion.h
 //    makes of QDQ convolutions) becomes the com.xonnx.nhwc QLinearConv the same way.
 //  - Layout-agnostic ops inside a region stay ONNX ops on NHWC tensors: element-wise unary

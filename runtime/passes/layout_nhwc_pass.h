@@ -39,6 +39,7 @@ class NhwcPass {
   Role classify(size_t i);
   bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
+  bool inference_batch_norm(const Node& n) const;
   void try_fuse(size_t conv);
   // The rewrites for the own kernels (layout_nhwc_fusions.cc): merge_for_own_kernels() after
   // classification, rewrite_merged() on each region node as it is emitted (renamed to `nhwc`).

@@ -239,6 +239,41 @@ TEST(LayoutNhwc, SwishNotAfterAConvStaysAnOp) {
   }
 }
 
+// DenseNet's dense layer: BN -> ReLU -> Conv on the concatenation of the earlier features. The
+// BatchNormalization (constant parameters) joins the region with the ReLU fused into it, so
+// the concatenations never leave NHWC.
+Model dense_block(int64_t c, int64_t growth, int layers) {
+  Builder b;
+  b.input("x");
+  std::string features = b.conv("x", 3, c, 3);
+  int64_t channels = c;
+  for (int l = 0; l < layers; ++l) {
+    const std::string bn = b.node("BatchNormalization",
+                                  {features, b.constant(rand_tensor({channels}, 20 + l, 0.5f, 1.5f)),
+                                   b.constant(rand_tensor({channels}, 30 + l)), b.constant(rand_tensor({channels}, 40 + l)),
+                                   b.constant(rand_tensor({channels}, 50 + l, 0.1f, 2.0f))});
+    const std::string grown = b.conv(b.node("Relu", {bn}), channels, growth, 3);
+    features = b.node("Concat", {features, grown}, {attr_int("axis", 1)});
+    channels += growth;
+  }
+  b.node("GlobalAveragePool", {features}, {}, "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(LayoutNhwc, BatchNormAfterAConcatStaysInTheRegion) {
+  Model m = dense_block(4, 3, 3);
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->to_nhwc, 1);
+  EXPECT_EQ(s->to_nchw, 1);  // the pooled output only
+  EXPECT_EQ(count_ops(m.graph, kNhwcDomain, "BatchNormalization"), 3);
+  EXPECT_EQ(count_ops(m.graph, "", "BatchNormalization") + count_ops(m.graph, "", "Relu"), 0);
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "BatchNormalization") EXPECT_NE(n.find_attr("activation_min"), nullptr);
+  }
+}
+
 // ---- differential runs -----------------------------------------------------------------------
 
 // A mobilenet/resnet/efficientnet-like net over every construct the pass handles.
@@ -327,6 +362,13 @@ TEST(LayoutNhwcDiff, InputShapeChangesBetweenRuns) {
 
 TEST(LayoutNhwcDiff, NonFiniteInputsKeepReferenceSemantics) {
   expect_same_outputs(mini_net(3, 13), {{1, 3, 12, 12}}, "NaN and inf", std::numeric_limits<float>::infinity());
+}
+
+TEST(LayoutNhwcDiff, DenseBlockWithBatchNorms) {
+  for (int64_t c : {1, 4, 13}) {
+    expect_same_outputs(dense_block(c, 5, 3), {{1, 3, 9, 7}, {2, 3, 5, 6}}, "c " + std::to_string(c));
+  }
+  expect_same_outputs(dense_block(4, 3, 2), {{1, 3, 6, 6}}, "NaN and inf", std::numeric_limits<float>::infinity());
 }
 
 Model fused_conv(const std::string& act) {

@@ -32,6 +32,21 @@ TEST(OptimizedBatchNorm, SameAsTheReferenceOverOddShapes) {
   diff_test(Op("BatchNormalization", "", 15), specials, {}, true, "NaN / inf", 0, 0);
 }
 
+// The layout pass's NHWC BatchNormalization ([N, H, W, C]) against its twin (transpose, the
+// ONNX reference, the fused range, transpose back): the same bits, NaN kept by the range.
+TEST(OptimizedBatchNorm, NhwcSameAsItsTwin) {
+  const Op nhwc("BatchNormalization", kNhwcDomain, 15);
+  for (int64_t c : {1, 3, 13, 127}) {
+    const std::string at = "c " + std::to_string(c);
+    diff_test(nhwc, bn_inputs({2, 5, 3, c}, c, true, 7), {}, true, "NHWC " + at, 0, 0);
+    diff_test(nhwc, bn_inputs({1, 4, 7, c}, c, true, 8),
+              {attr_float("activation_min", 0.0f), attr_float("activation_max", 6.0f)}, true, "NHWC ReLU6 " + at, 0, 0);
+  }
+  std::vector<In> specials = bn_inputs({1, 7, 5, 3}, 3, true, 9);
+  specials[0].t = with_specials(specials[0].t);
+  diff_test(nhwc, specials, {attr_float("activation_min", 0.0f)}, true, "NHWC NaN / inf, ReLU", 0, 0);
+}
+
 TEST(OptimizedBatchNorm, LeavesTheRestToTheReference) {
   diff_test(Op("BatchNormalization", "", 15), bn_inputs({1, 3, 4, 4}, 4, true, 5), {}, false,
             "params of the wrong size");

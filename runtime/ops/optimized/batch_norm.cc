@@ -1,4 +1,5 @@
-// Optimized BatchNormalization (opset 9+, inference) of float32 [N, C, ...] tensors: the
+// Optimized BatchNormalization (opset 9+, inference) of float32 [N, C, ...] tensors, and of
+// the layout pass's NHWC ones ([N, H, W, C], DenseNet's pre-activation BNs inside a region): the
 // reference's per-channel multiplier and offset (computed the same way, in double, then
 // rounded), then y = x * m + b over each (n, c) plane, the planes split over the threads: the
 // same bits as the reference kernel (ops/ref/normalization.cc), which runs on one thread and
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -18,7 +20,9 @@ namespace {
 
 class BatchNormKernel final : public FastKernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  // nhwc: the layout pass's com.xonnx.nhwc BatchNormalization ([N, H, W, C], maybe with a fused
+  // activation_min / activation_max range, applied as its reference twin does).
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool nhwc) {
     XONNX_ASSIGN_OR_RETURN(int64_t training, init.get_int("training_mode", 0));
     if (training != 0) return unsupported("own BatchNormalization: training_mode");
     for (size_t i = 1; i < init.num_outputs(); ++i)
@@ -27,16 +31,21 @@ class BatchNormKernel final : public FastKernel {
     auto k = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->epsilon_ = eps;
+    k->nhwc_ = nhwc;
+    if (nhwc && (init.has_attr("activation_min") || init.has_attr("activation_max"))) {
+      XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("activation_min", -INFINITY));
+      XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", INFINITY));
+      k->clamp_ = true;
+    }
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    if (!is_f32(x) || x.rank() < 2) return Status::ok();
-    const int64_t n = x.dim(0), c = x.dim(1);
-    if (n * c <= 0) return Status::ok();
-    const int64_t sp = x.numel() / (n * c);
+    if (!is_f32(x) || x.rank() < 2 || (nhwc_ && x.rank() != 4)) return Status::ok();
+    const int64_t c = nhwc_ ? x.dim(3) : x.dim(1);
+    if (x.numel() <= 0 || c <= 0) return Status::ok();
     for (size_t i = 1; i <= 4; ++i) {
       const Tensor& t = ctx.input(i);
       if (!is_f32(t) || t.numel() != c) return Status::ok();
@@ -57,26 +66,54 @@ class BatchNormKernel final : public FastKernel {
     float* dst = y->data<float>();
     const float* mul = mul_.data();
     const float* add = add_.data();
-    pool_->parallel_for(static_cast<size_t>(n * c), chunk_for(sp), [&](size_t p0, size_t p1) {
-      for (size_t p = p0; p < p1; ++p) {
-        const float m = mul[p % static_cast<size_t>(c)], b = add[p % static_cast<size_t>(c)];
-        const float* in = src + static_cast<int64_t>(p) * sp;
-        float* out = dst + static_cast<int64_t>(p) * sp;
-        for (int64_t j = 0; j < sp; ++j) out[j] = in[j] * m + b;
-      }
-    });
+    if (nhwc_) {  // one pixel's C values per row, the channel's multiplier and offset along it
+      const float lo = lo_, hi = hi_;
+      const bool clamp = clamp_;
+      pool_->parallel_for(static_cast<size_t>(x.numel() / c), chunk_for(c), [&](size_t p0, size_t p1) {
+        for (size_t p = p0; p < p1; ++p) {
+          const float* in = src + static_cast<int64_t>(p) * c;
+          float* out = dst + static_cast<int64_t>(p) * c;
+          if (!clamp) {
+            for (int64_t j = 0; j < c; ++j) out[j] = in[j] * mul[j] + add[j];
+            continue;
+          }
+          for (int64_t j = 0; j < c; ++j) {  // branch-free (vectorized); as the twin, NaN stays NaN
+            float v = in[j] * mul[j] + add[j];
+            v = v < lo ? lo : v;
+            out[j] = v > hi ? hi : v;
+          }
+        }
+      });
+    } else {
+      const int64_t planes = x.dim(0) * c, sp = x.numel() / planes;
+      pool_->parallel_for(static_cast<size_t>(planes), chunk_for(sp), [&](size_t p0, size_t p1) {
+        for (size_t p = p0; p < p1; ++p) {
+          const float m = mul[p % static_cast<size_t>(c)], b = add[p % static_cast<size_t>(c)];
+          const float* in = src + static_cast<int64_t>(p) * sp;
+          float* out = dst + static_cast<int64_t>(p) * sp;
+          for (int64_t j = 0; j < sp; ++j) out[j] = in[j] * m + b;
+        }
+      });
+    }
     handled = true;
     return Status::ok();
   }
 
   double epsilon_ = 1e-5;
+  bool nhwc_ = false;
+  bool clamp_ = false;
+  float lo_ = -INFINITY, hi_ = INFINITY;
   std::vector<float> mul_, add_;
 };
+
+Result<std::unique_ptr<Kernel>> create_nchw(const KernelInit& init) { return BatchNormKernel::create(init, false); }
+Result<std::unique_ptr<Kernel>> create_nhwc(const KernelInit& init) { return BatchNormKernel::create(init, true); }
 
 }  // namespace
 
 void register_opt_batch_norm(OpRegistry& registry) {
-  registry.add({"", "BatchNormalization", 9, kLatestVersion, BatchNormKernel::create, Backend::kOptimized});
+  registry.add({"", "BatchNormalization", 9, kLatestVersion, create_nchw, Backend::kOptimized});
+  registry.add({kNhwcDomain, "BatchNormalization", 1, kLatestVersion, create_nhwc, Backend::kOptimized});
 }
 
 }  // namespace opt
