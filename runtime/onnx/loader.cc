@@ -1,6 +1,7 @@
 #include "runtime/onnx/loader.h"
 
 #include <cstring>
+#include <map>
 #include <unordered_set>
 
 #include "onnx_data.pb.h"
@@ -15,6 +16,16 @@ namespace xonnx {
 namespace {
 
 constexpr int64_t kMaxIrVersion = 13;
+
+// The default-domain opset of a model's or a function's imports, if any, is one we implement.
+Status check_onnx_opset(const std::map<std::string, int64_t>& imports, const std::string& what) {
+  auto onnx_opset = imports.find("");
+  if (onnx_opset != imports.end() && (onnx_opset->second < kMinOnnxOpset || onnx_opset->second > kMaxOnnxOpset)) {
+    return unsupported(what, ": default-domain opset ", onnx_opset->second, " is not supported (", kMinOnnxOpset, "..",
+                       kMaxOnnxOpset, ")");
+  }
+  return Status::ok();
+}
 
 class Converter {
  public:
@@ -281,6 +292,8 @@ class Converter {
       out.nodes.push_back(std::move(n).value());
     }
     for (const auto& o : f.opset_import()) out.opset_imports[normalize_domain(o.domain())] = o.version();
+    // Inlining moves these into the model (functions.cc): the model's range holds for them too.
+    XONNX_RETURN_IF_ERROR(check_onnx_opset(out.opset_imports, where));
     for (const auto& v : f.value_info()) {
       XONNX_ASSIGN_OR_RETURN(ValueInfo vi, value_info(v));
       out.value_info.push_back(std::move(vi));
@@ -322,12 +335,7 @@ Result<Model> load_impl(const void* data, size_t size, const std::string& what, 
     model.opset_imports[domain] = o.version();
   }
   if (proto.opset_import_size() == 0) model.opset_imports[""] = 1;  // IR < 3 implies opset 1
-  auto onnx_opset = model.opset_imports.find("");
-  if (onnx_opset != model.opset_imports.end() &&
-      (onnx_opset->second < kMinOnnxOpset || onnx_opset->second > kMaxOnnxOpset)) {
-    return unsupported(what, ": default-domain opset ", onnx_opset->second, " is not supported (", kMinOnnxOpset, "..",
-                       kMaxOnnxOpset, ")");
-  }
+  XONNX_RETURN_IF_ERROR(check_onnx_opset(model.opset_imports, what));
   model.producer_name = proto.producer_name();
   model.producer_version = proto.producer_version();
   model.domain = proto.domain();

@@ -342,6 +342,20 @@ TEST(HardeningFunctions, RecursionThroughASubgraphIsRejectedAtLoad) {
   expect_error(load(two_calls_model(true), keep).status(), StatusCode::kInvalidModel, {"recursive"});
 }
 
+// A function importing a default-domain opset the runtime does not implement is rejected at
+// load, inlined or not: inlining moves its imports into the model (fuzz_convert found a model
+// that loaded without inlining and converted into a file declaring ai.onnx 49).
+TEST(HardeningFunctions, UnsupportedOpsetInAFunctionIsRejectedAtLoad) {
+  ModelProto m = two_calls_model(false);
+  m.mutable_functions(0)->mutable_opset_import(0)->set_version(49);
+  for (const bool inline_functions : {true, false}) {
+    LoadOptions options;
+    options.inline_functions = inline_functions;
+    expect_error(load(m, options).status(), StatusCode::kUnsupported,
+                 {"function 'local::F'", "default-domain opset 49 is not supported"});
+  }
+}
+
 // G0 = Relu; G(k) calls G(k-1) twice: G(depth) inlines to 2^depth nodes from a tiny file.
 ModelProto function_bomb(int depth) {
   ModelProto m = empty_model();
