@@ -33,7 +33,8 @@ struct AxisCrop {
   int64_t pad_begin = 0, pad_end = 0;     // the new pads
 };
 
-// The taps of one axis to keep, or false when nothing can be dropped.
+// The taps of one axis to keep and the pads after the crop, or false (crop untouched) when
+// nothing can be dropped or the pads would go negative.
 bool crop_axis(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
                AxisCrop* crop) {
   if (in <= 0 || kernel <= 1 || stride <= 0 || dilation <= 0 || pad_begin < 0 || pad_end < 0) return false;
@@ -45,11 +46,10 @@ bool crop_axis(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int
   if (first == kernel) return false;  // no tap reads the input: left alone (bias only, rare)
   while (!tap_reads_input(last, in, out, stride, dilation, pad_begin)) --last;
   if (first == 0 && last == kernel - 1) return false;
-  crop->first = first;
-  crop->last = last;
-  crop->pad_begin = pad_begin - first * dilation;
-  crop->pad_end = pad_end - (kernel - 1 - last) * dilation;
-  return crop->pad_begin >= 0 && crop->pad_end >= 0;
+  const AxisCrop cropped{first, last, pad_begin - first * dilation, pad_end - (kernel - 1 - last) * dilation};
+  if (cropped.pad_begin < 0 || cropped.pad_end < 0) return false;
+  *crop = cropped;
+  return true;
 }
 
 std::vector<int64_t> ints_or(const Node& n, const char* name, std::vector<int64_t> fallback) {
@@ -116,15 +116,9 @@ Result<bool> crop_conv_taps(Model& model, PassContext& ctx) {
     for (size_t a = 0; a < spatial && valid; ++a) {
       const Dim& in = (*x_dims)[2 + a];
       const int64_t k = w->dim(2 + a);
-      AxisCrop& c = crops[a];
-      c = AxisCrop{0, k - 1, pads[a], pads[spatial + a]};
-      if (!in.known()) {
-        valid = false;
-      } else if (crop_axis(in.value, k, strides[a], dilations[a], pads[a], pads[spatial + a], &c)) {
-        any = true;
-      } else {
-        c = AxisCrop{0, k - 1, pads[a], pads[spatial + a]};
-      }
+      crops[a] = AxisCrop{0, k - 1, pads[a], pads[spatial + a]};  // kept whole unless cropped below
+      valid = in.known();
+      if (valid && crop_axis(in.value, k, strides[a], dilations[a], pads[a], pads[spatial + a], &crops[a])) any = true;
     }
     Tensor new_w;
     if (!valid || !any || !crop_weights(*w, crops, &new_w)) continue;

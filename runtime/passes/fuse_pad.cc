@@ -75,14 +75,13 @@ bool merge_pads(const Node& consumer, const std::vector<int64_t>& pad_pads, std:
 
 Result<bool> fuse_pad(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
-  const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
   FusionView v(g);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int pad = static_cast<int>(i);
     if (!v.is(pad, "Pad")) continue;
     const Node& p = v.node(pad);
-    const std::vector<int64_t> pads = zero_spatial_pads(g, p, p.opset != 0 ? p.opset : opset);
+    const std::vector<int64_t> pads = zero_spatial_pads(g, p, opset_of(model, p));
     if (pads.empty()) continue;
     const int consumer = v.sole_consumer(p.outputs[0]);
     const bool conv = v.is(consumer, "Conv");

@@ -32,10 +32,9 @@ class BatchNormKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->epsilon_ = eps;
     k->nhwc_ = nhwc;
-    if (nhwc && (init.has_attr("activation_min") || init.has_attr("activation_max"))) {
+    if (nhwc) {  // without a fused range the bounds are infinite: the clamp changes nothing
       XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("activation_min", -INFINITY));
       XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", INFINITY));
-      k->clamp_ = true;
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -68,15 +67,10 @@ class BatchNormKernel final : public FastKernel {
     const float* add = add_.data();
     if (nhwc_) {  // one pixel's C values per row, the channel's multiplier and offset along it
       const float lo = lo_, hi = hi_;
-      const bool clamp = clamp_;
       pool_->parallel_for(static_cast<size_t>(x.numel() / c), chunk_for(c), [&](size_t p0, size_t p1) {
         for (size_t p = p0; p < p1; ++p) {
           const float* in = src + static_cast<int64_t>(p) * c;
           float* out = dst + static_cast<int64_t>(p) * c;
-          if (!clamp) {
-            for (int64_t j = 0; j < c; ++j) out[j] = in[j] * mul[j] + add[j];
-            continue;
-          }
           for (int64_t j = 0; j < c; ++j) {  // branch-free (vectorized); as the twin, NaN stays NaN
             float v = in[j] * mul[j] + add[j];
             v = v < lo ? lo : v;
@@ -101,7 +95,6 @@ class BatchNormKernel final : public FastKernel {
 
   double epsilon_ = 1e-5;
   bool nhwc_ = false;
-  bool clamp_ = false;
   float lo_ = -INFINITY, hi_ = INFINITY;
   std::vector<float> mul_, add_;
 };
