@@ -3,7 +3,8 @@
 //   s = Sqrt(Add(v, eps)); n = Div(d, s); y = Add(Mul(n, gamma), beta)   (Mul/Add optional)
 // into LayerNormalization(x, gamma, beta, axis=-K, epsilon=eps), over the last K axes, keepdims.
 // LayerNormalization exists from opset 17 only: below it the pattern stays (see fuse_gelu for the
-// com.microsoft route, which ORT does not offer for LayerNormalization in a portable way).
+// com.microsoft route, which ORT does not offer for LayerNormalization in a portable way). Each
+// node is read at its own opset (nodes inlined from a function may carry one).
 #include <algorithm>
 
 #include "runtime/ir/graph_edit.h"
@@ -17,7 +18,9 @@ namespace passes {
 namespace {
 
 // The reduced axes of a ReduceMean as negative axes [-K..-1], keepdims=1; K, or 0 if not.
-int64_t trailing_axes(const Graph& g, const Node& n, int64_t opset, const ShapeFacts& facts) {
+int64_t trailing_axes(const Model& model, const Node& n, const ShapeFacts& facts) {
+  const Graph& g = model.graph;
+  const int64_t opset = opset_of(model, n);
   if (attr_int_or(n, "keepdims", 1) != 1 || n.inputs.empty()) return 0;
   std::vector<int64_t> axes;
   if (opset >= 18) {
@@ -75,10 +78,11 @@ struct LnMatch {
   int last = -1;
 };
 
-bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts& facts, int rm1, LnMatch* m) {
-  if (!v.is(rm1, "ReduceMean")) return false;
+bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, int rm1, LnMatch* m) {
+  if (!v.is(rm1, "ReduceMean") || opset_of(model, v.node(rm1)) < 17) return false;
+  const Graph& g = model.graph;
   const Node& mean = v.node(rm1);
-  const int64_t k = trailing_axes(g, mean, opset, facts);
+  const int64_t k = trailing_axes(model, mean, facts);
   if (k == 0) return false;
   const std::string& x = mean.inputs[0];
   const int sub = v.sole_consumer(mean.outputs[0]);
@@ -98,7 +102,7 @@ bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts&
   }
   if (sq < 0 || div < 0) return false;
   const int rm2 = v.sole_consumer(v.node(sq).outputs[0]);
-  if (!v.is(rm2, "ReduceMean") || trailing_axes(g, v.node(rm2), opset, facts) != k) return false;
+  if (!v.is(rm2, "ReduceMean") || trailing_axes(model, v.node(rm2), facts) != k) return false;
   const int add = v.sole_consumer(v.node(rm2).outputs[0]);
   if (!v.is(add, "Add")) return false;
   const std::string eps_name = v.other_input(add, v.node(rm2).outputs[0]);
@@ -158,21 +162,24 @@ bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, std::string
 }  // namespace
 
 Result<bool> fuse_layernorm(Model& model, PassContext& ctx) {
-  const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
-  if (opset < 17) return false;
   Graph& g = model.graph;
+  const bool any = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
+    return n.op_type == "ReduceMean" && n.domain.empty() && opset_of(model, n) >= 17;
+  });
+  if (!any) return false;  // spares the shape inference
   const ShapeFacts facts = infer_shapes(model);
   FusionView view(g);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     LnMatch m;
-    if (!match(view, g, opset, facts, static_cast<int>(i), &m)) continue;
+    if (!match(view, model, facts, static_cast<int>(i), &m)) continue;
     if (!view.claim(m.nodes)) continue;
     std::string gamma = m.gamma;
     if (gamma.empty() && !ones_scale(g, facts, m, &gamma)) continue;
     Node ln;
     ln.op_type = "LayerNormalization";
     ln.name = view.node(m.last).name;
+    ln.opset = view.node(m.nodes[0]).opset;  // the first ReduceMean's, checked >= 17 above
     ln.inputs = {m.x, gamma};
     if (!m.beta.empty()) ln.inputs.push_back(m.beta);
     ln.outputs = {view.node(m.last).outputs[0]};

@@ -1,5 +1,6 @@
 #include "runtime/passes/validate.h"
 
+#include <algorithm>
 #include <functional>
 #include <queue>
 #include <set>
@@ -123,7 +124,19 @@ class Validator {
     const std::string label = where + ": " + n.describe() + " [opset " + std::to_string(opset) + "]: ";
     auto resolved = OpRegistry::global().resolve(n.domain, n.op_type, opset);
     if (!resolved.is_ok()) return resolved.status().with_context(label);
+    if (n.domain.empty() && n.op_type == "Constant") XONNX_RETURN_IF_ERROR(constant_value(n, label));
     return check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()), static_cast<int>(n.outputs.size()));
+  }
+
+  // A Constant holds exactly one value attribute (its kernel checks the contents).
+  static Status constant_value(const Node& n, const std::string& label) {
+    static const std::set<std::string> kValues = {"value",        "value_float",  "value_floats", "value_int",
+                                                  "value_ints",   "value_string", "value_strings", "sparse_value"};
+    const auto count = std::count_if(n.attributes.begin(), n.attributes.end(),
+                                     [](const Attribute& a) { return kValues.count(a.name) != 0; });
+    if (count == 1) return Status::ok();
+    return invalid_model(label, "Constant needs exactly one of value, value_float(s), value_int(s), value_string(s), ",
+                         "sparse_value; got ", count);
   }
 
   // The body arities the If, Loop and Scan kernels require (runtime/ops/ref/control_flow.cc).

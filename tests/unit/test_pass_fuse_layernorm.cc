@@ -1,5 +1,5 @@
 // fuse_layernorm: the decomposed LayerNorm fuses at opset 17 (with and without the affine Mul/Add),
-// stays decomposed below 17, and a gamma that only broadcasts is not mistaken for LayerNorm.
+// stays decomposed below 17 (each node at its own opset), and a gamma that only broadcasts is not mistaken for LayerNorm.
 #include "tests/unit/fuse_test_util.h"
 
 namespace xonnx {
@@ -62,6 +62,21 @@ TEST(PassFuseLayernorm, NotBelowOpset17OrWithBroadcastGamma) {
   Model out = run_pass(m, passes::fuse_layernorm, &changed);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"LayerNormalization", "Mul", "Add"}));
   expect_close_outputs(m, out, {random_value({2, 3, 8}, 7)}, 1e-5);
+}
+
+// Nodes inlined from a function carry their own opset: 17 inside a model at 14 fuses, and the
+// LayerNormalization keeps opset 17 (written at the model's 14 it would not exist).
+TEST(PassFuseLayernorm, ReadsEachNodeAtItsOwnOpset) {
+  Model m = decomposed_ln(14, true);
+  for (Node& n : m.graph.nodes) n.opset = 17;
+  Model out = run_pass(m, passes::fuse_layernorm);
+  ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"LayerNormalization"}));
+  EXPECT_EQ(out.graph.nodes[0].opset, 17);
+  expect_close_outputs(m, out, {random_value({2, 3, 8}, 8)}, 1e-5);
+  // ReduceMean at 17 inside a model at 18 takes its axes from the attribute, not an input.
+  Model old = decomposed_ln(18, true);
+  for (Node& n : old.graph.nodes) n.opset = 17;
+  ASSERT_EQ(op_list(run_pass(old, passes::fuse_layernorm).graph), (std::vector<std::string>{"LayerNormalization"}));
 }
 
 }  // namespace
