@@ -3,6 +3,8 @@
 // read them from here, so neither includes the other.
 #pragma once
 
+#include <cstddef>
+
 namespace xonnx {
 
 // The domain of the layout pass's NHWC ops and of its boundary conversions (ToNHWC, ToNCHW).
@@ -19,5 +21,8 @@ constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
 // An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
 // as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
 constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
+// The NHWC Conv's optional input Z (the residual Add merged into it): clamp(conv + B + Z) over
+// the output range (ops/common/residual.h).
+constexpr size_t kConvResidualInput = 3;
 
 }  // namespace xonnx

@@ -1,6 +1,7 @@
 #include "runtime/passes/layout_nhwc.h"
 
 #include "runtime/ir/graph_edit.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/passes/layout_nhwc_pass.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/passes/validate.h"
@@ -37,6 +38,7 @@ bool is_conv(const Node& n) { return n.domain.empty() && (n.op_type == "Conv" ||
 // The inputs that carry activations (the layout's concern); the others are parameters.
 std::vector<size_t> data_inputs(const Node& n) {
   if (is_qlinear_binary(n)) return {0, 3};
+  if (n.op_type == "Conv" && n.inputs.size() > kConvResidualInput) return {0, kConvResidualInput};  // Z
   if (n.domain.empty() && (is_binary(n.op_type) || n.op_type == "Concat")) {
     std::vector<size_t> all(n.inputs.size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = k;
@@ -435,7 +437,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         std::string& in = n.inputs[k];
         if (in.empty()) continue;
-        if (is_conv(n) && k > 0) {
+        if (is_conv(n) && k > 0 && !(n.op_type == "Conv" && k == kConvResidualInput)) {
           in = constant_root(in);  // W / B / quantization parameters: the initializer itself
         } else if (std::find(data.begin(), data.end(), k) != data.end()) {
           auto it = nhwc.find(in);
@@ -504,6 +506,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   o.nchw_input_conv = fast(kConvNchwInputOp);
   o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp);
   o.fuse_stem_pool = fast(kConvMaxPoolOp);
+  o.fuse_residual_add = fast("Conv");
   return o;
 }
 

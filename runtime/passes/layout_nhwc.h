@@ -63,6 +63,9 @@ struct NhwcLayoutOptions {
   // An image's Conv (C <= 4) whose output only a MaxPool reads runs with it as one ConvMaxPool:
   // the Conv's output (a CNN stem's largest tensor) is pooled while in cache, never written.
   bool fuse_stem_pool = false;
+  // A Conv whose output only an Add reads takes the Add's other input as a residual Z
+  // (Conv(X, W, B, Z)), and the Relu / Clip that alone reads the sum as its output range.
+  bool fuse_residual_add = false;
 };
 
 struct NhwcLayoutStats {
@@ -77,6 +80,7 @@ struct NhwcLayoutStats {
   int nchw_input = 0;           // ToNHWC conversions left to a ConvNchwInput
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
   int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
+  int residual = 0;             // Adds merged into the Conv whose output they read
 };
 
 // The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/ops/internal_ops.h"
 #include "runtime/passes/layout_nhwc_pass.h"
 #include "runtime/passes/pass_util.h"
 
@@ -50,6 +51,7 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
   if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
   if (options_.fuse_concat) stats.concat = fuse_concats(order);
   if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);  // after nchw_input_ is known
+  if (options_.fuse_residual_add) stats.residual = fuse_residual_adds(order);  // Convs no other merge took
 }
 
 // Node i, already renamed for the region as `n`, with what was merged into it:
@@ -58,6 +60,7 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
 //  - an image's Conv: reads the NCHW value;
 //  - a Concat: ConcatConv (part 0, W, B or "", parts 1..) or ConcatMaxPool (the parts);
 //  - an image's Conv into its MaxPool: ConvMaxPool (X, W, B; the pool's attributes as pool_*).
+// (A residual Add is rewritten in place by fuse_residual_adds: it needs nothing here.)
 void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const {
   auto pointwise = pointwise_of_.find(i);
   if (pointwise != pointwise_of_.end()) {
@@ -241,6 +244,72 @@ int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
     stem_of_[j] = c;
     fused_away_[c] = true;
     merged_.insert(c);
+    ++merged;
+  }
+  return merged;
+}
+
+// A group-1 Conv without a fused activation whose output only an Add reads, the Add's other
+// input a region value Z: the Add becomes Conv(X, W, B, Z) (common/residual.h), at the Add's
+// place (Z may be computed after the Conv), with the Relu / Clip that alone reads the sum as
+// its output range. ResNet blocks end so: the sum is never written before its activation.
+// Returns how many.
+int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
+  int merged = 0;
+  const auto lone_reader = [&](const std::string& value) -> int {
+    auto readers = consumers_.find(value);
+    if (graph_outputs_.count(value) || subgraph_reads_.count(value) || readers == consumers_.end() ||
+        readers->second.size() != 1)
+      return -1;
+    return static_cast<int>(readers->second[0]);
+  };
+  for (size_t a : order) {
+    const Node& add = g_.nodes[a];
+    if (role_[a] != Role::kAgnostic || fused_away_[a] || add.op_type != "Add" || !add.domain.empty() ||
+        add.inputs.size() != 2 || add.inputs[0] == add.inputs[1] || !is_region(add.inputs[0]) ||
+        !is_region(add.inputs[1]))
+      continue;
+    int conv = -1, side = -1;
+    for (int k = 0; k < 2 && conv < 0; ++k) {
+      const std::string& in = add.inputs[static_cast<size_t>(k)];
+      auto p = producer_.find(in);
+      if (p == producer_.end() || lone_reader(in) != static_cast<int>(a)) continue;
+      const size_t c = p->second;
+      const Node& n = g_.nodes[c];
+      const Attribute* group = n.find_attr("group");
+      if (role_[c] != Role::kNhwcOp || fused_away_[c] || n.op_type != "Conv" || !n.domain.empty() ||
+          n.outputs[0] != in || (group && group->i != 1) || pointwise_of_.count(c) || concat_of_.count(c) ||
+          nchw_input_.count(c) || n.find_attr("activation") || n.find_attr("activation_min") ||
+          n.find_attr("activation_max"))
+        continue;
+      conv = static_cast<int>(c);
+      side = k;
+    }
+    if (conv < 0) continue;
+    const Node& c = g_.nodes[static_cast<size_t>(conv)];
+    Node fused = c;
+    fused.name = c.name + "+" + add.name;
+    fused.opset = opset_of(c);
+    fused.inputs.resize(kConvResidualInput);  // X, W, B ("" when absent)
+    fused.inputs.push_back(add.inputs[static_cast<size_t>(1 - side)]);
+    fused.outputs = add.outputs;
+    fused.origin = add.origin.empty() ? add.describe() : add.origin;
+    const int act = lone_reader(add.outputs[0]);
+    float lo = 0, hi = 0;
+    if (act >= 0 && !fused_away_[static_cast<size_t>(act)] && role_[static_cast<size_t>(act)] != Role::kNone) {
+      const Node& a_node = g_.nodes[static_cast<size_t>(act)];
+      if (a_node.inputs[0] == add.outputs[0] && fusable_activation(a_node, lo, hi)) {
+        fused.attributes.push_back(float_attribute("activation_min", lo));
+        fused.attributes.push_back(float_attribute("activation_max", hi));
+        fused.outputs[0] = a_node.outputs[0];
+        producer_[fused.outputs[0]] = a;
+        fused_away_[static_cast<size_t>(act)] = true;
+      }
+    }
+    g_.nodes[a] = std::move(fused);
+    role_[a] = Role::kNhwcOp;
+    fused_away_[static_cast<size_t>(conv)] = true;
+    merged_.insert(static_cast<size_t>(conv));
     ++merged;
   }
   return merged;

@@ -50,6 +50,7 @@ class NhwcPass {
   int64_t conv_output_channels(const std::string& value) const;
   int read_images_in_nchw();
   int fuse_stem_pools(const std::vector<size_t>& order);
+  int fuse_residual_adds(const std::vector<size_t>& order);
   std::string fresh(const std::string& base);
   Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
 

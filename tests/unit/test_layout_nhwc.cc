@@ -270,7 +270,9 @@ TEST(LayoutNhwc, BatchNormAfterAConcatStaysInTheRegion) {
   EXPECT_EQ(count_ops(m.graph, kNhwcDomain, "BatchNormalization"), 3);
   EXPECT_EQ(count_ops(m.graph, "", "BatchNormalization") + count_ops(m.graph, "", "Relu"), 0);
   for (const Node& n : m.graph.nodes) {
-    if (n.op_type == "BatchNormalization") EXPECT_NE(n.find_attr("activation_min"), nullptr);
+    if (n.op_type == "BatchNormalization") {
+      EXPECT_NE(n.find_attr("activation_min"), nullptr);
+    }
   }
 }
 

@@ -7,7 +7,8 @@
 // Grouped / depthwise convolutions and CPUs without AVX-512 stay with XNNPACK or the twin.
 // It also runs the layout pass's ConvNchwInput (an image read in NCHW by the stem's padded
 // copy), ConcatConv (a 1x1 Conv over a channel Concat: one tap per part) and ConvMaxPool (a
-// stem and its MaxPool: the stem's rows pooled from a ring in cache as they are computed).
+// stem and its MaxPool: the stem's rows pooled from a ring in cache as they are computed), and
+// a Conv with a residual Z (common/residual.h), added to each tile while it is in cache.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -20,6 +21,7 @@
 #include "runtime/ops/common/conv_geometry.h"
 #include "runtime/ops/common/finite.h"
 #include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/common/residual.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fconv.h"
@@ -56,6 +58,10 @@ class ConvF32NhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
     if (!fused_activation(kernels(), activation, &k->activation_))
       return unsupported("own fp32 Conv: activation ", activation);
+    // A residual Z (the layout pass's merged Add) is added to each tile as it is written, then
+    // the output range applies: the tiles themselves run unclamped.
+    k->residual_ = init.node().op_type == "Conv" && init.has_input(kConvResidualInput);  // ConcatConv: parts
+    if (k->residual_ && k->activation_) return unsupported("own fp32 Conv: a residual input with an activation");
     // Padding taps multiply zeros by the weights where the reference skips them: the same
     // only while 0 * w == 0.
     if (b && !all_finite(b->data<float>(), static_cast<size_t>(b->numel())))
@@ -97,7 +103,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     if (!k->activation_ && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
-      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
+      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->tile_lo(), k->tile_hi());
     } else {
       if ((k->nchw_input_ || k->stem_pool_) && !k->merge_rows_)
         return unsupported("own fp32 Conv: NCHW input or pool without merged rows");
@@ -133,8 +139,20 @@ class ConvF32NhwcKernel final : public FastKernel {
     const Shape out_shape = stem_pool_ ? Shape{n, pool_y.out, pool_x.out, m} : Shape{n, oh, ow, m};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const float* in = x.data<float>();
+    const float* residual = nullptr;
+    if (residual_) {  // Z of the output's shape (a broadcasting one is the twin's)
+      const Tensor& z = ctx.input(kConvResidualInput);
+      if (!is_f32(z) || z.shape() != out_shape) return Status::ok();
+      residual = z.data<float>();
+    }
     if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
       handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>()));
+      if (handled && residual) {
+        float* out = y->data<float>();
+        pool_->parallel_for(static_cast<size_t>(n * oh * ow), chunk_for(m * 4), [&](size_t p0, size_t p1) {
+          add_residual_clamped(out + p0 * m, residual + p0 * m, 1, static_cast<int64_t>(p1 - p0) * m, 0, lo_, hi_);
+        });
+      }
       return Status::ok();
     }
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
@@ -296,6 +314,7 @@ class ConvF32NhwcKernel final : public FastKernel {
             t.rows = std::min(kFconvRows, p1 - first);
             t.out = out + first * m + pn * kFconvCols;
             tile_(t);
+            if (residual) add_residual_clamped(t.out, residual + first * m + pn * kFconvCols, t.rows, t.cols, m, lo_, hi_);
           }
         }
         if (activation_) {  // the fused (Hard)Swish on the block's output, still in cache; long
@@ -320,10 +339,13 @@ class ConvF32NhwcKernel final : public FastKernel {
     t.taps = w_.taps;
     t.c = w_.c;
     t.ldo = out_ch_;
-    t.lo = lo_;
-    t.hi = hi_;
+    t.lo = tile_lo();
+    t.hi = tile_hi();
     return t;
   }
+  // The tiles' output range: open when a residual is added after them.
+  float tile_lo() const { return residual_ ? -kInf : lo_; }
+  float tile_hi() const { return residual_ ? kInf : hi_; }
   // The tile's weights, bias and columns: 32-channel panel pn.
   void set_panel(FconvTile& t, int64_t pn) const {
     t.panel = w_.packed.data() + pn * w_.taps * w_.c * kFconvCols;
@@ -383,6 +405,7 @@ class ConvF32NhwcKernel final : public FastKernel {
   MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
   ConvGeometry geo_;
   float lo_ = -kInf, hi_ = kInf;
+  bool residual_ = false;  // Z (input 3) added before the range
   int64_t in_ch_ = 0, out_ch_ = 0;
   bool merge_rows_ = false;
   bool nchw_input_ = false;                    // ConvNchwInput: x is [N, C, H, W]

@@ -30,6 +30,7 @@ class TensorRows final : public FdwSource {
 class ConvDwF32NhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    if (init.has_input(kConvResidualInput)) return unsupported("own depthwise Conv: a residual input");
     auto k = std::unique_ptr<ConvDwF32NhwcKernel>(new ConvDwF32NhwcKernel());
     XONNX_ASSIGN_OR_RETURN(k->layer_, FdwLayer::create(init, 1, 2, "own depthwise Conv"));
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));

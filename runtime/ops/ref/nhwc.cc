@@ -24,6 +24,7 @@
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/common/layout_convert.h"
 #include "runtime/ops/internal_ops.h"
+#include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -189,6 +190,10 @@ class NhwcTwinKernel final : public Kernel {
     }
     k->pool_ = &init.thread_pool();
     k->op_ = onnx.op_type;
+    if (onnx.op_type == "Conv" && onnx.inputs.size() > kConvResidualInput) {  // Z: added after the twin
+      k->residual_ = !onnx.inputs[kConvResidualInput].empty();
+      onnx.inputs.resize(kConvResidualInput);
+    }
     std::vector<Attribute> kept;
     for (const Attribute& a : onnx.attributes) {
       if (a.name == "activation_min" && a.type == AttrType::kFloat) {
@@ -232,9 +237,15 @@ class NhwcTwinKernel final : public Kernel {
     const Value& v = inner.output(0);
     if (!v.is_tensor() || v.tensor().rank() != 4) return internal_error("NHWC ", op_, ": no 4-D output");
     const Tensor& y = v.tensor();
-    XONNX_ASSIGN_OR_RETURN(Tensor * out,
-                           ctx.allocate_output_uninitialized(0, y.dtype(), permuted_shape(y.shape(), true)));
-    XONNX_RETURN_IF_ERROR(permute_layout(y, true, *out, *pool_));
+    Tensor* out = nullptr;
+    if (residual_) {
+      XONNX_ASSIGN_OR_RETURN(Tensor conv, Tensor::allocate(y.dtype(), permuted_shape(y.shape(), true)));
+      XONNX_RETURN_IF_ERROR(permute_layout(y, true, conv, *pool_));
+      XONNX_ASSIGN_OR_RETURN(out, add_residual(ctx, conv));
+    } else {
+      XONNX_ASSIGN_OR_RETURN(out, ctx.allocate_output_uninitialized(0, y.dtype(), permuted_shape(y.shape(), true)));
+      XONNX_RETURN_IF_ERROR(permute_layout(y, true, *out, *pool_));
+    }
     const size_t n = static_cast<size_t>(out->numel());
     if (fused_) {
       if (out->dtype() == DataType::kFloat) clamp_range(out->data<float>(), n, lo_, hi_);
@@ -255,9 +266,37 @@ class NhwcTwinKernel final : public Kernel {
   }
 
  private:
+  // Output 0 = conv + Z with numpy broadcasting, as the Add the layout pass merged.
+  static Result<Tensor*> add_residual(KernelContext& ctx, const Tensor& conv) {
+    XONNX_ASSIGN_OR_RETURN(const Tensor* z, ref::tensor_input(ctx, kConvResidualInput, "Z"));
+    if (z->dtype() != conv.dtype()) {
+      return invalid_argument("NHWC Conv: Z has type ", dtype_name(z->dtype()), ", the convolution ",
+                              dtype_name(conv.dtype()));
+    }
+    XONNX_ASSIGN_OR_RETURN(const Shape shape, ref::broadcast_shapes(conv.shape(), z->shape()));
+    XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, conv.dtype(), shape));
+    const auto add = [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = conv.data<T>();
+      const T* b = z->data<T>();
+      T* o = out->data<T>();
+      ref::for_each_broadcast(shape, {conv.shape(), z->shape()},
+                              [&](int64_t i, const std::vector<int64_t>& at) { o[i] = a[at[0]] + b[at[1]]; });
+    };
+    if (conv.dtype() == DataType::kFloat) {
+      add(float{});
+    } else if (conv.dtype() == DataType::kDouble) {
+      add(double{});
+    } else {
+      return unsupported("NHWC Conv: a residual Z of type ", dtype_name(conv.dtype()));
+    }
+    return out;
+  }
+
   ThreadPool* pool_ = nullptr;
   std::string op_;
   std::unique_ptr<Kernel> ref_;
+  bool residual_ = false;    // Conv with Z (input 3)
   bool nchw_input_ = false;  // ConvNchwInput: input 0 is already NCHW
   bool fused_ = false;
   enum class Activation { kNone, kSwish, kHardSwish };
