@@ -45,6 +45,14 @@ TEST(OptimizedLayout, GatherWhereReduce) {
       {"Where"},
       {var(Tensor::from_vector<bool>({true, false}, {2, 1})), var(rand_tensor({2, 3}, 4)), var(rand_tensor({2, 3}, 5))},
       {}, false, "column broadcast: reference", 0, 0);
+  // Inputs of three periods over 267,335 outputs: the 2-thread chunks split runs mid-row.
+  Tensor row_mask = rand_tensor({1, 1, 421}, 6);
+  Tensor big_mask = Tensor::allocate(DataType::kBool, {1, 1, 421}).value();
+  for (int64_t i = 0; i < 421; ++i) big_mask.data<bool>()[i] = row_mask.data<float>()[i] > 0;
+  diff_test({"Where"}, {var(big_mask), var(rand_tensor({127, 421}, 7)), var(rand_tensor({5, 127, 421}, 8))}, {}, true,
+            "three periods", 0, 0);
+  diff_test({"Where"}, {var(big_mask), cst(Tensor::from_vector<float>({-kInf}, {})), var(rand_tensor({1, 5, 127, 421}, 9))},
+            {}, true, "attention mask over heads", 0, 0);
 
   for (int64_t n : kSizes) {
     const std::string s = " n" + std::to_string(n);

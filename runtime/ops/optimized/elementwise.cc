@@ -198,15 +198,40 @@ class WhereKernel final : public FastKernel {
     float* zp = z->data<float>();
     const int64_t n = z->numel(), nc = c.numel(), nx = x.numel(), ny = y.numel();
     pool_->parallel_for(static_cast<size_t>(n), 131072, [&](size_t b, size_t e) {
-      const int64_t lo = static_cast<int64_t>(b), hi = static_cast<int64_t>(e);
-      if (nc == n && nx == n && ny == n) {
-        for (int64_t i = lo; i < hi; ++i) zp[i] = cp[i] ? xp[i] : yp[i];
-        return;
+      // Output i reads i % numel of each input: runs over which every non-scalar input walks
+      // contiguously (no division per element; a mask row broadcast over heads is one run
+      // per row).
+      const int64_t hi = static_cast<int64_t>(e);
+      int64_t i = static_cast<int64_t>(b), ic = i % nc, ix = i % nx, iy = i % ny;
+      while (i < hi) {
+        int64_t len = hi - i;
+        if (nc > 1) len = std::min(len, nc - ic);
+        if (nx > 1) len = std::min(len, nx - ix);
+        if (ny > 1) len = std::min(len, ny - iy);
+        select_run(cp + ic, nc > 1, xp + ix, nx > 1, yp + iy, ny > 1, zp + i, len);
+        i += len;
+        if (nc > 1 && (ic += len) == nc) ic = 0;
+        if (nx > 1 && (ix += len) == nx) ix = 0;
+        if (ny > 1 && (iy += len) == ny) iy = 0;
       }
-      for (int64_t i = lo; i < hi; ++i) zp[i] = cp[i % nc] ? xp[i % nx] : yp[i % ny];
     });
     handled = true;
     return Status::ok();
+  }
+
+  // z[j] = c[j] ? x[j] : y[j] over a run, each input walking or (a scalar) held.
+  template <bool kC, bool kX, bool kY>
+  static void select(const bool* c, const float* x, const float* y, float* z, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) z[j] = c[kC ? j : 0] ? x[kX ? j : 0] : y[kY ? j : 0];
+  }
+  static void select_run(const bool* c, bool wc, const float* x, bool wx, const float* y, bool wy, float* z,
+                         int64_t len) {
+    using Fn = void (*)(const bool*, const float*, const float*, float*, int64_t);
+    static constexpr Fn kVariants[8] = {select<false, false, false>, select<false, false, true>,
+                                        select<false, true, false>,  select<false, true, true>,
+                                        select<true, false, false>,  select<true, false, true>,
+                                        select<true, true, false>,   select<true, true, true>};
+    kVariants[(wc ? 4 : 0) | (wx ? 2 : 0) | (wy ? 1 : 0)](c, x, y, z, len);
   }
 };
 
