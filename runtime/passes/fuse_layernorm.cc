@@ -2,9 +2,11 @@
 //   m = ReduceMean(x); d = Sub(x, m); p = Pow(d, 2); v = ReduceMean(p);
 //   s = Sqrt(Add(v, eps)); n = Div(d, s); y = Add(Mul(n, gamma), beta)   (Mul/Add optional)
 // into LayerNormalization(x, gamma, beta, axis=-K, epsilon=eps), over the last K axes, keepdims.
-// LayerNormalization exists from opset 17 only: below it the pattern stays (see fuse_gelu for the
-// com.microsoft route, which ORT does not offer for LayerNormalization in a portable way). Each
-// node is read at its own opset (nodes inlined from a function may carry one).
+// LayerNormalization exists from opset 17 only: below it the converter leaves the pattern (see
+// fuse_gelu for the com.microsoft route, which ORT does not offer for LayerNormalization in a
+// portable way); session creation fuses it into a node of its own opset 17, which the runtime
+// resolves per node and no file has to express. Each node is read at its own opset (nodes
+// inlined from a function may carry one).
 #include <algorithm>
 
 #include "runtime/ir/graph_edit.h"
@@ -78,8 +80,8 @@ struct LnMatch {
   int last = -1;
 };
 
-bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, int rm1, LnMatch* m) {
-  if (!v.is(rm1, "ReduceMean") || opset_of(model, v.node(rm1)) < 17) return false;
+bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, bool any_opset, int rm1, LnMatch* m) {
+  if (!v.is(rm1, "ReduceMean") || (!any_opset && opset_of(model, v.node(rm1)) < 17)) return false;
   const Graph& g = model.graph;
   const Node& mean = v.node(rm1);
   const int64_t k = trailing_axes(model, mean, facts);
@@ -159,12 +161,11 @@ bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, std::string
   return true;
 }
 
-}  // namespace
-
-Result<bool> fuse_layernorm(Model& model, PassContext& ctx) {
+// `any_opset`: below opset 17 the LayerNormalization node carries opset 17 itself.
+Result<bool> fuse(Model& model, PassContext& ctx, bool any_opset) {
   Graph& g = model.graph;
   const bool any = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
-    return n.op_type == "ReduceMean" && n.domain.empty() && opset_of(model, n) >= 17;
+    return n.op_type == "ReduceMean" && n.domain.empty() && (any_opset || opset_of(model, n) >= 17);
   });
   if (!any) return false;  // spares the shape inference
   const ShapeFacts facts = infer_shapes(model);
@@ -172,14 +173,15 @@ Result<bool> fuse_layernorm(Model& model, PassContext& ctx) {
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     LnMatch m;
-    if (!match(view, model, facts, static_cast<int>(i), &m)) continue;
+    if (!match(view, model, facts, any_opset, static_cast<int>(i), &m)) continue;
     if (!view.claim(m.nodes)) continue;
     std::string gamma = m.gamma;
     if (gamma.empty() && !ones_scale(g, facts, m, &gamma)) continue;
     Node ln;
     ln.op_type = "LayerNormalization";
     ln.name = view.node(m.last).name;
-    ln.opset = view.node(m.nodes[0]).opset;  // the first ReduceMean's, checked >= 17 above
+    const int64_t opset = opset_of(model, view.node(m.nodes[0]));  // the first ReduceMean's
+    ln.opset = opset < 17 ? 17 : view.node(m.nodes[0]).opset;
     ln.inputs = {m.x, gamma};
     if (!m.beta.empty()) ln.inputs.push_back(m.beta);
     ln.outputs = {view.node(m.last).outputs[0]};
@@ -200,6 +202,12 @@ Result<bool> fuse_layernorm(Model& model, PassContext& ctx) {
   ctx.note("fused " + std::to_string(fused) + " decomposed LayerNorms into LayerNormalization");
   return true;
 }
+
+}  // namespace
+
+Result<bool> fuse_layernorm(Model& model, PassContext& ctx) { return fuse(model, ctx, false); }
+
+Result<bool> fuse_layernorm_any_opset(Model& model, PassContext& ctx) { return fuse(model, ctx, true); }
 
 }  // namespace passes
 }  // namespace xonnx

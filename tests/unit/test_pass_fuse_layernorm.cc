@@ -64,6 +64,18 @@ TEST(PassFuseLayernorm, NotBelowOpset17OrWithBroadcastGamma) {
   expect_close_outputs(m, out, {random_value({2, 3, 8}, 7)}, 1e-5);
 }
 
+// Session creation fuses below opset 17 too: the node carries opset 17, which the runtime
+// resolves per node (the converter cannot write it, so it keeps the pattern; above).
+TEST(PassFuseLayernorm, AnyOpsetInSessionsGivesTheNodeOpset17) {
+  for (int64_t opset : {13, 14, 17}) {
+    Model m = decomposed_ln(opset, true);
+    Model out = run_pass(m, passes::fuse_layernorm_any_opset);
+    ASSERT_EQ(op_list(out.graph), (std::vector<std::string>{"LayerNormalization"}));
+    EXPECT_EQ(out.graph.nodes[0].opset, opset < 17 ? 17 : 0);
+    expect_close_outputs(m, out, {random_value({2, 3, 8}, 9)}, 1e-5);
+  }
+}
+
 // Nodes inlined from a function carry their own opset: 17 inside a model at 14 fuses, and the
 // LayerNormalization keeps opset 17 (written at the model's 14 it would not exist).
 TEST(PassFuseLayernorm, ReadsEachNodeAtItsOwnOpset) {
