@@ -259,6 +259,9 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     if (!is_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
   }
   if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
+  // Resize of a region value (4-D): its roi / scales / sizes keep their NCHW order, which the
+  // twin (ONNX Resize on the transposed input) and the own kernel read as such.
+  if (op == "Resize") return is_region(n.inputs[0]) && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {  // per tensor only: the axis would move
     if (n.inputs.size() < 2 || n.outputs.size() != 1 || !scalar_constant(n.inputs[1])) return Role::kNone;

@@ -65,8 +65,10 @@ struct Op {
       : type(t), domain(d), opset(o), num_outputs(outs) {}
   std::string type;
   std::string domain;
-  int64_t opset;  // of the default domain; other domains are imported at 1
+  int64_t opset;  // of the default domain
   size_t num_outputs;
+  int64_t domain_opset = 1;  // the import of `domain` when not the default (the layout pass's
+                             // NHWC nodes carry the model's opset: Resize needs 10+)
   std::string node = "n0";  // the node's name, which errors quote
 };
 
@@ -76,7 +78,7 @@ inline Model one_node_model(const Op& op, const std::vector<In>& inputs, const s
   Model model;
   model.ir_version = 8;
   model.opset_imports[""] = op.opset;
-  if (!op.domain.empty()) model.opset_imports[op.domain] = 1;
+  if (!op.domain.empty()) model.opset_imports[op.domain] = op.domain_opset;
   Node node;
   node.op_type = op.type;
   node.domain = op.domain;

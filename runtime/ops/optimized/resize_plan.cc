@@ -106,9 +106,12 @@ ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, dou
   return a;
 }
 
-bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64_t& out_w, double& scale_h,
-                      double& scale_w) {
+bool resize_output_hw(KernelContext& ctx, const Tensor& x, bool nhwc, int64_t& out_h, int64_t& out_w,
+                      double& scale_h, double& scale_w) {
   const size_t rank = x.rank();
+  if (nhwc && rank != 4) return false;
+  // Dim d of the NCHW tensor the scales / sizes describe.
+  const auto dim = [&](size_t d) { return nhwc ? x.dim(d == 0 ? 0 : d == 1 ? 3 : d - 1) : x.dim(d); };
   const bool has_scales = ctx.has_input(2) && ctx.input(2).numel() > 0;
   const bool has_sizes = ctx.has_input(3) && ctx.input(3).numel() > 0;
   if (has_scales == has_sizes) return false;
@@ -121,8 +124,8 @@ bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64
     scale_h = v[rank - 2];
     scale_w = v[rank - 1];
     if (!(scale_h > 0.0 && scale_w > 0.0 && std::isfinite(scale_h) && std::isfinite(scale_w))) return false;
-    const double h = std::floor(static_cast<double>(x.dim(rank - 2)) * scale_h);
-    const double w = std::floor(static_cast<double>(x.dim(rank - 1)) * scale_w);
+    const double h = std::floor(static_cast<double>(dim(rank - 2)) * scale_h);
+    const double w = std::floor(static_cast<double>(dim(rank - 1)) * scale_w);
     if (!(h < 1e9 && w < 1e9)) return false;
     out_h = static_cast<int64_t>(h);
     out_w = static_cast<int64_t>(w);
@@ -132,71 +135,90 @@ bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64
   if (s.dtype() != DataType::kInt64 || s.numel() != static_cast<int64_t>(rank)) return false;
   const int64_t* v = s.data<int64_t>();
   for (size_t d = 0; d + 2 < rank; ++d)
-    if (v[d] != x.dim(d)) return false;
+    if (v[d] != dim(d)) return false;
   out_h = v[rank - 2];
   out_w = v[rank - 1];
-  if (out_h <= 0 || out_w <= 0 || x.dim(rank - 2) <= 0 || x.dim(rank - 1) <= 0) return false;
-  scale_h = static_cast<double>(out_h) / static_cast<double>(x.dim(rank - 2));
-  scale_w = static_cast<double>(out_w) / static_cast<double>(x.dim(rank - 1));
+  if (out_h <= 0 || out_w <= 0 || dim(rank - 2) <= 0 || dim(rank - 1) <= 0) return false;
+  scale_h = static_cast<double>(out_h) / static_cast<double>(dim(rank - 2));
+  scale_w = static_cast<double>(out_w) / static_cast<double>(dim(rank - 1));
   return true;
 }
 
 namespace {
 
-// The width pass of input row `row` (pw.out values, in double), as the reference sums it (from 0).
-void width_pass(const ResizeAxis& pw, const float* row, double* out) {
+// The width pass of input row `row` (pw.out pixels of `c` channels, in double), as the
+// reference sums it (from 0).
+void width_pass(const ResizeAxis& pw, const float* row, int64_t c, double* out) {
   const int64_t ow = pw.out;
   if (pw.identity) {
-    for (int64_t o = 0; o < ow; ++o) out[o] = static_cast<double>(row[o]);
+    for (int64_t o = 0; o < ow * c; ++o) out[o] = static_cast<double>(row[o]);
     return;
   }
   const int64_t* i0 = pw.i0.data();
   const int64_t* i1 = pw.i1.data();
   const double* w0 = pw.w0.data();
   const double* w1 = pw.w1.data();
+  if (c == 1) {
+    for (int64_t o = 0; o < ow; ++o) {
+      double t = 0.0;
+      t += w0[o] * static_cast<double>(row[i0[o]]);
+      t += w1[o] * static_cast<double>(row[i1[o]]);
+      out[o] = t;
+    }
+    return;
+  }
   for (int64_t o = 0; o < ow; ++o) {
-    double t = 0.0;
-    t += w0[o] * static_cast<double>(row[i0[o]]);
-    t += w1[o] * static_cast<double>(row[i1[o]]);
-    out[o] = t;
+    const float* a = row + i0[o] * c;
+    const float* b = row + i1[o] * c;
+    double* d = out + o * c;
+    for (int64_t k = 0; k < c; ++k) {
+      double t = 0.0;
+      t += w0[o] * static_cast<double>(a[k]);
+      t += w1[o] * static_cast<double>(b[k]);
+      d[k] = t;
+    }
   }
 }
 
 }  // namespace
 
-void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy0, int64_t oy1,
-                 float* out, double* scratch) {
-  const int64_t ow = pw.out;
+void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t c, int64_t oy0,
+                 int64_t oy1, float* out, double* scratch) {
+  const int64_t ow = pw.out, row_in = in_w * c, row_out = ow * c;
   if (!ph.linear) {
     const int64_t* ix = pw.i0.data();
-    for (int64_t oy = oy0; oy < oy1; ++oy, out += ow) {
-      const float* row = in + ph.i0[oy] * in_w;
-      for (int64_t o = 0; o < ow; ++o) out[o] = row[ix[o]];
+    for (int64_t oy = oy0; oy < oy1; ++oy, out += row_out) {
+      const float* row = in + ph.i0[oy] * row_in;
+      if (c == 1) {
+        for (int64_t o = 0; o < ow; ++o) out[o] = row[ix[o]];
+      } else {
+        for (int64_t o = 0; o < ow; ++o) std::copy(row + ix[o] * c, row + (ix[o] + 1) * c, out + o * c);
+      }
     }
     return;
   }
   // Two width-passed input rows, kept while consecutive output rows read them (an upsampling
   // by k reads each input row for about k output rows).
-  double* buf[2] = {scratch, scratch + ow};
+  double* buf[2] = {scratch, scratch + row_out};
   int64_t tag[2] = {-1, -1};
   auto row_of = [&](int64_t iy, int64_t keep) -> const double* {
     for (int b = 0; b < 2; ++b)
       if (tag[b] == iy) return buf[b];
     const int b = tag[0] == keep ? 1 : 0;  // never evict the other row this output needs
-    width_pass(pw, in + iy * in_w, buf[b]);
+    width_pass(pw, in + iy * row_in, c, buf[b]);
     tag[b] = iy;
     return buf[b];
   };
-  for (int64_t oy = oy0; oy < oy1; ++oy, out += ow) {
+  for (int64_t oy = oy0; oy < oy1; ++oy, out += row_out) {
     if (ph.identity) {
       const double* h = row_of(oy, -1);
-      for (int64_t o = 0; o < ow; ++o) out[o] = static_cast<float>(h[o]);
+      for (int64_t o = 0; o < row_out; ++o) out[o] = static_cast<float>(h[o]);
       continue;
     }
     const double* h0 = row_of(ph.i0[oy], ph.i1[oy]);
     const double* h1 = row_of(ph.i1[oy], ph.i0[oy]);
     const double wy0 = ph.w0[oy], wy1 = ph.w1[oy];
-    for (int64_t o = 0; o < ow; ++o) {
+    for (int64_t o = 0; o < row_out; ++o) {
       double v = 0.0;
       v += wy0 * h0[o];
       v += wy1 * h1[o];

@@ -38,15 +38,16 @@ struct ResizeAxis {
 ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, double scale);
 
 // The output height and width (and their scales) of Resize's inputs 2 (scales) or 3 (sizes)
-// for X of rank >= 2; false when they touch a leading axis or are not well formed (the
-// reference kernel then handles or reports them).
-bool resize_output_hw(KernelContext& ctx, const Tensor& x, int64_t& out_h, int64_t& out_w, double& scale_h,
-                      double& scale_w);
+// for X of rank >= 2 (`nhwc`: X is [N, H, W, C], the scales / sizes still NCHW's); false when
+// they touch a leading axis or are not well formed (the reference kernel then handles or
+// reports them).
+bool resize_output_hw(KernelContext& ctx, const Tensor& x, bool nhwc, int64_t& out_h, int64_t& out_w,
+                      double& scale_h, double& scale_w);
 
-// Output rows [oy0, oy1) of one [in_h, in_w] plane `in` into `out` (pw.out values per row);
-// `scratch` holds two width-passed input rows (2 * pw.out doubles).
-void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t oy0, int64_t oy1,
-                 float* out, double* scratch);
+// Output rows [oy0, oy1) of one [in_h, in_w, c] image `in` (c = 1: an NCHW plane) into `out`
+// (pw.out * c values per row); `scratch` holds two width-passed input rows (2 * pw.out * c doubles).
+void resize_rows(const ResizeAxis& ph, const ResizeAxis& pw, const float* in, int64_t in_w, int64_t c, int64_t oy0,
+                 int64_t oy1, float* out, double* scratch);
 
 }  // namespace opt
 }  // namespace xonnx

@@ -2,10 +2,11 @@
 // "com.xonnx.nhwc":
 //  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
 //    view without a copy when C == 1 or H * W == 1, the memory being the same then);
-//  - the reference twins of Conv, QLinearConv, MaxPool, AveragePool, GlobalAveragePool and
-//    BatchNormalization in NHWC: transpose input 0 to NCHW, run the node's ONNX reference
-//    kernel, apply the fused output range (if any) with Relu/Clip semantics (NaN stays NaN),
-//    transpose output 0 back. They define the
+//  - the reference twins of Conv, QLinearConv, MaxPool, AveragePool, GlobalAveragePool,
+//    BatchNormalization and Resize in NHWC: transpose input 0 to NCHW, run the node's ONNX
+//    reference kernel (a Conv's residual Z, the Add merged into it, is added after, with
+//    broadcasting), apply the fused output range (if any) with Relu/Clip semantics (NaN stays
+//    NaN), transpose output 0 back. They define the
 //    semantics; the fast kernels (ops/xnnpack, ops/optimized) are the fast candidates and defer
 //    to the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
@@ -467,6 +468,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
   registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
   registry.add({d, "BatchNormalization", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
+  registry.add({d, "Resize", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
   registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
   registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference});
   registry.add({d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference});

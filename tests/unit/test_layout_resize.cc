@@ -1,0 +1,108 @@
+// The layout pass's NHWC Resize: a Resize of a region value stays in the region (no ToNCHW /
+// ToNHWC around it, U-Net's decoder), the own kernel (resize.cc) blends each pixel's channels
+// with the same bits as its twin (ONNX Resize on the transposed input), and what it does not
+// cover goes to the twin.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "runtime/ops/internal_ops.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "tests/unit/backend_test_util.h"
+#include "tests/unit/graph_builder.h"
+
+namespace xonnx {
+namespace {
+
+using backendtest::Check;
+using backendtest::cst;
+using backendtest::diff_all;
+using backendtest::In;
+using backendtest::rand_tensor;
+using backendtest::Runs;
+using backendtest::var;
+using testing::attr_string;
+
+backendtest::Op nhwc_resize() {
+  backendtest::Op op("Resize", kNhwcDomain, 19);
+  op.domain_opset = 19;
+  return op;
+}
+const backendtest::Op kNhwcResize = nhwc_resize();
+
+Tensor scales(float h, float w) { return Tensor::from_vector<float>({1.0f, 1.0f, h, w}, {4}); }
+
+TEST(NhwcResize, OwnKernelGivesTheTwinsBits) {
+  struct Case {
+    const char* mode;
+    const char* coord;
+    float sh, sw;
+  };
+  uint32_t seed = 1;
+  for (const Case& c : {Case{"nearest", "asymmetric", 2, 2}, Case{"nearest", "half_pixel", 1.5f, 3},
+                        Case{"linear", "half_pixel", 2, 2}, Case{"linear", "align_corners", 2, 0.5f},
+                        Case{"linear", "pytorch_half_pixel", 3, 1}}) {
+    for (const Shape& x : {Shape{1, 5, 7, 3}, Shape{2, 4, 4, 16}, Shape{1, 1, 9, 33}}) {
+      const std::string at = std::string(c.mode) + " " + c.coord + " " + shape_to_string(x);
+      std::vector<Attribute> attrs = {attr_string("mode", c.mode), attr_string("coordinate_transformation_mode", c.coord)};
+      if (std::string(c.mode) == "nearest") attrs.push_back(attr_string("nearest_mode", "floor"));
+      diff_all(kNhwcResize, {var(rand_tensor(x, seed++)), In{}, cst(scales(c.sh, c.sw))}, attrs,
+               Check(Runs::kMust, Runs::kNot), "scales, " + at);
+      // sizes in NCHW order: [N, C, OH, OW]
+      const Tensor sizes = Tensor::from_vector<int64_t>({x[0], x[3], x[1] * 2 + 1, x[2] + 3}, {4});
+      diff_all(kNhwcResize, {var(rand_tensor(x, seed++)), In{}, In{}, cst(sizes)}, attrs,
+               Check(Runs::kMust, Runs::kNot), "sizes, " + at);
+    }
+  }
+  // Scales touching N or C, and cubic: the twin's.
+  diff_all(kNhwcResize, {var(rand_tensor({1, 4, 4, 3}, 9)), In{}, cst(Tensor::from_vector<float>({1, 2, 2, 2}, {4}))},
+           {attr_string("mode", "nearest")}, Check(Runs::kNot, Runs::kNot), "scales over C");
+  diff_all(kNhwcResize, {var(rand_tensor({1, 4, 4, 3}, 10)), In{}, cst(scales(2, 2))}, {attr_string("mode", "cubic")},
+           Check(Runs::kNot, Runs::kNot, {1e-6, 1e-6}), "cubic");
+}
+
+// x -> Conv -> Resize(x2) -> Conv -> y: one region, no boundary conversion between the Convs.
+Model decoder(const std::string& mode) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  const auto conv = [&](const std::string& in, uint32_t seed) {
+    return b.node("Conv", {in, b.constant(rand_tensor({8, 8, 3, 3}, seed, -0.3f, 0.3f)), b.constant(rand_tensor({8}, seed + 1))},
+                  {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
+  };
+  const std::string up = b.node("Resize", {conv("x", 3), "", b.constant(scales(2, 2))},
+                                {attr_string("mode", mode), attr_string("coordinate_transformation_mode", "asymmetric"),
+                                 attr_string("nearest_mode", "floor")});
+  b.node("Conv", {up, b.constant(rand_tensor({8, 8, 3, 3}, 5, -0.3f, 0.3f))},
+         {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})}, "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(NhwcResize, StaysInTheRegionAndAgreesWithTheReference) {
+  for (const char* mode : {"nearest", "linear"}) {
+    SCOPED_TRACE(mode);
+    Model m = decoder(mode);
+    auto stats = apply_nhwc_layout(m.graph, m.opset_imports, {});
+    ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+    EXPECT_EQ(stats->to_nhwc, 1);  // x only
+    EXPECT_EQ(stats->to_nchw, 1);  // y only
+    int resize = 0;
+    for (const Node& n : m.graph.nodes) resize += n.domain == kNhwcDomain && n.op_type == "Resize";
+    EXPECT_EQ(resize, 1);
+    SessionOptions ref_options, fast_options;
+    ref_options.disable_xnnpack = true;  // no layout pass: the ONNX reference kernels
+    auto ref = Session::create_from_model(decoder(mode), ref_options);
+    auto fast = Session::create_from_model(decoder(mode), fast_options);
+    ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+    const Tensor x = rand_tensor({1, 8, 6, 5}, 11);
+    auto want = (*ref)->run({Value(x)});
+    auto got = (*fast)->run({Value(x)});
+    ASSERT_TRUE(want.is_ok() && got.is_ok());
+    backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, "vs reference");
+  }
+}
+
+}  // namespace
+}  // namespace xonnx
