@@ -8,19 +8,19 @@
 #          docs/security.md's classes, and every input a fuzzer ever crashed on, through every target;
 #       2. each fuzz target for XONNX_SANITIZE_FUZZ_SECONDS (default 20) with a fixed seed; each
 #          first runs all of its seeds (the test models: session creation and a run of each
-#          under ASan + UBSan; the backend node tests when present; tests/bad_models).
-#   full (default here; the named slow tier, `bash scripts/test-sanitizers.sh`): also the unit
-#     tests, the concurrency test and the CLI, so step 1 is the unit, concurrent-runs, models,
-#     cli, convert-cli and bad-models ctests; then step 2, and
+#          under ASan + UBSan; the backend node tests when present; tests/bad_models);
 #       3. ThreadSanitizer (preset `tsan`, a second clang tree building only
 #          xonnx_concurrency_tests): 8 threads x 200 runs on shared and per-thread sessions.
+#   full (default here; the named slow tier, `bash scripts/test-sanitizers.sh`): also the unit
+#     tests, the concurrency test and the CLI under ASan + UBSan, so step 1 is the unit,
+#     concurrent-runs, models, cli, convert-cli and bad-models ctests; then steps 2 and 3.
 # Prints the wall time of each step. XONNX_SANITIZE_FUZZ_SECONDS=0 skips step 2,
-# XONNX_SANITIZE_TSAN=0 step 3 (XONNX_SANITIZE_TSAN=1 adds it to the quick tier).
+# XONNX_SANITIZE_TSAN=0 step 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TIER=${XONNX_SANITIZE_TIER:-full}
 FUZZ_SECONDS=${XONNX_SANITIZE_FUZZ_SECONDS:-20}
-TSAN=${XONNX_SANITIZE_TSAN:-}
+TSAN=${XONNX_SANITIZE_TSAN:-1}
 BUILD=build/sanitize
 times=()
 step() {  # step NAME COMMAND...: runs and records the wall time
@@ -35,9 +35,9 @@ targets=(xonnx_fuzz_replay
 tests='bad-models'
 case $TIER in
   full) targets+=(xonnx xonnx_unit_tests xonnx_concurrency_tests)
-        tests="unit|concurrent-runs|models|cli|convert-cli|$tests"; TSAN=${TSAN:-1} ;;
+        tests="unit|concurrent-runs|models|cli|convert-cli|$tests" ;;
   quick) targets+=(xonnx_hardening_tests)
-         tests="hardening|$tests"; TSAN=${TSAN:-0} ;;
+         tests="hardening|$tests" ;;
   *) echo "XONNX_SANITIZE_TIER must be quick or full, not '$TIER'" >&2; exit 2 ;;
 esac
 step configure cmake --preset sanitize

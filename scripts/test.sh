@@ -9,9 +9,10 @@
 # target (ctest bad-models). Between the host ctest and ARM, the quick sanitizer tier
 # (scripts/test-sanitizers.sh, XONNX_SANITIZE_TIER=quick: a clang tree with ASan + UBSan builds
 # the runtime, the converter and the fuzz targets, replays tests/bad_models and runs each fuzz
-# target for 20 s after its seeds, the test models among them; ~8 min cold on 2 cores, estimated).
+# target for 20 s after its seeds, the test models among them; then a second clang tree with
+# TSan builds and runs the concurrency test; ~8 + ~4 min cold on 2 cores, estimated).
 # XONNX_SANITIZERS=full runs the named slow tier instead (also the unit, concurrency, model and
-# CLI tests under ASan + UBSan and the concurrency test under TSan; ~30 min cold), =0 none
+# CLI tests under ASan + UBSan; ~30 min cold), =0 none
 # (docs/security.md).
 # XONNX_SKIP_ARM=1 runs the host part only.
 set -euo pipefail
