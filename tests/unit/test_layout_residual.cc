@@ -75,6 +75,15 @@ TEST(ResidualConv, EveryBackendAgreesWithTheTwin) {
   }
 }
 
+TEST(ResidualConv, WithoutBias) {  // inputs X, W, "", Z
+  for (const ConvCase& p : {ConvCase{1, 6, 7, 16, 48, 1, 1}, ConvCase{1, 9, 8, 8, 32, 3, 1}}) {
+    std::vector<In> in = residual_inputs(p, 60);
+    in[2] = In{};
+    diff_all(kNhwcConv, in, conv_attrs(p, true), Check(Runs::kMay, Runs::kMust, kTol),
+             "no bias, k " + std::to_string(p.k));
+  }
+}
+
 TEST(ResidualConv, ABroadcastingZIsTheTwinsAsTheAddWas) {
   const ConvCase p{1, 6, 5, 8, 16, 3, 1};
   // Z per image and channel: the output keeps the Conv's shape.
