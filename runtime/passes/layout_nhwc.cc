@@ -440,9 +440,9 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         std::string& in = n.inputs[k];
         if (in.empty()) continue;
-        if (is_conv(n) && k > 0 && !(n.op_type == "Conv" && k == kConvResidualInput)) {
-          in = constant_root(in);  // W / B / quantization parameters: the initializer itself
-        } else if (std::find(data.begin(), data.end(), k) != data.end()) {
+        if (std::find(data.begin(), data.end(), k) == data.end()) {
+          if (is_conv(n)) in = constant_root(in);  // W / B / quantization parameters: the initializer itself
+        } else {
           auto it = nhwc.find(in);
           if (it != nhwc.end()) {
             in = it->second;

@@ -1,7 +1,8 @@
 // The layout pass's residual Conv: a com.xonnx.nhwc Conv with a fourth input Z (the Add that
 // alone read the Conv's output; kConvResidualInput, ops/internal_ops.h) computes
-// clamp(conv(X) + B + Z, activation_min, activation_max). The fast kernels add Z where the Conv's output is still in cache; Z of any other shape than
-// the output (a broadcasting Add) is left to the reference twin.
+// clamp(conv(X) + B + Z, activation_min, activation_max). The fast kernels add Z where the
+// Conv's output is still in cache; Z of any other shape than the output (a broadcasting Add)
+// is left to the reference twin.
 #pragma once
 
 #include <cstdint>

@@ -49,7 +49,9 @@ class ConvKernel final : public FastKernel {
   bool nhwc_ = false;
   float act_lo_ = -kInf, act_hi_ = kInf;  // fused output range (NHWC only)
   bool residual_ = false;                 // Z (input 3, NHWC only): added before the range
-  float op_lo_ = -kInf, op_hi_ = kInf;    // XNNPACK's clamp: the range, open with a residual
+  // XNNPACK's clamp: the fused range, open when a residual is added after the run.
+  float op_lo() const { return residual_ ? -kInf : act_lo_; }
+  float op_hi() const { return residual_ ? kInf : act_hi_; }
   RowFunction activation_ = nullptr;      // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
@@ -86,10 +88,6 @@ Result<std::unique_ptr<Kernel>> ConvKernel::create(const KernelInit& init) {
     }
     k->residual_ = init.has_input(kConvResidualInput);
     if (k->residual_ && k->activation_) return unsupported("XNNPACK Conv: a residual input with an activation");
-    if (!k->residual_) {
-      k->op_lo_ = k->act_lo_;
-      k->op_hi_ = k->act_hi_;
-    }
   } else if (init.has_input(kConvResidualInput)) {
     return unsupported("XNNPACK Conv: a residual input outside the NHWC layout");
   }
@@ -133,7 +131,7 @@ Status ConvKernel::ensure_operator(const std::array<int64_t, 4>& pads) {
       static_cast<uint32_t>(pads[1]), static_cast<uint32_t>(geo_.kh), static_cast<uint32_t>(geo_.kw),
       static_cast<uint32_t>(geo_.sh), static_cast<uint32_t>(geo_.sw), static_cast<uint32_t>(geo_.dh),
       static_cast<uint32_t>(geo_.dw), static_cast<uint32_t>(group_), gin, gout, gin * static_cast<size_t>(group_),
-      gout * static_cast<size_t>(group_), w, bias_.defined() ? bias_.data<float>() : nullptr, op_lo_, op_hi_, 0,
+      gout * static_cast<size_t>(group_), w, bias_.defined() ? bias_.data<float>() : nullptr, op_lo(), op_hi(), 0,
       op_.replace());
   XONNX_RETURN_IF_ERROR(check(s, "xnn_create_convolution2d_nhwc_f32"));
   op_pads_ = pads;
@@ -149,7 +147,7 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   std::array<int64_t, 4> pads;
   if (!geo_.pads_for(h, w, pads)) return Status::ok();
   if (Status st = ensure_operator(pads); !st.is_ok()) return unless_declined(st);
-  const bool fused = op_lo_ != -kInf || op_hi_ != kInf;
+  const bool fused = op_lo() != -kInf || op_hi() != kInf;
   const size_t in_elems = static_cast<size_t>(x.numel());
   if (fused && !keep_if_finite(all_finite(x.data<float>(), in_elems))) return Status::ok();  // the twin's semantics
   const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
@@ -171,7 +169,7 @@ Status ConvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   last_n_ = -1;  // the NCHW path's binding is gone
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   // A finite range cannot produce a non-finite value; an open one (Relu, none) can.
-  if ((op_lo_ == -kInf || op_hi_ == kInf) && !keep_if_finite(all_finite(out, out_elems))) return Status::ok();
+  if ((op_lo() == -kInf || op_hi() == kInf) && !keep_if_finite(all_finite(out, out_elems))) return Status::ok();
   if (residual) {  // one pass: what the Add and its Relu / Clip took two for
     pool_->parallel_for(out_elems, 16384, [&](size_t b, size_t e) {
       add_residual_clamped(out + b, residual + b, 1, static_cast<int64_t>(e - b), 0, act_lo_, act_hi_);
