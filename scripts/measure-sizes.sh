@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Stripped sizes of a tiny C application (tests/consumer/app.c) on the minimal runtime (no XNNPACK, no graph passes),
-# linked fully statically, from the build tree scripts/build.sh leaves (nothing of the runtime
-# is compiled again: the variants differ only in their link line):
-#   bash scripts/measure-sizes.sh [BUILD_DIR]        (default build; prints a table, writes
-#                                                     BUILD_DIR/sizes/sizes.txt)
-# Rows: the CLI (dynamic XNNPACK), app.c with every op family, with mobilenet_v2's op families
-# only (xonnx info --ops, the xonnx_select_ops file), and that with -Wl,--gc-sections; then what
-# the smallest one is made of (bytes of code and data per library, from the linker map).
-# Each application must still run mobilenet_v2 and give the full build's output.
+# Stripped sizes of a tiny C application (tests/consumer/app.c) on the minimal runtime (no
+# XNNPACK, no graph passes), linked fully statically:
+#   bash scripts/measure-sizes.sh [BUILD_DIR] [--selective TARGET...]
+# From the build tree scripts/build.sh leaves (default build; nothing of the runtime is compiled
+# again: these variants differ only in their link line): the CLI (dynamic XNNPACK), app.c with
+# every op family, with mobilenet_v2's op families only (xonnx info --ops, the xonnx_select_ops
+# file), and that with -Wl,--gc-sections; then what the smallest one is made of (bytes of code
+# and data per library, from the linker map).
+# --selective TARGET... (host, aarch64, armv7): also a selective build of xonnx itself per
+# target, build/selective-<target> (-DXONNX_OPS=mobilenet_v2's ops: only those ops registered,
+# one section per function, --gc-sections; the ARM ones cross-compiled with the sysroots of
+# scripts/install-cross-deps.sh and run under qemu-user), and what its app is made of.
+# Each application must run mobilenet_v2 and give the full build's output. Prints a table and
+# writes BUILD_DIR/sizes/sizes.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-build}
+BUILD=build
+SELECTIVE=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --selective) shift; SELECTIVE=("$@"); break ;;
+    *) BUILD=$1; shift ;;
+  esac
+done
 OUT=$BUILD/sizes
 MNV2=tests/models/mobilenet_v2/model.onnx
 mkdir -p "$OUT"
@@ -48,21 +60,16 @@ for app in app_mnv2 app_mnv2_gc; do
   "$OUT/$app" "$MNV2" --expect "$OUT/mnv2_full.bin" >/dev/null || fail "$app $MNV2 differs from the full build"
 done
 
-row() {  # row WHAT FILE
-  strip -o "$OUT/stripped.tmp" "$2"
+row() {  # row WHAT FILE [STRIP]
+  "${3:-strip}" -o "$OUT/stripped.tmp" "$2"
   printf '%-62s %9d\n' "$1" "$(stat -c %s "$OUT/stripped.tmp")"
   rm -f "$OUT/stripped.tmp"
 }
-{
-  echo "x86-64, stripped bytes"
-  row "xonnx CLI (+ shared XNNPACK, pthreadpool, cpuinfo, libc)" "$BUILD/bin/xonnx"
-  row "app.c, minimal runtime, -static, every op family" "$OUT/app_all_ops"
-  row "app.c, minimal runtime, -static, mobilenet_v2's op families" "$OUT/app_mnv2"
-  row "app.c, minimal runtime, -static, mobilenet_v2's, --gc-sections" "$OUT/app_mnv2_gc"
-  echo "app_mnv2_gc by library (code + data, bytes; from the linker map):"
-  # Sums the input sections the linker kept that take file space (.text*, .rodata*, .data*,
-  # .tdata, .eh_frame, .gcc_except_table), per archive, and the runtime's largest objects.
-  /usr/bin/python3 - "$OUT/app_mnv2_gc.map" <<'EOF'
+# breakdown MAP: what a static app is made of. Sums the input sections the linker kept that
+# take file space (.text*, .rodata*, .data*, .tdata, .eh_frame, .gcc_except_table), per archive,
+# and the runtime's largest objects.
+breakdown() {
+  /usr/bin/python3 - "$1" <<'EOF'
 import collections, re, sys
 sizes = collections.Counter()
 section = None
@@ -108,4 +115,54 @@ for path, size in sizes.items():
 for name, size in sorted(isa.items()):
     print(f"  {'  of which ' + name + ' kernel objects':<44} {size:>9}")
 EOF
+}
+
+# selective TARGET: the selective build of xonnx for mobilenet_v2's ops (own kernels, no graph
+# passes, -static, --gc-sections) in build/selective-TARGET; its app must give the full build's
+# output and refuse a model with other ops, naming the op.
+selective() {
+  local target=$1 tree=build/selective-$1 cross=() run=() strip=strip
+  case $target in
+    host) ;;
+    aarch64 | armv7)
+      local triple=aarch64-linux-gnu qemu=qemu-aarch64
+      [ "$target" = armv7 ] && triple=arm-linux-gnueabihf qemu=qemu-arm
+      bash scripts/install-cross-deps.sh "$target" >/dev/null
+      cross=(-DCMAKE_TOOLCHAIN_FILE="$PWD/toolchains/$triple.cmake")
+      run=("$qemu" -L "$PWD/build/sysroot-$target")
+      strip=$triple-strip
+      ;;
+    *) fail "unknown target $target (host, aarch64, armv7)" ;;
+  esac
+  mkdir -p "$tree"
+  cmake -S . -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cross[@]}" -DXONNX_OPS="$PWD/$OUT/mobilenet_v2.ops" \
+    -DXONNX_WITH_XNNPACK=OFF -DXONNX_WITH_PASSES=OFF -DXONNX_BUILD_CONVERTER=OFF -DXONNX_BUILD_CLI=OFF \
+    -DXONNX_BUILD_TESTS=OFF -DXONNX_BUILD_BENCH=OFF -DXONNX_BUILD_EXAMPLES=OFF -DXONNX_BUILD_SHARED=OFF \
+    -DXONNX_INSTALL=OFF -DCMAKE_EXE_LINKER_FLAGS="-Wl,-Map=$PWD/$tree/static_app.map" >"$tree/configure.log" 2>&1 ||
+    { cat "$tree/configure.log"; fail "configure $tree"; }
+  cmake --build "$tree" --target xonnx_static_app >"$tree/build.log" 2>&1 || { tail -30 "$tree/build.log"; fail "build $tree"; }
+  local app=$tree/bin/xonnx_static_app out
+  file -L "$app" | grep -q "statically linked" || fail "$app is not statically linked"
+  "${run[@]}" "$app" "$MNV2" --expect "$OUT/mnv2_full.bin" >/dev/null || fail "$app $MNV2 differs from the full build"
+  if out=$("${run[@]}" "$app" tests/models/transformer_encoder/model.onnx 2>&1); then
+    fail "the mobilenet_v2-only $app ran transformer_encoder"
+  fi
+  grep -q "is not in this selective build" <<<"$out" || { echo "$out"; fail "$app: no selective-build error"; }
+  echo "$target, selective build (XONNX_OPS: mobilenet_v2's ops), stripped bytes"
+  row "app.c, own kernels, -static, mobilenet_v2's ops, --gc-sections" "$app" "$strip"
+  echo "by library (code + data, bytes; from the linker map):"
+  breakdown "$tree/static_app.map"
+}
+
+{
+  echo "x86-64, stripped bytes"
+  row "xonnx CLI (+ shared XNNPACK, pthreadpool, cpuinfo, libc)" "$BUILD/bin/xonnx"
+  row "app.c, minimal runtime, -static, every op family" "$OUT/app_all_ops"
+  row "app.c, minimal runtime, -static, mobilenet_v2's op families" "$OUT/app_mnv2"
+  row "app.c, minimal runtime, -static, mobilenet_v2's, --gc-sections" "$OUT/app_mnv2_gc"
+  echo "app_mnv2_gc by library (code + data, bytes; from the linker map):"
+  breakdown "$OUT/app_mnv2_gc.map"
+  for target in "${SELECTIVE[@]}"; do
+    selective "$target"
+  done
 } | tee "$OUT/sizes.txt"

@@ -16,7 +16,8 @@
 #   - on the host, the minimal runtime (no XNNPACK, no graph-pass library: the build tree's own
 #     objects) in a fully static app.c (xonnx_static_app): no shared library at all, the full
 #     build's outputs on a raw and a converted file, a warning for the raw one; and the size table of the
-#     mobilenet_v2-only static app (scripts/measure-sizes.sh: links only).
+#     mobilenet_v2-only static apps (scripts/measure-sizes.sh: relinks, and the selective build of
+#     xonnx for mobilenet_v2's ops in build/selective-host, ~1.5 min).
 # Prints the wall time of each step and of each target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -222,10 +223,12 @@ host_static() {
   out=$("$app" "$converted" --expect "$OUT/host-mnv2-converted.bin" 2>&1) || { echo "$out"; fail "$app $converted"; }
   ! grep -q "xonnx convert" <<<"$out" || { echo "$out"; fail "$app warned about a converted file"; }
   size_row x86-64 "app.c, minimal runtime, -static, all op families" "$app" strip
-  # The mobilenet_v2-only static app with --gc-sections, and what it is made of.
-  bash scripts/measure-sizes.sh build >"$OUT/host-measure-sizes.log" 2>&1 ||
+  # The mobilenet_v2-only static apps: the minimal runtime with mobilenet_v2's families and
+  # --gc-sections, and the selective build of xonnx for its ops (build/selective-host).
+  bash scripts/measure-sizes.sh build --selective host >"$OUT/host-measure-sizes.log" 2>&1 ||
     { cat "$OUT/host-measure-sizes.log"; fail "scripts/measure-sizes.sh"; }
   sed -n '/mobilenet_v2.s, --gc-sections/p' build/sizes/sizes.txt | awk '{printf "%-8s %-44s %9d\n", "x86-64", "app.c, minimal runtime, -static, mnv2, gc-sections", $NF}' | tee -a "$SIZES"
+  sed -n '/mobilenet_v2.s ops, --gc-sections/p' build/sizes/sizes.txt | awk '{printf "%-8s %-44s %9d\n", "x86-64", "app.c, selective build (mnv2 ops), -static", $NF}' | tee -a "$SIZES"
 }
 
 host() {
@@ -262,6 +265,13 @@ arm() {
   size_row "$arch" "xonnx CLI" "$prefix/bin/xonnx" "$triple-strip"
   size_row "$arch" "app.c, all op families" "$OUT/$arch-c/app_c" "$triple-strip"
   size_row "$arch" "app.c, mobilenet_v2's op families" "$OUT/$arch-c-mnv2/app_c" "$triple-strip"
+  if [ "$arch" = aarch64 ]; then
+    # The selective build of xonnx for mobilenet_v2's ops, -static (build/selective-aarch64,
+    # ~2.5 min; armv7's: bash scripts/measure-sizes.sh build --selective armv7).
+    bash scripts/measure-sizes.sh build --selective aarch64 >"$OUT/aarch64-measure-sizes.log" 2>&1 ||
+      { cat "$OUT/aarch64-measure-sizes.log"; fail "scripts/measure-sizes.sh --selective aarch64"; }
+    sed -n '/mobilenet_v2.s ops, --gc-sections/p' build/sizes/sizes.txt | awk '{printf "%-8s %-44s %9d\n", "aarch64", "app.c, selective build (mnv2 ops), -static", $NF}' | tee -a "$SIZES"
+  fi
   run_app "$qemu" -L "$sysroot" "$OUT/$arch-cpp/app_cpp" tests/models/mlp/model.onnx \
           tests/consumer/mlp_input.bin tests/consumer/mlp_expected.bin
   # pkg-config with the cross compiler: the target's libraries come from the sysroot.

@@ -38,6 +38,10 @@ string(REGEX MATCH "\nConv +[a-z_]+" conv_line "${LAST_OUT}")
 if(NOT gemm_line OR NOT conv_line)
   message(FATAL_ERROR "info --ops MODEL... lacks Gemm or Conv with their families:\n${LAST_OUT}")
 endif()
+# ... and the plain NHWC forms a target without the own kernels' merges runs (ARM: the layout
+# boundary ToNHWC before the first Conv, which x86-64's AVX-512 Conv reads as NCHW directly).
+run_ok(${XONNX} info --ops ${MODELS}/mobilenet_v2/model.onnx)
+expect_contains("${LAST_OUT}" "com.xonnx.nhwc:ToNHWC " "info --ops mobilenet_v2")
 run_exits(2 "takes no MODEL" ${XONNX} info --ops --markdown ${MODELS}/mlp/model.onnx)
 run_exits(2 "--ops" ${XONNX} info --markdown)
 run_exits(2 "one MODEL" ${XONNX} info ${MODELS}/mlp/model.onnx ${MODELS}/mlp/model.onnx)

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/ir/opset.h"
@@ -100,4 +101,44 @@ class OpRegistry {
 #include "runtime/ops/ops.def"
 #undef XONNX_OP_FAMILY
 
+// Per-op selection at compile time. A selective build (-DXONNX_OPS=ops.txt) compiles the
+// runtime with XONNX_SELECTED_OPS naming its generated list of XONNX_SELECTED_OP(domain, op)
+// lines; every other build selects every op.
+struct SelectedOp {
+  std::string_view domain;
+  std::string_view op;
+};
+#ifdef XONNX_SELECTED_OPS
+inline constexpr SelectedOp kSelectedOps[] = {
+#define XONNX_SELECTED_OP(domain, op) {domain, op},
+#include XONNX_SELECTED_OPS
+#undef XONNX_SELECTED_OP
+};
+inline constexpr bool kOpSelectiveBuild = true;
+inline constexpr size_t kSelectedOpCount = sizeof(kSelectedOps) / sizeof(kSelectedOps[0]);
+#else
+inline constexpr bool kOpSelectiveBuild = false;
+inline constexpr size_t kSelectedOpCount = 0;
+#endif
+constexpr bool op_selected(std::string_view domain, std::string_view op) {
+#ifdef XONNX_SELECTED_OPS
+  for (const SelectedOp& s : kSelectedOps) {
+    if (s.domain == domain && s.op == op) return true;
+  }
+  return false;
+#else
+  static_cast<void>(domain);
+  static_cast<void>(op);
+  return true;
+#endif
+}
+
 }  // namespace xonnx
+
+// Registers a kernel: OpRegistry::add(OpDef{domain, op, ...}) when op_selected(domain, op).
+// For any other op it compiles to nothing, so nothing references that op's kernels and the
+// linker's --gc-sections drops them (domain and op must be constant expressions).
+#define XONNX_REGISTER(registry, domain, op, ...)                                                            \
+  do {                                                                                                       \
+    if constexpr (::xonnx::op_selected(domain, op)) (registry).add(::xonnx::OpDef{domain, op, __VA_ARGS__}); \
+  } while (0)

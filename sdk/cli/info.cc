@@ -136,8 +136,11 @@ std::string join(const std::vector<std::string>& words) {
 }
 
 // The ops of `models` as the session runs them, each with the op families that register it.
-// Both graphs count: the loaded one (the reference path, XONNX_DISABLE_XNNPACK) and the one the
-// session's passes leave (fused and NHWC ops).
+// Every graph counts: the loaded one (the reference path, XONNX_DISABLE_XNNPACK), and the ones
+// sessions leave with and without the graph passes (a device build without the pass library
+// rewrites the unfused graph), each with the own kernels' NHWC merges and without them (a
+// target whose own kernels lack a merged form, ARM for example, gets the plain NHWC ops and
+// layout boundaries instead).
 int print_op_selection(const std::vector<std::string>& models, const SessionOptions& so) {
   std::set<std::pair<std::string, std::string>> ops;
   for (const std::string& path : models) {
@@ -147,12 +150,19 @@ int print_op_selection(const std::vector<std::string>& models, const SessionOpti
       return 1;
     }
     collect_ops(model->graph, ops);
-    auto session = Session::create_from_model(std::move(*model), so);
-    if (!session.is_ok()) {
-      std::fprintf(stderr, "error: %s: %s\n", path.c_str(), session.status().to_string().c_str());
-      return 1;
+    for (passes::OptLevel level : {passes::OptLevel::kNone, so.optimization}) {
+      for (bool without_own_merges : {false, true}) {
+        SessionOptions options = so;
+        options.optimization = level;
+        options.disable_optimized = so.disable_optimized || without_own_merges;
+        auto session = Session::create_from_model(*model, options);
+        if (!session.is_ok()) {
+          std::fprintf(stderr, "error: %s: %s\n", path.c_str(), session.status().to_string().c_str());
+          return 1;
+        }
+        collect_ops((*session)->model().graph, ops);
+      }
     }
-    collect_ops((*session)->model().graph, ops);
   }
   std::printf(
       "# xonnx op selection (xonnx info --ops): each op the models run and the op families\n"

@@ -179,7 +179,8 @@ class GqaKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_attention(OpRegistry& registry) {
-  registry.add({"com.microsoft", "GroupQueryAttention", 1, kLatestVersion, GqaKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "com.microsoft", "GroupQueryAttention", 1, kLatestVersion, GqaKernel::create,
+                 Backend::kOptimized);
 }
 
 }  // namespace opt

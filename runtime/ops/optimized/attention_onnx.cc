@@ -232,7 +232,7 @@ class AttentionKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_attention_onnx(OpRegistry& registry) {
-  registry.add({"", "Attention", 23, kLatestVersion, AttentionKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Attention", 23, kLatestVersion, AttentionKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -105,8 +105,8 @@ Result<std::unique_ptr<Kernel>> create_nhwc(const KernelInit& init) { return Bat
 }  // namespace
 
 void register_opt_batch_norm(OpRegistry& registry) {
-  registry.add({"", "BatchNormalization", 9, kLatestVersion, create_nchw, Backend::kOptimized});
-  registry.add({kNhwcDomain, "BatchNormalization", 1, kLatestVersion, create_nhwc, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "BatchNormalization", 9, kLatestVersion, create_nchw, Backend::kOptimized);
+  XONNX_REGISTER(registry, kNhwcDomain, "BatchNormalization", 1, kLatestVersion, create_nhwc, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -133,13 +133,14 @@ Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
 
 void register_opt_binary(OpRegistry& registry) {
   // Ahead of XNNPACK: one pass where XNNPACK's operators need a finiteness scan after them.
-  for (OpDef def : {OpDef{"", "Add", 7, kLatestVersion, create<BinaryOp::kAdd>, Backend::kOptimized},
-                    OpDef{"", "Sub", 7, kLatestVersion, create<BinaryOp::kSub>, Backend::kOptimized},
-                    OpDef{"", "Mul", 7, kLatestVersion, create<BinaryOp::kMul>, Backend::kOptimized},
-                    OpDef{"", "Div", 7, kLatestVersion, create<BinaryOp::kDiv>, Backend::kOptimized}}) {
-    def.priority = kPriorityBeforeXnnpack;
-    registry.add(def);
-  }
+  XONNX_REGISTER(registry, "", "Add", 7, kLatestVersion, create<BinaryOp::kAdd>, Backend::kOptimized,
+                 kPriorityBeforeXnnpack);
+  XONNX_REGISTER(registry, "", "Sub", 7, kLatestVersion, create<BinaryOp::kSub>, Backend::kOptimized,
+                 kPriorityBeforeXnnpack);
+  XONNX_REGISTER(registry, "", "Mul", 7, kLatestVersion, create<BinaryOp::kMul>, Backend::kOptimized,
+                 kPriorityBeforeXnnpack);
+  XONNX_REGISTER(registry, "", "Div", 7, kLatestVersion, create<BinaryOp::kDiv>, Backend::kOptimized,
+                 kPriorityBeforeXnnpack);
 }
 
 }  // namespace opt

@@ -314,7 +314,8 @@ class ConvF32NhwcKernel final : public FastKernel {
             t.rows = std::min(kFconvRows, p1 - first);
             t.out = out + first * m + pn * kFconvCols;
             tile_(t);
-            if (residual) add_residual_clamped(t.out, residual + first * m + pn * kFconvCols, t.rows, t.cols, m, lo_, hi_);
+            if (residual)
+              add_residual_clamped(t.out, residual + first * m + pn * kFconvCols, t.rows, t.cols, m, lo_, hi_);
           }
         }
         if (activation_) {  // the fused (Hard)Swish on the block's output, still in cache; long
@@ -430,16 +431,16 @@ class ConvF32NhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_conv(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, Backend::kOptimized};
-  def.priority = kPriorityBeforeXnnpack;
-  def.available = [] { return enabled() && fconv_tile_fast() != nullptr; };
-  registry.add(def);
-  def.name = kConvNchwInputOp;
-  registry.add(def);
-  def.name = kConvMaxPoolOp;
-  registry.add(def);
-  def.name = kConcatConvOp;
-  registry.add(def);
+  bool (*available)() = [] { return enabled() && fconv_tile_fast() != nullptr; };
+  // The layout pass's fused forms (runtime/passes/layout_nhwc.h) run on the same kernel.
+  XONNX_REGISTER(registry, kNhwcDomain, "Conv", 1, kLatestVersion, ConvF32NhwcKernel::create, Backend::kOptimized,
+                 kPriorityBeforeXnnpack, available);
+  XONNX_REGISTER(registry, kNhwcDomain, kConvNchwInputOp, 1, kLatestVersion, ConvF32NhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack, available);
+  XONNX_REGISTER(registry, kNhwcDomain, kConvMaxPoolOp, 1, kLatestVersion, ConvF32NhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack, available);
+  XONNX_REGISTER(registry, kNhwcDomain, kConcatConvOp, 1, kLatestVersion, ConvF32NhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack, available);
 }
 
 }  // namespace opt

@@ -60,9 +60,8 @@ class ConvDwF32NhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_conv_depthwise(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, Backend::kOptimized};
-  def.priority = kPriorityBeforeXnnpack;
-  registry.add(def);
+  XONNX_REGISTER(registry, kNhwcDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, Backend::kOptimized,
+                 kPriorityBeforeXnnpack);
 }
 
 }  // namespace opt

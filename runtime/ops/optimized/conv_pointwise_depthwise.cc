@@ -145,11 +145,11 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_conv_pointwise_depthwise(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create, Backend::kOptimized};
-  def.available = [] {
-    return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
-  };
-  registry.add(def);
+  XONNX_REGISTER(registry, kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create,
+                 Backend::kOptimized, kBackendPriority, [] {
+                   return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr &&
+                          fdw_pack_fast() != nullptr;
+                 });
 }
 
 }  // namespace opt

@@ -227,10 +227,9 @@ class WhereKernel final : public FastKernel {
   static void select_run(const bool* c, bool wc, const float* x, bool wx, const float* y, bool wy, float* z,
                          int64_t len) {
     using Fn = void (*)(const bool*, const float*, const float*, float*, int64_t);
-    static constexpr Fn kVariants[8] = {select<false, false, false>, select<false, false, true>,
-                                        select<false, true, false>,  select<false, true, true>,
-                                        select<true, false, false>,  select<true, false, true>,
-                                        select<true, true, false>,   select<true, true, true>};
+    static constexpr Fn kVariants[8] = {
+        select<false, false, false>, select<false, false, true>, select<false, true, false>, select<false, true, true>,
+        select<true, false, false>,  select<true, false, true>,  select<true, true, false>,  select<true, true, true>};
     kVariants[(wc ? 4 : 0) | (wx ? 2 : 0) | (wy ? 1 : 0)](c, x, y, z, len);
   }
 };
@@ -238,17 +237,16 @@ class WhereKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_elementwise(OpRegistry& registry) {
-  registry.add({"", "Erf", 9, kLatestVersion, create_erf, Backend::kOptimized});
-  registry.add({"", "Gelu", 20, kLatestVersion, create_gelu, Backend::kOptimized});
-  registry.add({"com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, Backend::kOptimized});
-  registry.add({"com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, Backend::kOptimized});
-  OpDef softmax{"", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, Backend::kOptimized};
-  softmax.priority = kPriorityBeforeXnnpack;  // NaN-exact rows split over threads; XNNPACK's needs a finiteness scan
-  registry.add(softmax);
-  OpDef swish{"", "Swish", 24, kLatestVersion, create_swish, Backend::kOptimized};
-  swish.priority = kPriorityBeforeXnnpack;  // one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan)
-  registry.add(swish);
-  registry.add({"", "Where", 9, kLatestVersion, WhereKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Erf", 9, kLatestVersion, create_erf, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "Gelu", 20, kLatestVersion, create_gelu, Backend::kOptimized);
+  XONNX_REGISTER(registry, "com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, Backend::kOptimized);
+  XONNX_REGISTER(registry, "com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, Backend::kOptimized);
+  // Before XNNPACK: NaN-exact rows split over threads; XNNPACK's needs a finiteness scan.
+  XONNX_REGISTER(registry, "", "Softmax", 1, kLatestVersion, SoftmaxKernel::create, Backend::kOptimized,
+                 kPriorityBeforeXnnpack);
+  // Before XNNPACK: one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan).
+  XONNX_REGISTER(registry, "", "Swish", 24, kLatestVersion, create_swish, Backend::kOptimized, kPriorityBeforeXnnpack);
+  XONNX_REGISTER(registry, "", "Where", 9, kLatestVersion, WhereKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -108,7 +108,7 @@ class ExpandKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_expand(OpRegistry& registry) {
-  registry.add({"", "Expand", 8, kLatestVersion, ExpandKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Expand", 8, kLatestVersion, ExpandKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -228,8 +228,8 @@ class GatherKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_layout(OpRegistry& registry) {
-  registry.add({"", "Transpose", 1, kLatestVersion, TransposeKernel::create, Backend::kOptimized});
-  registry.add({"", "Gather", 1, kLatestVersion, GatherKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Transpose", 1, kLatestVersion, TransposeKernel::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "Gather", 1, kLatestVersion, GatherKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -79,7 +79,7 @@ class ConcatKernel final : public FastKernel {
 
 void register_opt_layout_concat(OpRegistry& registry) {
   // XNNPACK 2022 has no concatenation: this runs ahead of the reference kernel only.
-  registry.add({"", "Concat", 4, kLatestVersion, ConcatKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Concat", 4, kLatestVersion, ConcatKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -270,15 +270,12 @@ void register_opt_matmul(OpRegistry& registry) {
   // On AVX-512, before XNNPACK's fully-connected operator for a constant B too: the 8 x 32
   // tiles run faster (bench BM_MatMulF32_*) and packing is a vector copy, where XNNPACK packs
   // element by element.
-  OpDef def{"", "MatMul", 1, kLatestVersion, MatMulKernel::create, Backend::kOptimized};
-  def.priority = avx512_chosen() ? kPriorityBeforeXnnpack : kBackendPriority;
-  registry.add(def);
+  XONNX_REGISTER(registry, "", "MatMul", 1, kLatestVersion, MatMulKernel::create, Backend::kOptimized,
+                 avx512_chosen() ? kPriorityBeforeXnnpack : kBackendPriority);
   // Gemm as a fully-connected layer, on AVX-512 only (elsewhere XNNPACK's is the fast one):
   // a classifier's single row streams its weights from the prepacked panels.
-  OpDef gemm{"", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, Backend::kOptimized};
-  gemm.priority = kPriorityBeforeXnnpack;
-  gemm.available = avx512_chosen;
-  registry.add(gemm);
+  XONNX_REGISTER(registry, "", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, Backend::kOptimized,
+                 kPriorityBeforeXnnpack, avx512_chosen);
 }
 
 }  // namespace opt

@@ -212,8 +212,8 @@ class MatMulNBitsKernel final : public FastKernel {
   const int64_t K_, N_, bs_, blocks_, zp_row_;
   ChunkScratch<float> panel_scratch_;  // run_panels: dequantized columns, then the packed panel
   std::vector<float> a_pack_;          // reused across runs (kernels of one session run one at a time)
-  Q4Int8Fn int8_fn_ = nullptr;         // set when the int8 path applies (accuracy_level 4, VNNI or AVX2, constant weights)
-  Q4Int8PanelFn panel_fn_ = nullptr;   // with int8_fn_: the float path's panels from int8_w_
+  Q4Int8Fn int8_fn_ = nullptr;  // set when the int8 path applies (accuracy_level 4, VNNI or AVX2, constant weights)
+  Q4Int8PanelFn panel_fn_ = nullptr;  // with int8_fn_: the float path's panels from int8_w_
   Q4Int8Weights int8_w_;
   Q4Int8A a_int8_;  // reused across runs, like a_pack_
   const KernelTable* k_ = &kernels();
@@ -222,7 +222,8 @@ class MatMulNBitsKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_matmul_nbits(OpRegistry& registry) {
-  registry.add({"com.microsoft", "MatMulNBits", 1, kLatestVersion, MatMulNBitsKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "com.microsoft", "MatMulNBits", 1, kLatestVersion, MatMulNBitsKernel::create,
+                 Backend::kOptimized);
 }
 
 }  // namespace opt

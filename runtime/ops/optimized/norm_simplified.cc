@@ -92,10 +92,10 @@ class SimplifiedNormKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_norm_simplified(OpRegistry& registry) {
-  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, SimplifiedNormKernel<false>::create,
-                Backend::kOptimized});
-  registry.add({"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
-                SimplifiedNormKernel<true>::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "SimplifiedLayerNormalization", 1, kLatestVersion, SimplifiedNormKernel<false>::create,
+                 Backend::kOptimized);
+  XONNX_REGISTER(registry, "com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
+                 SimplifiedNormKernel<true>::create, Backend::kOptimized);
 }
 
 }  // namespace opt

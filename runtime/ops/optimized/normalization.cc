@@ -86,7 +86,7 @@ class LayerNormKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_normalization(OpRegistry& registry) {
-  registry.add({"", "LayerNormalization", 17, kLatestVersion, LayerNormKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "LayerNormalization", 17, kLatestVersion, LayerNormKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

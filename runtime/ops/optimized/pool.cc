@@ -269,13 +269,11 @@ class MaxPoolNhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_pool(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, Backend::kOptimized};
-  def.priority = kPriorityBeforeXnnpack;
-  def.available = enabled;
-  registry.add(def);
+  XONNX_REGISTER(registry, kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, Backend::kOptimized,
+                 kPriorityBeforeXnnpack, enabled);
   // The layout pass's MaxPool of a channel Concat's parts (runtime/passes/layout_nhwc.h).
-  def.name = kConcatMaxPoolOp;
-  registry.add(def);
+  XONNX_REGISTER(registry, kNhwcDomain, kConcatMaxPoolOp, 1, kLatestVersion, MaxPoolNhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack, enabled);
 }
 
 }  // namespace opt

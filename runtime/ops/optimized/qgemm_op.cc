@@ -139,9 +139,8 @@ class QGemmKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_qgemm(OpRegistry& registry) {
-  OpDef def{"com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, Backend::kOptimized};
-  def.available = [] { return enabled() && qgemm_fast() != nullptr; };
-  registry.add(def);
+  XONNX_REGISTER(registry, "com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, Backend::kOptimized,
+                 kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
 }
 
 }  // namespace opt

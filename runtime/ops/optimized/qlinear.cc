@@ -228,10 +228,8 @@ class QLinearConvNhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_qlinear(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create, Backend::kOptimized};
-  def.priority = kPriorityBeforeXnnpack;
-  def.available = [] { return enabled() && qgemm_fast() != nullptr; };
-  registry.add(def);
+  XONNX_REGISTER(registry, kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvNhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack, [] { return enabled() && qgemm_fast() != nullptr; });
 }
 
 }  // namespace opt

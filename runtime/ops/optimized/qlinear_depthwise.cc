@@ -172,9 +172,8 @@ class QLinearDwConvNhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_qlinear_depthwise(OpRegistry& registry) {
-  OpDef def{kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create, Backend::kOptimized};
-  def.priority = kPriorityBeforeXnnpack;
-  registry.add(def);
+  XONNX_REGISTER(registry, kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack);
 }
 
 }  // namespace opt

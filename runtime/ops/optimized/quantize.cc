@@ -154,8 +154,8 @@ class DequantizeKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_quantize(OpRegistry& registry) {
-  registry.add({"", "QuantizeLinear", 10, kLatestVersion, QuantizeKernel::create, Backend::kOptimized});
-  registry.add({"", "DequantizeLinear", 10, kLatestVersion, DequantizeKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "QuantizeLinear", 10, kLatestVersion, QuantizeKernel::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "DequantizeLinear", 10, kLatestVersion, DequantizeKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

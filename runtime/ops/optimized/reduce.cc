@@ -148,13 +148,12 @@ Result<std::unique_ptr<Kernel>> create_max(const KernelInit& init) { return Redu
 }  // namespace
 
 void register_opt_reduce(OpRegistry& registry) {
-  registry.add({"", "ReduceSum", 1, kLatestVersion, create_sum, Backend::kOptimized});
-  registry.add({"", "ReduceMean", 1, kLatestVersion, create_mean, Backend::kOptimized});
-  registry.add({"", "ReduceMax", 1, kLatestVersion, create_max, Backend::kOptimized});
-  OpDef gap{kNhwcDomain,        "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create,
-            Backend::kOptimized};
-  gap.priority = kPriorityBeforeXnnpack;  // splits the channels over the threads; needs no finiteness scan
-  registry.add(gap);
+  XONNX_REGISTER(registry, "", "ReduceSum", 1, kLatestVersion, create_sum, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "ReduceMean", 1, kLatestVersion, create_mean, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "ReduceMax", 1, kLatestVersion, create_max, Backend::kOptimized);
+  // Before XNNPACK: splits the channels over the threads; needs no finiteness scan.
+  XONNX_REGISTER(registry, kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack);
 }
 
 }  // namespace opt

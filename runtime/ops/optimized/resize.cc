@@ -114,10 +114,10 @@ class ResizeKernel final : public FastKernel {
 
 void register_opt_resize(OpRegistry& registry) {
   // XNNPACK 2022's bilinear resize has no nearest mode nor ONNX's scales semantics: own only.
-  registry.add({"", "Resize", 11, kLatestVersion, ResizeKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Resize", 11, kLatestVersion, ResizeKernel::create, Backend::kOptimized);
   // The NHWC node carries the model's opset; below 11 Resize has no scales / sizes at inputs 2 /
   // 3, so every run goes to the twin.
-  registry.add({kNhwcDomain, "Resize", 1, kLatestVersion, ResizeKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, kNhwcDomain, "Resize", 1, kLatestVersion, ResizeKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

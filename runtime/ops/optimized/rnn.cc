@@ -283,8 +283,8 @@ class RecurrentKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_rnn(OpRegistry& registry) {
-  registry.add({"", "GRU", 1, kLatestVersion, RecurrentKernel<Cell::kGru>::create, Backend::kOptimized});
-  registry.add({"", "LSTM", 1, kLatestVersion, RecurrentKernel<Cell::kLstm>::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "GRU", 1, kLatestVersion, RecurrentKernel<Cell::kGru>::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "LSTM", 1, kLatestVersion, RecurrentKernel<Cell::kLstm>::create, Backend::kOptimized);
 }
 
 }  // namespace opt

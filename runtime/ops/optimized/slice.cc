@@ -115,7 +115,7 @@ class SliceKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_slice(OpRegistry& registry) {
-  registry.add({"", "Slice", 10, kLatestVersion, SliceKernel::create, Backend::kOptimized});
+  XONNX_REGISTER(registry, "", "Slice", 10, kLatestVersion, SliceKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -316,23 +316,23 @@ KernelResult create_Clip(const KernelInit& init) {
 void register_activation_ops(OpRegistry& registry) {
   // Ranges follow the schema since_versions in onnx_op_versions.inc; earlier versions differ
   // only in type lists or the legacy `consumed_inputs` attribute (ignored).
-  registry.add({"", "Relu", 1, kLatestVersion, create_Relu});
-  registry.add({"", "LeakyRelu", 1, kLatestVersion, create_LeakyRelu});
-  registry.add({"", "Elu", 1, kLatestVersion, create_Elu});
-  registry.add({"", "Selu", 1, kLatestVersion, create_Selu});
-  registry.add({"", "Celu", 12, kLatestVersion, create_Celu});
-  registry.add({"", "Sigmoid", 1, kLatestVersion, create_Sigmoid});
-  registry.add({"", "HardSigmoid", 1, kLatestVersion, create_HardSigmoid});
-  registry.add({"", "HardSwish", 14, kLatestVersion, create_HardSwish});
-  registry.add({"", "Softplus", 1, kLatestVersion, create_Softplus});
-  registry.add({"", "Softsign", 1, kLatestVersion, create_Softsign});
-  registry.add({"", "Tanh", 1, kLatestVersion, create_Tanh});
-  registry.add({"", "ThresholdedRelu", 10, kLatestVersion, create_ThresholdedRelu});
-  registry.add({"", "Mish", 18, kLatestVersion, create_Mish});
-  registry.add({"", "Gelu", 20, kLatestVersion, create_Gelu});
-  registry.add({"", "Swish", 24, kLatestVersion, create_Swish});
-  registry.add({"", "Shrink", 9, kLatestVersion, create_Shrink});
-  registry.add({"", "Clip", 1, kLatestVersion, create_Clip});
+  XONNX_REGISTER(registry, "", "Relu", 1, kLatestVersion, create_Relu);
+  XONNX_REGISTER(registry, "", "LeakyRelu", 1, kLatestVersion, create_LeakyRelu);
+  XONNX_REGISTER(registry, "", "Elu", 1, kLatestVersion, create_Elu);
+  XONNX_REGISTER(registry, "", "Selu", 1, kLatestVersion, create_Selu);
+  XONNX_REGISTER(registry, "", "Celu", 12, kLatestVersion, create_Celu);
+  XONNX_REGISTER(registry, "", "Sigmoid", 1, kLatestVersion, create_Sigmoid);
+  XONNX_REGISTER(registry, "", "HardSigmoid", 1, kLatestVersion, create_HardSigmoid);
+  XONNX_REGISTER(registry, "", "HardSwish", 14, kLatestVersion, create_HardSwish);
+  XONNX_REGISTER(registry, "", "Softplus", 1, kLatestVersion, create_Softplus);
+  XONNX_REGISTER(registry, "", "Softsign", 1, kLatestVersion, create_Softsign);
+  XONNX_REGISTER(registry, "", "Tanh", 1, kLatestVersion, create_Tanh);
+  XONNX_REGISTER(registry, "", "ThresholdedRelu", 10, kLatestVersion, create_ThresholdedRelu);
+  XONNX_REGISTER(registry, "", "Mish", 18, kLatestVersion, create_Mish);
+  XONNX_REGISTER(registry, "", "Gelu", 20, kLatestVersion, create_Gelu);
+  XONNX_REGISTER(registry, "", "Swish", 24, kLatestVersion, create_Swish);
+  XONNX_REGISTER(registry, "", "Shrink", 9, kLatestVersion, create_Shrink);
+  XONNX_REGISTER(registry, "", "Clip", 1, kLatestVersion, create_Clip);
 }
 
 }  // namespace xonnx

@@ -378,8 +378,8 @@ Result<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInit& init) 
 void register_attention_ops(OpRegistry& registry) {
   // One kernel covers Attention-23 and Attention-24 (24 adds the nonpad_kv_seqlen input and
   // offset-aligned causal masking, which reduce to 23's behaviour when the input is absent).
-  registry.add({"", "Attention", 23, kLatestVersion, create_attention});
-  registry.add({"", "RotaryEmbedding", 23, kLatestVersion, create_rotary_embedding});
+  XONNX_REGISTER(registry, "", "Attention", 23, kLatestVersion, create_attention);
+  XONNX_REGISTER(registry, "", "RotaryEmbedding", 23, kLatestVersion, create_rotary_embedding);
 }
 
 }  // namespace xonnx

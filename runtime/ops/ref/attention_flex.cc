@@ -175,7 +175,7 @@ Result<std::unique_ptr<Kernel>> create_flex_attention(const KernelInit& init) {
 }  // namespace
 
 void register_flex_attention_ops(OpRegistry& registry) {
-  registry.add({"ai.onnx.preview", "FlexAttention", 1, 1, create_flex_attention});
+  XONNX_REGISTER(registry, "ai.onnx.preview", "FlexAttention", 1, 1, create_flex_attention);
 }
 
 }  // namespace xonnx

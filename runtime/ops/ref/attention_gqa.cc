@@ -360,7 +360,7 @@ Result<std::unique_ptr<Kernel>> create_gqa(const KernelInit& init) {
 }  // namespace gqa
 
 void register_gqa_ops(OpRegistry& registry) {
-  registry.add({"com.microsoft", "GroupQueryAttention", 1, kLatestVersion, gqa::create_gqa});
+  XONNX_REGISTER(registry, "com.microsoft", "GroupQueryAttention", 1, kLatestVersion, gqa::create_gqa);
 }
 
 }  // namespace xonnx

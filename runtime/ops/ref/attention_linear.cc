@@ -210,7 +210,7 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
 }  // namespace
 
 void register_linear_attention_ops(OpRegistry& registry) {
-  registry.add({"", "LinearAttention", 27, kLatestVersion, create_linear_attention});
+  XONNX_REGISTER(registry, "", "LinearAttention", 27, kLatestVersion, create_linear_attention);
 }
 
 }  // namespace xonnx

@@ -541,24 +541,24 @@ Result<std::unique_ptr<Kernel>> create_compare(const KernelInit& init) {
 
 void register_binary_ops(OpRegistry& registry) {
   // Arithmetic: v1/v6 legacy broadcast, v7+ numpy broadcasting, v13 bf16, v14 int8/16 uint8/16.
-  registry.add({"", "Add", 1, kLatestVersion, create_arith<AddOp>});
-  registry.add({"", "Sub", 1, kLatestVersion, create_arith<SubOp>});
-  registry.add({"", "Mul", 1, kLatestVersion, create_arith<MulOp>});
-  registry.add({"", "Div", 1, kLatestVersion, create_arith<DivOp>});
-  registry.add({"", "Pow", 1, kLatestVersion, create_pow});
-  registry.add({"", "Mod", 10, kLatestVersion, create_mod});
-  registry.add({"", "BitShift", 11, kLatestVersion, create_bitshift});
-  registry.add({"", "And", 1, kLatestVersion, create_logical<AndOp>});
-  registry.add({"", "Or", 1, kLatestVersion, create_logical<OrOp>});
-  registry.add({"", "Xor", 1, kLatestVersion, create_logical<XorOp>});
-  registry.add({"", "Equal", 1, kLatestVersion, create_compare<EqualOp>});
-  registry.add({"", "Greater", 1, kLatestVersion, create_compare<GreaterOp>});
-  registry.add({"", "Less", 1, kLatestVersion, create_compare<LessOp>});
-  registry.add({"", "GreaterOrEqual", 12, kLatestVersion, create_compare<GreaterEqualOp>});
-  registry.add({"", "LessOrEqual", 12, kLatestVersion, create_compare<LessEqualOp>});
-  registry.add({"", "BitwiseAnd", 18, kLatestVersion, create_bitwise<BitwiseAndOp>});
-  registry.add({"", "BitwiseOr", 18, kLatestVersion, create_bitwise<BitwiseOrOp>});
-  registry.add({"", "BitwiseXor", 18, kLatestVersion, create_bitwise<BitwiseXorOp>});
+  XONNX_REGISTER(registry, "", "Add", 1, kLatestVersion, create_arith<AddOp>);
+  XONNX_REGISTER(registry, "", "Sub", 1, kLatestVersion, create_arith<SubOp>);
+  XONNX_REGISTER(registry, "", "Mul", 1, kLatestVersion, create_arith<MulOp>);
+  XONNX_REGISTER(registry, "", "Div", 1, kLatestVersion, create_arith<DivOp>);
+  XONNX_REGISTER(registry, "", "Pow", 1, kLatestVersion, create_pow);
+  XONNX_REGISTER(registry, "", "Mod", 10, kLatestVersion, create_mod);
+  XONNX_REGISTER(registry, "", "BitShift", 11, kLatestVersion, create_bitshift);
+  XONNX_REGISTER(registry, "", "And", 1, kLatestVersion, create_logical<AndOp>);
+  XONNX_REGISTER(registry, "", "Or", 1, kLatestVersion, create_logical<OrOp>);
+  XONNX_REGISTER(registry, "", "Xor", 1, kLatestVersion, create_logical<XorOp>);
+  XONNX_REGISTER(registry, "", "Equal", 1, kLatestVersion, create_compare<EqualOp>);
+  XONNX_REGISTER(registry, "", "Greater", 1, kLatestVersion, create_compare<GreaterOp>);
+  XONNX_REGISTER(registry, "", "Less", 1, kLatestVersion, create_compare<LessOp>);
+  XONNX_REGISTER(registry, "", "GreaterOrEqual", 12, kLatestVersion, create_compare<GreaterEqualOp>);
+  XONNX_REGISTER(registry, "", "LessOrEqual", 12, kLatestVersion, create_compare<LessEqualOp>);
+  XONNX_REGISTER(registry, "", "BitwiseAnd", 18, kLatestVersion, create_bitwise<BitwiseAndOp>);
+  XONNX_REGISTER(registry, "", "BitwiseOr", 18, kLatestVersion, create_bitwise<BitwiseOrOp>);
+  XONNX_REGISTER(registry, "", "BitwiseXor", 18, kLatestVersion, create_bitwise<BitwiseXorOp>);
 }
 
 }  // namespace xonnx

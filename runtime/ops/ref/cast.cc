@@ -367,8 +367,8 @@ KernelResult create_CastLike(const KernelInit& init) {
 void register_cast_ops(OpRegistry& registry) {
   // Cast 1 (string `to`), 6, 9, 13, 19 (saturate), 21 (int4), 23, 24/25 (e8m0, round_mode,
   // int2): one kernel reads whichever attributes are present.
-  registry.add({"", "Cast", 1, kLatestVersion, create_Cast});
-  registry.add({"", "CastLike", 15, kLatestVersion, create_CastLike});
+  XONNX_REGISTER(registry, "", "Cast", 1, kLatestVersion, create_Cast);
+  XONNX_REGISTER(registry, "", "CastLike", 15, kLatestVersion, create_CastLike);
 }
 
 }  // namespace xonnx

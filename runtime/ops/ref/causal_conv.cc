@@ -117,7 +117,7 @@ Result<std::unique_ptr<Kernel>> create_causal_conv(const KernelInit& init) {
 }  // namespace
 
 void register_causal_conv_ops(OpRegistry& registry) {
-  registry.add({"", "CausalConvWithState", 27, kLatestVersion, create_causal_conv});
+  XONNX_REGISTER(registry, "", "CausalConvWithState", 27, kLatestVersion, create_causal_conv);
 }
 
 }  // namespace xonnx

@@ -187,11 +187,11 @@ void register_contrib_ops(OpRegistry& registry) {
   register_gqa_ops(registry);
   register_rotary_contrib_ops(registry);
   register_simplified_norm_ops(registry);
-  registry.add({kMs, "MatMulNBits", 1, kLatestVersion, create_matmul_nbits});
-  registry.add({kMs, "Gelu", 1, kLatestVersion, create_gelu<GeluKind::kErf>});
-  registry.add({kMs, "FastGelu", 1, kLatestVersion, create_gelu<GeluKind::kTanh>});
-  registry.add({kMs, "BiasGelu", 1, kLatestVersion, create_gelu<GeluKind::kBiasErf>});
-  registry.add({kMs, "QuickGelu", 1, kLatestVersion, create_gelu<GeluKind::kQuick>});
+  XONNX_REGISTER(registry, kMs, "MatMulNBits", 1, kLatestVersion, create_matmul_nbits);
+  XONNX_REGISTER(registry, kMs, "Gelu", 1, kLatestVersion, create_gelu<GeluKind::kErf>);
+  XONNX_REGISTER(registry, kMs, "FastGelu", 1, kLatestVersion, create_gelu<GeluKind::kTanh>);
+  XONNX_REGISTER(registry, kMs, "BiasGelu", 1, kLatestVersion, create_gelu<GeluKind::kBiasErf>);
+  XONNX_REGISTER(registry, kMs, "QuickGelu", 1, kLatestVersion, create_gelu<GeluKind::kQuick>);
 }
 
 }  // namespace xonnx

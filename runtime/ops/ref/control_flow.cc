@@ -250,9 +250,9 @@ Result<std::unique_ptr<Kernel>> create_scan(const KernelInit& init) {
 }  // namespace
 
 void register_control_flow_ops(OpRegistry& registry) {
-  registry.add({"", "If", 1, kLatestVersion, create_if});
-  registry.add({"", "Loop", 1, kLatestVersion, create_loop});
-  registry.add({"", "Scan", 8, kLatestVersion, create_scan});
+  XONNX_REGISTER(registry, "", "If", 1, kLatestVersion, create_if);
+  XONNX_REGISTER(registry, "", "Loop", 1, kLatestVersion, create_loop);
+  XONNX_REGISTER(registry, "", "Scan", 8, kLatestVersion, create_scan);
 }
 
 }  // namespace xonnx

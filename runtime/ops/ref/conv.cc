@@ -468,8 +468,8 @@ Result<std::unique_ptr<Kernel>> create_conv_transpose(const KernelInit& init) {
 }  // namespace
 
 void register_conv_ops(OpRegistry& registry) {
-  registry.add({"", "Conv", 1, kLatestVersion, create_conv});
-  registry.add({"", "ConvTranspose", 1, kLatestVersion, create_conv_transpose});
+  XONNX_REGISTER(registry, "", "Conv", 1, kLatestVersion, create_conv);
+  XONNX_REGISTER(registry, "", "ConvTranspose", 1, kLatestVersion, create_conv_transpose);
   register_deform_conv_ops(registry);
 }
 

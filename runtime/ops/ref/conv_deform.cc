@@ -197,7 +197,7 @@ Result<std::unique_ptr<Kernel>> create_deform_conv(const KernelInit& init) {
 }  // namespace
 
 void register_deform_conv_ops(OpRegistry& registry) {
-  registry.add({"", "DeformConv", 19, kLatestVersion, create_deform_conv});
+  XONNX_REGISTER(registry, "", "DeformConv", 19, kLatestVersion, create_deform_conv);
 }
 
 }  // namespace xonnx

@@ -176,7 +176,7 @@ Result<std::unique_ptr<Kernel>> create_gather_block_quantized(const KernelInit& 
 }  // namespace
 
 void register_gather_block_quantized_ops(OpRegistry& registry) {
-  registry.add({kMs, "GatherBlockQuantized", 1, kLatestVersion, create_gather_block_quantized});
+  XONNX_REGISTER(registry, kMs, "GatherBlockQuantized", 1, kLatestVersion, create_gather_block_quantized);
 }
 
 }  // namespace xonnx

@@ -279,12 +279,12 @@ Result<std::unique_ptr<Kernel>> create_nonzero(const KernelInit&) {
 }  // namespace
 
 void register_gather_scatter_ops(OpRegistry& registry) {
-  registry.add({"", "Gather", 1, kLatestVersion, create_gather});
-  registry.add({"", "GatherElements", 11, kLatestVersion, create_gather_elements});
-  registry.add({"", "GatherND", 11, kLatestVersion, create_gather_nd});
-  registry.add({"", "OneHot", 9, kLatestVersion, create_onehot});
-  registry.add({"", "Compress", 9, kLatestVersion, create_compress});
-  registry.add({"", "NonZero", 9, kLatestVersion, create_nonzero});
+  XONNX_REGISTER(registry, "", "Gather", 1, kLatestVersion, create_gather);
+  XONNX_REGISTER(registry, "", "GatherElements", 11, kLatestVersion, create_gather_elements);
+  XONNX_REGISTER(registry, "", "GatherND", 11, kLatestVersion, create_gather_nd);
+  XONNX_REGISTER(registry, "", "OneHot", 9, kLatestVersion, create_onehot);
+  XONNX_REGISTER(registry, "", "Compress", 9, kLatestVersion, create_compress);
+  XONNX_REGISTER(registry, "", "NonZero", 9, kLatestVersion, create_nonzero);
   register_gather_scatter_scatter_ops(registry);
 }
 

@@ -206,10 +206,10 @@ Result<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInit& init) {
 }  // namespace
 
 void register_gather_scatter_scatter_ops(OpRegistry& registry) {
-  registry.add({"", "Scatter", 9, kLatestVersion, create_scatter_elements});
-  registry.add({"", "ScatterElements", 11, kLatestVersion, create_scatter_elements});
-  registry.add({"", "ScatterND", 11, kLatestVersion, create_scatter_nd});
-  registry.add({"", "TensorScatter", 24, kLatestVersion, create_tensor_scatter});
+  XONNX_REGISTER(registry, "", "Scatter", 9, kLatestVersion, create_scatter_elements);
+  XONNX_REGISTER(registry, "", "ScatterElements", 11, kLatestVersion, create_scatter_elements);
+  XONNX_REGISTER(registry, "", "ScatterND", 11, kLatestVersion, create_scatter_nd);
+  XONNX_REGISTER(registry, "", "TensorScatter", 24, kLatestVersion, create_tensor_scatter);
 }
 
 }  // namespace xonnx

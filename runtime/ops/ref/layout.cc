@@ -370,12 +370,12 @@ Result<std::unique_ptr<Kernel>> create_trilu(const KernelInit& init) {
 }  // namespace
 
 void register_layout_ops(OpRegistry& registry) {
-  registry.add({"", "Transpose", 1, kLatestVersion, create_transpose});
-  registry.add({"", "Concat", 1, kLatestVersion, create_concat});
-  registry.add({"", "Split", 1, kLatestVersion, create_split});
-  registry.add({"", "Slice", 1, kLatestVersion, create_slice});
-  registry.add({"", "Tile", 1, kLatestVersion, create_tile});
-  registry.add({"", "Trilu", 14, kLatestVersion, create_trilu});
+  XONNX_REGISTER(registry, "", "Transpose", 1, kLatestVersion, create_transpose);
+  XONNX_REGISTER(registry, "", "Concat", 1, kLatestVersion, create_concat);
+  XONNX_REGISTER(registry, "", "Split", 1, kLatestVersion, create_split);
+  XONNX_REGISTER(registry, "", "Slice", 1, kLatestVersion, create_slice);
+  XONNX_REGISTER(registry, "", "Tile", 1, kLatestVersion, create_tile);
+  XONNX_REGISTER(registry, "", "Trilu", 14, kLatestVersion, create_trilu);
   register_layout_pad_ops(registry);
 }
 

@@ -338,11 +338,11 @@ Result<std::unique_ptr<Kernel>> create_reverse_sequence(const KernelInit& init) 
 }  // namespace
 
 void register_layout_pad_ops(OpRegistry& registry) {
-  registry.add({"", "Pad", 1, kLatestVersion, create_pad});
-  registry.add({"", "CenterCropPad", 18, kLatestVersion, create_center_crop_pad});
-  registry.add({"", "DepthToSpace", 1, kLatestVersion, create_depth_to_space});
-  registry.add({"", "SpaceToDepth", 1, kLatestVersion, create_space_to_depth});
-  registry.add({"", "ReverseSequence", 10, kLatestVersion, create_reverse_sequence});
+  XONNX_REGISTER(registry, "", "Pad", 1, kLatestVersion, create_pad);
+  XONNX_REGISTER(registry, "", "CenterCropPad", 18, kLatestVersion, create_center_crop_pad);
+  XONNX_REGISTER(registry, "", "DepthToSpace", 1, kLatestVersion, create_depth_to_space);
+  XONNX_REGISTER(registry, "", "SpaceToDepth", 1, kLatestVersion, create_space_to_depth);
+  XONNX_REGISTER(registry, "", "ReverseSequence", 10, kLatestVersion, create_reverse_sequence);
 }
 
 }  // namespace xonnx

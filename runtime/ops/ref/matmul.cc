@@ -299,8 +299,8 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& registry) {
-  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul});
-  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm});
+  XONNX_REGISTER(registry, "", "MatMul", 1, kLatestVersion, create_matmul);
+  XONNX_REGISTER(registry, "", "Gemm", 1, kLatestVersion, create_gemm);
   register_matmul_einsum_ops(registry);
 }
 

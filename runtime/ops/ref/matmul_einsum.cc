@@ -424,8 +424,8 @@ Result<std::unique_ptr<Kernel>> create_det(const KernelInit&) {
 }  // namespace
 
 void register_matmul_einsum_ops(OpRegistry& registry) {
-  registry.add({"", "Einsum", 12, kLatestVersion, create_einsum});
-  registry.add({"", "Det", 11, kLatestVersion, create_det});
+  XONNX_REGISTER(registry, "", "Einsum", 12, kLatestVersion, create_einsum);
+  XONNX_REGISTER(registry, "", "Det", 11, kLatestVersion, create_det);
 }
 
 }  // namespace xonnx

@@ -260,7 +260,7 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
           if (skip > 0 && start + skip + 1 >= C) break;
           for (int64_t n = cfg->min_gram; n <= cfg->max_gram; ++n) {
             if (n == 1 && skip > 0) continue;  // unigrams are counted once
-            int64_t span = 0;  // last element's distance from start; min_gram_length may be huge
+            int64_t span = 0;                  // last element's distance from start; min_gram_length may be huge
             if (__builtin_mul_overflow(n - 1, skip + 1, &span) || span >= C - start) break;
             if (str_in) {
               gs.clear();
@@ -295,9 +295,9 @@ Result<std::unique_ptr<Kernel>> create_tfidf(const KernelInit& init) {
 }  // namespace
 
 void register_misc_ops(OpRegistry& registry) {
-  registry.add({"", "NonMaxSuppression", 10, kLatestVersion, create_nms});
-  registry.add({"", "BitCast", 26, kLatestVersion, create_bitcast});
-  registry.add({"", "TfIdfVectorizer", 9, kLatestVersion, create_tfidf});
+  XONNX_REGISTER(registry, "", "NonMaxSuppression", 10, kLatestVersion, create_nms);
+  XONNX_REGISTER(registry, "", "BitCast", 26, kLatestVersion, create_bitcast);
+  XONNX_REGISTER(registry, "", "TfIdfVectorizer", 9, kLatestVersion, create_tfidf);
   register_misc_string_ops(registry);
   register_misc_ml_ops(registry);
 }

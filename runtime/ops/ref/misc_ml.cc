@@ -448,10 +448,10 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
 }  // namespace
 
 void register_misc_ml_ops(OpRegistry& registry) {
-  registry.add({kMl, "LabelEncoder", 1, kLatestVersion, create_label_encoder});
-  registry.add({kMl, "Binarizer", 1, kLatestVersion, create_binarizer});
-  registry.add({kMl, "ArrayFeatureExtractor", 1, kLatestVersion, create_array_feature_extractor});
-  registry.add({kMl, "TreeEnsemble", 5, kLatestVersion, create_tree_ensemble});
+  XONNX_REGISTER(registry, kMl, "LabelEncoder", 1, kLatestVersion, create_label_encoder);
+  XONNX_REGISTER(registry, kMl, "Binarizer", 1, kLatestVersion, create_binarizer);
+  XONNX_REGISTER(registry, kMl, "ArrayFeatureExtractor", 1, kLatestVersion, create_array_feature_extractor);
+  XONNX_REGISTER(registry, kMl, "TreeEnsemble", 5, kLatestVersion, create_tree_ensemble);
 }
 
 }  // namespace xonnx

@@ -194,10 +194,10 @@ Result<std::unique_ptr<Kernel>> create_regex_full_match(const KernelInit& init) 
 }  // namespace
 
 void register_misc_string_ops(OpRegistry& registry) {
-  registry.add({"", "StringNormalizer", 10, kLatestVersion, create_string_normalizer});
-  registry.add({"", "StringConcat", 20, kLatestVersion, create_string_concat});
-  registry.add({"", "StringSplit", 20, kLatestVersion, create_string_split});
-  registry.add({"", "RegexFullMatch", 20, kLatestVersion, create_regex_full_match});
+  XONNX_REGISTER(registry, "", "StringNormalizer", 10, kLatestVersion, create_string_normalizer);
+  XONNX_REGISTER(registry, "", "StringConcat", 20, kLatestVersion, create_string_concat);
+  XONNX_REGISTER(registry, "", "StringSplit", 20, kLatestVersion, create_string_split);
+  XONNX_REGISTER(registry, "", "RegexFullMatch", 20, kLatestVersion, create_regex_full_match);
 }
 
 }  // namespace xonnx

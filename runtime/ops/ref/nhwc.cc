@@ -459,21 +459,22 @@ class ConcatTwin final : public Kernel {
 }  // namespace
 
 void register_nhwc_ops(OpRegistry& registry) {
-  const char* d = kNhwcDomain;
-  registry.add({d, "ToNHWC", 1, kLatestVersion, create_to_nhwc, Backend::kReference});
-  registry.add({d, "ToNCHW", 1, kLatestVersion, create_to_nchw, Backend::kReference});
-  registry.add({d, "Conv", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, "QLinearConv", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, "MaxPool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, "BatchNormalization", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, "Resize", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference});
-  registry.add({d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference});
-  registry.add({d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference});
-  registry.add({d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference});
-  registry.add({d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin, Backend::kReference});
+  constexpr const char* d = kNhwcDomain;
+  XONNX_REGISTER(registry, d, "ToNHWC", 1, kLatestVersion, create_to_nhwc, Backend::kReference);
+  XONNX_REGISTER(registry, d, "ToNCHW", 1, kLatestVersion, create_to_nchw, Backend::kReference);
+  XONNX_REGISTER(registry, d, "Conv", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "QLinearConv", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "MaxPool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "BatchNormalization", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "Resize", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference);
+  XONNX_REGISTER(registry, d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin,
+                 Backend::kReference);
 }
 
 }  // namespace xonnx

@@ -133,9 +133,9 @@ Result<std::unique_ptr<Kernel>> create_skip_simplified_layer_norm(const KernelIn
 }  // namespace
 
 void register_simplified_norm_ops(OpRegistry& registry) {
-  registry.add({"", "SimplifiedLayerNormalization", 1, kLatestVersion, create_simplified_layer_norm});
-  registry.add(
-      {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion, create_skip_simplified_layer_norm});
+  XONNX_REGISTER(registry, "", "SimplifiedLayerNormalization", 1, kLatestVersion, create_simplified_layer_norm);
+  XONNX_REGISTER(registry, "com.microsoft", "SkipSimplifiedLayerNormalization", 1, kLatestVersion,
+                 create_skip_simplified_layer_norm);
 }
 
 }  // namespace xonnx

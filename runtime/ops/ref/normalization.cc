@@ -317,11 +317,11 @@ Result<std::unique_ptr<Kernel>> create_group_norm(const KernelInit& init) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry& registry) {
-  registry.add({"", "BatchNormalization", 1, kLatestVersion, create_batch_norm});
-  registry.add({"", "InstanceNormalization", 1, kLatestVersion, create_instance_norm});
-  registry.add({"", "LayerNormalization", 17, kLatestVersion, create_layer_norm<false>});
-  registry.add({"", "RMSNormalization", 23, kLatestVersion, create_layer_norm<true>});
-  registry.add({"", "GroupNormalization", 18, kLatestVersion, create_group_norm});
+  XONNX_REGISTER(registry, "", "BatchNormalization", 1, kLatestVersion, create_batch_norm);
+  XONNX_REGISTER(registry, "", "InstanceNormalization", 1, kLatestVersion, create_instance_norm);
+  XONNX_REGISTER(registry, "", "LayerNormalization", 17, kLatestVersion, create_layer_norm<false>);
+  XONNX_REGISTER(registry, "", "RMSNormalization", 23, kLatestVersion, create_layer_norm<true>);
+  XONNX_REGISTER(registry, "", "GroupNormalization", 18, kLatestVersion, create_group_norm);
   register_normalization_misc_ops(registry);
 }
 

@@ -210,10 +210,10 @@ Result<std::unique_ptr<Kernel>> create_dropout(const KernelInit& init) {
 }  // namespace
 
 void register_normalization_misc_ops(OpRegistry& registry) {
-  registry.add({"", "LRN", 1, kLatestVersion, create_lrn});
-  registry.add({"", "LpNormalization", 1, kLatestVersion, create_lp_normalization});
-  registry.add({"", "MeanVarianceNormalization", 9, kLatestVersion, create_mvn});
-  registry.add({"", "Dropout", 1, kLatestVersion, create_dropout});
+  XONNX_REGISTER(registry, "", "LRN", 1, kLatestVersion, create_lrn);
+  XONNX_REGISTER(registry, "", "LpNormalization", 1, kLatestVersion, create_lp_normalization);
+  XONNX_REGISTER(registry, "", "MeanVarianceNormalization", 9, kLatestVersion, create_mvn);
+  XONNX_REGISTER(registry, "", "Dropout", 1, kLatestVersion, create_dropout);
 }
 
 }  // namespace xonnx

@@ -417,13 +417,13 @@ Result<std::unique_ptr<Kernel>> create_max_unpool(const KernelInit& init) {
 }  // namespace
 
 void register_pool_ops(OpRegistry& registry) {
-  registry.add({"", "MaxPool", 1, kLatestVersion, create_pool<PoolKind::kMax>});
-  registry.add({"", "AveragePool", 1, kLatestVersion, create_pool<PoolKind::kAvg>});
-  registry.add({"", "LpPool", 1, kLatestVersion, create_pool<PoolKind::kLp>});
-  registry.add({"", "GlobalMaxPool", 1, kLatestVersion, create_global_pool<PoolKind::kMax>});
-  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, create_global_pool<PoolKind::kAvg>});
-  registry.add({"", "GlobalLpPool", 1, kLatestVersion, create_global_pool<PoolKind::kLp>});
-  registry.add({"", "MaxUnpool", 9, kLatestVersion, create_max_unpool});
+  XONNX_REGISTER(registry, "", "MaxPool", 1, kLatestVersion, create_pool<PoolKind::kMax>);
+  XONNX_REGISTER(registry, "", "AveragePool", 1, kLatestVersion, create_pool<PoolKind::kAvg>);
+  XONNX_REGISTER(registry, "", "LpPool", 1, kLatestVersion, create_pool<PoolKind::kLp>);
+  XONNX_REGISTER(registry, "", "GlobalMaxPool", 1, kLatestVersion, create_global_pool<PoolKind::kMax>);
+  XONNX_REGISTER(registry, "", "GlobalAveragePool", 1, kLatestVersion, create_global_pool<PoolKind::kAvg>);
+  XONNX_REGISTER(registry, "", "GlobalLpPool", 1, kLatestVersion, create_global_pool<PoolKind::kLp>);
+  XONNX_REGISTER(registry, "", "MaxUnpool", 9, kLatestVersion, create_max_unpool);
 }
 
 }  // namespace xonnx

@@ -299,6 +299,8 @@ Result<std::unique_ptr<Kernel>> create_qgemm(const KernelInit& init) {
 
 }  // namespace
 
-void register_qgemm_ops(OpRegistry& registry) { registry.add({kMs, "QGemm", 1, kLatestVersion, create_qgemm}); }
+void register_qgemm_ops(OpRegistry& registry) {
+  XONNX_REGISTER(registry, kMs, "QGemm", 1, kLatestVersion, create_qgemm);
+}
 
 }  // namespace xonnx

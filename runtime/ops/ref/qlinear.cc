@@ -535,10 +535,10 @@ Result<std::unique_ptr<Kernel>> create_qlinear_conv(const KernelInit& init) {
 }  // namespace
 
 void register_qlinear_ops(OpRegistry& registry) {
-  registry.add({"", "MatMulInteger", 10, kLatestVersion, create_matmul_integer});
-  registry.add({"", "ConvInteger", 10, kLatestVersion, create_conv_integer});
-  registry.add({"", "QLinearMatMul", 10, kLatestVersion, create_qlinear_matmul});
-  registry.add({"", "QLinearConv", 10, kLatestVersion, create_qlinear_conv});
+  XONNX_REGISTER(registry, "", "MatMulInteger", 10, kLatestVersion, create_matmul_integer);
+  XONNX_REGISTER(registry, "", "ConvInteger", 10, kLatestVersion, create_conv_integer);
+  XONNX_REGISTER(registry, "", "QLinearMatMul", 10, kLatestVersion, create_qlinear_matmul);
+  XONNX_REGISTER(registry, "", "QLinearConv", 10, kLatestVersion, create_qlinear_conv);
 }
 
 }  // namespace xonnx

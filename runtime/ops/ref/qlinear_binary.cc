@@ -180,8 +180,8 @@ Result<std::unique_ptr<Kernel>> create_qlinear_binary(const KernelInit& init) {
 }  // namespace
 
 void register_qlinear_binary_ops(OpRegistry& registry) {
-  registry.add({kMs, "QLinearAdd", 1, kLatestVersion, create_qlinear_binary<BinaryOp::kAdd>});
-  registry.add({kMs, "QLinearMul", 1, kLatestVersion, create_qlinear_binary<BinaryOp::kMul>});
+  XONNX_REGISTER(registry, kMs, "QLinearAdd", 1, kLatestVersion, create_qlinear_binary<BinaryOp::kAdd>);
+  XONNX_REGISTER(registry, kMs, "QLinearMul", 1, kLatestVersion, create_qlinear_binary<BinaryOp::kMul>);
 }
 
 }  // namespace xonnx

@@ -449,9 +449,9 @@ Result<std::unique_ptr<Kernel>> create_dynamic_quantize_linear(const KernelInit&
 }  // namespace
 
 void register_quantize_ops(OpRegistry& registry) {
-  registry.add({"", "QuantizeLinear", 10, kLatestVersion, create_quantize_linear});
-  registry.add({"", "DequantizeLinear", 10, kLatestVersion, create_dequantize_linear});
-  registry.add({"", "DynamicQuantizeLinear", 11, kLatestVersion, create_dynamic_quantize_linear});
+  XONNX_REGISTER(registry, "", "QuantizeLinear", 10, kLatestVersion, create_quantize_linear);
+  XONNX_REGISTER(registry, "", "DequantizeLinear", 10, kLatestVersion, create_dequantize_linear);
+  XONNX_REGISTER(registry, "", "DynamicQuantizeLinear", 11, kLatestVersion, create_dynamic_quantize_linear);
   register_qlinear_ops(registry);
 }
 

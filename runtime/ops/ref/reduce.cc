@@ -448,18 +448,18 @@ Result<std::unique_ptr<Kernel>> create_arg(const KernelInit& init) {
 }  // namespace
 
 void register_reduce_ops(OpRegistry& registry) {
-  registry.add({"", "ReduceSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kSum>});
-  registry.add({"", "ReduceMean", 1, kLatestVersion, create_reduce_k<ReduceKind::kMean>});
-  registry.add({"", "ReduceMax", 1, kLatestVersion, create_reduce_k<ReduceKind::kMax>});
-  registry.add({"", "ReduceMin", 1, kLatestVersion, create_reduce_k<ReduceKind::kMin>});
-  registry.add({"", "ReduceProd", 1, kLatestVersion, create_reduce_k<ReduceKind::kProd>});
-  registry.add({"", "ReduceL1", 1, kLatestVersion, create_reduce_k<ReduceKind::kL1>});
-  registry.add({"", "ReduceL2", 1, kLatestVersion, create_reduce_k<ReduceKind::kL2>});
-  registry.add({"", "ReduceLogSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSum>});
-  registry.add({"", "ReduceLogSumExp", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSumExp>});
-  registry.add({"", "ReduceSumSquare", 1, kLatestVersion, create_reduce_k<ReduceKind::kSumSquare>});
-  registry.add({"", "ArgMax", 1, kLatestVersion, create_arg<true>});
-  registry.add({"", "ArgMin", 1, kLatestVersion, create_arg<false>});
+  XONNX_REGISTER(registry, "", "ReduceSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kSum>);
+  XONNX_REGISTER(registry, "", "ReduceMean", 1, kLatestVersion, create_reduce_k<ReduceKind::kMean>);
+  XONNX_REGISTER(registry, "", "ReduceMax", 1, kLatestVersion, create_reduce_k<ReduceKind::kMax>);
+  XONNX_REGISTER(registry, "", "ReduceMin", 1, kLatestVersion, create_reduce_k<ReduceKind::kMin>);
+  XONNX_REGISTER(registry, "", "ReduceProd", 1, kLatestVersion, create_reduce_k<ReduceKind::kProd>);
+  XONNX_REGISTER(registry, "", "ReduceL1", 1, kLatestVersion, create_reduce_k<ReduceKind::kL1>);
+  XONNX_REGISTER(registry, "", "ReduceL2", 1, kLatestVersion, create_reduce_k<ReduceKind::kL2>);
+  XONNX_REGISTER(registry, "", "ReduceLogSum", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSum>);
+  XONNX_REGISTER(registry, "", "ReduceLogSumExp", 1, kLatestVersion, create_reduce_k<ReduceKind::kLogSumExp>);
+  XONNX_REGISTER(registry, "", "ReduceSumSquare", 1, kLatestVersion, create_reduce_k<ReduceKind::kSumSquare>);
+  XONNX_REGISTER(registry, "", "ArgMax", 1, kLatestVersion, create_arg<true>);
+  XONNX_REGISTER(registry, "", "ArgMin", 1, kLatestVersion, create_arg<false>);
 }
 
 }  // namespace xonnx

@@ -575,8 +575,8 @@ Result<std::unique_ptr<Kernel>> create_upsample(const KernelInit& init) {
 }  // namespace
 
 void register_resize_ops(OpRegistry& registry) {
-  registry.add({"", "Resize", 10, kLatestVersion, create_resize});
-  registry.add({"", "Upsample", 7, 10, create_upsample});
+  XONNX_REGISTER(registry, "", "Resize", 10, kLatestVersion, create_resize);
+  XONNX_REGISTER(registry, "", "Upsample", 7, 10, create_upsample);
   register_resize_grid_ops(registry);
   register_resize_roi_ops(registry);
 }

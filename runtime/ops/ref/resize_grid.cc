@@ -309,8 +309,8 @@ Result<std::unique_ptr<Kernel>> create_affine_grid(const KernelInit& init) {
 }  // namespace
 
 void register_resize_grid_ops(OpRegistry& registry) {
-  registry.add({"", "GridSample", 16, kLatestVersion, create_grid_sample});
-  registry.add({"", "AffineGrid", 20, kLatestVersion, create_affine_grid});
+  XONNX_REGISTER(registry, "", "GridSample", 16, kLatestVersion, create_grid_sample);
+  XONNX_REGISTER(registry, "", "AffineGrid", 20, kLatestVersion, create_affine_grid);
 }
 
 }  // namespace xonnx

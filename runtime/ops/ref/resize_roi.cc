@@ -283,8 +283,8 @@ Result<std::unique_ptr<Kernel>> create_col2im(const KernelInit& init) {
 }  // namespace
 
 void register_resize_roi_ops(OpRegistry& registry) {
-  registry.add({"", "RoiAlign", 10, kLatestVersion, create_roi_align});
-  registry.add({"", "Col2Im", 18, kLatestVersion, create_col2im});
+  XONNX_REGISTER(registry, "", "RoiAlign", 10, kLatestVersion, create_roi_align);
+  XONNX_REGISTER(registry, "", "Col2Im", 18, kLatestVersion, create_col2im);
 }
 
 }  // namespace xonnx

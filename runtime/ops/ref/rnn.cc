@@ -403,9 +403,9 @@ Result<std::unique_ptr<Kernel>> create_recurrent(const KernelInit& init) {
 }  // namespace
 
 void register_rnn_ops(OpRegistry& registry) {
-  registry.add({"", "RNN", 1, kLatestVersion, create_recurrent<CellKind::kRnn>});
-  registry.add({"", "GRU", 1, kLatestVersion, create_recurrent<CellKind::kGru>});
-  registry.add({"", "LSTM", 1, kLatestVersion, create_recurrent<CellKind::kLstm>});
+  XONNX_REGISTER(registry, "", "RNN", 1, kLatestVersion, create_recurrent<CellKind::kRnn>);
+  XONNX_REGISTER(registry, "", "GRU", 1, kLatestVersion, create_recurrent<CellKind::kGru>);
+  XONNX_REGISTER(registry, "", "LSTM", 1, kLatestVersion, create_recurrent<CellKind::kLstm>);
 }
 
 }  // namespace xonnx

@@ -82,7 +82,7 @@ Result<std::unique_ptr<Kernel>> create_rotary_contrib(const KernelInit& init) {
 }  // namespace
 
 void register_rotary_contrib_ops(OpRegistry& registry) {
-  registry.add({"com.microsoft", "RotaryEmbedding", 1, kLatestVersion, create_rotary_contrib});
+  XONNX_REGISTER(registry, "com.microsoft", "RotaryEmbedding", 1, kLatestVersion, create_rotary_contrib);
 }
 
 }  // namespace xonnx

@@ -296,18 +296,18 @@ Result<std::unique_ptr<Kernel>> create_optional_get_element(const KernelInit&) {
 }  // namespace
 
 void register_sequence_ops(OpRegistry& registry) {
-  registry.add({"", "SequenceEmpty", 11, kLatestVersion, create_sequence_empty});
-  registry.add({"", "SequenceConstruct", 11, kLatestVersion, create_sequence_construct});
-  registry.add({"", "SequenceInsert", 11, kLatestVersion, create_sequence_insert});
-  registry.add({"", "SequenceAt", 11, kLatestVersion, create_sequence_at});
-  registry.add({"", "SequenceErase", 11, kLatestVersion, create_sequence_erase});
-  registry.add({"", "SequenceLength", 11, kLatestVersion, create_sequence_length});
-  registry.add({"", "SplitToSequence", 11, kLatestVersion, create_split_to_sequence});
-  registry.add({"", "ConcatFromSequence", 11, kLatestVersion, create_concat_from_sequence});
-  registry.add({"", "SequenceMap", 17, kLatestVersion, create_sequence_map});
-  registry.add({"", "Optional", 15, kLatestVersion, create_optional});
-  registry.add({"", "OptionalHasElement", 15, kLatestVersion, create_optional_has_element});
-  registry.add({"", "OptionalGetElement", 15, kLatestVersion, create_optional_get_element});
+  XONNX_REGISTER(registry, "", "SequenceEmpty", 11, kLatestVersion, create_sequence_empty);
+  XONNX_REGISTER(registry, "", "SequenceConstruct", 11, kLatestVersion, create_sequence_construct);
+  XONNX_REGISTER(registry, "", "SequenceInsert", 11, kLatestVersion, create_sequence_insert);
+  XONNX_REGISTER(registry, "", "SequenceAt", 11, kLatestVersion, create_sequence_at);
+  XONNX_REGISTER(registry, "", "SequenceErase", 11, kLatestVersion, create_sequence_erase);
+  XONNX_REGISTER(registry, "", "SequenceLength", 11, kLatestVersion, create_sequence_length);
+  XONNX_REGISTER(registry, "", "SplitToSequence", 11, kLatestVersion, create_split_to_sequence);
+  XONNX_REGISTER(registry, "", "ConcatFromSequence", 11, kLatestVersion, create_concat_from_sequence);
+  XONNX_REGISTER(registry, "", "SequenceMap", 17, kLatestVersion, create_sequence_map);
+  XONNX_REGISTER(registry, "", "Optional", 15, kLatestVersion, create_optional);
+  XONNX_REGISTER(registry, "", "OptionalHasElement", 15, kLatestVersion, create_optional_has_element);
+  XONNX_REGISTER(registry, "", "OptionalGetElement", 15, kLatestVersion, create_optional_get_element);
 }
 
 }  // namespace xonnx

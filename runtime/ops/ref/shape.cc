@@ -396,18 +396,18 @@ Result<std::unique_ptr<Kernel>> create_eyelike(const KernelInit& init) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& registry) {
-  registry.add({"", "Shape", 1, kLatestVersion, create_shape});
-  registry.add({"", "Size", 1, kLatestVersion, create_size});
-  registry.add({"", "Reshape", 1, kLatestVersion, create_reshape});
-  registry.add({"", "Flatten", 1, kLatestVersion, create_flatten});
-  registry.add({"", "Squeeze", 1, kLatestVersion, create_squeeze});
-  registry.add({"", "Unsqueeze", 1, kLatestVersion, create_unsqueeze});
-  registry.add({"", "Identity", 1, kLatestVersion, create_identity});
-  registry.add({"", "Expand", 8, kLatestVersion, create_expand});
-  registry.add({"", "ConstantOfShape", 9, kLatestVersion, create_constant_of_shape});
-  registry.add({"", "Constant", 1, kLatestVersion, create_constant});
-  registry.add({"", "Range", 11, kLatestVersion, create_range});
-  registry.add({"", "EyeLike", 9, kLatestVersion, create_eyelike});
+  XONNX_REGISTER(registry, "", "Shape", 1, kLatestVersion, create_shape);
+  XONNX_REGISTER(registry, "", "Size", 1, kLatestVersion, create_size);
+  XONNX_REGISTER(registry, "", "Reshape", 1, kLatestVersion, create_reshape);
+  XONNX_REGISTER(registry, "", "Flatten", 1, kLatestVersion, create_flatten);
+  XONNX_REGISTER(registry, "", "Squeeze", 1, kLatestVersion, create_squeeze);
+  XONNX_REGISTER(registry, "", "Unsqueeze", 1, kLatestVersion, create_unsqueeze);
+  XONNX_REGISTER(registry, "", "Identity", 1, kLatestVersion, create_identity);
+  XONNX_REGISTER(registry, "", "Expand", 8, kLatestVersion, create_expand);
+  XONNX_REGISTER(registry, "", "ConstantOfShape", 9, kLatestVersion, create_constant_of_shape);
+  XONNX_REGISTER(registry, "", "Constant", 1, kLatestVersion, create_constant);
+  XONNX_REGISTER(registry, "", "Range", 11, kLatestVersion, create_range);
+  XONNX_REGISTER(registry, "", "EyeLike", 9, kLatestVersion, create_eyelike);
 }
 
 }  // namespace xonnx

@@ -354,12 +354,12 @@ Result<std::unique_ptr<Kernel>> create_mel_weight_matrix(const KernelInit& init)
 }  // namespace
 
 void register_signal_ops(OpRegistry& registry) {
-  registry.add({"", "DFT", 17, kLatestVersion, create_dft});
-  registry.add({"", "STFT", 17, kLatestVersion, create_stft});
-  registry.add({"", "HannWindow", 17, kLatestVersion, create_window<WindowKind::kHann>});
-  registry.add({"", "HammingWindow", 17, kLatestVersion, create_window<WindowKind::kHamming>});
-  registry.add({"", "BlackmanWindow", 17, kLatestVersion, create_window<WindowKind::kBlackman>});
-  registry.add({"", "MelWeightMatrix", 17, kLatestVersion, create_mel_weight_matrix});
+  XONNX_REGISTER(registry, "", "DFT", 17, kLatestVersion, create_dft);
+  XONNX_REGISTER(registry, "", "STFT", 17, kLatestVersion, create_stft);
+  XONNX_REGISTER(registry, "", "HannWindow", 17, kLatestVersion, create_window<WindowKind::kHann>);
+  XONNX_REGISTER(registry, "", "HammingWindow", 17, kLatestVersion, create_window<WindowKind::kHamming>);
+  XONNX_REGISTER(registry, "", "BlackmanWindow", 17, kLatestVersion, create_window<WindowKind::kBlackman>);
+  XONNX_REGISTER(registry, "", "MelWeightMatrix", 17, kLatestVersion, create_mel_weight_matrix);
 }
 
 }  // namespace xonnx

@@ -317,11 +317,11 @@ Result<std::unique_ptr<Kernel>> create_sce(const KernelInit& init) {
 
 void register_softmax_ops(OpRegistry& registry) {
   // v1/v11: 2-D coercion at axis (default 1); v13: single axis (default -1).
-  registry.add({"", "Softmax", 1, kLatestVersion, create_softmax<SmKind::kSoftmax>});
-  registry.add({"", "LogSoftmax", 1, kLatestVersion, create_softmax<SmKind::kLogSoftmax>});
-  registry.add({"", "Hardmax", 1, kLatestVersion, create_softmax<SmKind::kHardmax>});
-  registry.add({"", "NegativeLogLikelihoodLoss", 12, kLatestVersion, create_nll});
-  registry.add({"", "SoftmaxCrossEntropyLoss", 12, kLatestVersion, create_sce});
+  XONNX_REGISTER(registry, "", "Softmax", 1, kLatestVersion, create_softmax<SmKind::kSoftmax>);
+  XONNX_REGISTER(registry, "", "LogSoftmax", 1, kLatestVersion, create_softmax<SmKind::kLogSoftmax>);
+  XONNX_REGISTER(registry, "", "Hardmax", 1, kLatestVersion, create_softmax<SmKind::kHardmax>);
+  XONNX_REGISTER(registry, "", "NegativeLogLikelihoodLoss", 12, kLatestVersion, create_nll);
+  XONNX_REGISTER(registry, "", "SoftmaxCrossEntropyLoss", 12, kLatestVersion, create_sce);
 }
 
 }  // namespace xonnx

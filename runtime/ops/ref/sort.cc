@@ -294,10 +294,10 @@ Result<std::unique_ptr<Kernel>> create_cum(const KernelInit& init) {
 }  // namespace
 
 void register_sort_ops(OpRegistry& registry) {
-  registry.add({"", "TopK", 1, kLatestVersion, create_topk});
-  registry.add({"", "Unique", 11, kLatestVersion, create_unique});
-  registry.add({"", "CumSum", 11, kLatestVersion, create_cum<false>});
-  registry.add({"", "CumProd", 26, kLatestVersion, create_cum<true>});
+  XONNX_REGISTER(registry, "", "TopK", 1, kLatestVersion, create_topk);
+  XONNX_REGISTER(registry, "", "Unique", 11, kLatestVersion, create_unique);
+  XONNX_REGISTER(registry, "", "CumSum", 11, kLatestVersion, create_cum<false>);
+  XONNX_REGISTER(registry, "", "CumProd", 26, kLatestVersion, create_cum<true>);
 }
 
 }  // namespace xonnx

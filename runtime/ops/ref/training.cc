@@ -200,10 +200,10 @@ Result<std::unique_ptr<Kernel>> create_momentum(const KernelInit& init) {
 }  // namespace
 
 void register_training_ops(OpRegistry& registry) {
-  const char* kDomain = "ai.onnx.preview.training";
-  registry.add({kDomain, "Adagrad", 1, 1, create_adagrad});
-  registry.add({kDomain, "Adam", 1, 1, create_adam});
-  registry.add({kDomain, "Momentum", 1, 1, create_momentum});
+  constexpr const char* kDomain = "ai.onnx.preview.training";
+  XONNX_REGISTER(registry, kDomain, "Adagrad", 1, 1, create_adagrad);
+  XONNX_REGISTER(registry, kDomain, "Adam", 1, 1, create_adam);
+  XONNX_REGISTER(registry, kDomain, "Momentum", 1, 1, create_momentum);
 }
 
 }  // namespace xonnx

@@ -209,32 +209,32 @@ KernelResult create_BitwiseNot(const KernelInit&) {
 void register_unary_ops(OpRegistry& registry) {
   // Version ranges: schema since_versions from onnx_op_versions.inc. Older versions differ
   // only in type lists or the legacy `consumed_inputs` attribute, which is ignored.
-  registry.add({"", "Abs", 1, kLatestVersion, create_Abs});
-  registry.add({"", "Neg", 1, kLatestVersion, create_Neg});
-  registry.add({"", "Sqrt", 1, kLatestVersion, create_Sqrt});
-  registry.add({"", "Exp", 1, kLatestVersion, create_Exp});
-  registry.add({"", "Log", 1, kLatestVersion, create_Log});
-  registry.add({"", "Reciprocal", 1, kLatestVersion, create_Reciprocal});
-  registry.add({"", "Floor", 1, kLatestVersion, create_Floor});
-  registry.add({"", "Ceil", 1, kLatestVersion, create_Ceil});
-  registry.add({"", "Round", 11, kLatestVersion, create_Round});
-  registry.add({"", "Sign", 9, kLatestVersion, create_Sign});
-  registry.add({"", "Sin", 7, kLatestVersion, create_Sin});
-  registry.add({"", "Cos", 7, kLatestVersion, create_Cos});
-  registry.add({"", "Tan", 7, kLatestVersion, create_Tan});
-  registry.add({"", "Asin", 7, kLatestVersion, create_Asin});
-  registry.add({"", "Acos", 7, kLatestVersion, create_Acos});
-  registry.add({"", "Atan", 7, kLatestVersion, create_Atan});
-  registry.add({"", "Sinh", 9, kLatestVersion, create_Sinh});
-  registry.add({"", "Cosh", 9, kLatestVersion, create_Cosh});
-  registry.add({"", "Asinh", 9, kLatestVersion, create_Asinh});
-  registry.add({"", "Acosh", 9, kLatestVersion, create_Acosh});
-  registry.add({"", "Atanh", 9, kLatestVersion, create_Atanh});
-  registry.add({"", "Erf", 9, kLatestVersion, create_Erf});
-  registry.add({"", "IsNaN", 9, kLatestVersion, create_IsNaN});
-  registry.add({"", "IsInf", 10, kLatestVersion, create_IsInf});
-  registry.add({"", "Not", 1, kLatestVersion, create_Not});
-  registry.add({"", "BitwiseNot", 18, kLatestVersion, create_BitwiseNot});
+  XONNX_REGISTER(registry, "", "Abs", 1, kLatestVersion, create_Abs);
+  XONNX_REGISTER(registry, "", "Neg", 1, kLatestVersion, create_Neg);
+  XONNX_REGISTER(registry, "", "Sqrt", 1, kLatestVersion, create_Sqrt);
+  XONNX_REGISTER(registry, "", "Exp", 1, kLatestVersion, create_Exp);
+  XONNX_REGISTER(registry, "", "Log", 1, kLatestVersion, create_Log);
+  XONNX_REGISTER(registry, "", "Reciprocal", 1, kLatestVersion, create_Reciprocal);
+  XONNX_REGISTER(registry, "", "Floor", 1, kLatestVersion, create_Floor);
+  XONNX_REGISTER(registry, "", "Ceil", 1, kLatestVersion, create_Ceil);
+  XONNX_REGISTER(registry, "", "Round", 11, kLatestVersion, create_Round);
+  XONNX_REGISTER(registry, "", "Sign", 9, kLatestVersion, create_Sign);
+  XONNX_REGISTER(registry, "", "Sin", 7, kLatestVersion, create_Sin);
+  XONNX_REGISTER(registry, "", "Cos", 7, kLatestVersion, create_Cos);
+  XONNX_REGISTER(registry, "", "Tan", 7, kLatestVersion, create_Tan);
+  XONNX_REGISTER(registry, "", "Asin", 7, kLatestVersion, create_Asin);
+  XONNX_REGISTER(registry, "", "Acos", 7, kLatestVersion, create_Acos);
+  XONNX_REGISTER(registry, "", "Atan", 7, kLatestVersion, create_Atan);
+  XONNX_REGISTER(registry, "", "Sinh", 9, kLatestVersion, create_Sinh);
+  XONNX_REGISTER(registry, "", "Cosh", 9, kLatestVersion, create_Cosh);
+  XONNX_REGISTER(registry, "", "Asinh", 9, kLatestVersion, create_Asinh);
+  XONNX_REGISTER(registry, "", "Acosh", 9, kLatestVersion, create_Acosh);
+  XONNX_REGISTER(registry, "", "Atanh", 9, kLatestVersion, create_Atanh);
+  XONNX_REGISTER(registry, "", "Erf", 9, kLatestVersion, create_Erf);
+  XONNX_REGISTER(registry, "", "IsNaN", 9, kLatestVersion, create_IsNaN);
+  XONNX_REGISTER(registry, "", "IsInf", 10, kLatestVersion, create_IsInf);
+  XONNX_REGISTER(registry, "", "Not", 1, kLatestVersion, create_Not);
+  XONNX_REGISTER(registry, "", "BitwiseNot", 18, kLatestVersion, create_BitwiseNot);
 }
 
 }  // namespace xonnx

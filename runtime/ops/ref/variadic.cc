@@ -262,12 +262,12 @@ Result<std::unique_ptr<Kernel>> create_prelu(const KernelInit& init) {
 
 void register_variadic_ops(OpRegistry& registry) {
   // Sum/Mean/Max/Min: v1/v6 equal shapes, v8 broadcasting, v12 Max/Min ints, v13 bf16.
-  registry.add({"", "Sum", 1, kLatestVersion, create_variadic<Reduce::kSum>});
-  registry.add({"", "Mean", 1, kLatestVersion, create_variadic<Reduce::kMean>});
-  registry.add({"", "Max", 1, kLatestVersion, create_variadic<Reduce::kMax>});
-  registry.add({"", "Min", 1, kLatestVersion, create_variadic<Reduce::kMin>});
-  registry.add({"", "Where", 9, kLatestVersion, create_where});
-  registry.add({"", "PRelu", 1, kLatestVersion, create_prelu});
+  XONNX_REGISTER(registry, "", "Sum", 1, kLatestVersion, create_variadic<Reduce::kSum>);
+  XONNX_REGISTER(registry, "", "Mean", 1, kLatestVersion, create_variadic<Reduce::kMean>);
+  XONNX_REGISTER(registry, "", "Max", 1, kLatestVersion, create_variadic<Reduce::kMax>);
+  XONNX_REGISTER(registry, "", "Min", 1, kLatestVersion, create_variadic<Reduce::kMin>);
+  XONNX_REGISTER(registry, "", "Where", 9, kLatestVersion, create_where);
+  XONNX_REGISTER(registry, "", "PRelu", 1, kLatestVersion, create_prelu);
 }
 
 }  // namespace xonnx

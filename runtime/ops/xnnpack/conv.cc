@@ -52,7 +52,7 @@ class ConvKernel final : public FastKernel {
   // XNNPACK's clamp: the fused range, open when a residual is added after the run.
   float op_lo() const { return residual_ ? -kInf : act_lo_; }
   float op_hi() const { return residual_ ? kInf : act_hi_; }
-  RowFunction activation_ = nullptr;      // fused Swish / HardSwish after it (NHWC only)
+  RowFunction activation_ = nullptr;  // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
   Operator op_;
@@ -223,8 +223,8 @@ Status ConvKernel::run_fast(KernelContext& ctx, bool& handled) {
 }  // namespace
 
 void register_xnnpack_conv(OpRegistry& registry) {
-  registry.add({"", "Conv", 1, kLatestVersion, ConvKernel::create, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "Conv", 1, kLatestVersion, ConvKernel::create, Backend::kXnnpack});
+  XONNX_REGISTER(registry, "", "Conv", 1, kLatestVersion, ConvKernel::create, Backend::kXnnpack);
+  XONNX_REGISTER(registry, kNhwcDomain, "Conv", 1, kLatestVersion, ConvKernel::create, Backend::kXnnpack);
 }
 
 }  // namespace xnn

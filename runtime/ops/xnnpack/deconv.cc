@@ -131,7 +131,7 @@ Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
 }  // namespace
 
 void register_xnnpack_deconv(OpRegistry& registry) {
-  registry.add({"", "ConvTranspose", 1, kLatestVersion, DeconvKernel::create, Backend::kXnnpack});
+  XONNX_REGISTER(registry, "", "ConvTranspose", 1, kLatestVersion, DeconvKernel::create, Backend::kXnnpack);
 }
 
 }  // namespace xnn

@@ -266,16 +266,16 @@ class SwishKernel final : public FastKernel {
 }  // namespace
 
 void register_xnnpack_elementwise(OpRegistry& registry) {
-  registry.add({"", "Add", 7, kLatestVersion, create_add, Backend::kXnnpack});
-  registry.add({"", "Sub", 7, kLatestVersion, create_sub, Backend::kXnnpack});
-  registry.add({"", "Mul", 7, kLatestVersion, create_mul, Backend::kXnnpack});
-  registry.add({"", "Div", 7, kLatestVersion, create_div, Backend::kXnnpack});
-  registry.add({"", "Sigmoid", 1, kLatestVersion, create_sigmoid, Backend::kXnnpack});
-  registry.add({"", "HardSwish", 14, kLatestVersion, create_hardswish, Backend::kXnnpack});
-  registry.add({"", "Swish", 24, kLatestVersion, SwishKernel::create, Backend::kXnnpack});
-  registry.add({"", "Relu", 1, kLatestVersion, create_relu, Backend::kXnnpack});
-  registry.add({"", "Clip", 1, kLatestVersion, create_clip, Backend::kXnnpack});
-  registry.add({"", "Softmax", 1, kLatestVersion, create_softmax, Backend::kXnnpack});
+  XONNX_REGISTER(registry, "", "Add", 7, kLatestVersion, create_add, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Sub", 7, kLatestVersion, create_sub, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Mul", 7, kLatestVersion, create_mul, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Div", 7, kLatestVersion, create_div, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Sigmoid", 1, kLatestVersion, create_sigmoid, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "HardSwish", 14, kLatestVersion, create_hardswish, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Swish", 24, kLatestVersion, SwishKernel::create, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Relu", 1, kLatestVersion, create_relu, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Clip", 1, kLatestVersion, create_clip, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Softmax", 1, kLatestVersion, create_softmax, Backend::kXnnpack);
 }
 
 }  // namespace xnn

@@ -90,8 +90,8 @@ Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) {
 }  // namespace
 
 void register_xnnpack_matmul(OpRegistry& registry) {
-  registry.add({"", "Gemm", 1, kLatestVersion, create_gemm, Backend::kXnnpack});
-  registry.add({"", "MatMul", 1, kLatestVersion, create_matmul, Backend::kXnnpack});
+  XONNX_REGISTER(registry, "", "Gemm", 1, kLatestVersion, create_gemm, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "MatMul", 1, kLatestVersion, create_matmul, Backend::kXnnpack);
 }
 
 }  // namespace xnn

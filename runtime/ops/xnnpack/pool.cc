@@ -416,13 +416,14 @@ class GlobalAveragePoolNhwcKernel final : public FastKernel {
 }  // namespace
 
 void register_xnnpack_pool(OpRegistry& registry) {
-  registry.add({"", "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack});
-  registry.add({"", "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack});
-  registry.add({"", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack});
-  registry.add(
-      {kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create, Backend::kXnnpack});
+  XONNX_REGISTER(registry, "", "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolKernel::create,
+                 Backend::kXnnpack);
+  XONNX_REGISTER(registry, kNhwcDomain, "MaxPool", 1, kLatestVersion, create_max_pool, Backend::kXnnpack);
+  XONNX_REGISTER(registry, kNhwcDomain, "AveragePool", 1, kLatestVersion, create_average_pool, Backend::kXnnpack);
+  XONNX_REGISTER(registry, kNhwcDomain, "GlobalAveragePool", 1, kLatestVersion, GlobalAveragePoolNhwcKernel::create,
+                 Backend::kXnnpack);
 }
 
 }  // namespace xnn

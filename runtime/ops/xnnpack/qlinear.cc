@@ -390,9 +390,9 @@ class QLinearMatMulKernel final : public FastKernel {
 }  // namespace
 
 void register_xnnpack_qlinear(OpRegistry& registry) {
-  registry.add({"", "QLinearConv", 10, kLatestVersion, QLinearConvKernel::create, Backend::kXnnpack});
-  registry.add({kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvKernel::create, Backend::kXnnpack});
-  registry.add({"", "QLinearMatMul", 10, kLatestVersion, QLinearMatMulKernel::create, Backend::kXnnpack});
+  XONNX_REGISTER(registry, "", "QLinearConv", 10, kLatestVersion, QLinearConvKernel::create, Backend::kXnnpack);
+  XONNX_REGISTER(registry, kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearConvKernel::create, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "QLinearMatMul", 10, kLatestVersion, QLinearMatMulKernel::create, Backend::kXnnpack);
 }
 
 }  // namespace xnn

@@ -140,8 +140,8 @@ Result<std::unique_ptr<Kernel>> create_qlinear_mul(const KernelInit& init) {
 }  // namespace
 
 void register_xnnpack_qlinear_binary(OpRegistry& registry) {
-  registry.add({kMs, "QLinearAdd", 1, kLatestVersion, create_qlinear_add, Backend::kXnnpack});
-  registry.add({kMs, "QLinearMul", 1, kLatestVersion, create_qlinear_mul, Backend::kXnnpack});
+  XONNX_REGISTER(registry, kMs, "QLinearAdd", 1, kLatestVersion, create_qlinear_add, Backend::kXnnpack);
+  XONNX_REGISTER(registry, kMs, "QLinearMul", 1, kLatestVersion, create_qlinear_mul, Backend::kXnnpack);
 }
 
 }  // namespace xnn
