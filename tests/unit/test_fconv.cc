@@ -118,6 +118,36 @@ TEST(Fconv, FastTileIsBitIdenticalToReference) {
   EXPECT_EQ(cases, 9 * 4 * 4 * 2);
 }
 
+// A deep layer's taps run in chunks (conv.cc): the sums of the first chunk are stored unclamped
+// and resumed by the next, which gives the bits of one run over all taps.
+TEST(Fconv, TapsInChunksGiveTheBitsOfOneRun) {
+  std::vector<std::pair<std::string, opt::FconvTileFn>> tiles{{"reference", opt::fconv_tile_reference}};
+  if (opt::fconv_tile_fast()) tiles.emplace_back("avx512", opt::fconv_tile_fast());
+  uint32_t seed = 40;
+  for (const auto& [name, fn] : tiles)
+    for (int64_t rows : {3, 8, 12})
+      for (int64_t cols : {9, 16, 32})
+        for (bool nan : {false, true}) {
+          TileProblem p = make_tile(rows, cols, 7, 9, 0.0f, 6.0f, seed++, nan);
+          const std::vector<float> whole = run_tile(fn, p);
+          std::vector<float> out(whole.size(), -99.0f);
+          opt::FconvTile first = p.t;  // taps 0-3, unclamped
+          first.out = out.data();
+          first.taps = 4;
+          first.lo = -kInf;
+          first.hi = kInf;
+          fn(first);
+          opt::FconvTile rest = p.t;  // taps 4-8 from those sums
+          rest.out = out.data();
+          rest.taps = 5;
+          rest.a += 4 * kFconvRows;
+          rest.panel += 4 * 7 * kFconvCols;
+          rest.resume = true;
+          fn(rest);
+          EXPECT_TRUE(same_bits(whole, out)) << name << " rows " << rows << " cols " << cols << (nan ? " NaN" : "");
+        }
+}
+
 // ---- whole convolutions through Session --------------------------------------------------
 
 struct ConvCase {
@@ -247,6 +277,8 @@ TEST(ConvF32Nhwc, Shapes) {
   // 3x3 stride 1 from 16 channels in and out: Winograd F(2x2, 3x3) (test_fwinograd.cc).
   check(conv_case("3x3 pads 1, 16 -> 40 (Winograd)", 2, 16, 40, 11, 8, 3, 1, 1, 1));
   check(conv_case("3x3 no pads, 24 -> 16 (Winograd)", 1, 24, 16, 7, 10, 3, 1, 1, 0));
+  // 9 taps of 256 channels: 288 KB panels, run as taps 0-7 and then tap 8 (kPanelChunkBytes).
+  check(conv_case("3x3 pads 1, 256 -> 272 (taps in two chunks)", 1, 256, 272, 6, 5, 3, 1, 1, 1));
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {

@@ -53,13 +53,14 @@ FconvRowsFn fconv_rows_of(const Tensor& w, std::vector<float>& rows, bool& finit
 void fconv_tile_reference(const FconvTile& t) {
   for (int64_t r = 0; r < t.rows; ++r) {
     for (int64_t j = 0; j < t.cols; ++j) {
-      float acc = t.bias[j];
+      float* out = t.out + r * t.ldo + (j < 16 ? j : t.upper + j - 16);
+      float acc = t.resume ? *out : t.bias[j];
       for (int64_t tap = 0; tap < t.taps; ++tap) {
         const float* a = t.a[tap * kFconvRows + r];
         const float* w = t.panel + tap * t.c * kFconvCols + j;
         for (int64_t ci = 0; ci < t.c; ++ci) acc = std::fma(a[ci], w[ci * kFconvCols], acc);
       }
-      t.out[r * t.ldo + (j < 16 ? j : t.upper + j - 16)] = clamp_keeping_nan(acc, t.lo, t.hi);
+      *out = clamp_keeping_nan(acc, t.lo, t.hi);
     }
   }
 }

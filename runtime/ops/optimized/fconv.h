@@ -49,6 +49,10 @@ struct FconvTile {
   int64_t upper = 16;    // a row's columns 16-31 start `upper` floats after its first
                          // (16: contiguous; a channel-blocked layout puts them apart)
   float lo = 0, hi = 0;  // the fused activation range (+-inf when none)
+  // Start from the values at out (the sums of an earlier run over the preceding taps, stored
+  // unclamped) instead of the bias: a deep layer's taps run in chunks whose weights stay in
+  // cache. The sums are the same bits as one run over all taps.
+  bool resume = false;
 };
 
 using FconvTileFn = void (*)(const FconvTile& t);

@@ -39,6 +39,11 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
 #define XONNX_F_DEFINE_TILE(name, ROWS)                                                 \
   void name(const FconvTile& t) {                                                       \
     const __m512 bias0 = _mm512_loadu_ps(t.bias), bias1 = _mm512_loadu_ps(t.bias + 16); \
+    const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;                     \
+    const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u);                       \
+    const __mmask16 m1 = static_cast<__mmask16>((1u << c1) - 1u);                       \
+    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                         \
+    float* out = t.out;                                                                 \
     ROWS(XONNX_F_INIT)                                                                  \
     const float* w = t.panel;                                                           \
     const int64_t c = t.c;                                                              \
@@ -51,14 +56,14 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
       }                                                                                 \
     }                                                                                   \
     const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);                  \
-    const int64_t c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;                     \
-    const __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1u);                       \
-    const __mmask16 m1 = static_cast<__mmask16>((1u << c1) - 1u);                       \
-    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                         \
-    float* out = t.out;                                                                 \
     ROWS(XONNX_F_STORE)                                                                 \
   }
-#define XONNX_F_INIT(r) __m512 s##r##_0 = bias0, s##r##_1 = bias1;
+#define XONNX_F_INIT(r)                                          \
+  __m512 s##r##_0 = bias0, s##r##_1 = bias1;                     \
+  if (t.resume && r < nrows) {                                   \
+    s##r##_0 = _mm512_maskz_loadu_ps(m0, out + r * ldo);         \
+    s##r##_1 = _mm512_maskz_loadu_ps(m1, out + r * ldo + upper); \
+  }
 #define XONNX_F_PTR(r) const float* a##r = rows[r];
 #define XONNX_F_STEP(r)                           \
   {                                               \
@@ -82,7 +87,10 @@ XONNX_F_DEFINE_TILE(tile4_avx512, XONNX_F_ROWS4)
 // At most 16 valid columns (a narrow layer, or the last panel): half the tile, half the FMAs.
 void tile16_avx512(const FconvTile& t) {
   const __m512 bias0 = _mm512_loadu_ps(t.bias);
-#define XONNX_F_INIT16(r) __m512 s##r = bias0;
+  const __mmask16 m0 = static_cast<__mmask16>((1u << t.cols) - 1u);
+  const int64_t rows = t.rows, ldo = t.ldo;
+  float* out = t.out;
+#define XONNX_F_INIT16(r) __m512 s##r = t.resume && r < rows ? _mm512_maskz_loadu_ps(m0, out + r * ldo) : bias0;
   XONNX_F_ROWS(XONNX_F_INIT16)
   const float* w = t.panel;
   const int64_t c = t.c;
@@ -97,9 +105,6 @@ void tile16_avx512(const FconvTile& t) {
     }
   }
   const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-  const __mmask16 m0 = static_cast<__mmask16>((1u << t.cols) - 1u);
-  const int64_t rows = t.rows, ldo = t.ldo;
-  float* out = t.out;
 #define XONNX_F_STORE16(r) \
   if (r < rows) _mm512_mask_storeu_ps(out + r * ldo, m0, _mm512_min_ps(hi, _mm512_max_ps(lo, s##r)));
   XONNX_F_ROWS(XONNX_F_STORE16)
