@@ -41,12 +41,13 @@ TEST(NhwcResize, OwnKernelGivesTheTwinsBits) {
     float sh, sw;
   };
   uint32_t seed = 1;
-  for (const Case& c : {Case{"nearest", "asymmetric", 2, 2}, Case{"nearest", "half_pixel", 1.5f, 3},
-                        Case{"linear", "half_pixel", 2, 2}, Case{"linear", "align_corners", 2, 0.5f},
-                        Case{"linear", "pytorch_half_pixel", 3, 1}}) {
+  for (const Case& c :
+       {Case{"nearest", "asymmetric", 2, 2}, Case{"nearest", "half_pixel", 1.5f, 3}, Case{"linear", "half_pixel", 2, 2},
+        Case{"linear", "align_corners", 2, 0.5f}, Case{"linear", "pytorch_half_pixel", 3, 1}}) {
     for (const Shape& x : {Shape{1, 5, 7, 3}, Shape{2, 4, 4, 16}, Shape{1, 1, 9, 33}}) {
       const std::string at = std::string(c.mode) + " " + c.coord + " " + shape_to_string(x);
-      std::vector<Attribute> attrs = {attr_string("mode", c.mode), attr_string("coordinate_transformation_mode", c.coord)};
+      std::vector<Attribute> attrs = {attr_string("mode", c.mode),
+                                      attr_string("coordinate_transformation_mode", c.coord)};
       if (std::string(c.mode) == "nearest") attrs.push_back(attr_string("nearest_mode", "floor"));
       diff_all(kNhwcResize, {var(rand_tensor(x, seed++)), In{}, cst(scales(c.sh, c.sw))}, attrs,
                Check(Runs::kMust, Runs::kNot), "scales, " + at);
@@ -68,8 +69,9 @@ Model decoder(const std::string& mode) {
   testing::GraphBuilder b;
   b.input("x", 4);
   const auto conv = [&](const std::string& in, uint32_t seed) {
-    return b.node("Conv", {in, b.constant(rand_tensor({8, 8, 3, 3}, seed, -0.3f, 0.3f)), b.constant(rand_tensor({8}, seed + 1))},
-                  {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
+    return b.node(
+        "Conv", {in, b.constant(rand_tensor({8, 8, 3, 3}, seed, -0.3f, 0.3f)), b.constant(rand_tensor({8}, seed + 1))},
+        {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
   };
   const std::string up = b.node("Resize", {conv("x", 3), "", b.constant(scales(2, 2))},
                                 {attr_string("mode", mode), attr_string("coordinate_transformation_mode", "asymmetric"),
@@ -101,6 +103,30 @@ TEST(NhwcResize, StaysInTheRegionAndAgreesWithTheReference) {
     auto got = (*fast)->run({Value(x)});
     ASSERT_TRUE(want.is_ok() && got.is_ok());
     backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, "vs reference");
+  }
+}
+
+// x -> Conv -> Resize(x4) -> y: the upsampled map leaves the region, so the Resize stays NCHW
+// and the boundary is the Conv's output, a sixteenth of the Resize's.
+TEST(NhwcResize, AnUpsamplingThatLeavesTheRegionStaysNchw) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  const std::string conv =
+      b.node("Conv", {"x", b.constant(rand_tensor({8, 8, 3, 3}, 3, -0.3f, 0.3f))},
+             {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
+  b.node("Resize", {conv, "", b.constant(scales(4, 4))}, {attr_string("mode", "linear")}, "y");
+  b.output("y");
+  Model m = b.model;
+  auto stats = apply_nhwc_layout(m.graph, m.opset_imports, {});
+  ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+  EXPECT_EQ(stats->to_nchw, 1);
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "Resize") {
+      EXPECT_TRUE(n.domain.empty()) << "the Resize moved into the region";
+    }
+    if (n.op_type == "ToNCHW") {
+      EXPECT_EQ(n.outputs[0], conv) << "the boundary is not the Conv's output";
+    }
   }
 }
 
