@@ -10,7 +10,9 @@
 #   - the apps run (under qemu-user on ARM) on tests/models/mlp and must match torch's output;
 #   - a selective build: app.c with only mobilenet_v2's op families (`xonnx info --ops`,
 #     xonnx_select_ops) must give the full build's output and refuse a model outside the
-#     selection by name; the stripped sizes of both go to build/packaging/sizes.txt;
+#     selection by name; the stripped sizes of both go to build/packaging/sizes.txt; on the host
+#     and aarch64 also the selective build of xonnx itself for mobilenet_v2's ops, linked
+#     -static (scripts/measure-sizes.sh --selective: build/selective-<target>);
 #   - CPack .debs (libxonnx-dev, xonnx): contents checked; on the host the amd64 ones are
 #     installed with dpkg into a scratch root and an application is built against them;
 #   - on the host, the minimal runtime (no XNNPACK, no graph-pass library: the build tree's own

@@ -4,7 +4,8 @@
 # (unit tests, model fixtures, ONNX conformance suites against their manifests, CLI checks),
 # then the ARM cross builds (aarch64, armv7) with their tests under qemu-user
 # (scripts/test-arm.sh), then the SDK as an application gets it: install, find_package,
-# pkg-config, .debs, selective build (scripts/test-packaging.sh, host tree, ~80 s).
+# pkg-config, .debs, selective builds (scripts/test-packaging.sh: the host tree, ~3 min, and the
+# aarch64 one, consumers under qemu-user and its selective static app, ~5 min; estimated).
 # Every host build replays tests/bad_models (inputs fuzzers crashed on) through every fuzz
 # target (ctest bad-models). Between the host ctest and ARM, the quick sanitizer tier
 # (scripts/test-sanitizers.sh, XONNX_SANITIZE_TIER=quick: a clang tree with ASan + UBSan builds
@@ -31,7 +32,11 @@ esac
 if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then
   bash scripts/test-arm.sh | tee "$logs/arm.log"
 fi
-bash scripts/test-packaging.sh host
+if [ "${XONNX_SKIP_ARM:-0}" != 1 ]; then
+  bash scripts/test-packaging.sh host aarch64
+else
+  bash scripts/test-packaging.sh host
+fi
 # One closing line over every ctest run above (each ended with "... tests failed out of N").
 sed -nE 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+)$/\1 \2/p' "$logs"/*.log |
   awk '{failed += $1; total += $2} END {printf "total: %d passed, %d failed\n", total - failed, failed}'
