@@ -260,13 +260,9 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   }
   if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   // Resize of a region value (4-D): its roi / scales / sizes keep their NCHW order, which the
-  // twin (ONNX Resize on the transposed input) and the own kernel read as such. Only when a
-  // region op may read its output: an upsampling whose output leaves the region (LR-ASPP's
-  // 40x40 -> 320x320 logits) would move the boundary after it, onto 64 times the values.
-  if (op == "Resize") {
-    return is_region(n.inputs[0]) && n.outputs.size() == 1 && read_by_region_op(n.outputs[0]) ? Role::kNhwcOp
-                                                                                              : Role::kNone;
-  }
+  // twin (ONNX Resize on the transposed input) and the own kernel read as such (unless its
+  // output leaves the region: keep_exit_resizes_nchw).
+  if (op == "Resize") return is_region(n.inputs[0]) && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {  // per tensor only: the axis would move
     if (n.inputs.size() < 2 || n.outputs.size() != 1 || !scalar_constant(n.inputs[1])) return Role::kNone;
@@ -299,21 +295,23 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   return Role::kNone;
 }
 
-bool NhwcPass::read_by_region_op(const std::string& value) const {
-  if (graph_outputs_.count(value) || subgraph_reads_.count(value)) return false;
-  auto it = consumers_.find(value);
-  if (it == consumers_.end()) return false;
-  return std::any_of(it->second.begin(), it->second.end(), [&](size_t c) {
-    const Node& n = g_.nodes[c];
-    if (is_qlinear_binary(n)) return true;
-    if (!n.domain.empty()) return false;
-    static const char* const kRegionOps[] = {
-        "Conv",   "QLinearConv",        "MaxPool", "AveragePool",    "GlobalAveragePool",
-        "Resize", "BatchNormalization", "Concat",  "QuantizeLinear", "DequantizeLinear"};
-    const std::string& op = n.op_type;
-    return is_binary(op) || is_layout_agnostic_unary(op) ||
-           std::any_of(std::begin(kRegionOps), std::end(kRegionOps), [&](const char* r) { return op == r; });
-  });
+// An upsampling whose output only leaves the region (LR-ASPP's 40x40 -> 320x320 logits) would
+// move the boundary after it, onto 64 times the values. Last consumers first, so a chain of
+// such Resizes goes back whole.
+void NhwcPass::keep_exit_resizes_nchw(const std::vector<size_t>& order) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& n = g_.nodes[*it];
+    if (role_[*it] != Role::kNhwcOp || n.op_type != "Resize" || !n.domain.empty()) continue;
+    const std::string& out = n.outputs[0];
+    if (!graph_outputs_.count(out) && !subgraph_reads_.count(out)) {
+      auto readers = consumers_.find(out);
+      if (readers != consumers_.end() && std::any_of(readers->second.begin(), readers->second.end(),
+                                                     [&](size_t c) { return role_[c] != Role::kNone; }))
+        continue;
+    }
+    role_[*it] = Role::kNone;
+    region_.erase(out);
+  }
 }
 
 // An inference BatchNormalization (opset 9+) with constant float per-channel parameters and
@@ -409,6 +407,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (unit) unit_.insert(n.outputs[0]);
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
   }
+  keep_exit_resizes_nchw(order);
   if (region_.empty()) return stats;
   merge_for_own_kernels(order, stats);  // layout_nhwc_fusions.cc
 
