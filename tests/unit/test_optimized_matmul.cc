@@ -47,6 +47,9 @@ TEST(OptimizedMatMul, ConstantBManyRows) {
   }
   diff_test({"MatMul"}, {var(rand_tensor({128, 1, 256}, 21)), cst(rand_tensor({256, 96}, 22))}, {}, true,
             "[L, 1, E] projection as one tall GEMM", 1e-4, 1e-5);
+  // Over 1 MB of A: blocks of rows, each running every panel.
+  diff_test({"MatMul"}, {var(rand_tensor({1100, 256}, 23)), cst(rand_tensor({256, 40}, 24))}, {}, true,
+            "A in row blocks", 1e-4, 1e-5);
 }
 
 TEST(OptimizedMatMul, MatMulDefersToReference) {
@@ -65,11 +68,10 @@ namespace {
 
 using namespace opttest;
 
-// Gemm as a fully-connected layer runs on the MatMul's prepacked panels (on AVX-512; elsewhere
-// XNNPACK's is the fast one): either transB, alpha folded into the panels, beta * C as a row
-// bias of each broadcasting shape, few rows (a split GEMV) and many (the tiles).
+// Gemm as a fully-connected layer runs on the MatMul's prepacked panels (on every ISA; outside
+// AVX-512 after XNNPACK's): either transB, alpha folded into the panels, beta * C as a row bias
+// of each broadcasting shape, few rows (a split GEMV) and many (the tiles on AVX-512).
 TEST(OptimizedGemm, FullyConnectedShapes) {
-  const bool own = opt::avx512_chosen();
   int64_t seed = 30;
   for (int64_t m : {1, 2, 3, 13}) {
     for (int64_t trans_b : {0, 1}) {
@@ -80,18 +82,21 @@ TEST(OptimizedGemm, FullyConnectedShapes) {
             "M" + std::to_string(m) + " K" + std::to_string(k) + " N" + std::to_string(n) + (trans_b ? " transB" : "");
         const double atol = 1e-6 * static_cast<double>(k);  // sums of k terms of |x| < 1 cancel
         diff_test({"Gemm"}, {var(rand_tensor({m, k}, seed++)), cst(b), cst(rand_tensor({n}, seed++))},
-                  {attr_int("transB", trans_b)}, own, what, 1e-4, atol);
+                  {attr_int("transB", trans_b)}, true, what, 1e-4, atol);
         diff_test({"Gemm"}, {var(rand_tensor({m, k}, seed++)), cst(b), cst(rand_tensor({1, n}, seed++))},
-                  {attr_int("transB", trans_b), attr_float("alpha", 0.5f), attr_float("beta", -2.0f)}, own,
+                  {attr_int("transB", trans_b), attr_float("alpha", 0.5f), attr_float("beta", -2.0f)}, true,
                   what + " alpha beta [1, N] C", 1e-4, atol);
       }
     }
   }
-  diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), cst(rand_tensor({9, 5}, 2))}, {}, own, "no C", 1e-4, 1e-5);
+  diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), cst(rand_tensor({9, 5}, 2))}, {}, true, "no C", 1e-4, 1e-5);
   diff_test({"Gemm"}, {var(rand_tensor({3, 9}, 1)), cst(rand_tensor({9, 5}, 2)), cst(Tensor::scalar<float>(0.25f))}, {},
-            own, "scalar C", 1e-4, 1e-5);
-  diff_test({"Gemm"}, {var(with_specials(rand_tensor({13, 8}, 3))), cst(rand_tensor({8, 20}, 4))}, {}, own, "NaN/inf",
+            true, "scalar C", 1e-4, 1e-5);
+  diff_test({"Gemm"}, {var(with_specials(rand_tensor({13, 8}, 3))), cst(rand_tensor({8, 20}, 4))}, {}, true, "NaN/inf",
             1e-4, 1e-5);
+  // The tiles start from the bias: row blocks of A, a partial last panel.
+  diff_test({"Gemm"}, {var(rand_tensor({1100, 256}, 5)), cst(rand_tensor({256, 40}, 6)), cst(rand_tensor({40}, 7))}, {},
+            true, "row blocks, bias in the tiles", 1e-4, 1e-5);
 }
 
 TEST(OptimizedGemm, OtherGemmsAreDeclinedOrDeferred) {

@@ -119,8 +119,8 @@ class MatMulKernel final : public FastKernel {
     const Plan& p = plan_;
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, p.out_shape));
-    multiply(a, b, y->data<float>());
-    if (!bias_.empty()) {  // Gemm's C, added to each of the M rows of N
+    const bool bias_added = multiply(a, b, y->data<float>());
+    if (!bias_.empty() && !bias_added) {  // Gemm's C, added to each of the M rows of N
       float* out = y->data<float>();
       k_->binary(BinaryOp::kAdd, false, out, bias_.data(), false, out, p.N, p.M);
     }
@@ -128,8 +128,8 @@ class MatMulKernel final : public FastKernel {
     return Status::ok();
   }
 
-  // plan_'s product into pc.
-  void multiply(const Tensor& a, const Tensor& b, float* pc) {
+  // plan_'s product into pc; true when Gemm's bias row is added too (the tiles add it).
+  bool multiply(const Tensor& a, const Tensor& b, float* pc) {
     const Plan& p = plan_;
     const float* pa = a.data<float>();
     // A prepacked B is not read here: its initializer's memory may have been given back.
@@ -160,11 +160,11 @@ class MatMulKernel final : public FastKernel {
                                             pb + p.b_off[static_cast<size_t>(n)] + j0, N, pc + n * M * N + j0, N);
                             }
                           });
-      return;
+      return false;
     }
     if (constant_b && tile_ && batches == 1 && M >= kFconvRows) {
       run_tiles(M, N, K, pa, pc);
-      return;
+      return true;
     }
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
     // A constant B was packed at creation: even a decode step's single row reads its weights
@@ -188,38 +188,57 @@ class MatMulKernel final : public FastKernel {
         t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
       }
     });
+    return false;
   }
 
-  // C [M, N] = A [M, K] x the prepacked B on the convolution's tiles: 24 accumulators where
-  // the GEMM's 8-row tiles keep 16. A task is one panel over all tiles of rows (the panel
-  // stays in L1; A's rows come from L2).
+  // C [M, N] = A [M, K] x the prepacked B (+ Gemm's bias row, added in the tile) on the
+  // convolution's tiles: 24 accumulators where the GEMM's 8-row tiles keep 16. A task is a block
+  // of rows whose A (at most kRowBlockBytes) stays in L2 while its panels run over it, one at a
+  // time: each panel comes from L2 or L3 once per block, A from memory once. (One panel over all
+  // of M read a tall A once per panel: a [3136, 384] x [384, 96] projection read its 4.8 MB A
+  // three times.) Few blocks also split the panels, so that every thread has work.
   void run_tiles(int64_t M, int64_t N, int64_t K, const float* a, float* c) {
+    constexpr int64_t kRowBlockBytes = 1 << 20;
     const int64_t tiles = (M + kFconvRows - 1) / kFconvRows, panels = (N + kFconvCols - 1) / kFconvCols;
     if (rows_.size() < static_cast<size_t>(tiles * kFconvRows)) rows_.resize(static_cast<size_t>(tiles * kFconvRows));
     for (int64_t r = 0; r < tiles * kFconvRows; ++r) rows_[static_cast<size_t>(r)] = a + std::min(r, M - 1) * K;
-    pool_->parallel_for(static_cast<size_t>(panels), chunk_for(M * K * kFconvCols, kMinChunkMacs),
-                        [&](size_t p0, size_t p1) {
+    const int64_t a_bytes = M * K * static_cast<int64_t>(sizeof(float));
+    const int64_t threads = pool_->num_threads();
+    // Blocks sized evenly, as many per thread when there are several.
+    int64_t blocks = (a_bytes + kRowBlockBytes - 1) / kRowBlockBytes;
+    if (blocks > 1) blocks = std::min(tiles, (blocks + threads - 1) / threads * threads);
+    const int64_t groups = blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + blocks - 1) / blocks);
+    const int64_t group_panels = (panels + groups - 1) / groups;
+    const float* bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data();
+    pool_->parallel_for(static_cast<size_t>(blocks * groups),
+                        chunk_for(tiles / blocks * kFconvRows * K * group_panels * kFconvCols, kMinChunkMacs),
+                        [&](size_t task0, size_t task1) {
                           FconvTile t;
                           t.taps = 1;
                           t.c = K;
                           t.ldo = N;
                           t.lo = -std::numeric_limits<float>::infinity();
                           t.hi = std::numeric_limits<float>::infinity();
-                          t.bias = kZeroBias;
-                          for (size_t pn = p0; pn < p1; ++pn) {
-                            const int64_t j0 = static_cast<int64_t>(pn) * kFconvCols;
-                            t.panel = prepacked_.data() + j0 * K;
-                            t.cols = std::min(kFconvCols, N - j0);
-                            for (int64_t ti = 0; ti < tiles; ++ti) {
-                              t.a = rows_.data() + ti * kFconvRows;
-                              t.rows = std::min(kFconvRows, M - ti * kFconvRows);
-                              t.out = c + ti * kFconvRows * N + j0;
-                              tile_(t);
+                          for (size_t task = task0; task < task1; ++task) {
+                            const int64_t blk = static_cast<int64_t>(task) / groups,
+                                          group = static_cast<int64_t>(task) % groups;
+                            const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks;
+                            const int64_t pn0 = group * group_panels, pn1 = std::min(panels, pn0 + group_panels);
+                            for (int64_t pn = pn0; pn < pn1; ++pn) {  // the panel stays in L1 or L2 over the block
+                              const int64_t j0 = pn * kFconvCols;
+                              t.panel = prepacked_.data() + j0 * K;
+                              t.bias = bias + (tile_bias_.empty() ? 0 : j0);
+                              t.cols = std::min(kFconvCols, N - j0);
+                              for (int64_t ti = t0; ti < t1; ++ti) {
+                                t.a = rows_.data() + ti * kFconvRows;
+                                t.rows = std::min(kFconvRows, M - ti * kFconvRows);
+                                t.out = c + ti * kFconvRows * N + j0;
+                                tile_(t);
+                              }
                             }
                           }
                         });
   }
-
   // The constant 2-D B (alpha * B^T for a Gemm with transB), every panel: [panels][K][nr].
   // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
   // packed without a copy of it being made first.
@@ -248,14 +267,20 @@ class MatMulKernel final : public FastKernel {
                    prepacked_.data() + (j * K + k0) * nr);
     }
     init.packed_constant_input(1);
-    // Its panels are the convolution's [K][32] layout: many rows run on those 12 x 32 tiles.
+    // Its panels are the convolution's [K][32] layout: many rows run on those 12 x 32 tiles,
+    // which start from a Gemm's bias row (zero past N).
     if (k_->nr == kFconvCols) tile_ = fconv_tile_fast();
+    if (tile_ && !bias_.empty()) {
+      tile_bias_.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
+      std::copy(bias_.begin(), bias_.end(), tile_bias_.begin());
+    }
   }
 
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
-  Shape gemm_b_shape_;       // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
-  std::vector<float> bias_;  // Gemm's beta * C as a row of N (empty without C)
+  Shape gemm_b_shape_;            // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
+  std::vector<float> bias_;       // Gemm's beta * C as a row of N (empty without C)
+  std::vector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
   std::vector<float> prepacked_;
   ChunkScratch<float> packed_;      // B panels packed at run time (a runtime B)
   FconvTileFn tile_ = nullptr;      // the 12 x 32 tile for a prepacked B, where the CPU has it
@@ -272,10 +297,13 @@ void register_opt_matmul(OpRegistry& registry) {
   // element by element.
   XONNX_REGISTER(registry, "", "MatMul", 1, kLatestVersion, MatMulKernel::create, Backend::kOptimized,
                  avx512_chosen() ? kPriorityBeforeXnnpack : kBackendPriority);
-  // Gemm as a fully-connected layer, on AVX-512 only (elsewhere XNNPACK's is the fast one):
-  // a classifier's single row streams its weights from the prepacked panels.
+  // Gemm as a fully-connected layer: a classifier's single row streams its weights from the
+  // prepacked panels. Elsewhere than on AVX-512 after XNNPACK's, which is the faster one there,
+  // but not the only one: session creation makes every projection with a bias row a Gemm
+  // (fuse-matmul-add), and a build or session without XNNPACK must not run those on the
+  // reference kernel.
   XONNX_REGISTER(registry, "", "Gemm", 1, kLatestVersion, MatMulKernel::create_gemm, Backend::kOptimized,
-                 kPriorityBeforeXnnpack, avx512_chosen);
+                 avx512_chosen() ? kPriorityBeforeXnnpack : kBackendPriority);
 }
 
 }  // namespace opt
