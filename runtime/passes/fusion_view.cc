@@ -78,15 +78,30 @@ bool FusionView::claim(const std::vector<int>& nodes) {
 }
 
 void FusionView::replace(const std::vector<int>& nodes, int at, Node replacement) {
+  std::vector<Node> one;
+  one.push_back(std::move(replacement));
+  replace(nodes, at, std::move(one));
+}
+
+void FusionView::replace(const std::vector<int>& nodes, int at, std::vector<Node> replacement) {
   for (int i : nodes) dead_[static_cast<size_t>(i)] = true;
   dead_[static_cast<size_t>(at)] = false;
   replacements_[at] = std::move(replacement);
 }
 
 void FusionView::commit() {
-  for (auto& [at, node] : replacements_) graph_.nodes[static_cast<size_t>(at)] = std::move(node);
+  std::vector<Node> kept;
+  kept.reserve(graph_.nodes.size());
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    auto r = replacements_.find(static_cast<int>(i));
+    if (r != replacements_.end()) {
+      for (Node& node : r->second) kept.push_back(std::move(node));
+    } else if (!dead_[i]) {
+      kept.push_back(std::move(graph_.nodes[i]));
+    }
+  }
+  graph_.nodes = std::move(kept);
   replacements_.clear();
-  erase_nodes(graph_, dead_);
   dead_.assign(graph_.nodes.size(), false);
   claimed_.assign(graph_.nodes.size(), false);
 }

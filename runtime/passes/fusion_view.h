@@ -36,6 +36,8 @@ class FusionView {
   bool claim(const std::vector<int>& nodes);
   // Schedules: `nodes` are removed and `replacement` takes the place of node `at`.
   void replace(const std::vector<int>& nodes, int at, Node replacement);
+  // The same with several nodes, in this order, in the place of node `at`.
+  void replace(const std::vector<int>& nodes, int at, std::vector<Node> replacement);
   // Applies the scheduled replacements (indices change afterwards).
   void commit();
 
@@ -44,7 +46,7 @@ class FusionView {
   GraphIndex index_;
   std::vector<bool> claimed_;
   std::vector<bool> dead_;
-  std::map<int, Node> replacements_;
+  std::map<int, std::vector<Node>> replacements_;
 };
 
 }  // namespace passes

@@ -15,14 +15,15 @@ Result<bool> collapse_transpose_reshape_pairs(Model& model, PassContext& ctx);  
 Result<bool> fuse_batchnorm(Model& model, PassContext& ctx);                    // BN into Conv/ConvTranspose/Gemm
 Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx);              // constant Mul / Add into Conv
 Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);                   // 2-D MatMul+Add -> Gemm
+Result<bool> fuse_matmul_add_any_rank(Model& model, PassContext& ctx);          // also N-D A, between Reshapes
 Result<bool> fuse_layernorm(Model& model, PassContext& ctx);                    // decomposed LN -> LayerNormalization
 // The same at any opset (session creation): below 17 the fused node carries opset 17 itself.
 Result<bool> fuse_layernorm_any_opset(Model& model, PassContext& ctx);
-Result<bool> fuse_gelu(Model& model, PassContext& ctx);                         // erf GELU -> Gelu / com.microsoft:Gelu
+Result<bool> fuse_gelu(Model& model, PassContext& ctx);       // erf GELU -> Gelu / com.microsoft:Gelu
 Result<bool> fuse_hardswish(Model& model, PassContext& ctx);  // x * Clip(x + 3, 0, 6) / 6 -> x * HardSigmoid(x)
 Result<bool> fuse_pad(Model& model, PassContext& ctx);  // zero Pad -> the pads of the Conv / AveragePool reading it
-Result<bool> crop_conv_taps(Model& model, PassContext& ctx);  // drop Conv taps that only read padding
-Result<bool> dedup_weights(Model& model, PassContext& ctx);   // identical / transposed initializers
+Result<bool> crop_conv_taps(Model& model, PassContext& ctx);                    // drop Conv taps that only read padding
+Result<bool> dedup_weights(Model& model, PassContext& ctx);                     // identical / transposed initializers
 Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  // duplicate nodes
 Result<bool> dead_code_elimination(Model& model, PassContext& ctx);             // dead nodes/initializers
 
