@@ -148,6 +148,27 @@ TEST(Fconv, TapsInChunksGiveTheBitsOfOneRun) {
         }
 }
 
+// Taps marked in padding_taps (every row reads the zero row) are skipped by both tiles alike;
+// the sums equal those of multiplying the zeros (up to the sign of an exact zero).
+TEST(Fconv, PaddingTapsAreSkippedAlike) {
+  std::vector<std::pair<std::string, opt::FconvTileFn>> tiles{{"reference", opt::fconv_tile_reference}};
+  if (opt::fconv_tile_fast()) tiles.emplace_back("avx512", opt::fconv_tile_fast());
+  uint32_t seed = 70;
+  const std::vector<float> zeros(33, 0.0f);
+  for (int64_t rows : {3, 8, 12})
+    for (int64_t cols : {9, 32}) {
+      TileProblem p = make_tile(rows, cols, 33, 9, -kInf, kInf, seed++, false);
+      for (int64_t tap : {0, 4, 8})
+        for (int64_t r = 0; r < kFconvRows; ++r) p.a[static_cast<size_t>(tap * kFconvRows + r)] = zeros.data();
+      std::vector<float> multiplied = run_tile(opt::fconv_tile_reference, p);
+      p.t.padding_taps = (1u << 0) | (1u << 4) | (1u << 8);
+      const std::vector<float> skipped = run_tile(opt::fconv_tile_reference, p);
+      for (size_t i = 0; i < skipped.size(); ++i) ASSERT_EQ(skipped[i], multiplied[i]) << "element " << i;
+      for (const auto& [name, fn] : tiles)
+        EXPECT_TRUE(same_bits(run_tile(fn, p), skipped)) << name << " rows " << rows << " cols " << cols;
+    }
+}
+
 // ---- whole convolutions through Session --------------------------------------------------
 
 struct ConvCase {
@@ -279,6 +300,11 @@ TEST(ConvF32Nhwc, Shapes) {
   check(conv_case("3x3 no pads, 24 -> 16 (Winograd)", 1, 24, 16, 7, 10, 3, 1, 1, 0));
   // 9 taps of 256 channels: 288 KB panels, run as taps 0-7 and then tap 8 (kPanelChunkBytes).
   check(conv_case("3x3 pads 1, 256 -> 272 (taps in two chunks)", 1, 256, 272, 6, 5, 3, 1, 1, 1));
+  // Taps reaching far past the border read only padding for whole tiles, which skip them:
+  // DeepLabV3's ASPP (dilation 12 over 20 x 20), also with its taps in chunks, and a 5x5 kernel.
+  check(conv_case("3x3 dilation 12 pads 12 on 20x20, 40 -> 24 (padding taps)", 1, 40, 24, 20, 20, 3, 1, 12, 12));
+  check(conv_case("3x3 dilation 6 pads 6 on 9x13, 256 -> 40 (padding taps in chunks)", 1, 256, 40, 9, 13, 3, 1, 6, 6));
+  check(conv_case("5x5 pads 2 on 5x6, 48 -> 33 (padding taps)", 1, 48, 33, 5, 6, 5, 1, 1, 2));
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {

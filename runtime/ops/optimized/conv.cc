@@ -302,6 +302,20 @@ class ConvF32NhwcKernel final : public FastKernel {
         std::max<int64_t>(1, kPanelChunkBytes / (w_.c * kFconvCols * static_cast<int64_t>(sizeof(float))));
     if (!merge_rows_)
       tables_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(most_block_tiles * taps * kFconvRows));
+    // Whole tiles read padding in some taps only where the taps reach far past the border: a
+    // dilated or large kernel. Those taps are skipped (FconvTile::padding_taps).
+    const bool skip_padding =
+        !merge_rows_ && parts_ == 1 && !pointwise && (geo_.dh > 1 || geo_.dw > 1 || geo_.kh > 3 || geo_.kw > 3);
+    const auto padding_taps = [&](const float* const* entry) {
+      uint64_t mask = 0;
+      for (int64_t tap = 0; tap < std::min<int64_t>(taps, 64); ++tap) {
+        const float* const* rows = entry + tap * kFconvRows;
+        bool zeros = true;
+        for (int64_t r = 0; r < kFconvRows && zeros; ++r) zeros = rows[r] == zeros_.data();
+        if (zeros) mask |= uint64_t{1} << tap;
+      }
+      return mask;
+    };
     auto run_tasks = [&](size_t task0, size_t task1) {
       FconvTile t = layer_tile();
       for (size_t task = task0; task < task1; ++task) {
@@ -327,6 +341,7 @@ class ConvF32NhwcKernel final : public FastKernel {
             for (int64_t ti = 0; ti < block_tiles; ++ti) {
               const int64_t first = p0 + ti * kFconvRows;
               part.a = table + (ti * taps + tap0) * kFconvRows;
+              part.padding_taps = skip_padding && tap0 < 64 ? padding_taps(table + ti * taps * kFconvRows) >> tap0 : 0;
               part.rows = std::min(kFconvRows, p1 - first);
               part.out = out + first * m + pn * kFconvCols;
               tile_(part);

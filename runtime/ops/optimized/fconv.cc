@@ -56,6 +56,7 @@ void fconv_tile_reference(const FconvTile& t) {
       float* out = t.out + r * t.ldo + (j < 16 ? j : t.upper + j - 16);
       float acc = t.resume ? *out : t.bias[j];
       for (int64_t tap = 0; tap < t.taps; ++tap) {
+        if (tap < 64 && (t.padding_taps >> tap & 1)) continue;
         const float* a = t.a[tap * kFconvRows + r];
         const float* w = t.panel + tap * t.c * kFconvCols + j;
         for (int64_t ci = 0; ci < t.c; ++ci) acc = std::fma(a[ci], w[ci * kFconvCols], acc);

@@ -53,6 +53,10 @@ struct FconvTile {
   // unclamped) instead of the bias: a deep layer's taps run in chunks whose weights stay in
   // cache. The sums are the same bits as one run over all taps.
   bool resume = false;
+  // Bit t (t < 64): tap t reads a row of zeros for every row of the tile, so its products are
+  // zero and the tile skips it (a dilated Conv on a small map: DeepLabV3's ASPP 3x3 of dilation
+  // 12 over 20 x 20 reads padding in about half of its taps).
+  uint64_t padding_taps = 0;
 };
 
 using FconvTileFn = void (*)(const FconvTile& t);

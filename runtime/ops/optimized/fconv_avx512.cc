@@ -48,6 +48,10 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
     const float* w = t.panel;                                                           \
     const int64_t c = t.c;                                                              \
     for (int64_t tap = 0; tap < t.taps; ++tap) {                                        \
+      if (tap < 64 && (t.padding_taps >> tap & 1)) {                                    \
+        w += c * kFconvCols;                                                            \
+        continue;                                                                       \
+      }                                                                                 \
       const float* const* rows = t.a + tap * kFconvRows;                                \
       ROWS(XONNX_F_PTR)                                                                 \
       for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                             \
@@ -95,6 +99,10 @@ void tile16_avx512(const FconvTile& t) {
   const float* w = t.panel;
   const int64_t c = t.c;
   for (int64_t tap = 0; tap < t.taps; ++tap) {
+    if (tap < 64 && (t.padding_taps >> tap & 1)) {
+      w += c * kFconvCols;
+      continue;
+    }
     const float* const* rows = t.a + tap * kFconvRows;
 #define XONNX_F_PTR16(r) const float* a##r = rows[r];
     XONNX_F_ROWS(XONNX_F_PTR16)
