@@ -132,19 +132,25 @@ void collect_all_names(const Graph& graph, std::set<std::string>& names) {
 
 }  // namespace
 
-std::string unique_name(const Graph& graph, const std::string& base) {
-  std::set<std::string> names;
-  collect_all_names(graph, names);
+NameAllocator::NameAllocator(const Graph& graph) { collect_all_names(graph, taken_); }
+
+std::string NameAllocator::fresh(const std::string& base) {
   const std::string stem = base.empty() ? std::string("v") : base;
-  if (!names.count(stem)) return stem;
-  for (int64_t k = 1;; ++k) {
-    std::string candidate = stem + "_" + std::to_string(k);
-    if (!names.count(candidate)) return candidate;
-  }
+  std::string name = stem;
+  for (int64_t k = 1; taken_.count(name); ++k) name = stem + "_" + std::to_string(k);
+  taken_.insert(name);
+  return name;
 }
 
+std::string unique_name(const Graph& graph, const std::string& base) { return NameAllocator(graph).fresh(base); }
+
 std::string add_initializer(Graph& graph, const std::string& base, Tensor tensor) {
-  std::string name = unique_name(graph, base);
+  NameAllocator names(graph);
+  return add_initializer(graph, names, base, std::move(tensor));
+}
+
+std::string add_initializer(Graph& graph, NameAllocator& names, const std::string& base, Tensor tensor) {
+  std::string name = names.fresh(base);
   graph.initializers.push_back(NamedTensor{name, std::move(tensor)});
   return name;
 }

@@ -28,9 +28,22 @@ void replace_uses(Graph& graph, const std::unordered_map<std::string, std::strin
 // Removes the nodes with dead[i] == true, keeping the order of the rest.
 void erase_nodes(Graph& graph, const std::vector<bool>& dead);
 // A value/node name not used anywhere in the graph (including subgraphs), derived from `base`.
+// It collects the graph's names on every call: a pass adding many names uses NameAllocator.
 std::string unique_name(const Graph& graph, const std::string& base);
+// Fresh names for what one edit adds: the graph's names (subgraphs included) are collected once,
+// and each name handed out is taken from then on. Valid while no one else names new values.
+class NameAllocator {
+ public:
+  explicit NameAllocator(const Graph& graph);
+  // `base`, or `base`_1, `base`_2 ...: the first used neither in the graph nor by this allocator.
+  std::string fresh(const std::string& base);
+
+ private:
+  std::set<std::string> taken_;
+};
 // Adds an initializer with a fresh unique name derived from `base`; returns the name.
 std::string add_initializer(Graph& graph, const std::string& base, Tensor tensor);
+std::string add_initializer(Graph& graph, NameAllocator& names, const std::string& base, Tensor tensor);
 // The opset of `domain` the model imports (0 if none); node.opset overrides it for inlined nodes.
 int64_t opset_of(const Model& model, const Node& node);
 

@@ -8,9 +8,13 @@
 // wrote the whole product once more. The converter keeps such pairs (its output is for any
 // runtime: ORT fuses them itself).
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/fusion_view.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/shape_inference.h"
 
@@ -33,23 +37,79 @@ bool bias_broadcasts(const Tensor& c, int64_t m, int64_t n) {
   return true;
 }
 
-Attribute int_attribute(const char* name, int64_t value) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInt;
-  a.i = value;
-  return a;
-}
+// Builds the Reshape -> Gemm -> Reshape of N-D pairs: fresh names from one allocator, and one
+// int64 shape initializer per distinct shape (the projections of a model share a few).
+class ReshapedGemms {
+ public:
+  explicit ReshapedGemms(Model& model) : model_(model), names_(model.graph) {}
 
-// The int64 shape initializer of a Reshape, named after `base`.
-std::string add_shape(Graph& g, const std::string& base, const std::vector<int64_t>& dims) {
-  return add_initializer(g, base, Tensor::from_vector(dims, Shape{static_cast<int64_t>(dims.size())}));
-}
+  // The nodes replacing MatMul(A, B) + C for A of rank > 2 with dims a_dims (the last is K),
+  // B [K, N], `gemm` already reading A, B, C and named after the Add.
+  std::vector<Node> build(const Node& matmul, const Node& add, Node gemm, const std::vector<Dim>& a_dims, int64_t k,
+                          int64_t n) {
+    const std::string& out = add.outputs[0];
+    // The product's shape: A's leading dims (unknown ones -1) and N.
+    std::vector<int64_t> out_dims;
+    int unknown = 0;
+    for (size_t d = 0; d + 1 < a_dims.size(); ++d) {
+      out_dims.push_back(a_dims[d].known() ? a_dims[d].value : -1);
+      unknown += a_dims[d].known() ? 0 : 1;
+    }
+    out_dims.push_back(n);
+    Node to_2d = reshape(gemm.name + "/to_2d", matmul.inputs[0], shape({-1, k}), names_.fresh(out + "/a_2d"));
+    gemm.inputs[0] = to_2d.outputs[0];
+    gemm.outputs = {names_.fresh(out + "/gemm_2d")};
+    std::vector<Node> nodes;
+    nodes.push_back(std::move(to_2d));
+    nodes.push_back(std::move(gemm));
+    std::string back_shape;
+    if (unknown <= 1) {  // a constant, its unknown dim as -1
+      back_shape = shape(out_dims);
+    } else {  // Concat(Shape(A, end = -1), [N]) at run time; Shape's `end` is opset 15
+      Node lead = node("Shape", add.name + "/leading_dims", {matmul.inputs[0]}, names_.fresh(out + "/leading_dims"));
+      lead.opset = opset_of(model_, matmul) < 15 ? 15 : matmul.opset;
+      lead.attributes = {int_attribute("end", -1)};
+      Node concat = node("Concat", add.name + "/shape", {lead.outputs[0], shape({n})}, names_.fresh(out + "/shape"));
+      concat.attributes = {int_attribute("axis", 0)};
+      back_shape = concat.outputs[0];
+      nodes.push_back(std::move(lead));
+      nodes.push_back(std::move(concat));
+    }
+    nodes.push_back(reshape(add.name + "/from_2d", nodes[1].outputs[0], back_shape, out));
+    return nodes;
+  }
+
+ private:
+  Node node(const char* op, const std::string& name, std::vector<std::string> inputs, std::string output) {
+    Node n;
+    n.op_type = op;
+    n.name = names_.fresh(name);
+    n.inputs = std::move(inputs);
+    n.outputs = {std::move(output)};
+    return n;
+  }
+  Node reshape(const std::string& name, const std::string& x, const std::string& shape, std::string output) {
+    return node("Reshape", name, {x, shape}, std::move(output));
+  }
+  // The name of an int64 initializer holding `dims`.
+  const std::string& shape(const std::vector<int64_t>& dims) {
+    std::string& name = shapes_[dims];
+    if (name.empty())
+      name = add_initializer(model_.graph, names_, "matmul_add_shape",
+                             Tensor::from_vector(dims, Shape{static_cast<int64_t>(dims.size())}));
+    return name;
+  }
+
+  Model& model_;
+  NameAllocator names_;
+  std::map<std::vector<int64_t>, std::string> shapes_;
+};
 
 Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
   Graph& g = model.graph;
   const ShapeFacts facts = infer_shapes(model);
   FusionView view(g);
+  ReshapedGemms reshaped_gemms(model);
   int fused = 0, reshaped = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int mm = static_cast<int>(i);
@@ -59,72 +119,27 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
     const Tensor* b = constant_tensor(g, matmul.inputs[1]);
     if (!a_dims || a_dims->size() < 2 || !b || b->rank() != 2 || !gemm_type(b->dtype())) continue;
     const bool two_d = a_dims->size() == 2;
-    if (!two_d && !any_rank) continue;
+    const int64_t k = b->dim(0), n = b->dim(1);
+    if (!two_d && (!any_rank || (a_dims->back().known() && a_dims->back().value != k))) continue;
     const int add = view.sole_consumer(matmul.outputs[0]);
     if (!view.is(add, "Add")) continue;
     const std::string c_name = view.other_input(add, matmul.outputs[0]);
     const Tensor* c = constant_tensor(g, c_name);
     const int64_t m = two_d && (*a_dims)[0].known() ? (*a_dims)[0].value : -1;
-    const int64_t k = b->dim(0), n = b->dim(1);
-    if (!c || c->dtype() != b->dtype() || !bias_broadcasts(*c, m, n)) continue;  // a row, past 2-D
-    // The product's leading dims, for the Reshape back: at most one unknown (-1).
-    std::vector<int64_t> out_dims;
-    int unknown = 0;
-    for (size_t d = 0; d + 1 < a_dims->size(); ++d) {
-      const Dim& dim = (*a_dims)[d];
-      out_dims.push_back(dim.known() ? dim.value : -1);
-      unknown += dim.known() ? 0 : 1;
-    }
-    out_dims.push_back(n);
-    const Dim& a_k = a_dims->back();
-    if (!two_d && a_k.known() && a_k.value != k) continue;
+    if (!c || c->dtype() != b->dtype() || !bias_broadcasts(*c, m, n)) continue;  // past 2-D: a row
     if (!view.claim({mm, add})) continue;
-    const Node& add_node = view.node(add);
     Node gemm;
     gemm.op_type = "Gemm";
-    gemm.name = add_node.name;
+    gemm.name = view.node(add).name;
     gemm.inputs = {matmul.inputs[0], matmul.inputs[1], c_name};
-    gemm.outputs = {add_node.outputs[0]};
+    gemm.outputs = {view.node(add).outputs[0]};
     if (two_d) {
       view.replace({mm, add}, add, std::move(gemm));
       ++fused;
-      continue;
+    } else {
+      view.replace({mm, add}, add, reshaped_gemms.build(matmul, view.node(add), std::move(gemm), *a_dims, k, n));
+      ++reshaped;
     }
-    const std::string& out = add_node.outputs[0];
-    Node to_2d, back;
-    to_2d.op_type = back.op_type = "Reshape";
-    to_2d.name = unique_name(g, gemm.name + "/to_2d");
-    back.name = unique_name(g, gemm.name + "/from_2d");
-    to_2d.inputs = {matmul.inputs[0], add_shape(g, out + "/shape_2d", {-1, k})};
-    to_2d.outputs = {unique_name(g, out + "/a_2d")};
-    gemm.inputs[0] = to_2d.outputs[0];
-    gemm.outputs = {unique_name(g, out + "/gemm_2d")};
-    back.outputs = {out};
-    std::vector<Node> nodes;
-    nodes.push_back(std::move(to_2d));
-    nodes.push_back(std::move(gemm));
-    if (unknown <= 1) {  // the product's shape as a constant, its unknown dim as -1
-      back.inputs = {nodes[1].outputs[0], add_shape(g, out + "/shape", out_dims)};
-    } else {  // Concat(Shape(A, end = -1), [N]) at run time; Shape's `end` is opset 15
-      Node lead, shape;
-      lead.op_type = "Shape";
-      lead.name = unique_name(g, add_node.name + "/leading_dims");
-      lead.opset = opset_of(model, matmul) < 15 ? 15 : matmul.opset;
-      lead.attributes = {int_attribute("end", -1)};
-      lead.inputs = {matmul.inputs[0]};
-      lead.outputs = {unique_name(g, out + "/leading_dims")};
-      shape.op_type = "Concat";
-      shape.name = unique_name(g, add_node.name + "/shape");
-      shape.attributes = {int_attribute("axis", 0)};
-      shape.inputs = {lead.outputs[0], add_shape(g, out + "/n", {n})};
-      shape.outputs = {unique_name(g, out + "/shape")};
-      back.inputs = {nodes[1].outputs[0], shape.outputs[0]};
-      nodes.push_back(std::move(lead));
-      nodes.push_back(std::move(shape));
-    }
-    nodes.push_back(std::move(back));
-    view.replace({mm, add}, add, std::move(nodes));
-    ++reshaped;
   }
   if (fused + reshaped == 0) return false;
   view.commit();
