@@ -209,7 +209,6 @@ class MatMulKernel final : public FastKernel {
     if (blocks > 1) blocks = std::min(tiles, (blocks + threads - 1) / threads * threads);
     const int64_t groups = blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + blocks - 1) / blocks);
     const int64_t group_panels = (panels + groups - 1) / groups;
-    const float* bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data();
     pool_->parallel_for(static_cast<size_t>(blocks * groups),
                         chunk_for(tiles / blocks * kFconvRows * K * group_panels * kFconvCols, kMinChunkMacs),
                         [&](size_t task0, size_t task1) {
@@ -227,7 +226,7 @@ class MatMulKernel final : public FastKernel {
                             for (int64_t pn = pn0; pn < pn1; ++pn) {  // the panel stays in L1 or L2 over the block
                               const int64_t j0 = pn * kFconvCols;
                               t.panel = prepacked_.data() + j0 * K;
-                              t.bias = bias + (tile_bias_.empty() ? 0 : j0);
+                              t.bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data() + j0;
                               t.cols = std::min(kFconvCols, N - j0);
                               for (int64_t ti = t0; ti < t1; ++ti) {
                                 t.a = rows_.data() + ti * kFconvRows;
@@ -239,6 +238,7 @@ class MatMulKernel final : public FastKernel {
                           }
                         });
   }
+
   // The constant 2-D B (alpha * B^T for a Gemm with transB), every panel: [panels][K][nr].
   // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
   // packed without a copy of it being made first.
