@@ -9,6 +9,7 @@
 // runtime: ORT fuses them itself).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +110,7 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
   Graph& g = model.graph;
   const ShapeFacts facts = infer_shapes(model);
   FusionView view(g);
-  ReshapedGemms reshaped_gemms(model);
+  std::optional<ReshapedGemms> reshaped_gemms;  // collects the graph's names: only when needed
   int fused = 0, reshaped = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int mm = static_cast<int>(i);
@@ -137,7 +138,8 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
       view.replace({mm, add}, add, std::move(gemm));
       ++fused;
     } else {
-      view.replace({mm, add}, add, reshaped_gemms.build(matmul, view.node(add), std::move(gemm), *a_dims, k, n));
+      if (!reshaped_gemms) reshaped_gemms.emplace(model);
+      view.replace({mm, add}, add, reshaped_gemms->build(matmul, view.node(add), std::move(gemm), *a_dims, k, n));
       ++reshaped;
     }
   }

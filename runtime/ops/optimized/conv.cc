@@ -306,6 +306,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     // dilated or large kernel. Those taps are skipped (FconvTile::padding_taps).
     const bool skip_padding =
         !merge_rows_ && parts_ == 1 && !pointwise && (geo_.dh > 1 || geo_.dw > 1 || geo_.kh > 3 || geo_.kw > 3);
+    if (skip_padding) padding_masks_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(most_block_tiles));
     const auto padding_taps = [&](const float* const* entry) {
       uint64_t mask = 0;
       for (int64_t tap = 0; tap < std::min<int64_t>(taps, 64); ++tap) {
@@ -325,6 +326,9 @@ class ConvF32NhwcKernel final : public FastKernel {
         const int64_t block_tiles = t1 - t0;
         const float** table = merge_rows_ ? layer_table_.data() + t0 * taps * kFconvRows : tables_.of(task0);
         if (!merge_rows_) build_table(table, t0, block_tiles);
+        // Each tile's padding taps, once for all of the block's panels.
+        uint64_t* const masks = skip_padding ? padding_masks_.of(task0) : nullptr;
+        for (int64_t ti = 0; masks && ti < block_tiles; ++ti) masks[ti] = padding_taps(table + ti * taps * kFconvRows);
         const int64_t pn0 = group * group_panels, pn1 = std::min(panels, (group + 1) * group_panels);
         for (int64_t pn = pn0; pn < pn1; ++pn) {
           set_panel(t, pn);
@@ -341,7 +345,7 @@ class ConvF32NhwcKernel final : public FastKernel {
             for (int64_t ti = 0; ti < block_tiles; ++ti) {
               const int64_t first = p0 + ti * kFconvRows;
               part.a = table + (ti * taps + tap0) * kFconvRows;
-              part.padding_taps = skip_padding && tap0 < 64 ? padding_taps(table + ti * taps * kFconvRows) >> tap0 : 0;
+              part.padding_taps = masks && tap0 < 64 ? masks[ti] >> tap0 : 0;
               part.rows = std::min(kFconvRows, p1 - first);
               part.out = out + first * m + pn * kFconvCols;
               tile_(part);
@@ -450,6 +454,7 @@ class ConvF32NhwcKernel final : public FastKernel {
   std::vector<float> padded_;                  // merged rows: the zero-padded input (grows only)
   std::array<int64_t, 7> padded_geometry_{};   // n, h, w and pads that padded_'s zero border is for
   ChunkScratch<const float*> tables_;          // per chunk of tasks: the indirection table
+  ChunkScratch<uint64_t> padding_masks_;       // per chunk of tasks: its tiles' padding taps
   std::vector<int64_t> tap_offsets_;           // per tap: its offset inside an unpadded window
   std::vector<const float*> layer_table_;      // merged rows: the whole layer's table, into padded_
   const float* layer_table_in_ = nullptr;      // the padded_ address layer_table_ points into
