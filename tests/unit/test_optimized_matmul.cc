@@ -52,6 +52,17 @@ TEST(OptimizedMatMul, ConstantBManyRows) {
             "A in row blocks", 1e-4, 1e-5);
 }
 
+// 12 and more rows of A against a runtime B run on the same tiles; each batch's B is packed
+// whole first, a group of batches at a time (up to 1 MB of panels).
+TEST(OptimizedMatMul, RuntimeBManyRows) {
+  diff_test({"MatMul"}, {var(with_specials(rand_tensor({12, 8}, 25))), var(rand_tensor({8, 40}, 26))}, {}, true,
+            "M12, NaN/inf", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({2, 3, 29, 33}, 27)), var(rand_tensor({1, 3, 33, 31}, 28))}, {}, true,
+            "B broadcast over the outer batch", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({3, 20, 300}, 29)), var(rand_tensor({3, 300, 900}, 30))}, {}, true,
+            "over 1 MB of panels per batch: groups of one", 1e-4, 1e-5);
+}
+
 TEST(OptimizedMatMul, MatMulDefersToReference) {
   diff_test({"MatMul"}, {var(rand_tensor({3, 4}, 1)), var(rand_tensor({5, 6}, 2))}, {}, false, "K mismatch");
   diff_test({"MatMul"}, {var(rand_tensor({0, 4}, 1)), var(rand_tensor({4, 6}, 2))}, {}, false, "empty");

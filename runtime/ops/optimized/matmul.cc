@@ -1,9 +1,10 @@
 // Optimized MatMul (float32): numpy matmul semantics (1-D operands, broadcast batch dims) for
 // two runtime inputs (attention QK^T and AV) and constant right-hand sides (on AVX-512 ahead of
 // XNNPACK's fully-connected operator; elsewhere the batched ones it declines). B is packed into
-// kNR-column panels per task (a constant 2-D B once, at creation) and multiplied by a
-// register-blocked microkernel; rows of A are read in place. Work is split over batch x column
-// panels; a runtime B with few rows of A skips packing (gemm_direct).
+// kNR-column panels (a constant 2-D B once, at creation); rows of A are read in place. Where the
+// CPU has the convolution's 12 x 32 tiles, 12 and more rows run on them (blocks of rows x
+// panels); otherwise, and for fewer rows, gemm_panel's tiles run per batch x column panel. A
+// runtime B with few rows of A skips packing (gemm_direct).
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -24,6 +25,8 @@ constexpr int64_t kDirectMaxRows = 3;
 // Multiply-adds per parallel chunk (smaller chunks cost more to wake threads than they save).
 constexpr int64_t kMinChunkMacs = 1 << 21;  // ~20 us
 constexpr int64_t kStreamedMacCost = 8;
+// A runtime B is packed for the tiles this many bytes of panels at a time (a group of batches).
+constexpr int64_t kRuntimePanelBytes = 1 << 20;
 
 struct Plan {
   Shape out_shape;
@@ -162,9 +165,14 @@ class MatMulKernel final : public FastKernel {
                           });
       return false;
     }
-    if (constant_b && tile_ && batches == 1 && M >= kFconvRows) {
-      run_tiles(M, N, K, pa, pc);
-      return true;
+    if (tile_ && M >= kFconvRows) {
+      if (constant_b) {
+        const TileBatches one{pa, batches == 1 ? nullptr : p.a_off.data(), prepacked_.data(), 0, pc};
+        run_tiles(batches, M, N, K, one);
+        return true;
+      }
+      multiply_runtime_b_on_tiles(M, N, K, batches, pa, pb, pc);
+      return false;
     }
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
     // A constant B was packed at creation: even a decode step's single row reads its weights
@@ -191,25 +199,67 @@ class MatMulKernel final : public FastKernel {
     return false;
   }
 
-  // C [M, N] = A [M, K] x the prepacked B (+ Gemm's bias row, added in the tile) on the
+  // Where the batches of a tiled product live: batch n multiplies A at a + a_off[n] (a_off null:
+  // one batch) by the panels at panels + n * panels_stride into c + n * M * N.
+  struct TileBatches {
+    const float* a;
+    const int64_t* a_off;
+    const float* panels;
+    int64_t panels_stride;
+    float* c;
+  };
+
+  // A runtime B on the 12 x 32 tiles: each batch's B is packed whole into [K][32] panels first
+  // (attention's QK^T and AV: 24 accumulators where gemm_panel's 8-row tiles keep 16), a group of
+  // batches at a time so that the packed panels stay within kRuntimePanelBytes.
+  void multiply_runtime_b_on_tiles(int64_t M, int64_t N, int64_t K, int64_t batches, const float* a, const float* b,
+                                   float* c) {
+    const Plan& p = plan_;
+    const int64_t panels = (N + kFconvCols - 1) / kFconvCols, batch_floats = panels * K * kFconvCols;
+    const int64_t group = std::clamp<int64_t>(kRuntimePanelBytes / (batch_floats * 4), 1, batches);
+    if (runtime_panels_.size() < static_cast<size_t>(group * batch_floats))
+      runtime_panels_.resize(static_cast<size_t>(group * batch_floats));
+    for (int64_t n0 = 0; n0 < batches; n0 += group) {
+      const int64_t nb = std::min(group, batches - n0);
+      pool_->parallel_for(static_cast<size_t>(nb * panels), chunk_for(K * kFconvCols, kMinChunkMacs / 8),
+                          [&](size_t begin, size_t end) {
+                            for (size_t task = begin; task < end; ++task) {
+                              const int64_t n = static_cast<int64_t>(task) / panels;
+                              const int64_t j0 = (static_cast<int64_t>(task) % panels) * kFconvCols;
+                              k_->pack_b(b + p.b_off[static_cast<size_t>(n0 + n)] + j0, N, K,
+                                         std::min(kFconvCols, N - j0), runtime_panels_.data() + n * batch_floats + j0 * K);
+                            }
+                          });
+      run_tiles(nb, M, N, K, {a, p.a_off.data() + n0, runtime_panels_.data(), batch_floats, c + n0 * M * N});
+    }
+  }
+
+  // C_n [M, N] = A_n [M, K] x its packed B (+ Gemm's bias row, added in the tile) on the
   // convolution's tiles: 24 accumulators where the GEMM's 8-row tiles keep 16. A task is a block
-  // of rows whose A (at most kRowBlockBytes) stays in L2 while its panels run over it, one at a
-  // time: each panel comes from L2 or L3 once per block, A from memory once. (One panel over all
-  // of M read a tall A once per panel: a [3136, 384] x [384, 96] projection read its 4.8 MB A
-  // three times.) Few blocks also split the panels, so that every thread has work.
-  void run_tiles(int64_t M, int64_t N, int64_t K, const float* a, float* c) {
+  // of rows of one batch whose A (at most kRowBlockBytes) stays in L2 while its panels run over
+  // it, one at a time: each panel comes from L2 or L3 once per block, A from memory once. (One
+  // panel over all of M read a tall A once per panel: a [3136, 384] x [384, 96] projection read
+  // its 4.8 MB A three times.) Few blocks also split the panels, so that every thread has work.
+  void run_tiles(int64_t batches, int64_t M, int64_t N, int64_t K, const TileBatches& tb) {
     constexpr int64_t kRowBlockBytes = 1 << 20;
     const int64_t tiles = (M + kFconvRows - 1) / kFconvRows, panels = (N + kFconvCols - 1) / kFconvCols;
-    if (rows_.size() < static_cast<size_t>(tiles * kFconvRows)) rows_.resize(static_cast<size_t>(tiles * kFconvRows));
-    for (int64_t r = 0; r < tiles * kFconvRows; ++r) rows_[static_cast<size_t>(r)] = a + std::min(r, M - 1) * K;
+    const size_t row_slots = static_cast<size_t>(batches * tiles * kFconvRows);
+    if (rows_.size() < row_slots) rows_.resize(row_slots);
+    for (int64_t n = 0; n < batches; ++n) {
+      const float* an = tb.a + (tb.a_off ? tb.a_off[n] : 0);
+      const float** slots = rows_.data() + n * tiles * kFconvRows;
+      for (int64_t r = 0; r < tiles * kFconvRows; ++r) slots[r] = an + std::min(r, M - 1) * K;
+    }
     const int64_t a_bytes = M * K * static_cast<int64_t>(sizeof(float));
     const int64_t threads = pool_->num_threads();
     // Blocks sized evenly, as many per thread when there are several.
     int64_t blocks = (a_bytes + kRowBlockBytes - 1) / kRowBlockBytes;
-    if (blocks > 1) blocks = std::min(tiles, (blocks + threads - 1) / threads * threads);
-    const int64_t groups = blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + blocks - 1) / blocks);
+    if (blocks > 1) blocks = std::min(tiles, (blocks * batches + threads - 1) / threads * threads / batches);
+    blocks = std::max<int64_t>(blocks, 1);
+    const int64_t all_blocks = batches * blocks;
+    const int64_t groups = all_blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + all_blocks - 1) / all_blocks);
     const int64_t group_panels = (panels + groups - 1) / groups;
-    pool_->parallel_for(static_cast<size_t>(blocks * groups),
+    pool_->parallel_for(static_cast<size_t>(all_blocks * groups),
                         chunk_for(tiles / blocks * kFconvRows * K * group_panels * kFconvCols, kMinChunkMacs),
                         [&](size_t task0, size_t task1) {
                           FconvTile t;
@@ -221,17 +271,20 @@ class MatMulKernel final : public FastKernel {
                           for (size_t task = task0; task < task1; ++task) {
                             const int64_t blk = static_cast<int64_t>(task) / groups,
                                           group = static_cast<int64_t>(task) % groups;
-                            const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks;
+                            const int64_t n = blk / blocks, b = blk % blocks;
+                            const int64_t t0 = b * tiles / blocks, t1 = (b + 1) * tiles / blocks;
                             const int64_t pn0 = group * group_panels, pn1 = std::min(panels, pn0 + group_panels);
+                            const float* const* rows = rows_.data() + n * tiles * kFconvRows;
+                            float* cn = tb.c + n * M * N;
                             for (int64_t pn = pn0; pn < pn1; ++pn) {  // the panel stays in L1 or L2 over the block
                               const int64_t j0 = pn * kFconvCols;
-                              t.panel = prepacked_.data() + j0 * K;
+                              t.panel = tb.panels + n * tb.panels_stride + j0 * K;
                               t.bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data() + j0;
                               t.cols = std::min(kFconvCols, N - j0);
                               for (int64_t ti = t0; ti < t1; ++ti) {
-                                t.a = rows_.data() + ti * kFconvRows;
+                                t.a = rows + ti * kFconvRows;
                                 t.rows = std::min(kFconvRows, M - ti * kFconvRows);
-                                t.out = c + ti * kFconvRows * N + j0;
+                                t.out = cn + ti * kFconvRows * N + j0;
                                 tile_(t);
                               }
                             }
@@ -267,15 +320,14 @@ class MatMulKernel final : public FastKernel {
                    prepacked_.data() + (j * K + k0) * nr);
     }
     init.packed_constant_input(1);
-    // Its panels are the convolution's [K][32] layout: many rows run on those 12 x 32 tiles,
-    // which start from a Gemm's bias row (zero past N).
-    if (k_->nr == kFconvCols) tile_ = fconv_tile_fast();
+    // The tiles start from a Gemm's bias row (zero past N).
     if (tile_ && !bias_.empty()) {
       tile_bias_.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
       std::copy(bias_.begin(), bias_.end(), tile_bias_.begin());
     }
   }
 
+  const KernelTable* k_ = &kernels();  // first: tile_ depends on it
   Plan plan_;  // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
   Shape gemm_b_shape_;            // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
@@ -283,10 +335,11 @@ class MatMulKernel final : public FastKernel {
   std::vector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
   std::vector<float> prepacked_;
   ChunkScratch<float> packed_;      // B panels packed at run time (a runtime B)
-  FconvTileFn tile_ = nullptr;      // the 12 x 32 tile for a prepacked B, where the CPU has it
+  std::vector<float> runtime_panels_;  // a runtime B packed for the tiles, a group of batches
+  // The 12 x 32 tile where the CPU has it: its panels are the convolution's [K][32] layout.
+  FconvTileFn tile_ = k_->nr == kFconvCols ? fconv_tile_fast() : nullptr;
   std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)
   static constexpr float kZeroBias[kFconvCols] = {};
-  const KernelTable* k_ = &kernels();
 };
 
 }  // namespace
