@@ -49,14 +49,18 @@ TEST(OptimizedMath, ErfWithin1e6OfStdErf) {
     double worst = 0;
     for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(double(y[i]) - std::erf(double(x[i]))));
     EXPECT_LE(worst, 1e-6) << t->isa;
+    // Huge |x| takes the reciprocal of values near FLT_MAX (AVX-512: an estimate and a Newton step).
     const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                             -std::numeric_limits<float>::infinity(), 0.0f};
-    float out[4];
-    t->erf(special, out, 4);
+                             -std::numeric_limits<float>::infinity(), 0.0f,
+                             std::numeric_limits<float>::max(),       -1e30f};
+    float out[6];
+    t->erf(special, out, 6);
     EXPECT_TRUE(std::isnan(out[0])) << t->isa;
     EXPECT_EQ(out[1], 1.0f) << t->isa;
     EXPECT_EQ(out[2], -1.0f) << t->isa;
     EXPECT_EQ(out[3], 0.0f) << t->isa;
+    EXPECT_EQ(out[4], 1.0f) << t->isa;
+    EXPECT_EQ(out[5], -1.0f) << t->isa;
   }
 }
 
@@ -117,6 +121,66 @@ TEST(OptimizedMath, ExpWithinFewUlpOfStdExp) {
     EXPECT_EQ(out[3], std::numeric_limits<float>::infinity()) << t->isa;
     EXPECT_EQ(out[4], 0.0f) << t->isa;
     EXPECT_EQ(out[5], 1.0f) << t->isa;
+  }
+}
+
+// Softmax's exp takes x - max <= 0 only: masked (-inf) entries give exact zeros, a row of -inf
+// or with a NaN gives NaN (as the reference does), and +inf rows too.
+TEST(OptimizedMath, SoftmaxRowSpecials) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const KernelTable* t : tables()) {
+    for (int64_t n : {3, 17, 40}) {
+      std::vector<float> x(static_cast<size_t>(n)), y(x.size());
+      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = i % 3 == 0 ? -inf : -100.0f + static_cast<float>(i);
+      t->softmax_row(x.data(), y.data(), n);
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (i % 3 == 0) ASSERT_EQ(y[static_cast<size_t>(i)], 0.0f) << t->isa << " n=" << n << " i=" << i;
+        sum += y[static_cast<size_t>(i)];
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-6) << t->isa;
+      for (float special : {nan, inf}) {
+        x[1] = special;
+        t->softmax_row(x.data(), y.data(), n);
+        for (float v : y) ASSERT_TRUE(std::isnan(v) || special == inf) << t->isa << " n=" << n;
+        if (special == inf) EXPECT_TRUE(std::isnan(y[1])) << t->isa << ": inf - inf";
+      }
+      std::fill(x.begin(), x.end(), -inf);
+      t->softmax_row(x.data(), y.data(), n);
+      for (float v : y) ASSERT_TRUE(std::isnan(v)) << t->isa << " n=" << n << ": a row of -inf";
+    }
+  }
+}
+
+// The recurrent cells' gates: within a few 1e-7 of the definitions in double, and exact at the
+// ends (the AVX-512 table takes reciprocals by an estimate and a Newton step).
+TEST(OptimizedMath, SigmoidAndTanhMatchDefinitions) {
+  std::vector<float> x;
+  for (float v = -30.0f; v <= 30.0f; v += 1.0f / 512) x.push_back(v);
+  for (float v : {1e-30f, -1e-8f, 100.0f, -100.0f, 1e30f, -1e30f}) x.push_back(v);
+  std::vector<float> ys(x.size()), yt(x.size());
+  for (const KernelTable* t : tables()) {
+    t->sigmoid(x.data(), ys.data(), static_cast<int64_t>(x.size()));
+    t->tanh(x.data(), yt.data(), static_cast<int64_t>(x.size()));
+    double worst_s = 0, worst_t = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      worst_s = std::max(worst_s, std::fabs(double(ys[i]) - 1.0 / (1.0 + std::exp(-double(x[i])))));
+      worst_t = std::max(worst_t, std::fabs(double(yt[i]) - std::tanh(double(x[i]))));
+    }
+    EXPECT_LE(worst_s, 2e-7) << t->isa;
+    EXPECT_LE(worst_t, 3e-7) << t->isa;
+    const float inf = std::numeric_limits<float>::infinity();
+    const float special[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.0f};
+    float s[4], th[4];
+    t->sigmoid(special, s, 4);
+    t->tanh(special, th, 4);
+    EXPECT_TRUE(std::isnan(s[0]) && std::isnan(th[0])) << t->isa;
+    EXPECT_EQ(s[1], 1.0f) << t->isa;
+    EXPECT_EQ(s[2], 0.0f) << t->isa;
+    EXPECT_EQ(s[3], 0.5f) << t->isa;
+    EXPECT_EQ(th[1], 1.0f) << t->isa;
+    EXPECT_EQ(th[2], -1.0f) << t->isa;
+    EXPECT_EQ(th[3], 0.0f) << t->isa;
   }
 }
 

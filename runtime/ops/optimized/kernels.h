@@ -46,6 +46,8 @@ struct KernelTable {
   void (*gelu_tanh)(const float* x, float* y, int64_t n);   // tanh approximation
   void (*swish)(const float* x, float* y, int64_t n);       // x * sigmoid(x) (SiLU)
   void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(x / 6 + 1/2, 0, 1)
+  void (*sigmoid)(const float* x, float* y, int64_t n);     // 1 / (1 + e^-x)
+  void (*tanh)(const float* x, float* y, int64_t n);
   // y[i] = x[i] op s[i], or s[i] op x[i] when `swapped`; s[0] for every i when `s_scalar`.
   // Over `rows` rows of n values (x and y advance by n, s restarts).
   void (*binary)(BinaryOp op, bool swapped, const float* x, const float* s, bool s_scalar, float* y, int64_t n,

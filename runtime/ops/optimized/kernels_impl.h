@@ -38,17 +38,23 @@ inline V exp_reduced(V t, V n) {
   return V::fma(p, r * r, r + V::set1(1.0f));
 }
 
+constexpr float kExpLo = -87.3365478515625f, kExpHi = 88.72283935546875f;  // ln FLT_MIN, ln FLT_MAX
+
 // exp with <= ~2 ulp error on [ln FLT_MIN, ln FLT_MAX]; 0 below, inf above, NaN kept.
 inline V exp_v(V x) {
-  const float kLo = -87.3365478515625f, kHi = 88.72283935546875f;
-  const V xc = V::min(V::max(x, V::set1(kLo)), V::set1(kHi));
+  const V xc = V::min(V::max(x, V::set1(kExpLo)), V::set1(kExpHi));
   const V n = V::round(xc * V::set1(1.44269504088896341f));
-  const V p = exp_reduced(xc, n);
-  // n reaches 128 just below ln FLT_MAX: scale by 2^min(n, 127) and once more by 2.
-  const V n_lo = V::min(n, V::set1(127.0f));
-  V res = p * V::pow2i(n_lo) * (V::set1(1.0f) + (n - n_lo));
-  res = V::select_lt(x, V::set1(kLo), V::zero(), res);
-  res = V::select_lt(V::set1(kHi), x, V::set1(std::numeric_limits<float>::infinity()), res);
+  V res = V::scale_pow2(exp_reduced(xc, n), n);  // n reaches 128 just below ln FLT_MAX
+  res = V::select_lt(x, V::set1(kExpLo), V::zero(), res);
+  res = V::select_lt(V::set1(kExpHi), x, V::set1(std::numeric_limits<float>::infinity()), res);
+  return V::keep_nan(x, res);
+}
+
+// exp_v's bits for x <= 0 or NaN (softmax's x - max), without the overflow side.
+inline V exp_nonpositive_v(V x) {
+  const V xc = V::max(x, V::set1(kExpLo));
+  const V n = V::round(xc * V::set1(1.44269504088896341f));
+  const V res = V::select_lt(x, V::set1(kExpLo), V::zero(), V::scale_pow2(exp_reduced(xc, n), n));
   return V::keep_nan(x, res);
 }
 
@@ -64,14 +70,14 @@ inline V erf_v(V x) {
   s = V::fma(s, x2, V::set1(-3.7612638903183754e-1f));
   s = V::fma(s, x2, V::set1(1.1283791670955126f));
   const V small = x * s;
-  const V t = V::set1(1.0f) / V::fma(ax, V::set1(0.3275911f), V::set1(1.0f));
+  const V t = V::recip_ge1(V::fma(ax, V::set1(0.3275911f), V::set1(1.0f)));
   V q = V::set1(1.061405429f);
   q = V::fma(q, t, V::set1(-1.453152027f));
   q = V::fma(q, t, V::set1(1.421413741f));
   q = V::fma(q, t, V::set1(-0.284496736f));
   q = V::fma(q, t, V::set1(0.254829592f));
   q = q * t;
-  const V big = V::copysign(V::set1(1.0f) - q * exp_v(V::zero() - x2), x);
+  const V big = V::copysign(V::set1(1.0f) - q * exp_nonpositive_v(V::zero() - x2), x);
   return V::keep_nan(x, V::select_lt(ax, V::set1(0.5f), small, big));
 }
 
@@ -82,7 +88,7 @@ inline V gelu_erf_v(V x) {
 
 inline V gelu_tanh_v(V x) {
   const V u = V::set1(0.79788456080286536f) * V::fma(V::set1(0.044715f) * x, x * x, x);
-  const V e = exp_v(V::set1(-2.0f) * V::abs(u));
+  const V e = exp_nonpositive_v(V::set1(-2.0f) * V::abs(u));
   const V th = V::copysign((V::set1(1.0f) - e) / (V::set1(1.0f) + e), u);
   return V::keep_nan(x, V::set1(0.5f) * x * (V::set1(1.0f) + th));
 }
@@ -97,10 +103,19 @@ inline V swish_v(V x) {
   const V t = V::min(V::max(V::zero() - x, V::set1(-100.0f)), V::set1(100.0f));
   const V n = V::round(t * V::set1(1.44269504088896341f));
   const V e = {_mm512_scalef_ps(exp_reduced(t, n).v, n.v)};
-  return x / (V::set1(1.0f) + e);
+  return x * V::recip_ge1(V::set1(1.0f) + e);
 #else
   return x / (V::set1(1.0f) + exp_v(V::zero() - x));
 #endif
+}
+
+// 1 / (1 + e^-x): 0 at -inf, 1 at +inf, NaN kept.
+inline V sigmoid_v(V x) { return V::recip_ge1(V::set1(1.0f) + exp_v(V::zero() - x)); }
+
+// sign(x) (1 - e) / (1 + e) with e = e^-2|x| <= 1: no overflow, +-1 at +-inf, NaN kept.
+inline V tanh_v(V x) {
+  const V e = exp_nonpositive_v(V::set1(-2.0f) * V::abs(x));
+  return V::keep_nan(x, V::copysign((V::set1(1.0f) - e) * V::recip_ge1(V::set1(1.0f) + e), x));
 }
 
 // x * clamp(x / 6 + 1/2, 0, 1) in the reference's order: -inf gives NaN (-inf * 0), NaN stays.
@@ -373,7 +388,7 @@ inline void softmax_row(const float* x, float* y, int64_t n) {
   V s0 = V::zero();
   int64_t i = 0;
   for (; i + L <= n; i += L) {
-    const V e = exp_v(V::load(x + i) - m);
+    const V e = exp_nonpositive_v(V::load(x + i) - m);
     e.store(y + i);
     s0 = s0 + e;
   }
@@ -381,7 +396,7 @@ inline void softmax_row(const float* x, float* y, int64_t n) {
   if (i < n) {
     float buf[L];
     for (int j = 0; j < L; ++j) buf[j] = i + j < n ? x[i + j] : -std::numeric_limits<float>::infinity();
-    exp_v(V::load(buf) - m).store(buf);
+    exp_nonpositive_v(V::load(buf) - m).store(buf);
     for (int64_t j = i; j < n; ++j) {
       y[j] = buf[j - i];
       s += y[j];
@@ -583,6 +598,8 @@ inline void gelu_erf_n(const float* x, float* y, int64_t n) { map_n<gelu_erf_v>(
 inline void gelu_tanh_n(const float* x, float* y, int64_t n) { map_n<gelu_tanh_v>(x, y, n); }
 inline void swish_n(const float* x, float* y, int64_t n) { map_n<swish_v>(x, y, n); }
 inline void hard_swish_n(const float* x, float* y, int64_t n) { map_n<hard_swish_v>(x, y, n); }
+inline void sigmoid_n(const float* x, float* y, int64_t n) { map_n<sigmoid_v>(x, y, n); }
+inline void tanh_n(const float* x, float* y, int64_t n) { map_n<tanh_v>(x, y, n); }
 
 inline KernelTable make_table(const char* isa) {
   KernelTable t;
@@ -600,6 +617,8 @@ inline KernelTable make_table(const char* isa) {
   t.gelu_tanh = gelu_tanh_n;
   t.swish = swish_n;
   t.hard_swish = hard_swish_n;
+  t.sigmoid = sigmoid_n;
+  t.tanh = tanh_n;
   t.binary = binary_n;
   t.add_into = add_into;
   t.max_into = max_into;

@@ -227,7 +227,8 @@ class MatMulKernel final : public FastKernel {
                               const int64_t n = static_cast<int64_t>(task) / panels;
                               const int64_t j0 = (static_cast<int64_t>(task) % panels) * kFconvCols;
                               k_->pack_b(b + p.b_off[static_cast<size_t>(n0 + n)] + j0, N, K,
-                                         std::min(kFconvCols, N - j0), runtime_panels_.data() + n * batch_floats + j0 * K);
+                                         std::min(kFconvCols, N - j0),
+                                         runtime_panels_.data() + n * batch_floats + j0 * K);
                             }
                           });
       run_tiles(nb, M, N, K, {a, p.a_off.data() + n0, runtime_panels_.data(), batch_floats, c + n0 * M * N});
@@ -257,7 +258,8 @@ class MatMulKernel final : public FastKernel {
     if (blocks > 1) blocks = std::min(tiles, (blocks * batches + threads - 1) / threads * threads / batches);
     blocks = std::max<int64_t>(blocks, 1);
     const int64_t all_blocks = batches * blocks;
-    const int64_t groups = all_blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + all_blocks - 1) / all_blocks);
+    const int64_t groups =
+        all_blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + all_blocks - 1) / all_blocks);
     const int64_t group_panels = (panels + groups - 1) / groups;
     pool_->parallel_for(static_cast<size_t>(all_blocks * groups),
                         chunk_for(tiles / blocks * kFconvRows * K * group_panels * kFconvCols, kMinChunkMacs),
@@ -328,13 +330,13 @@ class MatMulKernel final : public FastKernel {
   }
 
   const KernelTable* k_ = &kernels();  // first: tile_ depends on it
-  Plan plan_;  // reused across runs (kernels of one session run one at a time)
+  Plan plan_;                          // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
   Shape gemm_b_shape_;            // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
   std::vector<float> bias_;       // Gemm's beta * C as a row of N (empty without C)
   std::vector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
   std::vector<float> prepacked_;
-  ChunkScratch<float> packed_;      // B panels packed at run time (a runtime B)
+  ChunkScratch<float> packed_;         // B panels packed at run time (a runtime B)
   std::vector<float> runtime_panels_;  // a runtime B packed for the tiles, a group of batches
   // The 12 x 32 tile where the CPU has it: its panels are the convolution's [K][32] layout.
   FconvTileFn tile_ = k_->nr == kFconvCols ? fconv_tile_fast() : nullptr;

@@ -1,8 +1,9 @@
 // Optimized GRU and LSTM (float32, the default activations, no clip: what torch.nn.GRU and
 // nn.LSTM export). The input projections of all time steps are one GEMM over W packed once at
 // session creation; each step's recurrent projection is one pass over R transposed once; gates
-// use the vectorized exp. Peepholes, input_forget, other activations and non-constant weights
-// go to the reference kernels (ref/rnn.cc), which define the semantics and report the errors.
+// use the table's vectorized sigmoid and tanh. Peepholes, input_forget, other activations and
+// non-constant weights go to the reference kernels (ref/rnn.cc), which define the semantics
+// and report the errors.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -149,7 +150,7 @@ class RecurrentKernel final : public FastKernel {
     gh_.resize(static_cast<size_t>(batch * gh));
     h_.resize(static_cast<size_t>(batch * H_));
     c_.resize(static_cast<size_t>(batch * H_));
-    tmp_.resize(static_cast<size_t>(std::max(batch * H_, gh)));
+    tmp_.resize(static_cast<size_t>(gh));  // the merged bias row
     // State index of (direction, batch row) in the layout of Y_h / initial_h.
     auto state_at = [&](int64_t d, int64_t b) { return (layout_ == 0 ? d * batch + b : b * dirs_ + d) * H_; };
     for (int64_t d = 0; d < dirs_; ++d) {
@@ -228,18 +229,8 @@ class RecurrentKernel final : public FastKernel {
         });
   }
 
-  void sigmoid(float* v, int64_t n) {
-    float* e = tmp_.data();
-    for (int64_t i = 0; i < n; ++i) e[i] = -v[i];
-    k_->exp(e, e, n);
-    for (int64_t i = 0; i < n; ++i) v[i] = 1.0f / (1.0f + e[i]);
-  }
-  void tanh(float* v, int64_t n) {  // 2 sigmoid(2v) - 1
-    float* e = tmp_.data();
-    for (int64_t i = 0; i < n; ++i) e[i] = -2.0f * v[i];
-    k_->exp(e, e, n);
-    for (int64_t i = 0; i < n; ++i) v[i] = 2.0f / (1.0f + e[i]) - 1.0f;
-  }
+  void sigmoid(float* v, int64_t n) { k_->sigmoid(v, v, n); }
+  void tanh(float* v, int64_t n) { k_->tanh(v, v, n); }
 
   // gates z, r, h: h' = (1 - z) tanh(gx_h + (r (.) h) R_h^T + Rb_h) + z h, or with
   // linear_before_reset tanh(gx_h + r (.) (h R_h^T + Rb_h)). gr holds h R^T of z and r
