@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/exec/session.h"
@@ -349,6 +350,47 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
     ASSERT_TRUE(a.defined() && b.defined());
     ASSERT_EQ(a.shape(), b.shape());
     for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+  }
+}
+
+// Grouped: a panel of one group (32 or 64 channels per group), or of eight groups of 4 held
+// block-diagonally; each panel's table is shifted to its channels, padding rows included.
+// Groups of 8 or 16 channels stay with XNNPACK (own_grouped in conv.cc).
+TEST(ConvF32Nhwc, GroupedPanels) {
+  std::vector<ConvCase> cases;
+  for (auto [what, c, m, group, stride, dilation] :
+       std::vector<std::tuple<const char*, int64_t, int64_t, int64_t, int64_t, int64_t>>{
+           {"2 groups of 32", 64, 64, 2, 1, 1},
+           {"2 groups of 64 -> 64 (two panels each)", 128, 128, 2, 2, 1},
+           {"16 groups of 4, stride 2 (two panels of 8 groups)", 64, 64, 16, 2, 1},
+           {"8 groups of 4, dilation 2", 32, 32, 8, 1, 2},
+           {"3 groups of 4 in, 32 out (a partial last panel)", 12, 96, 3, 1, 1}}) {
+    ConvCase cc = conv_case(what, 1, c, m, 11, 9, 3, stride, dilation, dilation);
+    cc.group = group;
+    cases.push_back(cc);
+  }
+  cases[3].relu6 = true;
+  for (const ConvCase& cc : cases) {
+    SCOPED_TRACE(cc.what);
+    check(cc);
+    check(cc, true);
+    SessionOptions one, two;
+    two.num_threads = 2;
+    bool own = false;
+    const Tensor a = run(cc, one, false, &own);
+    const Tensor b = run(cc, two, false, &own);
+    ASSERT_TRUE(a.defined() && b.defined());
+    for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+  }
+  if (!opt::fconv_tile_fast()) return;
+  for (int64_t per_group : {8, 16}) {
+    ConvCase cc = conv_case("groups of " + std::to_string(per_group), 1, 64, 64, 9, 7, 3, 1, 1, 1);
+    cc.group = 64 / per_group;
+    SessionOptions options;
+    options.disable_xnnpack = true;  // the own Conv declines: the reference runs it
+    bool own = false;
+    run(cc, options, false, &own);
+    EXPECT_FALSE(own) << cc.what;
   }
 }
 
