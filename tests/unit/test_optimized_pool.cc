@@ -1,4 +1,4 @@
-// Differential tests of the own NHWC MaxPool (runtime/ops/optimized/pool.cc) and
+// Differential tests of the own NHWC MaxPool and AveragePool (runtime/ops/optimized/pool.cc) and
 // GlobalAveragePool (reduce.cc) against the reference kernel: channel counts around the vector
 // widths, strides, pads, auto_pad, ceil mode and dilations, NaN / inf windows (bit-identical
 // results), 1 and 2 threads, and the cases MaxPool leaves to others (the Indices output).
@@ -191,6 +191,45 @@ TEST(OptimizedMaxPool, IndicesOutputStaysWithTheReference) {
   const std::vector<Value> got = run(model, random_input({1, 4, 6, 6}, 5), false, 1, &own);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_FALSE(own);
+}
+
+// The own NHWC AveragePool: the reference's sums times 1 / count (the reference divides: within
+// an ulp), the divisor counting the padding with count_include_pad (Inception's pools after a
+// folded Pad) or not, windows in the padding only, NaN and inf, 1 and 2 threads.
+TEST(OptimizedAveragePool, PadsCountsCeilModeAutoPadAndDilations) {
+  const opttest::Op op("AveragePool", kNhwcDomain, 19);
+  const auto x = [](const Shape& shape, uint32_t seed) { return opttest::var(random_input(shape, seed)); };
+  for (int64_t c : {1, 13, 16, 17, 64, 130}) {
+    for (int64_t include_pad : {0, 1}) {
+      opttest::diff_test(op, {x({2, 9, 8, c}, 6)},
+                         {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}),
+                          attr_int("count_include_pad", include_pad)},
+                         true, "Inception's 3x3 pads 1, C = " + std::to_string(c), 1e-6, 1e-7);
+    }
+  }
+  const std::vector<std::pair<std::string, std::vector<Attribute>>> cases = {
+      {"2x2 stride 2", {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}},
+      {"3x3 stride 2 ceil_mode, pads counted",
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1),
+        attr_ints("pads", {1, 0, 1, 0}), attr_int("count_include_pad", 1)}},
+      {"asymmetric pads, 2x3 kernel",
+       {attr_ints("kernel_shape", {2, 3}), attr_ints("strides", {1, 3}), attr_ints("pads", {0, 2, 1, 1})}},
+      {"SAME_UPPER, pads counted",
+       {attr_ints("kernel_shape", {3, 3}), attr_string("auto_pad", "SAME_UPPER"), attr_int("count_include_pad", 1)}},
+      {"SAME_LOWER stride 2",
+       {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_LOWER")}},
+      {"dilations 2",
+       {attr_ints("kernel_shape", {3, 3}), attr_ints("dilations", {2, 2}), attr_ints("pads", {2, 2, 2, 2})}},
+      {"windows of padding only",
+       {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {2, 2, 2, 2}), attr_int("count_include_pad", 0)}},
+      {"windows of padding only, counted",
+       {attr_ints("kernel_shape", {2, 2}), attr_ints("pads", {2, 2, 2, 2}), attr_int("count_include_pad", 1)}},
+  };
+  for (const auto& [what, attrs] : cases) {
+    opttest::diff_test(op, {x({1, 7, 6, 19}, 7)}, attrs, true, what, 1e-6, 1e-7);
+    opttest::diff_test(op, {opttest::var(opttest::with_specials(random_input({1, 7, 6, 19}, 8)))}, attrs, true,
+                       what + ", NaN and inf", 1e-6, 1e-7);
+  }
 }
 
 // The own NHWC GlobalAveragePool (optimized/reduce.cc) sums in float, then divides: within float rounding of the reference's double sums, NaN and inf where it has

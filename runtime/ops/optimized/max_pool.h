@@ -1,6 +1,7 @@
-// The windows of the own NHWC MaxPool (2-D), shared by pool.cc (MaxPool, ConcatMaxPool) and
-// conv.cc (ConvMaxPool: a stem Conv's pool over the rows it has just computed, in cache).
-// A window tap in the padding reads `pad`, a row of the type's lowest value that never wins.
+// The windows of the own NHWC pools (2-D), shared by pool.cc (MaxPool, ConcatMaxPool,
+// AveragePool) and conv.cc (ConvMaxPool: a stem Conv's pool over the rows it has just computed,
+// in cache). A window tap in the padding reads `pad`: for a max a row of the type's lowest
+// value, which never wins; for an average a row of zeros.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +16,14 @@ struct KernelTable;
 
 // One spatial dim of the windows, as the reference kernel computes it.
 struct PoolDim {
-  int64_t out = 0, pad_begin = 0;
+  int64_t out = 0, pad_begin = 0, pad_end = 0;
 };
 
 class MaxPoolWindows {
  public:
-  // The 2-D MaxPool attributes, each name with `prefix` ("" for a MaxPool, "pool_" for the
-  // pool merged into a ConvMaxPool). Unsupported (not an error) for what the own kernels skip.
+  // The 2-D pool attributes, each name with `prefix` ("" for a MaxPool or AveragePool, "pool_"
+  // for the pool merged into a ConvMaxPool). Unsupported (not an error) for what the own
+  // kernels skip.
   static Result<MaxPoolWindows> parse(const KernelInit& init, const std::string& prefix);
 
   // Dim i (0: rows, 1: columns) over `in` input values; false where the windows do not fit

@@ -9,6 +9,11 @@
 // The Indices output, other types and (for integers) windows of padding only go to the
 // reference kernel. It also runs the layout pass's ConcatMaxPool: each part of a channel
 // Concat pooled into its channels of the output, the concatenation never written.
+// Own NHWC AveragePool (float32, 2-D), ahead of XNNPACK's, which copies the input with its
+// padding first when the padding counts (Inception's pools, count_include_pad from a folded
+// Pad) and does that copy on one thread: each window's taps summed in the reference's order
+// (padding taps read zeros, which leave a sum unchanged), times 1 / count. XNNPACK multiplies
+// by the reciprocal as well; the reference divides (the results differ by at most an ulp).
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -52,6 +57,20 @@ XONNX_POOL_CLONES void max_pool_int8(const int8_t* const* taps, int64_t ntaps, i
                                      int64_t out_stride) {
   max_pool_integer(taps, ntaps, pixels, c, out, out_stride);
 }
+// out[p][j] = (0 + taps[p * ntaps][j] + ... + taps[p * ntaps + ntaps - 1][j]) * scale[p].
+XONNX_POOL_CLONES void average_pool_float(const float* const* taps, int64_t ntaps, int64_t pixels, int64_t c,
+                                          const float* scale, float* out, int64_t out_stride) {
+  for (int64_t p = 0; p < pixels; ++p, taps += ntaps, out += out_stride) {
+    const float* first = taps[0];
+    for (int64_t j = 0; j < c; ++j) out[j] = 0.0f + first[j];  // the reference's sum starts at +0
+    for (int64_t t = 1; t < ntaps; ++t) {
+      const float* x = taps[t];
+      for (int64_t j = 0; j < c; ++j) out[j] += x[j];
+    }
+    const float s = scale[p];
+    for (int64_t j = 0; j < c; ++j) out[j] *= s;
+  }
+}
 XONNX_POOL_CLONES void max_pool_uint8(const uint8_t* const* taps, int64_t ntaps, int64_t pixels, int64_t c,
                                       uint8_t* out, int64_t out_stride) {
   max_pool_integer(taps, ntaps, pixels, c, out, out_stride);
@@ -67,14 +86,14 @@ Result<MaxPoolWindows> MaxPoolWindows::parse(const KernelInit& init, const std::
   XONNX_ASSIGN_OR_RETURN(const int64_t ceil_mode, init.get_int(prefix + "ceil_mode", 0));
   XONNX_ASSIGN_OR_RETURN(const std::string auto_pad, ref::get_auto_pad(init, prefix + "auto_pad"));
   if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
-    return unsupported("own MaxPool: only 2-D");
+    return unsupported("own pool: only 2-D");
   constexpr int64_t kMax = 1 << 16;
   for (int i = 0; i < 2; ++i) {
     if (ks[i] < 1 || ks[i] > kMax || strides[i] < 1 || strides[i] > kMax || dil[i] < 1 || dil[i] > kMax)
-      return unsupported("own MaxPool: attribute out of range");
+      return unsupported("own pool: attribute out of range");
   }
   for (int64_t p : pads)
-    if (p < 0 || p > kMax) return unsupported("own MaxPool: pads out of range");
+    if (p < 0 || p > kMax) return unsupported("own pool: pads out of range");
   MaxPoolWindows w;
   for (int i = 0; i < 2; ++i) {
     w.kernel_[i] = ks[i];
@@ -97,9 +116,11 @@ bool MaxPoolWindows::dim(int i, int64_t in, PoolDim* d) const {
     const ref::SamePadding p = ref::same_padding(in, s, ek, same_upper_);
     d->out = p.out;
     d->pad_begin = p.pad_begin;
+    d->pad_end = p.pad_end;
     return true;
   }
   d->pad_begin = pads_[i];
+  d->pad_end = pads_[i + 2];
   d->out = ref::pool_output_size(in, pads_[i], pads_[i + 2], ek, s, ceil_);
   return d->out >= 0;
 }
@@ -266,9 +287,85 @@ class MaxPoolNhwcKernel final : public FastKernel {
   const KernelTable* k_ = &kernels();
 };
 
+class AveragePoolNhwcKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::unique_ptr<AveragePoolNhwcKernel>(new AveragePoolNhwcKernel());
+    XONNX_ASSIGN_OR_RETURN(k->windows_, MaxPoolWindows::parse(init, ""));
+    XONNX_ASSIGN_OR_RETURN(const int64_t include_pad, init.get_int("count_include_pad", 0));
+    k->count_include_pad_ = include_pad != 0;
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x) || x.rank() != 4) return Status::ok();
+    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+    PoolDim dy, dx;
+    if (!windows_.dim(0, h, &dy) || !windows_.dim(1, w, &dx) || n * h * w * c == 0) return Status::ok();
+    const int64_t oh = dy.out, ow = dx.out, ntaps = windows_.taps();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, c}));
+    counts(0, h, dy, row_counts_);
+    counts(1, w, dx, column_counts_);
+    if (static_cast<int64_t>(zeros_.size()) < c) zeros_.assign(static_cast<size_t>(c), 0.0f);
+    const float* in = x.data<float>();
+    float* out = y->data<float>();
+    const int64_t rows = n * oh, row_taps = ow * ntaps;
+    const size_t min_chunk = chunk_for(row_taps * c / 4);
+    // Per chunk: an output row's window pointers, its window rows, and its pixels' 1 / count.
+    taps_.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(row_taps + windows_.kernel(0)));
+    scales_.prepare(*pool_, static_cast<size_t>(rows), min_chunk, static_cast<size_t>(ow));
+    pool_->parallel_for(static_cast<size_t>(rows), min_chunk, [&](size_t r0, size_t r1) {
+      const float** taps = taps_.of(r0);
+      const float** window_rows = taps + row_taps;
+      float* scale = scales_.of(r0);
+      for (size_t r = r0; r < r1; ++r) {
+        const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
+        const float* image = in + b * h * w * c;
+        for (int64_t ky = 0; ky < windows_.kernel(0); ++ky) {
+          const int64_t iy = oy * windows_.stride(0) - dy.pad_begin + ky * windows_.dilation(0);
+          window_rows[ky] = iy >= 0 && iy < h ? image + iy * w * c : nullptr;
+        }
+        windows_.row_taps(window_rows, w, c, dx, zeros_.data(), taps);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t count = row_counts_[static_cast<size_t>(oy)] * column_counts_[static_cast<size_t>(ox)];
+          scale[ox] = count > 0 ? 1.0f / static_cast<float>(count) : 0.0f;  // no input: 0, as the reference
+        }
+        average_pool_float(taps, ntaps, ow, c, scale, out + static_cast<int64_t>(r) * ow * c, c);
+      }
+    });
+    handled = true;
+    return Status::ok();
+  }
+
+  // Per output coordinate of dim i, the taps its divisor counts: those inside the input, or
+  // inside the input and its padding (count_include_pad), as the reference counts them.
+  void counts(int i, int64_t in, const PoolDim& d, std::vector<int64_t>& out) const {
+    out.assign(static_cast<size_t>(d.out), 0);
+    const int64_t lo = count_include_pad_ ? -d.pad_begin : 0, hi = count_include_pad_ ? in + d.pad_end : in;
+    for (int64_t o = 0; o < d.out; ++o) {
+      for (int64_t k = 0; k < windows_.kernel(i); ++k) {
+        const int64_t pos = o * windows_.stride(i) - d.pad_begin + k * windows_.dilation(i);
+        out[static_cast<size_t>(o)] += pos >= lo && pos < hi;
+      }
+    }
+  }
+
+  MaxPoolWindows windows_;
+  bool count_include_pad_ = false;
+  std::vector<int64_t> row_counts_, column_counts_;
+  std::vector<float> zeros_;  // what padding taps read
+  ChunkScratch<const float*> taps_;
+  ChunkScratch<float> scales_;
+};
+
 }  // namespace
 
 void register_opt_pool(OpRegistry& registry) {
+  XONNX_REGISTER(registry, kNhwcDomain, "AveragePool", 1, kLatestVersion, AveragePoolNhwcKernel::create,
+                 Backend::kOptimized, kPriorityBeforeXnnpack, enabled);
   XONNX_REGISTER(registry, kNhwcDomain, "MaxPool", 1, kLatestVersion, MaxPoolNhwcKernel::create, Backend::kOptimized,
                  kPriorityBeforeXnnpack, enabled);
   // The layout pass's MaxPool of a channel Concat's parts (runtime/passes/layout_nhwc.h).
