@@ -57,8 +57,9 @@ class ThreadPool {
   // thread_pool_xnnpack.cc, which only the XNNPACK kernels pull in: a build without them
   // links no pthreadpool.
   pthreadpool* handle() const;
-  // Calls fn(begin, end) over [0, n) split into about `num_threads` contiguous chunks of at
-  // least `min_chunk` items each.
+  // Calls fn(begin, end) over [0, n) split into contiguous chunks of equal length (the last may
+  // be shorter): `num_threads` of them, or fewer, ceil(n / min_chunk), when n is under
+  // num_threads * min_chunk. `min_chunk` is the work worth a chunk of its own.
   void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
   // The length of parallel_for(n, min_chunk, ...)'s chunks: chunk i starts at i * chunk_size.
   size_t chunk_size(size_t n, size_t min_chunk) const;
