@@ -93,6 +93,15 @@ void matmul_rule(InferCtx& c) {
     return;
   }
   std::vector<Dim> x = *a, y = *b;
+  // com.microsoft FusedMatMul: transA / transB swap the last two dims of A / B (rank >= 2).
+  if (c.node.op_type == "FusedMatMul") {
+    if (c.attr_int("transBatchA", 0) || c.attr_int("transBatchB", 0)) {
+      c.set_rank_unknown(0, dt);
+      return;
+    }
+    if (c.attr_int("transA", 0) && x.size() >= 2) std::swap(x[x.size() - 2], x[x.size() - 1]);
+    if (c.attr_int("transB", 0) && y.size() >= 2) std::swap(y[y.size() - 2], y[y.size() - 1]);
+  }
   const bool vec_a = x.size() == 1, vec_b = y.size() == 1;
   if (vec_a) x.insert(x.begin(), known_dim(1));
   if (vec_b) y.push_back(known_dim(1));
@@ -380,6 +389,7 @@ void add_nn_rules(RuleTable& t) {
 void add_contrib_rules(RuleTable& t) {
   for (const char* op : {"Gelu", "FastGelu", "QuickGelu"}) t[op] = same_as_input;
   t["BiasGelu"] = broadcast_same_type;
+  t["FusedMatMul"] = matmul_rule;
 }
 
 }  // namespace passes

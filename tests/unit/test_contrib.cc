@@ -1,5 +1,6 @@
 // com.microsoft contrib ops: MatMulNBits against a float MatMul on weights dequantized here
-// independently (tail block, default/packed/float zero points, bias), and the GELU variants.
+// independently (tail block, default/packed/float zero points, bias), FusedMatMul, and the GELU
+// variants.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,6 +101,54 @@ TEST(ContribOps, MatMulNBitsDefaultZeroPointAndErrors) {
              {attr_int("K", k), attr_int("N", n), attr_int("block_size", 24)}, 17, 1, "com.microsoft");
   ASSERT_FALSE(bad_block.is_ok());
   EXPECT_NE(bad_block.status().message().find("power of two"), std::string::npos);
+}
+
+// FusedMatMul: alpha * op(A) x op(B), op swapping the last two dims, against loops here; the
+// batch dims broadcast; transBatchA is refused by name.
+TEST(ContribOps, FusedMatMulAlphaAndTransposes) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  const int64_t batch = 3, m = 4, k = 5, n = 6;
+  for (int64_t trans_a : {0, 1})
+    for (int64_t trans_b : {0, 1}) {
+      std::vector<float> a(batch * m * k), b(k * n);
+      for (float& v : a) v = uni(rng);
+      for (float& v : b) v = uni(rng);
+      const Shape a_shape = trans_a ? Shape{batch, k, m} : Shape{batch, m, k};
+      const Shape b_shape = trans_b ? Shape{1, n, k} : Shape{1, k, n};  // broadcast over the batch
+      auto out = run_op("FusedMatMul",
+                        {Value(Tensor::from_vector<float>(a, a_shape)), Value(Tensor::from_vector<float>(b, b_shape))},
+                        {testing::attr_float("alpha", 0.25f), attr_int("transA", trans_a), attr_int("transB", trans_b)},
+                        17, 1, "com.microsoft");
+      ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+      const Tensor& y = (*out)[0].tensor();
+      ASSERT_EQ(y.shape(), (Shape{batch, m, n}));
+      for (int64_t bi = 0; bi < batch; ++bi)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float want = 0;
+            for (int64_t t = 0; t < k; ++t) {
+              const float av = trans_a ? a[(bi * k + t) * m + i] : a[(bi * m + i) * k + t];
+              const float bv = trans_b ? b[j * k + t] : b[t * n + j];
+              want += av * bv;
+            }
+            EXPECT_NEAR(y.data<float>()[(bi * m + i) * n + j], 0.25f * want, 1e-5f)
+                << "transA " << trans_a << " transB " << trans_b;
+          }
+    }
+  auto batch_transposed = run_op("FusedMatMul",
+                                 {Value(Tensor::from_vector<float>(std::vector<float>(6, 1.0f), {1, 2, 3})),
+                                  Value(Tensor::from_vector<float>(std::vector<float>(6, 1.0f), {1, 3, 2}))},
+                                 {attr_int("transBatchA", 1)}, 17, 1, "com.microsoft");
+  ASSERT_FALSE(batch_transposed.is_ok());
+  EXPECT_NE(batch_transposed.status().message().find("transBatchA"), std::string::npos)
+      << batch_transposed.status().to_string();
+  auto integers =
+      run_op("FusedMatMul",
+             {Value(Tensor::from_vector<int32_t>({1, 2}, {1, 2})), Value(Tensor::from_vector<int32_t>({3, 4}, {2, 1}))},
+             {}, 17, 1, "com.microsoft");
+  ASSERT_FALSE(integers.is_ok());
+  EXPECT_NE(integers.status().message().find("floating-point"), std::string::npos) << integers.status().to_string();
 }
 
 TEST(ContribOps, GeluVariants) {

@@ -63,6 +63,28 @@ TEST(OptimizedMatMul, RuntimeBManyRows) {
             "over 1 MB of panels per batch: groups of one", 1e-4, 1e-5);
 }
 
+// com.microsoft FusedMatMul's alpha on every path: packed constant B (tiles and gemm_panel),
+// a runtime B on the tiles, per panel and read in place; transposes stay with the reference.
+TEST(OptimizedMatMul, FusedMatMulAlphaOnEveryPath) {
+  const Op op("FusedMatMul", "com.microsoft");
+  const std::vector<Attribute> alpha = {testing::attr_float("alpha", 0.125f)};
+  diff_test(op, {var(rand_tensor({13, 40}, 31)), cst(rand_tensor({40, 70}, 32))}, alpha, true, "constant B, tiles",
+            1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({5, 40}, 33)), cst(rand_tensor({40, 70}, 34))}, alpha, true, "constant B, 5 rows",
+            1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({1, 3, 20, 16}, 35)), var(rand_tensor({1, 3, 16, 20}, 36))}, alpha, true,
+            "runtime B, tiles", 1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({3, 5, 16}, 37)), var(rand_tensor({3, 16, 40}, 38))}, alpha, true, "runtime B, 5 rows",
+            1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({3, 2, 16}, 39)), var(rand_tensor({3, 16, 40}, 40))}, alpha, true,
+            "runtime B, 2 rows read in place", 1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({5, 9}, 41)), cst(rand_tensor({2, 9, 33}, 42))}, alpha, true, "constant 3-D B", 1e-4,
+            1e-5);
+  diff_test(op, {var(rand_tensor({13, 8}, 43)), var(rand_tensor({20, 8}, 44))},
+            {testing::attr_float("alpha", 0.5f), testing::attr_int("transB", 1)}, false, "transB: the reference", 1e-4,
+            1e-5);
+}
+
 TEST(OptimizedMatMul, MatMulDefersToReference) {
   diff_test({"MatMul"}, {var(rand_tensor({3, 4}, 1)), var(rand_tensor({5, 6}, 2))}, {}, false, "K mismatch");
   diff_test({"MatMul"}, {var(rand_tensor({0, 4}, 1)), var(rand_tensor({4, 6}, 2))}, {}, false, "empty");

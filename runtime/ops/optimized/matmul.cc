@@ -89,13 +89,22 @@ bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
 
 class MatMulKernel final : public FastKernel {
  public:
+  // MatMul, and com.microsoft FusedMatMul without transposes: alpha scales B's packed panels
+  // (or, for few rows of A against a runtime B, the product).
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMul"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "MatMul"));
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
+    if (init.node().op_type == "FusedMatMul") {
+      for (const char* flag : {"transA", "transB", "transBatchA", "transBatchB"}) {
+        XONNX_ASSIGN_OR_RETURN(const int64_t v, init.get_int(flag, 0));
+        if (v != 0) return unsupported("own FusedMatMul: ", flag);
+      }
+      XONNX_ASSIGN_OR_RETURN(k->alpha_, init.get_float("alpha", 1.0f));
+    }
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     const Tensor* b = init.constant_input(1);
-    if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, false, 1.0f);
+    if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, false, k->alpha_);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -159,8 +168,10 @@ class MatMulKernel final : public FastKernel {
                               const int64_t n = static_cast<int64_t>(task) / nblocks;
                               const int64_t j0 = (static_cast<int64_t>(task) % nblocks) * cb;
                               const int64_t nc = N - j0 < cb ? N - j0 : cb;
+                              float* cn = pc + n * M * N + j0;
                               t.gemm_direct(M, nc, K, pa + p.a_off[static_cast<size_t>(n)], K,
-                                            pb + p.b_off[static_cast<size_t>(n)] + j0, N, pc + n * M * N + j0, N);
+                                            pb + p.b_off[static_cast<size_t>(n)] + j0, N, cn, N);
+                              for (int64_t r = 0; r < M; ++r) scale(cn + r * N, nc);
                             }
                           });
       return false;
@@ -192,7 +203,10 @@ class MatMulKernel final : public FastKernel {
         const int64_t nc = N - j0 < nr ? N - j0 : nr;
         const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
         const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed;
-        if (!prepacked) t.pack_b(pb + p.b_off[static_cast<size_t>(n)] + j0, N, K, nc, packed);
+        if (!prepacked) {
+          t.pack_b(pb + p.b_off[static_cast<size_t>(n)] + j0, N, K, nc, packed);
+          scale(packed, K * nr);
+        }
         t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
       }
     });
@@ -226,9 +240,10 @@ class MatMulKernel final : public FastKernel {
                             for (size_t task = begin; task < end; ++task) {
                               const int64_t n = static_cast<int64_t>(task) / panels;
                               const int64_t j0 = (static_cast<int64_t>(task) % panels) * kFconvCols;
+                              float* panel = runtime_panels_.data() + n * batch_floats + j0 * K;
                               k_->pack_b(b + p.b_off[static_cast<size_t>(n0 + n)] + j0, N, K,
-                                         std::min(kFconvCols, N - j0),
-                                         runtime_panels_.data() + n * batch_floats + j0 * K);
+                                         std::min(kFconvCols, N - j0), panel);
+                              scale(panel, K * kFconvCols);
                             }
                           });
       run_tiles(nb, M, N, K, {a, p.a_off.data() + n0, runtime_panels_.data(), batch_floats, c + n0 * M * N});
@@ -330,7 +345,13 @@ class MatMulKernel final : public FastKernel {
   }
 
   const KernelTable* k_ = &kernels();  // first: tile_ depends on it
-  Plan plan_;                          // reused across runs (kernels of one session run one at a time)
+  // FusedMatMul's alpha on n values of a packed panel or of the product (none for 1).
+  void scale(float* v, int64_t n) const {
+    if (alpha_ != 1.0f) k_->binary(BinaryOp::kMul, false, v, &alpha_, true, v, n, 1);
+  }
+
+  float alpha_ = 1.0f;  // FusedMatMul's
+  Plan plan_;           // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
   Shape gemm_b_shape_;            // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
   std::vector<float> bias_;       // Gemm's beta * C as a row of N (empty without C)
@@ -352,6 +373,8 @@ void register_opt_matmul(OpRegistry& registry) {
   // element by element.
   XONNX_REGISTER(registry, "", "MatMul", 1, kLatestVersion, MatMulKernel::create, Backend::kOptimized,
                  avx512_chosen() ? kPriorityBeforeXnnpack : kBackendPriority);
+  XONNX_REGISTER(registry, "com.microsoft", "FusedMatMul", 1, kLatestVersion, MatMulKernel::create,
+                 Backend::kOptimized);
   // Gemm as a fully-connected layer: a classifier's single row streams its weights from the
   // prepacked panels. Elsewhere than on AVX-512 after XNNPACK's, which is the faster one there,
   // but not the only one: session creation makes every projection with a bias row a Gemm

@@ -1,6 +1,7 @@
 // Reference kernels: matmul family. MatMul and Gemm here; Einsum and Det in matmul_einsum.cc.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -178,35 +179,87 @@ Status matmul_typed(const Tensor& ta, const Tensor& tb, Tensor* y, const Shape& 
   return Status::ok();
 }
 
-Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit&) {
-  return make_kernel([](KernelContext& ctx) -> Status {
-    const Tensor& ta = ctx.input(0);
-    const Tensor& tb = ctx.input(1);
-    XONNX_RETURN_IF_ERROR(check_ab(ta, tb, "MatMul"));
-    if (ta.rank() == 0 || tb.rank() == 0) {
-      return invalid_argument("MatMul inputs must have rank >= 1, got shapes ", shape_to_string(ta.shape()), " and ",
-                              shape_to_string(tb.shape()));
+// The last two dims of t swapped, as a new tensor (FusedMatMul's transA / transB).
+Result<Tensor> swap_last_two(const Tensor& t) {
+  Shape shape = t.shape();
+  const size_t r = shape.size();
+  const int64_t rows = shape[r - 2], cols = shape[r - 1], batches = rows * cols > 0 ? t.numel() / (rows * cols) : 0;
+  std::swap(shape[r - 2], shape[r - 1]);
+  XONNX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(t.dtype(), shape));
+  const size_t es = static_cast<size_t>(dtype_bits(t.dtype()) / 8);
+  const uint8_t* src = static_cast<const uint8_t*>(t.raw_data());
+  uint8_t* dst = static_cast<uint8_t*>(out.raw_data());
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        std::memcpy(dst + ((b * cols + j) * rows + i) * es, src + ((b * rows + i) * cols + j) * es, es);
+  return out;
+}
+
+// Y = alpha * A x B with numpy matmul semantics.
+Status run_matmul(KernelContext& ctx, const Tensor& ta, const Tensor& tb, float alpha) {
+  XONNX_RETURN_IF_ERROR(check_ab(ta, tb, "MatMul"));
+  if (ta.rank() == 0 || tb.rank() == 0) {
+    return invalid_argument("MatMul inputs must have rank >= 1, got shapes ", shape_to_string(ta.shape()), " and ",
+                            shape_to_string(tb.shape()));
+  }
+  Shape sa = ta.shape(), sb = tb.shape();
+  const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+  if (a_vec) sa.insert(sa.begin(), 1);
+  if (b_vec) sb.push_back(1);
+  const int64_t M = sa[sa.size() - 2], K = sa.back();
+  const int64_t K2 = sb[sb.size() - 2], N = sb.back();
+  if (K != K2) {
+    return invalid_argument("MatMul inner dimensions differ: A ", shape_to_string(ta.shape()), " vs B ",
+                            shape_to_string(tb.shape()));
+  }
+  const Shape a_batch(sa.begin(), sa.end() - 2), b_batch(sb.begin(), sb.end() - 2);
+  XONNX_ASSIGN_OR_RETURN(Shape batch, ref::broadcast_shapes(a_batch, b_batch));
+  Shape out = batch;
+  if (!a_vec) out.push_back(M);
+  if (!b_vec) out.push_back(N);
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ta.dtype(), out));
+  if (y->numel() == 0 || K == 0) return Status::ok();  // zero-filled already
+  XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())), {
+    XONNX_RETURN_IF_ERROR(matmul_typed<T>(ta, tb, y, batch, a_batch, b_batch, M, N, K));
+    if constexpr (!std::is_integral_v<T>) {
+      if (alpha != 1.0f) {  // the product scaled, as ORT's FusedMatMul does
+        T* p = y->data<T>();
+        for (int64_t i = 0; i < y->numel(); ++i) p[i] = from_compute<T>(to_compute(p[i]) * alpha);
+      }
     }
-    Shape sa = ta.shape(), sb = tb.shape();
-    const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
-    if (a_vec) sa.insert(sa.begin(), 1);
-    if (b_vec) sb.push_back(1);
-    const int64_t M = sa[sa.size() - 2], K = sa.back();
-    const int64_t K2 = sb[sb.size() - 2], N = sb.back();
-    if (K != K2) {
-      return invalid_argument("MatMul inner dimensions differ: A ", shape_to_string(ta.shape()), " vs B ",
-                              shape_to_string(tb.shape()));
-    }
-    const Shape a_batch(sa.begin(), sa.end() - 2), b_batch(sb.begin(), sb.end() - 2);
-    XONNX_ASSIGN_OR_RETURN(Shape batch, ref::broadcast_shapes(a_batch, b_batch));
-    Shape out = batch;
-    if (!a_vec) out.push_back(M);
-    if (!b_vec) out.push_back(N);
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ta.dtype(), out));
-    if (y->numel() == 0 || K == 0) return Status::ok();  // zero-filled already
-    XONNX_DISPATCH_NUMERIC(ta.dtype(), return unsupported("type ", dtype_name(ta.dtype())),
-                           { return matmul_typed<T>(ta, tb, y, batch, a_batch, b_batch, M, N, K); });
     return Status::ok();
+  });
+  return Status::ok();
+}
+
+// MatMul, and com.microsoft FusedMatMul: alpha * op(A) x op(B) for floating-point types, op
+// swapping the last two dims under transA / transB (1-D operands are not transposed);
+// transBatchA / transBatchB are not supported.
+Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) {
+  if (init.node().op_type != "FusedMatMul")
+    return make_kernel([](KernelContext& ctx) { return run_matmul(ctx, ctx.input(0), ctx.input(1), 1.0f); });
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  XONNX_ASSIGN_OR_RETURN(const int64_t trans_a, init.get_int("transA", 0));
+  XONNX_ASSIGN_OR_RETURN(const int64_t trans_b, init.get_int("transB", 0));
+  XONNX_ASSIGN_OR_RETURN(const int64_t trans_batch_a, init.get_int("transBatchA", 0));
+  XONNX_ASSIGN_OR_RETURN(const int64_t trans_batch_b, init.get_int("transBatchB", 0));
+  if (trans_batch_a || trans_batch_b)
+    return unsupported("FusedMatMul: transBatchA / transBatchB (batch-dimension transposition)");
+  return make_kernel([=](KernelContext& ctx) -> Status {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    XONNX_RETURN_IF_ERROR(check_ab(a, b, "FusedMatMul"));
+    if (!dtype_is_float(a.dtype()))
+      return unsupported("FusedMatMul supports floating-point types, got ", dtype_name(a.dtype()));
+    Tensor ta = a, tb = b;
+    if (trans_a && a.rank() >= 2) {
+      XONNX_ASSIGN_OR_RETURN(ta, swap_last_two(a));
+    }
+    if (trans_b && b.rank() >= 2) {
+      XONNX_ASSIGN_OR_RETURN(tb, swap_last_two(b));
+    }
+    return run_matmul(ctx, ta, tb, alpha);
   });
 }
 
@@ -300,6 +353,7 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
 
 void register_matmul_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "MatMul", 1, kLatestVersion, create_matmul);
+  XONNX_REGISTER(registry, "com.microsoft", "FusedMatMul", 1, kLatestVersion, create_matmul);
   XONNX_REGISTER(registry, "", "Gemm", 1, kLatestVersion, create_gemm);
   register_matmul_einsum_ops(registry);
 }
