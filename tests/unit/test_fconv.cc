@@ -399,10 +399,12 @@ TEST(ConvF32Nhwc, GroupedPanels) {
 TEST(ConvF32Nhwc, FusedSwishAndHardSwishMatchTheReference) {
   ConvCase pointwise = conv_case("1x1, 16 -> 24", 1, 16, 24, 9, 7, 1, 1, 1, 0);
   ConvCase full = conv_case("3x3, 8 -> 40", 1, 8, 40, 9, 7, 3, 1, 1, 1);
+  // EfficientNetV2's Fused-MBConv: the gate after the Winograd path's output transform.
+  ConvCase winograd = conv_case("3x3, 24 -> 40 (Winograd)", 1, 24, 40, 9, 7, 3, 1, 1, 1);
   ConvCase depthwise = conv_case("depthwise 3x3 stride 2, 32", 1, 32, 32, 12, 11, 3, 2, 1, 1);
   depthwise.group = 32;
   for (const char* gate : {"Swish", "HardSwish"}) {
-    for (ConvCase cc : {pointwise, full, depthwise}) {
+    for (ConvCase cc : {pointwise, full, winograd, depthwise}) {
       cc.gate = gate;
       SCOPED_TRACE(cc.gate);
       check(cc);

@@ -123,7 +123,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     std::vector<float> block_rows;
     const FconvRowsFn rows_of = group == 1 ? dense_rows_of : k->block_diagonal_rows(dense_rows_of, taps, block_rows);
     const float* bias = b ? b->data<float>() : nullptr;
-    if (group == 1 && !k->activation_ && k->parts_ == 1 &&
+    if (group == 1 && k->parts_ == 1 &&
         WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
@@ -177,10 +177,12 @@ class ConvF32NhwcKernel final : public FastKernel {
     }
     if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
       handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>()));
-      if (handled && residual) {
+      if (handled && (residual || activation_)) {  // after the output transform, in one pass
         float* out = y->data<float>();
         pool_->parallel_for(static_cast<size_t>(n * oh * ow), chunk_for(m * 4), [&](size_t p0, size_t p1) {
-          add_residual_clamped(out + p0 * m, residual + p0 * m, 1, static_cast<int64_t>(p1 - p0) * m, 0, lo_, hi_);
+          const int64_t count = static_cast<int64_t>(p1 - p0) * m;
+          if (residual) add_residual_clamped(out + p0 * m, residual + p0 * m, 1, count, 0, lo_, hi_);
+          if (activation_) activation_(out + p0 * m, out + p0 * m, count);
         });
       }
       return Status::ok();
