@@ -285,6 +285,18 @@ void check(const ConvCase& cc, bool specials = false) {
   }
 }
 
+// The kernel on 2 threads gives the bits it gives on 1.
+void expect_same_bits_on_two_threads(const ConvCase& cc) {
+  SessionOptions one, two;
+  two.num_threads = 2;
+  bool own = false;
+  const Tensor a = run(cc, one, false, &own);
+  const Tensor b = run(cc, two, false, &own);
+  ASSERT_TRUE(a.defined() && b.defined());
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+}
+
 TEST(ConvF32Nhwc, Shapes) {
   check(conv_case("3x3 pads 1, 8 -> 16", 1, 8, 16, 9, 7, 3, 1, 1, 1));
   check(conv_case("3x3 stride 2, 13 -> 33", 1, 13, 33, 11, 10, 3, 2, 1, 1));
@@ -342,14 +354,7 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
                              conv_case("many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1)}) {
     SCOPED_TRACE(cc.what);
     check(cc);
-    SessionOptions one, two;
-    two.num_threads = 2;
-    bool own = false;
-    const Tensor a = run(cc, one, false, &own);
-    const Tensor b = run(cc, two, false, &own);
-    ASSERT_TRUE(a.defined() && b.defined());
-    ASSERT_EQ(a.shape(), b.shape());
-    for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+    expect_same_bits_on_two_threads(cc);
   }
 }
 
@@ -364,7 +369,8 @@ TEST(ConvF32Nhwc, GroupedPanels) {
            {"2 groups of 64 -> 64 (two panels each)", 128, 128, 2, 2, 1},
            {"16 groups of 4, stride 2 (two panels of 8 groups)", 64, 64, 16, 2, 1},
            {"8 groups of 4, dilation 2", 32, 32, 8, 1, 2},
-           {"3 groups of 4 in, 32 out (a partial last panel)", 12, 96, 3, 1, 1}}) {
+           {"3 groups of 4 in, 32 out (a panel per group)", 12, 96, 3, 1, 1},
+           {"12 groups of 4 (a last panel of 4 groups)", 48, 48, 12, 1, 1}}) {
     ConvCase cc = conv_case(what, 1, c, m, 11, 9, 3, stride, dilation, dilation);
     cc.group = group;
     cases.push_back(cc);
@@ -374,13 +380,7 @@ TEST(ConvF32Nhwc, GroupedPanels) {
     SCOPED_TRACE(cc.what);
     check(cc);
     check(cc, true);
-    SessionOptions one, two;
-    two.num_threads = 2;
-    bool own = false;
-    const Tensor a = run(cc, one, false, &own);
-    const Tensor b = run(cc, two, false, &own);
-    ASSERT_TRUE(a.defined() && b.defined());
-    for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;
+    expect_same_bits_on_two_threads(cc);
   }
   if (!opt::fconv_tile_fast()) return;
   for (int64_t per_group : {8, 16}) {
