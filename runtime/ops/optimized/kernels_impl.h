@@ -44,7 +44,7 @@ constexpr float kExpLo = -87.3365478515625f, kExpHi = 88.72283935546875f;  // ln
 inline V exp_v(V x) {
   const V xc = V::min(V::max(x, V::set1(kExpLo)), V::set1(kExpHi));
   const V n = V::round(xc * V::set1(1.44269504088896341f));
-  V res = V::scale_pow2(exp_reduced(xc, n), n);  // n reaches 128 just below ln FLT_MAX
+  V res = scale_pow2(exp_reduced(xc, n), n);  // n reaches 128 just below ln FLT_MAX
   res = V::select_lt(x, V::set1(kExpLo), V::zero(), res);
   res = V::select_lt(V::set1(kExpHi), x, V::set1(std::numeric_limits<float>::infinity()), res);
   return V::keep_nan(x, res);
@@ -54,7 +54,7 @@ inline V exp_v(V x) {
 inline V exp_nonpositive_v(V x) {
   const V xc = V::max(x, V::set1(kExpLo));
   const V n = V::round(xc * V::set1(1.44269504088896341f));
-  const V res = V::select_lt(x, V::set1(kExpLo), V::zero(), V::scale_pow2(exp_reduced(xc, n), n));
+  const V res = V::select_lt(x, V::set1(kExpLo), V::zero(), scale_pow2(exp_reduced(xc, n), n));
   return V::keep_nan(x, res);
 }
 
@@ -70,7 +70,7 @@ inline V erf_v(V x) {
   s = V::fma(s, x2, V::set1(-3.7612638903183754e-1f));
   s = V::fma(s, x2, V::set1(1.1283791670955126f));
   const V small = x * s;
-  const V t = V::recip_ge1(V::fma(ax, V::set1(0.3275911f), V::set1(1.0f)));
+  const V t = recip_ge1(V::fma(ax, V::set1(0.3275911f), V::set1(1.0f)));
   V q = V::set1(1.061405429f);
   q = V::fma(q, t, V::set1(-1.453152027f));
   q = V::fma(q, t, V::set1(1.421413741f));
@@ -103,19 +103,19 @@ inline V swish_v(V x) {
   const V t = V::min(V::max(V::zero() - x, V::set1(-100.0f)), V::set1(100.0f));
   const V n = V::round(t * V::set1(1.44269504088896341f));
   const V e = {_mm512_scalef_ps(exp_reduced(t, n).v, n.v)};
-  return x * V::recip_ge1(V::set1(1.0f) + e);
+  return x * recip_ge1(V::set1(1.0f) + e);
 #else
   return x / (V::set1(1.0f) + exp_v(V::zero() - x));
 #endif
 }
 
 // 1 / (1 + e^-x): 0 at -inf, 1 at +inf, NaN kept.
-inline V sigmoid_v(V x) { return V::recip_ge1(V::set1(1.0f) + exp_v(V::zero() - x)); }
+inline V sigmoid_v(V x) { return recip_ge1(V::set1(1.0f) + exp_v(V::zero() - x)); }
 
 // sign(x) (1 - e) / (1 + e) with e = e^-2|x| <= 1: no overflow, +-1 at +-inf, NaN kept.
 inline V tanh_v(V x) {
   const V e = exp_nonpositive_v(V::set1(-2.0f) * V::abs(x));
-  return V::keep_nan(x, V::copysign((V::set1(1.0f) - e) * V::recip_ge1(V::set1(1.0f) + e), x));
+  return V::keep_nan(x, V::copysign((V::set1(1.0f) - e) * recip_ge1(V::set1(1.0f) + e), x));
 }
 
 // x * clamp(x / 6 + 1/2, 0, 1) in the reference's order: -inf gives NaN (-inf * 0), NaN stays.

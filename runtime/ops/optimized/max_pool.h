@@ -37,6 +37,16 @@ class MaxPoolWindows {
   int64_t dilation(int i) const { return d_[i]; }
   int64_t taps() const { return kernel_[0] * kernel_[1]; }
 
+  // The input rows output row oy's windows read (kernel(0) of them) from an image of h rows,
+  // row_stride values apart: null in the padding.
+  template <typename T>
+  void window_rows(const T* image, int64_t oy, int64_t h, int64_t row_stride, const PoolDim& dy, const T** rows) const {
+    for (int64_t ky = 0; ky < kernel_[0]; ++ky) {
+      const int64_t iy = oy * s_[0] - dy.pad_begin + ky * d_[0];
+      rows[ky] = iy >= 0 && iy < h ? image + iy * row_stride : nullptr;
+    }
+  }
+
   // One output row's window pointers, taps() per output pixel: rows[ky] is the input row that
   // window row ky reads (w pixels of c values, pixel_stride apart), or null in the padding.
   template <typename T>

@@ -240,11 +240,7 @@ class MaxPoolNhwcKernel final : public FastKernel {
         for (size_t k = 0, offset = 0; k < parts; offset += static_cast<size_t>(part_channels[k++])) {
           T* const row_out = out + static_cast<int64_t>(r) * ow * c + static_cast<int64_t>(offset);
           const int64_t pc = part_channels[k];
-          const T* image = part_data[k] + b * h * w * pc;
-          for (int64_t ky = 0; ky < windows_.kernel(0); ++ky) {
-            const int64_t iy = oy * windows_.stride(0) - dy.pad_begin + ky * windows_.dilation(0);
-            window_rows[ky] = iy >= 0 && iy < h ? image + iy * w * pc : nullptr;
-          }
+          windows_.window_rows(part_data[k] + b * h * w * pc, oy, h, w * pc, dy, window_rows);
           windows_.row_taps(window_rows, w, pc, dx, pad, taps);
           pool_row(taps, pad, ntaps, ow, pc, row_out, c);
         }
@@ -323,11 +319,7 @@ class AveragePoolNhwcKernel final : public FastKernel {
       float* scale = scales_.of(r0);
       for (size_t r = r0; r < r1; ++r) {
         const int64_t b = static_cast<int64_t>(r) / oh, oy = static_cast<int64_t>(r) % oh;
-        const float* image = in + b * h * w * c;
-        for (int64_t ky = 0; ky < windows_.kernel(0); ++ky) {
-          const int64_t iy = oy * windows_.stride(0) - dy.pad_begin + ky * windows_.dilation(0);
-          window_rows[ky] = iy >= 0 && iy < h ? image + iy * w * c : nullptr;
-        }
+        windows_.window_rows(in + b * h * w * c, oy, h, w * c, dy, window_rows);
         windows_.row_taps(window_rows, w, c, dx, zeros_.data(), taps);
         for (int64_t ox = 0; ox < ow; ++ox) {
           const int64_t count = row_counts_[static_cast<size_t>(oy)] * column_counts_[static_cast<size_t>(ox)];

@@ -44,15 +44,6 @@ struct V {
     const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n.v), _mm512_set1_epi32(127)), 23);
     return {_mm512_castsi512_ps(e)};
   }
-  // 1 / d for d >= 1, inf or NaN, within 1 ulp: a reciprocal estimate and a Newton step
-  // (vdivps has a throughput of one per 16 cycles); inf gives 0.
-  static V recip_ge1(V d) {
-    const __m512 r = _mm512_rcp14_ps(d.v);
-    const __m512 refined = _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d.v, r, _mm512_set1_ps(1.0f)), r);
-    return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, _mm512_setzero_ps(), _CMP_EQ_OQ), refined, r)};
-  }
-  // p * 2^n for integral n in [-126, 128], rounded once (vscalefps).
-  static V scale_pow2(V p, V n) { return {_mm512_scalef_ps(p.v, n.v)}; }
   // a < b ? x : y
   static V select_lt(V a, V b, V x, V y) {
     return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ), y.v, x.v)};
@@ -92,12 +83,6 @@ struct V {
   static V pow2i(V n) {
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n.v), _mm256_set1_epi32(127)), 23);
     return {_mm256_castsi256_ps(e)};
-  }
-  static V recip_ge1(V d) { return set1(1.0f) / d; }  // 1 / d for d >= 1, inf or NaN
-  // p * 2^n for integral n in [-126, 128]: 2^128 is not a float, so in two exact steps.
-  static V scale_pow2(V p, V n) {
-    const V n_lo = min(n, set1(127.0f));
-    return p * pow2i(n_lo) * (set1(1.0f) + (n - n_lo));
   }
   static V select_lt(V a, V b, V x, V y) { return {_mm256_blendv_ps(y.v, x.v, _mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ))}; }
   static V keep_nan(V x, V r) { return {_mm256_blendv_ps(r.v, x.v, _mm256_cmp_ps(x.v, x.v, _CMP_UNORD_Q))}; }
@@ -167,12 +152,6 @@ struct V {
     const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n.v), vdupq_n_s32(127)), 23);
     return {vreinterpretq_f32_s32(e)};
   }
-  static V recip_ge1(V d) { return set1(1.0f) / d; }  // 1 / d for d >= 1, inf or NaN
-  // p * 2^n for integral n in [-126, 128]: 2^128 is not a float, so in two exact steps.
-  static V scale_pow2(V p, V n) {
-    const V n_lo = min(n, set1(127.0f));
-    return p * pow2i(n_lo) * (set1(1.0f) + (n - n_lo));
-  }
   static V select_lt(V a, V b, V x, V y) { return {vbslq_f32(vcltq_f32(a.v, b.v), x.v, y.v)}; }
   static V keep_nan(V x, V r) { return {vbslq_f32(vceqq_f32(x.v, x.v), r.v, x.v)}; }
   static V copysign(V mag, V s) {
@@ -218,12 +197,6 @@ struct V {
     }
     return r;
   }
-  static V recip_ge1(V d) { return set1(1.0f) / d; }  // 1 / d for d >= 1, inf or NaN
-  // p * 2^n for integral n in [-126, 128]: 2^128 is not a float, so in two exact steps.
-  static V scale_pow2(V p, V n) {
-    const V n_lo = min(n, set1(127.0f));
-    return p * pow2i(n_lo) * (set1(1.0f) + (n - n_lo));
-  }
   static V select_lt(V a, V b, V x, V y) { XONNX_OPT_LANEWISE(a.v[i] < b.v[i] ? x.v[i] : y.v[i]); }
   static V keep_nan(V x, V other) { XONNX_OPT_LANEWISE(std::isnan(x.v[i]) ? x.v[i] : other.v[i]); }
   static V copysign(V mag, V s) { XONNX_OPT_LANEWISE(std::copysign(mag.v[i], s.v[i])); }
@@ -236,6 +209,29 @@ struct V {
 };
 
 #endif
+
+// 1 / d for d >= 1, inf (-> 0) or NaN, within 1 ulp. AVX-512: a reciprocal estimate and a Newton
+// step (vdivps issues once per 16 cycles); elsewhere a division.
+inline V recip_ge1(V d) {
+#if defined(XONNX_OPT_ISA_AVX512)
+  const __m512 r = _mm512_rcp14_ps(d.v);
+  const __m512 refined = _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d.v, r, _mm512_set1_ps(1.0f)), r);
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, _mm512_setzero_ps(), _CMP_EQ_OQ), refined, r)};
+#else
+  return V::set1(1.0f) / d;
+#endif
+}
+
+// p * 2^n for integral n in [-126, 128], rounded once. AVX-512: vscalefps; elsewhere in two
+// exact steps, since 2^128 is not a float.
+inline V scale_pow2(V p, V n) {
+#if defined(XONNX_OPT_ISA_AVX512)
+  return {_mm512_scalef_ps(p.v, n.v)};
+#else
+  const V n_lo = V::min(n, V::set1(127.0f));
+  return p * V::pow2i(n_lo) * (V::set1(1.0f) + (n - n_lo));
+#endif
+}
 
 }  // namespace XONNX_OPT_NS
 }  // namespace opt

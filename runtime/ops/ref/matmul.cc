@@ -1,7 +1,6 @@
 // Reference kernels: matmul family. MatMul and Gemm here; Einsum and Det in matmul_einsum.cc.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -179,20 +178,18 @@ Status matmul_typed(const Tensor& ta, const Tensor& tb, Tensor* y, const Shape& 
   return Status::ok();
 }
 
-// The last two dims of t swapped, as a new tensor (FusedMatMul's transA / transB).
+// The last two dims of t swapped, as a new tensor (FusedMatMul's transA / transB; floating
+// types).
 Result<Tensor> swap_last_two(const Tensor& t) {
   Shape shape = t.shape();
   const size_t r = shape.size();
   const int64_t rows = shape[r - 2], cols = shape[r - 1], batches = rows * cols > 0 ? t.numel() / (rows * cols) : 0;
   std::swap(shape[r - 2], shape[r - 1]);
   XONNX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(t.dtype(), shape));
-  const size_t es = static_cast<size_t>(dtype_bits(t.dtype()) / 8);
-  const uint8_t* src = static_cast<const uint8_t*>(t.raw_data());
-  uint8_t* dst = static_cast<uint8_t*>(out.raw_data());
-  for (int64_t b = 0; b < batches; ++b)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        std::memcpy(dst + ((b * cols + j) * rows + i) * es, src + ((b * rows + i) * cols + j) * es, es);
+  XONNX_DISPATCH_FLOAT(t.dtype(), return unsupported("FusedMatMul: type ", dtype_name(t.dtype())), {
+    for (int64_t b = 0; b < batches; ++b)
+      transpose_into(t.data<T>() + b * rows * cols, out.data<T>() + b * rows * cols, rows, cols);
+  });
   return out;
 }
 
