@@ -169,6 +169,7 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
       if (state->options.disable_optimized) {  // no own-kernel merges; XNNPACK's Conv takes a residual too
         NhwcLayoutOptions xnnpack_only;
         xnnpack_only.fuse_residual_add = layout.fuse_residual_add;
+        xnnpack_only.lift_1d = layout.lift_1d;
         layout = xnnpack_only;
       }
       XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats nhwc,

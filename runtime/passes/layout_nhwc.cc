@@ -22,10 +22,6 @@ namespace xonnx {
 
 namespace {
 
-// Element-wise ops with one data input: their result does not depend on the layout (the op
-// list's kLayoutAgnostic trait, runtime/ops/ops.def).
-bool is_layout_agnostic_unary(const std::string& op) { return op_has_trait("", op, kLayoutAgnostic); }
-
 bool is_binary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
 
 bool is_qlinear_binary(const Node& n) {
@@ -130,6 +126,8 @@ bool unit_preserving_conv(const Node& n) {
 
 namespace layout_internal {
 
+bool layout_agnostic_unary(const Node& n) { return op_has_trait(n.domain, n.op_type, kLayoutAgnostic); }
+
 bool NhwcPass::index(std::vector<size_t>& order) {
   for (const NamedTensor& t : g_.initializers) {
     initializers_[t.name] = &t.tensor;
@@ -226,6 +224,9 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     }
     return Role::kAgnostic;
   }
+  if (!n.domain.empty() && layout_agnostic_unary(n)) {  // com.microsoft Gelu
+    return n.outputs.size() == 1 && n.inputs.size() == 1 && is_region(n.inputs[0]) ? Role::kAgnostic : Role::kNone;
+  }
   if (!n.domain.empty()) return Role::kNone;
   if (op == "QLinearConv") {  // constant W, scales, zero points and bias; 2-D
     if (n.inputs.size() < 8 || n.inputs.size() > 9 || n.outputs.size() != 1 || n.inputs[0].empty()) return Role::kNone;
@@ -269,7 +270,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     if (n.inputs.size() > 2 && !n.inputs[2].empty() && !scalar_constant(n.inputs[2])) return Role::kNone;
     return Role::kAgnostic;
   }
-  if (is_layout_agnostic_unary(op)) {
+  if (layout_agnostic_unary(n)) {
     if (n.outputs.size() != 1) return Role::kNone;
     for (size_t k = 1; k < n.inputs.size(); ++k) {
       if (is_region(n.inputs[k])) return Role::kNone;  // Clip bounds are scalars, never regions
@@ -531,6 +532,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp);
   o.fuse_stem_pool = fast(kConvMaxPoolOp);
   o.fuse_residual_add = fast("Conv");
+  o.lift_1d = fast("Conv");
   return o;
 }
 
@@ -538,10 +540,12 @@ Result<NhwcLayoutStats> apply_nhwc_layout(Graph& graph, const std::map<std::stri
                                           const NhwcLayoutOptions& options) {
   auto it = opset_imports.find("");
   if (it == opset_imports.end()) return NhwcLayoutStats{};
+  const int lifted = options.lift_1d ? layout_internal::lift_1d_convolutions(graph, it->second) : 0;
   const int gated = fuse_gated_activations(graph, it->second);
   layout_internal::NhwcPass pass(graph, it->second, options);
   XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats stats, pass.run());
   stats.gated = gated;
+  stats.lifted_1d = lifted;
   return stats;
 }
 

@@ -66,6 +66,8 @@ struct NhwcLayoutOptions {
   // A Conv whose output only an Add reads takes the Add's other input as a residual Z
   // (Conv(X, W, B, Z)), and the Relu / Clip that alone reads the sum as its output range.
   bool fuse_residual_add = false;
+  // 1-D Convs and pools run as 2-D ones of height 1 (layout_conv1d.cc), in the regions.
+  bool lift_1d = false;
 };
 
 struct NhwcLayoutStats {
@@ -81,6 +83,7 @@ struct NhwcLayoutStats {
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
   int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
   int residual = 0;             // Adds merged into the Conv whose output they read
+  int lifted_1d = 0;            // 1-D Convs / pools rewritten as 2-D ones of height 1
 };
 
 // The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on

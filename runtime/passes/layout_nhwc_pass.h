@@ -19,6 +19,14 @@
 namespace xonnx {
 namespace layout_internal {
 
+// An element-wise op with one data input whose result does not depend on the layout (the op
+// list's kLayoutAgnostic trait, runtime/ops/ops.def).
+bool layout_agnostic_unary(const Node& n);
+
+// Rewrites 1-D Convs / MaxPools / AveragePools as 2-D ones of height 1 between an Unsqueeze and
+// a Squeeze, moved apart across element-wise ops (layout_conv1d.cc). Returns how many.
+int lift_1d_convolutions(Graph& g, int64_t onnx_opset);
+
 class NhwcPass {
  public:
   NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options)

@@ -74,7 +74,8 @@ TEST(OpList, TraitsAnswerTheLayoutPass) {
   EXPECT_TRUE(op_has_trait("", "Relu", kLayoutAgnostic));
   EXPECT_TRUE(op_has_trait("", "Identity", kLayoutAgnostic));
   EXPECT_FALSE(op_has_trait("", "Softmax", kLayoutAgnostic));  // reads along an axis
-  EXPECT_FALSE(op_has_trait("com.microsoft", "Gelu", kLayoutAgnostic));
+  EXPECT_TRUE(op_has_trait("com.microsoft", "Gelu", kLayoutAgnostic));
+  EXPECT_FALSE(op_has_trait("com.microsoft", "FastGelu", kLayoutAgnostic));  // its bias reads along the last axis
   EXPECT_FALSE(op_has_trait("", "NoSuchOp", kLayoutAgnostic));
 }
 

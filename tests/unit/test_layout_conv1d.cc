@@ -1,0 +1,168 @@
+// 1-D Convs and pools lifted to 2-D ones of height 1 (runtime/passes/layout_conv1d.cc):
+//  - the rewrite: a chain of 1-D layers with the element-wise ops between them (activations,
+//    BatchNormalization, a residual Add, a per-channel scale) becomes one NHWC region, entered
+//    and left once; a lifted value that is also a graph output keeps its Squeeze; a malformed
+//    attribute leaves the node alone;
+//  - the values: sessions with the rewrite agree with the reference kernels (no layout pass),
+//    opsets 11 (Squeeze axes as an attribute) and 17, one and two threads.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "runtime/ops/internal_ops.h"
+#include "runtime/ops/registry.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "tests/unit/backend_test_util.h"
+#include "tests/unit/graph_builder.h"
+
+namespace xonnx {
+namespace {
+
+using backendtest::rand_tensor;
+using testing::attr_int;
+using testing::attr_ints;
+
+struct Tcn {
+  int64_t opset = 17;
+  bool expose_middle = false;  // the first block's output is a graph output too
+};
+
+// x [N, 8, W] -> Conv1d(8 -> 16, k 3, dilation 2) + Relu -> depthwise Conv1d(k 5, stride 2) ->
+// BatchNorm -> Sigmoid -> + 1x1 Conv1d shortcut (stride 2) -> * per-channel [16, 1] -> MaxPool1d(2)
+// -> AveragePool1d(3, pads 1, count_include_pad) -> "y".
+Model tcn(const Tcn& t) {
+  testing::GraphBuilder b(t.opset);
+  b.input("x", 3);
+  uint32_t seed = 11;
+  const auto conv = [&](const std::string& in, int64_t cin, int64_t cout, int64_t k, std::vector<Attribute> attrs,
+                        int64_t group = 1) {
+    attrs.push_back(attr_int("group", group));
+    return b.node("Conv",
+                  {in, b.constant(rand_tensor({cout, cin / group, k}, seed++, -0.4f, 0.4f)),
+                   b.constant(rand_tensor({cout}, seed++))},
+                  attrs);
+  };
+  const std::string a = b.node("Relu", {conv("x", 8, 16, 3, {attr_ints("pads", {2, 2}), attr_ints("dilations", {2})})});
+  if (t.expose_middle) b.output(a);
+  const std::string dw = conv(a, 16, 16, 5, {attr_ints("pads", {2, 2}), attr_ints("strides", {2})}, 16);
+  const std::string bn =
+      b.node("BatchNormalization",
+             {dw, b.constant(rand_tensor({16}, seed++, 0.5f, 1.5f)), b.constant(rand_tensor({16}, seed++)),
+              b.constant(rand_tensor({16}, seed++)), b.constant(rand_tensor({16}, seed++, 0.5f, 2.0f))});
+  const std::string gate = b.node("Sigmoid", {bn});
+  const std::string shortcut = conv(a, 16, 16, 1, {attr_ints("strides", {2})});
+  const std::string sum = b.node("Add", {gate, shortcut});
+  const std::string scaled = b.node("Mul", {sum, b.constant(rand_tensor({16, 1}, seed++))});
+  const std::string pooled = b.node("MaxPool", {scaled}, {attr_ints("kernel_shape", {2}), attr_ints("strides", {2})});
+  b.node("AveragePool", {pooled},
+         {attr_ints("kernel_shape", {3}), attr_ints("pads", {1, 1}), attr_int("count_include_pad", 1)}, "y");
+  b.output("y");
+  return b.model;
+}
+
+int count(const Graph& g, const std::string& domain, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.domain == domain && node.op_type == op;
+  return n;
+}
+
+NhwcLayoutOptions lift_only() {
+  NhwcLayoutOptions o;
+  o.lift_1d = true;
+  return o;
+}
+
+TEST(LayoutConv1d, AChainOfOneDLayersIsOneRegion) {
+  for (int64_t opset : {11, 17}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    Tcn t;
+    t.opset = opset;
+    Model m = tcn(t);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    EXPECT_EQ(s->lifted_1d, 5);  // three Convs, two pools
+    EXPECT_EQ(count(m.graph, kNhwcDomain, "Conv") + count(m.graph, kNhwcDomain, "MaxPool") +
+                  count(m.graph, kNhwcDomain, "AveragePool") + count(m.graph, kNhwcDomain, "BatchNormalization"),
+              6);
+    EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);  // x, once
+    EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);    // y, once
+    EXPECT_EQ(s->to_nhwc, 1);
+    EXPECT_EQ(s->to_nchw, 1);
+    for (const Node& n : m.graph.nodes) {
+      if (n.op_type == "Squeeze" || n.op_type == "Unsqueeze") {
+        EXPECT_EQ(n.inputs.size(), opset >= 13 ? 2u : 1u) << "axes as an input from opset 13";
+      }
+    }
+  }
+}
+
+TEST(LayoutConv1d, ALiftedGraphOutputKeepsItsSqueeze) {
+  Tcn t;
+  t.expose_middle = true;
+  Model m = tcn(t);
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->lifted_1d, 5);
+  EXPECT_EQ(count(m.graph, "", "Squeeze"), 2);
+}
+
+TEST(LayoutConv1d, AMalformedAttributeLeavesTheNodeAlone) {
+  testing::GraphBuilder b(17);
+  b.input("x", 3);
+  b.node("Conv", {"x", b.constant(rand_tensor({4, 2, 3}, 1))}, {attr_ints("pads", {1, 1, 1, 1})}, "y");
+  b.output("y");
+  Model m = b.model;
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->lifted_1d, 0);
+  EXPECT_EQ(count(m.graph, "", "Conv"), 1);
+  SessionOptions o;
+  auto session = Session::create_from_model(Model(b.model), o);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  auto out = (*session)->run({Value(rand_tensor({1, 2, 9}, 2))});
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_NE(out.status().to_string().find("pads"), std::string::npos) << out.status().to_string();
+}
+
+TEST(LayoutConv1d, SessionsAgreeWithTheReference) {
+  for (int64_t opset : {11, 17}) {
+    for (bool expose : {false, true}) {
+      for (int threads : {1, 2}) {
+        Tcn t;
+        t.opset = opset;
+        t.expose_middle = expose;
+        SCOPED_TRACE("opset " + std::to_string(opset) + (expose ? " exposed" : "") + " threads " +
+                     std::to_string(threads));
+        SessionOptions fast, reference;
+        fast.num_threads = reference.num_threads = threads;
+        reference.disable_xnnpack = true;  // no layout pass: the ONNX kernels on [N, C, W]
+        reference.disable_optimized = true;
+        auto want_session = Session::create_from_model(tcn(t), reference);
+        auto got_session = Session::create_from_model(tcn(t), fast);
+        ASSERT_TRUE(want_session.is_ok() && got_session.is_ok());
+        if (fast_layout_fusions(OpRegistry::global()).lift_1d) {
+          EXPECT_EQ(count((*got_session)->model().graph, kNhwcDomain, "Conv"), 3);
+        }
+        uint32_t seed = 3;
+        for (Shape shape : {Shape{1, 8, 40}, Shape{2, 8, 97}, Shape{1, 8, 7}}) {
+          const Tensor x = rand_tensor(shape, seed++);
+          auto want = (*want_session)->run({Value(x)});
+          auto got = (*got_session)->run({Value(x)});
+          ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+          ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+          ASSERT_EQ(want->size(), got->size());
+          for (size_t k = 0; k < got->size(); ++k) {
+            ASSERT_EQ((*got)[k].tensor().shape(), (*want)[k].tensor().shape());
+            backendtest::expect_close((*got)[k].tensor(), (*want)[k].tensor(), {1e-4, 1e-5},
+                                      "output " + std::to_string(k) + " at " + shape_to_string(shape));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xonnx
