@@ -75,12 +75,6 @@ void* allocate_zeroed(size_t bytes) {
   return p;
 }
 
-void* allocate_copy(const void* src, size_t bytes) {
-  void* p = allocate_block(bytes);
-  if (p) std::memcpy(p, src, bytes);
-  return p;
-}
-
 // Whole pages of [data, data + bytes) back to the OS: MADV_DONTNEED on a private anonymous
 // mapping makes them read as zeros, on a private file mapping as the file's bytes. The first
 // and last page may hold bytes outside the range: they are kept.
@@ -139,9 +133,18 @@ void* Storage::materialize() const {
   std::lock_guard<std::mutex> lock(source_->mutex);
   void* p = data_.load(std::memory_order_acquire);
   if (p) return p;
-  p = allocate_copy(source_->src, bytes_);
+  p = allocate_block(bytes_);
   if (!p) throw std::bad_alloc();
-  if (file_backed_) drop_file_pages(source_->src, bytes_);  // the copy is what stays resident
+  // Copied a few MiB at a time, each piece's file pages dropped after it: the copy is what
+  // stays resident, and the source never is whole at once (a 94 MB embedding table would
+  // take twice its size at the peak).
+  constexpr size_t kPiece = size_t{4} << 20;
+  for (size_t at = 0; at < bytes_; at += kPiece) {
+    const size_t n = std::min(kPiece, bytes_ - at);
+    std::memcpy(static_cast<char*>(p) + at, static_cast<const char*>(source_->src) + at, n);
+    if (file_backed_) drop_file_pages(static_cast<const char*>(source_->src) + at, n);
+  }
+  if (file_backed_) drop_file_pages(source_->src, bytes_);  // the pages the pieces shared
   data_.store(p, std::memory_order_release);
   return p;
 }

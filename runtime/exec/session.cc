@@ -38,7 +38,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 // Runs the optimization passes of `level` over `model` in place; the report lists them.
 Status optimize_model(Model& model, const SessionOptions& options, passes::PipelineResult& report) {
+  std::vector<std::shared_ptr<Storage>> weights;  // what the model held before the passes
+  for (const NamedTensor& t : model.graph.initializers) {
+    if (t.tensor.storage()) weights.push_back(t.tensor.storage());
+  }
   auto result = passes::optimize_for_session(model, options.optimization, options.load.max_tensor_bytes);
+  // Weights the passes replaced (a Transpose or Cast folded into a new constant) were read
+  // from the file mapping: their pages go back to the OS once nothing else holds them.
+  for (const std::shared_ptr<Storage>& s : weights) {
+    if (s.use_count() == 1) s->drop_resident();
+  }
   if (!result.is_ok()) {
     return result.status().with_context(std::string("optimizing the graph (level ") +
                                         passes::opt_level_name(options.optimization) +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -263,6 +264,87 @@ TEST(WeightMemory, ASecondHolderKeepsTheCopy) {
   EXPECT_TRUE(held.storage()->resident());
   const std::vector<float> w = weights();
   EXPECT_EQ(std::memcmp(held.raw_data(), w.data(), w.size() * sizeof(float)), 0);
+}
+
+TEST(WeightMemory, ALargeCopyIsMadePieceByPiece) {  // pieces of 4 MiB, the last one partial
+  const size_t n = (size_t{9} << 20) + 12;
+  std::vector<uint8_t> bytes(n + 3);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 31 + (i >> 12));
+  auto s = Storage::copy_on_access(bytes.data() + 3, n, std::make_shared<int>(0));
+  EXPECT_EQ(std::memcmp(s->data(), bytes.data() + 3, n), 0);
+}
+
+// The resident bytes of this process's mappings of `path` (/proc/self/smaps).
+int64_t resident_bytes_of(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_file = false;
+  int64_t kb = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find(' ') != std::string::npos &&
+        line.find('-') < line.find(' ')) {
+      in_file = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+    } else if (in_file && line.rfind("Rss:", 0) == 0) {
+      kb += std::stoll(line.substr(4));
+    }
+  }
+  return kb * 1024;
+}
+
+// y = x * Transpose(w) + 0, written to a file with w's bytes aligned for a view of the mapping.
+std::unique_ptr<TempFile> transposed_weight_model(const std::vector<float>& w, int64_t rows, int64_t cols) {
+  const std::string name = "w";
+  for (int len = 1; len <= 8; ++len) {  // the graph's name moves the bytes
+    ModelProto m = one_node_model("MatMul", {1, cols}, name + "_t", {rows, cols}, w);
+    auto* g = m.mutable_graph();
+    g->set_name(std::string(static_cast<size_t>(len), 'g'));
+    g->mutable_initializer(0)->set_name(name);
+    auto* t = g->add_node();
+    t->set_op_type("Transpose");
+    t->add_input(name);
+    t->add_output(name + "_t");
+    g->mutable_node()->SwapElements(0, 1);
+    // y = ... + b: b keeps the file mapped after w is dropped from the graph.
+    g->mutable_node(1)->set_output(0, "p");
+    auto* add = g->add_node();
+    add->set_op_type("Add");
+    add->add_input("p");
+    add->add_input("b");
+    add->add_output("y");
+    auto* b = g->add_initializer();
+    b->set_name("b");
+    b->set_data_type(TensorProto::FLOAT);
+    b->add_dims(rows);
+    b->set_raw_data(std::string(static_cast<size_t>(rows) * sizeof(float), '\0'));
+    auto file = std::make_unique<TempFile>(m.SerializeAsString());
+    auto model = load_model(file->path());
+    if (model.is_ok() && model->graph.initializers[0].tensor.is_view_of_external_memory()) return file;
+  }
+  ADD_FAILURE() << "no name length left the weights aligned";
+  return nullptr;
+}
+
+TEST(WeightMemory, AWeightTheGraphPassesReplacedGivesItsPagesBack) {
+  // Session creation folds the Transpose into a new constant, reading w from the file
+  // mapping; w itself is then read by nobody.
+  constexpr int64_t kRows = 1024, kCols = 1024;  // 4 MiB
+  std::vector<float> w(static_cast<size_t>(kRows * kCols));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 29) - 14) / 16.0f;
+  std::unique_ptr<TempFile> file = transposed_weight_model(w, kRows, kCols);
+  ASSERT_TRUE(file);
+  SessionOptions options;
+  options.disable_xnnpack = true;  // the reference MatMul keeps the folded constant: only w's pages are in question
+  options.disable_optimized = true;
+  auto session = Session::create(file->path(), options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  EXPECT_LT(resident_bytes_of(file->path()), 256 * 1024) << "w's pages stayed resident after the folding read them";
+  std::vector<float> x(static_cast<size_t>(kCols), 0.0f);
+  x[3] = 1.0f;  // picks row 3 of w^T: column 3 of w
+  auto out = (*session)->run({Value(Tensor::from_vector<float>(x, {1, kCols}))});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  for (int64_t j = 0; j < kRows; ++j) {
+    ASSERT_EQ((*out)[0].tensor().data<float>()[j], w[static_cast<size_t>(j * kCols + 3)]) << j;
+  }
 }
 
 }  // namespace
