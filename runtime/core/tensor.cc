@@ -151,11 +151,15 @@ void* Storage::materialize() const {
 
 void Storage::drop_resident() {
   void* p = data_.load(std::memory_order_acquire);
-  if (!p) return;
   if (source_) {
-    data_.store(nullptr, std::memory_order_release);
-    free_block(p, bytes_);
-  } else if (file_backed_) {
+    if (p) {
+      data_.store(nullptr, std::memory_order_release);
+      free_block(p, bytes_);
+    }
+    // read() drops whole pages only: a packing that read the source in small strided pieces
+    // (a transposed weight) left them all resident.
+    if (file_backed_) drop_file_pages(source_->src, bytes_);
+  } else if (p && file_backed_) {
     drop_file_pages(p, bytes_);
   }
 }

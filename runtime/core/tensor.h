@@ -123,6 +123,7 @@ class Tensor {
   const std::string* string_data() const { return storage_->string_data().data() + offset_; }
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
+  size_t byte_offset() const { return offset_; }  // into storage(); elements for strings
   bool is_view_of_external_memory() const { return storage_ && storage_->is_view(); }
 
   // Same storage, new shape (caller guarantees equal numel).

@@ -1,6 +1,9 @@
 #include "runtime/exec/kernel_context.h"
 
+#include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <string>
 
 #include "runtime/core/checked.h"
 #include "runtime/core/limits.h"
@@ -33,6 +36,26 @@ const Tensor* KernelInitImpl::constant_input(size_t i) const {
     }
   }
   return nullptr;
+}
+
+std::shared_ptr<const void> KernelInitImpl::shared_packing(
+    const Tensor& constant, const std::string& layout, const std::function<std::shared_ptr<const void>()>& make) const {
+  const std::shared_ptr<Storage>& storage = constant.storage();
+  if (!storage) return make();
+  const std::string key = std::to_string(reinterpret_cast<uintptr_t>(storage.get())) + "+" +
+                          std::to_string(constant.byte_offset()) + " " + dtype_name(constant.dtype()) +
+                          shape_to_string(constant.shape()) + " " + layout;
+  const SessionState& state = *plan_.state_;
+  std::lock_guard<std::mutex> lock(state.packings_mutex);
+  SessionState::Packing& entry = state.packings[key];
+  std::shared_ptr<const void> packed = entry.packed.lock();
+  if (packed && entry.source.lock() == storage) {
+    ++state.packings_reused;
+    return packed;
+  }
+  packed = make();
+  entry = {storage, packed};
+  return packed;
 }
 
 Result<std::unique_ptr<Kernel>> KernelInitImpl::create_reference_kernel() const {

@@ -26,6 +26,8 @@ class KernelInitImpl final : public KernelInit {
   // Whether the kernel the last factory returned packed input i (false before any call).
   bool packed(size_t i) const { return i < packed_.size() && packed_[i]; }
   void forget_packed() { packed_.assign(node_.inputs.size(), false); }
+  std::shared_ptr<const void> shared_packing(const Tensor& constant, const std::string& layout,
+                                             const std::function<std::shared_ptr<const void>()>& make) const override;
   ThreadPool& thread_pool() const override { return *plan_.state_->thread_pool; }
   Result<std::unique_ptr<Kernel>> create_reference_kernel() const override;
   Result<std::shared_ptr<GraphBody>> subgraph(const std::string& attr_name) const override;

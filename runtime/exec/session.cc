@@ -42,7 +42,8 @@ Status optimize_model(Model& model, const SessionOptions& options, passes::Pipel
   for (const NamedTensor& t : model.graph.initializers) {
     if (t.tensor.storage()) weights.push_back(t.tensor.storage());
   }
-  auto result = passes::optimize_for_session(model, options.optimization, options.load.max_tensor_bytes);
+  auto result = passes::optimize_for_session(model, options.optimization, options.load.max_tensor_bytes,
+                                             !options.disable_optimized);
   // Weights the passes replaced (a Transpose or Cast folded into a new constant) were read
   // from the file mapping: their pages go back to the OS once nothing else holds them.
   for (const std::shared_ptr<Storage>& s : weights) {
@@ -186,6 +187,10 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
       report.passes.push_back(rewrite_row("layout-nhwc", ms_since(t0), nhwc_rewrites(nhwc), "nodes moved to NHWC"));
     }
     XONNX_ASSIGN_OR_RETURN(session->plan_, Subgraph::compile(mutable_graph, nullptr, state));
+    if (state->packings_reused > 0) {
+      report.passes.push_back(
+          rewrite_row("shared-packing", 0, state->packings_reused, "kernels reading another kernel's packed weights"));
+    }
     return session;
   });
 }

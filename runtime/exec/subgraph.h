@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +31,15 @@ struct SessionState {
   mutable std::atomic<bool> cancelled{false};
   // kCancelled once the run is cancelled or past its deadline; allocation-free otherwise.
   Status check_interrupt() const;
+  // KernelInit::shared_packing's packings, by constant and layout. An entry is valid while
+  // both its source storage and its packing live (a freed storage's address may come back).
+  struct Packing {
+    std::weak_ptr<Storage> source;
+    std::weak_ptr<const void> packed;
+  };
+  mutable std::map<std::string, Packing> packings;
+  mutable int64_t packings_reused = 0;  // kernels given another kernel's packing
+  mutable std::mutex packings_mutex;    // bodies of control-flow ops may be compiled during runs
 };
 
 struct Frame {

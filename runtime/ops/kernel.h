@@ -90,6 +90,15 @@ class KernelInit {
   // the session returns its memory (Storage::drop_resident); a later read restores it. The
   // kernel must not keep raw pointers into the original.
   virtual void packed_constant_input(size_t /*i*/) const {}
+  // Packed weights shared by the kernels of one session that pack the same constant the same
+  // way (weights shared through Identity: ALBERT's repeated layer, a tied embedding). `layout`
+  // names the packing and every parameter it depends on; make() builds it when no kernel of
+  // the session holds one of `constant` with that layout. What it returns is immutable (kernels
+  // read it from any thread) and lives as long as a kernel holds it.
+  virtual std::shared_ptr<const void> shared_packing(const Tensor& /*constant*/, const std::string& /*layout*/,
+                                                     const std::function<std::shared_ptr<const void>()>& make) const {
+    return make();
+  }
 
   // The session's thread pool (never null; single-threaded sessions run inline).
   virtual ThreadPool& thread_pool() const = 0;

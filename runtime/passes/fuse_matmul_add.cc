@@ -7,6 +7,8 @@
 // The Reshapes are views, and the Gemm kernel adds the bias in its tiles where the separate Add
 // wrote the whole product once more. The converter keeps such pairs (its output is for any
 // runtime: ORT fuses them itself).
+// A com.microsoft FusedMatMul(A, W, transB = 1) of a constant W (absorb_weight_transposes.cc
+// makes it from MatMul(A, Transpose(W))) fuses the same way, into a Gemm with transB.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,6 +27,16 @@ namespace passes {
 namespace {
 
 bool gemm_type(DataType t) { return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16; }
+
+// A com.microsoft FusedMatMul that is MatMul(A, B^T): transB only, alpha 1.
+bool is_matmul_b_transposed(const Node& n) {
+  if (n.domain != "com.microsoft" || n.op_type != "FusedMatMul" || n.inputs.size() != 2 || n.outputs.size() != 1)
+    return false;
+  for (const char* flag : {"transA", "transBatchA", "transBatchB"}) {
+    if (attr_int_or(n, flag, 0) != 0) return false;
+  }
+  return attr_int_or(n, "transB", 0) == 1 && attr_float_or(n, "alpha", 1.0f) == 1.0f;
+}
 
 // C (rank <= 2) broadcasts to [M, N] with Gemm's unidirectional rule; M may be unknown (-1).
 bool bias_broadcasts(const Tensor& c, int64_t m, int64_t n) {
@@ -114,13 +126,14 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
   int fused = 0, reshaped = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int mm = static_cast<int>(i);
-    if (!view.is(mm, "MatMul") || view.node(mm).inputs.size() != 2) continue;
+    const bool trans_b = is_matmul_b_transposed(g.nodes[i]);
+    if (!trans_b && (!view.is(mm, "MatMul") || view.node(mm).inputs.size() != 2)) continue;
     const Node& matmul = view.node(mm);
     const std::vector<Dim>* a_dims = facts.dims(matmul.inputs[0]);
     const Tensor* b = constant_tensor(g, matmul.inputs[1]);
     if (!a_dims || a_dims->size() < 2 || !b || b->rank() != 2 || !gemm_type(b->dtype())) continue;
     const bool two_d = a_dims->size() == 2;
-    const int64_t k = b->dim(0), n = b->dim(1);
+    const int64_t k = b->dim(trans_b ? 1 : 0), n = b->dim(trans_b ? 0 : 1);
     if (!two_d && (!any_rank || (a_dims->back().known() && a_dims->back().value != k))) continue;
     const int add = view.sole_consumer(matmul.outputs[0]);
     if (!view.is(add, "Add")) continue;
@@ -134,6 +147,7 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
     gemm.name = view.node(add).name;
     gemm.inputs = {matmul.inputs[0], matmul.inputs[1], c_name};
     gemm.outputs = {view.node(add).outputs[0]};
+    if (trans_b) gemm.attributes = {int_attribute("transB", 1)};
     if (two_d) {
       view.replace({mm, add}, add, std::move(gemm));
       ++fused;

@@ -9,7 +9,8 @@ namespace passes {
 
 bool graph_passes_built() { return false; }
 
-Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t /*fold_size_limit_bytes*/) {
+Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t /*fold_size_limit_bytes*/,
+                                            bool /*own_kernels*/) {
   PipelineResult result;
   if (level == OptLevel::kNone || !converted_level(model).empty()) return result;
   const std::string name = model.graph.name.empty() ? std::string("the model") : "model '" + model.graph.name + "'";

@@ -39,6 +39,9 @@ struct PassOptions {
   int64_t fold_size_limit_bytes = 16 << 20;
   // dedup-weights compares initializers up to this size (session creation: small constants only).
   int64_t dedup_max_bytes = INT64_MAX;
+  // Session creation: the session runs the optimized kernels, so rewrites into forms only they
+  // run well apply (absorb-weight-transposes: the reference FusedMatMul transposes per run).
+  bool own_kernels = false;
   GenaiOptions genai;
 };
 

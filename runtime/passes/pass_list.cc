@@ -12,6 +12,7 @@ namespace passes {
 const std::vector<PassDef>& session_pass_list() {
   static const std::vector<PassDef> passes = {
       {"constants-to-initializers", 1, constants_to_initializers},
+      {"absorb-weight-transposes", 2, absorb_weight_transposes},
       {"constant-folding", 1, constant_folding},
       {"remove-noop", 1, remove_noop},
       {"transpose-reshape-pairs", 1, collapse_transpose_reshape_pairs},
@@ -40,9 +41,11 @@ constexpr int64_t kSessionDedupMaxBytes = 4096;
 
 bool graph_passes_built() { return true; }
 
-Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t fold_size_limit_bytes) {
+Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t fold_size_limit_bytes,
+                                            bool own_kernels) {
   if (level == OptLevel::kNone) return PipelineResult{};
   PassOptions options;
+  options.own_kernels = own_kernels;
   options.level = static_cast<int>(level);
   options.fold_size_limit_bytes = std::min(options.fold_size_limit_bytes, fold_size_limit_bytes);
   options.dedup_max_bytes = kSessionDedupMaxBytes;

@@ -20,9 +20,12 @@ inline constexpr const char* kConvertedMetadataKey = "xonnx.optimization";
 bool graph_passes_built();
 
 // Runs session_pass_list() over `model` at `level` (none: nothing), folding no tensor larger
-// than `fold_size_limit_bytes`. Without the pass library nothing runs; a model the converter
-// did not optimize gets a warning row in the result and a warning log naming the fix.
-Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t fold_size_limit_bytes);
+// than `fold_size_limit_bytes`; `own_kernels`: the session runs the optimized kernels (the
+// rewrites into forms only they run well apply). Without the pass library nothing runs; a
+// model the converter did not optimize gets a warning row in the result and a warning log
+// naming the fix.
+Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_t fold_size_limit_bytes,
+                                            bool own_kernels = true);
 
 // "all" when `model` carries the converter's stamp, else "" (see kConvertedMetadataKey).
 std::string converted_level(const Model& model);

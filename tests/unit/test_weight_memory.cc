@@ -291,6 +291,26 @@ int64_t resident_bytes_of(const std::string& path) {
   return kb * 1024;
 }
 
+TEST(WeightMemory, SmallReadsOfAMisalignedWeightGiveThePagesBackOnDrop) {
+  // A transposed packing reads each row's piece of a few hundred bytes: Storage::read drops
+  // whole pages only, so drop_resident() returns the rest.
+  std::string bytes((size_t{2} << 20) + 64, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + (i >> 9));
+  TempFile file(bytes);
+  std::string error;
+  auto mapped = MappedFile::open(file.path(), &error);
+  ASSERT_TRUE(mapped) << error;
+  const size_t n = size_t{2} << 20;
+  auto s = Storage::copy_on_access(static_cast<const char*>(mapped->data()) + 1, n, mapped, /*file_backed=*/true);
+  std::vector<char> piece(256);
+  for (size_t at = 0; at + piece.size() <= n; at += 1024) s->read(at, piece.size(), piece.data());
+  EXPECT_GT(resident_bytes_of(file.path()), int64_t{1} << 20);
+  s->drop_resident();
+  EXPECT_LT(resident_bytes_of(file.path()), 64 * 1024);
+  s->read(4096, piece.size(), piece.data());  // still readable
+  EXPECT_EQ(std::memcmp(piece.data(), bytes.data() + 1 + 4096, piece.size()), 0);
+}
+
 // y = x * Transpose(w) + 0, written to a file with w's bytes aligned for a view of the mapping.
 std::unique_ptr<TempFile> transposed_weight_model(const std::vector<float>& w, int64_t rows, int64_t cols) {
   const std::string name = "w";

@@ -6,7 +6,10 @@
 // panels); otherwise, and for fewer rows, gemm_panel's tiles run per batch x column panel. A
 // runtime B with few rows of A skips packing (gemm_direct).
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
@@ -89,22 +92,27 @@ bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
 
 class MatMulKernel final : public FastKernel {
  public:
-  // MatMul, and com.microsoft FusedMatMul without transposes: alpha scales B's packed panels
-  // (or, for few rows of A against a runtime B, the product).
+  // MatMul, and com.microsoft FusedMatMul: alpha scales B's packed panels (or, for few rows of
+  // A against a runtime B, the product); transB only with a constant 2-D B, packed transposed
+  // (absorb-weight-transposes makes those of a graph's transposed weights).
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMul"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "MatMul"));
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
     if (init.node().op_type == "FusedMatMul") {
-      for (const char* flag : {"transA", "transB", "transBatchA", "transBatchB"}) {
+      for (const char* flag : {"transA", "transBatchA", "transBatchB"}) {
         XONNX_ASSIGN_OR_RETURN(const int64_t v, init.get_int(flag, 0));
         if (v != 0) return unsupported("own FusedMatMul: ", flag);
       }
+      XONNX_ASSIGN_OR_RETURN(const int64_t trans_b, init.get_int("transB", 0));
+      const Tensor* b = init.constant_input(1);
+      if (trans_b != 0 && (!b || b->rank() != 2)) return unsupported("own FusedMatMul: transB of a B not constant 2-D");
+      k->trans_b_ = trans_b != 0;
       XONNX_ASSIGN_OR_RETURN(k->alpha_, init.get_float("alpha", 1.0f));
     }
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     const Tensor* b = init.constant_input(1);
-    if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, false, k->alpha_);
+    if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, k->trans_b_, k->alpha_);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -127,7 +135,8 @@ class MatMulKernel final : public FastKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (!is_f32(a) || !is_f32(b) || (gemm() && a.rank() != 2)) return Status::ok();
-    if (!make_plan(a.shape(), gemm() ? gemm_b_shape_ : b.shape(), plan_)) return Status::ok();
+    const Shape b_shape = gemm() ? gemm_b_shape_ : trans_b_ ? Shape{b.dim(1), b.dim(0)} : b.shape();
+    if (!make_plan(a.shape(), b_shape, plan_)) return Status::ok();
     const Plan& p = plan_;
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, p.out_shape));
@@ -145,7 +154,7 @@ class MatMulKernel final : public FastKernel {
     const Plan& p = plan_;
     const float* pa = a.data<float>();
     // A prepacked B is not read here: its initializer's memory may have been given back.
-    const bool constant_b = !prepacked_.empty() && (gemm() || b.rank() == 2);
+    const bool constant_b = prepacked_ && (gemm() || b.rank() == 2);
     const float* pb = constant_b ? nullptr : b.data<float>();
     const KernelTable& t = *k_;
     int64_t M = p.M, batches = p.batches;
@@ -178,7 +187,7 @@ class MatMulKernel final : public FastKernel {
     }
     if (tile_ && M >= kFconvRows) {
       if (constant_b) {
-        const TileBatches one{pa, batches == 1 ? nullptr : p.a_off.data(), prepacked_.data(), 0, pc};
+        const TileBatches one{pa, batches == 1 ? nullptr : p.a_off.data(), prepacked_->data(), 0, pc};
         run_tiles(batches, M, N, K, one);
         return true;
       }
@@ -188,7 +197,7 @@ class MatMulKernel final : public FastKernel {
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
     // A constant B was packed at creation: even a decode step's single row reads its weights
     // faster as contiguous panels than as strided rows of B.
-    const float* prepacked = constant_b ? prepacked_.data() : nullptr;
+    const float* prepacked = constant_b ? prepacked_->data() : nullptr;
     // A few rows against a prepacked B stream the weights for little arithmetic: a multiply-
     // add then costs about as much time as kStreamedMacCost of the tiles' (in memory's pace).
     const size_t min_chunk =
@@ -309,14 +318,13 @@ class MatMulKernel final : public FastKernel {
                         });
   }
 
-  // The constant 2-D B (alpha * B^T for a Gemm with transB), every panel: [panels][K][nr].
   // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
   // packed without a copy of it being made first.
-  void prepack(const KernelInit& init, const Tensor& b, bool trans_b, float alpha) {
+  std::shared_ptr<std::vector<float>> pack_panels(const Tensor& b, bool trans_b, float alpha) const {
     const int64_t K = trans_b ? b.dim(1) : b.dim(0), N = trans_b ? b.dim(0) : b.dim(1);
     const int64_t nr = k_->nr, panels = (N + nr - 1) / nr;
     constexpr int64_t kRows = 64;
-    prepacked_.resize(static_cast<size_t>(panels * K * nr));
+    auto packed = std::make_shared<std::vector<float>>(static_cast<size_t>(panels * K * nr));
     std::vector<float> rows(static_cast<size_t>(std::min(K, kRows) * N)), column;
     for (int64_t k0 = 0; k0 < K; k0 += kRows) {
       const int64_t kb = std::min(kRows, K - k0);
@@ -333,11 +341,23 @@ class MatMulKernel final : public FastKernel {
       if (alpha != 1.0f)
         for (size_t i = 0; i < static_cast<size_t>(kb * N); ++i) rows[i] *= alpha;
       for (int64_t j = 0; j < panels; ++j)
-        k_->pack_b(rows.data() + j * nr, N, kb, N - j * nr < nr ? N - j * nr : nr,
-                   prepacked_.data() + (j * K + k0) * nr);
+        k_->pack_b(rows.data() + j * nr, N, kb, N - j * nr < nr ? N - j * nr : nr, packed->data() + (j * K + k0) * nr);
     }
+    return packed;
+  }
+
+  // The constant 2-D B (alpha * B^T for a Gemm with transB), every panel: [panels][K][nr],
+  // shared with the session's other kernels that pack the same initializer the same way.
+  void prepack(const KernelInit& init, const Tensor& b, bool trans_b, float alpha) {
+    uint32_t alpha_bits;
+    std::memcpy(&alpha_bits, &alpha, sizeof(alpha_bits));
+    const std::string layout = "own MatMul panels, nr " + std::to_string(k_->nr) + (trans_b ? ", B^T" : ", B") +
+                               ", alpha bits " + std::to_string(alpha_bits);
+    prepacked_ = std::static_pointer_cast<const std::vector<float>>(
+        init.shared_packing(b, layout, [&] { return std::shared_ptr<const void>(pack_panels(b, trans_b, alpha)); }));
     init.packed_constant_input(1);
     // The tiles start from a Gemm's bias row (zero past N).
+    const int64_t N = trans_b ? b.dim(0) : b.dim(1), panels = (N + k_->nr - 1) / k_->nr;
     if (tile_ && !bias_.empty()) {
       tile_bias_.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
       std::copy(bias_.begin(), bias_.end(), tile_bias_.begin());
@@ -350,15 +370,16 @@ class MatMulKernel final : public FastKernel {
     if (alpha_ != 1.0f) k_->binary(BinaryOp::kMul, false, v, &alpha_, true, v, n, 1);
   }
 
-  float alpha_ = 1.0f;  // FusedMatMul's
-  Plan plan_;           // reused across runs (kernels of one session run one at a time)
+  float alpha_ = 1.0f;    // FusedMatMul's
+  bool trans_b_ = false;  // FusedMatMul's, with a constant B: the panels hold B^T
+  Plan plan_;             // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
   Shape gemm_b_shape_;            // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
   std::vector<float> bias_;       // Gemm's beta * C as a row of N (empty without C)
   std::vector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
-  std::vector<float> prepacked_;
-  ChunkScratch<float> packed_;         // B panels packed at run time (a runtime B)
-  std::vector<float> runtime_panels_;  // a runtime B packed for the tiles, a group of batches
+  std::shared_ptr<const std::vector<float>> prepacked_;  // shared (KernelInit::shared_packing)
+  ChunkScratch<float> packed_;                           // B panels packed at run time (a runtime B)
+  std::vector<float> runtime_panels_;                    // a runtime B packed for the tiles, a group of batches
   // The 12 x 32 tile where the CPU has it: its panels are the convolution's [K][32] layout.
   FconvTileFn tile_ = k_->nr == kFconvCols ? fconv_tile_fast() : nullptr;
   std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)
