@@ -372,6 +372,10 @@ TEST(FdwConvSession, Shapes) {
   check(dw("5x5 s1 pads 2, 40 channels", 40, 5, 1, 1, 2));
   check(dw("5x5 s2 pads 2, 17 channels", 17, 5, 2, 1, 2));
   check(dw("3x3 dilation 2 pads 2, 1 channel", 1, 3, 1, 2, 2));
+  // Dilations the stride does not cover: the rows go in phase order (fdw_layer.cc).
+  check(dw("5x5 dilation 2 pads 4, 40 channels", 40, 5, 1, 2, 4));
+  check(dw("3x3 dilation 3 pads 3 s2, 17 channels", 17, 3, 2, 3, 3));
+  check(dw("3x3 dilation 4 s2 pads 1, 16 channels", 16, 3, 2, 4, 1));
   check(dw("3x3 no pads, 40 channels", 40, 3, 1, 1, 0));
   check(dw("7x7 pads 3, 16 channels", 16, 7, 1, 1, 3));
   DwCase no_bias = dw("3x3 no bias, 17 channels", 17, 3, 1, 1, 1);

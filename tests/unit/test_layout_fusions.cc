@@ -29,7 +29,8 @@ using namespace xnntest;
 
 struct Block {
   int64_t cin = 8, m = 24, k = 3, stride = 1;
-  bool swish = false;       // the 1x1 Conv's activation: SiLU (else ReLU6)
+  bool swish = false;
+  int64_t dilation = 1;     // the 1x1 Conv's activation: SiLU (else ReLU6)
   bool expose_mid = false;  // the 1x1 Conv's output is a graph output too: no merge
   bool inf_weight = false;  // one 1x1 weight is inf: the fused kernel declines (the reference runs)
 };
@@ -48,10 +49,11 @@ Model block_model(const Block& p) {
   if (p.expose_mid) b.output(mid);
   const std::string w2 = b.constant(rand_tensor({p.m, 1, p.k, p.k}, 7, -0.5f, 0.5f));
   const std::string b2 = b.constant(rand_tensor({p.m}, 8));
-  const int64_t pad = p.k / 2;
-  const std::string dw = b.node("Conv", {mid, w2, b2},
-                                {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}),
-                                 attr_int("group", p.m), attr_ints("strides", {p.stride, p.stride})});
+  const int64_t pad = p.k / 2 * p.dilation;
+  const std::string dw =
+      b.node("Conv", {mid, w2, b2},
+             {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}), attr_int("group", p.m),
+              attr_ints("strides", {p.stride, p.stride}), attr_ints("dilations", {p.dilation, p.dilation})});
   b.node("Clip", {dw, lo, hi}, {}, "y");
   b.output("y");
   return b.model;
@@ -133,8 +135,8 @@ TEST(PointwiseDepthwise, LayoutPassLeavesOtherShapesAlone) {
 // same model with the 1x1 output also a graph output) bit for bit.
 void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, float non_finite = 0) {
   const std::string what = "cin " + std::to_string(p.cin) + " m " + std::to_string(p.m) + " k " + std::to_string(p.k) +
-                           " stride " + std::to_string(p.stride) + (p.swish ? " SiLU" : "") + ", threads " +
-                           std::to_string(threads);
+                           " stride " + std::to_string(p.stride) + " dilation " + std::to_string(p.dilation) +
+                           (p.swish ? " SiLU" : "") + ", threads " + std::to_string(threads);
   SCOPED_TRACE(what);
   Block unfused_p = p;
   unfused_p.expose_mid = true;
@@ -166,6 +168,19 @@ TEST(PointwiseDepthwise, OddShapesAgreeWithReferenceAndUnfusedKernels) {
       std::vector<Shape> s = shapes;
       for (Shape& shape : s) shape[1] = p.cin;
       check_block(p, s, threads);
+    }
+  }
+}
+
+TEST(PointwiseDepthwise, DilatedBlocksAgreeWithReferenceAndUnfusedKernels) {
+  // DeepLabV3's / LR-ASPP's dilated 5x5 blocks: output rows in phase order (fdw_layer.cc).
+  for (int threads : {1, 2}) {
+    Block d2{16, 48, 5, 1};
+    d2.dilation = 2;
+    Block d3{8, 32, 3, 2};
+    d3.dilation = 3;
+    for (const Block& p : {d2, d3}) {
+      check_block(p, {{1, p.cin, 20, 20}, {2, p.cin, 9, 13}, {1, p.cin, 3, 30}}, threads);
     }
   }
 }
