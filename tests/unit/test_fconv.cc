@@ -358,19 +358,20 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
   }
 }
 
-// Grouped: a panel of one group (32 or 64 channels per group), or of eight groups of 4 held
-// block-diagonally; each panel's table is shifted to its channels, padding rows included.
-// Groups of 8 or 16 channels stay with XNNPACK (own_grouped in conv.cc).
+// Grouped: a panel of one group (32 or 64 channels per group), each panel's table shifted to
+// its channels, padding rows included; groups of 4 in and 4 out on the depthwise rows
+// (fdw_layer.h). Groups of 8 or 16 channels stay with XNNPACK (own_grouped in conv.cc).
 TEST(ConvF32Nhwc, GroupedPanels) {
   std::vector<ConvCase> cases;
   for (auto [what, c, m, group, stride, dilation] :
        std::vector<std::tuple<const char*, int64_t, int64_t, int64_t, int64_t, int64_t>>{
            {"2 groups of 32", 64, 64, 2, 1, 1},
            {"2 groups of 64 -> 64 (two panels each)", 128, 128, 2, 2, 1},
-           {"16 groups of 4, stride 2 (two panels of 8 groups)", 64, 64, 16, 2, 1},
+           {"16 groups of 4, stride 2", 64, 64, 16, 2, 1},
            {"8 groups of 4, dilation 2", 32, 32, 8, 1, 2},
            {"3 groups of 4 in, 32 out (a panel per group)", 12, 96, 3, 1, 1},
-           {"12 groups of 4 (a last panel of 4 groups)", 48, 48, 12, 1, 1}}) {
+           {"12 groups of 4 (three blocks of 16 channels)", 48, 48, 12, 1, 1},
+           {"5 groups of 4 (a channel tail of 4)", 20, 20, 5, 1, 1}}) {
     ConvCase cc = conv_case(what, 1, c, m, 11, 9, 3, stride, dilation, dilation);
     cc.group = group;
     cases.push_back(cc);

@@ -36,6 +36,7 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 struct RowCase {
   int64_t valid, kh, kw, sw, dw, ow;
   float lo, hi;
+  int64_t group = 1;  // channels per group: 1 (depthwise) or 4
 };
 
 // One block's kh input rows [wp][16] of random floats, weights and bias for one output row;
@@ -69,7 +70,7 @@ RowProblem make(const RowCase& rc, uint32_t seed, bool specials = false) {
     }
   }
   for (const auto& r : pr.rows) pr.row_ptrs.push_back(r.data());
-  pr.weights.resize(static_cast<size_t>(rc.kh * rc.kw * kFdwChannelBlock));
+  pr.weights.resize(static_cast<size_t>(rc.kh * rc.kw * rc.group * kFdwChannelBlock));
   for (float& v : pr.weights) v = unit(gen) / static_cast<float>(rc.kw);
   pr.bias.resize(kFdwChannelBlock);
   for (float& v : pr.bias) v = unit(gen);
@@ -86,6 +87,7 @@ RowProblem make(const RowCase& rc, uint32_t seed, bool specials = false) {
   p.ow = rc.ow;
   p.lo = rc.lo;
   p.hi = rc.hi;
+  p.group = rc.group;
   return pr;
 }
 
@@ -120,16 +122,35 @@ std::vector<RowCase> odd_cases() {
   return cases;
 }
 
+// Groups of 4: whole groups per block (valid a multiple of 4).
+std::vector<RowCase> group4_cases() {
+  std::vector<RowCase> cases;
+  int i = 0;
+  for (int64_t valid : {4, 12, 16})
+    for (auto [kh, kw] : {std::pair<int64_t, int64_t>{3, 3}, {1, 1}, {5, 3}})
+      for (int64_t sw : {1, 2})
+        for (int64_t ow : {1, 6, 13}) {
+          ++i;
+          const bool ranged = i % 3 == 0;
+          RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInf, ranged ? 0.5f : kInf};
+          rc.group = 4;
+          cases.push_back(rc);
+        }
+  return cases;
+}
+
 std::string describe(const RowCase& rc) {
-  return "valid " + std::to_string(rc.valid) + " k " + std::to_string(rc.kh) + "x" + std::to_string(rc.kw) + " s " +
-         std::to_string(rc.sw) + " d " + std::to_string(rc.dw) + " ow " + std::to_string(rc.ow) + " range [" +
-         std::to_string(rc.lo) + ", " + std::to_string(rc.hi) + "]";
+  return "group " + std::to_string(rc.group) + " valid " + std::to_string(rc.valid) + " k " + std::to_string(rc.kh) +
+         "x" + std::to_string(rc.kw) + " s " + std::to_string(rc.sw) + " d " + std::to_string(rc.dw) + " ow " +
+         std::to_string(rc.ow) + " range [" + std::to_string(rc.lo) + ", " + std::to_string(rc.hi) + "]";
 }
 
 TEST(FdwConv, ReferenceMatchesTheDefinitionInDouble) {
   uint32_t seed = 1;
   int clamped = 0, checked = 0;
-  for (const RowCase& rc : odd_cases()) {
+  std::vector<RowCase> cases = odd_cases();
+  for (const RowCase& rc : group4_cases()) cases.push_back(rc);
+  for (const RowCase& rc : cases) {
     const RowProblem pr = make(rc, seed++);
     const std::vector<float> got = run(opt::fdw_row_reference, pr);
     for (int64_t ox = 0; ox < rc.ow; ++ox) {
@@ -141,14 +162,16 @@ TEST(FdwConv, ReferenceMatchesTheDefinitionInDouble) {
         }
         const int64_t lane = j - kFirst;
         double acc = pr.bias[static_cast<size_t>(lane)], magnitude = std::fabs(acc);
+        const int64_t first = lane - lane % rc.group;  // its group's first channel
         for (int64_t ky = 0; ky < rc.kh; ++ky)
-          for (int64_t kx = 0; kx < rc.kw; ++kx) {
-            const double t =
-                double(pr.rows[ky][static_cast<size_t>((ox * rc.sw + kx * rc.dw) * kFdwChannelBlock + lane)]) *
-                pr.weights[static_cast<size_t>((ky * rc.kw + kx) * kFdwChannelBlock + lane)];
-            acc += t;
-            magnitude += std::fabs(t);
-          }
+          for (int64_t kx = 0; kx < rc.kw; ++kx)
+            for (int64_t i = 0; i < rc.group; ++i) {
+              const double t =
+                  double(pr.rows[ky][static_cast<size_t>((ox * rc.sw + kx * rc.dw) * kFdwChannelBlock + first + i)]) *
+                  pr.weights[static_cast<size_t>(((ky * rc.kw + kx) * rc.group + i) * kFdwChannelBlock + lane)];
+              acc += t;
+              magnitude += std::fabs(t);
+            }
         const double want = std::min<double>(rc.hi, std::max<double>(rc.lo, acc));
         clamped += want != acc;
         ++checked;
@@ -171,6 +194,12 @@ TEST(FdwConv, FastRowIsBitIdenticalToReference) {
     ++cases;
   }
   EXPECT_EQ(cases, 4 * 4 * 2 * 4);
+  for (const RowCase& rc : group4_cases()) {
+    for (bool specials : {false, true}) {
+      const RowProblem pr = make(rc, seed++, specials);
+      EXPECT_EQ(first_difference(run(fast, pr), run(opt::fdw_row_reference, pr)), "") << describe(rc);
+    }
+  }
 }
 
 // NaN and inf inputs: the clamp lets NaN through in both, and the sums agree.

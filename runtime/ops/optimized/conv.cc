@@ -4,9 +4,9 @@
 // for padding), then every 32-channel weight panel runs over the block's tiles while the
 // block's input stays in cache. Bias and the fused Relu / Clip range are applied in the tile;
 // its clamp keeps NaN, so unlike XNNPACK's kernels this one needs no finiteness scans.
-// A grouped convolution runs as one whose panels read a window of the channels: a panel's 32
-// output channels belong to one group, or are whole groups whose weights it holds
-// block-diagonally (own_grouped). Other grouped and depthwise convolutions, and CPUs without
+// A grouped convolution of 32k output channels per group runs as one whose panels read a
+// window of the channels (one group per panel). Groups of 4 inputs and 4 outputs run on the
+// depthwise rows (fdw_layer.h); other grouped and depthwise convolutions, and CPUs without
 // AVX-512, stay with the depthwise kernels, XNNPACK or the twin.
 // It also runs the layout pass's ConvNchwInput (an image read in NCHW by the stem's padded
 // copy), ConcatConv (a 1x1 Conv over a channel Concat: one tap per part) and ConvMaxPool (a
@@ -43,14 +43,11 @@ constexpr int64_t kTilesPerBlock = 8;  // 96 output pixels per task
 // FCN's head read each one from L3 for every tile).
 constexpr int64_t kPanelChunkBytes = 256 * 1024;
 constexpr int64_t kMaxConcatParts = 16;  // ConcatConv's parts (the layout pass merges up to 16)
-// Grouped Convs this kernel takes: a panel of one group (32k channels per group), or of eight
-// groups of 4 (ResNeXt's first stage), whose zeros between the groups it multiplies too.
-// Measured against XNNPACK's grouped igemm (four 3x3 layers of ResNeXt-50's widths, 1 thread):
-// groups of 32 1.71 -> 0.87 ms, of 4 9.3 -> 6.4 ms; groups of 8 and 16 stay with XNNPACK, which
-// was faster there (2.8 vs 3.0 ms, 1.24 vs 2.24 ms) than panels of 4 or 2 groups.
-bool own_grouped(int64_t group_in, int64_t group_out) {
-  return group_out % kFconvCols == 0 || (group_out == 4 && group_in == 4);
-}
+// Grouped Convs this kernel takes: a panel of one group (32k channels per group). Measured
+// against XNNPACK's grouped igemm (four 3x3 layers of ResNeXt-50's widths, 1 thread): groups
+// of 32 1.71 -> 0.87 ms; groups of 8 and 16 stay with XNNPACK, which was faster there (2.8 vs
+// 3.0 ms, 1.24 vs 2.24 ms) than panels holding 4 or 2 groups block-diagonally.
+bool own_grouped(int64_t group_out) { return group_out % kFconvCols == 0; }
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 class ConvF32NhwcKernel final : public FastKernel {
@@ -68,7 +65,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), group, "own fp32 Conv"));
     const int64_t group_out = w->dim(0) / group;
     if (group > 1) {
-      if (!own_grouped(w->dim(1), group_out) || init.node().op_type != "Conv")
+      if (!own_grouped(group_out) || init.node().op_type != "Conv")
         return unsupported("own fp32 Conv: ", group, " groups of ", group_out, " output channels");
       k->group_in_ = w->dim(1);
       k->group_out_ = group_out;
@@ -119,19 +116,16 @@ class ConvF32NhwcKernel final : public FastKernel {
     // A panel's rows at a time, checked for non-finite values (see above) on the way.
     std::vector<float> rows;
     bool finite = true;
-    const FconvRowsFn dense_rows_of = fconv_rows_of(*w, rows, finite);
-    std::vector<float> block_rows;
-    const FconvRowsFn rows_of = group == 1 ? dense_rows_of : k->block_diagonal_rows(dense_rows_of, taps, block_rows);
+    const FconvRowsFn rows_of = fconv_rows_of(*w, rows, finite);  // grouped: a panel's rows are its group's
     const float* bias = b ? b->data<float>() : nullptr;
-    if (group == 1 && k->parts_ == 1 &&
-        WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
+    if (group == 1 && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
       k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->tile_lo(), k->tile_hi());
     } else {
       if ((k->nchw_input_ || k->stem_pool_) && !k->merge_rows_)
         return unsupported("own fp32 Conv: NCHW input or pool without merged rows");
-      k->w_ = pack_fconv_weights(rows_of, bias, m, group == 1 ? c : k->panel_depth(), taps,
+      k->w_ = pack_fconv_weights(rows_of, bias, m, group == 1 ? c : k->group_in_, taps,
                                  k->merge_rows_ ? g.kh : taps * k->parts_);
       k->zeros_.assign(static_cast<size_t>(c), 0.0f);
     }
@@ -157,12 +151,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
     if (oh <= 0 || ow <= 0) return Status::ok();  // the reference reports it
-    // Block-diagonal panels multiply other groups' inputs by zero: inf / NaN there would reach
-    // this group's outputs, so such inputs go to the reference.
-    if (group_out_ && group_out_ < kFconvCols &&
-        !keep_if_finite(all_finite(x.data<float>(), static_cast<size_t>(x.numel()))))
-      return Status::ok();
-    PoolDim pool_y, pool_x;  // ConvMaxPool: the pool's windows over the Conv's output
+    PoolDim pool_y, pool_x;                       // ConvMaxPool: the pool's windows over the Conv's output
     if (stem_pool_ &&
         (!stem_pool_->dim(0, oh, &pool_y) || !stem_pool_->dim(1, ow, &pool_x) || pool_y.out <= 0 || pool_x.out <= 0))
       return Status::ok();
@@ -418,24 +407,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     t.hi = tile_hi();
     return t;
   }
-  // Grouped: the channels a panel's taps read, and where the first one is in a pixel.
-  int64_t panel_depth() const { return group_out_ >= kFconvCols ? group_in_ : kFconvCols / group_out_ * group_in_; }
+  // Grouped: the first input channel of panel pn's group.
   int64_t panel_channel(int64_t pn) const { return pn * kFconvCols / group_out_ * group_in_; }
-  // Grouped: W's rows [o0, o0 + n) of one panel as a dense convolution over panel_depth()
-  // channels from panel_channel(): each output channel's own group's weights, zeros for the
-  // panel's other groups.
-  FconvRowsFn block_diagonal_rows(const FconvRowsFn& dense, int64_t khw, std::vector<float>& out) const {
-    return [this, &dense, khw, &out](int64_t o0, int64_t n) -> const float* {
-      const float* w = dense(o0, n);
-      const int64_t depth = panel_depth(), first_group = o0 / group_out_;
-      out.assign(static_cast<size_t>(n * depth * khw), 0.0f);
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t at = ((o0 + i) / group_out_ - first_group) * group_in_;  // its group's first channel
-        std::copy(w + i * group_in_ * khw, w + (i + 1) * group_in_ * khw, out.begin() + (i * depth + at) * khw);
-      }
-      return out.data();
-    };
-  }
   // The tiles' output range: open when a residual is added after them.
   float tile_lo() const { return residual_ ? -kInf : lo_; }
   float tile_hi() const { return residual_ ? kInf : hi_; }

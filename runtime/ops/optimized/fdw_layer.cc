@@ -24,12 +24,13 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
   k.pack_ = fdw_pack_fast();
   if (!k.row_ || !k.pack_ || !is_nhwc_node(init)) return unsupported(what, ": NHWC on AVX-512 only");
   const Tensor* w = init.constant_input(w_input);
-  if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(1) != 1)
-    return unsupported(what, ": needs a constant float [M, 1, kh, kw] W");
+  if (!w || !is_f32(*w) || w->rank() != 4 || (w->dim(1) != 1 && w->dim(1) != kFdwGroup))
+    return unsupported(what, ": needs a constant float [M, 1, kh, kw] or [M, 4, kh, kw] W");
   const int64_t m = w->dim(0);
   int64_t group = 1;
   XONNX_ASSIGN_OR_RETURN(k.geo_, ConvGeometry::parse(init, w->shape(), group, what));
-  if (group != m || m < 1) return unsupported(what, ": not depthwise (group != channels)");
+  k.group_ = w->dim(1);
+  if (m < 1 || group * k.group_ != m) return unsupported(what, ": not depthwise nor groups of 4 inputs and 4 outputs");
   if (k.geo_.kh > kMaxRingRows) return unsupported(what, ": kernel taller than 16");
   const Tensor* bias = init.has_input(b_input) ? init.constant_input(b_input) : nullptr;
   if (init.has_input(b_input) && (!bias || !is_f32(*bias) || bias->rank() != 1 || bias->numel() != m))
@@ -46,13 +47,14 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
     return unsupported(what, ": non-finite weights or bias");
   k.channels_ = m;
   k.cp_ = (m + kFdwChannelBlock - 1) / kFdwChannelBlock * kFdwChannelBlock;
-  const int64_t taps = k.geo_.kh * k.geo_.kw;
-  k.weights_.assign(static_cast<size_t>(taps * k.cp_), 0.0f);
+  const int64_t taps = k.geo_.kh * k.geo_.kw, g = k.group_;
+  k.weights_.assign(static_cast<size_t>(taps * g * k.cp_), 0.0f);  // [cp / 16][taps][g][16]
   k.bias_.assign(static_cast<size_t>(k.cp_), 0.0f);
   for (int64_t o = 0; o < m; ++o) {
     for (int64_t t = 0; t < taps; ++t)
-      k.weights_[static_cast<size_t>((o / kFdwChannelBlock * taps + t) * kFdwChannelBlock + o % kFdwChannelBlock)] =
-          wd[o * taps + t];
+      for (int64_t i = 0; i < g; ++i)
+        k.weights_[static_cast<size_t>(((o / kFdwChannelBlock * taps + t) * g + i) * kFdwChannelBlock +
+                                       o % kFdwChannelBlock)] = wd[(o * g + i) * taps + t];
     if (bias) k.bias_[static_cast<size_t>(o)] = bias->data<float>()[o];
   }
   init.packed_constant_input(w_input);
@@ -100,7 +102,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
 
   const size_t rows_total = static_cast<size_t>(n * oh);
   const DilatedRowOrder order(oh, geo_.sh, geo_.dh);
-  const size_t min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps + row_work));
+  const size_t min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps * group_ + row_work));
   // Output rows r0 .. r1 - 1, channel blocks b0 .. b1 - 1, with the chunk's scratch at `storage`.
   auto run_rows = [&](size_t r0, size_t r1, int64_t b0, int64_t b1, float* storage) {
     RowRing ring(storage, kh, row_floats, 0.0f);
@@ -119,6 +121,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
     p.ow = ow;
     p.lo = lo_;
     p.hi = hi_;
+    p.group = group_;
     for (size_t r = r0; r < r1; ++r) {
       const int64_t img = static_cast<int64_t>(r) / oh, oy = order.row(static_cast<int64_t>(r) % oh);
       float* const out_row = out + (img * oh + oy) * ow * c;
@@ -153,7 +156,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
           pack_(src[f] + cb, w, c, valid, block + left, ahead ? ahead + cb : nullptr);
         }
         for (int64_t ky = 0; ky < kh; ++ky) rows[ky] = row_of[ky] + b * block_floats;
-        p.weights = weights_.data() + b * taps * kFdwChannelBlock;
+        p.weights = weights_.data() + b * taps * group_ * kFdwChannelBlock;
         p.bias = bias_.data() + cb;
         p.valid = valid;
         row_(p, out_row + cb);

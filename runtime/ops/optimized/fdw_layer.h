@@ -44,9 +44,10 @@ class FdwSource {
 
 class FdwLayer {
  public:
-  // The depthwise Conv of `init`: geometry and output range from its attributes (activation_min,
-  // activation_max, activation), W [M, 1, kh, kw] and B [M] at inputs `w_input` / `b_input`.
-  // Declines other CPUs, a channel multiplier above 1 and non-finite weights.
+  // The depthwise Conv of `init` (or one of groups of 4 inputs and 4 outputs: W [M, 4, kh, kw]):
+  // geometry and output range from its attributes (activation_min, activation_max,
+  // activation), W [M, 1, kh, kw] and B [M] at inputs `w_input` / `b_input`. Declines other
+  // CPUs, a channel multiplier above 1, other groups and non-finite weights.
   static Result<FdwLayer> create(const KernelInit& init, size_t w_input, size_t b_input, const char* what);
 
   int64_t channels() const { return channels_; }
@@ -63,6 +64,7 @@ class FdwLayer {
   FdwPackFn pack_ = nullptr;
   ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
+  int64_t group_ = 1;                  // channels per group: 1 (depthwise) or kFdwGroup
   float lo_ = 0, hi_ = 0;              // fused output range
   MapFn activation_ = nullptr;         // the layout pass's fused activation = "Swish" / "HardSwish"
   std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][16], [cp]

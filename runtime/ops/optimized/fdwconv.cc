@@ -16,12 +16,22 @@ void fdw_row_reference(const FdwRow& p, float* out) {
   constexpr int64_t B = kFdwChannelBlock;
   for (int64_t ox = 0; ox < p.ow; ++ox) {
     for (int64_t j = 0; j < p.valid; ++j) {
+      const int64_t g = p.group, first = j - j % g;  // the group's first channel in the block
       float total = 0;
       for (int64_t ky = 0; ky < p.kh; ++ky) {
-        const float* x = p.rows[ky] + ox * p.sw * B + j;
-        const float* w = p.weights + ky * p.kw * B + j;
-        float chain = ky == 0 ? std::fma(x[0], w[0], p.bias[j]) : x[0] * w[0];
-        for (int64_t kx = 1; kx < p.kw; ++kx) chain = std::fma(x[kx * p.dw * B], w[kx * B], chain);
+        const float* x = p.rows[ky] + ox * p.sw * B + first;
+        const float* w = p.weights + ky * p.kw * g * B + j;
+        float chain = 0;
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+          for (int64_t i = 0; i < g; ++i) {
+            const float xv = x[kx * p.dw * B + i], wv = w[(kx * g + i) * B];
+            if (kx == 0 && i == 0) {
+              chain = ky == 0 ? std::fma(xv, wv, p.bias[j]) : xv * wv;
+            } else {
+              chain = std::fma(xv, wv, chain);
+            }
+          }
+        }
         total = ky == 0 ? chain : total + chain;
       }
       // maxps(lo, v) / minps(hi, v): the second operand (v) when either is NaN.

@@ -142,7 +142,79 @@ void row_any(const FdwRow& p, float* out) {
   }
 }
 
+// Groups of 4: each tap's 16 input channels are 4 groups, one per 128-bit lane, so
+// vpermilps with an immediate spreads input i of every group over its group's 4 outputs.
+template <int I>
+inline __m512 group_input(__m512 x) {
+  return _mm512_permute_ps(x, I * 0x55);
+}
+
+// One tap of a group of 4 onto a chain: its inputs 0..3 in order. The row's first tap starts
+// the chain: onto the bias (row 0) or as a product.
+inline __m512 group_tap(__m512 x, const float* w, __m512 chain) {
+  chain = _mm512_fmadd_ps(group_input<0>(x), _mm512_loadu_ps(w), chain);
+  chain = _mm512_fmadd_ps(group_input<1>(x), _mm512_loadu_ps(w + 16), chain);
+  chain = _mm512_fmadd_ps(group_input<2>(x), _mm512_loadu_ps(w + 32), chain);
+  return _mm512_fmadd_ps(group_input<3>(x), _mm512_loadu_ps(w + 48), chain);
+}
+inline __m512 group_first_tap(__m512 x, const float* w, const __m512* bias) {
+  __m512 chain =
+      bias ? _mm512_fmadd_ps(group_input<0>(x), _mm512_loadu_ps(w), *bias) : mul(group_input<0>(x), _mm512_loadu_ps(w));
+  chain = _mm512_fmadd_ps(group_input<1>(x), _mm512_loadu_ps(w + 16), chain);
+  chain = _mm512_fmadd_ps(group_input<2>(x), _mm512_loadu_ps(w + 32), chain);
+  return _mm512_fmadd_ps(group_input<3>(x), _mm512_loadu_ps(w + 48), chain);
+}
+
+// Groups of 4, any kh x kw: four pixels share each tap's weight loads (from L1).
+void row_group4(const FdwRow& p, float* out) {
+  const int64_t step = p.sw * 16, tap = p.dw * 16, stride = p.out_stride, ow = p.ow, kh = p.kh, kw = p.kw;
+  const Clamp c = clamp_for(p);
+  const __m512 bias = _mm512_loadu_ps(p.bias);
+  int64_t ox = 0;
+  for (; ox + 4 <= ow; ox += 4, out += 4 * stride) {
+    __m512 t0 = bias, t1 = bias, t2 = bias, t3 = bias;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const float* x = p.rows[ky] + ox * step;
+      const float* w = p.weights + ky * kw * 64;
+      const __m512* b = ky == 0 ? &bias : nullptr;
+      __m512 c0 = group_first_tap(_mm512_loadu_ps(x), w, b);
+      __m512 c1 = group_first_tap(_mm512_loadu_ps(x + step), w, b);
+      __m512 c2 = group_first_tap(_mm512_loadu_ps(x + 2 * step), w, b);
+      __m512 c3 = group_first_tap(_mm512_loadu_ps(x + 3 * step), w, b);
+      for (int64_t kx = 1; kx < kw; ++kx) {
+        const float* xk = x + kx * tap;
+        const float* wk = w + kx * 64;
+        c0 = group_tap(_mm512_loadu_ps(xk), wk, c0);
+        c1 = group_tap(_mm512_loadu_ps(xk + step), wk, c1);
+        c2 = group_tap(_mm512_loadu_ps(xk + 2 * step), wk, c2);
+        c3 = group_tap(_mm512_loadu_ps(xk + 3 * step), wk, c3);
+      }
+      if (ky == 0) {
+        t0 = c0, t1 = c1, t2 = c2, t3 = c3;
+      } else {
+        t0 = add(t0, c0), t1 = add(t1, c1), t2 = add(t2, c2), t3 = add(t3, c3);
+      }
+    }
+    store16(t0, c, out);
+    store16(t1, c, out + stride);
+    store16(t2, c, out + 2 * stride);
+    store16(t3, c, out + 3 * stride);
+  }
+  for (; ox < ow; ++ox, out += stride) {
+    __m512 total = bias;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const float* x = p.rows[ky] + ox * step;
+      const float* w = p.weights + ky * kw * 64;
+      __m512 chain = group_first_tap(_mm512_loadu_ps(x), w, ky == 0 ? &bias : nullptr);
+      for (int64_t kx = 1; kx < kw; ++kx) chain = group_tap(_mm512_loadu_ps(x + kx * tap), w + kx * 64, chain);
+      total = ky == 0 ? chain : add(total, chain);
+    }
+    store16(total, c, out);
+  }
+}
+
 void row_avx512(const FdwRow& p, float* out) {
+  if (p.group == 4) return row_group4(p, out);
   if (p.kh == 3 && p.kw == 3) {
     if (p.dw == 1 && p.sw == 1) return row_3x3<1>(p, out);
     if (p.dw == 1 && p.sw == 2) return row_3x3<2>(p, out);
