@@ -1,7 +1,8 @@
-// The AVX-512 rows of the float32 depthwise convolution (fdwconv.h): 16 channels per vector,
-// one FMA per tap. 3x3 keeps its nine weight vectors in named registers across the row;
-// other kernel sizes read each tap's weights once from L1 for four pixels. Compiled with
-// AVX-512 flags on x86-64 only; used only when cpuinfo reports it.
+// The AVX-512 rows of the float32 depthwise and 4 x 4 grouped convolutions (fdwconv.h): 16
+// channels per vector, one FMA per tap (four for a group of 4). 3x3 depthwise keeps its nine
+// weight vectors in named registers across the row; the rest read each tap's weights once
+// from L1 for four pixels. Compiled with AVX-512 flags on x86-64 only; used only when cpuinfo
+// reports it.
 #include "runtime/ops/optimized/fdwconv.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
@@ -83,65 +84,6 @@ void row_3x3(const FdwRow& p, float* out) {
   for (; ox < ow; ++ox, out += stride, x0 += step, x1 += step, x2 += step) store16(pixel(0), c, out);
 }
 
-// Any kh x kw: four pixels share each tap's weight load; per pixel one chain per kernel row,
-// added to the total in ky order (fdwconv.h).
-void row_any(const FdwRow& p, float* out) {
-  const int64_t step = p.sw * 16, tap = p.dw * 16, stride = p.out_stride, ow = p.ow, kh = p.kh, kw = p.kw;
-  const Clamp c = clamp_for(p);
-  const __m512 bias = _mm512_loadu_ps(p.bias);
-  int64_t ox = 0;
-  for (; ox + 4 <= ow; ox += 4, out += 4 * stride) {
-    __m512 t0 = bias, t1 = bias, t2 = bias, t3 = bias;
-    for (int64_t ky = 0; ky < kh; ++ky) {
-      const float* x = p.rows[ky] + ox * step;
-      const float* w = p.weights + ky * kw * 16;
-      __m512 wv = _mm512_loadu_ps(w);
-      __m512 c0, c1, c2, c3;
-      if (ky == 0) {
-        c0 = _mm512_fmadd_ps(_mm512_loadu_ps(x), wv, bias);
-        c1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + step), wv, bias);
-        c2 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 2 * step), wv, bias);
-        c3 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 3 * step), wv, bias);
-      } else {
-        c0 = mul(_mm512_loadu_ps(x), wv);
-        c1 = mul(_mm512_loadu_ps(x + step), wv);
-        c2 = mul(_mm512_loadu_ps(x + 2 * step), wv);
-        c3 = mul(_mm512_loadu_ps(x + 3 * step), wv);
-      }
-      for (int64_t kx = 1; kx < kw; ++kx) {
-        const float* xk = x + kx * tap;
-        wv = _mm512_loadu_ps(w + kx * 16);
-        c0 = _mm512_fmadd_ps(_mm512_loadu_ps(xk), wv, c0);
-        c1 = _mm512_fmadd_ps(_mm512_loadu_ps(xk + step), wv, c1);
-        c2 = _mm512_fmadd_ps(_mm512_loadu_ps(xk + 2 * step), wv, c2);
-        c3 = _mm512_fmadd_ps(_mm512_loadu_ps(xk + 3 * step), wv, c3);
-      }
-      if (ky == 0) {
-        t0 = c0, t1 = c1, t2 = c2, t3 = c3;
-      } else {
-        t0 = add(t0, c0), t1 = add(t1, c1), t2 = add(t2, c2), t3 = add(t3, c3);
-      }
-    }
-    store16(t0, c, out);
-    store16(t1, c, out + stride);
-    store16(t2, c, out + 2 * stride);
-    store16(t3, c, out + 3 * stride);
-  }
-  for (; ox < ow; ++ox, out += stride) {
-    __m512 total = bias;
-    for (int64_t ky = 0; ky < kh; ++ky) {
-      const float* x = p.rows[ky] + ox * step;
-      const float* w = p.weights + ky * kw * 16;
-      __m512 chain = ky == 0 ? _mm512_fmadd_ps(_mm512_loadu_ps(x), _mm512_loadu_ps(w), bias)
-                             : mul(_mm512_loadu_ps(x), _mm512_loadu_ps(w));
-      for (int64_t kx = 1; kx < kw; ++kx)
-        chain = _mm512_fmadd_ps(_mm512_loadu_ps(x + kx * tap), _mm512_loadu_ps(w + kx * 16), chain);
-      total = ky == 0 ? chain : add(total, chain);
-    }
-    store16(total, c, out);
-  }
-}
-
 // Groups of 4: each tap's 16 input channels are 4 groups, one per 128-bit lane, so
 // vpermilps with an immediate spreads input i of every group over its group's 4 outputs.
 template <int I>
@@ -149,15 +91,29 @@ inline __m512 group_input(__m512 x) {
   return _mm512_permute_ps(x, I * 0x55);
 }
 
-// One tap of a group of 4 onto a chain: its inputs 0..3 in order. The row's first tap starts
-// the chain: onto the bias (row 0) or as a product.
-inline __m512 group_tap(__m512 x, const float* w, __m512 chain) {
+// One tap (every input channel of it: 1 depthwise, G = 4 of a group) onto a row's chain, in
+// the twin's order; the row's first tap starts the chain, onto the bias (row 0) or as a product.
+template <int G>
+inline __m512 tap(__m512 x, const float* w, __m512 chain);
+template <>
+inline __m512 tap<1>(__m512 x, const float* w, __m512 chain) {
+  return _mm512_fmadd_ps(x, _mm512_loadu_ps(w), chain);
+}
+template <>
+inline __m512 tap<4>(__m512 x, const float* w, __m512 chain) {
   chain = _mm512_fmadd_ps(group_input<0>(x), _mm512_loadu_ps(w), chain);
   chain = _mm512_fmadd_ps(group_input<1>(x), _mm512_loadu_ps(w + 16), chain);
   chain = _mm512_fmadd_ps(group_input<2>(x), _mm512_loadu_ps(w + 32), chain);
   return _mm512_fmadd_ps(group_input<3>(x), _mm512_loadu_ps(w + 48), chain);
 }
-inline __m512 group_first_tap(__m512 x, const float* w, const __m512* bias) {
+template <int G>
+inline __m512 first_tap(__m512 x, const float* w, const __m512* bias);
+template <>
+inline __m512 first_tap<1>(__m512 x, const float* w, const __m512* bias) {
+  return bias ? _mm512_fmadd_ps(x, _mm512_loadu_ps(w), *bias) : mul(x, _mm512_loadu_ps(w));
+}
+template <>
+inline __m512 first_tap<4>(__m512 x, const float* w, const __m512* bias) {
   __m512 chain =
       bias ? _mm512_fmadd_ps(group_input<0>(x), _mm512_loadu_ps(w), *bias) : mul(group_input<0>(x), _mm512_loadu_ps(w));
   chain = _mm512_fmadd_ps(group_input<1>(x), _mm512_loadu_ps(w + 16), chain);
@@ -165,9 +121,12 @@ inline __m512 group_first_tap(__m512 x, const float* w, const __m512* bias) {
   return _mm512_fmadd_ps(group_input<3>(x), _mm512_loadu_ps(w + 48), chain);
 }
 
-// Groups of 4, any kh x kw: four pixels share each tap's weight loads (from L1).
-void row_group4(const FdwRow& p, float* out) {
-  const int64_t step = p.sw * 16, tap = p.dw * 16, stride = p.out_stride, ow = p.ow, kh = p.kh, kw = p.kw;
+// Any kh x kw: four pixels share each tap's weights (read from L1); per pixel one chain per
+// kernel row, added to the total in ky order (fdwconv.h).
+template <int G>
+void row_any(const FdwRow& p, float* out) {
+  constexpr int64_t kTapFloats = G * 16;
+  const int64_t step = p.sw * 16, dx = p.dw * 16, stride = p.out_stride, ow = p.ow, kh = p.kh, kw = p.kw;
   const Clamp c = clamp_for(p);
   const __m512 bias = _mm512_loadu_ps(p.bias);
   int64_t ox = 0;
@@ -175,19 +134,19 @@ void row_group4(const FdwRow& p, float* out) {
     __m512 t0 = bias, t1 = bias, t2 = bias, t3 = bias;
     for (int64_t ky = 0; ky < kh; ++ky) {
       const float* x = p.rows[ky] + ox * step;
-      const float* w = p.weights + ky * kw * 64;
+      const float* w = p.weights + ky * kw * kTapFloats;
       const __m512* b = ky == 0 ? &bias : nullptr;
-      __m512 c0 = group_first_tap(_mm512_loadu_ps(x), w, b);
-      __m512 c1 = group_first_tap(_mm512_loadu_ps(x + step), w, b);
-      __m512 c2 = group_first_tap(_mm512_loadu_ps(x + 2 * step), w, b);
-      __m512 c3 = group_first_tap(_mm512_loadu_ps(x + 3 * step), w, b);
+      __m512 c0 = first_tap<G>(_mm512_loadu_ps(x), w, b);
+      __m512 c1 = first_tap<G>(_mm512_loadu_ps(x + step), w, b);
+      __m512 c2 = first_tap<G>(_mm512_loadu_ps(x + 2 * step), w, b);
+      __m512 c3 = first_tap<G>(_mm512_loadu_ps(x + 3 * step), w, b);
       for (int64_t kx = 1; kx < kw; ++kx) {
-        const float* xk = x + kx * tap;
-        const float* wk = w + kx * 64;
-        c0 = group_tap(_mm512_loadu_ps(xk), wk, c0);
-        c1 = group_tap(_mm512_loadu_ps(xk + step), wk, c1);
-        c2 = group_tap(_mm512_loadu_ps(xk + 2 * step), wk, c2);
-        c3 = group_tap(_mm512_loadu_ps(xk + 3 * step), wk, c3);
+        const float* xk = x + kx * dx;
+        const float* wk = w + kx * kTapFloats;
+        c0 = tap<G>(_mm512_loadu_ps(xk), wk, c0);
+        c1 = tap<G>(_mm512_loadu_ps(xk + step), wk, c1);
+        c2 = tap<G>(_mm512_loadu_ps(xk + 2 * step), wk, c2);
+        c3 = tap<G>(_mm512_loadu_ps(xk + 3 * step), wk, c3);
       }
       if (ky == 0) {
         t0 = c0, t1 = c1, t2 = c2, t3 = c3;
@@ -204,9 +163,9 @@ void row_group4(const FdwRow& p, float* out) {
     __m512 total = bias;
     for (int64_t ky = 0; ky < kh; ++ky) {
       const float* x = p.rows[ky] + ox * step;
-      const float* w = p.weights + ky * kw * 64;
-      __m512 chain = group_first_tap(_mm512_loadu_ps(x), w, ky == 0 ? &bias : nullptr);
-      for (int64_t kx = 1; kx < kw; ++kx) chain = group_tap(_mm512_loadu_ps(x + kx * tap), w + kx * 64, chain);
+      const float* w = p.weights + ky * kw * kTapFloats;
+      __m512 chain = first_tap<G>(_mm512_loadu_ps(x), w, ky == 0 ? &bias : nullptr);
+      for (int64_t kx = 1; kx < kw; ++kx) chain = tap<G>(_mm512_loadu_ps(x + kx * dx), w + kx * kTapFloats, chain);
       total = ky == 0 ? chain : add(total, chain);
     }
     store16(total, c, out);
@@ -214,13 +173,13 @@ void row_group4(const FdwRow& p, float* out) {
 }
 
 void row_avx512(const FdwRow& p, float* out) {
-  if (p.group == 4) return row_group4(p, out);
+  if (p.group == 4) return row_any<4>(p, out);
   if (p.kh == 3 && p.kw == 3) {
     if (p.dw == 1 && p.sw == 1) return row_3x3<1>(p, out);
     if (p.dw == 1 && p.sw == 2) return row_3x3<2>(p, out);
     return row_3x3<0>(p, out);
   }
-  row_any(p, out);
+  row_any<1>(p, out);
 }
 
 void pack_avx512(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst, const float* ahead) {
