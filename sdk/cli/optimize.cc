@@ -31,8 +31,12 @@ void print_optimization_report(const passes::PipelineResult& report, passes::Opt
               static_cast<long long>(report.before.nodes), static_cast<long long>(report.after.nodes));
   std::printf("  %-26s %5s %8s %8s %9s  %s\n", "pass", "runs", "-nodes", "-inits", "ms", "notes");
   for (const passes::PassStats& p : report.passes) {
+    // A table row: the first few notes (session dedup makes one per merged shape constant,
+    // hundreds in a transformer), every warning.
+    constexpr size_t kNotesShown = 3;
     std::string notes;
-    for (const std::string& n : p.notes) notes += (notes.empty() ? "" : "; ") + n;
+    for (size_t i = 0; i < p.notes.size() && i < kNotesShown; ++i) notes += (notes.empty() ? "" : "; ") + p.notes[i];
+    if (p.notes.size() > kNotesShown) notes += "; and " + std::to_string(p.notes.size() - kNotesShown) + " more";
     for (const std::string& w : p.warnings) notes += (notes.empty() ? "" : "; ") + ("warning: " + w);
     std::printf("  %-26s %5d %8lld %8lld %9.3f  %s\n", p.name.c_str(), p.runs,
                 static_cast<long long>(p.before.nodes - p.after.nodes),
