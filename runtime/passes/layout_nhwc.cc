@@ -285,6 +285,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     }
     return Role::kAgnostic;
   }
+  if (op == "Slice" || op == "Reshape" || op == "Transpose") return relabeled(i) ? Role::kAgnostic : Role::kNone;
   if (op == "Concat") {
     const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
     if (!axis || (axis->i != 1 && axis->i != -3) || n.outputs.size() != 1) return Role::kNone;
@@ -490,6 +491,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         rewrite_merged(i, n, nhwc);
         ++stats.nhwc_ops;
       } else {
+        apply_relabel(i, n);
         ++stats.agnostic_ops;
       }
       if (n.op_type == "Concat") {

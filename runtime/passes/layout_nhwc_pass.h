@@ -62,6 +62,19 @@ class NhwcPass {
   int fuse_stem_pools(const std::vector<size_t>& order);
   int fuse_residual_adds(const std::vector<size_t>& order);
   std::string fresh(const std::string& base);
+  // Channel Slices and channel shuffles in the region (layout_relabel.cc): their axes, shape
+  // and perm operands re-labelled for NHWC.
+  struct Relabel {
+    int input = -1;             // the constant input replaced (shape, axes), or -1
+    Tensor constant;            // its NHWC value
+    std::vector<int64_t> perm;  // a Transpose's NHWC perm (empty: unchanged)
+  };
+  bool relabeled(size_t i);
+  bool relabel_slice(size_t i);
+  bool relabel_channel_shuffle(size_t first);
+  void apply_relabel(size_t i, Node& n);
+  int sole_reader(const std::string& value) const;
+  bool constant_ints(const std::string& name, std::vector<int64_t>& out) const;
   Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;
 
   Graph& g_;
@@ -87,6 +100,7 @@ class NhwcPass {
   std::unordered_set<std::string> entering_;
   std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
   std::vector<NamedTensor> new_initializers_;
+  std::unordered_map<size_t, Relabel> relabel_;
 };
 
 }  // namespace layout_internal

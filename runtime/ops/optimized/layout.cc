@@ -17,6 +17,9 @@ namespace xonnx {
 namespace opt {
 namespace {
 
+// A transposed plane this small runs as a whole per outer index (no 2-D row blocks).
+constexpr int64_t kSmallPlane = 4096;
+
 class TransposeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
@@ -149,6 +152,28 @@ class TransposeKernel final : public FastKernel {
       return Status::ok();
     }
     const int64_t rows = in_dims[static_cast<size_t>(p)];
+    if (k == 3 && cperm[0] == 0 && cperm[1] == 2 && cperm[2] == 1 && rows * cols <= kSmallPlane) {
+      // [outer, rows, cols] -> [outer, cols, rows] of small planes (a channel shuffle in NHWC:
+      // [pixels, 2, C / 2] -> [pixels, C / 2, 2]): plane by plane, without the 2-D blocking.
+      const int64_t plane = rows * cols;
+      pool_->parallel_for(static_cast<size_t>(in_dims[0]), chunk_for(plane), [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) {
+          const float* in = src + static_cast<int64_t>(i) * plane;
+          float* out = dst + static_cast<int64_t>(i) * plane;
+          if (rows == 2) {  // an interleave of two rows
+            for (int64_t c = 0; c < cols; ++c) {
+              out[2 * c] = in[c];
+              out[2 * c + 1] = in[cols + c];
+            }
+            continue;
+          }
+          for (int64_t c = 0; c < cols; ++c)
+            for (int64_t r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];
+        }
+      });
+      handled = true;
+      return Status::ok();
+    }
     constexpr int64_t kRowBlock = 64;
     const int64_t rblocks = (rows + kRowBlock - 1) / kRowBlock;
     pool_->parallel_for(static_cast<size_t>(outer * rblocks), chunk_for(kRowBlock * cols), [&](size_t b, size_t e) {

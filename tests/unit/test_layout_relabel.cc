@@ -1,0 +1,139 @@
+// Channel Slices and channel shuffles inside NHWC regions (runtime/passes/layout_relabel.cc):
+//  - the rewrite: a ShuffleNetV2 unit (Convs, channel Concat, Reshape -> Transpose -> Reshape
+//    shuffle, two channel Slices) stays one region, entered and left once; Slices along other
+//    axes (negative, absent, stepped) are re-labelled too; a shuffle whose shape copies a dim
+//    (0) or a Transpose of another perm stays outside;
+//  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/exec/session.h"
+#include "runtime/ops/internal_ops.h"
+#include "runtime/passes/layout_nhwc.h"
+#include "tests/unit/backend_test_util.h"
+#include "tests/unit/graph_builder.h"
+
+namespace xonnx {
+namespace {
+
+using backendtest::rand_tensor;
+using testing::attr_ints;
+
+struct Unit {
+  std::vector<int64_t> shuffle_shape = {1, 2, 8, 6, 6};  // [N, g, C / g, H, W]
+  std::vector<int64_t> perm = {0, 2, 1, 3, 4};
+  std::vector<int64_t> slice_axes = {1};  // of the second Slice ({} : the input left out)
+  std::vector<int64_t> slice_starts = {8}, slice_ends = {16};
+  std::vector<int64_t> slice_steps;  // empty: none
+};
+
+std::string i64(testing::GraphBuilder& b, const std::vector<int64_t>& v) {
+  return b.constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}));
+}
+
+// x [1, 8, 6, 6] -> Conv 8 -> 8 ("a") and Conv 8 -> 8 ("b") -> Concat -> shuffle -> Slice
+// channels [0, 8) -> Conv 8 -> 8 -> "y0"; Slice (per `u`) -> "y1".
+Model shuffle_unit(const Unit& u) {
+  testing::GraphBuilder b(14);
+  b.input("x", 4);
+  uint32_t seed = 3;
+  const auto conv = [&](const std::string& in) {
+    return b.node(
+        "Relu",
+        {b.node("Conv",
+                {in, b.constant(rand_tensor({8, 8, 3, 3}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({8}, seed++))},
+                {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})})});
+  };
+  std::vector<Attribute> axis1;
+  Attribute axis;
+  axis.name = "axis";
+  axis.type = AttrType::kInt;
+  axis.i = 1;
+  axis1.push_back(axis);
+  const std::string cat = b.node("Concat", {conv("x"), conv("x")}, axis1);
+  const std::string grouped = b.node("Reshape", {cat, i64(b, u.shuffle_shape)});
+  const std::string swapped = b.node("Transpose", {grouped}, {attr_ints("perm", u.perm)});
+  const std::string shuffled = b.node("Reshape", {swapped, i64(b, {1, -1, 6, 6})});
+  const std::string left = b.node("Slice", {shuffled, i64(b, {0}), i64(b, {8}), i64(b, {1})});
+  b.node("Relu", {conv(left)}, {}, "y0");
+  std::vector<std::string> slice = {shuffled, i64(b, u.slice_starts), i64(b, u.slice_ends)};
+  if (!u.slice_axes.empty() || !u.slice_steps.empty())
+    slice.push_back(u.slice_axes.empty() ? "" : i64(b, u.slice_axes));
+  if (!u.slice_steps.empty()) slice.push_back(i64(b, u.slice_steps));
+  b.node("Slice", slice, {}, "y1");
+  b.output("y0");
+  b.output("y1");
+  return b.model;
+}
+
+int count(const Graph& g, const std::string& domain, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.domain == domain && node.op_type == op;
+  return n;
+}
+
+TEST(LayoutRelabel, AShuffleUnitIsOneRegion) {
+  Model m = shuffle_unit(Unit{});
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->to_nhwc, 1);  // x
+  EXPECT_EQ(s->to_nchw, 2);  // y0, y1
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "Transpose") {
+      EXPECT_EQ(n.find_attr("perm")->ints, (std::vector<int64_t>{0, 1, 2, 4, 3}));
+    }
+  }
+}
+
+TEST(LayoutRelabel, WhatIsNoChannelShuffleStaysOutside) {
+  Unit copies_a_dim;
+  copies_a_dim.shuffle_shape = {0, 2, 8, 6, 6};
+  Unit other_perm;
+  other_perm.perm = {0, 1, 2, 4, 3};
+  for (const Unit& u : {copies_a_dim, other_perm}) {
+    Model m = shuffle_unit(u);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_GE(s->to_nchw, 2) << "the Concat leaves the region for the Reshape";
+  }
+}
+
+TEST(LayoutRelabel, SessionsAgreeWithTheReference) {
+  Unit height;  // rows 1..5 step 2 of the second half, along H (axis -2)
+  height.slice_axes = {1, -2};
+  height.slice_starts = {8, 1};
+  height.slice_ends = {16, 5};
+  height.slice_steps = {1, 2};
+  Unit batch;  // axes absent: starts / ends along N
+  batch.slice_axes = {};
+  batch.slice_starts = {0};
+  batch.slice_ends = {1};
+  Unit copies_a_dim;
+  copies_a_dim.shuffle_shape = {0, 2, 8, 6, 6};
+  for (const Unit& u : {Unit{}, height, batch, copies_a_dim}) {
+    for (int threads : {1, 2}) {
+      SessionOptions fast, reference;
+      fast.num_threads = reference.num_threads = threads;
+      reference.disable_xnnpack = true;
+      reference.disable_optimized = true;
+      auto got_session = Session::create_from_model(shuffle_unit(u), fast);
+      auto want_session = Session::create_from_model(shuffle_unit(u), reference);
+      ASSERT_TRUE(got_session.is_ok()) << got_session.status().to_string();
+      ASSERT_TRUE(want_session.is_ok()) << want_session.status().to_string();
+      const Tensor x = rand_tensor({1, 8, 6, 6}, 9);
+      auto got = (*got_session)->run({Value(x)});
+      auto want = (*want_session)->run({Value(x)});
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+      for (size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ((*got)[k].tensor().shape(), (*want)[k].tensor().shape()) << k;
+        backendtest::expect_close((*got)[k].tensor(), (*want)[k].tensor(), {1e-4, 1e-5}, "output " + std::to_string(k));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xonnx
