@@ -96,7 +96,10 @@ void expect_batched_greedy(const std::string& folder, bool check_ground_truth) {
   const EngineStats s = (*engine)->stats();
   EXPECT_EQ(s.requests_finished, 5u);
   EXPECT_EQ(s.generated_tokens, 64u + 57 + 50 + 43 + 36);
-  EXPECT_GT(static_cast<double>(s.generated_tokens) / static_cast<double>(s.decode_steps), 2.0)
+  // Unbatched steps would give 1.0 and all five submitted at once ~2.5; the engine thread may
+  // start on the first request before the test thread has submitted the others (1.92 seen
+  // with a parallel ctest beside it).
+  EXPECT_GT(static_cast<double>(s.generated_tokens) / static_cast<double>(s.decode_steps), 1.5)
       << "decode steps should batch the slots";
   EXPECT_EQ(s.slots, 3);
   EXPECT_EQ(s.queued + s.prefilling + s.decoding, 0);
