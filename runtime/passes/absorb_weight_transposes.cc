@@ -4,8 +4,8 @@
 // folded, each weight was copied once more at session creation and the copy kept beside the
 // kernels' packed panels (distilbert: 170 MB). The kernels pack op(B) from W directly, so no
 // transposed copy is made and W's pages go back to the OS once packed. A Transpose with other
-// readers stays for them (constant folding then folds it); one without goes. Session creation only, before
-// constant folding; fuse-matmul-add turns FusedMatMul(transB) + bias into a Gemm.
+// readers stays for them (constant folding then folds it); one without goes. Session creation
+// only, before constant folding; fuse-matmul-add turns FusedMatMul(transB) + bias into a Gemm.
 #include <string>
 #include <vector>
 

@@ -29,8 +29,6 @@ namespace {
 
 constexpr int64_t kHeightAxis = 2;
 
-bool is_default(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
-
 // Prepends a height entry to a 1-D spatial attribute (kernel_shape, strides, dilations: `h`)
 // or a [begin, end] pads pair ([0, b, 0, e]). False when the attribute has another length.
 bool add_height(Node& n, const char* name, int64_t h) {

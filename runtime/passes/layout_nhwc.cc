@@ -162,6 +162,13 @@ bool NhwcPass::index(std::vector<size_t>& order) {
   return true;
 }
 
+// The one reader of `value` when it has exactly one and is no graph output nor captured.
+int NhwcPass::sole_reader(const std::string& value) const {
+  if (graph_outputs_.count(value) || subgraph_reads_.count(value)) return -1;
+  auto it = consumers_.find(value);
+  return it != consumers_.end() && it->second.size() == 1 ? static_cast<int>(it->second[0]) : -1;
+}
+
 // Follows Identity nodes back to an initializer or a Constant node's tensor.
 std::string NhwcPass::constant_root(const std::string& name) const {
   std::string cur = name;
@@ -224,10 +231,8 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     }
     return Role::kAgnostic;
   }
-  if (!n.domain.empty() && layout_agnostic_unary(n)) {  // com.microsoft Gelu
-    return n.outputs.size() == 1 && n.inputs.size() == 1 && is_region(n.inputs[0]) ? Role::kAgnostic : Role::kNone;
-  }
-  if (!n.domain.empty()) return Role::kNone;
+  // Other domains: their layout-agnostic ops only (com.microsoft Gelu, below).
+  if (!n.domain.empty() && !layout_agnostic_unary(n)) return Role::kNone;
   if (op == "QLinearConv") {  // constant W, scales, zero points and bias; 2-D
     if (n.inputs.size() < 8 || n.inputs.size() > 9 || n.outputs.size() != 1 || n.inputs[0].empty()) return Role::kNone;
     for (size_t k = 1; k < n.inputs.size(); ++k) {

@@ -50,7 +50,7 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
   if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
   if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
   if (options_.fuse_concat) stats.concat = fuse_concats(order);
-  if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);  // after nchw_input_ is known
+  if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);       // after nchw_input_ is known
   if (options_.fuse_residual_add) stats.residual = fuse_residual_adds(order);  // Convs no other merge took
 }
 
@@ -160,11 +160,9 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
     const Node& concat = g_.nodes[c];
     if (role_[c] != Role::kAgnostic || fused_away_[c] || concat.op_type != "Concat" || !concat.domain.empty()) continue;
     const std::string& out = concat.outputs[0];
-    if (graph_outputs_.count(out) || subgraph_reads_.count(out)) continue;
-    auto readers = consumers_.find(out);
-    if (readers == consumers_.end() || readers->second.size() != 1) continue;
-    if (concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
-    const size_t j = readers->second[0];
+    const int only = sole_reader(out);
+    if (only < 0 || concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
+    const size_t j = static_cast<size_t>(only);
     const Node& reader = g_.nodes[j];
     if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
         pointwise_of_.count(j) || nchw_input_.count(j))
@@ -256,13 +254,6 @@ int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
 // Returns how many.
 int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
   int merged = 0;
-  const auto lone_reader = [&](const std::string& value) -> int {
-    auto readers = consumers_.find(value);
-    if (graph_outputs_.count(value) || subgraph_reads_.count(value) || readers == consumers_.end() ||
-        readers->second.size() != 1)
-      return -1;
-    return static_cast<int>(readers->second[0]);
-  };
   for (size_t a : order) {
     const Node& add = g_.nodes[a];
     if (role_[a] != Role::kAgnostic || fused_away_[a] || add.op_type != "Add" || !add.domain.empty() ||
@@ -273,7 +264,7 @@ int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
     for (int k = 0; k < 2 && conv < 0; ++k) {
       const std::string& in = add.inputs[static_cast<size_t>(k)];
       auto p = producer_.find(in);
-      if (p == producer_.end() || lone_reader(in) != static_cast<int>(a)) continue;
+      if (p == producer_.end() || sole_reader(in) != static_cast<int>(a)) continue;
       const size_t c = p->second;
       const Node& n = g_.nodes[c];
       const Attribute* group = n.find_attr("group");
@@ -294,7 +285,7 @@ int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
     fused.inputs.push_back(add.inputs[static_cast<size_t>(1 - side)]);
     fused.outputs = add.outputs;
     fused.origin = add.origin.empty() ? add.describe() : add.origin;
-    const int act = lone_reader(add.outputs[0]);
+    const int act = sole_reader(add.outputs[0]);
     float lo = 0, hi = 0;
     if (act >= 0 && !fused_away_[static_cast<size_t>(act)] && role_[static_cast<size_t>(act)] != Role::kNone) {
       const Node& a_node = g_.nodes[static_cast<size_t>(act)];

@@ -73,6 +73,7 @@ class NhwcPass {
   bool relabel_slice(size_t i);
   bool relabel_channel_shuffle(size_t first);
   void apply_relabel(size_t i, Node& n);
+  // The one node reading `value` (no graph output, no subgraph capture), or -1.
   int sole_reader(const std::string& value) const;
   bool constant_ints(const std::string& name, std::vector<int64_t>& out) const;
   Node boundary(const char* op, const std::string& in, const std::string& out, bool unit) const;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/passes/layout_nhwc_pass.h"
+#include "runtime/passes/pass_util.h"
 
 namespace xonnx {
 namespace layout_internal {
@@ -15,21 +16,12 @@ namespace {
 
 constexpr int64_t kNhwcAxisOf[4] = {0, 3, 1, 2};  // NCHW axis -> its NHWC axis
 
-bool is_default(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
-
 const std::vector<int64_t>* ints_attr(const Node& n, const char* name) {
   const Attribute* a = n.find_attr(name);
   return a && a->type == AttrType::kInts ? &a->ints : nullptr;
 }
 
 }  // namespace
-
-// The one reader of `value` when it has exactly one and is no graph output nor captured.
-int NhwcPass::sole_reader(const std::string& value) const {
-  if (graph_outputs_.count(value) || subgraph_reads_.count(value)) return -1;
-  auto it = consumers_.find(value);
-  return it != consumers_.end() && it->second.size() == 1 ? static_cast<int>(it->second[0]) : -1;
-}
 
 // A constant int64 / int32 vector, or nothing.
 bool NhwcPass::constant_ints(const std::string& name, std::vector<int64_t>& out) const {

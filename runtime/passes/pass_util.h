@@ -18,6 +18,9 @@ namespace xonnx {
 bool activation_bounds(const Node& act, int64_t opset, const std::function<const Tensor*(const std::string&)>& constant,
                        float& lo, float& hi);
 
+// A default-domain (ONNX) node of type `op`.
+inline bool is_default(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+
 Attribute float_attribute(const char* name, float value);
 Attribute int_attribute(const char* name, int64_t value);
 Attribute ints_attribute(const char* name, std::vector<int64_t> values);

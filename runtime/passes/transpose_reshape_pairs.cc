@@ -3,6 +3,7 @@
 // reads x directly when s2 is a constant without 0 entries (a 0 copies a dim of the middle
 // tensor). The first node stays while something else reads it; DCE removes it otherwise.
 #include "runtime/ir/graph_edit.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 
 namespace xonnx {
@@ -14,8 +15,6 @@ const std::vector<int64_t>* perm_of(const Node& n) {
   const Attribute* a = n.find_attr("perm");
   return a && a->type == AttrType::kInts && !a->ints.empty() ? &a->ints : nullptr;
 }
-
-bool is_default(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
 // Reshape's target shape is a constant with no 0 (so it does not depend on the input's dims).
 bool target_independent_of_input(const Graph& g, const Node& reshape) {

@@ -73,8 +73,8 @@ namespace {
 class DilatedRowOrder {
  public:
   DilatedRowOrder(int64_t oh, int64_t sh, int64_t dh) : oh_(oh), period_(dh / std::gcd(std::max<int64_t>(sh, 1), dh)) {}
-  // The output row taken at position v (0 .. oh - 1) of an image.
   int64_t period() const { return period_; }
+  // The output row taken at position v (0 .. oh - 1) of an image.
   int64_t row(int64_t v) const {
     if (period_ <= 1) return v;
     for (int64_t phase = 0; phase < period_; ++phase) {
@@ -163,11 +163,10 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
       }
       // The fused Swish on the finished output row (or its blocks' channels), still in cache.
       if (activation_) {
-        float* const row = out_row;
         if (c0 == 0 && c1 == c) {
-          activation_(row, row, ow * c);
+          activation_(out_row, out_row, ow * c);
         } else {
-          for (int64_t ox = 0; ox < ow; ++ox) activation_(row + ox * c + c0, row + ox * c + c0, c1 - c0);
+          for (int64_t ox = 0; ox < ow; ++ox) activation_(out_row + ox * c + c0, out_row + ox * c + c0, c1 - c0);
         }
       }
     }
