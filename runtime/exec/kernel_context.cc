@@ -38,6 +38,19 @@ const Tensor* KernelInitImpl::constant_input(size_t i) const {
   return nullptr;
 }
 
+std::shared_ptr<void> KernelInitImpl::shared_scratch(const std::string& name,
+                                                     const std::function<std::shared_ptr<void>()>& make) const {
+  const SessionState& state = *plan_.state_;
+  std::lock_guard<std::mutex> lock(state.packings_mutex);
+  std::weak_ptr<void>& entry = state.scratch[name];
+  std::shared_ptr<void> scratch = entry.lock();
+  if (!scratch) {
+    scratch = make();
+    entry = scratch;
+  }
+  return scratch;
+}
+
 std::shared_ptr<const void> KernelInitImpl::shared_packing(
     const Tensor& constant, const std::string& layout, const std::function<std::shared_ptr<const void>()>& make) const {
   const std::shared_ptr<Storage>& storage = constant.storage();

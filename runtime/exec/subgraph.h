@@ -38,8 +38,9 @@ struct SessionState {
     std::weak_ptr<const void> packed;
   };
   mutable std::map<std::string, Packing> packings;
-  mutable int64_t packings_reused = 0;  // kernels given another kernel's packing
-  mutable std::mutex packings_mutex;    // bodies of control-flow ops may be compiled during runs
+  mutable int64_t packings_reused = 0;                         // kernels given another kernel's packing
+  mutable std::map<std::string, std::weak_ptr<void>> scratch;  // KernelInit::shared_scratch's, by name
+  mutable std::mutex packings_mutex;  // packings and scratch: bodies of control-flow ops may be compiled during runs
 };
 
 struct Frame {

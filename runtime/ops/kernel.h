@@ -100,6 +100,15 @@ class KernelInit {
     return make();
   }
 
+  // Scratch memory shared by the kernels of one session, which run one at a time (a session
+  // serialises its runs): a kernel uses it inside run() only and keeps nothing in it from one
+  // run() to the next. `name` names the object's type and purpose; make() builds it for the
+  // first kernel that asks. It lives as long as a kernel holds it.
+  virtual std::shared_ptr<void> shared_scratch(const std::string& /*name*/,
+                                               const std::function<std::shared_ptr<void>()>& make) const {
+    return make();
+  }
+
   // The session's thread pool (never null; single-threaded sessions run inline).
   virtual ThreadPool& thread_pool() const = 0;
   // Creates the reference kernel for this node: fast kernels use it as their fallback for

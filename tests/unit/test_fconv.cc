@@ -119,6 +119,29 @@ TEST(Fconv, FastTileIsBitIdenticalToReference) {
   EXPECT_EQ(cases, 9 * 4 * 4 * 2);
 }
 
+// restride_rows moves the pointers at rows of `base` to copies kFconvRowPad floats further
+// apart, keeps the others (a zeros row), and declines a range longer than the buffer.
+TEST(Fconv, RestrideRowsCopiesTheRangeItReads) {
+  constexpr int64_t c = 1024, rows = 6, ld = c + opt::kFconvRowPad;
+  std::vector<float> base(static_cast<size_t>(rows * c)), zeros(c, 0.0f);
+  for (size_t i = 0; i < base.size(); ++i) base[i] = static_cast<float>(i);
+  const std::vector<const float*> table{base.data() + 4 * c, zeros.data(), base.data() + 2 * c, base.data() + 3 * c};
+  std::vector<float> buf(static_cast<size_t>(3 * ld), -1.0f);
+  std::vector<const float*> moved(table.size(), nullptr);
+  ASSERT_TRUE(opt::restride_rows(table.data(), 4, base.data(), rows, c, buf.data(), 3, moved.data()));
+  EXPECT_EQ(moved[0], buf.data() + 2 * ld);
+  EXPECT_EQ(moved[1], zeros.data());
+  EXPECT_EQ(moved[2], buf.data());
+  EXPECT_EQ(moved[3], buf.data() + ld);
+  for (int64_t i = 0; i < c; ++i) ASSERT_EQ(moved[0][i], base[static_cast<size_t>(4 * c + i)]) << i;
+  std::vector<const float*> untouched(table.size(), nullptr);
+  EXPECT_FALSE(opt::restride_rows(table.data(), 4, base.data(), rows, c, buf.data(), 2, untouched.data()));
+  EXPECT_EQ(untouched[0], nullptr);
+  // Pointers past the rows of base (or into no row start) are not base's.
+  const std::vector<const float*> foreign{base.data() + rows * c, base.data() + 7};
+  EXPECT_FALSE(opt::restride_rows(foreign.data(), 2, base.data(), rows, c, buf.data(), 3, untouched.data()));
+}
+
 // A deep layer's taps run in chunks (conv.cc): the sums of the first chunk are stored unclamped
 // and resumed by the next, which gives the bits of one run over all taps.
 TEST(Fconv, TapsInChunksGiveTheBitsOfOneRun) {
@@ -318,6 +341,9 @@ TEST(ConvF32Nhwc, Shapes) {
   check(conv_case("3x3 dilation 12 pads 12 on 20x20, 40 -> 24 (padding taps)", 1, 40, 24, 20, 20, 3, 1, 12, 12));
   check(conv_case("3x3 dilation 6 pads 6 on 9x13, 256 -> 40 (padding taps in chunks)", 1, 256, 40, 9, 13, 3, 1, 6, 6));
   check(conv_case("5x5 pads 2 on 5x6, 48 -> 33 (padding taps)", 1, 48, 33, 5, 6, 5, 1, 1, 2));
+  // Pixels 4 KB apart run from a copy with a wider pixel stride (fconv_rows_alias).
+  check(conv_case("1x1, 1024 -> 40 (re-strided input)", 2, 1024, 40, 5, 3, 1, 1, 1, 0));
+  check(conv_case("3x3 stride 2 pads 1, 1024 -> 33 (re-strided input, border taps)", 1, 1024, 33, 7, 6, 3, 2, 1, 1));
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {

@@ -68,12 +68,6 @@ Model shuffle_unit(const Unit& u) {
   return b.model;
 }
 
-int count(const Graph& g, const std::string& domain, const std::string& op) {
-  int n = 0;
-  for (const Node& node : g.nodes) n += node.domain == domain && node.op_type == op;
-  return n;
-}
-
 TEST(LayoutRelabel, AShuffleUnitIsOneRegion) {
   Model m = shuffle_unit(Unit{});
   auto s = apply_nhwc_layout(m.graph, m.opset_imports);

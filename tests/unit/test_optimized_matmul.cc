@@ -50,6 +50,11 @@ TEST(OptimizedMatMul, ConstantBManyRows) {
   // Over 1 MB of A: blocks of rows, each running every panel.
   diff_test({"MatMul"}, {var(rand_tensor({1100, 256}, 23)), cst(rand_tensor({256, 40}, 24))}, {}, true,
             "A in row blocks", 1e-4, 1e-5);
+  // Rows of A 4 KB apart (K = 1024) run from a re-strided copy (fconv_rows_alias).
+  diff_test({"MatMul"}, {var(with_specials(rand_tensor({2, 13, 1024}, 45))), cst(rand_tensor({1024, 40}, 46))}, {},
+            true, "K 1024, batched, NaN/inf", 1e-4, 1e-5);
+  diff_test({"MatMul"}, {var(rand_tensor({2, 25, 1024}, 47)), var(rand_tensor({2, 1024, 33}, 48))}, {}, true,
+            "K 1024, runtime B", 1e-4, 1e-5);
 }
 
 // 12 and more rows of A against a runtime B run on the same tiles; each batch's B is packed

@@ -50,6 +50,34 @@ FconvRowsFn fconv_rows_of(const Tensor& w, std::vector<float>& rows, bool& finit
   };
 }
 
+bool restride_rows(const float* const* table, int64_t count, const float* base, int64_t rows, int64_t c, float* buf,
+                   int64_t capacity, const float** restrided) {
+  // The row that p starts, or -1 (compared as addresses: p may point into another buffer).
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(base), row_bytes = static_cast<uintptr_t>(c) * sizeof(float);
+  const auto row_of = [&](const float* p) -> int64_t {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    if (at < begin || (at - begin) % row_bytes != 0) return -1;
+    const uintptr_t row = (at - begin) / row_bytes;
+    return row < static_cast<uintptr_t>(rows) ? static_cast<int64_t>(row) : -1;
+  };
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t row = row_of(table[i]);
+    if (row < 0) continue;
+    first = first < 0 ? row : std::min(first, row);
+    last = std::max(last, row);
+  }
+  if (first < 0 || last - first + 1 > capacity) return false;
+  const int64_t ld = c + kFconvRowPad;
+  for (int64_t row = first; row <= last; ++row)
+    std::copy(base + row * c, base + (row + 1) * c, buf + (row - first) * ld);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t row = row_of(table[i]);
+    restrided[i] = row < 0 ? table[i] : buf + (row - first) * ld;
+  }
+  return true;
+}
+
 void fconv_tile_reference(const FconvTile& t) {
   for (int64_t r = 0; r < t.rows; ++r) {
     for (int64_t j = 0; j < t.cols; ++j) {

@@ -111,6 +111,7 @@ class MatMulKernel final : public FastKernel {
       XONNX_ASSIGN_OR_RETURN(k->alpha_, init.get_float("alpha", 1.0f));
     }
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    k->restrided_ = session_float_scratch(init);
     const Tensor* b = init.constant_input(1);
     if (b && b->rank() == 2 && b->numel() > 0) k->prepack(init, *b, k->trans_b_, k->alpha_);
     return std::unique_ptr<Kernel>(std::move(k));
@@ -123,6 +124,7 @@ class MatMulKernel final : public FastKernel {
     if (g.n <= 0 || g.k <= 0) return unsupported("own Gemm: empty B");
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    k->restrided_ = session_float_scratch(init);
     k->gemm_b_shape_ = {g.k, g.n};
     k->bias_ = std::move(g.bias);
     k->prepack(init, *init.constant_input(1), g.trans_b, g.alpha);
@@ -131,6 +133,8 @@ class MatMulKernel final : public FastKernel {
   }
 
  private:
+  void release_scratch() override { restrided_->release(); }
+
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
@@ -285,37 +289,54 @@ class MatMulKernel final : public FastKernel {
     const int64_t groups =
         all_blocks >= 2 * threads ? 1 : std::min(panels, (2 * threads + all_blocks - 1) / all_blocks);
     const int64_t group_panels = (panels + groups - 1) / groups;
-    pool_->parallel_for(static_cast<size_t>(all_blocks * groups),
-                        chunk_for(tiles / blocks * kFconvRows * K * group_panels * kFconvCols, kMinChunkMacs),
-                        [&](size_t task0, size_t task1) {
-                          FconvTile t;
-                          t.taps = 1;
-                          t.c = K;
-                          t.ldo = N;
-                          t.lo = -std::numeric_limits<float>::infinity();
-                          t.hi = std::numeric_limits<float>::infinity();
-                          for (size_t task = task0; task < task1; ++task) {
-                            const int64_t blk = static_cast<int64_t>(task) / groups,
-                                          group = static_cast<int64_t>(task) % groups;
-                            const int64_t n = blk / blocks, b = blk % blocks;
-                            const int64_t t0 = b * tiles / blocks, t1 = (b + 1) * tiles / blocks;
-                            const int64_t pn0 = group * group_panels, pn1 = std::min(panels, pn0 + group_panels);
-                            const float* const* rows = rows_.data() + n * tiles * kFconvRows;
-                            float* cn = tb.c + n * M * N;
-                            for (int64_t pn = pn0; pn < pn1; ++pn) {  // the panel stays in L1 or L2 over the block
-                              const int64_t j0 = pn * kFconvCols;
-                              t.panel = tb.panels + n * tb.panels_stride + j0 * K;
-                              t.bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data() + j0;
-                              t.cols = std::min(kFconvCols, N - j0);
-                              for (int64_t ti = t0; ti < t1; ++ti) {
-                                t.a = rows + ti * kFconvRows;
-                                t.rows = std::min(kFconvRows, M - ti * kFconvRows);
-                                t.out = cn + ti * kFconvRows * N + j0;
-                                tile_(t);
-                              }
-                            }
-                          }
-                        });
+    const size_t tasks = static_cast<size_t>(all_blocks * groups);
+    const size_t min_chunk = chunk_for(tiles / blocks * kFconvRows * K * group_panels * kFconvCols, kMinChunkMacs);
+    // Rows 4 KB apart (K = 1024, 2048, 3072, ...): each block's from a copy (fconv_rows_alias).
+    const int64_t block_rows = (tiles + blocks - 1) / blocks * kFconvRows;
+    const bool restride = fconv_rows_alias(K);
+    if (restride) {
+      restrided_->prepare(*pool_, tasks, min_chunk, static_cast<size_t>(block_rows * (K + kFconvRowPad)));
+      restrided_rows_.prepare(*pool_, tasks, min_chunk, static_cast<size_t>(block_rows));
+    }
+    pool_->parallel_for(tasks, min_chunk, [&](size_t task0, size_t task1) {
+      FconvTile t;
+      t.taps = 1;
+      t.c = K;
+      t.ldo = N;
+      t.lo = -std::numeric_limits<float>::infinity();
+      t.hi = std::numeric_limits<float>::infinity();
+      int64_t copied = -1;  // the block whose rows restrided_ holds
+      for (size_t task = task0; task < task1; ++task) {
+        const int64_t blk = static_cast<int64_t>(task) / groups, group = static_cast<int64_t>(task) % groups;
+        const int64_t n = blk / blocks, b = blk % blocks;
+        const int64_t t0 = b * tiles / blocks, t1 = (b + 1) * tiles / blocks;
+        const int64_t pn0 = group * group_panels, pn1 = std::min(panels, pn0 + group_panels);
+        // first + (ti - t0) * kFconvRows: tile ti's row pointers
+        const float* const* first = rows_.data() + (n * tiles + t0) * kFconvRows;
+        if (restride) {
+          const float** block = restrided_rows_.of(task0);
+          const int64_t count = (t1 - t0) * kFconvRows;
+          if (copied != blk && !restride_rows(first, count, tb.a + (tb.a_off ? tb.a_off[n] : 0), M, K,
+                                              restrided_->of(task0), block_rows, block))
+            std::copy(first, first + count, block);
+          copied = blk;
+          first = block;
+        }
+        float* cn = tb.c + n * M * N;
+        for (int64_t pn = pn0; pn < pn1; ++pn) {  // the panel stays in L1 or L2 over the block
+          const int64_t j0 = pn * kFconvCols;
+          t.panel = tb.panels + n * tb.panels_stride + j0 * K;
+          t.bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data() + j0;
+          t.cols = std::min(kFconvCols, N - j0);
+          for (int64_t ti = t0; ti < t1; ++ti) {
+            t.a = first + (ti - t0) * kFconvRows;
+            t.rows = std::min(kFconvRows, M - ti * kFconvRows);
+            t.out = cn + ti * kFconvRows * N + j0;
+            tile_(t);
+          }
+        }
+      }
+    });
   }
 
   // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
@@ -382,7 +403,9 @@ class MatMulKernel final : public FastKernel {
   std::vector<float> runtime_panels_;                    // a runtime B packed for the tiles, a group of batches
   // The 12 x 32 tile where the CPU has it: its panels are the convolution's [K][32] layout.
   FconvTileFn tile_ = k_->nr == kFconvCols ? fconv_tile_fast() : nullptr;
-  std::vector<const float*> rows_;  // run_tiles: a pointer per row of A, tiles padded (grows only)
+  std::vector<const float*> rows_;                  // run_tiles: a pointer per row of A, tiles padded (grows only)
+  std::shared_ptr<ChunkScratch<float>> restrided_;  // the session's; run_tiles, per chunk: a block's rows, re-strided
+  ChunkScratch<const float*> restrided_rows_;       // run_tiles, per chunk: pointers into restrided_
   static constexpr float kZeroBias[kFconvCols] = {};
 };
 

@@ -79,6 +79,13 @@ class ChunkScratch {
   std::vector<std::vector<T>> buffers_;
 };
 
+// The session's float scratch (KernelInit::shared_scratch) for copies that live inside one
+// run(), such as a block's re-strided rows (fconv.h): one per session instead of one per kernel.
+inline std::shared_ptr<ChunkScratch<float>> session_float_scratch(const KernelInit& init) {
+  return std::static_pointer_cast<ChunkScratch<float>>(
+      init.shared_scratch("ChunkScratch<float>", [] { return std::make_shared<ChunkScratch<float>>(); }));
+}
+
 // Runs r0..r1 of a copy split into runs over the outer axes [0, split) of `extent` (the
 // output's dims): calls fn(r, off) with off = base + sum(idx[d] * stride[d]) for run r's
 // odometer index. Shared by the own Slice and Expand (stride 0 broadcasts an axis).
