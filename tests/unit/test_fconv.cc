@@ -73,6 +73,9 @@ std::vector<float> run_tile(opt::FconvTileFn fn, TileProblem& p) {
 
 TEST(Fconv, ReferenceTileMatchesADoubleSum) {
   TileProblem p = make_tile(5, 20, 7, 3, -kInf, kInf, 1, false);
+  std::vector<float> z(static_cast<size_t>(kFconvRows * p.t.ldo));  // a residual, laid out as the output
+  for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(i) * 0.01f;
+  p.t.residual = z.data();
   const std::vector<float> out = run_tile(opt::fconv_tile_reference, p);
   for (int64_t r = 0; r < kFconvRows; ++r) {
     for (int64_t j = 0; j < p.t.ldo; ++j) {
@@ -81,7 +84,7 @@ TEST(Fconv, ReferenceTileMatchesADoubleSum) {
         EXPECT_EQ(got, -99.0f) << "row " << r << " col " << j << " is outside the tile";
         continue;
       }
-      double want = p.bias[static_cast<size_t>(j)];
+      double want = p.bias[static_cast<size_t>(j)] + z[static_cast<size_t>(r * p.t.ldo + j)];
       for (int64_t tap = 0; tap < 3; ++tap)
         for (int64_t ci = 0; ci < 7; ++ci)
           want += double(p.a[static_cast<size_t>(tap * kFconvRows + r)][ci]) *
@@ -100,12 +103,16 @@ TEST(Fconv, FastTileIsBitIdenticalToReference) {
     for (int64_t cols : {1, 16, 17, 32})
       for (int64_t c : {1, 3, 16, 33})
         for (int64_t taps : {1, 9}) {
-          const bool relu6 = seed % 3 == 0, nan = seed % 5 == 0, blocked = seed % 2 == 0;
+          const bool relu6 = seed % 3 == 0, nan = seed % 5 == 0, blocked = seed % 2 == 0, with_z = seed % 7 < 3;
           TileProblem p = make_tile(rows, cols, c, taps, relu6 ? 0.0f : -kInf, relu6 ? 6.0f : kInf, seed++, nan);
           if (blocked) {  // 16-channel blocks (the fused depthwise ring): columns 16-31 elsewhere
             p.t.ldo = 16;
             p.t.upper = 16 * kFconvRows + 7;
           }
+          std::vector<float> z(static_cast<size_t>(kFconvRows * p.t.ldo + p.t.upper + 16));
+          for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(i % 13) * 0.37f - 2.0f;
+          if (nan) z[3] = kInf;
+          if (with_z) p.t.residual = z.data();  // a residual Z, laid out as the output
           TileProblem q = p;
           q.t.a = q.a.data();  // q's own copies
           q.t.panel = q.panel.data();
@@ -113,7 +120,7 @@ TEST(Fconv, FastTileIsBitIdenticalToReference) {
           for (size_t i = 0; i < q.a.size(); ++i) q.a[i] = q.inputs.data() + (p.a[i] - p.inputs.data());
           EXPECT_TRUE(same_bits(run_tile(fast, p), run_tile(opt::fconv_tile_reference, q)))
               << "rows " << rows << " cols " << cols << " c " << c << " taps " << taps << (nan ? " with NaN" : "")
-              << (blocked ? " blocked" : "");
+              << (blocked ? " blocked" : "") << (with_z ? " with a residual" : "");
           ++cases;
         }
   EXPECT_EQ(cases, 9 * 4 * 4 * 2);

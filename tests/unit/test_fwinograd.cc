@@ -58,11 +58,19 @@ TEST(WinogradTransforms, FastAreBitIdenticalToReference) {
       std::vector<float> y_fast(static_cast<size_t>(4 * c), -99.0f), y_ref = y_fast;
       float* px_fast[4] = {y_fast.data(), y_fast.data() + c, nullptr, y_fast.data() + 3 * c};
       float* px_ref[4] = {y_ref.data(), y_ref.data() + c, nullptr, y_ref.data() + 3 * c};
-      fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast);
-      opt::wino_output_reference(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref);
+      fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast, nullptr);
+      opt::wino_output_reference(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref, nullptr);
       EXPECT_TRUE(same_bits(y_fast, y_ref)) << "output transform, range " << range[0] << ".." << range[1];
       EXPECT_EQ(y_fast[static_cast<size_t>(2 * c)], -99.0f) << "a pixel outside the image was written";
       EXPECT_TRUE(std::isnan(y_fast[0])) << "NaN did not pass the clamp";
+      // With a residual row per pixel inside the image (the pixel outside has none).
+      const std::vector<float> z = random_values(static_cast<size_t>(4 * c), seed++, 2.0f);
+      const float* rows[4] = {z.data(), z.data() + c, nullptr, z.data() + 3 * c};
+      fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast, rows);
+      opt::wino_output_reference(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref, rows);
+      EXPECT_TRUE(same_bits(y_fast, y_ref))
+          << "output transform with a residual, range " << range[0] << ".." << range[1];
+      EXPECT_EQ(y_fast[static_cast<size_t>(2 * c)], -99.0f) << "a pixel outside the image was written";
     }
   }
 }

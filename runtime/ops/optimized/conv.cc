@@ -11,7 +11,7 @@
 // It also runs the layout pass's ConvNchwInput (an image read in NCHW by the stem's padded
 // copy), ConcatConv (a 1x1 Conv over a channel Concat: one tap per part) and ConvMaxPool (a
 // stem and its MaxPool: the stem's rows pooled from a ring in cache as they are computed), and
-// a Conv with a residual Z (common/residual.h), added to each tile while it is in cache.
+// a Conv with a residual Z (common/residual.h), added to the sums in the tile.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -24,7 +24,6 @@
 #include "runtime/ops/common/conv_geometry.h"
 #include "runtime/ops/common/finite.h"
 #include "runtime/ops/common/layout_convert.h"
-#include "runtime/ops/common/residual.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fconv.h"
@@ -76,8 +75,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
     if (!fused_activation(kernels(), activation, &k->activation_))
       return unsupported("own fp32 Conv: activation ", activation);
-    // A residual Z (the layout pass's merged Add) is added to each tile as it is written, then
-    // the output range applies: the tiles themselves run unclamped.
+    // A residual Z (the layout pass's merged Add) is added to the sums before the output range,
+    // in the tile (FconvTile::residual) or Winograd's output transform.
     k->residual_ = init.node().op_type == "Conv" && init.has_input(kConvResidualInput);  // ConcatConv: parts
     if (k->residual_ && k->activation_) return unsupported("own fp32 Conv: a residual input with an activation");
     // Padding taps multiply zeros by the weights where the reference skips them: the same
@@ -122,7 +121,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     if (group == 1 && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
-      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->tile_lo(), k->tile_hi());
+      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
     } else {
       if ((k->nchw_input_ || k->stem_pool_) && !k->merge_rows_)
         return unsupported("own fp32 Conv: NCHW input or pool without merged rows");
@@ -166,13 +165,12 @@ class ConvF32NhwcKernel final : public FastKernel {
       residual = z.data<float>();
     }
     if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
-      handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>()));
-      if (handled && (residual || activation_)) {  // after the output transform, in one pass
+      handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>(), residual));
+      if (handled && activation_) {  // after the output transform, in one pass
         float* out = y->data<float>();
         pool_->parallel_for(static_cast<size_t>(n * oh * ow), chunk_for(m * 4), [&](size_t p0, size_t p1) {
           const int64_t count = static_cast<int64_t>(p1 - p0) * m;
-          if (residual) add_residual_clamped(out + p0 * m, residual + p0 * m, 1, count, 0, lo_, hi_);
-          if (activation_) activation_(out + p0 * m, out + p0 * m, count);
+          activation_(out + p0 * m, out + p0 * m, count);
         });
       }
       return Status::ok();
@@ -383,16 +381,18 @@ class ConvF32NhwcKernel final : public FastKernel {
               part.lo = -kInf;
               part.hi = kInf;
             }
+            if (last && residual) {  // the tile adds Z, then clamps
+              part.lo = lo_;
+              part.hi = hi_;
+            }
             for (int64_t ti = 0; ti < block_tiles; ++ti) {
               const int64_t first = p0 + ti * kFconvRows;
               part.a = panel_table + (ti * taps + tap0) * kFconvRows;
               part.padding_taps = masks && tap0 < 64 ? masks[ti] >> tap0 : 0;
               part.rows = std::min(kFconvRows, p1 - first);
               part.out = out + first * m + pn * kFconvCols;
+              part.residual = last && residual ? residual + first * m + pn * kFconvCols : nullptr;
               tile_(part);
-              if (last && residual)
-                add_residual_clamped(part.out, residual + first * m + pn * kFconvCols, part.rows, part.cols, m, lo_,
-                                     hi_);
             }
           }
         }
@@ -424,7 +424,8 @@ class ConvF32NhwcKernel final : public FastKernel {
   }
   // Grouped: the first input channel of panel pn's group.
   int64_t panel_channel(int64_t pn) const { return pn * kFconvCols / group_out_ * group_in_; }
-  // The tiles' output range: open when a residual is added after them.
+  // The tiles' output range: open when a residual is added after them (the partial sums of
+  // all but the last chunk of taps; the last adds it).
   float tile_lo() const { return residual_ ? -kInf : lo_; }
   float tile_hi() const { return residual_ ? kInf : hi_; }
   // The tile's weights, bias and columns: 32-channel panel pn.

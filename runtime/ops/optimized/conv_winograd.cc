@@ -39,7 +39,7 @@ WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, 
       zeros_(static_cast<size_t>(c), 0.0f) {}
 
 bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w,
-                          const std::array<int64_t, 4>& pads, float* y) {
+                          const std::array<int64_t, 4>& pads, float* y, const float* z) {
   const int64_t c = c_, m = m_;
   const int64_t oh = h + pads[0] + pads[2] - 2, ow = w + pads[1] + pads[3] - 2;
   const int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = n * th * tw;
@@ -59,6 +59,7 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
     float* const mm = v + kWinoPositions * max_tiles * c;
     const float* patch[kWinoPositions];
     float* pixels[4];
+    const float* residual[4];  // z's rows of the same pixels
     const float* rows[kFconvRows];
     FconvTile t;
     t.a = rows;
@@ -80,7 +81,9 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
       const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
       for (int k = 0; k < 4; ++k) {
         const int64_t oy = 2 * ty + k / 2, ox = 2 * tx + k % 2;
-        pixels[k] = oy < oh && ox < ow ? y + ((img * oh + oy) * ow + ox) * m : nullptr;
+        const int64_t at = ((img * oh + oy) * ow + ox) * m;
+        pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
+        residual[k] = pixels[k] && z ? z + at : nullptr;
       }
     };
     for (size_t blk = b0; blk < b1; ++blk) {
@@ -108,7 +111,7 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
       }
       for (int64_t i = 0; i < count; ++i) {
         locate_pixels(t0 + i);
-        output_(mm + i * m, count * m, m, u_.bias.data(), lo_, hi_, pixels);
+        output_(mm + i * m, count * m, m, u_.bias.data(), lo_, hi_, pixels, z ? residual : nullptr);
       }
     }
   });

@@ -29,8 +29,9 @@ class WinogradConvF32 {
   // y [n][oh][ow][m] from x [n][h][w][c] with pads (top, left, bottom, right), oh = h + top +
   // bottom - 2 and ow alike, both > 0. Returns false, with y partly written, when x holds inf or
   // NaN: the direct convolution's results then differ, and the caller runs the reference.
+  // z (or nullptr): a residual of y's shape, added before the output range.
   bool run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads,
-           float* y);
+           float* y, const float* z = nullptr);
 
  private:
   FconvWeights u_;  // panels [16 positions][c][32]; u_.bias is the layer's bias

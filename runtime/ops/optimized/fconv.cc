@@ -89,6 +89,7 @@ void fconv_tile_reference(const FconvTile& t) {
         const float* w = t.panel + tap * t.c * kFconvCols + j;
         for (int64_t ci = 0; ci < t.c; ++ci) acc = std::fma(a[ci], w[ci * kFconvCols], acc);
       }
+      if (t.residual) acc += t.residual[out - t.out];
       *out = clamp_keeping_nan(acc, t.lo, t.hi);
     }
   }

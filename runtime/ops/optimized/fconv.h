@@ -1,5 +1,5 @@
 // Tiles of the own fp32 NHWC convolution (optimized/conv.cc), an indirect GEMM:
-//   out[r][j] = clamp(bias[j] + sum_t sum_c a[t][r][c] * w[t][c][j], lo, hi)
+//   out[r][j] = clamp(bias[j] + sum_t sum_c a[t][r][c] * w[t][c][j] (+ residual[r][j]), lo, hi)
 // for up to 12 output pixels r and 32 output channels j, where a[t][r] points at the C input
 // values that tap t of pixel r reads (a row of zeros for padding). XNNPACK 2022's f32 igemm
 // runs 7 x 16 tiles: 7 accumulator chains cannot fill two FMA pipes of latency 4, and every
@@ -57,6 +57,9 @@ struct FconvTile {
   // zero and the tile skips it (a dilated Conv on a small map: DeepLabV3's ASPP 3x3 of dilation
   // 12 over 20 x 20 reads padding in about half of its taps).
   uint64_t padding_taps = 0;
+  // The layout pass's residual Z (common/residual.h), laid out as out (rows ldo apart, columns
+  // 16-31 `upper` on), added to the sums before the clamp; nullptr: none.
+  const float* residual = nullptr;
 };
 
 using FconvTileFn = void (*)(const FconvTile& t);

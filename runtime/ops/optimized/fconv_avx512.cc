@@ -14,9 +14,16 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-// Columns 0-15 at out, 16-31 at out + upper.
-inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, __mmask16 m1, float* out,
-                      int64_t upper) {
+// GCC may fuse a plain vector add into an FMA the scalar twin does not do (fdwconv_avx512.cc).
+inline __m512 add(__m512 a, __m512 b) { return _mm512_maskz_add_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
+
+// Columns 0-15 at out, 16-31 at out + upper; the residual row z (laid out as out) added first.
+inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, __mmask16 m1, float* out, int64_t upper,
+                      const float* z) {
+  if (z) {
+    v0 = add(v0, _mm512_maskz_loadu_ps(m0, z));
+    v1 = add(v1, _mm512_maskz_loadu_ps(m1, z + upper));
+  }
   // max/min return their second operand on NaN: NaN passes through the clamp.
   v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));
   v1 = _mm512_min_ps(hi, _mm512_max_ps(lo, v1));
@@ -87,7 +94,8 @@ inline void prefetch_panel(const float* w) {
     s##r##_1 = _mm512_fmadd_ps(av, b1, s##r##_1); \
   }
 #define XONNX_F_STORE(r) \
-  if (r < nrows) store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo, upper);
+  if (r < nrows)         \
+    store_row(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo, upper, t.residual ? t.residual + r * ldo : nullptr);
 
 XONNX_F_DEFINE_TILE(tile_avx512, XONNX_F_ROWS)
 XONNX_F_DEFINE_TILE(tile8_avx512, XONNX_F_ROWS8)
@@ -125,8 +133,11 @@ void tile16_avx512(const FconvTile& t) {
     }
   }
   const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-#define XONNX_F_STORE16(r) \
-  if (r < rows) _mm512_mask_storeu_ps(out + r * ldo, m0, _mm512_min_ps(hi, _mm512_max_ps(lo, s##r)));
+#define XONNX_F_STORE16(r)                                                                \
+  if (r < rows) {                                                                         \
+    if (t.residual) s##r = add(s##r, _mm512_maskz_loadu_ps(m0, t.residual + r * ldo));    \
+    _mm512_mask_storeu_ps(out + r * ldo, m0, _mm512_min_ps(hi, _mm512_max_ps(lo, s##r))); \
+  }
   XONNX_F_ROWS(XONNX_F_STORE16)
 #undef XONNX_F_INIT16
 #undef XONNX_F_PTR16

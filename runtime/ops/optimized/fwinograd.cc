@@ -56,7 +56,7 @@ bool wino_input_reference(const float* const* patch, int64_t c, float* v, int64_
 }
 
 void wino_output_reference(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
-                           float* const* out) {
+                           float* const* out, const float* const* z) {
   for (int64_t j = 0; j < cols; ++j) {
     float s[4][2];  // M A
     for (int i = 0; i < 4; ++i) {
@@ -67,8 +67,9 @@ void wino_output_reference(const float* m, int64_t ldm, int64_t cols, const floa
     }
     for (int k = 0; k < 2; ++k) {  // A^T (M A)
       const float y0 = s[0][k] + s[1][k] + s[2][k], y1 = s[1][k] - s[2][k] - s[3][k];
-      if (out[k]) out[k][j] = clamp_keeping_nan(y0 + bias[j], lo, hi);
-      if (out[2 + k]) out[2 + k][j] = clamp_keeping_nan(y1 + bias[j], lo, hi);
+      const float v0 = y0 + bias[j], v1 = y1 + bias[j];
+      if (out[k]) out[k][j] = clamp_keeping_nan(z ? v0 + z[k][j] : v0, lo, hi);
+      if (out[2 + k]) out[2 + k][j] = clamp_keeping_nan(z ? v1 + z[2 + k][j] : v1, lo, hi);
     }
   }
 }

@@ -27,15 +27,16 @@ FconvWeights pack_winograd_weights(const FconvRowsFn& rows_of, const float* bias
 // v[p * ldv + ci] = (B^T d B)[p] for the 4x4 patch d whose row-major point q is patch[q][ci]
 // (a row of zeros for padding), ci < c. Returns false when a value is not finite.
 using WinoInputFn = bool (*)(const float* const* patch, int64_t c, float* v, int64_t ldv);
-// out[k][j] = clamp((A^T M A)[k] + bias[j], lo, hi) for the 2x2 output pixels k (row-major;
-// out[k] null: outside the image, not written), from m[p * ldm + j], j < cols. The clamp keeps
-// NaN (max(lo, .) then min(hi, .), the second operand winning), as the direct tiles do.
+// out[k][j] = clamp((A^T M A)[k] + bias[j] (+ z[k][j]), lo, hi) for the 2x2 output pixels k
+// (row-major; out[k] null: outside the image, not written), from m[p * ldm + j], j < cols; z
+// (or nullptr) the pixels' residual rows. The clamp keeps NaN (max(lo, .) then min(hi, .), the
+// second operand winning), as the direct tiles do.
 using WinoOutputFn = void (*)(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
-                              float* const* out);
+                              float* const* out, const float* const* z);
 
 bool wino_input_reference(const float* const* patch, int64_t c, float* v, int64_t ldv);
 void wino_output_reference(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
-                           float* const* out);
+                           float* const* out, const float* const* z);
 // The AVX-512 transforms, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
 WinoInputFn wino_input_fast();
 WinoOutputFn wino_output_fast();

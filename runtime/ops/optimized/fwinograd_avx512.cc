@@ -44,8 +44,8 @@ bool input_avx512(const float* const* patch, int64_t c, float* v, int64_t ldv) {
   return _mm512_test_epi32_mask(nonfinite, nonfinite) == 0;
 }
 
-void output_avx512(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
-                   float* const* out) {
+void output_avx512(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi, float* const* out,
+                   const float* const* z) {
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   for (int64_t j = 0; j < cols; j += 16) {
     const __mmask16 k = lanes(cols - j);
@@ -60,8 +60,12 @@ void output_avx512(const float* m, int64_t ldm, int64_t cols, const float* bias,
     }
     const __m512 b = _mm512_maskz_loadu_ps(k, bias + j);
     for (int kx = 0; kx < 2; ++kx) {
-      const __m512 y0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0][kx], s[1][kx]), s[2][kx]), b);
-      const __m512 y1 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s[1][kx], s[2][kx]), s[3][kx]), b);
+      __m512 y0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0][kx], s[1][kx]), s[2][kx]), b);
+      __m512 y1 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s[1][kx], s[2][kx]), s[3][kx]), b);
+      if (z) {  // the residual rows of the pixels inside the image
+        if (out[kx]) y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(k, z[kx] + j));
+        if (out[2 + kx]) y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(k, z[2 + kx] + j));
+      }
       if (out[kx]) _mm512_mask_storeu_ps(out[kx] + j, k, clamp(y0, vlo, vhi));
       if (out[2 + kx]) _mm512_mask_storeu_ps(out[2 + kx] + j, k, clamp(y1, vlo, vhi));
     }
