@@ -62,6 +62,7 @@ inline void prefetch_panel(const float* w) {
     const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                         \
     float* out = t.out;                                                                 \
     ROWS(XONNX_F_INIT)                                                                  \
+    if (t.residual) ROWS(XONNX_F_PREFETCH_Z)                                            \
     const float* w = t.panel;                                                           \
     const int64_t c = t.c;                                                              \
     for (int64_t tap = 0; tap < t.taps; ++tap) {                                        \
@@ -86,6 +87,11 @@ inline void prefetch_panel(const float* w) {
     s##r##_0 = _mm512_maskz_loadu_ps(m0, out + r * ldo);         \
     s##r##_1 = _mm512_maskz_loadu_ps(m1, out + r * ldo + upper); \
   }
+#define XONNX_F_PREFETCH_Z(r)                                                                  \
+  if (r < nrows) {                                                                             \
+    _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * ldo), _MM_HINT_T0);            \
+    _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * ldo + upper + 15), _MM_HINT_T0); \
+  }
 #define XONNX_F_PTR(r) const float* a##r = rows[r];
 #define XONNX_F_STEP(r)                           \
   {                                               \
@@ -102,6 +108,7 @@ XONNX_F_DEFINE_TILE(tile8_avx512, XONNX_F_ROWS8)
 XONNX_F_DEFINE_TILE(tile4_avx512, XONNX_F_ROWS4)
 #undef XONNX_F_DEFINE_TILE
 #undef XONNX_F_INIT
+#undef XONNX_F_PREFETCH_Z
 #undef XONNX_F_PTR
 #undef XONNX_F_STEP
 #undef XONNX_F_STORE
