@@ -261,6 +261,10 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     const Attribute* ks = attr_of(n, "kernel_shape", AttrType::kInts);
     return ks && ks->ints.size() == 2 ? Role::kNhwcOp : Role::kNone;
   }
+  if (channels_last_entry(i)) {
+    identities_.insert(i);
+    return Role::kAgnostic;
+  }
   if (n.inputs.empty() || !is_region(n.inputs[0])) {
     if (!is_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
   }
@@ -419,12 +423,18 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   merge_for_own_kernels(order, stats);  // layout_nhwc_fusions.cc
 
   // 2. Region values read in NCHW: graph outputs, other nodes, subgraph captures.
+  //    A channels-last exit reads the NHWC twin instead (when the region value has one).
   std::unordered_set<std::string> exits;
   for (const std::string& v : region_) {
     if (graph_outputs_.count(v) || subgraph_reads_.count(v)) exits.insert(v);
   }
+  std::vector<size_t> exit_transposes;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     if (role_[i] != Role::kNone || fused_away_[i]) continue;
+    if (channels_last_exit(i)) {
+      exit_transposes.push_back(i);
+      continue;
+    }
     for (const std::string& in : g_.nodes[i].inputs) {
       if (is_region(in)) exits.insert(in);
     }
@@ -439,6 +449,14 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     }
   }
   for (const std::string& v : entering_) nhwc[v] = fresh(v);
+  for (size_t i : exit_transposes) {
+    const std::string& v = g_.nodes[i].inputs[0];
+    if (nhwc.count(v)) {
+      identities_.insert(i);
+    } else {
+      exits.insert(v);
+    }
+  }
 
   // 4. Emit: region nodes renamed, boundary conversions right after the producer.
   std::vector<Node> out;
@@ -504,6 +522,13 @@ Result<NhwcLayoutStats> NhwcPass::run() {
           if (a.name == "axis") a.i = 3;
         }
       }
+    } else if (identities_.count(i)) {  // a channels-last exit: the region value's NHWC twin
+      n.inputs[0] = nhwc.at(n.inputs[0]);
+    }
+    if (identities_.count(i)) {  // a channels-last entry or exit
+      n.op_type = "Identity";
+      n.attributes.clear();
+      ++stats.channels_last;
     }
     const std::vector<std::string> produced = n.outputs;  // renamed for region nodes
     out.push_back(std::move(n));

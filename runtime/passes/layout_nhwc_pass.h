@@ -69,6 +69,12 @@ class NhwcPass {
     Tensor constant;            // its NHWC value
     std::vector<int64_t> perm;  // a Transpose's NHWC perm (empty: unchanged)
   };
+  // torch's permutes between NCHW and channels-last around a LayerNorm or Linear (ConvNeXt,
+  // Swin) run as Identities (identities_): Transpose [0, 3, 1, 2] of channels-last data enters
+  // the region (the data is its output's NHWC twin), Transpose [0, 2, 3, 1] of a region value
+  // leaves it as its NHWC twin.
+  bool channels_last_entry(size_t i) const;
+  bool channels_last_exit(size_t i) const;
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   bool relabel_channel_shuffle(size_t first);
@@ -102,6 +108,7 @@ class NhwcPass {
   std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
   std::vector<NamedTensor> new_initializers_;
   std::unordered_map<size_t, Relabel> relabel_;
+  std::unordered_set<size_t> identities_;  // channels-last entries and exits, emitted as Identity
 };
 
 }  // namespace layout_internal

@@ -3,7 +3,8 @@
 // last axis, and a channel shuffle Reshape [N, g, C/g, H, W] -> Transpose [0, 2, 1, 3, 4] ->
 // Reshape [N, C, H, W] becomes Reshape [N, H, W, g, C/g] -> Transpose [0, 1, 2, 4, 3] ->
 // Reshape [N, H, W, C]: the same channel order, so the blocks stay in one region where each
-// shuffle left it and came back (ShuffleNetV2: 33 conversions per run).
+// shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
+// to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin).
 #include <vector>
 
 #include "runtime/passes/layout_nhwc_pass.h"
@@ -93,6 +94,26 @@ bool NhwcPass::relabel_channel_shuffle(size_t first) {
 }
 
 // Called for a Reshape, Transpose or Slice whose input is a region value.
+namespace {
+
+bool transpose_with_perm(const Node& n, const std::vector<int64_t>& perm) {
+  if (!is_default(n, "Transpose") || n.inputs.size() != 1 || n.inputs[0].empty() || n.outputs.size() != 1) return false;
+  const std::vector<int64_t>* p = ints_attr(n, "perm");
+  return p && *p == perm;
+}
+
+}  // namespace
+
+bool NhwcPass::channels_last_entry(size_t i) const {
+  const Node& n = g_.nodes[i];
+  return transpose_with_perm(n, {0, 3, 1, 2}) && !is_region(n.inputs[0]) && !known_non_float(n.inputs[0]);
+}
+
+bool NhwcPass::channels_last_exit(size_t i) const {
+  const Node& n = g_.nodes[i];
+  return transpose_with_perm(n, {0, 2, 3, 1}) && is_region(n.inputs[0]);
+}
+
 bool NhwcPass::relabeled(size_t i) {
   if (relabel_.count(i)) return true;  // the Transpose and last Reshape of a shuffle
   const Node& n = g_.nodes[i];

@@ -3,6 +3,8 @@
 //    shuffle, two channel Slices) stays one region, entered and left once; Slices along other
 //    axes (negative, absent, stepped) are re-labelled too; a shuffle whose shape copies a dim
 //    (0) or a Transpose of another perm stays outside;
+//  - a ConvNeXt block's permutes to and from channels-last around its LayerNorm and Linears
+//    become Identities of the region's NHWC data;
 //  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
 #include <gtest/gtest.h>
 
@@ -68,6 +70,30 @@ Model shuffle_unit(const Unit& u) {
   return b.model;
 }
 
+// The model's two outputs for x [1, 8, 6, 6] at 1 and 2 threads against the reference kernels
+// (no layout pass).
+void expect_agrees_with_reference(const Model& model) {
+  for (int threads : {1, 2}) {
+    SessionOptions fast, reference;
+    fast.num_threads = reference.num_threads = threads;
+    reference.disable_xnnpack = true;
+    reference.disable_optimized = true;
+    auto got_session = Session::create_from_model(model, fast);
+    auto want_session = Session::create_from_model(model, reference);
+    ASSERT_TRUE(got_session.is_ok()) << got_session.status().to_string();
+    ASSERT_TRUE(want_session.is_ok()) << want_session.status().to_string();
+    const Tensor x = rand_tensor({1, 8, 6, 6}, 9);
+    auto got = (*got_session)->run({Value(x)});
+    auto want = (*want_session)->run({Value(x)});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    for (size_t k = 0; k < 2; ++k) {
+      ASSERT_EQ((*got)[k].tensor().shape(), (*want)[k].tensor().shape()) << k;
+      backendtest::expect_close((*got)[k].tensor(), (*want)[k].tensor(), {1e-4, 1e-5}, "output " + std::to_string(k));
+    }
+  }
+}
+
 TEST(LayoutRelabel, AShuffleUnitIsOneRegion) {
   Model m = shuffle_unit(Unit{});
   auto s = apply_nhwc_layout(m.graph, m.opset_imports);
@@ -107,25 +133,56 @@ TEST(LayoutRelabel, SessionsAgreeWithTheReference) {
   Unit copies_a_dim;
   copies_a_dim.shuffle_shape = {0, 2, 8, 6, 6};
   for (const Unit& u : {Unit{}, height, batch, copies_a_dim}) {
-    for (int threads : {1, 2}) {
-      SessionOptions fast, reference;
-      fast.num_threads = reference.num_threads = threads;
-      reference.disable_xnnpack = true;
-      reference.disable_optimized = true;
-      auto got_session = Session::create_from_model(shuffle_unit(u), fast);
-      auto want_session = Session::create_from_model(shuffle_unit(u), reference);
-      ASSERT_TRUE(got_session.is_ok()) << got_session.status().to_string();
-      ASSERT_TRUE(want_session.is_ok()) << want_session.status().to_string();
-      const Tensor x = rand_tensor({1, 8, 6, 6}, 9);
-      auto got = (*got_session)->run({Value(x)});
-      auto want = (*want_session)->run({Value(x)});
-      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-      for (size_t k = 0; k < 2; ++k) {
-        ASSERT_EQ((*got)[k].tensor().shape(), (*want)[k].tensor().shape()) << k;
-        backendtest::expect_close((*got)[k].tensor(), (*want)[k].tensor(), {1e-4, 1e-5}, "output " + std::to_string(k));
-      }
-    }
+    expect_agrees_with_reference(shuffle_unit(u));
+  }
+}
+
+// x [1, 8, 6, 6] -> Conv ("a") -> Transpose [0, 2, 3, 1] -> LayerNorm -> MatMul -> Relu ->
+// MatMul -> Transpose [0, 3, 1, 2] -> Mul (layer scale [8, 1, 1]) -> Add a -> Conv -> "y";
+// the channels-last LayerNorm output is "ln" too (a graph output outside the region).
+Model convnext_block(const std::vector<int64_t>& back_perm) {
+  testing::GraphBuilder b(17);
+  b.input("x", 4);
+  uint32_t seed = 20;
+  const auto conv = [&](const std::string& in, const char* out) {
+    return b.node(
+        "Conv", {in, b.constant(rand_tensor({8, 8, 3, 3}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({8}, seed++))},
+        {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, out);
+  };
+  const std::string a = conv("x", "");
+  const std::string last = b.node("Transpose", {a}, {attr_ints("perm", {0, 2, 3, 1})});
+  b.node("LayerNormalization", {last, b.constant(rand_tensor({8}, seed++)), b.constant(rand_tensor({8}, seed++))}, {},
+         "ln");
+  const std::string up = b.node("MatMul", {"ln", b.constant(rand_tensor({8, 16}, seed++, -0.4f, 0.4f))});
+  const std::string down = b.node("MatMul", {b.node("Relu", {up}), b.constant(rand_tensor({16, 8}, seed++))});
+  const std::string first = b.node("Transpose", {down}, {attr_ints("perm", back_perm)});
+  const std::string scaled = b.node("Mul", {first, b.constant(rand_tensor({8, 1, 1}, seed++))});
+  conv(b.node("Add", {scaled, a}), "y");
+  b.output("y");
+  b.output("ln");
+  return b.model;
+}
+
+TEST(LayoutRelabel, ConvNextPermutesAreIdentitiesOfTheNhwcData) {
+  Model m = convnext_block({0, 3, 1, 2});
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->channels_last, 2);
+  EXPECT_EQ(s->to_nhwc, 1);  // x
+  EXPECT_EQ(s->to_nchw, 1);  // y
+  for (const Node& n : m.graph.nodes) EXPECT_NE(n.op_type, "Transpose");
+  // Another perm back is no channels-last entry: the Mul and Add leave the region.
+  Model other = convnext_block({0, 3, 2, 1});
+  s = apply_nhwc_layout(other.graph, other.opset_imports);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->channels_last, 1);
+  EXPECT_EQ(s->to_nhwc, 2);  // x, the Add
+}
+
+TEST(LayoutRelabel, ConvNextSessionsAgreeWithTheReference) {
+  for (const std::vector<int64_t>& perm : {std::vector<int64_t>{0, 3, 1, 2}, std::vector<int64_t>{0, 3, 2, 1}}) {
+    SCOPED_TRACE("perm back " + std::to_string(perm[2]) + std::to_string(perm[3]));
+    expect_agrees_with_reference(convnext_block(perm));
   }
 }
 
