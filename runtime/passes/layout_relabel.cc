@@ -22,6 +22,12 @@ const std::vector<int64_t>* ints_attr(const Node& n, const char* name) {
   return a && a->type == AttrType::kInts ? &a->ints : nullptr;
 }
 
+bool transpose_with_perm(const Node& n, const std::vector<int64_t>& perm) {
+  if (!is_default(n, "Transpose") || n.inputs.size() != 1 || n.inputs[0].empty() || n.outputs.size() != 1) return false;
+  const std::vector<int64_t>* p = ints_attr(n, "perm");
+  return p && *p == perm;
+}
+
 }  // namespace
 
 // A constant int64 / int32 vector, or nothing.
@@ -93,17 +99,6 @@ bool NhwcPass::relabel_channel_shuffle(size_t first) {
   return true;
 }
 
-// Called for a Reshape, Transpose or Slice whose input is a region value.
-namespace {
-
-bool transpose_with_perm(const Node& n, const std::vector<int64_t>& perm) {
-  if (!is_default(n, "Transpose") || n.inputs.size() != 1 || n.inputs[0].empty() || n.outputs.size() != 1) return false;
-  const std::vector<int64_t>* p = ints_attr(n, "perm");
-  return p && *p == perm;
-}
-
-}  // namespace
-
 bool NhwcPass::channels_last_entry(size_t i) const {
   const Node& n = g_.nodes[i];
   return transpose_with_perm(n, {0, 3, 1, 2}) && !is_region(n.inputs[0]) && !known_non_float(n.inputs[0]);
@@ -114,6 +109,7 @@ bool NhwcPass::channels_last_exit(size_t i) const {
   return transpose_with_perm(n, {0, 2, 3, 1}) && is_region(n.inputs[0]);
 }
 
+// Called for a Reshape, Transpose or Slice whose input is a region value.
 bool NhwcPass::relabeled(size_t i) {
   if (relabel_.count(i)) return true;  // the Transpose and last Reshape of a shuffle
   const Node& n = g_.nodes[i];

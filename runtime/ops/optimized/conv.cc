@@ -377,13 +377,9 @@ class ConvF32NhwcKernel final : public FastKernel {
             part.panel += tap0 * w_.c * kFconvCols;
             part.resume = tap0 > 0;
             const bool last = tap0 + part.taps == taps;
-            if (!last) {  // partial sums, unclamped
+            if (!last) {  // partial sums, unclamped; the last chunk adds Z (if any), then clamps
               part.lo = -kInf;
               part.hi = kInf;
-            }
-            if (last && residual) {  // the tile adds Z, then clamps
-              part.lo = lo_;
-              part.hi = hi_;
             }
             for (int64_t ti = 0; ti < block_tiles; ++ti) {
               const int64_t first = p0 + ti * kFconvRows;
@@ -418,16 +414,12 @@ class ConvF32NhwcKernel final : public FastKernel {
     t.taps = w_.taps;
     t.c = w_.c;
     t.ldo = out_ch_;
-    t.lo = tile_lo();
-    t.hi = tile_hi();
+    t.lo = lo_;
+    t.hi = hi_;
     return t;
   }
   // Grouped: the first input channel of panel pn's group.
   int64_t panel_channel(int64_t pn) const { return pn * kFconvCols / group_out_ * group_in_; }
-  // The tiles' output range: open when a residual is added after them (the partial sums of
-  // all but the last chunk of taps; the last adds it).
-  float tile_lo() const { return residual_ ? -kInf : lo_; }
-  float tile_hi() const { return residual_ ? kInf : hi_; }
   // The tile's weights, bias and columns: 32-channel panel pn.
   void set_panel(FconvTile& t, int64_t pn) const {
     t.panel = w_.packed.data() + pn * w_.taps * w_.c * kFconvCols;

@@ -67,7 +67,7 @@ class FdwLayer {
   int64_t group_ = 1;                  // channels per group: 1 (depthwise) or kFdwGroup
   float lo_ = 0, hi_ = 0;              // fused output range
   MapFn activation_ = nullptr;         // the layout pass's fused activation = "Swish" / "HardSwish"
-  std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][16], [cp]
+  std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][group_][16], [cp]
 };
 
 }  // namespace opt

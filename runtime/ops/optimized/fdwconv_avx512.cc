@@ -99,12 +99,15 @@ template <>
 inline __m512 tap<1>(__m512 x, const float* w, __m512 chain) {
   return _mm512_fmadd_ps(x, _mm512_loadu_ps(w), chain);
 }
-template <>
-inline __m512 tap<4>(__m512 x, const float* w, __m512 chain) {
-  chain = _mm512_fmadd_ps(group_input<0>(x), _mm512_loadu_ps(w), chain);
+// Inputs 1-3 of a group's tap onto the chain that input 0 started.
+inline __m512 group_rest(__m512 x, const float* w, __m512 chain) {
   chain = _mm512_fmadd_ps(group_input<1>(x), _mm512_loadu_ps(w + 16), chain);
   chain = _mm512_fmadd_ps(group_input<2>(x), _mm512_loadu_ps(w + 32), chain);
   return _mm512_fmadd_ps(group_input<3>(x), _mm512_loadu_ps(w + 48), chain);
+}
+template <>
+inline __m512 tap<4>(__m512 x, const float* w, __m512 chain) {
+  return group_rest(x, w, tap<1>(group_input<0>(x), w, chain));
 }
 template <int G>
 inline __m512 first_tap(__m512 x, const float* w, const __m512* bias);
@@ -114,11 +117,7 @@ inline __m512 first_tap<1>(__m512 x, const float* w, const __m512* bias) {
 }
 template <>
 inline __m512 first_tap<4>(__m512 x, const float* w, const __m512* bias) {
-  __m512 chain =
-      bias ? _mm512_fmadd_ps(group_input<0>(x), _mm512_loadu_ps(w), *bias) : mul(group_input<0>(x), _mm512_loadu_ps(w));
-  chain = _mm512_fmadd_ps(group_input<1>(x), _mm512_loadu_ps(w + 16), chain);
-  chain = _mm512_fmadd_ps(group_input<2>(x), _mm512_loadu_ps(w + 32), chain);
-  return _mm512_fmadd_ps(group_input<3>(x), _mm512_loadu_ps(w + 48), chain);
+  return group_rest(x, w, first_tap<1>(group_input<0>(x), w, bias));
 }
 
 // Any kh x kw: four pixels share each tap's weights (read from L1); per pixel one chain per
