@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cassert>
+#include <cstdio>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace xonnx {
@@ -76,11 +78,30 @@ class [[nodiscard]] Result {
 };
 
 namespace detail {
+// Message pieces appended as std::ostream would print them (numbers as "%g" / decimal, bool as
+// 0 / 1), without <sstream>: streams pull libstdc++'s locale machinery (~0.35 MB) into a
+// statically linked application.
+inline void append(std::string& out, std::string_view text) { out.append(text.data(), text.size()); }
+inline void append(std::string& out, const char* text) { out.append(text ? text : "(null)"); }
+inline void append(std::string& out, char c) { out.push_back(c); }
+template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+void append(std::string& out, T value) {
+  char buffer[32];
+  if constexpr (std::is_floating_point_v<T>) {
+    std::snprintf(buffer, sizeof(buffer), "%g", static_cast<double>(value));
+  } else if constexpr (std::is_signed_v<T>) {
+    std::snprintf(buffer, sizeof(buffer), "%lld", static_cast<long long>(value));
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%llu", static_cast<unsigned long long>(value));
+  }
+  out.append(buffer);
+}
+
 template <typename... Args>
 std::string concat(Args&&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string out;
+  (append(out, std::forward<Args>(args)), ...);
+  return out;
 }
 }  // namespace detail
 

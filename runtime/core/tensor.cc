@@ -9,7 +9,6 @@
 #include <limits>
 #include <mutex>
 #include <new>
-#include <sstream>
 
 namespace xonnx {
 
@@ -24,11 +23,9 @@ int64_t shape_numel(const Shape& shape) {
 }
 
 std::string shape_to_string(const Shape& shape) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
-  os << "]";
-  return os.str();
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) detail::append(out, i ? ", " : ""), detail::append(out, shape[i]);
+  return out + "]";
 }
 
 namespace {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <initializer_list>
-#include <sstream>
 #include <unordered_map>
 
 #include "runtime/ops/op_families.h"
@@ -190,13 +189,13 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
     }
     return resolved;
   }
-  std::ostringstream have;
+  std::string have;
   for (const OpDef& def : it->second) {
-    have << " [" << def.min_version << ", "
-         << (def.max_version == kLatestVersion ? std::string("latest") : std::to_string(def.max_version)) << "]";
+    have += detail::concat(" [", def.min_version, ", ",
+                           def.max_version == kLatestVersion ? std::string("latest") : std::to_string(def.max_version), "]");
   }
   return unsupported("operator '", shown, "' version ", since, " (opset ", opset,
-                     ") is not implemented; implemented versions:", have.str());
+                     ") is not implemented; implemented versions:", have);
 }
 
 std::vector<const OpDef*> OpRegistry::all() const {

@@ -222,9 +222,10 @@ namespace {
 // [1, channels, 1...], right-aligned). Empty when `t` broadcasts any other way.
 std::vector<double> per_channel(const Tensor& t, int64_t channels, int64_t rank) {
   if (t.numel() == 1) return std::vector<double>(static_cast<size_t>(channels), t.data<float>()[0]);
-  if (t.numel() != channels || t.rank() > rank || t.rank() < rank - 1) return {};
-  const int64_t channel_axis = t.rank() - (rank - 1);  // axis 1 of the output, right-aligned
-  for (int64_t d = 0; d < t.rank(); ++d) {
+  const int64_t t_rank = static_cast<int64_t>(t.rank());
+  if (t.numel() != channels || t_rank > rank || t_rank < rank - 1) return {};
+  const int64_t channel_axis = t_rank - (rank - 1);  // axis 1 of the output, right-aligned
+  for (int64_t d = 0; d < t_rank; ++d) {
     if (t.dim(d) != (d == channel_axis ? channels : 1)) return {};
   }
   const float* v = t.data<float>();

@@ -4,7 +4,6 @@
 #include <functional>
 #include <queue>
 #include <set>
-#include <sstream>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/ops/registry.h"
@@ -243,12 +242,12 @@ Result<std::vector<size_t>> topological_order(const Graph& g, const std::vector<
     }
   }
   if (order.size() != g.nodes.size()) {
-    std::ostringstream names;
+    std::string names;
     int shown = 0;
     for (size_t i = 0; i < g.nodes.size() && shown < 3; ++i) {
-      if (pending[i] > 0) names << (shown++ ? ", " : "") << g.nodes[i].describe();
+      if (pending[i] > 0) names += (shown++ ? ", " : "") + g.nodes[i].describe();
     }
-    return invalid_model("the graph has a cycle involving ", names.str());
+    return invalid_model("the graph has a cycle involving ", names);
   }
   return order;
 }

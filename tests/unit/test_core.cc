@@ -266,5 +266,19 @@ TEST(Status, ContextIsPrefixedOnErrorsOnly) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
 }
 
+// The messages are built without streams (status.h) but read as std::ostream printed them.
+TEST(Status, MessagePiecesPrintAsStreamsDid) {
+  const std::string text = "t";
+  const std::string_view view = "v";
+  const int64_t big = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(unsupported("a", 'b', text, view, -3, 7u, big, uint64_t{1} << 40, true).message(),
+            "abtv-37-922337203685477580810995116277761");
+  EXPECT_EQ(unsupported(0.5f, " ", 1e-7, " ", 1234567.0, " ", -0.0f, " ", 3.0).message(), "0.5 1e-07 1.23457e+06 -0 3");
+  EXPECT_EQ(unsupported(std::numeric_limits<float>::infinity(), std::nanf("")).message(), "infnan");
+  EXPECT_EQ(unsupported(static_cast<const char*>(nullptr)).message(), "(null)");
+  EXPECT_EQ(shape_to_string({2, -1, 0}), "[2, -1, 0]");
+  EXPECT_EQ(shape_to_string({}), "[]");
+}
+
 }  // namespace
 }  // namespace xonnx
