@@ -1,17 +1,20 @@
 /* A tiny application on xonnx's C API: what the packaging tests build against an installed SDK
  * (find_package, pkg-config, add_subdirectory, the .deb) and what the size table measures.
  *
- *   app MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin]
+ *   app MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin] [--runs N]
  *
  * Runs a model with one float32 input: from IN.bin (raw little-endian floats; symbolic dims take
  * what is left) or, without it, a fixed pattern at the declared shape (symbolic dims = 1). Prints
  * the library version, the first output's shape and its argmax; --expect compares the first
- * output with OUT.bin (|got - want| <= 1e-5 + 1e-4 |want|), --write saves it there. Warnings
- * the library logs go to stderr. Exit 0 on success, 1 on any failure. */
+ * output with OUT.bin (|got - want| <= 1e-5 + 1e-4 |want|), --write saves it there; --runs N
+ * runs it N more times and prints the median latency (what scripts/measure-sizes.sh reports per
+ * build). Warnings the library logs go to stderr. Exit 0 on success, 1 on any failure. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xonnx/xonnx.h"
 
@@ -26,6 +29,17 @@ static int fail_status(const char* what, xonnx_status* status) {
 static void print_log(xonnx_log_level level, const char* message, void* user_data) {
   (void)user_data;
   fprintf(stderr, "%s: %s\n", level >= XONNX_LOG_ERROR ? "error" : "warning", message);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
 }
 
 /* Reads a whole file; *bytes receives its size. NULL when it cannot. */
@@ -48,6 +62,7 @@ static void* read_file(const char* path, size_t* bytes) {
 
 int main(int argc, char** argv) {
   const char *model = NULL, *input_path = NULL, *expect_path = NULL, *write_path = NULL;
+  long runs = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
       input_path = argv[++i];
@@ -55,15 +70,17 @@ int main(int argc, char** argv) {
       expect_path = argv[++i];
     else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc)
       write_path = argv[++i];
+    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc && (runs = strtol(argv[i + 1], NULL, 10)) > 0 && runs <= 100000)
+      ++i;
     else if (!model && argv[i][0] != '-')
       model = argv[i];
     else {
-      fprintf(stderr, "usage: %s MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin]\n", argv[0]);
+      fprintf(stderr, "usage: %s MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin] [--runs N (1-100000)]\n", argv[0]);
       return 2;
     }
   }
   if (!model) {
-    fprintf(stderr, "usage: %s MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin]\n", argv[0]);
+    fprintf(stderr, "usage: %s MODEL [--input IN.bin] [--expect OUT.bin | --write OUT.bin] [--runs N (1-100000)]\n", argv[0]);
     return 2;
   }
   printf("xonnx %s (headers %s, API %u)\n", xonnx_version(), XONNX_VERSION_STRING, xonnx_api_version());
@@ -132,6 +149,23 @@ int main(int argc, char** argv) {
   printf("], argmax %zu\n", best);
 
   int result = 0;
+  if (runs > 0) {
+    double* ms = (double*)malloc((size_t)runs * sizeof(double));
+    xonnx_tensor** again = (xonnx_tensor**)calloc(n_out, sizeof(xonnx_tensor*));
+    for (long r = 0; r < runs && result == 0; ++r) {
+      const double start = now_ms();
+      st = xonnx_session_run(session, &in, 1, again, n_out);
+      ms[r] = now_ms() - start;
+      if (st) result = fail_status("run", st);
+      for (size_t i = 0; i < n_out; ++i) xonnx_tensor_release(again[i]), again[i] = NULL;
+    }
+    if (result == 0) {
+      qsort(ms, (size_t)runs, sizeof(double), compare_doubles);
+      printf("median of %ld runs: %.3f ms\n", runs, ms[runs / 2]);
+    }
+    free(again);
+    free(ms);
+  }
   if (expect_path) {
     size_t want_bytes = 0;
     float* want = (float*)read_file(expect_path, &want_bytes);
