@@ -303,32 +303,46 @@ BENCHMARK(BM_QdwConv3x3)
     ->ArgsProduct({{0, 1}, {14}, {384}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
-// ---- float32 depthwise 3x3 rows (fdwconv.h) over a whole MobileNetV2 layer, block by block:
-// pack the block of each input row the output row needs, then run it (as the op does,
-// without its ring reuse). Args: impl (0 reference twin, 1 AVX-512), input width (square),
-// channels, stride. Single thread.
-void BM_FdwConv3x3(benchmark::State& state) {
+// ---- float32 depthwise k x k rows (fdwconv.h) over a whole layer (MobileNetV2's 3x3, MNASNet's
+// 5x5 on 7x7 and 14x14 maps), block by block: pack the block of each input row the output row
+// needs, then run it (as the op does, without its ring reuse), or (pack 0) run the rows alone
+// on rows packed once. Args: impl (0 reference twin, 1 AVX-512), input width (square),
+// channels, stride, k, pack, misalign (floats). Single thread.
+void BM_FdwConv(benchmark::State& state) {
   const bool fast = state.range(0) == 1;
-  const int64_t w = state.range(1), c = state.range(2), stride = state.range(3);
+  const int64_t w = state.range(1), c = state.range(2), stride = state.range(3), k = state.range(4);
+  const bool pack_rows = state.range(5) == 1;  // 0: the rows' kernel only, on rows packed once
   const opt::FdwRowFn row = fast ? opt::fdw_row_fast() : opt::fdw_row_reference;
   const opt::FdwPackFn pack = fast ? opt::fdw_pack_fast() : opt::fdw_pack_reference;
   if (!row || !pack) {
     state.SkipWithError("no AVX-512 on this CPU");
     return;
   }
-  const int64_t blocks = (c + 15) / 16, wp = w + 2, ow = (w - 1) / stride + 1;
-  std::vector<float> in(static_cast<size_t>(w * w * c)), out(static_cast<size_t>(ow * ow * c));
+  const int64_t blocks = (c + 15) / 16, pad = k / 2, wp = w + 2 * pad, ow = (w + 2 * pad - k) / stride + 1;
+  AlignedVector<float> in(static_cast<size_t>(w * w * c)), out(static_cast<size_t>(ow * ow * c));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   for (float& v : in) v = uni(rng);
-  std::vector<float> weights(static_cast<size_t>(9 * 16)), bias(16, 0.5f), ring(static_cast<size_t>(3 * wp * 16), 0.0f);
-  for (float& v : weights) v = uni(rng);
-  const float* rows[3] = {ring.data(), ring.data() + wp * 16, ring.data() + 2 * wp * 16};
+  // The kernel's buffers are 64-byte aligned (core/aligned_vector.h); misalign 4 shifts the ring
+  // and the weights by 16 bytes, as std::vector's were: every vector load then spans two lines.
+  const int64_t misalign = state.range(6);
+  AlignedVector<float> weights_store(static_cast<size_t>(blocks * k * k * 16 + misalign)),
+      ring_store(static_cast<size_t>(k * wp * 16 + misalign), 0.0f);
+  float* const weights = weights_store.data() + misalign;
+  float* const ring = ring_store.data() + misalign;
+  const std::vector<float> bias(16, 0.5f);
+  for (int64_t i = 0; i < blocks * k * k * 16; ++i) weights[i] = uni(rng);
+  std::vector<const float*> rows(static_cast<size_t>(k));
+  for (int64_t ky = 0; ky < k; ++ky) rows[static_cast<size_t>(ky)] = ring + ky * wp * 16;
+  const auto pack_row = [&](int64_t ky, int64_t iy, int64_t b) {
+    pack(in.data() + iy * w * c + b * 16, w, c, std::min<int64_t>(16, c - b * 16), ring + (ky * wp + pad) * 16,
+         nullptr);
+  };
+  for (int64_t ky = 0; ky < k; ++ky) pack_row(ky, std::min(w - 1, ky), 0);
   opt::FdwRow p;
-  p.rows = rows;
-  p.weights = weights.data();
+  p.rows = rows.data();
   p.bias = bias.data();
-  p.kh = p.kw = 3;
+  p.kh = p.kw = k;
   p.sw = stride;
   p.out_stride = c;
   p.ow = ow;
@@ -337,24 +351,25 @@ void BM_FdwConv3x3(benchmark::State& state) {
   for (auto _ : state) {
     for (int64_t oy = 0; oy < ow; ++oy) {
       for (int64_t b = 0; b < blocks; ++b) {
-        for (int64_t ky = 0; ky < 3; ++ky) {
-          const int64_t iy = std::min(w - 1, std::max<int64_t>(0, oy * stride - 1 + ky));
-          pack(in.data() + iy * w * c + b * 16, w, c, std::min<int64_t>(16, c - b * 16),
-               ring.data() + ky * wp * 16 + 16, nullptr);
+        if (pack_rows) {
+          for (int64_t ky = 0; ky < k; ++ky)
+            pack_row(ky, std::min(w - 1, std::max<int64_t>(0, oy * stride - pad + ky)), b);
         }
         p.valid = std::min<int64_t>(16, c - b * 16);
+        p.weights = weights + b * k * k * 16;
         row(p, out.data() + oy * ow * c + b * 16);
       }
     }
     benchmark::DoNotOptimize(out.data());
   }
   state.SetLabel(fast ? "avx512" : "reference");
-  state.counters["Gflops"] = benchmark::Counter(2.0 * 9 * ow * ow * c, benchmark::Counter::kIsIterationInvariantRate,
-                                                benchmark::Counter::kIs1000);
+  state.counters["Gflops"] = benchmark::Counter(
+      2.0 * k * k * ow * ow * c, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_FdwConv3x3)
-    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}})
-    ->ArgsProduct({{0, 1}, {14}, {384}, {1}})
+BENCHMARK(BM_FdwConv)
+    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}, {3}, {1}, {0}})
+    ->ArgsProduct({{1}, {14}, {384}, {1}, {3}, {1}, {0, 4}})
+    ->ArgsProduct({{1}, {7, 14}, {1152}, {1}, {5}, {0, 1}, {0, 4}})
     ->Unit(benchmark::kMicrosecond);
 
 // ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) (conv_winograd.h) at

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/core/aligned_vector.h"
 #include "runtime/core/status.h"
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/common/conv_geometry.h"
@@ -64,10 +65,10 @@ class FdwLayer {
   FdwPackFn pack_ = nullptr;
   ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
-  int64_t group_ = 1;                  // channels per group: 1 (depthwise) or kFdwGroup
-  float lo_ = 0, hi_ = 0;              // fused output range
-  MapFn activation_ = nullptr;         // the layout pass's fused activation = "Swish" / "HardSwish"
-  std::vector<float> weights_, bias_;  // [cp / 16][kh * kw][group_][16], [cp]
+  int64_t group_ = 1;                    // channels per group: 1 (depthwise) or kFdwGroup
+  float lo_ = 0, hi_ = 0;                // fused output range
+  MapFn activation_ = nullptr;           // the layout pass's fused activation = "Swish" / "HardSwish"
+  AlignedVector<float> weights_, bias_;  // [cp / 16][kh * kw][group_][16], [cp]
 };
 
 }  // namespace opt

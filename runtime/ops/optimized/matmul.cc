@@ -341,11 +341,11 @@ class MatMulKernel final : public FastKernel {
 
   // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
   // packed without a copy of it being made first.
-  std::shared_ptr<std::vector<float>> pack_panels(const Tensor& b, bool trans_b, float alpha) const {
+  std::shared_ptr<AlignedVector<float>> pack_panels(const Tensor& b, bool trans_b, float alpha) const {
     const int64_t K = trans_b ? b.dim(1) : b.dim(0), N = trans_b ? b.dim(0) : b.dim(1);
     const int64_t nr = k_->nr, panels = (N + nr - 1) / nr;
     constexpr int64_t kRows = 64;
-    auto packed = std::make_shared<std::vector<float>>(static_cast<size_t>(panels * K * nr));
+    auto packed = std::make_shared<AlignedVector<float>>(static_cast<size_t>(panels * K * nr));
     std::vector<float> rows(static_cast<size_t>(std::min(K, kRows) * N)), column;
     for (int64_t k0 = 0; k0 < K; k0 += kRows) {
       const int64_t kb = std::min(kRows, K - k0);
@@ -374,7 +374,7 @@ class MatMulKernel final : public FastKernel {
     std::memcpy(&alpha_bits, &alpha, sizeof(alpha_bits));
     const std::string layout = "own MatMul panels, nr " + std::to_string(k_->nr) + (trans_b ? ", B^T" : ", B") +
                                ", alpha bits " + std::to_string(alpha_bits);
-    prepacked_ = std::static_pointer_cast<const std::vector<float>>(
+    prepacked_ = std::static_pointer_cast<const AlignedVector<float>>(
         init.shared_packing(b, layout, [&] { return std::shared_ptr<const void>(pack_panels(b, trans_b, alpha)); }));
     init.packed_constant_input(1);
     // The tiles start from a Gemm's bias row (zero past N).
@@ -395,12 +395,12 @@ class MatMulKernel final : public FastKernel {
   bool trans_b_ = false;  // FusedMatMul's, with a constant B: the panels hold B^T
   Plan plan_;             // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
-  Shape gemm_b_shape_;            // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
-  std::vector<float> bias_;       // Gemm's beta * C as a row of N (empty without C)
-  std::vector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
-  std::shared_ptr<const std::vector<float>> prepacked_;  // shared (KernelInit::shared_packing)
-  ChunkScratch<float> packed_;                           // B panels packed at run time (a runtime B)
-  std::vector<float> runtime_panels_;                    // a runtime B packed for the tiles, a group of batches
+  Shape gemm_b_shape_;              // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
+  std::vector<float> bias_;         // Gemm's beta * C as a row of N (empty without C)
+  AlignedVector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
+  std::shared_ptr<const AlignedVector<float>> prepacked_;  // shared (KernelInit::shared_packing)
+  ChunkScratch<float> packed_;                             // B panels packed at run time (a runtime B)
+  AlignedVector<float> runtime_panels_;                    // a runtime B packed for the tiles, a group of batches
   // The 12 x 32 tile where the CPU has it: its panels are the convolution's [K][32] layout.
   FconvTileFn tile_ = k_->nr == kFconvCols ? fconv_tile_fast() : nullptr;
   std::vector<const float*> rows_;                  // run_tiles: a pointer per row of A, tiles padded (grows only)

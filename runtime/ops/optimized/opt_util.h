@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/core/aligned_vector.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 #include "runtime/core/thread_pool.h"
@@ -72,11 +73,11 @@ class ChunkScratch {
   // The buffer of the chunk that starts at `begin` (the fn's first argument).
   T* of(size_t begin) { return buffers_[begin / chunk_].data(); }
   // Frees the buffers (Kernel::release_scratch); the next prepare() allocates them again.
-  void release() { std::vector<std::vector<T>>().swap(buffers_); }
+  void release() { std::vector<AlignedVector<T>>().swap(buffers_); }
 
  private:
   size_t chunk_ = 1;
-  std::vector<std::vector<T>> buffers_;
+  std::vector<AlignedVector<T>> buffers_;  // 64-byte aligned: the kernels' rows load whole vectors
 };
 
 // The session's float scratch (KernelInit::shared_scratch) for copies that live inside one

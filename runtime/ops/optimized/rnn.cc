@@ -276,8 +276,8 @@ class RecurrentKernel final : public FastKernel {
   int64_t layout_ = 0;
   int64_t H_ = 0;
   int64_t in_ = 0;
-  std::vector<float> w_packed_;  // [dirs][panels][in][nr]
-  std::vector<float> r_blocks_;  // [dirs][G][column blocks][H][block width]
+  AlignedVector<float> w_packed_;  // [dirs][panels][in][nr]; 64-byte aligned, read as whole vectors
+  AlignedVector<float> r_blocks_;  // [dirs][G][column blocks][H][block width]
   std::vector<int64_t> lens_;
   std::vector<float> gx_, gh_, h_, c_, tmp_;
   const KernelTable* k_ = &kernels();
