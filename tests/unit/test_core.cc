@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/core/aligned_vector.h"
 #include "runtime/core/dtype.h"
 #include "runtime/core/tensor.h"
 
@@ -264,6 +265,20 @@ TEST(Status, ContextIsPrefixedOnErrorsOnly) {
   Status s = invalid_model("bad ", 3).with_context("node 'a': ");
   EXPECT_EQ(s.message(), "node 'a': bad 3");
   EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+}
+
+// The kernels load whole 64-byte vectors from these (core/aligned_vector.h).
+TEST(AlignedVector, DataStartsOnA64ByteBoundaryAtEverySize) {
+  AlignedVector<float> v;
+  for (size_t n : {size_t{1}, size_t{3}, size_t{17}, size_t{1000}, size_t{70000}, size_t{5}}) {
+    v.resize(n, 1.0f);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % 64, 0u) << n;
+    EXPECT_EQ(v.back(), 1.0f);
+  }
+  std::vector<AlignedVector<float>> many(8, AlignedVector<float>(33));
+  for (const auto& m : many) EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % 64, 0u);
+  const AlignedVector<float> copy = many[3];
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.data()) % 64, 0u);
 }
 
 // The messages are built without streams (status.h) but read as std::ostream printed them.
