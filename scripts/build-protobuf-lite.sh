@@ -55,7 +55,8 @@ if [ "$(cat "$SRC/version" 2>/dev/null)" != "$VERSION" ]; then
   # --no-check: apt-get verified the files against the signed Sources index.
   dpkg-source --no-check -x "$apt_dir"/fetch/protobuf_*.dsc "$SRC" >/dev/null
   echo "$VERSION" >"$SRC/version"
-  rm -rf "$apt_dir"
+  # dpkg-source leaves a link to the upstream tarball beside the tree it unpacked.
+  rm -rf "$apt_dir" "$(dirname "$SRC")"/protobuf_*.orig.tar.*
 fi
 
 log "building libprotobuf-lite.a for $TARGET (-Os, one section per function)"
