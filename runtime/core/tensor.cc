@@ -24,7 +24,10 @@ int64_t shape_numel(const Shape& shape) {
 
 std::string shape_to_string(const Shape& shape) {
   std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) detail::append(out, i ? ", " : ""), detail::append(out, shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    detail::append(out, shape[i]);
+  }
   return out + "]";
 }
 

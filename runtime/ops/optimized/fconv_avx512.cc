@@ -10,12 +10,13 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
+#include "runtime/ops/optimized/avx512_exact.h"
+
 namespace xonnx {
 namespace opt {
 namespace {
 
-// GCC may fuse a plain vector add into an FMA the scalar twin does not do (fdwconv_avx512.cc).
-inline __m512 add(__m512 a, __m512 b) { return _mm512_maskz_add_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
+using avx512_exact::add;  // the residual's add, as the twin does it (no FMA contraction)
 
 // Columns 0-15 at out, 16-31 at out + upper; the residual row z (laid out as out) added first.
 inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, __mmask16 m1, float* out, int64_t upper,

@@ -11,16 +11,14 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
+#include "runtime/ops/optimized/avx512_exact.h"
+
 namespace xonnx {
 namespace opt {
 namespace {
 
-// GCC writes _mm512_mul_ps / _mm512_add_ps as plain vector arithmetic, which its default
-// -ffp-contract=fast may fuse into an FMA the scalar twin does not do: the rounding variants
-// are builtins it leaves alone (the zero-masking form: GCC 12 warns about the other's
-// undefined pass-through operand; an all-ones mask compiles to the plain instruction).
-inline __m512 mul(__m512 a, __m512 b) { return _mm512_maskz_mul_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
-inline __m512 add(__m512 a, __m512 b) { return _mm512_maskz_add_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
+using avx512_exact::add;  // products and sums as the twin does them (no FMA contraction)
+using avx512_exact::mul;
 
 struct Clamp {
   __mmask16 mask;  // the real channels of the block
