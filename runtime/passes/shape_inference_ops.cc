@@ -112,6 +112,32 @@ void matmul_rule(InferCtx& c) {
   c.set_type(0, dt, std::move(batch));
 }
 
+// RNN, GRU, LSTM: Y [seq, dirs, batch, H] and Y_h / Y_c [dirs, batch, H] (layout 1: batch
+// first). Without it a recurrent model's later shapes are unknown and its output projection
+// stays a MatMul and an Add (gru_lm).
+void recurrent_rule(InferCtx& c) {
+  const DataType dt = c.in_dtype(0);
+  const auto* x = c.in_dims(0);
+  const Attribute* direction = c.node.find_attr("direction");
+  const bool bidirectional = direction && direction->type == AttrType::kString && direction->s == "bidirectional";
+  const auto* r = c.in_dims(2);  // R [dirs, gates * H, H]
+  const int64_t hidden = c.attr_int("hidden_size", r && r->size() == 3 ? (*r)[2].value : -1);
+  const bool batch_first = c.attr_int("layout", 0) == 1;
+  for (size_t out = 0; out < c.node.outputs.size(); ++out) {
+    if (!x || x->size() != 3 || hidden <= 0) {
+      c.set_rank_unknown(out, dt);
+      continue;
+    }
+    const Dim seq = (*x)[batch_first ? 1 : 0], batch = (*x)[batch_first ? 0 : 1];
+    const Dim dirs = known_dim(bidirectional ? 2 : 1), h = known_dim(hidden);
+    if (out == 0) {
+      c.set_type(out, dt, batch_first ? std::vector<Dim>{batch, seq, dirs, h} : std::vector<Dim>{seq, dirs, batch, h});
+    } else {
+      c.set_type(out, dt, batch_first ? std::vector<Dim>{batch, dirs, h} : std::vector<Dim>{dirs, batch, h});
+    }
+  }
+}
+
 void gemm_rule(InferCtx& c) {
   const auto* a = c.in_dims(0);
   const auto* b = c.in_dims(1);
@@ -372,6 +398,7 @@ void add_nn_rules(RuleTable& t) {
   t["MatMul"] = matmul_rule;
   t["MatMulInteger"] = matmul_rule;
   t["Gemm"] = gemm_rule;
+  for (const char* op : {"RNN", "GRU", "LSTM"}) t[op] = recurrent_rule;
   t["Conv"] = conv_rule;
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) t[op] = pool_rule;
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) {

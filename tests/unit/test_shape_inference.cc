@@ -69,6 +69,27 @@ TEST(ShapeInference, MatMulGemmConvPool) {
   EXPECT_EQ(render(f, "flat"), float_name() + "[1,2048]");
 }
 
+TEST(ShapeInference, RecurrentOutputs) {
+  Model m = make_model();
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("seq"), dim(2), dim(16)}),
+                    tensor_info("xb", DataType::kFloat, {dim(3), sym("seq"), dim(16)})};
+  add_init(m.graph, "w", tensor_of<float>(std::vector<float>(2 * 32 * 16), {2, 32, 16}));
+  add_init(m.graph, "r", tensor_of<float>(std::vector<float>(2 * 32 * 8), {2, 32, 8}));
+  add_init(m.graph, "w1", tensor_of<float>(std::vector<float>(24 * 16), {1, 24, 16}));
+  add_init(m.graph, "r1", tensor_of<float>(std::vector<float>(24 * 8), {1, 24, 8}));
+  m.graph.nodes = {
+      make_node("LSTM", {"x", "w", "r"}, {"y", "y_h", "y_c"},
+                {attr_int("hidden_size", 8), attr_string("direction", "bidirectional")}),
+      make_node("GRU", {"xb", "w1", "r1"}, {"gy", "gy_h"}, {attr_int("layout", 1)}),  // hidden_size from R
+  };
+  ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "y"), float_name() + "[seq,2,2,8]");
+  EXPECT_EQ(render(f, "y_h"), float_name() + "[2,2,8]");
+  EXPECT_EQ(render(f, "y_c"), float_name() + "[2,2,8]");
+  EXPECT_EQ(render(f, "gy"), float_name() + "[3,seq,1,8]");
+  EXPECT_EQ(render(f, "gy_h"), float_name() + "[3,1,8]");
+}
+
 TEST(ShapeInference, DataMovementOps) {
   Model m = make_model(13);
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(3), dim(4)})};
