@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "runtime/exec/session.h"
@@ -341,8 +342,12 @@ TEST(ConvF32Nhwc, Shapes) {
   // 3x3 stride 1 from 16 channels in and out: Winograd F(2x2, 3x3) (test_fwinograd.cc).
   check(conv_case("3x3 pads 1, 16 -> 40 (Winograd)", 2, 16, 40, 11, 8, 3, 1, 1, 1));
   check(conv_case("3x3 no pads, 24 -> 16 (Winograd)", 1, 24, 16, 7, 10, 3, 1, 1, 0));
+  // Dilated: Winograd over the grid's dh x dw phases (test_fwinograd.cc), 4 phases of unequal
+  // sizes, and 9 of them on a map where many tiles stick out.
+  check(conv_case("3x3 dilation 2 pads 2 on 13x11, 16 -> 40 (Winograd, 4 phases)", 1, 16, 40, 13, 11, 3, 1, 2, 2));
+  check(conv_case("3x3 dilation 3 pads 3 on 17x16, 32 -> 24 (Winograd, 9 phases)", 2, 32, 24, 17, 16, 3, 1, 3, 3));
   // 9 taps of 256 channels: 288 KB panels, run as taps 0-7 and then tap 8 (kPanelChunkBytes).
-  check(conv_case("3x3 pads 1, 256 -> 272 (taps in two chunks)", 1, 256, 272, 6, 5, 3, 1, 1, 1));
+  check(conv_case("3x3 stride 2 pads 1, 256 -> 272 (taps in two chunks)", 1, 256, 272, 11, 9, 3, 2, 1, 1));
   // Taps reaching far past the border read only padding for whole tiles, which skip them:
   // DeepLabV3's ASPP (dilation 12 over 20 x 20), also with its taps in chunks, and a 5x5 kernel.
   check(conv_case("3x3 dilation 12 pads 12 on 20x20, 40 -> 24 (padding taps)", 1, 40, 24, 20, 20, 3, 1, 12, 12));
@@ -351,6 +356,34 @@ TEST(ConvF32Nhwc, Shapes) {
   // Pixels 4 KB apart run from a copy with a wider pixel stride (fconv_rows_alias).
   check(conv_case("1x1, 1024 -> 40 (re-strided input)", 2, 1024, 40, 5, 3, 1, 1, 1, 0));
   check(conv_case("3x3 stride 2 pads 1, 1024 -> 33 (re-strided input, border taps)", 1, 1024, 33, 7, 6, 3, 2, 1, 1));
+}
+
+// A Winograd layer runs maps too small for its tiles on the direct tiles, whose weights it
+// packs at the first such run; one session takes both kinds of map in turn.
+TEST(ConvF32Nhwc, WinogradLayerRunsSmallMapsDirect) {
+  const ConvCase cc = conv_case("3x3 pads 1, 64 -> 48", 1, 64, 48, 0, 0, 3, 1, 1, 1);
+  SessionOptions reference;
+  reference.disable_xnnpack = true;
+  auto fast = Session::create_from_model(build(cc), SessionOptions());
+  auto ref = Session::create_from_model(build(cc), reference);
+  ASSERT_TRUE(fast.is_ok() && ref.is_ok());
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{9, 8}, {2, 2}, {9, 8}, {3, 3}, {1, 5}, {2, 2}}) {
+    SCOPED_TRACE(::testing::Message() << h << "x" << w);
+    std::vector<float> v(static_cast<size_t>(64 * h * w));
+    for (float& f : v) f = u(gen);
+    const Tensor x = Tensor::from_vector<float>(v, {1, 64, h, w});
+    auto a = (*fast)->run({Value(x)});
+    auto b = (*ref)->run({Value(x)});
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    const Tensor& ta = (*a)[0].tensor();
+    const Tensor& tb = (*b)[0].tensor();
+    ASSERT_EQ(ta.shape(), tb.shape());
+    for (int64_t i = 0; i < ta.numel(); ++i)
+      ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-4f * std::max(1.0f, std::fabs(tb.data<float>()[i])))
+          << "element " << i;
+  }
 }
 
 TEST(ConvF32Nhwc, FusedRelu6NoBiasAndSamePadding) {

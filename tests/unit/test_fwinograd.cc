@@ -97,13 +97,16 @@ struct Case {
   int64_t n, h, w, c, m;
   std::array<int64_t, 4> pads;  // top, left, bottom, right
   float lo = -kInf, hi = kInf;
+  int64_t dh = 1, dw = 1;  // dilation
+  int64_t oh() const { return h + pads[0] + pads[2] - 2 * dh; }
+  int64_t ow() const { return w + pads[1] + pads[3] - 2 * dw; }
 };
 
 // y [n][oh][ow][m] in double from x NHWC and w [m][c][3][3]; `mag` gets each output's sum of
 // |terms|, the scale of its rounding error.
 void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
                  std::vector<double>& y, std::vector<double>& mag) {
-  const int64_t oh = k.h + k.pads[0] + k.pads[2] - 2, ow = k.w + k.pads[1] + k.pads[3] - 2;
+  const int64_t oh = k.oh(), ow = k.ow();
   y.assign(static_cast<size_t>(k.n * oh * ow * k.m), 0.0);
   mag = y;
   for (int64_t i = 0; i < k.n; ++i)
@@ -113,7 +116,7 @@ void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<f
           double acc = b[static_cast<size_t>(o)], sum = std::fabs(acc);
           for (int64_t ky = 0; ky < 3; ++ky)
             for (int64_t kx = 0; kx < 3; ++kx) {
-              const int64_t iy = oy - k.pads[0] + ky, ix = ox - k.pads[1] + kx;
+              const int64_t iy = oy - k.pads[0] + ky * k.dh, ix = ox - k.pads[1] + kx * k.dw;
               if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
               for (int64_t ci = 0; ci < k.c; ++ci) {
                 const double t = double(x[static_cast<size_t>(((i * k.h + iy) * k.w + ix) * k.c + ci)]) *
@@ -131,9 +134,8 @@ void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<f
 std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
                                 const std::vector<float>& b, int threads, bool* finite) {
   const auto rows_of = [&](int64_t o0, int64_t) { return w.data() + o0 * k.c * 9; };
-  opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi);
-  const int64_t oh = k.h + k.pads[0] + k.pads[2] - 2, ow = k.w + k.pads[1] + k.pads[3] - 2;
-  std::vector<float> y(static_cast<size_t>(k.n * oh * ow * k.m), -99.0f);
+  opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi, k.dh, k.dw);
+  std::vector<float> y(static_cast<size_t>(k.n * k.oh() * k.ow() * k.m), -99.0f);
   ThreadPool pool(threads);
   *finite = conv.run(pool, x.data(), k.n, k.h, k.w, k.pads, y.data());
   return y;
@@ -149,11 +151,17 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
       {1, 8, 9, 32, 16, {0, 1, 1, 0}},                // asymmetric pads
       {1, 30, 29, 16, 64, {1, 1, 1, 1}},              // 225 tiles: several blocks
       {1, 10, 10, 24, 24, {1, 1, 1, 1}, 0.0f, 6.0f},  // the fused Relu6 range
+      // Dilated: the phases of the grid, of unequal sizes, their last tiles sticking out
+      {1, 13, 11, 16, 20, {2, 2, 2, 2}, -kInf, kInf, 2, 2},
+      {2, 9, 14, 16, 33, {4, 3, 4, 3}, -kInf, kInf, 4, 3},   // dh != dw
+      {1, 28, 28, 16, 16, {4, 4, 4, 4}, -kInf, kInf, 4, 4},  // fcn_resnet50's layer4 grid
+      {1, 12, 12, 16, 16, {0, 0, 0, 0}, -kInf, kInf, 5, 5},  // no padding: 2x2 outputs, 25 phases
   };
   uint32_t seed = 100;
   for (const Case& k : cases) {
     SCOPED_TRACE(::testing::Message() << "n " << k.n << " h " << k.h << " w " << k.w << " c " << k.c << " m " << k.m
-                                      << " pads " << k.pads[0] << k.pads[1] << k.pads[2] << k.pads[3]);
+                                      << " pads " << k.pads[0] << k.pads[1] << k.pads[2] << k.pads[3] << " dilation "
+                                      << k.dh << "x" << k.dw);
     const std::vector<float> x = random_values(static_cast<size_t>(k.n * k.h * k.w * k.c), seed++);
     const std::vector<float> w = random_values(static_cast<size_t>(k.m * k.c * 9), seed++, 0.5f);
     const std::vector<float> b = random_values(static_cast<size_t>(k.m), seed++, 0.5f);
@@ -167,6 +175,24 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], 2e-6 * mag[i]) << "element " << i;
     EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
   }
+}
+
+TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
+  if (!opt::WinogradConvF32::applies(3, 3, 1, 1, 1, 1, 16, 16)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const std::vector<float> w(16 * 16 * 9, 0.1f), b(16, 0.0f);
+  const auto rows_of = [&](int64_t o0, int64_t) { return w.data() + o0 * 16 * 9; };
+  const opt::WinogradConvF32 plain(rows_of, b.data(), 16, 16, -kInf, kInf);
+  const std::array<int64_t, 4> pad1{1, 1, 1, 1}, pad12{12, 12, 12, 12}, pad4{4, 4, 4, 4};
+  EXPECT_TRUE(plain.pays(1, 28, 28, pad1));
+  EXPECT_TRUE(plain.pays(1, 7, 7, pad1));   // 256 positions for 361 taps
+  EXPECT_TRUE(plain.pays(1, 4, 4, pad1));   // 64 for 100
+  EXPECT_FALSE(plain.pays(1, 3, 3, pad1));  // 64 for 49
+  EXPECT_FALSE(plain.pays(1, 2, 2, pad1));  // one tile
+  EXPECT_TRUE(plain.pays(4, 2, 2, pad1));   // one per image, 4 images: 64 for 64
+  const opt::WinogradConvF32 d12(rows_of, b.data(), 16, 16, -kInf, kInf, 12, 12);
+  EXPECT_FALSE(d12.pays(1, 20, 20, pad12));  // DeepLabV3's ASPP: 2304 for 1296
+  const opt::WinogradConvF32 d4(rows_of, b.data(), 16, 16, -kInf, kInf, 4, 4);
+  EXPECT_TRUE(d4.pays(1, 28, 28, pad4));  // fcn_resnet50's layer4: 4096 for 5776
 }
 
 TEST(WinogradConvF32, ReportsNonFiniteInput) {

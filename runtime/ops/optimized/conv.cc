@@ -121,7 +121,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     if (group == 1 && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
-      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_);
+      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_, g.dh, g.dw);
     } else {
       if ((k->nchw_input_ || k->stem_pool_) && !k->merge_rows_)
         return unsupported("own fp32 Conv: NCHW input or pool without merged rows");
@@ -138,7 +138,7 @@ class ConvF32NhwcKernel final : public FastKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    const int64_t c = in_ch_, m = out_ch_, taps = w_.taps;
+    const int64_t c = in_ch_, m = out_ch_;
     if (!is_f32(x) || x.rank() != 4 || x.dim(nchw_input_ ? 1 : 3) != c) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(nchw_input_ ? 2 : 1), w = x.dim(nchw_input_ ? 3 : 2);
     std::array<const float*, kMaxConcatParts> parts{};  // ConcatConv: each part's data
@@ -164,7 +164,7 @@ class ConvF32NhwcKernel final : public FastKernel {
       if (!is_f32(z) || z.shape() != out_shape) return Status::ok();
       residual = z.data<float>();
     }
-    if (winograd_) {  // inf / NaN in x: the reference's results, not Winograd's
+    if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
       handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>(), residual));
       if (handled && activation_) {  // after the output transform, in one pass
         float* out = y->data<float>();
@@ -175,6 +175,10 @@ class ConvF32NhwcKernel final : public FastKernel {
       }
       return Status::ok();
     }
+    // A map too small for Winograd's tiles (WinogradConvF32::pays): the direct tiles, their
+    // weights packed at the first such run.
+    if (winograd_ && w_.packed.empty()) pack_direct_weights(ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr);
+    const int64_t taps = w_.taps;
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
     const bool pointwise =
         taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
@@ -477,6 +481,17 @@ class ConvF32NhwcKernel final : public FastKernel {
     });
   }
 
+  // The direct tiles' weights of a Winograd layer (group 1, one tap per kernel tap), from its
+  // constant W and B (checked finite at creation; reading W again faults its pages back in).
+  void pack_direct_weights(const Tensor& w, const Tensor* b) {
+    std::vector<float> rows;
+    bool finite = true;
+    const int64_t taps = geo_.kh * geo_.kw;
+    w_ =
+        pack_fconv_weights(fconv_rows_of(w, rows, finite), b ? b->data<float>() : nullptr, out_ch_, in_ch_, taps, taps);
+    zeros_.assign(static_cast<size_t>(in_ch_), 0.0f);
+  }
+
   FconvTileFn tile_ = nullptr;
   MapFn activation_ = nullptr;  // the layout pass's fused activation = "Swish" / "HardSwish"
   ConvGeometry geo_;
@@ -487,7 +502,7 @@ class ConvF32NhwcKernel final : public FastKernel {
   bool merge_rows_ = false;
   bool nchw_input_ = false;                    // ConvNchwInput: x is [N, C, H, W]
   int64_t parts_ = 1;                          // ConcatConv: the parts concatenated (in_ch_ channels each)
-  std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path, w_ unused
+  std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path (w_ for small maps only)
   FconvWeights w_;                             // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;                   // the input of padding taps
   std::vector<float> padded_;                  // merged rows: the zero-padded input (grows only)

@@ -14,25 +14,45 @@ namespace {
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kMaxBlockTiles = 96;
 
+// 2x2 tiles over the largest phase of `out` pixels dilated by d: that phase holds ceil(out / d).
+int64_t phase_tiles(int64_t out, int64_t d) { return ((out + d - 1) / d + 1) / 2; }
+
 }  // namespace
+
+bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+  const int64_t oh = h + pads[0] + pads[2] - 2 * dh_, ow = w + pads[1] + pads[3] - 2 * dw_;
+  const int64_t tiles = n * dh_ * dw_ * phase_tiles(oh, dh_) * phase_tiles(ow, dw_);
+  // Per dimension, the taps of each output that read the input (the direct tiles skip the
+  // others where a whole tile reads padding); the product counts the taps over the map.
+  const auto inside = [](int64_t out, int64_t in, int64_t pad, int64_t d) {
+    int64_t taps = 0;
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t k = 0; k < 3; ++k) taps += o - pad + k * d >= 0 && o - pad + k * d < in;
+    return taps;
+  };
+  return tiles >= 4 && tiles * kWinoPositions <= n * inside(oh, h, pads[0], dh_) * inside(ow, w, pads[1], dw_);
+}
 
 bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c,
                               int64_t m) {
   if (!fconv_tile_fast() || !wino_input_fast() || !wino_output_fast()) return false;
-  if (kh != 3 || kw != 3 || sh != 1 || sw != 1 || dh != 1 || dw != 1) return false;
-  // The range measured faster than the direct tiles: 16 channels (SqueezeNet's expands) to
-  // 256 x 256 (resnet18's 14x14 layers). Wider layers (resnet18's 7x7 x 512) have few tiles
-  // per weight, 16/9 more of them, and stay direct.
-  return c >= 16 && m >= 16 && c * m <= 256 * 256;
+  if (kh != 3 || kw != 3 || sh != 1 || sw != 1 || dh < 1 || dw < 1) return false;
+  // From 16 channels (SqueezeNet's expands) up, at any width: 512 -> 512 took 0.58x the direct
+  // tiles' time on 7x7 and 0.50x on 28x28 (resnet50's layer4, vgg11), fcn_resnet50's 2048 ->
+  // 512 head 0.54x. (Before the tiles' buffers were aligned, layers wider than 256 x 256 ran
+  // slower on it.)
+  return c >= 16 && m >= 16;
 }
 
 WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo,
-                                 float hi)
+                                 float hi, int64_t dh, int64_t dw)
     : u_(pack_winograd_weights(rows_of, bias, m, c)),
       c_(c),
       m_(m),
       lo_(lo),
       hi_(hi),
+      dh_(dh),
+      dw_(dw),
       tile_(fconv_tile_fast()),
       input_(wino_input_fast()),
       output_(wino_output_fast()),
@@ -40,9 +60,11 @@ WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, 
 
 bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w,
                           const std::array<int64_t, 4>& pads, float* y, const float* z) {
-  const int64_t c = c_, m = m_;
-  const int64_t oh = h + pads[0] + pads[2] - 2, ow = w + pads[1] + pads[3] - 2;
-  const int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = n * th * tw;
+  const int64_t c = c_, m = m_, dh = dh_, dw = dw_;
+  const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
+  // Tiles per phase (the largest phase's grid, for all: the others' last tiles stick out).
+  const int64_t th = phase_tiles(oh, dh), tw = phase_tiles(ow, dw), per_image = dh * dw * th * tw;
+  const int64_t tiles = n * per_image;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
   int64_t block_tiles = kBlockBytes / (kWinoPositions * 4 * (c + m));
   block_tiles = std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, block_tiles / kFconvRows * kFconvRows));
@@ -70,18 +92,28 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
     t.lo = -std::numeric_limits<float>::infinity();
     t.hi = std::numeric_limits<float>::infinity();
     // A tile's 4x4 input points (zeros for padding) and its 2x2 output pixels (null outside).
+    // Tile -> image, phase (py, px) and the phase grid's tile (ty, tx): its first output pixel
+    // is (py + 2 dh ty, px + 2 dw tx), its points dh and dw apart.
+    struct Where {
+      int64_t img, y0, x0;
+    };
+    const auto where = [&](int64_t tile) {
+      const int64_t img = tile / per_image, in_image = tile % per_image;
+      const int64_t phase = in_image / (th * tw), ty = in_image / tw % th, tx = in_image % tw;
+      return Where{img, phase / dw + 2 * dh * ty, phase % dw + 2 * dw * tx};
+    };
     const auto locate_patch = [&](int64_t tile) {
-      const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
+      const Where p = where(tile);
       for (int q = 0; q < kWinoPositions; ++q) {
-        const int64_t iy = 2 * ty - pads[0] + q / 4, ix = 2 * tx - pads[1] + q % 4;
-        patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((img * h + iy) * w + ix) * c : zeros_.data();
+        const int64_t iy = p.y0 + dh * (q / 4) - pads[0], ix = p.x0 + dw * (q % 4) - pads[1];
+        patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((p.img * h + iy) * w + ix) * c : zeros_.data();
       }
     };
     const auto locate_pixels = [&](int64_t tile) {
-      const int64_t img = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
+      const Where p = where(tile);
       for (int k = 0; k < 4; ++k) {
-        const int64_t oy = 2 * ty + k / 2, ox = 2 * tx + k % 2;
-        const int64_t at = ((img * oh + oy) * ow + ox) * m;
+        const int64_t oy = p.y0 + dh * (k / 2), ox = p.x0 + dw * (k % 2);
+        const int64_t at = ((p.img * oh + oy) * ow + ox) * m;
         pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
         residual[k] = pixels[k] && z ? z + at : nullptr;
       }

@@ -1,9 +1,12 @@
 // The Winograd F(2x2, 3x3) path of the own fp32 NHWC Conv (conv.cc chooses it at session
-// creation for 3x3, stride-1, undilated layers of enough channels; fwinograd.h has the math).
+// creation for 3x3, stride-1 layers of 16 channels or more; fwinograd.h has the math).
 // Per task, a block of 2x2-pixel tiles: the input transform writes V [16][tiles][c], the
 // direct conv's 12 x 32 tiles multiply each position's V by its U panel into M [16][tiles][m],
 // and the output transform adds the bias, clamps and writes the pixels. V and M are sized to
 // stay in L2 together.
+// A dilated layer (dilation d) is d x d undilated ones over the phases of its grid (the pixels
+// whose row and column are p_y and p_x modulo d), whose tiles share the blocks: output pixel
+// p + d * i reads input p + d * (i + k) - pad.
 #pragma once
 
 #include <array>
@@ -20,14 +23,24 @@ namespace opt {
 class WinogradConvF32 {
  public:
   // Whether a group-1 convolution of c -> m channels with this kernel, stride and dilation takes
-  // this path (on this CPU): it does where the transforms cost less than the multiplies saved.
+  // this path (on this CPU): it does where the transforms cost less than the multiplies saved,
+  // on maps where pays() holds.
   static bool applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c, int64_t m);
 
-  // Weights as for pack_winograd_weights; the output range [lo, hi] is the fused Relu / Clip.
-  WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo, float hi);
+  // Weights as for pack_winograd_weights; the output range [lo, hi] is the fused Relu / Clip;
+  // dh, dw: the dilation.
+  WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo, float hi,
+                  int64_t dh = 1, int64_t dw = 1);
+
+  // Whether an input of n x h x w pixels with these pads has tiles enough to beat the direct
+  // tiles: at least 4 of them (on 2x2 maps of 512 channels Winograd took 1.9x the direct
+  // time), with no more of their 16 positions than the taps the direct tiles would run, those
+  // reading only padding left out (3x3 maps: 64 positions for 49 taps; DeepLabV3's ASPP,
+  // dilation 12 over 20 x 20: 2304 for 1296, 1.3x the direct time).
+  bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
 
   // y [n][oh][ow][m] from x [n][h][w][c] with pads (top, left, bottom, right), oh = h + top +
-  // bottom - 2 and ow alike, both > 0. Returns false, with y partly written, when x holds inf or
+  // bottom - 2 dh and ow alike, both > 0. Returns false, with y partly written, when x holds inf or
   // NaN: the direct convolution's results then differ, and the caller runs the reference.
   // z (or nullptr): a residual of y's shape, added before the output range.
   bool run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads,
@@ -37,6 +50,7 @@ class WinogradConvF32 {
   FconvWeights u_;  // panels [16 positions][c][32]; u_.bias is the layer's bias
   int64_t c_ = 0, m_ = 0;
   float lo_ = 0, hi_ = 0;
+  int64_t dh_ = 1, dw_ = 1;
   FconvTileFn tile_ = nullptr;
   WinoInputFn input_ = nullptr;
   WinoOutputFn output_ = nullptr;
