@@ -372,11 +372,12 @@ BENCHMARK(BM_FdwConv)
     ->ArgsProduct({{1}, {7, 14}, {1152}, {1}, {5}, {0, 1}, {0, 4}})
     ->Unit(benchmark::kMicrosecond);
 
-// ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) (conv_winograd.h) at
-// resnet18's layer shapes, NHWC, pads 1. Args: input width (square), channels (in = out),
-// threads. Gflops count the direct convolution's 2 * 9 * c * m per pixel.
+// ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) or F(4x4, 3x3) (conv_winograd.h)
+// at resnet18's and vgg11's layer shapes, NHWC, pads 1. Args: input width (square), channels
+// (in = out), threads, tile (2 or 4). Gflops count the direct convolution's 2 * 9 * c * m per
+// pixel.
 void BM_WinogradConv3x3(benchmark::State& state) {
-  const int64_t w = state.range(0), c = state.range(1);
+  const int64_t w = state.range(0), c = state.range(1), tile = state.range(3);
   if (!opt::WinogradConvF32::applies(3, 3, 1, 1, 1, 1, c, c)) {
     state.SkipWithError("no AVX-512 on this CPU");
     return;
@@ -388,7 +389,7 @@ void BM_WinogradConv3x3(benchmark::State& state) {
   for (float& v : weights) v = uni(rng);
   const std::vector<float> bias(static_cast<size_t>(c), 0.5f);
   const auto rows_of = [&](int64_t o0, int64_t) { return weights.data() + o0 * c * 9; };
-  opt::WinogradConvF32 conv(rows_of, bias.data(), c, c, 0.0f, std::numeric_limits<float>::infinity());
+  opt::WinogradConvF32 conv(rows_of, bias.data(), c, c, 0.0f, std::numeric_limits<float>::infinity(), 1, 1, tile);
   ThreadPool pool(static_cast<int>(state.range(2)));
   for (auto _ : state) {
     if (!conv.run(pool, in.data(), 1, w, w, {1, 1, 1, 1}, out.data())) state.SkipWithError("non-finite input");
@@ -398,12 +399,9 @@ void BM_WinogradConv3x3(benchmark::State& state) {
                                                 benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_WinogradConv3x3)
-    ->Args({56, 64, 1})
-    ->Args({28, 128, 1})
-    ->Args({14, 256, 1})
-    ->Args({56, 64, 2})
-    ->Args({28, 128, 2})
-    ->Args({14, 256, 2})
+    ->ArgsProduct({{56}, {64}, {1, 2}, {2, 4}})
+    ->ArgsProduct({{28}, {128, 512}, {1, 2}, {2, 4}})
+    ->ArgsProduct({{14}, {256}, {1, 2}, {2, 4}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

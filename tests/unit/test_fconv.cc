@@ -359,7 +359,8 @@ TEST(ConvF32Nhwc, Shapes) {
 }
 
 // A Winograd layer runs maps too small for its tiles on the direct tiles, whose weights it
-// packs at the first such run; one session takes both kinds of map in turn.
+// packs at the first such run, and switches to F(4x4) at the first map large enough; one
+// session takes all kinds of map in turn.
 TEST(ConvF32Nhwc, WinogradLayerRunsSmallMapsDirect) {
   const ConvCase cc = conv_case("3x3 pads 1, 64 -> 48", 1, 64, 48, 0, 0, 3, 1, 1, 1);
   SessionOptions reference;
@@ -369,7 +370,8 @@ TEST(ConvF32Nhwc, WinogradLayerRunsSmallMapsDirect) {
   ASSERT_TRUE(fast.is_ok() && ref.is_ok());
   std::mt19937 gen(9);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{9, 8}, {2, 2}, {9, 8}, {3, 3}, {1, 5}, {2, 2}}) {
+  for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{
+           {9, 8}, {2, 2}, {9, 8}, {16, 17}, {9, 8}, {3, 3}, {1, 5}, {30, 14}, {2, 2}}) {
     SCOPED_TRACE(::testing::Message() << h << "x" << w);
     std::vector<float> v(static_cast<size_t>(64 * h * w));
     for (float& f : v) f = u(gen);
@@ -380,8 +382,10 @@ TEST(ConvF32Nhwc, WinogradLayerRunsSmallMapsDirect) {
     const Tensor& ta = (*a)[0].tensor();
     const Tensor& tb = (*b)[0].tensor();
     ASSERT_EQ(ta.shape(), tb.shape());
+    // F(4x4) rounds to ~1e-6 of an output's sum of |terms| (test_fwinograd.cc), here up to
+    // 576: a loose bound; the transforms' own tests bound it tightly.
     for (int64_t i = 0; i < ta.numel(); ++i)
-      ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-4f * std::max(1.0f, std::fabs(tb.data<float>()[i])))
+      ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-3f * std::max(1.0f, std::fabs(tb.data<float>()[i])))
           << "element " << i;
   }
 }

@@ -1,4 +1,4 @@
-// The Winograd F(2x2, 3x3) path of the own fp32 Conv (runtime/ops/optimized/fwinograd.h,
+// The Winograd F(2x2, 3x3) and F(4x4, 3x3) paths of the own fp32 Conv (runtime/ops/optimized/fwinograd.h,
 // conv_winograd.h): the AVX-512 transforms are bit-identical to their scalar twins, the
 // input transform reports inf / NaN, and whole convolutions match a double-precision direct
 // sum over odd shapes, pads, batches, block splits and thread counts.
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
@@ -20,8 +21,6 @@ namespace {
 
 using opttest::same_bits;
 
-using opt::kWinoPositions;
-
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 std::vector<float> random_values(size_t n, uint32_t seed, float range = 2.0f) {
@@ -32,61 +31,85 @@ std::vector<float> random_values(size_t n, uint32_t seed, float range = 2.0f) {
   return v;
 }
 
-TEST(WinogradTransforms, FastAreBitIdenticalToReference) {
-  const opt::WinoInputFn fast_in = opt::wino_input_fast();
-  const opt::WinoOutputFn fast_out = opt::wino_output_fast();
-  if (!fast_in || !fast_out) GTEST_SKIP() << "no AVX-512 on this CPU (or XONNX_OPT_ISA below avx512)";
-  uint32_t seed = 1;
-  for (int64_t c : {1, 3, 15, 16, 17, 40}) {
-    SCOPED_TRACE("c = " + std::to_string(c));
-    const std::vector<float> data = random_values(static_cast<size_t>(kWinoPositions * c), seed++);
-    const std::vector<float> zeros(static_cast<size_t>(c), 0.0f);
-    const float* patch[kWinoPositions];
-    for (int q = 0; q < kWinoPositions; ++q)
-      patch[q] = q % 5 == 4 ? zeros.data() : data.data() + q * c;  // some padding
-    const int64_t ldv = c + 3;
-    std::vector<float> v_fast(static_cast<size_t>(kWinoPositions * ldv), -99.0f), v_ref = v_fast;
-    EXPECT_TRUE(fast_in(patch, c, v_fast.data(), ldv));
-    EXPECT_TRUE(opt::wino_input_reference(patch, c, v_ref.data(), ldv));
-    EXPECT_TRUE(same_bits(v_fast, v_ref)) << "input transform";
+// F(2x2, 3x3) and F(4x4, 3x3): their transforms, fast and reference.
+struct Variant {
+  int64_t tile, positions;
+  opt::WinoInputFn fast_in, ref_in;
+  opt::WinoOutputFn fast_out, ref_out;
+};
 
-    // The output transform, with one pixel outside the image and a Relu6 range, NaN included.
-    std::vector<float> m = random_values(static_cast<size_t>(kWinoPositions * ldv), seed++, 4.0f);
-    m[static_cast<size_t>(5 * ldv)] = std::numeric_limits<float>::quiet_NaN();
-    const std::vector<float> bias = random_values(static_cast<size_t>(c), seed++);
-    for (const std::array<float, 2> range : {std::array<float, 2>{-kInf, kInf}, std::array<float, 2>{0.0f, 6.0f}}) {
-      std::vector<float> y_fast(static_cast<size_t>(4 * c), -99.0f), y_ref = y_fast;
-      float* px_fast[4] = {y_fast.data(), y_fast.data() + c, nullptr, y_fast.data() + 3 * c};
-      float* px_ref[4] = {y_ref.data(), y_ref.data() + c, nullptr, y_ref.data() + 3 * c};
-      fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast, nullptr);
-      opt::wino_output_reference(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref, nullptr);
-      EXPECT_TRUE(same_bits(y_fast, y_ref)) << "output transform, range " << range[0] << ".." << range[1];
-      EXPECT_EQ(y_fast[static_cast<size_t>(2 * c)], -99.0f) << "a pixel outside the image was written";
-      EXPECT_TRUE(std::isnan(y_fast[0])) << "NaN did not pass the clamp";
-      // With a residual row per pixel inside the image (the pixel outside has none).
-      const std::vector<float> z = random_values(static_cast<size_t>(4 * c), seed++, 2.0f);
-      const float* rows[4] = {z.data(), z.data() + c, nullptr, z.data() + 3 * c};
-      fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast, rows);
-      opt::wino_output_reference(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref, rows);
-      EXPECT_TRUE(same_bits(y_fast, y_ref))
-          << "output transform with a residual, range " << range[0] << ".." << range[1];
-      EXPECT_EQ(y_fast[static_cast<size_t>(2 * c)], -99.0f) << "a pixel outside the image was written";
+std::vector<Variant> variants() {
+  return {{2, opt::kWinoPositions, opt::wino_input_fast(), opt::wino_input_reference, opt::wino_output_fast(),
+           opt::wino_output_reference},
+          {4, opt::kWino4Positions, opt::wino4_input_fast(), opt::wino4_input_reference, opt::wino4_output_fast(),
+           opt::wino4_output_reference}};
+}
+
+TEST(WinogradTransforms, FastAreBitIdenticalToReference) {
+  if (!opt::wino_input_fast()) GTEST_SKIP() << "no AVX-512 on this CPU (or XONNX_OPT_ISA below avx512)";
+  uint32_t seed = 1;
+  for (const Variant& var : variants()) {
+    ASSERT_TRUE(var.fast_in && var.fast_out);
+    const int64_t px = var.tile * var.tile, positions = var.positions;
+    for (int64_t c : {1, 3, 15, 16, 17, 40}) {
+      SCOPED_TRACE("F(" + std::to_string(var.tile) + "), c = " + std::to_string(c));
+      const std::vector<float> data = random_values(static_cast<size_t>(positions * c), seed++);
+      const std::vector<float> zeros(static_cast<size_t>(c), 0.0f);
+      std::vector<const float*> patch(static_cast<size_t>(positions));
+      for (int64_t q = 0; q < positions; ++q)
+        patch[q] = q % 5 == 4 ? zeros.data() : data.data() + q * c;  // some padding
+      const int64_t ldv = c + 3;
+      std::vector<float> v_fast(static_cast<size_t>(positions * ldv), -99.0f), v_ref = v_fast;
+      EXPECT_TRUE(var.fast_in(patch.data(), c, v_fast.data(), ldv));
+      EXPECT_TRUE(var.ref_in(patch.data(), c, v_ref.data(), ldv));
+      EXPECT_TRUE(same_bits(v_fast, v_ref)) << "input transform";
+
+      // The output transform, with one pixel outside the image and a Relu6 range, NaN included.
+      std::vector<float> m = random_values(static_cast<size_t>(positions * ldv), seed++, 4.0f);
+      const int64_t center = var.tile + 3;  // position (1, 1): every output pixel sums it
+      m[static_cast<size_t>(center * ldv)] = std::numeric_limits<float>::quiet_NaN();
+      const std::vector<float> bias = random_values(static_cast<size_t>(c), seed++);
+      const int64_t outside = 2;  // this pixel has no output row
+      for (const std::array<float, 2> range : {std::array<float, 2>{-kInf, kInf}, std::array<float, 2>{0.0f, 6.0f}}) {
+        std::vector<float> y_fast(static_cast<size_t>(px * c), -99.0f), y_ref = y_fast;
+        std::vector<float*> px_fast(static_cast<size_t>(px)), px_ref(static_cast<size_t>(px));
+        for (int64_t k = 0; k < px; ++k) {
+          px_fast[k] = k == outside ? nullptr : y_fast.data() + k * c;
+          px_ref[k] = k == outside ? nullptr : y_ref.data() + k * c;
+        }
+        var.fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast.data(), nullptr);
+        var.ref_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref.data(), nullptr);
+        EXPECT_TRUE(same_bits(y_fast, y_ref)) << "output transform, range " << range[0] << ".." << range[1];
+        EXPECT_EQ(y_fast[static_cast<size_t>(outside * c)], -99.0f) << "a pixel outside the image was written";
+        EXPECT_TRUE(std::isnan(y_fast[0])) << "NaN did not pass the clamp";
+        // With a residual row per pixel inside the image (the pixel outside has none).
+        const std::vector<float> z = random_values(static_cast<size_t>(px * c), seed++, 2.0f);
+        std::vector<const float*> rows(static_cast<size_t>(px));
+        for (int64_t k = 0; k < px; ++k) rows[k] = k == outside ? nullptr : z.data() + k * c;
+        var.fast_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_fast.data(), rows.data());
+        var.ref_out(m.data(), ldv, c, bias.data(), range[0], range[1], px_ref.data(), rows.data());
+        EXPECT_TRUE(same_bits(y_fast, y_ref))
+            << "output transform with a residual, range " << range[0] << ".." << range[1];
+        EXPECT_EQ(y_fast[static_cast<size_t>(outside * c)], -99.0f) << "a pixel outside the image was written";
+      }
     }
   }
 }
 
 TEST(WinogradTransforms, InputReportsInfAndNaN) {
   const int64_t c = 19;
-  for (float bad : {kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 0.0f}) {
-    std::vector<float> data = random_values(static_cast<size_t>(kWinoPositions * c), 7);
-    data[static_cast<size_t>(9 * c + 18)] = bad;  // the last lane: the vector tail's mask
-    const float* patch[kWinoPositions];
-    for (int q = 0; q < kWinoPositions; ++q) patch[q] = data.data() + q * c;
-    std::vector<float> v(static_cast<size_t>(kWinoPositions * c));
-    const bool finite = std::isfinite(bad);
-    EXPECT_EQ(opt::wino_input_reference(patch, c, v.data(), c), finite) << bad;
-    if (opt::wino_input_fast()) {
-      EXPECT_EQ(opt::wino_input_fast()(patch, c, v.data(), c), finite) << bad;
+  for (const Variant& var : variants()) {
+    for (float bad : {kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 0.0f}) {
+      std::vector<float> data = random_values(static_cast<size_t>(var.positions * c), 7);
+      data[static_cast<size_t>(9 * c + 18)] = bad;  // the last lane: the vector tail's mask
+      std::vector<const float*> patch(static_cast<size_t>(var.positions));
+      for (int64_t q = 0; q < var.positions; ++q) patch[q] = data.data() + q * c;
+      std::vector<float> v(static_cast<size_t>(var.positions * c));
+      const bool finite = std::isfinite(bad);
+      EXPECT_EQ(var.ref_in(patch.data(), c, v.data(), c), finite) << "F(" << var.tile << ") " << bad;
+      if (var.fast_in) {
+        EXPECT_EQ(var.fast_in(patch.data(), c, v.data(), c), finite) << "F(" << var.tile << ") " << bad;
+      }
     }
   }
 }
@@ -132,9 +155,9 @@ void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<f
 }
 
 std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
-                                const std::vector<float>& b, int threads, bool* finite) {
+                                const std::vector<float>& b, int threads, bool* finite, int64_t tile) {
   const auto rows_of = [&](int64_t o0, int64_t) { return w.data() + o0 * k.c * 9; };
-  opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi, k.dh, k.dw);
+  opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi, k.dh, k.dw, tile);
   std::vector<float> y(static_cast<size_t>(k.n * k.oh() * k.ow() * k.m), -99.0f);
   ThreadPool pool(threads);
   *finite = conv.run(pool, x.data(), k.n, k.h, k.w, k.pads, y.data());
@@ -167,13 +190,17 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
     const std::vector<float> b = random_values(static_cast<size_t>(k.m), seed++, 0.5f);
     std::vector<double> want, mag;
     direct_conv(k, x, w, b, want, mag);
-    bool finite1 = false, finite2 = false;
-    const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1);
-    const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2);
-    ASSERT_TRUE(finite1 && finite2);
-    ASSERT_EQ(one.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], 2e-6 * mag[i]) << "element " << i;
-    EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
+    // F(4x4)'s transforms reach 8x and 1/24 where F(2x2)'s stay within 1 and 1/2: it rounds more.
+    for (const auto& [tile, tolerance] : {std::pair<int64_t, double>{2, 2e-6}, {4, 1e-5}}) {
+      SCOPED_TRACE("F(" + std::to_string(tile) + ")");
+      bool finite1 = false, finite2 = false;
+      const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1, tile);
+      const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2, tile);
+      ASSERT_TRUE(finite1 && finite2);
+      ASSERT_EQ(one.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], tolerance * mag[i]) << "element " << i;
+      EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
+    }
   }
 }
 
@@ -193,6 +220,21 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   EXPECT_FALSE(d12.pays(1, 20, 20, pad12));  // DeepLabV3's ASPP: 2304 for 1296
   const opt::WinogradConvF32 d4(rows_of, b.data(), 16, 16, -kInf, kInf, 4, 4);
   EXPECT_TRUE(d4.pays(1, 28, 28, pad4));  // fcn_resnet50's layer4: 4096 for 5776
+  // F(4x4): 16 of its tiles from 14x14 on (576 positions for F(2x2)'s 784), not on 7x7 (4 tiles)
+  EXPECT_TRUE(plain.large_tiles_pay(1, 28, 28, pad1));
+  EXPECT_TRUE(plain.large_tiles_pay(1, 14, 14, pad1));
+  EXPECT_FALSE(plain.large_tiles_pay(1, 12, 12, pad1));  // 9 tiles
+  EXPECT_FALSE(plain.large_tiles_pay(1, 7, 7, pad1));
+  EXPECT_TRUE(plain.large_tiles_pay(4, 7, 7, pad1));  // 16 tiles over 4 images
+  EXPECT_TRUE(d4.large_tiles_pay(1, 28, 28, pad4));   // phases of 7x7, 16 of them
+  // Layers wider than 256 x 256 keep F(2x2): F(4x4)'s weights take 4x the direct ones' memory.
+  const std::vector<float> wide_w(512 * 256 * 9, 0.1f), wide_b(512, 0.0f);
+  const auto wide_rows = [&](int64_t o0, int64_t) { return wide_w.data() + o0 * 256 * 9; };
+  const opt::WinogradConvF32 wide(wide_rows, wide_b.data(), 512, 256, -kInf, kInf);
+  EXPECT_FALSE(wide.large_tiles_pay(1, 28, 28, pad1));
+  const opt::WinogradConvF32 large(rows_of, b.data(), 16, 16, -kInf, kInf, 1, 1, 4);
+  EXPECT_FALSE(large.large_tiles_pay(1, 28, 28, pad1)) << "already F(4x4)";
+  EXPECT_EQ(large.tile(), 4);
 }
 
 TEST(WinogradConvF32, ReportsNonFiniteInput) {
@@ -202,9 +244,11 @@ TEST(WinogradConvF32, ReportsNonFiniteInput) {
   x[x.size() - 1] = kInf;  // the last tile of the last block
   const std::vector<float> w = random_values(static_cast<size_t>(k.m * k.c * 9), 4, 0.5f);
   const std::vector<float> b(static_cast<size_t>(k.m), 0.0f);
-  bool finite = true;
-  run_winograd(k, x, w, b, 2, &finite);
-  EXPECT_FALSE(finite);
+  for (int64_t tile : {2, 4}) {
+    bool finite = true;
+    run_winograd(k, x, w, b, 2, &finite, tile);
+    EXPECT_FALSE(finite) << "F(" << tile << ")";
+  }
 }
 
 }  // namespace

@@ -164,6 +164,15 @@ class ConvF32NhwcKernel final : public FastKernel {
       if (!is_f32(z) || z.shape() != out_shape) return Status::ok();
       residual = z.data<float>();
     }
+    // A map large enough for F(4x4): its weights replace F(2x2)'s at the first such run (the
+    // layer's shape is known only now; F(4x4) holds 36 / 16 as many).
+    if (winograd_ && winograd_->large_tiles_pay(n, h, w, pads)) {
+      std::vector<float> rows;
+      bool finite = true;  // checked at creation
+      const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
+      winograd_ = std::make_unique<WinogradConvF32>(fconv_rows_of(ctx.input(1), rows, finite), bias, m, c, lo_, hi_,
+                                                    geo_.dh, geo_.dw, 4);
+    }
     if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
       handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>(), residual));
       if (handled && activation_) {  // after the output transform, in one pass

@@ -8,20 +8,26 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-// V and M of a block together (16 positions x tiles x (c + m) floats) stay within this many
+// V and M of a block together (positions x tiles x (c + m) floats) stay within this many
 // bytes, a quarter of a 1 MB L2 (measured on resnet18: 512 KB ran its 2-thread layers 10-30 %
 // slower; the weight panels and the input rows need the rest).
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kMaxBlockTiles = 96;
 
-// 2x2 tiles over the largest phase of `out` pixels dilated by d: that phase holds ceil(out / d).
-int64_t phase_tiles(int64_t out, int64_t d) { return ((out + d - 1) / d + 1) / 2; }
+// Tiles of t x t pixels over the largest phase of `out` pixels dilated by d: that phase holds
+// ceil(out / d).
+int64_t phase_tiles(int64_t out, int64_t d, int64_t t) { return ((out + d - 1) / d + t - 1) / t; }
+
+int64_t tiles_of(int64_t t, int64_t n, int64_t oh, int64_t ow, int64_t dh, int64_t dw) {
+  return n * dh * dw * phase_tiles(oh, dh, t) * phase_tiles(ow, dw, t);
+}
 
 }  // namespace
 
-bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
-  const int64_t oh = h + pads[0] + pads[2] - 2 * dh_, ow = w + pads[1] + pads[3] - 2 * dw_;
-  const int64_t tiles = n * dh_ * dw_ * phase_tiles(oh, dh_) * phase_tiles(ow, dw_);
+bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t dh,
+                           int64_t dw) {
+  const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
+  const int64_t tiles = tiles_of(t, n, oh, ow, dh, dw);
   // Per dimension, the taps of each output that read the input (the direct tiles skip the
   // others where a whole tile reads padding); the product counts the taps over the map.
   const auto inside = [](int64_t out, int64_t in, int64_t pad, int64_t d) {
@@ -30,7 +36,16 @@ bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int
       for (int64_t k = 0; k < 3; ++k) taps += o - pad + k * d >= 0 && o - pad + k * d < in;
     return taps;
   };
-  return tiles >= 4 && tiles * kWinoPositions <= n * inside(oh, h, pads[0], dh_) * inside(ow, w, pads[1], dw_);
+  return tiles >= 4 && tiles * (t + 2) * (t + 2) <= n * inside(oh, h, pads[0], dh) * inside(ow, w, pads[1], dw);
+}
+
+bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+  constexpr int64_t kMaxChannelPairs = 256 * 256;
+  const int64_t dh = dh_, dw = dw_;
+  const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
+  const int64_t tiles4 = tiles_of(4, n, oh, ow, dh, dw), tiles2 = tiles_of(2, n, oh, ow, dh, dw);
+  return size_ == 2 && c_ * m_ <= kMaxChannelPairs && wino4_input_fast() && wino4_output_fast() &&
+         tiles4 >= kFconvRows && tiles4 * kWino4Positions < tiles2 * kWinoPositions && pays(4, n, h, w, pads, dh, dw);
 }
 
 bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c,
@@ -45,43 +60,44 @@ bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, in
 }
 
 WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo,
-                                 float hi, int64_t dh, int64_t dw)
-    : u_(pack_winograd_weights(rows_of, bias, m, c)),
+                                 float hi, int64_t dh, int64_t dw, int64_t tile)
+    : u_(pack_winograd_weights(rows_of, bias, m, c, tile)),
       c_(c),
       m_(m),
       lo_(lo),
       hi_(hi),
       dh_(dh),
       dw_(dw),
+      size_(tile),
+      points_(tile + 2),
       tile_(fconv_tile_fast()),
-      input_(wino_input_fast()),
-      output_(wino_output_fast()),
+      input_(tile == 4 ? wino4_input_fast() : wino_input_fast()),
+      output_(tile == 4 ? wino4_output_fast() : wino_output_fast()),
       zeros_(static_cast<size_t>(c), 0.0f) {}
 
 bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w,
                           const std::array<int64_t, 4>& pads, float* y, const float* z) {
-  const int64_t c = c_, m = m_, dh = dh_, dw = dw_;
+  const int64_t c = c_, m = m_, dh = dh_, dw = dw_, size = size_, points = points_, positions = points * points;
   const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
   // Tiles per phase (the largest phase's grid, for all: the others' last tiles stick out).
-  const int64_t th = phase_tiles(oh, dh), tw = phase_tiles(ow, dw), per_image = dh * dw * th * tw;
+  const int64_t th = phase_tiles(oh, dh, size), tw = phase_tiles(ow, dw, size), per_image = dh * dw * th * tw;
   const int64_t tiles = n * per_image;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
-  int64_t block_tiles = kBlockBytes / (kWinoPositions * 4 * (c + m));
+  int64_t block_tiles = kBlockBytes / (positions * 4 * (c + m));
   block_tiles = std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, block_tiles / kFconvRows * kFconvRows));
   // Evenly sized blocks, as many per thread (see conv.cc).
   int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
   if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
   const int64_t max_tiles = (tiles + blocks - 1) / blocks;
-  const size_t min_chunk = chunk_for(max_tiles * kWinoPositions * c * m / 4);
-  scratch_.prepare(pool, static_cast<size_t>(blocks), min_chunk,
-                   static_cast<size_t>(kWinoPositions * max_tiles * (c + m)));
+  const size_t min_chunk = chunk_for(max_tiles * positions * c * m / 4);
+  scratch_.prepare(pool, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(positions * max_tiles * (c + m)));
   std::atomic<bool> finite{true};
   pool.parallel_for(static_cast<size_t>(blocks), min_chunk, [&](size_t b0, size_t b1) {
     float* const v = scratch_.of(b0);
-    float* const mm = v + kWinoPositions * max_tiles * c;
-    const float* patch[kWinoPositions];
-    float* pixels[4];
-    const float* residual[4];  // z's rows of the same pixels
+    float* const mm = v + positions * max_tiles * c;
+    const float* patch[kWino4Positions];
+    float* pixels[16];
+    const float* residual[16];  // z's rows of the same pixels
     const float* rows[kFconvRows];
     FconvTile t;
     t.a = rows;
@@ -91,28 +107,28 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
     t.ldo = m;
     t.lo = -std::numeric_limits<float>::infinity();
     t.hi = std::numeric_limits<float>::infinity();
-    // A tile's 4x4 input points (zeros for padding) and its 2x2 output pixels (null outside).
-    // Tile -> image, phase (py, px) and the phase grid's tile (ty, tx): its first output pixel
-    // is (py + 2 dh ty, px + 2 dw tx), its points dh and dw apart.
+    // A tile's points x points input points (zeros for padding) and its size x size output
+    // pixels (null outside). Tile -> image, phase (py, px) and the phase grid's tile (ty, tx):
+    // its first output pixel is (py + size dh ty, px + size dw tx), its points dh and dw apart.
     struct Where {
       int64_t img, y0, x0;
     };
     const auto where = [&](int64_t tile) {
       const int64_t img = tile / per_image, in_image = tile % per_image;
       const int64_t phase = in_image / (th * tw), ty = in_image / tw % th, tx = in_image % tw;
-      return Where{img, phase / dw + 2 * dh * ty, phase % dw + 2 * dw * tx};
+      return Where{img, phase / dw + size * dh * ty, phase % dw + size * dw * tx};
     };
     const auto locate_patch = [&](int64_t tile) {
       const Where p = where(tile);
-      for (int q = 0; q < kWinoPositions; ++q) {
-        const int64_t iy = p.y0 + dh * (q / 4) - pads[0], ix = p.x0 + dw * (q % 4) - pads[1];
+      for (int64_t q = 0; q < positions; ++q) {
+        const int64_t iy = p.y0 + dh * (q / points) - pads[0], ix = p.x0 + dw * (q % points) - pads[1];
         patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((p.img * h + iy) * w + ix) * c : zeros_.data();
       }
     };
     const auto locate_pixels = [&](int64_t tile) {
       const Where p = where(tile);
-      for (int k = 0; k < 4; ++k) {
-        const int64_t oy = p.y0 + dh * (k / 2), ox = p.x0 + dw * (k % 2);
+      for (int64_t k = 0; k < size * size; ++k) {
+        const int64_t oy = p.y0 + dh * (k / size), ox = p.x0 + dw * (k % size);
         const int64_t at = ((p.img * oh + oy) * ow + ox) * m;
         pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
         residual[k] = pixels[k] && z ? z + at : nullptr;
@@ -131,8 +147,8 @@ bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int
       }
       for (int64_t pn = 0; pn < panels; ++pn) {
         t.cols = std::min(kFconvCols, m - pn * kFconvCols);
-        for (int64_t p = 0; p < kWinoPositions; ++p) {
-          t.panel = u_.packed.data() + (pn * kWinoPositions + p) * c * kFconvCols;
+        for (int64_t p = 0; p < positions; ++p) {
+          t.panel = u_.packed.data() + (pn * positions + p) * c * kFconvCols;
           for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
             t.rows = std::min(kFconvRows, count - r0);
             for (int64_t r = 0; r < kFconvRows; ++r) rows[r] = v + (p * count + r0 + std::min(r, t.rows - 1)) * c;

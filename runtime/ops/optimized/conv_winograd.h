@@ -1,7 +1,8 @@
-// The Winograd F(2x2, 3x3) path of the own fp32 NHWC Conv (conv.cc chooses it at session
-// creation for 3x3, stride-1 layers of 16 channels or more; fwinograd.h has the math).
-// Per task, a block of 2x2-pixel tiles: the input transform writes V [16][tiles][c], the
-// direct conv's 12 x 32 tiles multiply each position's V by its U panel into M [16][tiles][m],
+// The Winograd path of the own fp32 NHWC Conv (conv.cc chooses it at session creation for 3x3,
+// stride-1 layers of 16 channels or more; fwinograd.h has the math): F(2x2, 3x3), or F(4x4, 3x3)
+// on maps large enough for its tiles.
+// Per task, a block of tiles: the input transform writes V [positions][tiles][c], the direct
+// conv's 12 x 32 tiles multiply each position's V by its U panel into M [positions][tiles][m],
 // and the output transform adds the bias, clamps and writes the pixels. V and M are sized to
 // stay in L2 together.
 // A dilated layer (dilation d) is d x d undilated ones over the phases of its grid (the pixels
@@ -27,17 +28,28 @@ class WinogradConvF32 {
   // on maps where pays() holds.
   static bool applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c, int64_t m);
 
-  // Weights as for pack_winograd_weights; the output range [lo, hi] is the fused Relu / Clip;
-  // dh, dw: the dilation.
+  // F(tile x tile, 3x3), tile 2 or 4, with weights as for pack_winograd_weights; the output
+  // range [lo, hi] is the fused Relu / Clip; dh, dw: the dilation.
   WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo, float hi,
-                  int64_t dh = 1, int64_t dw = 1);
+                  int64_t dh = 1, int64_t dw = 1, int64_t tile = 2);
 
-  // Whether an input of n x h x w pixels with these pads has tiles enough to beat the direct
-  // tiles: at least 4 of them (on 2x2 maps of 512 channels Winograd took 1.9x the direct
-  // time), with no more of their 16 positions than the taps the direct tiles would run, those
-  // reading only padding left out (3x3 maps: 64 positions for 49 taps; DeepLabV3's ASPP,
-  // dilation 12 over 20 x 20: 2304 for 1296, 1.3x the direct time).
-  bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
+  int64_t tile() const { return size_; }
+
+  // Whether F(tile x tile) on an input of n x h x w pixels with these pads and dilation has
+  // tiles enough to beat the direct tiles: at least 4 of them (on 2x2 maps of 512 channels
+  // F(2x2) took 1.9x the direct time), with no more positions than the taps the direct tiles
+  // would run, those reading only padding left out (3x3 maps: 64 positions for 49 taps;
+  // DeepLabV3's ASPP, dilation 12 over 20 x 20: 2304 for 1296, 1.3x the direct time).
+  static bool pays(int64_t tile, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t dh,
+                   int64_t dw);
+  bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+    return pays(size_, n, h, w, pads, dh_, dw_);
+  }
+  // Whether F(4x4) should replace this F(2x2) layer on such a map: fewer positions, a whole
+  // 12-row GEMM tile of its tiles (from 14x14 maps on; on 7x7 its 4 tiles ran the GEMMs at a
+  // third of their pace), and at most 512 x 512 channels: its weights take 4x the direct
+  // ones' memory (F(2x2): 16 / 9), 151 MB for fcn_resnet50's 2048 -> 512 head.
+  bool large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
 
   // y [n][oh][ow][m] from x [n][h][w][c] with pads (top, left, bottom, right), oh = h + top +
   // bottom - 2 dh and ow alike, both > 0. Returns false, with y partly written, when x holds inf or
@@ -47,10 +59,12 @@ class WinogradConvF32 {
            float* y, const float* z = nullptr);
 
  private:
-  FconvWeights u_;  // panels [16 positions][c][32]; u_.bias is the layer's bias
+  FconvWeights u_;  // panels [positions][c][32]; u_.bias is the layer's bias
   int64_t c_ = 0, m_ = 0;
   float lo_ = 0, hi_ = 0;
   int64_t dh_ = 1, dw_ = 1;
+  int64_t size_ = 2;    // output pixels per tile side
+  int64_t points_ = 4;  // input points per patch side: size_ + 2
   FconvTileFn tile_ = nullptr;
   WinoInputFn input_ = nullptr;
   WinoOutputFn output_ = nullptr;

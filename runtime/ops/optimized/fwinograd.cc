@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/ops/optimized/fwinograd4_math.h"
 #include "runtime/ops/optimized/kernels.h"
 
 namespace xonnx {
@@ -10,48 +11,55 @@ namespace opt {
 
 WinoInputFn wino_input_avx512();  // fwinograd_avx512.cc (nullptr off x86-64)
 WinoOutputFn wino_output_avx512();
+WinoInputFn wino4_input_avx512();
+WinoOutputFn wino4_output_avx512();
 
-FconvWeights pack_winograd_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c) {
-  // U = G g G^T with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in double, rounded once.
+namespace {
+// G of F(2x2, 3x3) and of F(4x4, 3x3) (points 0, +-1, +-2 and infinity).
+constexpr double kG2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
+                              {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                              {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                              {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                              {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                              {0, 0, 1}};
+}  // namespace
+
+FconvWeights pack_winograd_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, int64_t tile) {
+  // U = G g G^T in double, rounded once.
+  const int points = tile == 4 ? 6 : 4, positions = points * points;
+  const double(*const kG)[3] = tile == 4 ? kG4 : kG2;
   FconvWeights p;
   p.m = m;
-  p.taps = kWinoPositions;  // the 16 positions take the place of the direct panels' taps
+  p.taps = positions;  // the positions take the place of the direct panels' taps
   p.c = c;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols;
-  p.packed.assign(static_cast<size_t>(panels * kWinoPositions * c * kFconvCols), 0.0f);  // lanes past m: 0
+  p.packed.assign(static_cast<size_t>(panels * positions * c * kFconvCols), 0.0f);  // lanes past m: 0
   p.bias.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
   if (bias) std::copy(bias, bias + m, p.bias.begin());
   // One input channel at a time, the panel's 32 kernels side by side (lanes innermost, so the
   // arithmetic runs on vectors of lanes), each position's 32 values stored as one panel row.
   // (A transformed copy of the panel's rows, gathered into panel order afterwards, took twice
-  // as long: 4 MB per panel at 2048 channels.) The sums are G's rows' products in their order.
+  // as long: 4 MB per panel at 2048 channels.)
   for (int64_t pn = 0; pn < panels; ++pn) {
     const int64_t o0 = pn * kFconvCols, lanes = std::min(kFconvCols, m - o0);
     const float* g = rows_of(o0, lanes);
-    float* const panel = p.packed.data() + pn * kWinoPositions * c * kFconvCols;
+    float* const panel = p.packed.data() + pn * positions * c * kFconvCols;
     double k9[9][kFconvCols] = {};  // the channel's 3x3 kernels, lane by lane (zero past m)
-    double gg[4][3][kFconvCols];    // G g
+    double gg[6][3][kFconvCols];    // G g
     for (int64_t ci = 0; ci < c; ++ci) {
       for (int64_t lane = 0; lane < lanes; ++lane)
         for (int t = 0; t < 9; ++t) k9[t][lane] = g[(lane * c + ci) * 9 + t];
-      for (int j = 0; j < 3; ++j)
-        for (int64_t l = 0; l < kFconvCols; ++l) {
-          const double r0 = k9[j][l], r1 = k9[3 + j][l], r2 = k9[6 + j][l];
-          gg[0][j][l] = r0;
-          gg[1][j][l] = 0.5 * r0 + 0.5 * r1 + 0.5 * r2;
-          gg[2][j][l] = 0.5 * r0 - 0.5 * r1 + 0.5 * r2;
-          gg[3][j][l] = r2;
+      for (int i = 0; i < points; ++i)
+        for (int j = 0; j < 3; ++j)
+          for (int64_t l = 0; l < kFconvCols; ++l)
+            gg[i][j][l] = kG[i][0] * k9[j][l] + kG[i][1] * k9[3 + j][l] + kG[i][2] * k9[6 + j][l];
+      for (int i = 0; i < points; ++i)
+        for (int j = 0; j < points; ++j) {
+          float* u = panel + ((i * points + j) * c + ci) * kFconvCols;
+          for (int64_t l = 0; l < kFconvCols; ++l)
+            u[l] = static_cast<float>(gg[i][0][l] * kG[j][0] + gg[i][1][l] * kG[j][1] + gg[i][2][l] * kG[j][2]);
         }
-      for (int i = 0; i < 4; ++i) {
-        float* u = panel + (i * 4 * c + ci) * kFconvCols;  // position 4 i + j at u + j * c * 32
-        for (int64_t l = 0; l < kFconvCols; ++l) {
-          const double a = gg[i][0][l], b = gg[i][1][l], d = gg[i][2][l];
-          u[l] = static_cast<float>(a);
-          u[c * kFconvCols + l] = static_cast<float>(0.5 * a + 0.5 * b + 0.5 * d);
-          u[2 * c * kFconvCols + l] = static_cast<float>(0.5 * a - 0.5 * b + 0.5 * d);
-          u[3 * c * kFconvCols + l] = static_cast<float>(d);
-        }
-      }
     }
   }
   return p;
@@ -98,6 +106,51 @@ void wino_output_reference(const float* m, int64_t ldm, int64_t cols, const floa
   }
 }
 
+bool wino4_input_reference(const float* const* patch, int64_t c, float* v, int64_t ldv) {
+  bool finite = true;
+  for (int64_t ci = 0; ci < c; ++ci) {
+    float t[6][6];  // B^T d: t[i][j], column j transformed
+    for (int j = 0; j < 6; ++j) {
+      float d[6], r[6];
+      for (int i = 0; i < 6; ++i) d[i] = patch[i * 6 + j][ci];
+      wino4_b(d, r);
+      for (int i = 0; i < 6; ++i) t[i][j] = r[i];
+    }
+    for (int i = 0; i < 6; ++i) {  // (B^T d) B
+      float r[6];
+      wino4_b(t[i], r);
+      for (int j = 0; j < 6; ++j) {
+        v[(i * 6 + j) * ldv + ci] = r[j];
+        finite = finite && r[j] - r[j] == 0.0f;  // NaN for inf and NaN
+      }
+    }
+  }
+  return finite;
+}
+
+void wino4_output_reference(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
+                            float* const* out, const float* const* z) {
+  for (int64_t j = 0; j < cols; ++j) {
+    float s[6][4];  // M A: row i's 6 values to 4
+    for (int i = 0; i < 6; ++i) {
+      float row[6];
+      for (int q = 0; q < 6; ++q) row[q] = m[(i * 6 + q) * ldm + j];
+      wino4_a(row, s[i]);
+    }
+    for (int kx = 0; kx < 4; ++kx) {  // A^T (M A), column kx
+      float col[6], y[4];
+      for (int i = 0; i < 6; ++i) col[i] = s[i][kx];
+      wino4_a(col, y);
+      for (int ky = 0; ky < 4; ++ky) {
+        float* const o = out[ky * 4 + kx];
+        if (!o) continue;
+        const float val = y[ky] + bias[j];
+        o[j] = clamp_keeping_nan(z ? val + z[ky * 4 + kx][j] : val, lo, hi);
+      }
+    }
+  }
+}
+
 WinoInputFn wino_input_fast() {
   static const WinoInputFn fn = avx512_chosen() ? wino_input_avx512() : nullptr;
   return fn;
@@ -105,6 +158,16 @@ WinoInputFn wino_input_fast() {
 
 WinoOutputFn wino_output_fast() {
   static const WinoOutputFn fn = avx512_chosen() ? wino_output_avx512() : nullptr;
+  return fn;
+}
+
+WinoInputFn wino4_input_fast() {
+  static const WinoInputFn fn = avx512_chosen() ? wino4_input_avx512() : nullptr;
+  return fn;
+}
+
+WinoOutputFn wino4_output_fast() {
+  static const WinoOutputFn fn = avx512_chosen() ? wino4_output_avx512() : nullptr;
   return fn;
 }
 

@@ -1,5 +1,5 @@
 // The AVX-512 Winograd transforms (fwinograd.h): 16 channels per step, the same additions in
-// the same order as the scalar twins. Compiled with AVX-512 flags on x86-64 only; used only
+// the same order as the scalar twins (F(4x4): the same templates, fwinograd4_math.h). Compiled with AVX-512 flags on x86-64 only; used only
 // when cpuinfo reports it.
 #include "runtime/ops/optimized/fwinograd.h"
 
@@ -8,6 +8,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+
+#include "runtime/ops/optimized/fwinograd4_math.h"
 
 namespace xonnx {
 namespace opt {
@@ -72,10 +74,73 @@ void output_avx512(const float* m, int64_t ldm, int64_t cols, const float* bias,
   }
 }
 
+// 16 lanes as a value for fwinograd4_math.h's templates.
+struct Z {
+  __m512 v;
+  Z() = default;
+  explicit Z(float f) : v(_mm512_set1_ps(f)) {}
+  Z(__m512 x) : v(x) {}  // NOLINT: implicit, from the loads
+};
+inline Z operator+(Z a, Z b) { return _mm512_add_ps(a.v, b.v); }
+inline Z operator-(Z a, Z b) { return _mm512_sub_ps(a.v, b.v); }
+inline Z operator*(Z a, Z b) { return _mm512_mul_ps(a.v, b.v); }
+
+bool input4_avx512(const float* const* patch, int64_t c, float* v, int64_t ldv) {
+  __m512i nonfinite = _mm512_setzero_si512();  // OR of x - x: zero bits unless inf or NaN met
+  for (int64_t ci = 0; ci < c; ci += 16) {
+    const __mmask16 k = lanes(c - ci);
+    Z t[6][6];  // B^T d
+    for (int j = 0; j < 6; ++j) {
+      Z d[6], r[6];
+      for (int i = 0; i < 6; ++i) d[i] = _mm512_maskz_loadu_ps(k, patch[i * 6 + j] + ci);
+      wino4_b(d, r);
+      for (int i = 0; i < 6; ++i) t[i][j] = r[i];
+    }
+    for (int i = 0; i < 6; ++i) {  // (B^T d) B
+      Z r[6];
+      wino4_b(t[i], r);
+      for (int j = 0; j < 6; ++j) {
+        _mm512_mask_storeu_ps(v + (i * 6 + j) * ldv + ci, k, r[j].v);
+        nonfinite = _mm512_or_si512(nonfinite, _mm512_castps_si512(_mm512_sub_ps(r[j].v, r[j].v)));
+      }
+    }
+  }
+  return _mm512_test_epi32_mask(nonfinite, nonfinite) == 0;
+}
+
+void output4_avx512(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi, float* const* out,
+                    const float* const* z) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (int64_t j = 0; j < cols; j += 16) {
+    const __mmask16 k = lanes(cols - j);
+    Z s[6][4];  // M A
+    for (int i = 0; i < 6; ++i) {
+      Z row[6];
+      for (int q = 0; q < 6; ++q) row[q] = _mm512_maskz_loadu_ps(k, m + (i * 6 + q) * ldm + j);
+      wino4_a(row, s[i]);
+    }
+    const Z b = _mm512_maskz_loadu_ps(k, bias + j);
+    for (int kx = 0; kx < 4; ++kx) {  // A^T (M A), column kx
+      Z col[6], y[4];
+      for (int i = 0; i < 6; ++i) col[i] = s[i][kx];
+      wino4_a(col, y);
+      for (int ky = 0; ky < 4; ++ky) {
+        float* const o = out[ky * 4 + kx];
+        if (!o) continue;
+        Z val = y[ky] + b;
+        if (z) val = val + Z(_mm512_maskz_loadu_ps(k, z[ky * 4 + kx] + j));
+        _mm512_mask_storeu_ps(o + j, k, clamp(val.v, vlo, vhi));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 WinoInputFn wino_input_avx512() { return input_avx512; }
 WinoOutputFn wino_output_avx512() { return output_avx512; }
+WinoInputFn wino4_input_avx512() { return input4_avx512; }
+WinoOutputFn wino4_output_avx512() { return output4_avx512; }
 
 }  // namespace opt
 }  // namespace xonnx
@@ -86,6 +151,8 @@ namespace xonnx {
 namespace opt {
 WinoInputFn wino_input_avx512() { return nullptr; }
 WinoOutputFn wino_output_avx512() { return nullptr; }
+WinoInputFn wino4_input_avx512() { return nullptr; }
+WinoOutputFn wino4_output_avx512() { return nullptr; }
 }  // namespace opt
 }  // namespace xonnx
 
