@@ -1,4 +1,5 @@
-// Differential tests of the optimized Transpose, Gather, Where and reductions against the reference kernels
+// Differential tests of the optimized Transpose (also as the NHWC region boundaries), Gather, Where and
+// reductions against the reference kernels
 // (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
 // optimized kernels hand to the reference kernel.
 #include "tests/unit/test_optimized_common.h"
@@ -28,6 +29,20 @@ TEST(OptimizedLayout, Transpose) {
             false, "int64");
 }
 
+// The layout pass's region boundaries run as Transposes; other types and ranks stay with the
+// reference kernels, which report a rank other than 4.
+TEST(OptimizedLayout, RegionBoundaries) {
+  for (const char* op : {"ToNHWC", "ToNCHW"}) {
+    const Op boundary(op, "com.xonnx.nhwc");
+    for (const Shape& s : {Shape{1, 32, 17, 19}, Shape{2, 3, 64, 65}, Shape{1, 1, 7, 9}, Shape{1, 48, 1, 1}}) {
+      diff_test(boundary, {var(with_specials(rand_tensor(s, 4)))}, {}, true, shape_to_string(s), 0, 0);
+    }
+    diff_test(boundary, {var(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2}))}, {}, false,
+              "int64");
+    diff_test(boundary, {var(rand_tensor({4, 5, 6}, 5))}, {}, false, "rank 3");
+  }
+}
+
 TEST(OptimizedLayout, GatherWhereReduce) {
   auto ids = Tensor::from_vector<int64_t>({0, 99, -1, 5, 5}, {1, 5});
   diff_test({"Gather"}, {cst(rand_tensor({100, 13}, 1)), var(ids)}, {}, true, "embedding", 0, 0);
@@ -51,8 +66,9 @@ TEST(OptimizedLayout, GatherWhereReduce) {
   for (int64_t i = 0; i < 421; ++i) big_mask.data<bool>()[i] = row_mask.data<float>()[i] > 0;
   diff_test({"Where"}, {var(big_mask), var(rand_tensor({127, 421}, 7)), var(rand_tensor({5, 127, 421}, 8))}, {}, true,
             "three periods", 0, 0);
-  diff_test({"Where"}, {var(big_mask), cst(Tensor::from_vector<float>({-kInf}, {})), var(rand_tensor({1, 5, 127, 421}, 9))},
-            {}, true, "attention mask over heads", 0, 0);
+  diff_test({"Where"},
+            {var(big_mask), cst(Tensor::from_vector<float>({-kInf}, {})), var(rand_tensor({1, 5, 127, 421}, 9))}, {},
+            true, "attention mask over heads", 0, 0);
 
   for (int64_t n : kSizes) {
     const std::string s = " n" + std::to_string(n);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -28,6 +29,18 @@ class TransposeKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->has_perm_ = init.has_attr("perm");
     XONNX_ASSIGN_OR_RETURN(k->perm_attr_, init.get_ints("perm"));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  // The layout pass's region boundaries as the Transposes they are: ToNHWC [N,C,H,W] ->
+  // [N,H,W,C] is perm [0, 2, 3, 1], ToNCHW the inverse (the reference kernels in ref/nhwc.cc
+  // take other types, and report a rank other than 4).
+  template <bool kToNhwc>
+  static Result<std::unique_ptr<Kernel>> create_boundary(const KernelInit& init) {
+    auto k = std::unique_ptr<TransposeKernel>(new TransposeKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    k->has_perm_ = true;
+    k->perm_attr_ = kToNhwc ? Shape{0, 2, 3, 1} : Shape{0, 3, 1, 2};
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -254,6 +267,10 @@ class GatherKernel final : public FastKernel {
 
 void register_opt_layout(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "Transpose", 1, kLatestVersion, TransposeKernel::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, kNhwcDomain, "ToNHWC", 1, kLatestVersion, TransposeKernel::create_boundary<true>,
+                 Backend::kOptimized);
+  XONNX_REGISTER(registry, kNhwcDomain, "ToNCHW", 1, kLatestVersion, TransposeKernel::create_boundary<false>,
+                 Backend::kOptimized);
   XONNX_REGISTER(registry, "", "Gather", 1, kLatestVersion, GatherKernel::create, Backend::kOptimized);
 }
 
