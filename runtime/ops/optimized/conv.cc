@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
@@ -167,11 +168,9 @@ class ConvF32NhwcKernel final : public FastKernel {
     // A map large enough for F(4x4): its weights replace F(2x2)'s at the first such run (the
     // layer's shape is known only now; F(4x4) holds 36 / 16 as many).
     if (winograd_ && winograd_->large_tiles_pay(n, h, w, pads)) {
-      std::vector<float> rows;
-      bool finite = true;  // checked at creation
-      const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
-      winograd_ = std::make_unique<WinogradConvF32>(fconv_rows_of(ctx.input(1), rows, finite), bias, m, c, lo_, hi_,
-                                                    geo_.dh, geo_.dw, 4);
+      winograd_ = repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
+        return std::make_unique<WinogradConvF32>(rows_of, bias, m, c, lo_, hi_, geo_.dh, geo_.dw, 4);
+      });
     }
     if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
       handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>(), residual));
@@ -186,7 +185,13 @@ class ConvF32NhwcKernel final : public FastKernel {
     }
     // A map too small for Winograd's tiles (WinogradConvF32::pays): the direct tiles, their
     // weights packed at the first such run.
-    if (winograd_ && w_.packed.empty()) pack_direct_weights(ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr);
+    if (winograd_ && w_.packed.empty()) {
+      const int64_t khw = geo_.kh * geo_.kw;
+      w_ = repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
+        return pack_fconv_weights(rows_of, bias, m, c, khw, khw);
+      });
+      zeros_.assign(static_cast<size_t>(c), 0.0f);
+    }
     const int64_t taps = w_.taps;
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
     const bool pointwise =
@@ -490,15 +495,14 @@ class ConvF32NhwcKernel final : public FastKernel {
     });
   }
 
-  // The direct tiles' weights of a Winograd layer (group 1, one tap per kernel tap), from its
-  // constant W and B (checked finite at creation; reading W again faults its pages back in).
-  void pack_direct_weights(const Tensor& w, const Tensor* b) {
+  // pack(rows_of, bias) over the layer's constant W and B again, for the weights a Winograd
+  // layer packs once a run shows the map's size (W was checked finite at creation; reading it
+  // faults its pages back in).
+  template <typename Pack>
+  static std::invoke_result_t<Pack, const FconvRowsFn&, const float*> repack(KernelContext& ctx, Pack pack) {
     std::vector<float> rows;
     bool finite = true;
-    const int64_t taps = geo_.kh * geo_.kw;
-    w_ =
-        pack_fconv_weights(fconv_rows_of(w, rows, finite), b ? b->data<float>() : nullptr, out_ch_, in_ch_, taps, taps);
-    zeros_.assign(static_cast<size_t>(in_ch_), 0.0f);
+    return pack(fconv_rows_of(ctx.input(1), rows, finite), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr);
   }
 
   FconvTileFn tile_ = nullptr;

@@ -18,6 +18,10 @@ constexpr int64_t kMaxBlockTiles = 96;
 // ceil(out / d).
 int64_t phase_tiles(int64_t out, int64_t d, int64_t t) { return ((out + d - 1) / d + t - 1) / t; }
 
+// Output pixels along a dimension of `in` pixels with pads `before` and `after` (a 3-tap
+// kernel dilated by d, stride 1).
+int64_t out_extent(int64_t in, int64_t before, int64_t after, int64_t d) { return in + before + after - 2 * d; }
+
 int64_t tiles_of(int64_t t, int64_t n, int64_t oh, int64_t ow, int64_t dh, int64_t dw) {
   return n * dh * dw * phase_tiles(oh, dh, t) * phase_tiles(ow, dw, t);
 }
@@ -26,7 +30,7 @@ int64_t tiles_of(int64_t t, int64_t n, int64_t oh, int64_t ow, int64_t dh, int64
 
 bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t dh,
                            int64_t dw) {
-  const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
+  const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
   const int64_t tiles = tiles_of(t, n, oh, ow, dh, dw);
   // Per dimension, the taps of each output that read the input (the direct tiles skip the
   // others where a whole tile reads padding); the product counts the taps over the map.
@@ -42,7 +46,7 @@ bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std
 bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
   constexpr int64_t kMaxChannelPairs = 256 * 256;
   const int64_t dh = dh_, dw = dw_;
-  const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
+  const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
   const int64_t tiles4 = tiles_of(4, n, oh, ow, dh, dw), tiles2 = tiles_of(2, n, oh, ow, dh, dw);
   return size_ == 2 && c_ * m_ <= kMaxChannelPairs && wino4_input_fast() && wino4_output_fast() &&
          tiles4 >= kFconvRows && tiles4 * kWino4Positions < tiles2 * kWinoPositions && pays(4, n, h, w, pads, dh, dw);
@@ -69,7 +73,6 @@ WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, 
       dh_(dh),
       dw_(dw),
       size_(tile),
-      points_(tile + 2),
       tile_(fconv_tile_fast()),
       input_(tile == 4 ? wino4_input_fast() : wino_input_fast()),
       output_(tile == 4 ? wino4_output_fast() : wino_output_fast()),
@@ -77,8 +80,8 @@ WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, 
 
 bool WinogradConvF32::run(const ThreadPool& pool, const float* x, int64_t n, int64_t h, int64_t w,
                           const std::array<int64_t, 4>& pads, float* y, const float* z) {
-  const int64_t c = c_, m = m_, dh = dh_, dw = dw_, size = size_, points = points_, positions = points * points;
-  const int64_t oh = h + pads[0] + pads[2] - 2 * dh, ow = w + pads[1] + pads[3] - 2 * dw;
+  const int64_t c = c_, m = m_, dh = dh_, dw = dw_, size = size_, points = size + 2, positions = points * points;
+  const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
   // Tiles per phase (the largest phase's grid, for all: the others' last tiles stick out).
   const int64_t th = phase_tiles(oh, dh, size), tw = phase_tiles(ow, dw, size), per_image = dh * dw * th * tw;
   const int64_t tiles = n * per_image;

@@ -63,8 +63,7 @@ class WinogradConvF32 {
   int64_t c_ = 0, m_ = 0;
   float lo_ = 0, hi_ = 0;
   int64_t dh_ = 1, dw_ = 1;
-  int64_t size_ = 2;    // output pixels per tile side
-  int64_t points_ = 4;  // input points per patch side: size_ + 2
+  int64_t size_ = 2;  // output pixels per tile side (input points per patch side: size_ + 2)
   FconvTileFn tile_ = nullptr;
   WinoInputFn input_ = nullptr;
   WinoOutputFn output_ = nullptr;
