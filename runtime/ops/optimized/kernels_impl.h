@@ -58,27 +58,28 @@ inline V exp_nonpositive_v(V x) {
   return V::keep_nan(x, res);
 }
 
-// erf with <= ~3e-7 absolute error: odd Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above.
+// erf with <= ~5e-7 absolute error (measured against double erf): x P(x^2) / Q(x^2) on x clamped
+// to [-4, 4], the rational form of Eigen's fast float erf. One division instead of a Taylor
+// branch, an exp and a reciprocal: Gelu 2x faster, which is 6 % of a ConvNeXt and 3 % of a ViT.
 inline V erf_v(V x) {
-  const V ax = V::abs(x);
-  const V x2 = x * x;
-  V s = V::set1(1.2055332981789664e-4f);
-  s = V::fma(s, x2, V::set1(-8.548325508299337e-4f));
-  s = V::fma(s, x2, V::set1(5.223977625442188e-3f));
-  s = V::fma(s, x2, V::set1(-2.6866170645131252e-2f));
-  s = V::fma(s, x2, V::set1(1.1283791670955126e-1f));
-  s = V::fma(s, x2, V::set1(-3.7612638903183754e-1f));
-  s = V::fma(s, x2, V::set1(1.1283791670955126f));
-  const V small = x * s;
-  const V t = recip_ge1(V::fma(ax, V::set1(0.3275911f), V::set1(1.0f)));
-  V q = V::set1(1.061405429f);
-  q = V::fma(q, t, V::set1(-1.453152027f));
-  q = V::fma(q, t, V::set1(1.421413741f));
-  q = V::fma(q, t, V::set1(-0.284496736f));
-  q = V::fma(q, t, V::set1(0.254829592f));
-  q = q * t;
-  const V big = V::copysign(V::set1(1.0f) - q * exp_nonpositive_v(V::zero() - x2), x);
-  return V::keep_nan(x, V::select_lt(ax, V::set1(0.5f), small, big));
+  const V xc = V::min(V::max(x, V::set1(-4.0f)), V::set1(4.0f));
+  const V x2 = xc * xc;
+  V p = V::set1(-2.72614225801306e-10f);
+  p = V::fma(p, x2, V::set1(2.77068142495902e-08f));
+  p = V::fma(p, x2, V::set1(-2.10102402082508e-06f));
+  p = V::fma(p, x2, V::set1(-5.69250639462346e-05f));
+  p = V::fma(p, x2, V::set1(-7.34990630326855e-04f));
+  p = V::fma(p, x2, V::set1(-2.95459980854025e-03f));
+  p = V::fma(p, x2, V::set1(-1.60960333262415e-02f));
+  V q = V::set1(-1.45660718464996e-05f);
+  q = V::fma(q, x2, V::set1(-2.13374055278905e-04f));
+  q = V::fma(q, x2, V::set1(-1.68282697438203e-03f));
+  q = V::fma(q, x2, V::set1(-7.37332916720468e-03f));
+  q = V::fma(q, x2, V::set1(-1.42647390514189e-02f));
+  // |x| >= 3.92 (erfc below half an ulp of 1): exactly +-1, also where the division is a
+  // refined reciprocal estimate (armv7), so that Gelu(-inf) stays -inf * 0 = NaN.
+  const V one = V::copysign(V::set1(1.0f), x);
+  return V::keep_nan(x, V::select_lt(V::abs(x), V::set1(3.92f), xc * p / q, one));
 }
 
 inline V gelu_erf_v(V x) {
