@@ -191,6 +191,16 @@ TEST(PointwiseDepthwise, FewRowsSplitPanelsOverThreads) {
   for (int64_t m : {256, 200}) check_block(Block{64, m, 3, 1, true}, {{1, 64, 7, 7}, {2, 64, 14, 5}}, 2);
 }
 
+TEST(PointwiseDepthwise, SmallMapsExpandWholeUnlessTooLarge) {
+  // 14 x 14 fills 14 of 24 tile rows: expanded whole (m = 40), or by rows when the expansion
+  // passes 1 MB (m = 1400); a 7 x 7 stride-2 block and two images too.
+  for (int threads : {1, 2}) {
+    check_block(Block{16, 40, 3, 1, true}, {{1, 16, 14, 14}, {2, 16, 7, 7}}, threads);
+    check_block(Block{16, 1400, 3, 1}, {{1, 16, 14, 14}}, threads);
+    check_block(Block{24, 72, 5, 2, true}, {{1, 24, 7, 7}, {2, 24, 14, 14}}, threads);
+  }
+}
+
 TEST(PointwiseDepthwise, NonFiniteInputsKeepReferenceSemantics) {
   check_block(Block{8, 24, 3, 1}, {{1, 8, 9, 12}}, 2, std::numeric_limits<float>::infinity());
 }

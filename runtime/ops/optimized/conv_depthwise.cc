@@ -16,18 +16,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-// The input rows straight from the input tensor.
-class TensorRows final : public FdwSource {
- public:
-  TensorRows(const float* in, int64_t row_floats) : in_(in), row_floats_(row_floats) {}
-  const float* row(int64_t row) const override { return in_ + row * row_floats_; }
-  const float* ahead(int64_t row) const override { return in_ + row * row_floats_; }
-
- private:
-  const float* in_;
-  int64_t row_floats_;
-};
-
 class ConvDwF32NhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
@@ -48,7 +36,7 @@ class ConvDwF32NhwcKernel final : public FastKernel {
     if (n <= 0 || h <= 0 || w <= 0 || !layer_.geometry().pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = layer_.geometry().out_h(h, pads), ow = layer_.geometry().out_w(w, pads);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, c}));
-    TensorRows rows(x.data<float>(), w * c);
+    FdwTensorRows rows(x.data<float>(), w * c);
     layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>());
     handled = true;
     return Status::ok();

@@ -2,11 +2,13 @@
 // depthwise Conv that alone reads it: MobileNet's and EfficientNet's expand -> depthwise).
 // The depthwise layer (fdw_layer.h) takes its input rows from the 1x1 Conv's tiles (fconv.h),
 // which write them straight into its ring: the expanded tensor, 6x the block's input (4.8 MB
-// in MobileNetV2's first expand), never goes through memory and is never copied.
+// in MobileNetV2's first expand), never goes through memory and is never copied. Small maps,
+// whose short rows would leave most tile rows idle, are expanded whole first (run_fast).
 // Same tiles, rows and order as the two own kernels one after the other: the same bits.
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,8 @@ namespace opt {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr int64_t kSegmentTiles = 8;  // tiles of an expanded row per indirection table (96 pixels)
+constexpr int64_t kSegmentTiles = 8;         // tiles of an expanded row per indirection table (96 pixels)
+constexpr int64_t kWholeMapBytes = 1 << 20;  // a small map's whole expansion, in an L2
 
 // The 1x1 Conv's output rows, written by its tiles straight into the depthwise ring's
 // 16-channel blocks (a tile's columns 16-31 go to the next block).
@@ -104,6 +107,7 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
       return unsupported(kWhat, ": activation ", activation);
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
+    k->expanded_ = session_float_scratch(init);
     // Non-finite weights are declined, as the own 1x1 Conv declines them (the reference runs).
     std::vector<float> rows;
     bool finite = true;
@@ -126,20 +130,66 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     if (n <= 0 || h <= 0 || w <= 0 || !geo.pads_for(h, w, pads)) return Status::ok();
     const int64_t oh = geo.out_h(h, pads), ow = geo.out_w(w, pads);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, m}));
-    ExpandedRows rows(tile_, weights_, lo_, hi_, activation_, x.data<float>(), w);
-    // An output row expands about sh input rows; the channels split by whole 32-wide panels.
-    layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>(), geo.sh * w * c * m,
-               kFconvCols / kFdwChannelBlock);
+    const int64_t pixels = n * h * w, row_tiles = (w + kFconvRows - 1) / kFconvRows;
+    if (w * 10 < row_tiles * kFconvRows * 7 && pixels * m * static_cast<int64_t>(sizeof(float)) <= kWholeMapBytes) {
+      // A row of w pixels fills its tiles' 12 rows to w / (12 ceil(w / 12)) only (7 of 12 at
+      // w = 7 and 14, MNASNet's and MobileNetV3's late blocks: their expansion ran 30 % slower
+      // than the same 1x1 Conv alone). A small map is expanded whole instead, its pixels through
+      // full tiles, into the session's scratch, where the depthwise layer reads it from L2.
+      expanded_->prepare(*pool_, 1, 1, static_cast<size_t>(pixels * m));
+      float* expanded = expanded_->of(0);
+      expand(x.data<float>(), pixels, expanded);
+      FdwTensorRows rows(expanded, w * m);
+      layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>());
+    } else {
+      ExpandedRows rows(tile_, weights_, lo_, hi_, activation_, x.data<float>(), w);
+      // An output row expands about sh input rows; the channels split by whole 32-wide panels.
+      layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>(), geo.sh * w * c * m,
+                 kFconvCols / kFdwChannelBlock);
+    }
     handled = true;
     return Status::ok();
   }
 
+  // out [pixels, m] = the 1x1 Conv of x [pixels, c] (with its range and activation): tiles of
+  // 12 consecutive pixels, a panel's tiles one after another so that its weights stay in L1.
+  void expand(const float* x, int64_t pixels, float* out) {
+    const int64_t c = weights_.c, m = weights_.m;
+    const int64_t tiles = (pixels + kFconvRows - 1) / kFconvRows, panels = (m + kFconvCols - 1) / kFconvCols;
+    table_.resize(static_cast<size_t>(tiles * kFconvRows));
+    for (int64_t i = 0; i < tiles * kFconvRows; ++i) table_[static_cast<size_t>(i)] = x + std::min(i, pixels - 1) * c;
+    pool_->parallel_for(static_cast<size_t>(panels * tiles), chunk_for(kFconvRows * c * kFconvCols),
+                        [&](size_t begin, size_t end) {
+                          FconvTile t;
+                          t.taps = 1;
+                          t.c = c;
+                          t.ldo = m;
+                          t.lo = lo_;
+                          t.hi = hi_;
+                          for (size_t task = begin; task < end; ++task) {
+                            const int64_t pn = static_cast<int64_t>(task) / tiles;
+                            const int64_t p0 = static_cast<int64_t>(task) % tiles * kFconvRows;
+                            t.a = table_.data() + p0;
+                            t.panel = weights_.packed.data() + pn * c * kFconvCols;
+                            t.bias = weights_.bias.data() + pn * kFconvCols;
+                            t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+                            t.rows = std::min(kFconvRows, pixels - p0);
+                            t.out = out + p0 * m + pn * kFconvCols;
+                            tile_(t);
+                            if (!activation_) continue;
+                            for (int64_t r = 0; r < t.rows; ++r) activation_(t.out + r * m, t.out + r * m, t.cols);
+                          }
+                        });
+  }
+
   FdwLayer layer_;
   FconvTileFn tile_ = nullptr;
-  FconvWeights weights_;          // the 1x1 Conv: [C] -> [M]
-  float lo_ = -kInf, hi_ = kInf;  // its fused output range
-  MapFn activation_ = nullptr;    // and activation
-  ChunkScratch<float> scratch_;   // per chunk: the ring and the expanded rows
+  FconvWeights weights_;                           // the 1x1 Conv: [C] -> [M]
+  float lo_ = -kInf, hi_ = kInf;                   // its fused output range
+  MapFn activation_ = nullptr;                     // and activation
+  ChunkScratch<float> scratch_;                    // per chunk: the ring and the expanded rows
+  std::shared_ptr<ChunkScratch<float>> expanded_;  // the session's: a small map expanded whole
+  std::vector<const float*> table_;                // its tiles' input rows
 };
 
 }  // namespace

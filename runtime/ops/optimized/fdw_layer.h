@@ -43,6 +43,18 @@ class FdwSource {
   virtual void fill(int64_t /*row*/, float* /*blocks*/, int64_t /*block_floats*/, int64_t /*b0*/, int64_t /*b1*/) {}
 };
 
+// Input rows of an [n, h, w, channels] tensor in memory, row_floats = w * channels apart.
+class FdwTensorRows final : public FdwSource {
+ public:
+  FdwTensorRows(const float* in, int64_t row_floats) : in_(in), row_floats_(row_floats) {}
+  const float* row(int64_t row) const override { return in_ + row * row_floats_; }
+  const float* ahead(int64_t row) const override { return in_ + row * row_floats_; }
+
+ private:
+  const float* in_;
+  int64_t row_floats_;
+};
+
 class FdwLayer {
  public:
   // The depthwise Conv of `init` (or one of groups of 4 inputs and 4 outputs: W [M, 4, kh, kw]):
