@@ -89,8 +89,21 @@ void reshape_rule(InferCtx& c) {
       out[i] = x && i < x->size() ? (*x)[i] : Dim();
     }
   }
+  if (infer_at < 0 && !c.in_constant(1)) {
+    // Propagated elements hold no -1: a target with one unknown element (torch's
+    // Concat(batch, -1, heads, size)) has it fixed by the element count all the same.
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].known() || !out[i].param.empty()) continue;
+      if (infer_at >= 0) {
+        infer_at = -1;
+        break;
+      }
+      infer_at = static_cast<int>(i);
+    }
+  }
   if (infer_at >= 0 && x) {
-    // -1 = (known input dims) / (known output dims) when the symbolic dims cancel out.
+    // -1 = (known input dims) / (known output dims), times the one symbolic input dim the output
+    // lacks (or none).
     std::multiset<std::string> in_params, out_params;
     int64_t in_known = 1, out_known = 1;
     bool ok = true;
@@ -111,8 +124,18 @@ void reshape_rule(InferCtx& c) {
       else
         ok = false;
     }
-    if (ok && in_params == out_params && in_known >= 0 && out_known > 0 && in_known % out_known == 0) {
+    for (const std::string& p : out_params) {
+      auto it = in_params.find(p);
+      if (it == in_params.end()) {
+        ok = false;
+        break;
+      }
+      in_params.erase(it);
+    }
+    if (ok && in_params.empty() && in_known >= 0 && out_known > 0 && in_known % out_known == 0) {
       out[infer_at] = known_dim(in_known / out_known);
+    } else if (ok && in_params.size() == 1 && in_known >= 0 && in_known == out_known) {
+      out[infer_at].param = *in_params.begin();
     }
   }
   const bool small_rank = out.size() <= 1;
@@ -419,6 +442,12 @@ void range_rule(InferCtx& c) {
   const Tensor* s = c.in_constant(0);
   const Tensor* l = c.in_constant(1);
   const Tensor* d = c.in_constant(2);
+  if (s && d && !l && s->numel() == 1 && d->numel() == 1 && s->get_as_double(0) == 0 && d->get_as_double(0) == 1) {
+    // Range(0, n, 1) over a propagated n (torch's positions: arange(seq)): n values.
+    const auto* e = c.in_elements(1);
+    c.set_type(0, dt, {e && e->size() == 1 ? (*e)[0] : Dim()});
+    return;
+  }
   if (!s || !l || !d || s->numel() != 1 || l->numel() != 1 || d->numel() != 1) {
     c.set_type(0, dt, {Dim()});
     return;

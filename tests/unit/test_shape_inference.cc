@@ -193,6 +193,43 @@ TEST(ShapeInference, ReshapeMinusOneWithSymbolicDims) {
   EXPECT_EQ(render(infer_shapes(m), "y"), float_name() + "[batch,64]");
 }
 
+TEST(ShapeInference, ReshapeKeepsTheSymbolicDimItsTargetLacks) {
+  // x [batch, seq, 64] to [batch, -1, 4, 16]: the -1 is seq, whether the target is a constant
+  // or, as torch builds it, a Concat of the batch dim and constants (propagated elements hold
+  // no -1: the one unknown element is fixed by the element count).
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("batch"), sym("seq"), dim(64)})};
+  add_init(m.graph, "i0", Tensor::scalar<int64_t>(0));
+  add_init(m.graph, "ax0", i64({0}));
+  add_init(m.graph, "rest", i64({-1, 4, 16}));
+  add_init(m.graph, "zero_rest", i64({0, -1, 4, 16}));
+  m.graph.nodes = {make_node("Shape", {"x"}, {"s"}),
+                   make_node("Gather", {"s", "i0"}, {"b"}),
+                   make_node("Unsqueeze", {"b", "ax0"}, {"ub"}),
+                   make_node("Concat", {"ub", "rest"}, {"target"}, {attr_int("axis", 0)}),
+                   make_node("Reshape", {"x", "target"}, {"y"}),
+                   make_node("Reshape", {"x", "zero_rest"}, {"z"})};
+  const ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "y"), float_name() + "[batch,seq,4,16]");
+  EXPECT_EQ(render(f, "z"), float_name() + "[batch,seq,4,16]");
+}
+
+TEST(ShapeInference, RangeFromZeroByOneHasTheLimitsLength) {
+  // torch's positions: arange(seq) over a propagated seq.
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {sym("batch"), sym("seq")})};
+  add_init(m.graph, "i1", Tensor::scalar<int64_t>(1));
+  add_init(m.graph, "start", Tensor::scalar<int64_t>(0));
+  add_init(m.graph, "two", Tensor::scalar<int64_t>(2));
+  add_init(m.graph, "delta", Tensor::scalar<int64_t>(1));
+  m.graph.nodes = {make_node("Shape", {"x"}, {"s"}), make_node("Gather", {"s", "i1"}, {"n"}),
+                   make_node("Range", {"start", "n", "delta"}, {"pos"}),
+                   make_node("Range", {"two", "n", "delta"}, {"tail"})};
+  const ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "pos"), i64_name() + "[seq]");
+  EXPECT_EQ(render(f, "tail"), i64_name() + "[?]");  // seq - 2, not a dim of its own
+}
+
 TEST(ShapeInference, WriteValueInfoIsIdempotent) {
   Model m = shape_chain_model();
   ShapeFacts f = infer_shapes(m);
