@@ -38,6 +38,22 @@ Attribute ints_attr(const std::string& name, std::vector<int64_t> v) {
   return a;
 }
 
+Attribute int_attr(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
+}
+
+Attribute float_attr(const std::string& name, float v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kFloat;
+  a.f = v;
+  return a;
+}
+
 // One node over inputs x0..xn (from `first_const` on as initializers); `impl` as above.
 std::unique_ptr<Session> one_node(const std::string& op, const std::vector<Tensor>& ins, size_t first_const,
                                   std::vector<Attribute> attrs, int64_t impl, int threads, int64_t opset) {
@@ -122,6 +138,15 @@ void BM_MatMul_ConstB(benchmark::State& st) {  // the encoder's in_proj with its
   run(st, "MatMul", {random_tensor({128, 256}, 1), random_tensor({256, 768}, 2)}, {}, 2.0 * 128 * 256 * 768, 17, 1);
 }
 BENCHMARK(BM_MatMul_ConstB)->Apply(impls_and_xnnpack);
+
+// ViT-S/16's attention (6 heads, 197 tokens, head size 64) as the fused ONNX Attention the
+// session's fuse-attention pass makes, in torch's [B * heads, S, d] form: the GEMM path.
+void BM_Attention_Encoder(benchmark::State& st) {
+  run(st, "Attention", {random_tensor({6, 197, 64}, 1), random_tensor({6, 197, 64}, 2), random_tensor({6, 197, 64}, 3)},
+      {int_attr("q_num_heads", 1), int_attr("kv_num_heads", 1), float_attr("scale", 0.125f)},
+      2.0 * 2 * 6 * 197 * 197 * 64, 23);
+}
+BENCHMARK(BM_Attention_Encoder)->Apply(impls);
 
 void BM_LayerNorm(benchmark::State& st) {
   run(st, "LayerNormalization", {random_tensor({1, 128, 256}, 1), random_tensor({256}, 2), random_tensor({256}, 3)}, {},

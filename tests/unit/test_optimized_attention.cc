@@ -186,6 +186,39 @@ TEST(OptimizedAttention, OnnxAttentionPastGroupedCausalMasks) {
       false, "qk output");
 }
 
+TEST(OptimizedAttention, OnnxAttentionManyQueryRowsTakeTheGemmPath) {
+  // At least 16 query rows per head: K^T and V packed per head, blocks of rows through the GEMM
+  // panels (attention_onnx.cc, prefill); head sizes across the panel width, keys in partial
+  // panels, grouped heads, causal with and without a past, masks broadcast every way.
+  const Op op("Attention", "", 23, 1);
+  for (int64_t hd : {1, 13, 64, 70}) {
+    for (int64_t past : {0, 7}) {
+      const int64_t qs = 40, T = qs + past;
+      std::vector<In> in = {var(rand_tensor({2, 4, qs, hd}, 1)), var(rand_tensor({2, 2, qs, hd}, 2)),
+                            var(rand_tensor({2, 2, qs, hd}, 3)), var(rand_tensor({2, 1, qs, T}, 4))};
+      if (past) {
+        in.push_back(var(rand_tensor({2, 2, past, hd}, 5)));
+        in.push_back(var(rand_tensor({2, 2, past, hd}, 6)));
+      }
+      const std::string what = "hd " + std::to_string(hd) + " past " + std::to_string(past);
+      diff_test(op, in, {attr_int("is_causal", 1)}, true, "causal, mask [B, 1, S, T], " + what, 1e-4, 1e-5);
+      in[3] = var(rand_tensor({1, 4, 1, T}, 7));
+      diff_test(op, in, {attr_float("scale", 0.3f)}, true, "mask [1, H, 1, T], " + what, 1e-4, 1e-5);
+    }
+  }
+  // A torch encoder's 3-D [B * heads, S, d] form (one head each), a [S, T] mask; a long key
+  // range (few rows per block); no mask.
+  diff_test(op,
+            {var(rand_tensor({6, 197, 64}, 8)), var(rand_tensor({6, 197, 64}, 9)), var(rand_tensor({6, 197, 64}, 10)),
+             var(rand_tensor({197, 197}, 11))},
+            {attr_int("q_num_heads", 1), attr_int("kv_num_heads", 1), attr_float("scale", 0.125f)}, true,
+            "3-D, one head each", 1e-4, 1e-5);
+  diff_test(op,
+            {var(rand_tensor({1, 2, 17, 32}, 12)), var(rand_tensor({1, 2, 3000, 32}, 13)),
+             var(rand_tensor({1, 2, 3000, 32}, 14))},
+            {}, true, "3000 keys", 1e-4, 1e-5);
+}
+
 TEST(OptimizedAttention, TableBlocksMatchScalarOnEveryIsa) {
   const opt::LlmKernelTable* tables[4];
   const int n_tables = opt::supported_llm_tables(tables, 4);

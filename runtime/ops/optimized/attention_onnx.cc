@@ -4,13 +4,17 @@
 // head form the rows of a tile, so each K/V row is read once per tile. Declined to the reference
 // kernel (ref/attention.cc): qk_matmul_output, nonpad_kv_seqlen, other dtypes, a value head
 // size differing from the query's, a mask shorter than the keys.
+// Many query rows per head (a prompt, an encoder; the session's fuse-attention pass makes this op
+// of torch's MatMul -> scale -> mask -> Softmax -> MatMul) take the GEMM path instead (prefill()).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "runtime/ops/optimized/attention_core.h"
+#include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -19,6 +23,11 @@ namespace opt {
 namespace {
 
 constexpr int64_t kRowsPerTile = 64;
+// The GEMM path: at least this many query rows per head, keys up to kPrefillMaxKeys; a task's
+// scores [rows, T] take about kScoreFloats floats (in L1 / L2).
+constexpr int64_t kPrefillMinRows = 16;
+constexpr int64_t kPrefillMaxKeys = 16384;
+constexpr int64_t kScoreFloats = 16384;
 
 class AttentionKernel final : public FastKernel {
  public:
@@ -29,6 +38,7 @@ class AttentionKernel final : public FastKernel {
     if (init.has_input(6)) return unsupported("Attention: nonpad_kv_seqlen runs on the reference kernel");
     auto k = std::unique_ptr<AttentionKernel>(new AttentionKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    if (k->k_->nr == kFconvCols) k->tile_ = fconv_tile_fast();
     XONNX_ASSIGN_OR_RETURN(int64_t causal, init.get_int("is_causal", 0));
     XONNX_ASSIGN_OR_RETURN(k->q_heads_, init.get_int("q_num_heads", 0));
     XONNX_ASSIGN_OR_RETURN(k->kv_heads_, init.get_int("kv_num_heads", 0));
@@ -138,6 +148,13 @@ class AttentionKernel final : public FastKernel {
     }
     const Shape y_shape = three_d ? Shape{B, qs, qh * hd} : Shape{B, qh, qs, hd};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
+    const float scale = has_scale_ ? scale_ : 1.0f / std::sqrt(static_cast<float>(hd));
+    if (softcap_ == 0 && qs >= kPrefillMinRows && T > 0 && T <= kPrefillMaxKeys) {
+      const Heads heads{B, qh, kvh, qs, T, hd, past, three_d};
+      prefill(heads, q.data<float>(), pk, pv, {mask, mb, mh, mq}, scale, y->data<float>());
+      handled = true;
+      return Status::ok();
+    }
     const int64_t reps = qh / kvh;
     const int64_t tokens_per_tile = std::max<int64_t>(1, kRowsPerTile / reps);
     const int64_t tiles = (qs + tokens_per_tile - 1) / tokens_per_tile;
@@ -147,7 +164,6 @@ class AttentionKernel final : public FastKernel {
     bounds_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(2 * m_max));
     ptrs_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max));
     outs_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max));
-    const float scale = has_scale_ ? scale_ : 1.0f / std::sqrt(static_cast<float>(hd));
     const float* qp = q.data<float>();
     float* yp = y->data<float>();
     const KernelTable& t = *k_;
@@ -201,6 +217,114 @@ class AttentionKernel final : public FastKernel {
     return Status::ok();
   }
 
+  struct Heads {
+    int64_t B, qh, kvh, qs, T, hd, past;
+    bool three_d;  // Q and Y [B, S, heads * hd], else [B, heads, S, hd]
+    // Query row s of head h of batch b (Q and Y alike), and the distance between rows.
+    int64_t row(int64_t b, int64_t h, int64_t s) const {
+      return three_d ? (b * qs + s) * qh * hd + h * hd : ((b * qh + h) * qs + s) * hd;
+    }
+    int64_t ld() const { return three_d ? qh * hd : hd; }
+  };
+  struct Mask {
+    const float* values;     // nullptr: none
+    int64_t batch, head, q;  // element strides (0: broadcast)
+  };
+
+  // The GEMM path. A task takes one query head's blocks of rows, or a share of them when the
+  // heads are fewer than twice the threads: it packs the head's K^T (times the scale) and V into
+  // the table's panels, then per block S = Q K^T, plus the mask, softmax over each whole row
+  // (every key at once: no running maximum to rescale by), Y = S V. Packed K / V and the scores
+  // stay in cache instead of going through memory between three ops.
+  void prefill(const Heads& a, const float* q, const float* k, const float* v, const Mask& mask, float scale,
+               float* y) {
+    const KernelTable& t = *k_;
+    const int64_t nr = t.nr, T = a.T, hd = a.hd, reps = a.qh / a.kvh;
+    const int64_t k_panels = (T + nr - 1) / nr, v_panels = (hd + nr - 1) / nr;
+    const int64_t k_floats = k_panels * hd * nr, v_floats = v_panels * T * nr;
+    // Blocks of equal rows, a multiple of the tiles' rows, at most ~kScoreFloats scores each.
+    const int64_t tile_rows = tile_ ? kFconvRows : t.mr;
+    const int64_t most = std::max(tile_rows, std::min<int64_t>(kScoreFloats / T, 64) / tile_rows * tile_rows);
+    const int64_t even = (a.qs + (a.qs + most - 1) / most - 1) / ((a.qs + most - 1) / most);
+    const int64_t rows = (even + tile_rows - 1) / tile_rows * tile_rows;
+    const int64_t blocks = (a.qs + rows - 1) / rows, heads = a.B * a.qh;
+    const int64_t shares = std::min(blocks, (2 * pool_->num_threads() + heads - 1) / heads);
+    const int64_t items = heads * shares;
+    scratch_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(k_floats + v_floats + rows * T + rows));
+    pool_->parallel_for(static_cast<size_t>(items), 1, [&](size_t begin, size_t end) {
+      float* kp = scratch_.of(begin);
+      float* vp = kp + k_floats;
+      float* s = vp + v_floats;
+      float* inv = s + rows * T;  // per row: 1 / its sum of exponentials
+      for (size_t item = begin; item < end; ++item) {
+        const int64_t share = static_cast<int64_t>(item) % shares, h = static_cast<int64_t>(item) / shares % a.qh;
+        const int64_t b = static_cast<int64_t>(item) / (shares * a.qh);
+        const int64_t head = b * a.kvh + h / reps;
+        const float* kh = k + head * T * hd;
+        for (int64_t p = 0; p < k_panels; ++p) {
+          const int64_t j0 = p * nr, n = std::min(nr, T - j0);
+          float* panel = kp + p * hd * nr;
+          if (n < nr) std::fill(panel, panel + hd * nr, 0.0f);
+          t.transpose_2d(kh + j0 * hd, hd, panel, nr, n, hd);
+          t.binary(BinaryOp::kMul, false, panel, &scale, true, panel, hd * nr, 1);
+        }
+        const float* vh = v + head * T * hd;
+        for (int64_t p = 0; p < v_panels; ++p) t.pack_b(vh + p * nr, hd, T, std::min(nr, hd - p * nr), vp + p * T * nr);
+        for (int64_t block = share * blocks / shares; block < (share + 1) * blocks / shares; ++block) {
+          const int64_t s0 = block * rows, m = std::min(rows, a.qs - s0);
+          for (int64_t p = 0; p < k_panels; ++p)
+            product(m, hd, q + a.row(b, h, s0), a.ld(), kp + p * hd * nr, std::min(nr, T - p * nr), s + p * nr, T);
+          for (int64_t i = 0; i < m; ++i) {
+            float* row = s + i * T;
+            if (mask.values) {
+              const float* mrow = mask.values + b * mask.batch + h * mask.head + (s0 + i) * mask.q;
+              t.binary(BinaryOp::kAdd, false, row, mrow, false, row, T, 1);
+            }
+            const int64_t seen = causal_ ? std::min(T, s0 + i + a.past + 1) : T;
+            inv[i] = 1.0f / t.exp_shifted_row(row, row, seen);
+            std::fill(row + seen, row + T, 0.0f);
+          }
+          // Y = exp(S - max) V, each row divided by its sum afterwards: d values, not T.
+          float* out = y + a.row(b, h, s0);
+          for (int64_t p = 0; p < v_panels; ++p)
+            product(m, T, s, T, vp + p * T * nr, std::min(nr, hd - p * nr), out + p * nr, a.ld());
+          for (int64_t i = 0; i < m; ++i) {
+            float* row = out + i * a.ld();
+            t.binary(BinaryOp::kMul, false, row, inv + i, true, row, hd, 1);
+          }
+        }
+      }
+    });
+  }
+
+  // C [m, ncols] = A [m, K] (rows lda apart) times a packed panel [K][nr]: on the convolution's
+  // 12 x 32 tiles where the CPU has them (24 accumulators where gemm_panel's 8-row tiles keep 16).
+  void product(int64_t m, int64_t K, const float* a, int64_t lda, const float* panel, int64_t ncols, float* c,
+               int64_t ldc) const {
+    if (!tile_) {
+      k_->gemm_panel(m, K, a, lda, panel, ncols, c, ldc);
+      return;
+    }
+    alignas(64) static const float kZeroBias[kFconvCols] = {};
+    std::array<const float*, kFconvRows> rows;
+    FconvTile ft;
+    ft.a = rows.data();
+    ft.panel = panel;
+    ft.bias = kZeroBias;
+    ft.taps = 1;
+    ft.c = K;
+    ft.cols = ncols;
+    ft.ldo = ldc;
+    ft.lo = -std::numeric_limits<float>::infinity();
+    ft.hi = std::numeric_limits<float>::infinity();
+    for (int64_t r0 = 0; r0 < m; r0 += kFconvRows) {
+      for (int64_t i = 0; i < kFconvRows; ++i) rows[static_cast<size_t>(i)] = a + std::min(r0 + i, m - 1) * lda;
+      ft.rows = std::min(kFconvRows, m - r0);
+      ft.out = c + r0 * ldc;
+      tile_(ft);
+    }
+  }
+
   template <typename T>
   static void grow(std::vector<T>& v, int64_t n) {
     if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
@@ -222,11 +346,13 @@ class AttentionKernel final : public FastKernel {
   float softcap_ = 0.0f;
   int64_t q_heads_ = 0, kv_heads_ = 0;
   std::vector<float> mask_f_, k_own_, v_own_;
-  ChunkScratch<float> scratch_;      // per item: query rows, accumulators, scores, max, sum
+  // Per item: query rows, accumulators, scores, max, sum; the GEMM path's: packed K and V, scores.
+  ChunkScratch<float> scratch_;
   ChunkScratch<int64_t> bounds_;     // per item: visible key range of each row
   ChunkScratch<const float*> ptrs_;  // per item: mask row of each query row
   ChunkScratch<float*> outs_;        // per item: output row of each query row
   const KernelTable* k_ = &kernels();
+  FconvTileFn tile_ = nullptr;  // the GEMM path's tiles where the CPU has them (else gemm_panel)
 };
 
 }  // namespace

@@ -39,6 +39,9 @@ struct KernelTable {
                          float* mean, float* inv_std);
   // y = softmax(x) over n contiguous values.
   void (*softmax_row)(const float* x, float* y, int64_t n);
+  // y = exp(x - max(x)) over n values; returns their sum: softmax_row's numerators, for a
+  // caller that divides later (attention divides its output rows, d values instead of n).
+  float (*exp_shifted_row)(const float* x, float* y, int64_t n);
   // Element-wise over n values.
   void (*exp)(const float* x, float* y, int64_t n);
   void (*erf)(const float* x, float* y, int64_t n);

@@ -382,7 +382,8 @@ inline void layer_norm_row(const float* x, float* y, int64_t n, const float* sca
   if (inv_out) *inv_out = inv;
 }
 
-inline void softmax_row(const float* x, float* y, int64_t n) {
+// y = exp(x - max x) over n values; returns their sum (softmax_row without the division).
+inline float exp_shifted_row(const float* x, float* y, int64_t n) {
   // NaN/inf need no special case: exp(NaN) and exp(inf - inf) give NaN sums, hence NaN rows,
   // as the reference kernel does.
   const V m = V::set1(row_max(x, n));
@@ -403,8 +404,13 @@ inline void softmax_row(const float* x, float* y, int64_t n) {
       s += y[j];
     }
   }
+  return s;
+}
+
+inline void softmax_row(const float* x, float* y, int64_t n) {
+  const float s = exp_shifted_row(x, y, n);
   const V inv = V::set1(1.0f / s);
-  i = 0;
+  int64_t i = 0;
   for (; i + L <= n; i += L) (V::load(y + i) * inv).store(y + i);
   for (; i < n; ++i) y[i] *= 1.0f / s;
 }
@@ -612,6 +618,7 @@ inline KernelTable make_table(const char* isa) {
   t.gemm_direct = gemm_direct;
   t.layer_norm_row = layer_norm_row;
   t.softmax_row = softmax_row;
+  t.exp_shifted_row = exp_shifted_row;
   t.exp = exp_n;
   t.erf = erf_n;
   t.gelu_erf = gelu_erf_n;
