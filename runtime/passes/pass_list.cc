@@ -19,6 +19,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-batchnorm", 2, fuse_batchnorm},
       {"fuse-conv-scale-bias", 2, fuse_conv_scale_bias},
       {"fuse-matmul-add", 2, fuse_matmul_add_any_rank},
+      {"fuse-attention", 2, fuse_attention},
       {"fuse-matmul-scale", 2, fuse_matmul_scale},
       {"fuse-layernorm", 2, fuse_layernorm_any_opset},
       {"fuse-gelu", 2, fuse_gelu},

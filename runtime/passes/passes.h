@@ -18,6 +18,7 @@ Result<bool> fuse_matmul_add(Model& model, PassContext& ctx);                   
 Result<bool> fuse_matmul_add_any_rank(Model& model, PassContext& ctx);          // also N-D A, between Reshapes
 Result<bool> absorb_weight_transposes(Model& model, PassContext& ctx);  // Transpose(W) into transB (session only)
 Result<bool> fuse_matmul_scale(Model& model, PassContext& ctx);         // MatMul * scalar -> FusedMatMul (session only)
+Result<bool> fuse_attention(Model& model, PassContext& ctx);  // MatMul-Softmax-MatMul -> Attention (session only)
 Result<bool> fuse_layernorm(Model& model, PassContext& ctx);            // decomposed LN -> LayerNormalization
 // The same at any opset (session creation): below 17 the fused node carries opset 17 itself.
 Result<bool> fuse_layernorm_any_opset(Model& model, PassContext& ctx);

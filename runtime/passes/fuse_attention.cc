@@ -1,0 +1,230 @@
+// Torch's attention, MatMul(Q, K^T) [then Mul / Div by a scalar] [then Add(mask)] then
+// Softmax over the keys then MatMul(., V), -> one ONNX Attention (opset 23, set on the node) with
+// an explicit scale: its optimized kernel keeps each block of query rows' scores in cache
+// through the softmax and the product with V, where the three ops wrote and read [heads, S, T]
+// twice (ViT-S/16: 8.8 of 92 ms). Also from com.microsoft FusedMatMul (fuse-matmul-scale's
+// output, alpha and transB). Session creation only, and only where the optimized kernel is
+// registered: the converter writes files for runtimes that know the source opset.
+//
+// Rank 4 ([B, heads, S, d]) maps as is; rank 3 ([B * heads, S, d], nn.MultiheadAttention) as
+// one head per batch entry (q_num_heads = kv_num_heads = 1). K comes from K^T's Transpose (its
+// input when the perm only swaps the last two axes, else a Transpose with those swapped) or a
+// new Transpose of K^T. Declined: masks of rank 0 or 1 (Attention's are 2 to 4), batch or head dims that differ or are not known to match
+// (MatMul would broadcast them), a value head size unlike the query's, a mask that would
+// broadcast the scores up or whose batch dim would meet Attention's head dim (rank 3), any
+// intermediate another node reads.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/ir/graph_edit.h"
+#include "runtime/ops/registry.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/pass_util.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
+
+namespace xonnx {
+namespace passes {
+
+namespace {
+
+constexpr int64_t kAttentionOpset = 23;
+
+bool same_dim(const Dim& a, const Dim& b) {
+  return (a.known() && a.value == b.value) || (!a.known() && !b.known() && !a.param.empty() && a.param == b.param);
+}
+
+bool is_one(const Dim& d) { return d.known() && d.value == 1; }
+
+const Attribute* attr(const Node& n, const char* name) { return n.find_attr(name); }
+
+// The scores: MatMul(Q, K^T), or FusedMatMul(Q, B) without transposes of A or the batches
+// (alpha, and transB: B is K itself), then optionally a Mul or Div by a float scalar.
+struct Scores {
+  std::string q, b;
+  bool b_is_k = false;
+  float scale = 1.0f;
+  std::vector<int> nodes;
+};
+
+bool match_product(const FusionView& view, int i, Scores* s) {
+  if (i < 0) return false;
+  const Node& n = view.node(i);
+  if (view.is(i, "MatMul") && n.inputs.size() == 2) {
+    s->q = n.inputs[0], s->b = n.inputs[1];
+  } else if (n.domain == "com.microsoft" && n.op_type == "FusedMatMul" && n.inputs.size() == 2) {
+    for (const char* off : {"transA", "transBatchA", "transBatchB"}) {
+      if (const Attribute* a = attr(n, off); a && a->i != 0) return false;
+    }
+    const Attribute* tb = attr(n, "transB");
+    const Attribute* alpha = attr(n, "alpha");
+    s->q = n.inputs[0], s->b = n.inputs[1], s->b_is_k = tb && tb->i != 0;
+    if (alpha) s->scale *= alpha->f;
+  } else {
+    return false;
+  }
+  s->nodes.push_back(i);
+  return std::isfinite(s->scale) && s->scale != 0.0f;
+}
+
+bool match_scores(const FusionView& view, const Graph& g, const std::string& value, int64_t rank, Scores* out) {
+  Scores s;
+  const int p = view.sole_producer(value);
+  if (view.is(p, "Mul") || view.is(p, "Div")) {
+    const Node& n = view.node(p);
+    const bool div = view.is(p, "Div");
+    for (size_t c = div ? 1 : 0; c < 2; ++c) {  // Div: only the divisor may be the scalar
+      const Tensor* t = constant_tensor(g, n.inputs[c]);
+      if (!t || t->dtype() != DataType::kFloat || t->numel() != 1 || static_cast<int64_t>(t->rank()) > rank) continue;
+      const float v = static_cast<float>(t->get_as_double(0));
+      s.scale = div ? 1.0f / v : v;
+      s.nodes.push_back(p);
+      if (!match_product(view, view.sole_producer(n.inputs[1 - c]), &s)) return false;
+      *out = std::move(s);
+      return true;
+    }
+    return false;
+  }
+  if (!match_product(view, p, &s)) return false;
+  *out = std::move(s);
+  return true;
+}
+
+}  // namespace
+
+Result<bool> fuse_attention(Model& model, PassContext& ctx) {
+  const OpRegistry& registry = OpRegistry::global();
+  if (!ctx.options.own_kernels || !registry.has_fast_kernel("", "Attention") ||
+      !registry.resolve("", "Attention", kAttentionOpset).is_ok()) {
+    return false;
+  }
+  Graph& g = model.graph;
+  const ShapeFacts facts = infer_shapes(model);
+  const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
+  FusionView view(g);
+  NameAllocator names(g);
+  int fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const int sm = static_cast<int>(i);
+    if (!view.is(sm, "Softmax")) continue;
+    const Node& softmax = view.node(sm);
+    const std::vector<Dim>* s_dims = facts.dims(softmax.inputs[0]);
+    const TypeInfo* s_type = facts.type(softmax.inputs[0]);
+    if (!s_dims || !s_type || s_type->elem_type != DataType::kFloat) continue;
+    const int64_t rank = static_cast<int64_t>(s_dims->size());
+    if (rank != 3 && rank != 4) continue;
+    const Attribute* axis_attr = attr(softmax, "axis");
+    const int64_t axis = axis_attr ? axis_attr->i : opset >= 13 ? -1 : 1;
+    if (axis != -1 && axis != rank - 1) continue;
+
+    // Forwards: the probabilities' one reader multiplies them by V.
+    const int mm2 = view.sole_consumer(softmax.outputs[0]);
+    if (!view.is(mm2, "MatMul") || view.node(mm2).inputs.size() != 2 || view.node(mm2).inputs[0] != softmax.outputs[0])
+      continue;
+    const std::string v = view.node(mm2).inputs[1];
+
+    // Backwards: [Add(mask)] <- [Mul / Div by a scalar] <- the product. Either operand of the
+    // Add may be the scores.
+    std::vector<int> nodes = {sm, mm2};
+    Scores scores;
+    std::string mask;
+    const int p = view.sole_producer(softmax.inputs[0]);
+    if (!match_scores(view, g, softmax.inputs[0], rank, &scores)) {
+      if (!view.is(p, "Add")) continue;
+      const Node& add = view.node(p);
+      int side = 0;
+      while (side < 2 && !match_scores(view, g, add.inputs[static_cast<size_t>(side)], rank, &scores)) ++side;
+      if (side == 2) continue;
+      mask = add.inputs[static_cast<size_t>(1 - side)];
+      nodes.push_back(p);
+    }
+    nodes.insert(nodes.end(), scores.nodes.begin(), scores.nodes.end());
+    const float scale = scores.scale;
+    const std::string q = scores.q, b = scores.b;
+    const bool b_is_k = scores.b_is_k;
+
+    // Shapes: Q [.., S, d], K^T [.., d, T] (or K [.., T, d]), V [.., T, d], the same batch and head
+    // dims, the scores [.., S, T].
+    const std::vector<Dim>* qd = facts.dims(q);
+    const std::vector<Dim>* bd = facts.dims(b);
+    const std::vector<Dim>* vd = facts.dims(v);
+    if (!qd || !bd || !vd || static_cast<int64_t>(qd->size()) != rank || bd->size() != qd->size() ||
+        vd->size() != qd->size())
+      continue;
+    bool ok = true;
+    for (int64_t d = 0; d < rank - 2; ++d) ok = ok && same_dim((*qd)[d], (*bd)[d]) && same_dim((*qd)[d], (*vd)[d]);
+    const Dim& head = (*qd)[static_cast<size_t>(rank - 1)];
+    ok = ok && same_dim((*vd)[static_cast<size_t>(rank - 1)], head);  // value head size = query's
+    if (!ok) continue;
+    if (!mask.empty()) {
+      const std::vector<Dim>* md = facts.dims(mask);
+      const TypeInfo* mt = facts.type(mask);
+      if (!md || !mt || mt->elem_type != DataType::kFloat || md->size() < 2 || static_cast<int64_t>(md->size()) > rank)
+        continue;
+      const int64_t lead = rank - static_cast<int64_t>(md->size());
+      for (int64_t d = 0; d < static_cast<int64_t>(md->size()) && ok; ++d) {
+        const Dim& m = (*md)[static_cast<size_t>(d)];
+        const Dim& sdim = (*s_dims)[static_cast<size_t>(lead + d)];
+        ok = d + lead == rank - 1 ? same_dim(m, sdim) : is_one(m) || same_dim(m, sdim);
+        // Rank 3: the mask's batch dim would align with Attention's (single) head dim.
+        if (rank == 3 && lead + d == 0) ok = ok && is_one(m);
+      }
+      if (!ok) continue;
+    }
+    if (!view.claim(nodes)) continue;
+
+    // K from K^T: undo the transpose that made it, or transpose it back.
+    std::vector<Node> replacement;
+    std::string k = b;
+    if (!b_is_k) {
+      std::vector<int64_t> perm(static_cast<size_t>(rank));
+      for (int64_t d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
+      std::string source = b;
+      const int t = view.index().producer(b);
+      const Attribute* tp = t >= 0 ? attr(view.node(t), "perm") : nullptr;
+      if (t >= 0 && view.node(t).op_type == "Transpose" && view.node(t).domain.empty() && tp &&
+          static_cast<int64_t>(tp->ints.size()) == rank) {
+        perm = tp->ints;
+        source = view.node(t).inputs[0];
+      }
+      std::swap(perm[static_cast<size_t>(rank - 2)], perm[static_cast<size_t>(rank - 1)]);
+      bool identity = true;
+      for (int64_t d = 0; d < rank; ++d) identity = identity && perm[static_cast<size_t>(d)] == d;
+      if (identity) {
+        k = source;
+      } else {
+        Node transpose;
+        transpose.op_type = "Transpose";
+        transpose.name = view.node(mm2).name + "/K";
+        transpose.inputs = {source};
+        k = names.fresh(transpose.name + "_output");
+        transpose.outputs = {k};
+        transpose.attributes = {ints_attribute("perm", perm)};
+        replacement.push_back(std::move(transpose));
+      }
+    }
+    Node attention;
+    attention.op_type = "Attention";
+    attention.opset = kAttentionOpset;
+    attention.name = view.node(mm2).name;
+    attention.inputs = {q, k, v};
+    if (!mask.empty()) attention.inputs.push_back(mask);
+    attention.outputs = view.node(mm2).outputs;
+    attention.attributes = {float_attribute("scale", scale)};
+    if (rank == 3) {
+      attention.attributes.push_back(int_attribute("q_num_heads", 1));
+      attention.attributes.push_back(int_attribute("kv_num_heads", 1));
+    }
+    replacement.push_back(std::move(attention));
+    view.replace(nodes, mm2, std::move(replacement));
+    ++fused;
+  }
+  if (fused == 0) return false;
+  view.commit();
+  ctx.note("fused " + std::to_string(fused) + " MatMul -> Softmax -> MatMul attentions into Attention (opset 23)");
+  return true;
+}
+
+}  // namespace passes
+}  // namespace xonnx

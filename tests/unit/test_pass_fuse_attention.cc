@@ -1,0 +1,165 @@
+// fuse_attention (session creation): torch's MatMul(Q, K^T) [* scale] [+ mask] -> Softmax ->
+// MatMul(., V) becomes one ONNX Attention (opset 23 on the node) with an explicit scale, and runs
+// as the unfused graph does: rank 4 with a key-padding mask, rank 3 (nn.MultiheadAttention's
+// [B * heads, S, d]) with K^T from a Transpose of [T, B * heads, d], FusedMatMul with transB.
+// Kept: masks that would grow the scores or whose last dim is not provably the keys', a rank-3
+// mask with a batch dim, value head sizes unlike the query's, a probability another node reads,
+// a Softmax over another axis, sessions without the optimized kernels.
+#include "runtime/passes/pass_util.h"
+#include "runtime/passes/passes.h"
+#include "tests/unit/fuse_test_util.h"
+
+namespace xonnx {
+namespace testing {
+namespace {
+
+constexpr int64_t B = 2, H = 3, S = 20, D = 8;
+
+struct Form {
+  int64_t rank = 4;
+  std::vector<Dim> mask;   // empty: no mask
+  bool mul_scale = false;  // Mul by 1 / sqrt(D) instead of Div by sqrt(D)
+  int64_t v_head = D;
+  bool expose_probs = false;
+  int64_t softmax_axis = -1;
+  bool fused_matmul = false;  // com.microsoft FusedMatMul(Q, K, transB, alpha) as the product
+};
+
+// Rank 4: q, k, v [B, H, S, D], K^T = Transpose(k, 0 1 3 2). Rank 3: q, v [B * H, S, D] and
+// kx [S, B * H, D] with K^T = Transpose(kx, 1 2 0).
+Model attention_model(const Form& f) {
+  Model m = make_model(17);
+  Graph& g = m.graph;
+  const std::vector<Dim> qd =
+      f.rank == 4 ? std::vector<Dim>{dim(B), dim(H), dim(S), dim(D)} : std::vector<Dim>{dim(B * H), dim(S), dim(D)};
+  std::vector<Dim> vd = qd;
+  vd.back() = dim(f.v_head);
+  const std::vector<Dim> kd = f.rank == 4 ? qd : std::vector<Dim>{dim(S), dim(B * H), dim(D)};
+  g.inputs = {tensor_info("q", DataType::kFloat, qd), tensor_info("k", DataType::kFloat, kd),
+              tensor_info("v", DataType::kFloat, vd)};
+  if (!f.mask.empty()) g.inputs.push_back(tensor_info("mask", DataType::kFloat, f.mask));
+  g.outputs = {untyped("y")};
+  add_init(g, "c", Tensor::scalar<float>(f.mul_scale ? 1.0f / std::sqrt(float(D)) : std::sqrt(float(D))));
+  if (f.fused_matmul) {
+    Node mm = make_node("FusedMatMul", {"q", "k"}, {"scaled"});
+    mm.domain = "com.microsoft";
+    mm.attributes = {int_attribute("transB", 1), float_attribute("alpha", 0.25f)};
+    g.nodes.push_back(mm);
+    m.opset_imports["com.microsoft"] = 1;
+  } else {
+    Node t = make_node("Transpose", {"k"}, {"kt"});
+    t.attributes = {
+        ints_attribute("perm", f.rank == 4 ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{1, 2, 0})};
+    g.nodes.push_back(t);
+    g.nodes.push_back(make_node("MatMul", {"q", "kt"}, {"scores"}));
+    g.nodes.push_back(make_node(f.mul_scale ? "Mul" : "Div", {"scores", "c"}, {"scaled"}));
+  }
+  std::string logits = "scaled";
+  if (!f.mask.empty()) {
+    g.nodes.push_back(make_node("Add", {"mask", "scaled"}, {"masked"}));
+    logits = "masked";
+  }
+  Node softmax = make_node("Softmax", {logits}, {"probs"});
+  softmax.attributes = {int_attribute("axis", f.softmax_axis)};
+  g.nodes.push_back(softmax);
+  g.nodes.push_back(make_node("MatMul", {"probs", "v"}, {"y"}));
+  if (f.expose_probs) g.outputs.push_back(untyped("probs"));
+  return m;
+}
+
+std::vector<Value> inputs(const Form& f) {
+  std::vector<Value> in;
+  const Shape qs = f.rank == 4 ? Shape{B, H, S, D} : Shape{B * H, S, D};
+  Shape vs = qs;
+  vs.back() = f.v_head;
+  in.push_back(random_value(qs, 1));
+  in.push_back(random_value(f.rank == 4 ? qs : Shape{S, B * H, D}, 2));
+  in.push_back(random_value(vs, 3));
+  if (!f.mask.empty()) {
+    Shape ms;
+    for (const Dim& d : f.mask) ms.push_back(d.known() ? d.value : S);
+    in.push_back(random_value(ms, 4));
+  }
+  return in;
+}
+
+Model fuse(const Model& m, bool* changed, bool own_kernels = true) {
+  passes::PassOptions options;
+  options.own_kernels = own_kernels;
+  return apply_pass(m, passes::fuse_attention, options, nullptr, changed);
+}
+
+TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
+  std::vector<Form> forms(5);
+  forms[0].mask = {dim(B), dim(1), dim(1), dim(S)};  // a key-padding mask
+  forms[1].mask = {dim(S), dim(S)};
+  forms[1].mul_scale = true;
+  forms[2].rank = 3;  // nn.MultiheadAttention
+  forms[2].mask = {dim(S), dim(S)};
+  forms[3].rank = 3;
+  forms[3].softmax_axis = 2;
+  forms[4].fused_matmul = true;
+  for (size_t i = 0; i < forms.size(); ++i) {
+    SCOPED_TRACE("form " + std::to_string(i));
+    const Form& f = forms[i];
+    const Model m = attention_model(f);
+    bool changed = false;
+    Model out = fuse(m, &changed);
+    ASSERT_TRUE(changed);
+    out = apply_pass(out, passes::dead_code_elimination);
+    const std::vector<std::string> ops = op_list(out.graph);
+    // Rank 3: K = Transpose(kx, 1 0 2) (Transpose(kx, 1 2 0) with its last two axes swapped).
+    const std::vector<std::string> want =
+        f.rank == 3 ? std::vector<std::string>{"Transpose", "Attention"} : std::vector<std::string>{"Attention"};
+    EXPECT_EQ(ops, want);
+    const Node& att = out.graph.nodes.back();
+    EXPECT_EQ(att.opset, 23);
+    EXPECT_EQ(att.outputs, std::vector<std::string>{"y"});
+    EXPECT_EQ(att.inputs[0], "q");
+    EXPECT_EQ(att.inputs[2], "v");
+    if (f.rank == 4) EXPECT_EQ(att.inputs[1], "k");
+    EXPECT_EQ(att.inputs.size(), f.mask.empty() ? 3u : 4u);
+    ASSERT_NE(att.find_attr("scale"), nullptr);
+    EXPECT_FLOAT_EQ(att.find_attr("scale")->f, f.fused_matmul ? 0.25f : 1.0f / std::sqrt(float(D)));
+    EXPECT_EQ(att.find_attr("q_num_heads") != nullptr, f.rank == 3);
+    expect_close_outputs(m, out, inputs(f), 1e-5);
+  }
+}
+
+TEST(PassFuseAttention, KeepsWhatAttentionWouldComputeDifferently) {
+  std::vector<std::pair<std::string, Form>> kept;
+  Form f;
+  f.mask = {dim(B), dim(H), dim(S), dim(1)};  // broadcast over the keys: Attention pads with -inf
+  kept.push_back({"mask over one key", f});
+  f.mask = {sym("n"), sym("n")};  // the keys' count not provably the mask's
+  kept.push_back({"symbolic mask", f});
+  f.mask = {dim(S)};  // Attention takes masks of rank 2 to 4
+  kept.push_back({"rank-1 mask", f});
+  f.mask = {dim(2), dim(B), dim(H), dim(S), dim(S)};
+  kept.push_back({"mask growing the scores", f});
+  f = Form{};
+  f.rank = 3;
+  f.mask = {dim(B * H), dim(S), dim(S)};  // would meet Attention's head dim
+  kept.push_back({"rank-3 mask with a batch dim", f});
+  f = Form{};
+  f.v_head = 5;
+  kept.push_back({"value head size", f});
+  f = Form{};
+  f.expose_probs = true;
+  kept.push_back({"probabilities read elsewhere", f});
+  f = Form{};
+  f.softmax_axis = 2;
+  kept.push_back({"softmax over the queries", f});
+  for (const auto& [what, form] : kept) {
+    bool changed = true;
+    fuse(attention_model(form), &changed);
+    EXPECT_FALSE(changed) << what;
+  }
+  bool changed = true;
+  fuse(attention_model(Form{}), &changed, /*own_kernels=*/false);
+  EXPECT_FALSE(changed) << "no optimized kernels";
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace xonnx
