@@ -129,6 +129,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     std::vector<int> nodes = {sm, mm2};
     Scores scores;
     std::string mask;
+    const std::vector<Dim>* product_dims = s_dims;  // the scores before the mask
     const int p = view.sole_producer(softmax.inputs[0]);
     if (!match_scores(view, g, softmax.inputs[0], rank, &scores)) {
       if (!view.is(p, "Add")) continue;
@@ -137,6 +138,8 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       while (side < 2 && !match_scores(view, g, add.inputs[static_cast<size_t>(side)], rank, &scores)) ++side;
       if (side == 2) continue;
       mask = add.inputs[static_cast<size_t>(1 - side)];
+      product_dims = facts.dims(add.inputs[static_cast<size_t>(side)]);
+      if (!product_dims || product_dims->size() != s_dims->size()) continue;
       nodes.push_back(p);
     }
     nodes.insert(nodes.end(), scores.nodes.begin(), scores.nodes.end());
@@ -165,7 +168,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       const int64_t lead = rank - static_cast<int64_t>(md->size());
       for (int64_t d = 0; d < static_cast<int64_t>(md->size()) && ok; ++d) {
         const Dim& m = (*md)[static_cast<size_t>(d)];
-        const Dim& sdim = (*s_dims)[static_cast<size_t>(lead + d)];
+        const Dim& sdim = (*product_dims)[static_cast<size_t>(lead + d)];  // not grown by the mask
         ok = d + lead == rank - 1 ? same_dim(m, sdim) : is_one(m) || same_dim(m, sdim);
         // Rank 3: the mask's batch dim would align with Attention's (single) head dim.
         if (rank == 3 && lead + d == 0) ok = ok && is_one(m);

@@ -13,10 +13,11 @@ namespace xonnx {
 namespace testing {
 namespace {
 
-constexpr int64_t B = 2, H = 3, S = 20, D = 8;
+constexpr int64_t B = 2, S = 20, D = 8;
 
 struct Form {
   int64_t rank = 4;
+  int64_t heads = 3;
   std::vector<Dim> mask;   // empty: no mask
   bool mul_scale = false;  // Mul by 1 / sqrt(D) instead of Div by sqrt(D)
   int64_t v_head = D;
@@ -28,6 +29,7 @@ struct Form {
 // Rank 4: q, k, v [B, H, S, D], K^T = Transpose(k, 0 1 3 2). Rank 3: q, v [B * H, S, D] and
 // kx [S, B * H, D] with K^T = Transpose(kx, 1 2 0).
 Model attention_model(const Form& f) {
+  const int64_t H = f.heads;
   Model m = make_model(17);
   Graph& g = m.graph;
   const std::vector<Dim> qd =
@@ -68,6 +70,7 @@ Model attention_model(const Form& f) {
 }
 
 std::vector<Value> inputs(const Form& f) {
+  const int64_t H = f.heads;
   std::vector<Value> in;
   const Shape qs = f.rank == 4 ? Shape{B, H, S, D} : Shape{B * H, S, D};
   Shape vs = qs;
@@ -127,6 +130,7 @@ TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
 }
 
 TEST(PassFuseAttention, KeepsWhatAttentionWouldComputeDifferently) {
+  constexpr int64_t H = 3;
   std::vector<std::pair<std::string, Form>> kept;
   Form f;
   f.mask = {dim(B), dim(H), dim(S), dim(1)};  // broadcast over the keys: Attention pads with -inf
@@ -136,7 +140,11 @@ TEST(PassFuseAttention, KeepsWhatAttentionWouldComputeDifferently) {
   f.mask = {dim(S)};  // Attention takes masks of rank 2 to 4
   kept.push_back({"rank-1 mask", f});
   f.mask = {dim(2), dim(B), dim(H), dim(S), dim(S)};
-  kept.push_back({"mask growing the scores", f});
+  kept.push_back({"mask growing the scores' rank", f});
+  f.heads = 1;
+  f.mask = {dim(B), dim(4), dim(S), dim(S)};  // 4 heads of scores after the Add, Q has 1
+  kept.push_back({"mask growing the heads", f});
+  f.heads = 3;
   f = Form{};
   f.rank = 3;
   f.mask = {dim(B * H), dim(S), dim(S)};  // would meet Attention's head dim
