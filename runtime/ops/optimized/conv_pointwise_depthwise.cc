@@ -28,6 +28,24 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int64_t kSegmentTiles = 8;         // tiles of an expanded row per indirection table (96 pixels)
 constexpr int64_t kWholeMapBytes = 1 << 20;  // a small map's whole expansion, in an L2
 
+// A tile of the 1x1 Conv (one tap of c channels) with its output range, rows ldo apart.
+FconvTile pointwise_tile(const FconvWeights& weights, float lo, float hi, int64_t ldo) {
+  FconvTile t;
+  t.taps = 1;
+  t.c = weights.c;
+  t.ldo = ldo;
+  t.lo = lo;
+  t.hi = hi;
+  return t;
+}
+
+// Points the tile at 32-channel panel pn of the weights.
+void use_panel(FconvTile& t, const FconvWeights& weights, int64_t pn) {
+  t.panel = weights.packed.data() + pn * weights.c * kFconvCols;
+  t.bias = weights.bias.data() + pn * kFconvCols;
+  t.cols = std::min(kFconvCols, weights.m - pn * kFconvCols);
+}
+
 // The 1x1 Conv's output rows, written by its tiles straight into the depthwise ring's
 // 16-channel blocks (a tile's columns 16-31 go to the next block).
 class ExpandedRows final : public FdwSource {
@@ -37,16 +55,11 @@ class ExpandedRows final : public FdwSource {
       : tile_(tile), weights_(weights), lo_(lo), hi_(hi), activation_(activation), in_(in), w_(w) {}
 
   void fill(int64_t row, float* blocks, int64_t block_floats, int64_t b0, int64_t b1) override {
-    const int64_t c = weights_.c, m = weights_.m;
+    const int64_t c = weights_.c;
     const float* x = in_ + row * w_ * c;
     std::array<const float*, kSegmentTiles * kFconvRows> table;
-    FconvTile t;
-    t.taps = 1;
-    t.c = c;
-    t.ldo = kFdwChannelBlock;
+    FconvTile t = pointwise_tile(weights_, lo_, hi_, kFdwChannelBlock);
     t.upper = block_floats;
-    t.lo = lo_;
-    t.hi = hi_;
     constexpr int64_t kBlocksPerPanel = kFconvCols / kFdwChannelBlock;
     const int64_t pn0 = b0 / kBlocksPerPanel, pn1 = (b1 + kBlocksPerPanel - 1) / kBlocksPerPanel;
     for (int64_t p0 = 0; p0 < w_; p0 += kSegmentTiles * kFconvRows) {
@@ -55,9 +68,7 @@ class ExpandedRows final : public FdwSource {
       const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
       for (int64_t i = p1 - p0; i < tiles * kFconvRows; ++i) table[static_cast<size_t>(i)] = x + (p1 - 1) * c;
       for (int64_t pn = pn0; pn < pn1; ++pn) {
-        t.panel = weights_.packed.data() + pn * c * kFconvCols;
-        t.bias = weights_.bias.data() + pn * kFconvCols;
-        t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+        use_panel(t, weights_, pn);
         for (int64_t ti = 0; ti < tiles; ++ti) {
           t.a = table.data() + ti * kFconvRows;
           t.rows = std::min(kFconvRows, p1 - p0 - ti * kFconvRows);
@@ -160,19 +171,12 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     for (int64_t i = 0; i < tiles * kFconvRows; ++i) table_[static_cast<size_t>(i)] = x + std::min(i, pixels - 1) * c;
     pool_->parallel_for(static_cast<size_t>(panels * tiles), chunk_for(kFconvRows * c * kFconvCols),
                         [&](size_t begin, size_t end) {
-                          FconvTile t;
-                          t.taps = 1;
-                          t.c = c;
-                          t.ldo = m;
-                          t.lo = lo_;
-                          t.hi = hi_;
+                          FconvTile t = pointwise_tile(weights_, lo_, hi_, m);
                           for (size_t task = begin; task < end; ++task) {
                             const int64_t pn = static_cast<int64_t>(task) / tiles;
                             const int64_t p0 = static_cast<int64_t>(task) % tiles * kFconvRows;
                             t.a = table_.data() + p0;
-                            t.panel = weights_.packed.data() + pn * c * kFconvCols;
-                            t.bias = weights_.bias.data() + pn * kFconvCols;
-                            t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+                            use_panel(t, weights_, pn);
                             t.rows = std::min(kFconvRows, pixels - p0);
                             t.out = out + p0 * m + pn * kFconvCols;
                             tile_(t);
