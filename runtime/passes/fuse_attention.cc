@@ -1,17 +1,20 @@
-// Torch's attention, MatMul(Q, K^T) [then Mul / Div by a scalar] [then Add(mask)] then
-// Softmax over the keys then MatMul(., V), -> one ONNX Attention (opset 23, set on the node) with
-// an explicit scale: its optimized kernel keeps each block of query rows' scores in cache
-// through the softmax and the product with V, where the three ops wrote and read [heads, S, T]
-// twice (ViT-S/16: 8.8 of 92 ms). Also from com.microsoft FusedMatMul (fuse-matmul-scale's
-// output, alpha and transB). Session creation only, and only where the optimized kernel is
-// registered: the converter writes files for runtimes that know the source opset.
+// Torch's attention, MatMul(Q, K^T) [then Mul / Div by a scalar] [then Add(mask), or
+// masked_fill's Where(condition, -inf or finfo.min, .)] then Softmax over the keys then
+// MatMul(., V), -> one ONNX Attention (opset 23, set on the node) with an explicit scale: its
+// optimized kernel keeps each block of query rows' scores in cache through the softmax and the
+// product with V, where the three ops wrote and read [heads, S, T] twice. Also from
+// com.microsoft FusedMatMul (fuse-matmul-scale's output, alpha and transB). Session creation
+// only, and only where the optimized kernel is registered: the converter writes files for
+// runtimes that know the source opset.
 //
 // Rank 4 ([B, heads, S, d]) maps as is; rank 3 ([B * heads, S, d], nn.MultiheadAttention) as
 // one head per batch entry (q_num_heads = kv_num_heads = 1). K comes from K^T's Transpose (its
 // input when the perm only swaps the last two axes, else a Transpose with those swapped) or a
-// new Transpose of K^T. Declined: masks of rank 0 or 1 (Attention's are 2 to 4), batch or head dims that differ or are not known to match
-// (MatMul would broadcast them), a value head size unlike the query's, a mask that would
-// broadcast the scores up or whose batch dim would meet Attention's head dim (rank 3), any
+// new Transpose of K^T. A Where's mask becomes Where(condition, fill, 0), added to the scores.
+// Declined: masks of rank 0 or 1 (Attention's are 2 to 4), batch or head dims that differ or
+// are not known to match (MatMul would broadcast them), a value head size unlike the query's, a
+// mask that would broadcast the scores up, whose last dim is not provably the keys' count or
+// whose batch dim would meet Attention's head dim (rank 3), a Where's fill above -1e30, any
 // intermediate another node reads.
 #include <cmath>
 #include <string>
@@ -104,6 +107,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
   const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
   FusionView view(g);
   NameAllocator names(g);
+  std::string zero;  // the 0 of Where-made masks, added once
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int sm = static_cast<int>(i);
@@ -124,21 +128,38 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       continue;
     const std::string v = view.node(mm2).inputs[1];
 
-    // Backwards: [Add(mask)] <- [Mul / Div by a scalar] <- the product. Either operand of the
-    // Add may be the scores.
+    // Backwards: [Add(mask) or Where(condition, fill, .)] <- [Mul / Div by a scalar] <- the
+    // product. Either operand of the Add may be the scores.
     std::vector<int> nodes = {sm, mm2};
     Scores scores;
     std::string mask;
+    // Where(c, fill, S): the mask becomes Where(c, fill, 0), added to S. The same values where
+    // fill is -inf or below -1e30 (torch's masked_fill with finfo.min): S + fill rounds to fill.
+    std::vector<std::string> fill_mask;             // Where's inputs with the scores' replaced by "" (for 0)
     const std::vector<Dim>* product_dims = s_dims;  // the scores before the mask
     const int p = view.sole_producer(softmax.inputs[0]);
     if (!match_scores(view, g, softmax.inputs[0], rank, &scores)) {
-      if (!view.is(p, "Add")) continue;
-      const Node& add = view.node(p);
-      int side = 0;
-      while (side < 2 && !match_scores(view, g, add.inputs[static_cast<size_t>(side)], rank, &scores)) ++side;
-      if (side == 2) continue;
-      mask = add.inputs[static_cast<size_t>(1 - side)];
-      product_dims = facts.dims(add.inputs[static_cast<size_t>(side)]);
+      const bool add = view.is(p, "Add");
+      if (!add && !(view.is(p, "Where") && view.node(p).inputs.size() == 3)) continue;
+      const Node& n = view.node(p);
+      size_t side = add ? 0 : 1;
+      for (; side < n.inputs.size(); ++side) {
+        if (!add) {
+          const Tensor* fill = constant_tensor(g, n.inputs[3 - side]);
+          if (!fill || fill->dtype() != DataType::kFloat || fill->numel() != 1 || !(fill->get_as_double(0) <= -1e30))
+            continue;
+        }
+        if (match_scores(view, g, n.inputs[side], rank, &scores)) break;
+      }
+      if (side == n.inputs.size()) continue;
+      if (add) {
+        mask = n.inputs[1 - side];
+      } else {
+        mask = n.inputs[0];  // the condition, for the checks below
+        fill_mask = n.inputs;
+        fill_mask[side].clear();
+      }
+      product_dims = facts.dims(n.inputs[side]);
       if (!product_dims || product_dims->size() != s_dims->size()) continue;
       nodes.push_back(p);
     }
@@ -163,8 +184,8 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     if (!mask.empty()) {
       const std::vector<Dim>* md = facts.dims(mask);
       const TypeInfo* mt = facts.type(mask);
-      if (!md || !mt || mt->elem_type != DataType::kFloat || md->size() < 2 || static_cast<int64_t>(md->size()) > rank)
-        continue;
+      const DataType want = fill_mask.empty() ? DataType::kFloat : DataType::kBool;
+      if (!md || !mt || mt->elem_type != want || md->size() < 2 || static_cast<int64_t>(md->size()) > rank) continue;
       const int64_t lead = rank - static_cast<int64_t>(md->size());
       for (int64_t d = 0; d < static_cast<int64_t>(md->size()) && ok; ++d) {
         const Dim& m = (*md)[static_cast<size_t>(d)];
@@ -206,6 +227,18 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
         transpose.attributes = {ints_attribute("perm", perm)};
         replacement.push_back(std::move(transpose));
       }
+    }
+    if (!fill_mask.empty()) {
+      if (zero.empty()) zero = add_initializer(g, names, "attention_mask_zero", Tensor::scalar<float>(0.0f));
+      Node where;
+      where.op_type = "Where";
+      where.name = view.node(mm2).name + "/mask";
+      where.inputs = fill_mask;
+      for (std::string& in : where.inputs)
+        if (in.empty()) in = zero;
+      mask = names.fresh(where.name + "_output");
+      where.outputs = {mask};
+      replacement.push_back(std::move(where));
     }
     Node attention;
     attention.op_type = "Attention";

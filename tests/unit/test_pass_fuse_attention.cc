@@ -5,6 +5,8 @@
 // Kept: masks that would grow the scores or whose last dim is not provably the keys', a rank-3
 // mask with a batch dim, value head sizes unlike the query's, a probability another node reads,
 // a Softmax over another axis, sessions without the optimized kernels.
+#include <limits>
+
 #include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 #include "tests/unit/fuse_test_util.h"
@@ -24,6 +26,10 @@ struct Form {
   bool expose_probs = false;
   int64_t softmax_axis = -1;
   bool fused_matmul = false;  // com.microsoft FusedMatMul(Q, K, transB, alpha) as the product
+  // masked_fill: Where(cond [B, 1, 1, S], fill, scores), or Where(cond, scores, fill) when
+  // keep_where_true; used when where_fill is non-zero.
+  float where_fill = 0;
+  bool keep_where_true = false;
 };
 
 // Rank 4: q, k, v [B, H, S, D], K^T = Transpose(k, 0 1 3 2). Rank 3: q, v [B * H, S, D] and
@@ -61,6 +67,15 @@ Model attention_model(const Form& f) {
     g.nodes.push_back(make_node("Add", {"mask", "scaled"}, {"masked"}));
     logits = "masked";
   }
+  if (f.where_fill != 0) {
+    g.inputs.push_back(tensor_info("cond", DataType::kBool, {dim(B), dim(1), dim(1), dim(S)}));
+    add_init(g, "fill", Tensor::scalar<float>(f.where_fill));
+    g.nodes.push_back(make_node("Where",
+                                f.keep_where_true ? std::vector<std::string>{"cond", "scaled", "fill"}
+                                                  : std::vector<std::string>{"cond", "fill", "scaled"},
+                                {"masked"}));
+    logits = "masked";
+  }
   Node softmax = make_node("Softmax", {logits}, {"probs"});
   softmax.attributes = {int_attribute("axis", f.softmax_axis)};
   g.nodes.push_back(softmax);
@@ -83,6 +98,11 @@ std::vector<Value> inputs(const Form& f) {
     for (const Dim& d : f.mask) ms.push_back(d.known() ? d.value : S);
     in.push_back(random_value(ms, 4));
   }
+  if (f.where_fill != 0) {  // every third key masked (kept when keep_where_true)
+    Tensor cond = Tensor::allocate(DataType::kBool, {B, 1, 1, S}).value();
+    for (int64_t i = 0; i < B * S; ++i) static_cast<uint8_t*>(cond.raw_data())[i] = i % 3 == 1;
+    in.push_back(Value(std::move(cond)));
+  }
   return in;
 }
 
@@ -93,7 +113,7 @@ Model fuse(const Model& m, bool* changed, bool own_kernels = true) {
 }
 
 TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
-  std::vector<Form> forms(5);
+  std::vector<Form> forms(7);
   forms[0].mask = {dim(B), dim(1), dim(1), dim(S)};  // a key-padding mask
   forms[1].mask = {dim(S), dim(S)};
   forms[1].mul_scale = true;
@@ -102,6 +122,9 @@ TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
   forms[3].rank = 3;
   forms[3].softmax_axis = 2;
   forms[4].fused_matmul = true;
+  forms[5].where_fill = -std::numeric_limits<float>::max();  // torch's finfo.min
+  forms[6].where_fill = -std::numeric_limits<float>::infinity();
+  forms[6].keep_where_true = true;
   for (size_t i = 0; i < forms.size(); ++i) {
     SCOPED_TRACE("form " + std::to_string(i));
     const Form& f = forms[i];
@@ -112,16 +135,19 @@ TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
     out = apply_pass(out, passes::dead_code_elimination);
     const std::vector<std::string> ops = op_list(out.graph);
     // Rank 3: K = Transpose(kx, 1 0 2) (Transpose(kx, 1 2 0) with its last two axes swapped).
-    const std::vector<std::string> want =
-        f.rank == 3 ? std::vector<std::string>{"Transpose", "Attention"} : std::vector<std::string>{"Attention"};
+    std::vector<std::string> want = {"Attention"};
+    if (f.rank == 3) want.insert(want.begin(), "Transpose");
+    if (f.where_fill != 0) want.insert(want.begin(), "Where");  // the mask: Where(cond, fill, 0)
     EXPECT_EQ(ops, want);
     const Node& att = out.graph.nodes.back();
     EXPECT_EQ(att.opset, 23);
     EXPECT_EQ(att.outputs, std::vector<std::string>{"y"});
     EXPECT_EQ(att.inputs[0], "q");
     EXPECT_EQ(att.inputs[2], "v");
-    if (f.rank == 4) EXPECT_EQ(att.inputs[1], "k");
-    EXPECT_EQ(att.inputs.size(), f.mask.empty() ? 3u : 4u);
+    if (f.rank == 4) {
+      EXPECT_EQ(att.inputs[1], "k");
+    }
+    EXPECT_EQ(att.inputs.size(), f.mask.empty() && f.where_fill == 0 ? 3u : 4u);
     ASSERT_NE(att.find_attr("scale"), nullptr);
     EXPECT_FLOAT_EQ(att.find_attr("scale")->f, f.fused_matmul ? 0.25f : 1.0f / std::sqrt(float(D)));
     EXPECT_EQ(att.find_attr("q_num_heads") != nullptr, f.rank == 3);
@@ -149,6 +175,9 @@ TEST(PassFuseAttention, KeepsWhatAttentionWouldComputeDifferently) {
   f.rank = 3;
   f.mask = {dim(B * H), dim(S), dim(S)};  // would meet Attention's head dim
   kept.push_back({"rank-3 mask with a batch dim", f});
+  f = Form{};
+  f.where_fill = -1e4f;  // S + fill is not fill: a fully masked row would differ
+  kept.push_back({"Where with a finite fill", f});
   f = Form{};
   f.v_head = 5;
   kept.push_back({"value head size", f});
