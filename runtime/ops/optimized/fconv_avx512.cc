@@ -63,7 +63,7 @@ inline void prefetch_panel(const float* w) {
     const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                         \
     float* out = t.out;                                                                 \
     ROWS(XONNX_F_INIT)                                                                  \
-    if (t.residual) ROWS(XONNX_F_PREFETCH_Z)                                            \
+    if (t.residual) { ROWS(XONNX_F_PREFETCH_Z) }                                        \
     const float* w = t.panel;                                                           \
     const int64_t c = t.c;                                                              \
     for (int64_t tap = 0; tap < t.taps; ++tap) {                                        \
