@@ -217,6 +217,21 @@ TEST(OptimizedAttention, OnnxAttentionManyQueryRowsTakeTheGemmPath) {
             {var(rand_tensor({1, 2, 17, 32}, 12)), var(rand_tensor({1, 2, 3000, 32}, 13)),
              var(rand_tensor({1, 2, 3000, 32}, 14))},
             {}, true, "3000 keys", 1e-4, 1e-5);
+  // Its scratch (the session's) released by trim_memory between two runs: the same bits.
+  const std::vector<In> in = {var(rand_tensor({1, 2, 40, 16}, 15)), var(rand_tensor({1, 2, 40, 16}, 16)),
+                              var(rand_tensor({1, 2, 40, 16}, 17))};
+  auto s = make_session(op, in, {}, true, 2);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  const std::vector<Value> given = {Value(in[0].t), Value(in[1].t), Value(in[2].t)};
+  auto first = (*s)->run(given);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  (*s)->trim_memory();
+  auto second = (*s)->run(given);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  const Tensor& a = (*first)[0].tensor();
+  const Tensor& b = (*second)[0].tensor();
+  EXPECT_TRUE(same_bits(std::vector<float>(a.data<float>(), a.data<float>() + a.numel()),
+                        std::vector<float>(b.data<float>(), b.data<float>() + b.numel())));
 }
 
 TEST(OptimizedAttention, TableBlocksMatchScalarOnEveryIsa) {

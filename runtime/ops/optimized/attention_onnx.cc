@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "runtime/ops/optimized/attention_core.h"
@@ -23,10 +24,11 @@ namespace opt {
 namespace {
 
 constexpr int64_t kRowsPerTile = 64;
-// The GEMM path: at least this many query rows per head, keys up to kPrefillMaxKeys; a task's
-// scores [rows, T] take about kScoreFloats floats (in L1 / L2).
+// The GEMM path: at least this many query rows per head, keys up to kPrefillMaxKeys (its
+// scratch per thread, packed K and V, grows with the keys: ~2 MB at 4096 keys of head size 64;
+// longer caches take the flash path); a task's scores [rows, T] take about kScoreFloats floats.
 constexpr int64_t kPrefillMinRows = 16;
-constexpr int64_t kPrefillMaxKeys = 16384;
+constexpr int64_t kPrefillMaxKeys = 4096;
 constexpr int64_t kScoreFloats = 16384;
 
 class AttentionKernel final : public FastKernel {
@@ -39,6 +41,7 @@ class AttentionKernel final : public FastKernel {
     auto k = std::unique_ptr<AttentionKernel>(new AttentionKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     if (k->k_->nr == kFconvCols) k->tile_ = fconv_tile_fast();
+    k->gemm_scratch_ = session_float_scratch(init);
     XONNX_ASSIGN_OR_RETURN(int64_t causal, init.get_int("is_causal", 0));
     XONNX_ASSIGN_OR_RETURN(k->q_heads_, init.get_int("q_num_heads", 0));
     XONNX_ASSIGN_OR_RETURN(k->kv_heads_, init.get_int("kv_num_heads", 0));
@@ -250,9 +253,10 @@ class AttentionKernel final : public FastKernel {
     const int64_t blocks = (a.qs + rows - 1) / rows, heads = a.B * a.qh;
     const int64_t shares = std::min(blocks, (2 * pool_->num_threads() + heads - 1) / heads);
     const int64_t items = heads * shares;
-    scratch_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(k_floats + v_floats + rows * T + rows));
+    ChunkScratch<float>& scratch = *gemm_scratch_;
+    scratch.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(k_floats + v_floats + rows * T + rows));
     pool_->parallel_for(static_cast<size_t>(items), 1, [&](size_t begin, size_t end) {
-      float* kp = scratch_.of(begin);
+      float* kp = scratch.of(begin);
       float* vp = kp + k_floats;
       float* s = vp + v_floats;
       float* inv = s + rows * T;  // per row: 1 / its sum of exponentials
@@ -335,6 +339,7 @@ class AttentionKernel final : public FastKernel {
     std::vector<float>().swap(k_own_);
     std::vector<float>().swap(v_own_);
     scratch_.release();
+    gemm_scratch_->release();
     bounds_.release();
     ptrs_.release();
     outs_.release();
@@ -346,8 +351,9 @@ class AttentionKernel final : public FastKernel {
   float softcap_ = 0.0f;
   int64_t q_heads_ = 0, kv_heads_ = 0;
   std::vector<float> mask_f_, k_own_, v_own_;
-  // Per item: query rows, accumulators, scores, max, sum; the GEMM path's: packed K and V, scores.
-  ChunkScratch<float> scratch_;
+  ChunkScratch<float> scratch_;  // per item: query rows, accumulators, scores, max, sum
+  // The GEMM path's, per task: packed K and V, scores, 1 / sums (the session's: one run at a time).
+  std::shared_ptr<ChunkScratch<float>> gemm_scratch_;
   ChunkScratch<int64_t> bounds_;     // per item: visible key range of each row
   ChunkScratch<const float*> ptrs_;  // per item: mask row of each query row
   ChunkScratch<float*> outs_;        // per item: output row of each query row

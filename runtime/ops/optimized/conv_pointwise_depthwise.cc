@@ -186,6 +186,12 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
                         });
   }
 
+  void release_scratch() override {
+    scratch_.release();
+    expanded_->release();
+    std::vector<const float*>().swap(table_);
+  }
+
   FdwLayer layer_;
   FconvTileFn tile_ = nullptr;
   FconvWeights weights_;                           // the 1x1 Conv: [C] -> [M]
