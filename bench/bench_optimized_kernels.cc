@@ -15,6 +15,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/ops/optimized/qdwconv.h"
 #include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fdwconv.h"
@@ -28,30 +29,6 @@ Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.0f, float 
   std::uniform_real_distribution<float> uni(lo, hi);
   for (int64_t i = 0; i < t->numel(); ++i) t->data<float>()[i] = uni(rng);
   return std::move(t).value();
-}
-
-Attribute ints_attr(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute int_attr(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-Attribute float_attr(const std::string& name, float v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kFloat;
-  a.f = v;
-  return a;
 }
 
 // One node over inputs x0..xn (from `first_const` on as initializers); `impl` as above.
@@ -143,7 +120,7 @@ BENCHMARK(BM_MatMul_ConstB)->Apply(impls_and_xnnpack);
 // session's fuse-attention pass makes, in torch's [B * heads, S, d] form: the GEMM path.
 void BM_Attention_Encoder(benchmark::State& st) {
   run(st, "Attention", {random_tensor({6, 197, 64}, 1), random_tensor({6, 197, 64}, 2), random_tensor({6, 197, 64}, 3)},
-      {int_attr("q_num_heads", 1), int_attr("kv_num_heads", 1), float_attr("scale", 0.125f)},
+      {int_attribute("q_num_heads", 1), int_attribute("kv_num_heads", 1), float_attribute("scale", 0.125f)},
       2.0 * 2 * 6 * 197 * 197 * 64, 23);
 }
 BENCHMARK(BM_Attention_Encoder)->Apply(impls);
@@ -166,22 +143,22 @@ void BM_Softmax(benchmark::State& st) {
 BENCHMARK(BM_Softmax)->Apply(impls_and_xnnpack);
 
 void BM_Transpose_0213(benchmark::State& st) {
-  run(st, "Transpose", {random_tensor({1, 128, 6, 64}, 1)}, {ints_attr("perm", {0, 2, 1, 3})}, 128.0 * 384);
+  run(st, "Transpose", {random_tensor({1, 128, 6, 64}, 1)}, {ints_attribute("perm", {0, 2, 1, 3})}, 128.0 * 384);
 }
 BENCHMARK(BM_Transpose_0213)->Apply(impls);
 
 void BM_Transpose_KT(benchmark::State& st) {  // present_key [1,6,128,64] -> [1,6,64,128]
-  run(st, "Transpose", {random_tensor({1, 6, 128, 64}, 1)}, {ints_attr("perm", {0, 1, 3, 2})}, 6.0 * 128 * 64);
+  run(st, "Transpose", {random_tensor({1, 6, 128, 64}, 1)}, {ints_attribute("perm", {0, 1, 3, 2})}, 6.0 * 128 * 64);
 }
 BENCHMARK(BM_Transpose_KT)->Apply(impls);
 
 void BM_Transpose_120(benchmark::State& st) {  // encoder keys [128,4,64] -> [4,64,128]
-  run(st, "Transpose", {random_tensor({128, 4, 64}, 1)}, {ints_attr("perm", {1, 2, 0})}, 128.0 * 256);
+  run(st, "Transpose", {random_tensor({128, 4, 64}, 1)}, {ints_attribute("perm", {1, 2, 0})}, 128.0 * 256);
 }
 BENCHMARK(BM_Transpose_120)->Apply(impls);
 
 void BM_ReduceMean(benchmark::State& st) {
-  run(st, "ReduceMean", {random_tensor({1, 128, 256}, 1)}, {ints_attr("axes", {1})}, 128.0 * 256);
+  run(st, "ReduceMean", {random_tensor({1, 128, 256}, 1)}, {ints_attribute("axes", {1})}, 128.0 * 256);
 }
 BENCHMARK(BM_ReduceMean)->Apply(impls);
 

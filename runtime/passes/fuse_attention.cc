@@ -18,6 +18,7 @@
 // intermediate another node reads.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/ir/graph_edit.h"
@@ -40,8 +41,6 @@ bool same_dim(const Dim& a, const Dim& b) {
 
 bool is_one(const Dim& d) { return d.known() && d.value == 1; }
 
-const Attribute* attr(const Node& n, const char* name) { return n.find_attr(name); }
-
 // The scores: MatMul(Q, K^T), or FusedMatMul(Q, B) without transposes of A or the batches
 // (alpha, and transB: B is K itself), then optionally a Mul or Div by a float scalar.
 struct Scores {
@@ -58,12 +57,10 @@ bool match_product(const FusionView& view, int i, Scores* s) {
     s->q = n.inputs[0], s->b = n.inputs[1];
   } else if (n.domain == "com.microsoft" && n.op_type == "FusedMatMul" && n.inputs.size() == 2) {
     for (const char* off : {"transA", "transBatchA", "transBatchB"}) {
-      if (const Attribute* a = attr(n, off); a && a->i != 0) return false;
+      if (attr_int_or(n, off, 0) != 0) return false;
     }
-    const Attribute* tb = attr(n, "transB");
-    const Attribute* alpha = attr(n, "alpha");
-    s->q = n.inputs[0], s->b = n.inputs[1], s->b_is_k = tb && tb->i != 0;
-    if (alpha) s->scale *= alpha->f;
+    s->q = n.inputs[0], s->b = n.inputs[1], s->b_is_k = attr_int_or(n, "transB", 0) != 0;
+    s->scale *= attr_float_or(n, "alpha", 1.0f);
   } else {
     return false;
   }
@@ -94,6 +91,49 @@ bool match_scores(const FusionView& view, const Graph& g, const std::string& val
   return true;
 }
 
+// A mask of these dims added to scores of product_dims (rank 3 or 4) as Attention adds its
+// attn_mask: rank 2 to 4, not growing the scores, its last dim provably the keys' count, and at
+// rank 3 no batch dim (it would meet Attention's single head dim).
+bool mask_fits(const std::vector<Dim>& mask, const std::vector<Dim>& product_dims) {
+  const int64_t rank = static_cast<int64_t>(product_dims.size()), lead = rank - static_cast<int64_t>(mask.size());
+  if (mask.size() < 2 || lead < 0) return false;
+  for (int64_t d = lead; d < rank; ++d) {
+    const Dim& m = mask[static_cast<size_t>(d - lead)];
+    const Dim& scores = product_dims[static_cast<size_t>(d)];
+    const bool fits =
+        d == rank - 1 ? same_dim(m, scores) : is_one(m) || (same_dim(m, scores) && !(rank == 3 && d == 0));
+    if (!fits) return false;
+  }
+  return true;
+}
+
+// K [.., T, d] from K^T: the input of the Transpose that made K^T when its perm only swaps the
+// last two axes, else a Transpose (appended to *nodes) of that input or of K^T itself.
+std::string key_from(const FusionView& view, NameAllocator& names, const std::string& kt, int64_t rank,
+                     const std::string& name, std::vector<Node>* nodes) {
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
+  std::string source = kt;
+  const int t = view.index().producer(kt);
+  const Attribute* tp = t >= 0 ? view.node(t).find_attr("perm") : nullptr;
+  if (tp && is_default(view.node(t), "Transpose") && static_cast<int64_t>(tp->ints.size()) == rank) {
+    perm = tp->ints;
+    source = view.node(t).inputs[0];
+  }
+  std::swap(perm[static_cast<size_t>(rank - 2)], perm[static_cast<size_t>(rank - 1)]);
+  bool identity = true;
+  for (int64_t d = 0; d < rank; ++d) identity = identity && perm[static_cast<size_t>(d)] == d;
+  if (identity) return source;
+  Node transpose;
+  transpose.op_type = "Transpose";
+  transpose.name = name;
+  transpose.inputs = {source};
+  transpose.outputs = {names.fresh(name + "_output")};
+  transpose.attributes = {ints_attribute("perm", perm)};
+  nodes->push_back(std::move(transpose));
+  return nodes->back().outputs[0];
+}
+
 }  // namespace
 
 Result<bool> fuse_attention(Model& model, PassContext& ctx) {
@@ -118,8 +158,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     if (!s_dims || !s_type || s_type->elem_type != DataType::kFloat) continue;
     const int64_t rank = static_cast<int64_t>(s_dims->size());
     if (rank != 3 && rank != 4) continue;
-    const Attribute* axis_attr = attr(softmax, "axis");
-    const int64_t axis = axis_attr ? axis_attr->i : opset >= 13 ? -1 : 1;
+    const int64_t axis = attr_int_or(softmax, "axis", opset >= 13 ? -1 : 1);
     if (axis != -1 && axis != rank - 1) continue;
 
     // Forwards: the probabilities' one reader multiplies them by V.
@@ -164,14 +203,11 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       nodes.push_back(p);
     }
     nodes.insert(nodes.end(), scores.nodes.begin(), scores.nodes.end());
-    const float scale = scores.scale;
-    const std::string q = scores.q, b = scores.b;
-    const bool b_is_k = scores.b_is_k;
 
     // Shapes: Q [.., S, d], K^T [.., d, T] (or K [.., T, d]), V [.., T, d], the same batch and head
     // dims, the scores [.., S, T].
-    const std::vector<Dim>* qd = facts.dims(q);
-    const std::vector<Dim>* bd = facts.dims(b);
+    const std::vector<Dim>* qd = facts.dims(scores.q);
+    const std::vector<Dim>* bd = facts.dims(scores.b);
     const std::vector<Dim>* vd = facts.dims(v);
     if (!qd || !bd || !vd || static_cast<int64_t>(qd->size()) != rank || bd->size() != qd->size() ||
         vd->size() != qd->size())
@@ -182,52 +218,16 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     ok = ok && same_dim((*vd)[static_cast<size_t>(rank - 1)], head);  // value head size = query's
     if (!ok) continue;
     if (!mask.empty()) {
-      const std::vector<Dim>* md = facts.dims(mask);
       const TypeInfo* mt = facts.type(mask);
+      const std::vector<Dim>* md = facts.dims(mask);
       const DataType want = fill_mask.empty() ? DataType::kFloat : DataType::kBool;
-      if (!md || !mt || mt->elem_type != want || md->size() < 2 || static_cast<int64_t>(md->size()) > rank) continue;
-      const int64_t lead = rank - static_cast<int64_t>(md->size());
-      for (int64_t d = 0; d < static_cast<int64_t>(md->size()) && ok; ++d) {
-        const Dim& m = (*md)[static_cast<size_t>(d)];
-        const Dim& sdim = (*product_dims)[static_cast<size_t>(lead + d)];  // not grown by the mask
-        ok = d + lead == rank - 1 ? same_dim(m, sdim) : is_one(m) || same_dim(m, sdim);
-        // Rank 3: the mask's batch dim would align with Attention's (single) head dim.
-        if (rank == 3 && lead + d == 0) ok = ok && is_one(m);
-      }
-      if (!ok) continue;
+      if (!mt || !md || mt->elem_type != want || !mask_fits(*md, *product_dims)) continue;
     }
     if (!view.claim(nodes)) continue;
 
-    // K from K^T: undo the transpose that made it, or transpose it back.
     std::vector<Node> replacement;
-    std::string k = b;
-    if (!b_is_k) {
-      std::vector<int64_t> perm(static_cast<size_t>(rank));
-      for (int64_t d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
-      std::string source = b;
-      const int t = view.index().producer(b);
-      const Attribute* tp = t >= 0 ? attr(view.node(t), "perm") : nullptr;
-      if (t >= 0 && view.node(t).op_type == "Transpose" && view.node(t).domain.empty() && tp &&
-          static_cast<int64_t>(tp->ints.size()) == rank) {
-        perm = tp->ints;
-        source = view.node(t).inputs[0];
-      }
-      std::swap(perm[static_cast<size_t>(rank - 2)], perm[static_cast<size_t>(rank - 1)]);
-      bool identity = true;
-      for (int64_t d = 0; d < rank; ++d) identity = identity && perm[static_cast<size_t>(d)] == d;
-      if (identity) {
-        k = source;
-      } else {
-        Node transpose;
-        transpose.op_type = "Transpose";
-        transpose.name = view.node(mm2).name + "/K";
-        transpose.inputs = {source};
-        k = names.fresh(transpose.name + "_output");
-        transpose.outputs = {k};
-        transpose.attributes = {ints_attribute("perm", perm)};
-        replacement.push_back(std::move(transpose));
-      }
-    }
+    const std::string k =
+        scores.b_is_k ? scores.b : key_from(view, names, scores.b, rank, view.node(mm2).name + "/K", &replacement);
     if (!fill_mask.empty()) {
       if (zero.empty()) zero = add_initializer(g, names, "attention_mask_zero", Tensor::scalar<float>(0.0f));
       Node where;
@@ -244,10 +244,10 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     attention.op_type = "Attention";
     attention.opset = kAttentionOpset;
     attention.name = view.node(mm2).name;
-    attention.inputs = {q, k, v};
+    attention.inputs = {scores.q, k, v};
     if (!mask.empty()) attention.inputs.push_back(mask);
     attention.outputs = view.node(mm2).outputs;
-    attention.attributes = {float_attribute("scale", scale)};
+    attention.attributes = {float_attribute("scale", scores.scale)};
     if (rank == 3) {
       attention.attributes.push_back(int_attribute("q_num_heads", 1));
       attention.attributes.push_back(int_attribute("kv_num_heads", 1));
