@@ -393,8 +393,9 @@ void BM_WinogradConv3x3(benchmark::State& state) {
   const auto rows_of = [&](int64_t o0, int64_t) { return weights.data() + o0 * c * 9; };
   opt::WinogradConvF32 conv(rows_of, bias.data(), c, c, 0.0f, std::numeric_limits<float>::infinity(), 1, 1, tile);
   ThreadPool pool(static_cast<int>(state.range(2)));
+  opt::ChunkScratch<float> scratch;
   for (auto _ : state) {
-    if (!conv.run(pool, in.data(), 1, w, w, {1, 1, 1, 1}, out.data())) state.SkipWithError("non-finite input");
+    if (!conv.run(pool, scratch, in.data(), 1, w, w, {1, 1, 1, 1}, out.data())) state.SkipWithError("non-finite input");
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["Gflops"] = benchmark::Counter(2.0 * 9 * w * w * c * c, benchmark::Counter::kIsIterationInvariantRate,

@@ -86,7 +86,7 @@ class ConvF32NhwcKernel final : public FastKernel {
       return unsupported("own fp32 Conv: non-finite bias");
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
-    k->restrided_ = session_float_scratch(init);
+    k->session_scratch_ = session_float_scratch(init);
     const int64_t m = w->dim(0), c = w->dim(1) * group, taps = k->geo_.kh * k->geo_.kw;
     const ConvGeometry& g = k->geo_;
     // A few-channel stem (7x7 over RGB) has 3 values per tap: too few per row pointer (a tap's
@@ -173,7 +173,8 @@ class ConvF32NhwcKernel final : public FastKernel {
       });
     }
     if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
-      handled = keep_if_finite(winograd_->run(*pool_, in, n, h, w, pads, y->data<float>(), residual));
+      handled =
+          keep_if_finite(winograd_->run(*pool_, *session_scratch_, in, n, h, w, pads, y->data<float>(), residual));
       if (handled && activation_) {  // after the output transform, in one pass
         float* out = y->data<float>();
         pool_->parallel_for(static_cast<size_t>(n * oh * ow), chunk_for(m * 4), [&](size_t p0, size_t p1) {
@@ -341,7 +342,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     const int64_t block_out_rows = (most_block_tiles * kFconvRows + ow - 1) / ow + 1;
     const int64_t restride_capacity = std::min(n * h, (block_out_rows - 1) * geo_.sh + span_h) * w;
     if (restride) {
-      restrided_->prepare(*pool_, tasks, min_chunk, static_cast<size_t>(restride_capacity * (c + kFconvRowPad)));
+      session_scratch_->prepare(*pool_, tasks, min_chunk, static_cast<size_t>(restride_capacity * (c + kFconvRowPad)));
       restrided_tables_.prepare(*pool_, tasks, min_chunk, table_size);
     }
     if (group_in_) group_tables_.prepare(*pool_, tasks, min_chunk, table_size);
@@ -371,7 +372,7 @@ class ConvF32NhwcKernel final : public FastKernel {
         if (!merge_rows_) build_table(table, t0, block_tiles);
         if (restride) {  // pixels 4 KB apart: the block reads a copy of them (fconv_rows_alias)
           const float** moved = restrided_tables_.of(task0);
-          if (restride_rows(table, block_tiles * taps * kFconvRows, in, n * h * w, c, restrided_->of(task0),
+          if (restride_rows(table, block_tiles * taps * kFconvRows, in, n * h * w, c, session_scratch_->of(task0),
                             restride_capacity, moved))
             table = moved;
         }
@@ -445,7 +446,7 @@ class ConvF32NhwcKernel final : public FastKernel {
     t.cols = std::min(kFconvCols, out_ch_ - pn * kFconvCols);
   }
 
-  void release_scratch() override { restrided_->release(); }
+  void release_scratch() override { session_scratch_->release(); }
 
   // ConvMaxPool: per chunk of pool output rows, the Conv rows their windows read are computed
   // into a ring (RowRing) when first needed and pooled from there while in cache; the Conv's
@@ -523,16 +524,17 @@ class ConvF32NhwcKernel final : public FastKernel {
   ChunkScratch<const float*> tables_;          // per chunk of tasks: the indirection table
   ChunkScratch<uint64_t> padding_masks_;       // per chunk of tasks: its tiles' padding taps
   ChunkScratch<const float*> group_tables_;    // grouped, per chunk: the table shifted to a panel's channels
-  std::shared_ptr<ChunkScratch<float>> restrided_;  // the session's, per chunk: a block's pixels, re-strided
-  ChunkScratch<const float*> restrided_tables_;     // per chunk: the block's table into restrided_
-  std::vector<int64_t> tap_offsets_;                // per tap: its offset inside an unpadded window
-  std::vector<const float*> layer_table_;           // merged rows: the whole layer's table, into padded_
-  const float* layer_table_in_ = nullptr;           // the padded_ address layer_table_ points into
-                                                    // (with padded_geometry_: when to build it again)
-  std::optional<MaxPoolWindows> stem_pool_;         // ConvMaxPool: the pool after the Conv
-  std::vector<float> pool_pad_;                     // ConvMaxPool: what the pool's padding taps read (-inf)
-  ChunkScratch<float> ring_;                        // ConvMaxPool, per chunk: the ring of Conv rows
-  ChunkScratch<const float*> pool_taps_;            // ConvMaxPool, per chunk: a pool row's taps and rows
+  std::shared_ptr<ChunkScratch<float>>
+      session_scratch_;                          // per chunk: a block's re-strided pixels, or Winograd's V and M
+  ChunkScratch<const float*> restrided_tables_;  // per chunk: the block's table into session_scratch_
+  std::vector<int64_t> tap_offsets_;             // per tap: its offset inside an unpadded window
+  std::vector<const float*> layer_table_;        // merged rows: the whole layer's table, into padded_
+  const float* layer_table_in_ = nullptr;        // the padded_ address layer_table_ points into
+                                                 // (with padded_geometry_: when to build it again)
+  std::optional<MaxPoolWindows> stem_pool_;      // ConvMaxPool: the pool after the Conv
+  std::vector<float> pool_pad_;                  // ConvMaxPool: what the pool's padding taps read (-inf)
+  ChunkScratch<float> ring_;                     // ConvMaxPool, per chunk: the ring of Conv rows
+  ChunkScratch<const float*> pool_taps_;         // ConvMaxPool, per chunk: a pool row's taps and rows
   const KernelTable* k_ = &kernels();
 };
 
