@@ -165,11 +165,22 @@ TEST(OptimizedAttention, OnnxAttentionPastGroupedCausalMasks) {
                 "4-D hd " + std::to_string(hd) + " past " + std::to_string(past), 1e-4, 1e-5);
     }
   }
+  // Without present outputs or a past, 4-D K and V (and 3-D ones of one head) are read in place;
+  // 3-D grouped ones are copied into the kernel's own [B, kv heads, T, hd] buffers.
+  const Op y_only("Attention", "", 23, 1);
+  diff_test(
+      y_only,
+      {var(rand_tensor({2, 8, 3, 16}, 1)), var(rand_tensor({2, 2, 9, 16}, 2)), var(rand_tensor({2, 2, 9, 16}, 3))}, {},
+      true, "4-D, no present", 1e-4, 1e-5);
+  diff_test(y_only, {var(rand_tensor({2, 3, 16}, 1)), var(rand_tensor({2, 9, 16}, 2)), var(rand_tensor({2, 9, 16}, 3))},
+            {attr_int("q_num_heads", 1), attr_int("kv_num_heads", 1)}, true, "3-D one head, no present", 1e-4, 1e-5);
   // 3-D inputs, a float mask over [qs, T] and softcap; then a bool mask [B, 1, qs, T].
   std::vector<In> in = {var(rand_tensor({1, 70, 4 * 16}, 6)), var(rand_tensor({1, 70, 2 * 16}, 7)),
                         var(rand_tensor({1, 70, 2 * 16}, 8)), var(rand_tensor({70, 70}, 9))};
-  diff_test(op, in, {attr_int("q_num_heads", 4), attr_int("kv_num_heads", 2), attr_float("softcap", 0.7f)}, true,
-            "3-D, float mask, softcap", 1e-4, 1e-5);
+  for (const Op& with : {op, y_only})
+    diff_test(with, in, {attr_int("q_num_heads", 4), attr_int("kv_num_heads", 2), attr_float("softcap", 0.7f)}, true,
+              std::string("3-D, float mask, softcap, ") + (with.num_outputs == 1 ? "no present" : "present"), 1e-4,
+              1e-5);
   std::vector<bool> keep(3 * 5);
   for (size_t i = 0; i < keep.size(); ++i) keep[i] = i % 3 != 1;
   std::vector<uint8_t> bytes(keep.begin(), keep.end());

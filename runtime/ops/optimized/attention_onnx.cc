@@ -118,36 +118,48 @@ class AttentionKernel final : public FastKernel {
         return Status::ok();
       }
     }
-    // present = past rows, then the new rows, per (batch, kv head): [B, kvh, T, hd].
+    // present = past rows, then the new rows, per (batch, kv head): [B, kvh, T, hd]. Without a
+    // past, K and V in that layout already are it: unless present is wanted, the kernels read
+    // them in place (an encoder's or a cross-attention's K and V: up to MBs per call).
     const Shape present_shape{B, kvh, T, hd};
-    float* pk = nullptr;
-    float* pv = nullptr;
-    for (size_t out = 1; out <= 2; ++out) {
-      float*& dst = out == 1 ? pk : pv;
-      if (ctx.num_outputs() > out && ctx.output_wanted(out)) {
-        XONNX_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(out, DataType::kFloat, present_shape));
-        dst = t->data<float>();
-      } else {
-        std::vector<float>& own = out == 1 ? k_own_ : v_own_;
-        grow(own, B * kvh * T * hd);
-        dst = own.data();
-      }
-    }
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t h = 0; h < kvh; ++h) {
-        for (int which = 0; which < 2; ++which) {
-          float* dst = (which == 0 ? pk : pv) + (b * kvh + h) * T * hd;
-          if (past > 0) {
-            const float* src = ctx.input(4 + which).data<float>() + (b * kvh + h) * past * hd;
-            std::memcpy(dst, src, static_cast<size_t>(past * hd) * sizeof(float));
-          }
-          const float* nw = (which == 0 ? k : v).data<float>();
-          for (int64_t s = 0; s < kvs; ++s) {
-            const float* row = three_d ? nw + (b * kvs + s) * kvh * hd + h * hd : nw + ((b * kvh + h) * kvs + s) * hd;
-            std::memcpy(dst + (past + s) * hd, row, static_cast<size_t>(hd) * sizeof(float));
-          }
+    const bool wanted[2] = {ctx.num_outputs() > 1 && ctx.output_wanted(1),
+                            ctx.num_outputs() > 2 && ctx.output_wanted(2)};
+    const bool in_place = past == 0 && (!three_d || kvh == 1) && !wanted[0] && !wanted[1];
+    const float* pk = k.data<float>();
+    const float* pv = v.data<float>();
+    if (!in_place) {
+      float* dst[2];
+      for (int which = 0; which < 2; ++which) {
+        if (wanted[which]) {
+          XONNX_ASSIGN_OR_RETURN(Tensor * t,
+                                 ctx.allocate_output_uninitialized(1 + which, DataType::kFloat, present_shape));
+          dst[which] = t->data<float>();
+        } else {
+          std::vector<float>& own = which == 0 ? k_own_ : v_own_;
+          grow(own, B * kvh * T * hd);
+          dst[which] = own.data();
         }
       }
+      const float* past_of[2] = {past > 0 ? ctx.input(4).data<float>() : nullptr,
+                                 past > 0 ? ctx.input(5).data<float>() : nullptr};
+      const float* new_of[2] = {pk, pv};
+      // One task per (batch, kv head, K or V): a decode step's cache copy is split over the threads.
+      pool_->parallel_for(static_cast<size_t>(B * kvh * 2), 1, [&](size_t begin, size_t end) {
+        for (size_t item = begin; item < end; ++item) {
+          const int which = static_cast<int>(item % 2);
+          const int64_t bh = static_cast<int64_t>(item / 2), b = bh / kvh, h = bh % kvh;
+          float* out = dst[which] + bh * T * hd;
+          if (past > 0)
+            std::memcpy(out, past_of[which] + bh * past * hd, static_cast<size_t>(past * hd) * sizeof(float));
+          for (int64_t s = 0; s < kvs; ++s) {
+            const float* row =
+                three_d ? new_of[which] + (b * kvs + s) * kvh * hd + h * hd : new_of[which] + (bh * kvs + s) * hd;
+            std::memcpy(out + (past + s) * hd, row, static_cast<size_t>(hd) * sizeof(float));
+          }
+        }
+      });
+      pk = dst[0];
+      pv = dst[1];
     }
     const Shape y_shape = three_d ? Shape{B, qs, qh * hd} : Shape{B, qh, qs, hd};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
