@@ -125,10 +125,10 @@ struct Case {
   int64_t ow() const { return w + pads[1] + pads[3] - 2 * dw; }
 };
 
-// y [n][oh][ow][m] in double from x NHWC and w [m][c][3][3]; `mag` gets each output's sum of
-// |terms|, the scale of its rounding error.
+// y [n][oh][ow][m] in double from x NHWC and w [m][c][3][3], plus the residual z of y's shape;
+// `mag` gets each output's sum of |terms|, the scale of its rounding error.
 void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-                 std::vector<double>& y, std::vector<double>& mag) {
+                 const std::vector<float>& z, std::vector<double>& y, std::vector<double>& mag) {
   const int64_t oh = k.oh(), ow = k.ow();
   y.assign(static_cast<size_t>(k.n * oh * ow * k.m), 0.0);
   mag = y;
@@ -149,13 +149,15 @@ void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<f
               }
             }
           const size_t at = static_cast<size_t>(((i * oh + oy) * ow + ox) * k.m + o);
+          acc += z[at];
           y[at] = std::min<double>(k.hi, std::max<double>(k.lo, acc));
-          mag[at] = sum;
+          mag[at] = sum + std::fabs(z[at]);
         }
 }
 
 std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
-                                const std::vector<float>& b, int threads, bool* finite, int64_t tile, bool deep) {
+                                const std::vector<float>& b, int threads, bool* finite, int64_t tile, bool deep,
+                                const std::vector<float>* z = nullptr) {
   const auto rows_of = [&](int64_t o0, int64_t) { return w.data() + o0 * k.c * 9; };
   opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi, k.dh, k.dw, tile);
   if (deep) conv.set_deep_weight_bytes_for_testing(0);
@@ -163,7 +165,7 @@ std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, cons
   std::vector<float> y(static_cast<size_t>(k.n * k.oh() * k.ow() * k.m), -99.0f);
   ThreadPool pool(threads);
   opt::ChunkScratch<float> scratch;
-  *finite = conv.run(pool, scratch, x.data(), k.n, k.h, k.w, k.pads, y.data());
+  *finite = conv.run(pool, scratch, x.data(), k.n, k.h, k.w, k.pads, y.data(), z ? z->data() : nullptr);
   return y;
 }
 
@@ -191,16 +193,18 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
     const std::vector<float> x = random_values(static_cast<size_t>(k.n * k.h * k.w * k.c), seed++);
     const std::vector<float> w = random_values(static_cast<size_t>(k.m * k.c * 9), seed++, 0.5f);
     const std::vector<float> b = random_values(static_cast<size_t>(k.m), seed++, 0.5f);
+    const std::vector<float> z = random_values(static_cast<size_t>(k.n * k.oh() * k.ow() * k.m), seed++);
     std::vector<double> want, mag;
-    direct_conv(k, x, w, b, want, mag);
+    direct_conv(k, x, w, b, z, want, mag);
     // F(4x4)'s transforms reach 8x and 1/24 where F(2x2)'s stay within 1 and 1/2: it rounds more.
     for (const auto& [tile, tolerance] : {std::pair<int64_t, double>{2, 2e-6}, {4, 1e-5}}) {
-      // Both block shapes: V and M of a block in L2, or one position's rows of them (deep U)
+      // Both block shapes: V and M of a block in L2, or one position's rows of them and the
+      // panels split over the threads (deep U); a residual added before the range.
       for (const bool deep : {false, true}) {
         SCOPED_TRACE("F(" + std::to_string(tile) + ")" + (deep ? " deep" : ""));
         bool finite1 = false, finite2 = false;
-        const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1, tile, deep);
-        const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2, tile, deep);
+        const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1, tile, deep, &z);
+        const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2, tile, deep, &z);
         ASSERT_TRUE(finite1 && finite2);
         ASSERT_EQ(one.size(), want.size());
         for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], tolerance * mag[i]) << "element " << i;
