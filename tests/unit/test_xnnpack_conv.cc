@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/ops/internal_ops.h"
 #include "tests/unit/test_xnnpack_common.h"
 
 namespace xonnx {
@@ -105,6 +106,42 @@ TEST(XnnpackConv, InputShapeChanges) {
       auto got = (*fast)->run({x});
       ASSERT_TRUE(want.is_ok() && got.is_ok());
       expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, std::string(ap) + " " + shape_to_string(s));
+    }
+  }
+}
+
+TEST(XnnpackConv, GroupedNhwcSplitsItsGroupsOverTheThreads) {
+  // The layout pass's NHWC Conv: on several threads, one operator per range of groups (6 groups
+  // of 8 -> 4 channels over 1, 2 and 4 threads: ranges of 6, 3 + 3 and 1 + 2 + 1 + 2 groups),
+  // with the fused Relu's range and, for the large case, work enough for the session's pool.
+  for (const int64_t h : {5, 40}) {
+    const std::vector<In> in = {var(rand_tensor({2, h, h + 1, 48}, 3)), cst(rand_tensor({24, 8, 3, 3}, 4)),
+                                cst(rand_tensor({24}, 5))};
+    const std::vector<Attribute> attrs = {attr_int("group", 6), attr_ints("pads", {1, 1, 1, 1}),
+                                          attr_float("activation_min", 0.0f)};
+    const Model model = backendtest::one_node_model({"Conv", kNhwcDomain, 17}, in, attrs);
+    SessionOptions ref_options;
+    ref_options.disable_xnnpack = true;
+    ref_options.disable_optimized = true;
+    auto ref = Session::create_from_model(Model(model), ref_options);
+    ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+    const std::vector<Value> given = runtime_values(in);
+    auto want = (*ref)->run(given);
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    for (const int threads : {1, 2, 4}) {
+      SCOPED_TRACE("h " + std::to_string(h) + ", threads " + std::to_string(threads));
+      SessionOptions options;
+      options.disable_optimized = true;
+      options.num_threads = threads;
+      auto fast = Session::create_from_model(Model(model), options);
+      ASSERT_TRUE(fast.is_ok()) << fast.status().to_string();
+      for (int run = 0; run < 2; ++run) {  // the second run rebinds the operators' pointers
+        const uint64_t before = xnn::run_count();
+        auto got = (*fast)->run(given);
+        ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+        EXPECT_EQ(xnn::run_count() - before, static_cast<uint64_t>(threads)) << "operators run";
+        expect_close((*got)[0].tensor(), (*want)[0].tensor(), 1e-4, 1e-5, "grouped NHWC");
+      }
     }
   }
 }

@@ -1,6 +1,9 @@
 #include "runtime/ops/common/finite.h"
 
+#include "runtime/core/thread_pool.h"
+
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -36,6 +39,17 @@ inline bool any_bits(const float* p, size_t n, Pred pred) {
 
 XONNX_SCAN_CLONES bool all_finite(const float* p, size_t n) {
   return !any_bits(p, n, [](uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u; });
+}
+
+bool all_finite(const float* p, size_t n, const ThreadPool& pool) {
+  constexpr size_t kChunk = 32768;  // floats per task: ~5 us of scan
+  if (n <= kChunk || pool.num_threads() < 2) return all_finite(p, n);
+  std::atomic<bool> finite{true};
+  pool.parallel_for((n + kChunk - 1) / kChunk, 1, [&](size_t b, size_t e) {
+    if (finite.load(std::memory_order_relaxed) && !all_finite(p + b * kChunk, std::min(n, e * kChunk) - b * kChunk))
+      finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load(std::memory_order_relaxed);
 }
 
 XONNX_SCAN_CLONES bool has_nan(const float* p, size_t n) {

@@ -8,7 +8,12 @@
 
 namespace xonnx {
 
+class ThreadPool;
+
 bool all_finite(const float* p, size_t n);
+// The same scan split over the pool's threads (a serial scan of a large activation is a tail
+// between two parallel ops).
+bool all_finite(const float* p, size_t n, const ThreadPool& pool);
 bool has_nan(const float* p, size_t n);
 
 }  // namespace xonnx

@@ -121,7 +121,8 @@ Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
   }
   nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  if (!keep_if_finite(all_finite(out, nb * out_hw * cout))) return Status::ok();  // NaN/inf: reference semantics
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cout, *pool_)))
+    return Status::ok();  // NaN/inf: reference semantics
   XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_ch_, oh, ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cout, out_hw, *pool_);
   handled = true;

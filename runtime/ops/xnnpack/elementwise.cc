@@ -49,7 +49,8 @@ class BinaryKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(
         check(setup_(op_.get(), d.rank_a, d.a, d.rank_b, d.b, pa, pb, y->data<float>(), tp), "xnn_setup_*_nd_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
+    handled = keep_if_finite(
+        all_finite(y->data<float>(), static_cast<size_t>(y->numel()), *pool_));  // else: reference reruns
     return Status::ok();
   }
 
@@ -154,8 +155,8 @@ class UnaryKernel final : public FastKernel {
     const size_t batch = static_cast<size_t>(x.numel()) / channels;
     XONNX_RETURN_IF_ERROR(check(setup_(op_.get(), batch, in, y->data<float>(), tp), "xnn_setup_*_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled =
-        check_ != Check::kOutputFinite || keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));
+    handled = check_ != Check::kOutputFinite ||
+              keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel()), *pool_));
     return Status::ok();
   }
 
@@ -255,7 +256,7 @@ class SwishKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(
         check(xnn_setup_multiply_nd_f32(multiply_.get(), 1, &n, 1, &n, in, out, out, tp), "xnn_setup_multiply_nd_f32"));
     XONNX_RETURN_IF_ERROR(multiply_.run(tp));
-    handled = keep_if_finite(all_finite(out, n));
+    handled = keep_if_finite(all_finite(out, n, *pool_));
     return Status::ok();
   }
 

@@ -62,7 +62,8 @@ class FullyConnectedKernel final : public FastKernel {
         check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(batch), in, y->data<float>(), tp),
               "xnn_setup_fully_connected_nc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
+    handled = keep_if_finite(
+        all_finite(y->data<float>(), static_cast<size_t>(y->numel()), *pool_));  // else: reference reruns
     return Status::ok();
   }
 

@@ -272,7 +272,7 @@ Status PoolKernel::run_nhwc(KernelContext& ctx, bool& handled) {
                                                                       static_cast<size_t>(iw), in, out, tp);
   if (Status st = check(s, "xnn_setup_*_pooling2d_nhwc_f32"); !st.is_ok()) return unless_declined(st);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  handled = keep_if_finite(all_finite(out, out_elems));  // NaN/inf: the reference twin's semantics
+  handled = keep_if_finite(all_finite(out, out_elems, *pool_));  // NaN/inf: the reference twin's semantics
   return Status::ok();
 }
 
@@ -312,7 +312,7 @@ Status PoolKernel::run_fast(KernelContext& ctx, bool& handled) {
     nchw_to_nhwc(x.data<float>(), in, nb, cc, in_hw, *pool_);
   }
   XONNX_RETURN_IF_ERROR(op_.run(tp));
-  if (!keep_if_finite(all_finite(out, nb * out_hw * cc))) return Status::ok();  // NaN/inf: reference semantics
+  if (!keep_if_finite(all_finite(out, nb * out_hw * cc, *pool_))) return Status::ok();  // NaN/inf: reference semantics
   XONNX_ASSIGN_OR_RETURN(Tensor * y,
                          ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, c, plan_.oh, plan_.ow}));
   nhwc_to_nchw(out, y->data<float>(), nb, cc, out_hw, *pool_);
@@ -361,7 +361,8 @@ class GlobalAveragePoolKernel final : public FastKernel {
                                                        y->data<float>(), tp),
               "xnn_setup_global_average_pooling_ncw_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: reference reruns
+    handled = keep_if_finite(
+        all_finite(y->data<float>(), static_cast<size_t>(y->numel()), *pool_));  // else: reference reruns
     return Status::ok();
   }
 
@@ -404,7 +405,8 @@ class GlobalAveragePoolNhwcKernel final : public FastKernel {
                                                        y->data<float>(), tp),
               "xnn_setup_global_average_pooling_nwc_f32"));
     XONNX_RETURN_IF_ERROR(op_.run(tp));
-    handled = keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel())));  // else: the twin reruns
+    handled =
+        keep_if_finite(all_finite(y->data<float>(), static_cast<size_t>(y->numel()), *pool_));  // else: the twin reruns
     return Status::ok();
   }
 

@@ -102,10 +102,13 @@ Status Operator::run(pthreadpool_t pool) const {
   return status;
 }
 
-pthreadpool_t pool_for(const ThreadPool& pool, double work) {
-  constexpr double kMinParallelWork = 1 << 20;
-  return work >= kMinParallelWork ? pool.handle() : nullptr;
+namespace {
+constexpr double kMinParallelWork = 1 << 20;
 }
+
+bool parallel_pays(double work) { return work >= kMinParallelWork; }
+
+pthreadpool_t pool_for(const ThreadPool& pool, double work) { return parallel_pays(work) ? pool.handle() : nullptr; }
 
 uint64_t run_count() { return g_runs.load(std::memory_order_relaxed); }
 

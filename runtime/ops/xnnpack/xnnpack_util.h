@@ -95,6 +95,9 @@ class Operator {
 // thread) below ~1M, where waking workers costs more than it saves, and always for
 // single-threaded sessions.
 pthreadpool_t pool_for(const ThreadPool& pool, double work);
+// Whether `work` multiply-adds are worth splitting over threads at all (pool_for's threshold),
+// for kernels that split an operator's work on the session's pool themselves.
+bool parallel_pays(double work);
 
 // A reusable float buffer whose data XNNPACK may over-read by XNN_EXTRA_BYTES; grows only.
 class Buffer {
