@@ -36,7 +36,7 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 struct RowCase {
   int64_t valid, kh, kw, sw, dw, ow;
   float lo, hi;
-  int64_t group = 1;  // channels per group: 1 (depthwise) or 4
+  int64_t group = 1;  // channels per group: 1 (depthwise), 4 or 8
 };
 
 // One block's kh input rows [wp][16] of random floats, weights and bias for one output row;
@@ -122,20 +122,21 @@ std::vector<RowCase> odd_cases() {
   return cases;
 }
 
-// Groups of 4: whole groups per block (valid a multiple of 4).
-std::vector<RowCase> group4_cases() {
+// Groups of 4 and of 8: whole groups per block (valid a multiple of the group).
+std::vector<RowCase> group_cases() {
   std::vector<RowCase> cases;
   int i = 0;
-  for (int64_t valid : {4, 12, 16})
-    for (auto [kh, kw] : {std::pair<int64_t, int64_t>{3, 3}, {1, 1}, {5, 3}})
-      for (int64_t sw : {1, 2})
-        for (int64_t ow : {1, 6, 13}) {
-          ++i;
-          const bool ranged = i % 3 == 0;
-          RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInf, ranged ? 0.5f : kInf};
-          rc.group = 4;
-          cases.push_back(rc);
-        }
+  for (const auto& [group, valids] : {std::pair<int64_t, std::vector<int64_t>>{4, {4, 12, 16}}, {8, {8, 16}}})
+    for (int64_t valid : valids)
+      for (auto [kh, kw] : {std::pair<int64_t, int64_t>{3, 3}, {1, 1}, {5, 3}})
+        for (int64_t sw : {1, 2})
+          for (int64_t ow : {1, 6, 13}) {
+            ++i;
+            const bool ranged = i % 3 == 0;
+            RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInf, ranged ? 0.5f : kInf};
+            rc.group = group;
+            cases.push_back(rc);
+          }
   return cases;
 }
 
@@ -149,7 +150,7 @@ TEST(FdwConv, ReferenceMatchesTheDefinitionInDouble) {
   uint32_t seed = 1;
   int clamped = 0, checked = 0;
   std::vector<RowCase> cases = odd_cases();
-  for (const RowCase& rc : group4_cases()) cases.push_back(rc);
+  for (const RowCase& rc : group_cases()) cases.push_back(rc);
   for (const RowCase& rc : cases) {
     const RowProblem pr = make(rc, seed++);
     const std::vector<float> got = run(opt::fdw_row_reference, pr);
@@ -194,7 +195,7 @@ TEST(FdwConv, FastRowIsBitIdenticalToReference) {
     ++cases;
   }
   EXPECT_EQ(cases, 4 * 4 * 2 * 4);
-  for (const RowCase& rc : group4_cases()) {
+  for (const RowCase& rc : group_cases()) {
     for (bool specials : {false, true}) {
       const RowProblem pr = make(rc, seed++, specials);
       EXPECT_EQ(first_difference(run(fast, pr), run(opt::fdw_row_reference, pr)), "") << describe(rc);

@@ -5,8 +5,8 @@
 // block's input stays in cache. Bias and the fused Relu / Clip range are applied in the tile;
 // its clamp keeps NaN, so unlike XNNPACK's kernels this one needs no finiteness scans.
 // A grouped convolution of 32k output channels per group runs as one whose panels read a
-// window of the channels (one group per panel). Groups of 4 inputs and 4 outputs run on the
-// depthwise rows (fdw_layer.h); other grouped and depthwise convolutions, and CPUs without
+// window of the channels (one group per panel). Groups of 4 or 8 inputs and as many outputs run
+// on the depthwise rows (fdw_layer.h); other grouped and depthwise convolutions, and CPUs without
 // AVX-512, stay with the depthwise kernels, XNNPACK or the twin.
 // It also runs the layout pass's ConvNchwInput (an image read in NCHW by the stem's padded
 // copy), ConcatConv (a 1x1 Conv over a channel Concat: one tap per part) and ConvMaxPool (a

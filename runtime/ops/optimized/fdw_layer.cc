@@ -24,13 +24,13 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
   k.pack_ = fdw_pack_fast();
   if (!k.row_ || !k.pack_ || !is_nhwc_node(init)) return unsupported(what, ": NHWC on AVX-512 only");
   const Tensor* w = init.constant_input(w_input);
-  if (!w || !is_f32(*w) || w->rank() != 4 || (w->dim(1) != 1 && w->dim(1) != kFdwGroup))
-    return unsupported(what, ": needs a constant float [M, 1, kh, kw] or [M, 4, kh, kw] W");
+  if (!w || !is_f32(*w) || w->rank() != 4 || !fdw_group_supported(w->dim(1)))
+    return unsupported(what, ": needs a constant float [M, G, kh, kw] W, G 1, 4 or 8");
   const int64_t m = w->dim(0);
   int64_t group = 1;
   XONNX_ASSIGN_OR_RETURN(k.geo_, ConvGeometry::parse(init, w->shape(), group, what));
   k.group_ = w->dim(1);
-  if (m < 1 || group * k.group_ != m) return unsupported(what, ": not depthwise nor groups of 4 inputs and 4 outputs");
+  if (m < 1 || group * k.group_ != m) return unsupported(what, ": not depthwise nor groups of G inputs and G outputs");
   if (k.geo_.kh > kMaxRingRows) return unsupported(what, ": kernel taller than 16");
   const Tensor* bias = init.has_input(b_input) ? init.constant_input(b_input) : nullptr;
   if (init.has_input(b_input) && (!bias || !is_f32(*bias) || bias->rank() != 1 || bias->numel() != m))

@@ -57,7 +57,7 @@ class FdwTensorRows final : public FdwSource {
 
 class FdwLayer {
  public:
-  // The depthwise Conv of `init` (or one of groups of 4 inputs and 4 outputs: W [M, 4, kh, kw]):
+  // The depthwise Conv of `init` (or one of groups of G = 4 or 8 inputs and outputs: W [M, G, kh, kw]):
   // geometry and output range from its attributes (activation_min, activation_max,
   // activation), W [M, 1, kh, kw] and B [M] at inputs `w_input` / `b_input`. Declines other
   // CPUs, a channel multiplier above 1, other groups and non-finite weights.
@@ -77,7 +77,7 @@ class FdwLayer {
   FdwPackFn pack_ = nullptr;
   ConvGeometry geo_;
   int64_t channels_ = 0, cp_ = 0;
-  int64_t group_ = 1;                    // channels per group: 1 (depthwise) or kFdwGroup
+  int64_t group_ = 1;                    // channels per group (fdw_group_supported)
   float lo_ = 0, hi_ = 0;                // fused output range
   MapFn activation_ = nullptr;           // the layout pass's fused activation = "Swish" / "HardSwish"
   AlignedVector<float> weights_, bias_;  // [cp / 16][kh * kw][group_][16], [cp]

@@ -1,4 +1,4 @@
-// The AVX-512 rows of the float32 depthwise and 4 x 4 grouped convolutions (fdwconv.h): 16
+// The AVX-512 rows of the float32 depthwise and grouped (4 x 4, 8 x 8) convolutions (fdwconv.h): 16
 // channels per vector, one FMA per tap (four for a group of 4). 3x3 depthwise keeps its nine
 // weight vectors in named registers across the row; the rest read each tap's weights once
 // from L1 for four pixels. Compiled with AVX-512 flags on x86-64 only; used only when cpuinfo
@@ -89,7 +89,26 @@ inline __m512 group_input(__m512 x) {
   return _mm512_permute_ps(x, I * 0x55);
 }
 
-// One tap (every input channel of it: 1 depthwise, G = 4 of a group) onto a row's chain, in
+// Groups of 8: each is one 256-bit half. The half's 128-bit lane holding input i (inputs 0-3:
+// `lo`, 4-7: `hi`) is first copied over both lanes of the half, then vpermilps spreads it.
+template <int I>
+inline __m512 group8_input(__m512 lo, __m512 hi) {
+  return _mm512_permute_ps(I < 4 ? lo : hi, (I % 4) * 0x55);
+}
+inline __m512 group8_lo(__m512 x) { return _mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(2, 2, 0, 0)); }
+inline __m512 group8_hi(__m512 x) { return _mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(3, 3, 1, 1)); }
+// Inputs 1-7 of a group's tap onto the chain that input 0 started.
+inline __m512 group8_rest(__m512 lo, __m512 hi, const float* w, __m512 chain) {
+  chain = _mm512_fmadd_ps(group8_input<1>(lo, hi), _mm512_loadu_ps(w + 16), chain);
+  chain = _mm512_fmadd_ps(group8_input<2>(lo, hi), _mm512_loadu_ps(w + 32), chain);
+  chain = _mm512_fmadd_ps(group8_input<3>(lo, hi), _mm512_loadu_ps(w + 48), chain);
+  chain = _mm512_fmadd_ps(group8_input<4>(lo, hi), _mm512_loadu_ps(w + 64), chain);
+  chain = _mm512_fmadd_ps(group8_input<5>(lo, hi), _mm512_loadu_ps(w + 80), chain);
+  chain = _mm512_fmadd_ps(group8_input<6>(lo, hi), _mm512_loadu_ps(w + 96), chain);
+  return _mm512_fmadd_ps(group8_input<7>(lo, hi), _mm512_loadu_ps(w + 112), chain);
+}
+
+// One tap (every input channel of it: 1 depthwise, G = 4 or 8 of a group) onto a row's chain, in
 // the twin's order; the row's first tap starts the chain, onto the bias (row 0) or as a product.
 template <int G>
 inline __m512 tap(__m512 x, const float* w, __m512 chain);
@@ -107,6 +126,11 @@ template <>
 inline __m512 tap<4>(__m512 x, const float* w, __m512 chain) {
   return group_rest(x, w, tap<1>(group_input<0>(x), w, chain));
 }
+template <>
+inline __m512 tap<8>(__m512 x, const float* w, __m512 chain) {
+  const __m512 lo = group8_lo(x), hi = group8_hi(x);
+  return group8_rest(lo, hi, w, tap<1>(group8_input<0>(lo, hi), w, chain));
+}
 template <int G>
 inline __m512 first_tap(__m512 x, const float* w, const __m512* bias);
 template <>
@@ -116,6 +140,11 @@ inline __m512 first_tap<1>(__m512 x, const float* w, const __m512* bias) {
 template <>
 inline __m512 first_tap<4>(__m512 x, const float* w, const __m512* bias) {
   return group_rest(x, w, first_tap<1>(group_input<0>(x), w, bias));
+}
+template <>
+inline __m512 first_tap<8>(__m512 x, const float* w, const __m512* bias) {
+  const __m512 lo = group8_lo(x), hi = group8_hi(x);
+  return group8_rest(lo, hi, w, first_tap<1>(group8_input<0>(lo, hi), w, bias));
 }
 
 // Any kh x kw: four pixels share each tap's weights (read from L1); per pixel one chain per
@@ -171,6 +200,7 @@ void row_any(const FdwRow& p, float* out) {
 
 void row_avx512(const FdwRow& p, float* out) {
   if (p.group == 4) return row_any<4>(p, out);
+  if (p.group == 8) return row_any<8>(p, out);
   if (p.kh == 3 && p.kw == 3) {
     if (p.dw == 1 && p.sw == 1) return row_3x3<1>(p, out);
     if (p.dw == 1 && p.sw == 2) return row_3x3<2>(p, out);
