@@ -156,12 +156,10 @@ void direct_conv(const Case& k, const std::vector<float>& x, const std::vector<f
 }
 
 std::vector<float> run_winograd(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
-                                const std::vector<float>& b, int threads, bool* finite, int64_t tile, bool deep,
+                                const std::vector<float>& b, int threads, bool* finite, int64_t tile,
                                 const std::vector<float>* z = nullptr) {
   const auto rows_of = [&](int64_t o0, int64_t) { return w.data() + o0 * k.c * 9; };
   opt::WinogradConvF32 conv(rows_of, b.data(), k.m, k.c, k.lo, k.hi, k.dh, k.dw, tile);
-  if (deep) conv.set_deep_weight_bytes_for_testing(0);
-  EXPECT_EQ(conv.deep(), deep);
   std::vector<float> y(static_cast<size_t>(k.n * k.oh() * k.ow() * k.m), -99.0f);
   ThreadPool pool(threads);
   opt::ChunkScratch<float> scratch;
@@ -198,18 +196,14 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
     direct_conv(k, x, w, b, z, want, mag);
     // F(4x4)'s transforms reach 8x and 1/24 where F(2x2)'s stay within 1 and 1/2: it rounds more.
     for (const auto& [tile, tolerance] : {std::pair<int64_t, double>{2, 2e-6}, {4, 1e-5}}) {
-      // Both block shapes: V and M of a block in L2, or one position's rows of them and the
-      // panels split over the threads (deep U); a residual added before the range.
-      for (const bool deep : {false, true}) {
-        SCOPED_TRACE("F(" + std::to_string(tile) + ")" + (deep ? " deep" : ""));
-        bool finite1 = false, finite2 = false;
-        const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1, tile, deep, &z);
-        const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2, tile, deep, &z);
-        ASSERT_TRUE(finite1 && finite2);
-        ASSERT_EQ(one.size(), want.size());
-        for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], tolerance * mag[i]) << "element " << i;
-        EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
-      }
+      SCOPED_TRACE("F(" + std::to_string(tile) + ")");
+      bool finite1 = false, finite2 = false;  // a residual added before the range
+      const std::vector<float> one = run_winograd(k, x, w, b, 1, &finite1, tile, &z);
+      const std::vector<float> two = run_winograd(k, x, w, b, 2, &finite2, tile, &z);
+      ASSERT_TRUE(finite1 && finite2);
+      ASSERT_EQ(one.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], tolerance * mag[i]) << "element " << i;
+      EXPECT_TRUE(same_bits(one, two)) << "two threads changed the bits";
     }
   }
 }
@@ -237,14 +231,11 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   EXPECT_FALSE(plain.large_tiles_pay(1, 7, 7, pad1));
   EXPECT_TRUE(plain.large_tiles_pay(4, 7, 7, pad1));  // 16 tiles over 4 images
   EXPECT_TRUE(d4.large_tiles_pay(1, 28, 28, pad4));   // phases of 7x7, 16 of them
-  // Layers wider than 512 x 512 keep F(2x2): F(4x4)'s weights take 4x the direct ones' memory.
-  const std::vector<float> wide_w(640 * 512 * 9, 0.1f), wide_b(640, 0.0f);
-  const auto wide_rows = [&](int64_t o0, int64_t) { return wide_w.data() + o0 * 512 * 9; };
-  const opt::WinogradConvF32 wide(wide_rows, wide_b.data(), 640, 512, -kInf, kInf);
-  EXPECT_TRUE(wide.deep());  // its F(2x2) U: 21 MB
+  // Layers wider than 256 x 256 keep F(2x2): F(4x4)'s weights take 4x the direct ones' memory.
+  const std::vector<float> wide_w(512 * 256 * 9, 0.1f), wide_b(512, 0.0f);
+  const auto wide_rows = [&](int64_t o0, int64_t) { return wide_w.data() + o0 * 256 * 9; };
+  const opt::WinogradConvF32 wide(wide_rows, wide_b.data(), 512, 256, -kInf, kInf);
   EXPECT_FALSE(wide.large_tiles_pay(1, 28, 28, pad1));
-  const opt::WinogradConvF32 deepest(wide_rows, wide_b.data(), 512, 512, -kInf, kInf);  // vgg11's widest
-  EXPECT_TRUE(deepest.large_tiles_pay(1, 28, 28, pad1));
   const opt::WinogradConvF32 large(rows_of, b.data(), 16, 16, -kInf, kInf, 1, 1, 4);
   EXPECT_FALSE(large.large_tiles_pay(1, 28, 28, pad1)) << "already F(4x4)";
   EXPECT_EQ(large.tile(), 4);
@@ -257,12 +248,11 @@ TEST(WinogradConvF32, ReportsNonFiniteInput) {
   x[x.size() - 1] = kInf;  // the last tile of the last block
   const std::vector<float> w = random_values(static_cast<size_t>(k.m * k.c * 9), 4, 0.5f);
   const std::vector<float> b(static_cast<size_t>(k.m), 0.0f);
-  for (int64_t tile : {2, 4})
-    for (const bool deep : {false, true}) {
-      bool finite = true;
-      run_winograd(k, x, w, b, 2, &finite, tile, deep);
-      EXPECT_FALSE(finite) << "F(" << tile << ")" << (deep ? " deep" : "");
-    }
+  for (int64_t tile : {2, 4}) {
+    bool finite = true;
+    run_winograd(k, x, w, b, 2, &finite, tile);
+    EXPECT_FALSE(finite) << "F(" << tile << ")";
+  }
 }
 
 }  // namespace

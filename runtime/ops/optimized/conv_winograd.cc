@@ -13,12 +13,6 @@ namespace {
 // slower; the weight panels and the input rows need the rest).
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kMaxBlockTiles = 96;
-// U of more bytes than this comes from memory, not L3, at every block (a 32 MB L3 shared by the
-// cores): blocks then run the GEMMs a position at a time over more tiles, so each U panel is
-// read once per block for as many rows as one position's V and M hold in kBlockBytes. (U of
-// 9 MB, vgg11's 256 x 256 F(4x4) layer, ran 10 % slower that way; 38 MB, its 512 x 512 ones,
-// 15-20 % faster.)
-constexpr int64_t kDeepWeightBytes = 16 << 20;
 
 // Tiles of t x t pixels over the largest phase of `out` pixels dilated by d: that phase holds
 // ceil(out / d).
@@ -50,7 +44,7 @@ bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std
 }
 
 bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
-  constexpr int64_t kMaxChannelPairs = 512 * 512;
+  constexpr int64_t kMaxChannelPairs = 256 * 256;
   const int64_t dh = dh_, dw = dw_;
   const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
   const int64_t tiles4 = tiles_of(4, n, oh, ow, dh, dw), tiles2 = tiles_of(2, n, oh, ow, dh, dw);
@@ -82,12 +76,7 @@ WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, 
       tile_(fconv_tile_fast()),
       input_(tile == 4 ? wino4_input_fast() : wino_input_fast()),
       output_(tile == 4 ? wino4_output_fast() : wino_output_fast()),
-      zeros_(static_cast<size_t>(c), 0.0f),
-      deep_weight_bytes_(kDeepWeightBytes) {}
-
-bool WinogradConvF32::deep() const {
-  return static_cast<int64_t>(u_.packed.size() * sizeof(float)) > deep_weight_bytes_;
-}
+      zeros_(static_cast<size_t>(c), 0.0f) {}
 
 bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, const float* x, int64_t n, int64_t h,
                           int64_t w, const std::array<int64_t, 4>& pads, float* y, const float* z) {
@@ -97,27 +86,21 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
   const int64_t th = phase_tiles(oh, dh, size), tw = phase_tiles(ow, dw, size), per_image = dh * dw * th * tw;
   const int64_t tiles = n * per_image;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
-  const bool deep = this->deep();
-  int64_t block_tiles = kBlockBytes / ((deep ? 1 : positions) * 4 * (c + m));
+  int64_t block_tiles = kBlockBytes / (positions * 4 * (c + m));
   block_tiles = std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, block_tiles / kFconvRows * kFconvRows));
-  // Evenly sized blocks, as many per thread (see conv.cc). A deep layer's threads split each
-  // block's panels instead: each reads its share of U from memory, and repeats the block's input
-  // transform, which costs c per position where its GEMMs cost c x m / threads (a 512 x 512
-  // F(4x4) layer on 14x14 has 16 tiles: one block, which ran on one thread).
+  // Evenly sized blocks, as many per thread (see conv.cc).
   int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
-  const int64_t groups = deep ? std::min(threads, panels) : 1;
-  if (!deep && tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
-  const int64_t max_tiles = (tiles + blocks - 1) / blocks, items = blocks * groups;
-  const size_t min_chunk = chunk_for(max_tiles * positions * c * m / groups / 4);
-  scratch.prepare(pool, static_cast<size_t>(items), min_chunk, static_cast<size_t>(positions * max_tiles * (c + m)));
+  if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
+  const int64_t max_tiles = (tiles + blocks - 1) / blocks;
+  const size_t min_chunk = chunk_for(max_tiles * positions * c * m / 4);
+  scratch.prepare(pool, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(positions * max_tiles * (c + m)));
   std::atomic<bool> finite{true};
-  pool.parallel_for(static_cast<size_t>(items), min_chunk, [&](size_t i0, size_t i1) {
-    float* const v = scratch.of(i0);
+  pool.parallel_for(static_cast<size_t>(blocks), min_chunk, [&](size_t b0, size_t b1) {
+    float* const v = scratch.of(b0);
     float* const mm = v + positions * max_tiles * c;
     const float* patch[kWino4Positions];
     float* pixels[16];
     const float* residual[16];  // z's rows of the same pixels
-    int64_t transformed = -1;   // the block whose V is in v
     const float* rows[kFconvRows];
     FconvTile t;
     t.a = rows;
@@ -145,53 +128,41 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
         patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((p.img * h + iy) * w + ix) * c : zeros_.data();
       }
     };
-    const auto locate_pixels = [&](int64_t tile, int64_t col0) {
+    const auto locate_pixels = [&](int64_t tile) {
       const Where p = where(tile);
       for (int64_t k = 0; k < size * size; ++k) {
         const int64_t oy = p.y0 + dh * (k / size), ox = p.x0 + dw * (k % size);
-        const int64_t at = ((p.img * oh + oy) * ow + ox) * m + col0;
+        const int64_t at = ((p.img * oh + oy) * ow + ox) * m;
         pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
         residual[k] = pixels[k] && z ? z + at : nullptr;
       }
     };
-    for (size_t item = i0; item < i1; ++item) {
-      const int64_t blk = static_cast<int64_t>(item) / groups, group = static_cast<int64_t>(item) % groups;
-      const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks, count = t1 - t0;
-      const int64_t pn0 = group * panels / groups, pn1 = (group + 1) * panels / groups;
-      if (transformed != blk) {
-        for (int64_t i = 0; i < count; ++i) {
-          locate_patch(t0 + i);
-          if (!input_(patch, c, v + i * c, count * c)) {
-            finite = false;
-            return;
+    for (size_t blk = b0; blk < b1; ++blk) {
+      const int64_t t0 = static_cast<int64_t>(blk) * tiles / blocks,
+                    t1 = (static_cast<int64_t>(blk) + 1) * tiles / blocks;
+      const int64_t count = t1 - t0;
+      for (int64_t i = 0; i < count; ++i) {
+        locate_patch(t0 + i);
+        if (!input_(patch, c, v + i * c, count * c)) {
+          finite = false;
+          return;
+        }
+      }
+      for (int64_t pn = 0; pn < panels; ++pn) {
+        t.cols = std::min(kFconvCols, m - pn * kFconvCols);
+        for (int64_t p = 0; p < positions; ++p) {
+          t.panel = u_.packed.data() + (pn * positions + p) * c * kFconvCols;
+          for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
+            t.rows = std::min(kFconvRows, count - r0);
+            for (int64_t r = 0; r < kFconvRows; ++r) rows[r] = v + (p * count + r0 + std::min(r, t.rows - 1)) * c;
+            t.out = mm + (p * count + r0) * m + pn * kFconvCols;
+            tile_(t);
           }
         }
-        transformed = blk;
       }
-      // Position p's V rows times its U panel pn, into M's columns of the panel.
-      const auto gemm = [&](int64_t p, int64_t pn) {
-        t.cols = std::min(kFconvCols, m - pn * kFconvCols);
-        t.panel = u_.packed.data() + (pn * positions + p) * c * kFconvCols;
-        for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
-          t.rows = std::min(kFconvRows, count - r0);
-          for (int64_t r = 0; r < kFconvRows; ++r) rows[r] = v + (p * count + r0 + std::min(r, t.rows - 1)) * c;
-          t.out = mm + (p * count + r0) * m + pn * kFconvCols;
-          tile_(t);
-        }
-      };
-      if (deep) {  // one position's V rows stay in L2 over the group's panels
-        for (int64_t p = 0; p < positions; ++p)
-          for (int64_t pn = pn0; pn < pn1; ++pn) gemm(p, pn);
-      } else {  // one panel's U stays in L2 over the positions (vgg11's 256 x 256 F(4x4): 5 % faster)
-        for (int64_t pn = pn0; pn < pn1; ++pn)
-          for (int64_t p = 0; p < positions; ++p) gemm(p, pn);
-      }
-      // The output transform of the group's channels [col0, col1).
-      const int64_t col0 = pn0 * kFconvCols, col1 = std::min(m, pn1 * kFconvCols);
       for (int64_t i = 0; i < count; ++i) {
-        locate_pixels(t0 + i, col0);
-        output_(mm + i * m + col0, count * m, col1 - col0, u_.bias.data() + col0, lo_, hi_, pixels,
-                z ? residual : nullptr);
+        locate_pixels(t0 + i);
+        output_(mm + i * m, count * m, m, u_.bias.data(), lo_, hi_, pixels, z ? residual : nullptr);
       }
     }
   });

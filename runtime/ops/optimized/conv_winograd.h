@@ -4,8 +4,7 @@
 // Per task, a block of tiles: the input transform writes V [positions][tiles][c], the direct
 // conv's 12 x 32 tiles multiply each position's V by its U panel into M [positions][tiles][m],
 // and the output transform adds the bias, clamps and writes the pixels. V and M are sized to
-// stay in L2 together, or, for U too large for L3 (deep()), one position's rows of them: U then
-// comes from memory once per block and serves more tiles.
+// stay in L2 together.
 // A dilated layer (dilation d) is d x d undilated ones over the phases of its grid (the pixels
 // whose row and column are p_y and p_x modulo d), whose tiles share the blocks: output pixel
 // p + d * i reads input p + d * (i + k) - pad.
@@ -35,10 +34,6 @@ class WinogradConvF32 {
                   int64_t dh = 1, int64_t dw = 1, int64_t tile = 2);
 
   int64_t tile() const { return size_; }
-  // Whether U is too large to stay in L3 between blocks (conv_winograd.cc: kDeepWeightBytes).
-  bool deep() const;
-  // Tests: deep() from this many bytes of U on, to cover that path with small layers.
-  void set_deep_weight_bytes_for_testing(int64_t bytes) { deep_weight_bytes_ = bytes; }
 
   // Whether F(tile x tile) on an input of n x h x w pixels with these pads and dilation has
   // tiles enough to beat the direct tiles: at least 4 of them (on 2x2 maps of 512 channels
@@ -52,9 +47,9 @@ class WinogradConvF32 {
   }
   // Whether F(4x4) should replace this F(2x2) layer on such a map: fewer positions, a whole
   // 12-row GEMM tile of its tiles (from 14x14 maps on; on 7x7 its 4 tiles ran the GEMMs at a
-  // third of their pace), and at most 512 x 512 channels: its weights take 4x the direct
-  // ones' memory (F(2x2): 16 / 9), 38 MB for 512 x 512 (vgg11's 28x28 layer: 16.4 -> 10.4 ms)
-  // but 151 MB for fcn_resnet50's 2048 -> 512 head.
+  // third of their pace), and at most 256 x 256 channels: its weights take 4x the direct
+  // ones' memory (F(2x2): 16 / 9). With 512 x 512 too, vgg11 ran 79 -> 63 ms, unet 114 -> 103
+  // and fcn_resnet50 348 -> 326, but unet's peak RSS grew from 204 to 252 MB (ORT: 214).
   bool large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
 
   // y [n][oh][ow][m] from x [n][h][w][c] with pads (top, left, bottom, right), oh = h + top +
@@ -76,7 +71,6 @@ class WinogradConvF32 {
   WinoOutputFn output_ = nullptr;
   std::vector<float> zeros_;                   // the input of padding points
   std::array<float, kFconvCols> zero_bias_{};  // the GEMM tiles add no bias
-  int64_t deep_weight_bytes_;                  // deep(): U takes more bytes than this
 };
 
 }  // namespace opt
