@@ -112,13 +112,16 @@ TEST(XnnpackConv, InputShapeChanges) {
 
 TEST(XnnpackConv, GroupedNhwcSplitsItsGroupsOverTheThreads) {
   // The layout pass's NHWC Conv: on several threads, one operator per range of groups (6 groups
-  // of 8 -> 4 channels over 1, 2 and 4 threads: ranges of 6, 3 + 3 and 1 + 2 + 1 + 2 groups),
-  // with the fused Relu's range and, for the large case, work enough for the session's pool.
-  for (const int64_t h : {5, 40}) {
-    const std::vector<In> in = {var(rand_tensor({2, h, h + 1, 48}, 3)), cst(rand_tensor({24, 8, 3, 3}, 4)),
-                                cst(rand_tensor({24}, 5))};
-    const std::vector<Attribute> attrs = {attr_int("group", 6), attr_ints("pads", {1, 1, 1, 1}),
-                                          attr_float("activation_min", 0.0f)};
+  // of 8 -> 4 channels over 1, 2 and 4 threads: ranges of 6, 3 + 3 and 1 + 2 + 1 + 2 groups; a
+  // stride-2 depthwise layer of 48 channels), with the fused Relu's range and, for the large
+  // case, work enough for the session's pool.
+  for (const auto& [h, depthwise] : {std::pair<int64_t, bool>{5, false}, {40, false}, {40, true}}) {
+    const std::vector<In> in = {var(rand_tensor({2, h, h + 1, 48}, 3)),
+                                cst(rand_tensor(depthwise ? Shape{48, 1, 3, 3} : Shape{24, 8, 3, 3}, 4)),
+                                cst(rand_tensor({depthwise ? 48 : 24}, 5))};
+    std::vector<Attribute> attrs = {attr_int("group", depthwise ? 48 : 6), attr_ints("pads", {1, 1, 1, 1}),
+                                    attr_float("activation_min", 0.0f)};
+    if (depthwise) attrs.push_back(attr_ints("strides", {2, 2}));
     const Model model = backendtest::one_node_model({"Conv", kNhwcDomain, 17}, in, attrs);
     SessionOptions ref_options;
     ref_options.disable_xnnpack = true;
@@ -129,7 +132,8 @@ TEST(XnnpackConv, GroupedNhwcSplitsItsGroupsOverTheThreads) {
     auto want = (*ref)->run(given);
     ASSERT_TRUE(want.is_ok()) << want.status().to_string();
     for (const int threads : {1, 2, 4}) {
-      SCOPED_TRACE("h " + std::to_string(h) + ", threads " + std::to_string(threads));
+      SCOPED_TRACE("h " + std::to_string(h) + (depthwise ? ", depthwise" : "") + ", threads " +
+                   std::to_string(threads));
       SessionOptions options;
       options.disable_optimized = true;
       options.num_threads = threads;

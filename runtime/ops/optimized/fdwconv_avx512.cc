@@ -1,5 +1,5 @@
 // The AVX-512 rows of the float32 depthwise and grouped (4 x 4, 8 x 8) convolutions (fdwconv.h): 16
-// channels per vector, one FMA per tap (four for a group of 4). 3x3 depthwise keeps its nine
+// channels per vector, one FMA per tap (G for a group of G). 3x3 depthwise keeps its nine
 // weight vectors in named registers across the row; the rest read each tap's weights once
 // from L1 for four pixels. Compiled with AVX-512 flags on x86-64 only; used only when cpuinfo
 // reports it.
