@@ -7,9 +7,9 @@
 // As the layout pass's com.xonnx.nhwc Conv: NHWC in and out, no transposes, and the fused
 // Relu/Clip of attributes activation_min/max as XNNPACK's output range. A grouped NHWC Conv in a
 // session of several threads runs as one operator per thread, each over a range of the groups
-// (a window of the same tensors' channels), on the session's pool: through pthreadpool, whose
-// workers are woken for the operator and parked after it while the pool's own sleep, RegNet's
-// sixteen grouped layers scaled to 0.85x of their 1-thread time on 2 threads.
+// (a window of the same tensors' channels), on the session's pool. Through pthreadpool, whose
+// workers are woken for each operator and parked after it while the pool's own wait, RegNet's
+// sixteen grouped layers took 0.85x of their 1-thread time on 2 threads.
 //
 // NaN/inf rule: XNNPACK's clamp turns NaN into the lower bound, so an unfused Conv (range
 // +-inf) whose output holds a non-finite value reruns the reference; a fused Conv also checks
@@ -59,7 +59,8 @@ class ConvKernel final : public FastKernel {
   RowFunction activation_ = nullptr;  // fused Swish / HardSwish after it (NHWC only)
   Buffer input_copy_;
 
-  // One operator, or one per range of groups (parts()); group range i: [first_group(i), first_group(i + 1)).
+  // One operator, or (a grouped NHWC Conv on several threads) one per range of groups, as many
+  // as the session's threads: operator i covers groups [first_group(i), first_group(i + 1)).
   std::vector<Operator> ops_;
   int64_t first_group(size_t i) const { return static_cast<int64_t>(i) * group_ / static_cast<int64_t>(ops_.size()); }
   std::array<int64_t, 4> op_pads_{-1, -1, -1, -1};
