@@ -35,10 +35,6 @@ namespace {
 
 constexpr int64_t kAttentionOpset = 23;
 
-bool same_dim(const Dim& a, const Dim& b) {
-  return (a.known() && a.value == b.value) || (!a.known() && !b.known() && !a.param.empty() && a.param == b.param);
-}
-
 bool is_one(const Dim& d) { return d.known() && d.value == 1; }
 
 // The scores: MatMul(Q, K^T), or FusedMatMul(Q, B) without transposes of A or the batches
@@ -101,7 +97,7 @@ bool mask_fits(const std::vector<Dim>& mask, const std::vector<Dim>& product_dim
     const Dim& m = mask[static_cast<size_t>(d - lead)];
     const Dim& scores = product_dims[static_cast<size_t>(d)];
     const bool fits =
-        d == rank - 1 ? same_dim(m, scores) : is_one(m) || (same_dim(m, scores) && !(rank == 3 && d == 0));
+        d == rank - 1 ? dim_equal(m, scores) : is_one(m) || (dim_equal(m, scores) && !(rank == 3 && d == 0));
     if (!fits) return false;
   }
   return true;
@@ -213,9 +209,9 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
         vd->size() != qd->size())
       continue;
     bool ok = true;
-    for (int64_t d = 0; d < rank - 2; ++d) ok = ok && same_dim((*qd)[d], (*bd)[d]) && same_dim((*qd)[d], (*vd)[d]);
+    for (int64_t d = 0; d < rank - 2; ++d) ok = ok && dim_equal((*qd)[d], (*bd)[d]) && dim_equal((*qd)[d], (*vd)[d]);
     const Dim& head = (*qd)[static_cast<size_t>(rank - 1)];
-    ok = ok && same_dim((*vd)[static_cast<size_t>(rank - 1)], head);  // value head size = query's
+    ok = ok && dim_equal((*vd)[static_cast<size_t>(rank - 1)], head);  // value head size = query's
     if (!ok) continue;
     if (!mask.empty()) {
       const TypeInfo* mt = facts.type(mask);

@@ -28,14 +28,15 @@ const std::vector<Dim>* ShapeFacts::elements(const std::string& name) const {
   return it == values.end() ? nullptr : &it->second;
 }
 
+bool dim_equal(const Dim& a, const Dim& b) {
+  if (a.known() != b.known()) return false;
+  return a.known() ? a.value == b.value : !a.param.empty() && a.param == b.param;
+}
+
 bool dims_equal(const std::vector<Dim>& a, const std::vector<Dim>& b) {
   if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].known() != b[i].known()) return false;
-    if (a[i].known() ? a[i].value != b[i].value : (a[i].param.empty() || a[i].param != b[i].param)) {
-      return false;
-    }
-  }
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!dim_equal(a[i], b[i])) return false;
   return true;
 }
 

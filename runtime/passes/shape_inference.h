@@ -40,7 +40,8 @@ ShapeFacts infer_shapes(const Model& model);
 bool write_value_info(Graph& graph, const ShapeFacts& facts);
 
 // Helpers shared with the passes.
-bool dims_equal(const std::vector<Dim>& a, const std::vector<Dim>& b);  // same known values/params
+bool dim_equal(const Dim& a, const Dim& b);                             // the same known value, or the same named param
+bool dims_equal(const std::vector<Dim>& a, const std::vector<Dim>& b);  // dim_equal at every axis
 bool type_info_equal(const TypeInfo& a, const TypeInfo& b);
 // Every dim known: their values; else false.
 bool all_known(const std::vector<Dim>& dims, std::vector<int64_t>* values = nullptr);

@@ -164,8 +164,8 @@ class AttentionKernel final : public FastKernel {
     const Shape y_shape = three_d ? Shape{B, qs, qh * hd} : Shape{B, qh, qs, hd};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
     const float scale = has_scale_ ? scale_ : 1.0f / std::sqrt(static_cast<float>(hd));
+    const Heads heads{B, qh, kvh, qs, T, hd, past, three_d};
     if (softcap_ == 0 && qs >= kPrefillMinRows && T > 0 && T <= kPrefillMaxKeys) {
-      const Heads heads{B, qh, kvh, qs, T, hd, past, three_d};
       prefill(heads, q.data<float>(), pk, pv, {mask, mb, mh, mq}, scale, y->data<float>());
       handled = true;
       return Status::ok();
@@ -201,7 +201,7 @@ class AttentionKernel final : public FastKernel {
         const int64_t m = std::min(tokens_per_tile, qs - s0) * reps;
         for (int64_t i = 0; i < m; ++i) {
           const int64_t s = s0 + i / reps, h = kh * reps + i % reps;
-          const int64_t at = three_d ? (b * qs + s) * qh * hd + h * hd : ((b * qh + h) * qs + s) * hd;
+          const int64_t at = heads.row(b, h, s);
           std::memcpy(qbuf + i * hd, qp + at, static_cast<size_t>(hd) * sizeof(float));
           orow[i] = yp + at;
           lo[i] = 0;
