@@ -108,7 +108,12 @@ struct FoldCounts {
   int evaluated = 0;
   int from_shapes = 0;
   int merged = 0;
+  std::set<std::string> warned;  // each warning once over the pass's repeated folds
 };
+
+void warn_once(PassContext& ctx, FoldCounts& counts, const std::string& warning) {
+  if (counts.warned.insert(warning).second) ctx.warn(warning);
+}
 
 // A key for a shape value whose every element is a known number or a named symbolic dim (and at
 // least one is symbolic): two such values with the same key are equal at run time, because
@@ -171,7 +176,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     Node& n = graph.nodes[i];
     for_each_subgraph(n, [&](Graph& sub) {
       Status s = fold_graph(model, sub, nullptr, ctx, counts, &constants);
-      if (!s.is_ok()) ctx.warn(n.describe() + " body: " + s.message());
+      if (!s.is_ok()) warn_once(ctx, counts, n.describe() + " body: " + s.message());
     });
     if (never_folded(n)) continue;
     bool graph_output = false;
@@ -209,7 +214,8 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     for (const std::string& o : n.outputs) {
       const int64_t bytes = o.empty() ? -1 : predicted_bytes(facts, o);
       if (bytes > limit) {
-        ctx.warn("not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) + " > limit " + mb(limit));
+        warn_once(ctx, counts,
+                  "not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) + " > limit " + mb(limit));
         too_big = true;
         break;
       }
@@ -219,10 +225,10 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     if (!result.is_ok()) {
       const StatusCode code = result.status().code();
       if (code == StatusCode::kResourceExhausted) {
-        ctx.warn("not folded: " + n.describe() + ": an output is over the limit " + mb(limit));
+        warn_once(ctx, counts, "not folded: " + n.describe() + ": an output is over the limit " + mb(limit));
       } else if (code != StatusCode::kUnsupported) {
         // The model fails the same way at run time; leave it for the runtime to report.
-        ctx.warn("not folded: " + n.describe() + ": " + result.status().message());
+        warn_once(ctx, counts, "not folded: " + n.describe() + ": " + result.status().message());
       }
       continue;
     }
@@ -260,9 +266,16 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
 }  // namespace
 
 Result<bool> constant_folding(Model& model, PassContext& ctx) {
-  const ShapeFacts facts = infer_shapes(model);
+  // Folding a shape computation gives shape inference new static shapes, whose Shape nodes fold
+  // in turn: fold again with fresh facts until nothing folds (swin_t: five times), rather than
+  // leaving each step to another round of the whole pipeline.
+  constexpr int kMaxFolds = 16;
   FoldCounts counts;
-  XONNX_RETURN_IF_ERROR(fold_graph(model, model.graph, &facts, ctx, counts));
+  for (int fold = 0, before = -1; fold < kMaxFolds && counts.evaluated + counts.from_shapes != before; ++fold) {
+    before = counts.evaluated + counts.from_shapes;
+    const ShapeFacts facts = infer_shapes(model);
+    XONNX_RETURN_IF_ERROR(fold_graph(model, model.graph, &facts, ctx, counts));
+  }
   const int total = counts.evaluated + counts.from_shapes + counts.merged;
   if (counts.evaluated + counts.from_shapes > 0) {
     ctx.note("folded " + std::to_string(counts.evaluated + counts.from_shapes) + " nodes (" +

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/passes.h"
@@ -21,6 +22,21 @@ const Tensor* float_constant(const Graph& g, const std::string& name) {
   // storage(), not raw_data(): the latter would copy a weight still in the model file.
   return t && t->dtype() == DataType::kFloat && t->storage() ? t : nullptr;
 }
+
+// The pass's new initializers' names, unique in the graph. The allocator is built on the first
+// one: building it walks every name of the graph, once per pass run rather than per initializer.
+class NewInitializers {
+ public:
+  explicit NewInitializers(Graph& g) : g_(g) {}
+  std::string add(const std::string& base, Tensor tensor) {
+    if (!names_) names_.emplace(g_);
+    return add_initializer(g_, *names_, base, std::move(tensor));
+  }
+
+ private:
+  Graph& g_;
+  std::optional<NameAllocator> names_;
+};
 
 // Per-channel s and shift = bias - mean * s, in double; false when BN is not foldable.
 bool bn_coefficients(const Graph& g, const Node& bn, int64_t channels, std::vector<double>* s,
@@ -65,17 +81,19 @@ Result<Tensor> scaled_weights(const Tensor& w, const std::vector<double>& s, boo
   float* dst = out.data<float>();
   const int64_t d0 = w.dim(0), d1 = w.dim(1);
   const int64_t inner = d0 * d1 == 0 ? 0 : w.numel() / (d0 * d1);
+  const auto scale = [](float* v, int64_t n, double sc) {
+    for (int64_t k = 0; k < n; ++k) v[k] = static_cast<float>(v[k] * sc);
+  };
   for (int64_t a = 0; a < d0; ++a) {
     // One row of d1 * inner weights at a time, scaled in place.
     float* row = dst + a * d1 * inner;
     w.read_bytes(static_cast<size_t>(a * d1 * inner) * sizeof(float), static_cast<size_t>(d1 * inner) * sizeof(float),
                  row);
-    for (int64_t b = 0; b < d1; ++b) {
-      const int64_t c = transpose ? (a / (d0 / group)) * d1 + b : a;
-      const double sc = s[static_cast<size_t>(c)];
-      float* v = row + b * inner;
-      for (int64_t k = 0; k < inner; ++k) v[k] = static_cast<float>(v[k] * sc);
+    if (!transpose) {  // one factor for the whole row: a loop the compiler vectorizes (1x1 Convs have inner 1)
+      scale(row, d1 * inner, s[static_cast<size_t>(a)]);
+      continue;
     }
+    for (int64_t b = 0; b < d1; ++b) scale(row + b * inner, inner, s[static_cast<size_t>((a / (d0 / group)) * d1 + b)]);
   }
   return out;
 }
@@ -97,7 +115,7 @@ using Coefficients =
 
 // Conv/ConvTranspose -> node with coefficients `coefficients` (y = conv * s + shift per output
 // channel). Returns false when the pattern does not apply.
-Result<bool> fold_into_conv(Graph& g, Node& conv, const Coefficients& coefficients) {
+Result<bool> fold_into_conv(Graph& g, NewInitializers& added, Node& conv, const Coefficients& coefficients) {
   const bool transpose = conv.op_type == "ConvTranspose";
   if (conv.inputs.size() < 2) return false;
   const Tensor* w = float_constant(g, conv.inputs[1]);
@@ -118,10 +136,9 @@ Result<bool> fold_into_conv(Graph& g, Node& conv, const Coefficients& coefficien
   std::string w_name = conv.inputs[1];
   if (std::any_of(s.begin(), s.end(), [](double v) { return v != 1.0; })) {
     XONNX_ASSIGN_OR_RETURN(Tensor new_w, scaled_weights(*w, s, transpose, group));
-    w_name = add_initializer(g, conv.inputs[1] + "_bn", std::move(new_w));
+    w_name = added.add(conv.inputs[1] + "_bn", std::move(new_w));
   }
-  const std::string b_name =
-      add_initializer(g, bias ? conv.inputs[2] + "_bn" : conv.inputs[1] + "_bn_bias", std::move(new_b));
+  const std::string b_name = added.add(bias ? conv.inputs[2] + "_bn" : conv.inputs[1] + "_bn_bias", std::move(new_b));
   conv.inputs.resize(3);
   conv.inputs[1] = w_name;
   conv.inputs[2] = b_name;
@@ -129,7 +146,7 @@ Result<bool> fold_into_conv(Graph& g, Node& conv, const Coefficients& coefficien
 }
 
 // Gemm -> BN on a 2-D output [N, M]: scale B's output columns, fold C into the new C.
-Result<bool> fold_into_gemm(Graph& g, Node& gemm, const Node& bn) {
+Result<bool> fold_into_gemm(Graph& g, NewInitializers& added, Node& gemm, const Node& bn) {
   if (gemm.inputs.size() < 2) return false;
   const Tensor* b = float_constant(g, gemm.inputs[1]);
   if (!b || b->rank() != 2) return false;
@@ -166,9 +183,9 @@ Result<bool> fold_into_gemm(Graph& g, Node& gemm, const Node& bn) {
   for (size_t m = 0; m < s.size(); ++m) {
     new_c[m] = static_cast<float>(scaled_c[m] * s[m] + shift[m]);
   }
-  const std::string b_name = add_initializer(g, gemm.inputs[1] + "_bn", std::move(new_b));
-  const std::string c_name = add_initializer(g, (c ? gemm.inputs[2] : gemm.inputs[1]) + "_bn_bias",
-                                             Tensor::from_vector<float>(new_c, {channels}));
+  const std::string b_name = added.add(gemm.inputs[1] + "_bn", std::move(new_b));
+  const std::string c_name =
+      added.add((c ? gemm.inputs[2] : gemm.inputs[1]) + "_bn_bias", Tensor::from_vector<float>(new_c, {channels}));
   gemm.inputs.resize(3);
   gemm.inputs[1] = b_name;
   gemm.inputs[2] = c_name;
@@ -187,6 +204,7 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
   int fused = 0;
   std::vector<bool> dead(g.nodes.size(), false);
   GraphIndex index(g);
+  NewInitializers added(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& bn = g.nodes[i];
     if (!is_inference_bn(bn) || bn.inputs.empty()) continue;
@@ -197,12 +215,12 @@ Result<bool> fuse_batchnorm(Model& model, PassContext& ctx) {
     if (!producer.domain.empty() || producer.outputs.size() != 1) continue;
     Result<bool> done = false;
     if (producer.op_type == "Conv" || producer.op_type == "ConvTranspose") {
-      done = fold_into_conv(g, producer,
+      done = fold_into_conv(g, added, producer,
                             [&](int64_t channels, int64_t, std::vector<double>* s, std::vector<double>* shift) {
                               return bn_coefficients(g, bn, channels, s, shift);
                             });
     } else if (producer.op_type == "Gemm") {
-      done = fold_into_gemm(g, producer, bn);
+      done = fold_into_gemm(g, added, producer, bn);
     }
     if (!done.is_ok()) return done.status().with_context(bn.describe() + ": ");
     if (!done.value()) continue;
@@ -239,6 +257,7 @@ Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx) {
   int fused = 0;
   std::vector<bool> dead(g.nodes.size(), false);
   GraphIndex index(g);
+  NewInitializers added(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (!n.domain.empty() || (n.op_type != "Mul" && n.op_type != "Add") || n.inputs.size() != 2 ||
@@ -257,7 +276,7 @@ Result<bool> fuse_conv_scale_bias(Model& model, PassContext& ctx) {
       const Tensor* c = float_constant(g, n.inputs[1 - k]);
       if (!c) continue;
       const bool scale = n.op_type == "Mul";
-      XONNX_ASSIGN_OR_RETURN(bool done, fold_into_conv(g, producer,
+      XONNX_ASSIGN_OR_RETURN(bool done, fold_into_conv(g, added, producer,
                                                        [&](int64_t channels, int64_t rank, std::vector<double>* s,
                                                            std::vector<double>* shift) {
                                                          const std::vector<double> v = per_channel(*c, channels, rank);

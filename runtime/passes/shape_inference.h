@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/ir/graph.h"
@@ -18,9 +19,10 @@ namespace passes {
 
 struct ShapeFacts {
   // Every value we know anything about: graph inputs, initializers, node outputs.
-  std::map<std::string, TypeInfo> types;
+  // Hashed: every pass looks values up here by name, thousands of times per graph.
+  std::unordered_map<std::string, TypeInfo> types;
   // Elements of small (<= 64 elements, rank <= 1) integer tensors, in row-major order.
-  std::map<std::string, std::vector<Dim>> values;
+  std::unordered_map<std::string, std::vector<Dim>> values;
 
   // The tensor type of `name`, or nullptr when nothing is known.
   const TypeInfo* type(const std::string& name) const;

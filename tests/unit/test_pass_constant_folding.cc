@@ -78,6 +78,33 @@ TEST(PassConstantFolding, StaticShapeFoldsCompletely) {
   expect_same_outputs(m, out, {tv<float>(iota(2 * 64), {2, 4, 16})});
 }
 
+// A shape computed through a value shape inference does not propagate (a rank-2 Reshape of
+// Shape's output) is known only once that value is folded; the Shape of the Reshape it feeds
+// then folds in the same pass, with shapes inferred again, not in a later pipeline round.
+TEST(PassConstantFolding, FoldsAgainWithTheShapesItsFoldsReveal) {
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(6)})};
+  m.graph.outputs = {untyped("y")};
+  add_init(m.graph, "column", i64({2, 1}));
+  add_init(m.graph, "flat", i64({-1}));
+  add_init(m.graph, "i0", Tensor::scalar<int64_t>(0));
+  m.graph.nodes = {make_node("Shape", {"x"}, {"s"}),
+                   make_node("Reshape", {"s", "column"}, {"s2"}),  // [2, 1]: not propagated
+                   make_node("Reshape", {"s2", "flat"}, {"target"}),
+                   make_node("Reshape", {"x", "target"}, {"x2"}),
+                   make_node("Shape", {"x2"}, {"s3"}),
+                   make_node("Gather", {"s3", "i0"}, {"rows"}),
+                   make_node("Cast", {"rows"}, {"rows_f"}, {attr_int("to", 1)}),
+                   make_node("Mul", {"x2", "rows_f"}, {"y"})};
+  bool changed = false;
+  Model out = apply_pass(m, constant_folding, {}, nullptr, &changed);
+  EXPECT_TRUE(changed);
+  std::vector<std::string> ops;
+  for (const Node& n : out.graph.nodes) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Reshape", "Mul"}));
+  expect_same_outputs(m, out, {tv<float>(iota(12), {2, 6})});
+}
+
 TEST(PassConstantFolding, SizeLimitIsReportedAndRespected) {
   Model m = make_model();
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(256), dim(256)})};
