@@ -130,6 +130,43 @@ std::string key_from(const FusionView& view, NameAllocator& names, const std::st
   return nodes->back().outputs[0];
 }
 
+// The [B, kvh, T, d] source of K or V [B, kvh * rep, T, d] that torch's repeat_kv made,
+// Reshape(Expand(Unsqueeze(x, 2), [B, kvh, rep, T, d]), [B, kvh * rep, T, d]), with its kvh; or
+// ("", 0). Attention groups query heads over kv heads the same way (head h reads kv head
+// h / rep), so it can read x itself and the rep copies of K and V go.
+std::pair<std::string, int64_t> repeated_kv_source(const FusionView& view, const Graph& g, const ShapeFacts& facts,
+                                                   const std::string& value) {
+  const GraphIndex& index = view.index();
+  const int reshape = index.producer(value);
+  if (reshape < 0 || !is_default(view.node(reshape), "Reshape")) return {"", 0};
+  const int expand = index.producer(view.node(reshape).inputs[0]);
+  if (expand < 0 || !is_default(view.node(expand), "Expand")) return {"", 0};
+  const int unsqueeze = index.producer(view.node(expand).inputs[0]);
+  if (unsqueeze < 0 || !is_default(view.node(unsqueeze), "Unsqueeze")) return {"", 0};
+  const Node& u = view.node(unsqueeze);
+  std::vector<int64_t> axes;
+  if (const Attribute* a = u.find_attr("axes")) {
+    axes = a->ints;
+  } else if (u.inputs.size() > 1) {
+    const Tensor* t = constant_tensor(g, u.inputs[1]);
+    if (!t || !t->to_int64_vector().is_ok()) return {"", 0};
+    axes = t->to_int64_vector().value();
+  }
+  if (axes != std::vector<int64_t>{2}) return {"", 0};
+  const std::string& x = u.inputs[0];
+  const std::vector<Dim>* xd = facts.dims(x);
+  const std::vector<Dim>* ed = facts.dims(view.node(expand).outputs[0]);
+  const std::vector<Dim>* rd = facts.dims(value);
+  if (!xd || !ed || !rd || xd->size() != 4 || ed->size() != 5 || rd->size() != 4) return {"", 0};
+  const Dim &kvh = (*xd)[1], &rep = (*ed)[2], &heads = (*rd)[1];
+  if (!kvh.known() || !rep.known() || !heads.known() || heads.value != kvh.value * rep.value) return {"", 0};
+  for (size_t d : {0, 2, 3}) {  // B, T, d through the Expand (at 0, 3, 4) and the Reshape
+    if (!dim_equal((*xd)[d], (*ed)[d == 0 ? 0 : d + 1]) || !dim_equal((*xd)[d], (*rd)[d])) return {"", 0};
+  }
+  if (!dim_equal((*ed)[1], kvh)) return {"", 0};
+  return {x, kvh.value};
+}
+
 }  // namespace
 
 Result<bool> fuse_attention(Model& model, PassContext& ctx) {
@@ -222,7 +259,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     if (!view.claim(nodes)) continue;
 
     std::vector<Node> replacement;
-    const std::string k =
+    std::string k =
         scores.b_is_k ? scores.b : key_from(view, names, scores.b, rank, view.node(mm2).name + "/K", &replacement);
     if (!fill_mask.empty()) {
       if (zero.empty()) zero = add_initializer(g, names, "attention_mask_zero", Tensor::scalar<float>(0.0f));
@@ -236,11 +273,20 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       where.outputs = {mask};
       replacement.push_back(std::move(where));
     }
+    std::string v_in = v;
+    if (rank == 4) {  // grouped-query attention exported through repeat_kv: K and V before their copies
+      const auto [k_source, k_heads] = repeated_kv_source(view, g, facts, k);
+      const auto [v_source, v_heads] = repeated_kv_source(view, g, facts, v);
+      if (!k_source.empty() && k_heads == v_heads) {
+        k = k_source;
+        v_in = v_source;
+      }
+    }
     Node attention;
     attention.op_type = "Attention";
     attention.opset = kAttentionOpset;
     attention.name = view.node(mm2).name;
-    attention.inputs = {scores.q, k, v};
+    attention.inputs = {scores.q, k, v_in};
     if (!mask.empty()) attention.inputs.push_back(mask);
     attention.outputs = view.node(mm2).outputs;
     attention.attributes = {float_attribute("scale", scores.scale)};

@@ -308,18 +308,17 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
 
 // An upsampling whose output only leaves the region (LR-ASPP's 40x40 -> 320x320 logits) would
 // move the boundary after it, onto 64 times the values. Last consumers first, so a chain of
-// such Resizes goes back whole.
+// such Resizes goes back whole. One that a region node also reads stays, graph output or not
+// (the calibration session exposes LR-ASPP's inner Resize, which a Conv reads).
 void NhwcPass::keep_exit_resizes_nchw(const std::vector<size_t>& order) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node& n = g_.nodes[*it];
     if (role_[*it] != Role::kNhwcOp || n.op_type != "Resize" || !n.domain.empty()) continue;
     const std::string& out = n.outputs[0];
-    if (!graph_outputs_.count(out) && !subgraph_reads_.count(out)) {
-      auto readers = consumers_.find(out);
-      if (readers != consumers_.end() && std::any_of(readers->second.begin(), readers->second.end(),
-                                                     [&](size_t c) { return role_[c] != Role::kNone; }))
-        continue;
-    }
+    auto readers = consumers_.find(out);
+    if (readers != consumers_.end() &&
+        std::any_of(readers->second.begin(), readers->second.end(), [&](size_t c) { return role_[c] != Role::kNone; }))
+      continue;
     role_[*it] = Role::kNone;
     region_.erase(out);
   }

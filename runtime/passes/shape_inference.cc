@@ -2,6 +2,7 @@
 // in node order, and falls back to what the model declares (value_info, graph outputs).
 #include "runtime/passes/shape_inference.h"
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
@@ -147,6 +148,64 @@ Dim known_dim(int64_t v) {
   Dim d;
   d.value = v;
   return d;
+}
+
+namespace {
+
+// The terms of a symbolic sum ("past + seq": a past and a new length, a KV cache's total).
+std::vector<std::string> sum_terms(const std::string& param) {
+  std::vector<std::string> terms;
+  size_t begin = 0;
+  while (begin <= param.size()) {
+    size_t end = param.find('+', begin);
+    if (end == std::string::npos) end = param.size();
+    size_t b = begin, e = end;
+    while (b < e && param[b] == ' ') ++b;
+    while (e > b && param[e - 1] == ' ') --e;
+    if (b == e) return {};  // "a +" or "+": not a sum of names
+    terms.push_back(param.substr(b, e - b));
+    begin = end + 1;
+  }
+  return terms;
+}
+
+// The symbolic dim of a sum of names, its param in one canonical form: sorted, " + " between.
+Dim dim_of_terms(std::vector<std::string> terms) {
+  std::sort(terms.begin(), terms.end());
+  Dim d;
+  d.param = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) d.param += " + " + terms[i];
+  return d;
+}
+
+}  // namespace
+
+Dim sum_dims(const Dim& a, const Dim& b) {
+  if (a.known() && b.known()) {
+    int64_t sum = 0;
+    return __builtin_add_overflow(a.value, b.value, &sum) ? Dim() : known_dim(sum);
+  }
+  if (a.known() && a.value == 0) return b;
+  if (b.known() && b.value == 0) return a;
+  if (a.param.empty() || b.param.empty()) return Dim();
+  std::vector<std::string> terms = sum_terms(a.param), more = sum_terms(b.param);
+  if (terms.empty() || more.empty()) return Dim();
+  terms.insert(terms.end(), more.begin(), more.end());
+  return dim_of_terms(std::move(terms));
+}
+
+Dim difference_dims(const Dim& a, const Dim& b) {
+  if (a.known() && b.known()) return a.value >= b.value ? known_dim(a.value - b.value) : Dim();
+  if (b.known() && b.value == 0) return a;
+  if (a.param.empty() || b.param.empty()) return Dim();
+  std::vector<std::string> terms = sum_terms(a.param), less = sum_terms(b.param);
+  if (terms.empty() || less.empty()) return Dim();
+  for (const std::string& t : less) {
+    auto it = std::find(terms.begin(), terms.end(), t);
+    if (it == terms.end()) return Dim();
+    terms.erase(it);
+  }
+  return terms.empty() ? known_dim(0) : dim_of_terms(std::move(terms));
 }
 
 std::vector<Dim> broadcast_dims(const std::vector<Dim>& a, const std::vector<Dim>& b) {

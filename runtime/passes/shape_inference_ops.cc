@@ -1,6 +1,7 @@
 // Shape rules for compute ops: elementwise/broadcast, MatMul/Gemm, Conv and pools,
 // normalizations, reductions, and the com.microsoft ops the fusions emit.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "runtime/passes/shape_inference_rules.h"
@@ -43,7 +44,83 @@ void broadcast_rule(InferCtx& c, DataType dtype) {
 void broadcast_same_type(InferCtx& c) { broadcast_rule(c, c.in_dtype(0)); }
 void broadcast_bool(InferCtx& c) { broadcast_rule(c, DataType::kBool); }
 
-void where_rule(InferCtx& c) { broadcast_rule(c, c.in_dtype(1)); }
+// Torch exports expand(sizes) as Expand(x, Where(Equal(sizes, -1s), ones, sizes)) (-1 keeps a
+// dim): propagating the Equal and the Where carries the sizes, symbolic ones included, into
+// Expand's shape (a Llama's repeat_kv: without it K's and V's key count is unknown and the
+// attention does not fuse). Bool elements are 0 / 1.
+
+// An integer operand's elements: a constant's exact values (negatives too) or the propagated
+// dims (sizes: known ones >= 0, symbolic ones unknown but never negative).
+struct IntElements {
+  std::vector<int64_t> exact;  // per element when known (else unused)
+  std::vector<Dim> dims;       // per element: known_dim(exact) or the propagated dim
+  std::vector<bool> is_exact;
+};
+
+std::optional<IntElements> int_elements(const InferCtx& c, size_t i) {
+  const DataType dt = c.in_dtype(i);
+  if (dt != DataType::kInt64 && dt != DataType::kInt32) return std::nullopt;
+  IntElements e;
+  if (const Tensor* t = c.in_constant(i)) {
+    if (t->rank() > 1 || t->numel() > kMaxTrackedElements) return std::nullopt;
+    for (int64_t k = 0; k < t->numel(); ++k) {
+      e.exact.push_back(t->get_as_int64(k));
+      e.dims.push_back(known_dim(e.exact.back()));
+      e.is_exact.push_back(true);
+    }
+    return e;
+  }
+  const std::vector<Dim>* d = c.in_elements(i);
+  if (!d) return std::nullopt;
+  for (const Dim& x : *d) {
+    e.exact.push_back(x.value);
+    e.dims.push_back(x);
+    e.is_exact.push_back(x.known());
+  }
+  return e;
+}
+
+// Element i of a broadcast operand of `size` elements (1 broadcasts).
+size_t broadcast_at(size_t size, size_t i) { return size == 1 ? 0 : i; }
+
+void equal_rule(InferCtx& c) {
+  broadcast_bool(c);
+  const auto a = int_elements(c, 0), b = int_elements(c, 1);
+  if (!a || !b) return;
+  const size_t na = a->dims.size(), nb = b->dims.size();
+  if (na == 0 || nb == 0 || (na != nb && na != 1 && nb != 1)) return;
+  std::vector<Dim> out(std::max(na, nb));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t ia = broadcast_at(na, i), ib = broadcast_at(nb, i);
+    const bool xa = a->is_exact[ia], xb = b->is_exact[ib];
+    const Dim &da = a->dims[ia], &db = b->dims[ib];
+    if (xa && xb) {
+      out[i] = known_dim(a->exact[ia] == b->exact[ib] ? 1 : 0);
+    } else if ((xa && a->exact[ia] < 0 && !db.param.empty()) || (xb && b->exact[ib] < 0 && !da.param.empty())) {
+      out[i] = known_dim(0);  // a symbolic size is never negative
+    } else if (!da.param.empty() && da.param == db.param) {
+      out[i] = known_dim(1);
+    }
+  }
+  c.set_elements(0, std::move(out));
+}
+
+void where_rule(InferCtx& c) {
+  broadcast_rule(c, c.in_dtype(1));
+  const std::vector<Dim>* cond = c.in_elements(0);
+  const std::vector<Dim>* x = c.in_elements(1);
+  const std::vector<Dim>* y = c.in_elements(2);
+  if (c.in_dtype(0) != DataType::kBool || !cond || !x || !y) return;
+  const size_t n = std::max({cond->size(), x->size(), y->size()});
+  for (size_t size : {cond->size(), x->size(), y->size()})
+    if (size == 0 || (size != n && size != 1)) return;
+  std::vector<Dim> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Dim& k = (*cond)[broadcast_at(cond->size(), i)];
+    if (k.known()) out[i] = k.value != 0 ? (*x)[broadcast_at(x->size(), i)] : (*y)[broadcast_at(y->size(), i)];
+  }
+  c.set_elements(0, std::move(out));
+}
 
 // Integer arithmetic on propagated shape values (Add/Sub/Mul/Div of dims).
 void propagate_arith(InferCtx& c) {
@@ -65,6 +142,8 @@ void propagate_arith(InferCtx& c) {
       if (op == "Mul") overflow = __builtin_mul_overflow(x.value, y.value, &r);
       if (op == "Div" && y.value != 0) r = x.value / y.value;  // both >= 0: no overflow
       if (!overflow && r >= 0) out[i] = known_dim(r);
+    } else if (op == "Add" && !x.param.empty() && !y.param.empty()) {
+      out[i] = sum_dims(x, y);
     } else if ((op == "Mul" || op == "Div") && y.known() && y.value == 1) {
       out[i] = x;
     } else if (op == "Mul" && x.known() && x.value == 1) {
@@ -386,9 +465,9 @@ void add_elementwise_rules(RuleTable& t) {
        {"Pow", "Max", "Min", "Sum", "Mean", "Mod", "BitShift", "PRelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
     t[op] = broadcast_same_type;
   }
-  for (const char* op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
+  for (const char* op : {"And", "Or", "Xor", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
     t[op] = broadcast_bool;
-  }
+  t["Equal"] = equal_rule;
   for (const char* op : {"Not", "IsNaN", "IsInf"}) t[op] = same_shape_bool;
   t["Where"] = where_rule;
   t["CastLike"] = cast_like_rule;

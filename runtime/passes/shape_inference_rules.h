@@ -61,6 +61,13 @@ void add_llm_rules(RuleTable& onnx, RuleTable& contrib);  // shape_inference_llm
 
 // Shared dim helpers.
 Dim known_dim(int64_t v);
+// a + b: a known sum, or a symbolic one whose param lists the terms sorted ("past + seq", as
+// torch's dynamo exporter writes sums), so that a KV cache's Concat(past, new) and the mask's
+// Range(0, past + seq) get the same dim; unknown otherwise.
+Dim sum_dims(const Dim& a, const Dim& b);
+// a - b where both are known, or b's terms are among a's ("past + seq" - "past" = "seq");
+// unknown otherwise.
+Dim difference_dims(const Dim& a, const Dim& b);
 // Numpy broadcasting of two shapes; an unprovable pairing gives an unknown dim.
 std::vector<Dim> broadcast_dims(const std::vector<Dim>& a, const std::vector<Dim>& b);
 // Normalizes axis into [0, rank), or -1 when out of range.

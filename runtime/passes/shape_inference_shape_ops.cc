@@ -186,7 +186,7 @@ void concat_rule(InferCtx& c) {
     if (i > 0) {
       const Dim& a = out[axis];
       const Dim& b = (*d)[axis];
-      out[axis] = a.known() && b.known() ? known_dim(a.value + b.value) : Dim();
+      out[axis] = sum_dims(a, b);
       for (int64_t k = 0; k < rank; ++k) {
         if (k != axis && !out[k].known() && out[k].param.empty()) out[k] = (*d)[k];
       }
@@ -446,6 +446,15 @@ void range_rule(InferCtx& c) {
     // Range(0, n, 1) over a propagated n (torch's positions: arange(seq)): n values.
     const auto* e = c.in_elements(1);
     c.set_type(0, dt, {e && e->size() == 1 ? (*e)[0] : Dim()});
+    return;
+  }
+  if (!s && !l && d && d->numel() == 1 && d->get_as_double(0) == 1) {
+    // Range(past, past + seq, 1) over propagated sizes (a decode step's positions): seq values.
+    const auto* start = c.in_elements(0);
+    const auto* limit = c.in_elements(1);
+    c.set_type(0, dt,
+               {start && limit && start->size() == 1 && limit->size() == 1 ? difference_dims((*limit)[0], (*start)[0])
+                                                                           : Dim()});
     return;
   }
   if (!s || !l || !d || s->numel() != 1 || l->numel() != 1 || d->numel() != 1) {

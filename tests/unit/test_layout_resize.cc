@@ -130,5 +130,42 @@ TEST(NhwcResize, AnUpsamplingThatLeavesTheRegionStaysNchw) {
   }
 }
 
+// x -> Conv -> Resize(x2) -> Conv -> y, the Resize's output also a graph output (the int8
+// calibration session exposes every Conv input): a region node reads it, so it stays NHWC and
+// both outputs are right. It was sent back to NCHW with its reader still in the region, which
+// then read another value (LR-ASPP's calibration failed with a channel count mismatch).
+TEST(NhwcResize, AnExitResizeThatTheRegionReadsStaysNhwc) {
+  const auto model = [] {
+    testing::GraphBuilder b;
+    b.input("x", 4);
+    const std::string conv =
+        b.node("Conv", {"x", b.constant(rand_tensor({8, 8, 3, 3}, 3, -0.3f, 0.3f))},
+               {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
+    b.node("Resize", {conv, "", b.constant(scales(2, 2))}, {attr_string("mode", "linear")}, "up");
+    b.node("Conv", {"up", b.constant(rand_tensor({4, 8, 1, 1}, 4, -0.3f, 0.3f))}, {}, "y");
+    b.output("y");
+    b.output("up");
+    return b.model;
+  };
+  Model m = model();
+  auto stats = apply_nhwc_layout(m.graph, m.opset_imports, {});
+  ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+  int nhwc_resizes = 0;
+  for (const Node& n : m.graph.nodes) nhwc_resizes += n.op_type == "Resize" && n.domain == kNhwcDomain;
+  EXPECT_EQ(nhwc_resizes, 1);
+  SessionOptions ref_options, fast_options;
+  ref_options.disable_xnnpack = true;  // no layout pass: the ONNX reference kernels
+  auto ref = Session::create_from_model(model(), ref_options);
+  auto fast = Session::create_from_model(model(), fast_options);
+  ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+  const Tensor x = rand_tensor({1, 8, 6, 5}, 11);
+  auto want = (*ref)->run({Value(x)});
+  auto got = (*fast)->run({Value(x)});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  for (size_t i = 0; i < 2; ++i)
+    backendtest::expect_close((*got)[i].tensor(), (*want)[i].tensor(), {1e-4, 1e-5}, "vs reference");
+}
+
 }  // namespace
 }  // namespace xonnx

@@ -5,6 +5,7 @@
 // Kept: masks that would grow the scores or whose last dim is not provably the keys', a rank-3
 // mask with a batch dim, value head sizes unlike the query's, a probability another node reads,
 // a Softmax over another axis, sessions without the optimized kernels.
+#include <algorithm>
 #include <limits>
 
 #include "runtime/passes/pass_util.h"
@@ -153,6 +154,75 @@ TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
     EXPECT_EQ(att.find_attr("q_num_heads") != nullptr, f.rank == 3);
     expect_close_outputs(m, out, inputs(f), 1e-5);
   }
+}
+
+// A Llama decode step as torch writes it: K and V are Concat(past, new) over "past" and "seq"
+// keys, copied to the query heads by repeat_kv (Unsqueeze, Expand, Reshape), and the mask's
+// last dim is Range(0, past + seq). Shape inference proves both "past + seq"; Attention reads
+// the concatenations themselves, grouping 4 query heads over 2 kv heads, and the copies go.
+TEST(PassFuseAttention, GroupedQueryAttentionOverAKvCache) {
+  constexpr int64_t kKvHeads = 2, kHeads = 4, kPast = 5, kSeq = 3;
+  Model m = make_model(17);
+  Graph& g = m.graph;
+  const auto cache = [&](const char* name, const char* length) {
+    return tensor_info(name, DataType::kFloat, {dim(1), dim(kKvHeads), sym(length), dim(D)});
+  };
+  g.inputs = {tensor_info("q", DataType::kFloat, {dim(1), dim(kHeads), sym("seq"), dim(D)}), cache("past_k", "past"),
+              cache("k_new", "seq"), cache("past_v", "past"), cache("v_new", "seq")};
+  g.outputs = {untyped("y"), untyped("kc"), untyped("vc")};
+  add_init(g, "c", Tensor::scalar<float>(1.0f / std::sqrt(float(D))));
+  add_init(g, "axis2", i64({2}));
+  add_init(g, "i2", Tensor::scalar<int64_t>(2));
+  add_init(g, "zero", Tensor::scalar<int64_t>(0));
+  add_init(g, "one", Tensor::scalar<int64_t>(1));
+  add_init(g, "axis0", i64({0}));
+  add_init(g, "repeat", i64({1, 1, kHeads / kKvHeads, 1, 1}));
+  add_init(g, "heads", i64({1, kHeads, -1, D}));
+  for (const char* x : {"k", "v"}) {
+    const std::string p(x);
+    Node concat = make_node("Concat", {"past_" + p, p + "_new"}, {p + "c"});
+    concat.attributes = {int_attribute("axis", 2)};
+    g.nodes.push_back(concat);
+    g.nodes.push_back(make_node("Unsqueeze", {p + "c", "axis2"}, {p + "u"}));
+    g.nodes.push_back(make_node("Expand", {p + "u", "repeat"}, {p + "e"}));
+    g.nodes.push_back(make_node("Reshape", {p + "e", "heads"}, {p + "r"}));
+  }
+  Node kt = make_node("Transpose", {"kr"}, {"kt"});
+  kt.attributes = {ints_attribute("perm", {0, 1, 3, 2})};
+  g.nodes.push_back(kt);
+  // The mask: Range(0, past + seq) as one row of float.
+  g.nodes.push_back(make_node("Shape", {"past_k"}, {"past_shape"}));
+  g.nodes.push_back(make_node("Gather", {"past_shape", "i2"}, {"past"}));
+  g.nodes.push_back(make_node("Shape", {"k_new"}, {"new_shape"}));
+  g.nodes.push_back(make_node("Gather", {"new_shape", "i2"}, {"seq"}));
+  g.nodes.push_back(make_node("Add", {"past", "seq"}, {"total"}));
+  g.nodes.push_back(make_node("Range", {"zero", "total", "one"}, {"positions"}));
+  g.nodes.push_back(make_node("Unsqueeze", {"positions", "axis0"}, {"row"}));
+  Node cast = make_node("Cast", {"row"}, {"mask"});
+  cast.attributes = {int_attribute("to", 1)};
+  g.nodes.push_back(cast);
+  g.nodes.push_back(make_node("MatMul", {"q", "kt"}, {"scores"}));
+  g.nodes.push_back(make_node("Mul", {"scores", "c"}, {"scaled"}));
+  g.nodes.push_back(make_node("Add", {"scaled", "mask"}, {"masked"}));
+  g.nodes.push_back(make_node("Softmax", {"masked"}, {"probs"}));
+  g.nodes.push_back(make_node("MatMul", {"probs", "vr"}, {"y"}));
+
+  bool changed = false;
+  Model out = fuse(m, &changed);
+  ASSERT_TRUE(changed);
+  out = apply_pass(out, passes::dead_code_elimination);
+  const std::vector<std::string> ops = op_list(out.graph);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Attention"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Expand"), 0);
+  const Node& att = out.graph.nodes.back();
+  ASSERT_EQ(att.op_type, "Attention");
+  EXPECT_EQ(att.inputs[1], "kc");
+  EXPECT_EQ(att.inputs[2], "vc");
+  const auto cache_value = [&](int64_t length, uint32_t seed) { return random_value({1, kKvHeads, length, D}, seed); };
+  expect_close_outputs(m, out,
+                       {random_value({1, kHeads, kSeq, D}, 1), cache_value(kPast, 2), cache_value(kSeq, 3),
+                        cache_value(kPast, 4), cache_value(kSeq, 5)},
+                       1e-5);
 }
 
 TEST(PassFuseAttention, KeepsWhatAttentionWouldComputeDifferently) {

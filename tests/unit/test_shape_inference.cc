@@ -230,6 +230,70 @@ TEST(ShapeInference, RangeFromZeroByOneHasTheLimitsLength) {
   EXPECT_EQ(render(f, "tail"), i64_name() + "[?]");  // seq - 2, not a dim of its own
 }
 
+TEST(ShapeInference, TorchExpandSizesReachExpand) {
+  // repeat_kv's x[:, :, None].expand(b, kvh, 4, seq, d): torch writes the sizes through
+  // Where(Equal(sizes, -1s), ones, sizes). A symbolic size never equals -1, so the Where picks
+  // the sizes and Expand has [1, 2, 4, seq, 64]. Equal's exact and same-symbol elements too.
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), dim(2), dim(1), sym("seq"), dim(64)})};
+  add_init(m.graph, "i3", i64({3}));
+  add_init(m.graph, "head", i64({1, 2, 4}));
+  add_init(m.graph, "tail", i64({64}));
+  add_init(m.graph, "minus_ones", i64({-1, -1, -1, -1, -1}));
+  add_init(m.graph, "ones", i64({1, 1, 1, 1, 1}));
+  add_init(m.graph, "probe", i64({1, 3, 4, -1, 64}));
+  m.graph.nodes = {make_node("Shape", {"x"}, {"s"}),
+                   make_node("Gather", {"s", "i3"}, {"seq"}),
+                   make_node("Concat", {"head", "seq", "tail"}, {"sizes"}, {attr_int("axis", 0)}),
+                   make_node("Equal", {"sizes", "minus_ones"}, {"keep"}),
+                   make_node("Where", {"keep", "ones", "sizes"}, {"target"}),
+                   make_node("Expand", {"x", "target"}, {"y"}),
+                   make_node("Equal", {"sizes", "probe"}, {"probe_equal"}),
+                   make_node("Equal", {"sizes", "sizes"}, {"self_equal"})};
+  const ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "y"), float_name() + "[1,2,4,seq,64]");
+  const auto elements = [&](const std::string& name) {
+    std::string out;
+    for (const Dim& d : *f.elements(name)) out += (d.known() ? std::to_string(d.value) : "?") + ",";
+    return out;
+  };
+  ASSERT_NE(f.elements("probe_equal"), nullptr);
+  EXPECT_EQ(elements("probe_equal"), "1,0,1,0,1,");  // seq against -1: never equal
+  ASSERT_NE(f.elements("self_equal"), nullptr);
+  EXPECT_EQ(elements("self_equal"), "1,1,1,1,1,");
+}
+
+TEST(ShapeInference, SymbolicSumsOfAKvCache) {
+  // A decode step: the cache grows to past + seq keys (Concat, and Add of the two lengths);
+  // the new positions are Range(past, past + seq), seq of them. The sum's param lists its terms
+  // sorted, so both ways of writing it meet; a name of its own ("total") stays apart.
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("past_k", DataType::kFloat, {dim(1), sym("seq"), dim(4)}),
+                    tensor_info("k", DataType::kFloat, {dim(1), sym("past"), dim(4)}),
+                    tensor_info("other", DataType::kFloat, {dim(1), sym("total"), dim(4)})};
+  add_init(m.graph, "i1", Tensor::scalar<int64_t>(1));
+  add_init(m.graph, "one", Tensor::scalar<int64_t>(1));
+  add_init(m.graph, "zero", Tensor::scalar<int64_t>(0));
+  Node concat = make_node("Concat", {"k", "past_k"}, {"kc"});
+  concat.attributes = {attr_int("axis", 1)};
+  m.graph.nodes = {concat,
+                   make_node("Shape", {"past_k"}, {"ps"}),
+                   make_node("Gather", {"ps", "i1"}, {"seq"}),
+                   make_node("Shape", {"k"}, {"ks"}),
+                   make_node("Gather", {"ks", "i1"}, {"past"}),
+                   make_node("Add", {"seq", "past"}, {"total"}),
+                   make_node("Range", {"zero", "total", "one"}, {"all"}),
+                   make_node("Range", {"past", "total", "one"}, {"fresh"}),
+                   make_node("Range", {"seq", "total", "one"}, {"old"}),
+                   make_node("Add", {"kc", "other"}, {"unproven"})};
+  const ShapeFacts f = infer_shapes(m);
+  EXPECT_EQ(render(f, "kc"), float_name() + "[1,past + seq,4]");
+  EXPECT_EQ(render(f, "all"), i64_name() + "[past + seq]");
+  EXPECT_EQ(render(f, "fresh"), i64_name() + "[seq]");
+  EXPECT_EQ(render(f, "old"), i64_name() + "[past]");
+  EXPECT_EQ(render(f, "unproven"), float_name() + "[1,?,4]");
+}
+
 TEST(ShapeInference, WriteValueInfoIsIdempotent) {
   Model m = shape_chain_model();
   ShapeFacts f = infer_shapes(m);
