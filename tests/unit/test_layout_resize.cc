@@ -82,6 +82,24 @@ Model decoder(const std::string& mode) {
   return b.model;
 }
 
+// Every output of `m` (input x [1, 8, 6, 5]) in a default session, layout pass included, as in
+// one on the ONNX reference kernels (XNNPACK off: no layout pass).
+void expect_reference_outputs(const Model& m) {
+  SessionOptions ref_options, fast_options;
+  ref_options.disable_xnnpack = true;
+  auto ref = Session::create_from_model(m, ref_options);
+  auto fast = Session::create_from_model(m, fast_options);
+  ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+  const Tensor x = rand_tensor({1, 8, 6, 5}, 11);
+  auto want = (*ref)->run({Value(x)});
+  auto got = (*fast)->run({Value(x)});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < want->size(); ++i)
+    backendtest::expect_close((*got)[i].tensor(), (*want)[i].tensor(), {1e-4, 1e-5}, "vs reference");
+}
+
 TEST(NhwcResize, StaysInTheRegionAndAgreesWithTheReference) {
   for (const char* mode : {"nearest", "linear"}) {
     SCOPED_TRACE(mode);
@@ -93,16 +111,7 @@ TEST(NhwcResize, StaysInTheRegionAndAgreesWithTheReference) {
     int resize = 0;
     for (const Node& n : m.graph.nodes) resize += n.domain == kNhwcDomain && n.op_type == "Resize";
     EXPECT_EQ(resize, 1);
-    SessionOptions ref_options, fast_options;
-    ref_options.disable_xnnpack = true;  // no layout pass: the ONNX reference kernels
-    auto ref = Session::create_from_model(decoder(mode), ref_options);
-    auto fast = Session::create_from_model(decoder(mode), fast_options);
-    ASSERT_TRUE(ref.is_ok() && fast.is_ok());
-    const Tensor x = rand_tensor({1, 8, 6, 5}, 11);
-    auto want = (*ref)->run({Value(x)});
-    auto got = (*fast)->run({Value(x)});
-    ASSERT_TRUE(want.is_ok() && got.is_ok());
-    backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, "vs reference");
+    expect_reference_outputs(decoder(mode));
   }
 }
 
@@ -153,18 +162,7 @@ TEST(NhwcResize, AnExitResizeThatTheRegionReadsStaysNhwc) {
   int nhwc_resizes = 0;
   for (const Node& n : m.graph.nodes) nhwc_resizes += n.op_type == "Resize" && n.domain == kNhwcDomain;
   EXPECT_EQ(nhwc_resizes, 1);
-  SessionOptions ref_options, fast_options;
-  ref_options.disable_xnnpack = true;  // no layout pass: the ONNX reference kernels
-  auto ref = Session::create_from_model(model(), ref_options);
-  auto fast = Session::create_from_model(model(), fast_options);
-  ASSERT_TRUE(ref.is_ok() && fast.is_ok());
-  const Tensor x = rand_tensor({1, 8, 6, 5}, 11);
-  auto want = (*ref)->run({Value(x)});
-  auto got = (*fast)->run({Value(x)});
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  for (size_t i = 0; i < 2; ++i)
-    backendtest::expect_close((*got)[i].tensor(), (*want)[i].tensor(), {1e-4, 1e-5}, "vs reference");
+  expect_reference_outputs(model());
 }
 
 }  // namespace
