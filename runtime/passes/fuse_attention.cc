@@ -149,8 +149,10 @@ std::pair<std::string, int64_t> repeated_kv_source(const FusionView& view, const
     axes = a->ints;
   } else if (u.inputs.size() > 1) {
     const Tensor* t = constant_tensor(g, u.inputs[1]);
-    if (!t || !t->to_int64_vector().is_ok()) return {"", 0};
-    axes = t->to_int64_vector().value();
+    if (!t) return {"", 0};
+    auto values = t->to_int64_vector();
+    if (!values.is_ok()) return {"", 0};
+    axes = std::move(values).value();
   }
   if (axes != std::vector<int64_t>{2}) return {"", 0};
   const std::string& x = u.inputs[0];

@@ -51,32 +51,23 @@ void broadcast_bool(InferCtx& c) { broadcast_rule(c, DataType::kBool); }
 
 // An integer operand's elements: a constant's exact values (negatives too) or the propagated
 // dims (sizes: known ones >= 0, symbolic ones unknown but never negative).
-struct IntElements {
-  std::vector<int64_t> exact;  // per element when known (else unused)
-  std::vector<Dim> dims;       // per element: known_dim(exact) or the propagated dim
-  std::vector<bool> is_exact;
+struct IntElement {
+  std::optional<int64_t> exact;  // the value, when known
+  Dim dim;                       // the propagated dim (a symbolic size), else unknown
 };
 
-std::optional<IntElements> int_elements(const InferCtx& c, size_t i) {
+std::optional<std::vector<IntElement>> int_elements(const InferCtx& c, size_t i) {
   const DataType dt = c.in_dtype(i);
   if (dt != DataType::kInt64 && dt != DataType::kInt32) return std::nullopt;
-  IntElements e;
+  std::vector<IntElement> e;
   if (const Tensor* t = c.in_constant(i)) {
     if (t->rank() > 1 || t->numel() > kMaxTrackedElements) return std::nullopt;
-    for (int64_t k = 0; k < t->numel(); ++k) {
-      e.exact.push_back(t->get_as_int64(k));
-      e.dims.push_back(known_dim(e.exact.back()));
-      e.is_exact.push_back(true);
-    }
+    for (int64_t k = 0; k < t->numel(); ++k) e.push_back({t->get_as_int64(k), Dim()});
     return e;
   }
   const std::vector<Dim>* d = c.in_elements(i);
   if (!d) return std::nullopt;
-  for (const Dim& x : *d) {
-    e.exact.push_back(x.value);
-    e.dims.push_back(x);
-    e.is_exact.push_back(x.known());
-  }
+  for (const Dim& x : *d) e.push_back({x.known() ? std::optional<int64_t>(x.value) : std::nullopt, x});
   return e;
 }
 
@@ -87,18 +78,16 @@ void equal_rule(InferCtx& c) {
   broadcast_bool(c);
   const auto a = int_elements(c, 0), b = int_elements(c, 1);
   if (!a || !b) return;
-  const size_t na = a->dims.size(), nb = b->dims.size();
+  const size_t na = a->size(), nb = b->size();
   if (na == 0 || nb == 0 || (na != nb && na != 1 && nb != 1)) return;
   std::vector<Dim> out(std::max(na, nb));
   for (size_t i = 0; i < out.size(); ++i) {
-    const size_t ia = broadcast_at(na, i), ib = broadcast_at(nb, i);
-    const bool xa = a->is_exact[ia], xb = b->is_exact[ib];
-    const Dim &da = a->dims[ia], &db = b->dims[ib];
-    if (xa && xb) {
-      out[i] = known_dim(a->exact[ia] == b->exact[ib] ? 1 : 0);
-    } else if ((xa && a->exact[ia] < 0 && !db.param.empty()) || (xb && b->exact[ib] < 0 && !da.param.empty())) {
+    const IntElement &x = (*a)[broadcast_at(na, i)], &y = (*b)[broadcast_at(nb, i)];
+    if (x.exact && y.exact) {
+      out[i] = known_dim(*x.exact == *y.exact ? 1 : 0);
+    } else if ((x.exact && *x.exact < 0 && !y.dim.param.empty()) || (y.exact && *y.exact < 0 && !x.dim.param.empty())) {
       out[i] = known_dim(0);  // a symbolic size is never negative
-    } else if (!da.param.empty() && da.param == db.param) {
+    } else if (!x.dim.param.empty() && x.dim.param == y.dim.param) {
       out[i] = known_dim(1);
     }
   }

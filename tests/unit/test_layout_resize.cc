@@ -115,15 +115,22 @@ TEST(NhwcResize, StaysInTheRegionAndAgreesWithTheReference) {
   }
 }
 
-// x -> Conv -> Resize(x4) -> y: the upsampled map leaves the region, so the Resize stays NCHW
-// and the boundary is the Conv's output, a sixteenth of the Resize's.
-TEST(NhwcResize, AnUpsamplingThatLeavesTheRegionStaysNchw) {
-  testing::GraphBuilder b;
+// x [1, 8, h, w] -> Conv 3x3 (8 -> 8, pads 1) -> Resize(x factor, linear) -> `resized`;
+// returns the Conv's output.
+std::string conv_then_upsample(testing::GraphBuilder& b, float factor, const std::string& resized) {
   b.input("x", 4);
   const std::string conv =
       b.node("Conv", {"x", b.constant(rand_tensor({8, 8, 3, 3}, 3, -0.3f, 0.3f))},
              {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
-  b.node("Resize", {conv, "", b.constant(scales(4, 4))}, {attr_string("mode", "linear")}, "y");
+  b.node("Resize", {conv, "", b.constant(scales(factor, factor))}, {attr_string("mode", "linear")}, resized);
+  return conv;
+}
+
+// x -> Conv -> Resize(x4) -> y: the upsampled map leaves the region, so the Resize stays NCHW
+// and the boundary is the Conv's output, a sixteenth of the Resize's.
+TEST(NhwcResize, AnUpsamplingThatLeavesTheRegionStaysNchw) {
+  testing::GraphBuilder b;
+  const std::string conv = conv_then_upsample(b, 4, "y");
   b.output("y");
   Model m = b.model;
   auto stats = apply_nhwc_layout(m.graph, m.opset_imports, {});
@@ -144,25 +151,18 @@ TEST(NhwcResize, AnUpsamplingThatLeavesTheRegionStaysNchw) {
 // both outputs are right. It was sent back to NCHW with its reader still in the region, which
 // then read another value (LR-ASPP's calibration failed with a channel count mismatch).
 TEST(NhwcResize, AnExitResizeThatTheRegionReadsStaysNhwc) {
-  const auto model = [] {
-    testing::GraphBuilder b;
-    b.input("x", 4);
-    const std::string conv =
-        b.node("Conv", {"x", b.constant(rand_tensor({8, 8, 3, 3}, 3, -0.3f, 0.3f))},
-               {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1})});
-    b.node("Resize", {conv, "", b.constant(scales(2, 2))}, {attr_string("mode", "linear")}, "up");
-    b.node("Conv", {"up", b.constant(rand_tensor({4, 8, 1, 1}, 4, -0.3f, 0.3f))}, {}, "y");
-    b.output("y");
-    b.output("up");
-    return b.model;
-  };
-  Model m = model();
+  testing::GraphBuilder b;
+  conv_then_upsample(b, 2, "up");
+  b.node("Conv", {"up", b.constant(rand_tensor({4, 8, 1, 1}, 4, -0.3f, 0.3f))}, {}, "y");
+  b.output("y");
+  b.output("up");
+  Model m = b.model;
   auto stats = apply_nhwc_layout(m.graph, m.opset_imports, {});
   ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
   int nhwc_resizes = 0;
   for (const Node& n : m.graph.nodes) nhwc_resizes += n.op_type == "Resize" && n.domain == kNhwcDomain;
   EXPECT_EQ(nhwc_resizes, 1);
-  expect_reference_outputs(model());
+  expect_reference_outputs(b.model);
 }
 
 }  // namespace
