@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -179,6 +180,66 @@ WeightQ quantize_weight(Graph& g, const std::string& name, const Tensor& w, int6
   return q;
 }
 
+// Ops whose outputs hold only values of their data inputs: quantized with one set of parameters,
+// a Q after such an op gives back the codes the Q before it made, so values are rounded once on
+// their way from one quantized node to the next instead of twice (ORT shares parameters across
+// such ops too). Pad is left out: its constant need not lie on the grid.
+bool moves_values_only(const Node& n) {
+  static const std::set<std::string> kOps = {"Concat",    "MaxPool", "Reshape",      "Flatten",
+                                             "Transpose", "Squeeze", "Unsqueeze",    "Identity",
+                                             "Slice",     "Split",   "DepthToSpace", "SpaceToDepth"};
+  return n.domain.empty() && kOps.count(n.op_type) > 0 && !n.inputs.empty();
+}
+
+// The inputs whose values a mover passes on: all of Concat's, the first of the others'.
+std::vector<std::string> moved_inputs(const Node& n) {
+  return n.op_type == "Concat" ? n.inputs : std::vector<std::string>{n.inputs[0]};
+}
+
+// Adds to `activations` the non-constant inputs of the movers whose outputs are in it, up to a
+// fixed point (Conv -> MaxPool -> Concat -> Conv), so that the whole chain can share parameters.
+void add_moved_inputs(const Graph& g, std::set<std::string>& activations) {
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Node& n : g.nodes) {
+      if (!moves_values_only(n)) continue;
+      const bool read_quantized = std::any_of(n.outputs.begin(), n.outputs.end(),
+                                              [&](const std::string& o) { return activations.count(o) > 0; });
+      if (!read_quantized) continue;
+      for (const std::string& in : moved_inputs(n)) {
+        if (!in.empty() && !constant_tensor(g, in) && activations.insert(in).second) grew = true;
+      }
+    }
+  }
+}
+
+// Gives every calibrated value that a mover links to another one (input to output) the range
+// that covers them all, so the whole group shares one scale and zero point.
+void share_ranges_across_movers(const Graph& g, std::map<std::string, Range>& ranges) {
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> root = [&](const std::string& v) {
+    auto it = parent.find(v);
+    if (it == parent.end() || it->second == v) return v;
+    return it->second = root(it->second);
+  };
+  for (const Node& n : g.nodes) {
+    if (!moves_values_only(n)) continue;
+    for (const std::string& out : n.outputs) {
+      if (!ranges.count(out)) continue;
+      for (const std::string& in : moved_inputs(n)) {
+        if (ranges.count(in)) parent[root(in)] = root(out);
+      }
+    }
+  }
+  std::map<std::string, Range> group;
+  for (const auto& [name, r] : ranges) {
+    Range& u = group[root(name)];
+    u.lo = std::min(u.lo, r.lo);
+    u.hi = std::max(u.hi, r.hi);
+  }
+  for (auto& [name, r] : ranges) r = group[root(name)];
+}
+
 // The Relu / Clip (constant bounds) that alone reads `n`'s output, or -1.
 int folded_activation(const Graph& g, const GraphIndex& index, const Node& n, int64_t opset) {
   const std::string& out = n.outputs[0];
@@ -246,7 +307,9 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
     if (targets.back().activation >= 0) activations.insert(g.nodes[targets.back().activation].outputs[0]);
   }
   if (targets.empty()) return Status::ok();
+  add_moved_inputs(g, activations);
   XONNX_ASSIGN_OR_RETURN(auto ranges, calibrate(model, activations, opt.calibration, opt));
+  share_ranges_across_movers(g, ranges);
   // 1b. Relu / Clip after a target goes when the Q of its output saturates the same way (as ORT
   // does): the target writes the activation's output, and its own output gets no Q/DQ.
   std::set<size_t> dropped;

@@ -2,7 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
+
+#include "runtime/ir/graph_edit.h"
 
 namespace xonnx {
 namespace convert {
@@ -73,6 +77,72 @@ OutputAgreement compare_outputs(const std::string& name, const Value& va, const 
   return d;
 }
 
+Model without_activation_rounding(Model m, int* pairs) {
+  Graph& g = m.graph;
+  const GraphIndex index(g);
+  struct Clamp {
+    std::string x;
+    float lo, hi;
+  };
+  std::map<size_t, Clamp> clamps;  // by the DQ's index
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& dq = g.nodes[i];
+    if (dq.op_type != "DequantizeLinear" || !dq.domain.empty() || dq.inputs.size() < 3) continue;
+    const int q = index.producer(dq.inputs[0]);
+    if (q < 0) continue;
+    const Node& qn = g.nodes[static_cast<size_t>(q)];
+    if (qn.op_type != "QuantizeLinear" || !qn.domain.empty() || qn.inputs.size() < 3 ||
+        constant_tensor(g, qn.inputs[0]) || qn.inputs[1] != dq.inputs[1] || qn.inputs[2] != dq.inputs[2]) {
+      continue;
+    }
+    const Tensor* scale = constant_tensor(g, qn.inputs[1]);
+    const Tensor* zp = constant_tensor(g, qn.inputs[2]);
+    if (!scale || !zp || scale->numel() != 1 || zp->numel() != 1 || scale->dtype() != DataType::kFloat ||
+        (zp->dtype() != DataType::kUint8 && zp->dtype() != DataType::kInt8)) {
+      continue;
+    }
+    // The Q clamps to its codes' range: that stays (it may stand for a folded Relu / Clip).
+    const double qmin = zp->dtype() == DataType::kUint8 ? 0 : -128, qmax = qmin + 255;
+    const double sc = scale->data<float>()[0], z = zp->get_as_double(0);
+    clamps[i] = {qn.inputs[0], static_cast<float>((qmin - z) * sc), static_cast<float>((qmax - z) * sc)};
+  }
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    auto c = clamps.find(i);
+    if (c == clamps.end()) {
+      nodes.push_back(std::move(g.nodes[i]));
+      continue;
+    }
+    const Node& dq = g.nodes[i];
+    const std::string lo = add_initializer(g, dq.outputs[0] + "_lo", Tensor::from_vector<float>({c->second.lo}, {}));
+    const std::string hi = add_initializer(g, dq.outputs[0] + "_hi", Tensor::from_vector<float>({c->second.hi}, {}));
+    Node above;
+    above.name = dq.name + "_max";
+    above.op_type = "Max";
+    above.inputs = {c->second.x, lo};
+    above.outputs = {dq.outputs[0] + "_above_lo"};
+    Node below;
+    below.name = dq.name + "_min";
+    below.op_type = "Min";
+    below.inputs = {above.outputs[0], hi};
+    below.outputs = dq.outputs;
+    nodes.push_back(std::move(above));
+    nodes.push_back(std::move(below));
+  }
+  g.nodes = std::move(nodes);
+  const int count = static_cast<int>(clamps.size());
+  if (pairs) *pairs = count;
+  std::set<std::string> read;  // the Qs nothing reads any more go
+  for (const Node& n : g.nodes) read.insert(n.inputs.begin(), n.inputs.end());
+  for (const ValueInfo& v : g.outputs) read.insert(v.name);
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    dead[i] = g.nodes[i].op_type == "QuantizeLinear" && g.nodes[i].domain.empty() && !read.count(g.nodes[i].outputs[0]);
+  }
+  erase_nodes(g, dead);
+  return m;
+}
+
 Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, const NamedValues& inputs, int num_threads,
                                             double threshold) {
   QuantVerifyResult r;
@@ -80,8 +150,14 @@ Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, con
   std::vector<std::string> names_a, names_b;
   for (const ValueInfo& v : original.graph.outputs) names_a.push_back(v.name);
   for (const ValueInfo& v : quantized.graph.outputs) names_b.push_back(v.name);
+  int pairs = 0;
+  Model weights_alone = without_activation_rounding(clone_model(quantized), &pairs);
   XONNX_ASSIGN_OR_RETURN(std::vector<Value> va, run_model(std::move(original), inputs, num_threads, "original"));
   XONNX_ASSIGN_OR_RETURN(std::vector<Value> vb, run_model(std::move(quantized), inputs, num_threads, "quantized"));
+  std::vector<Value> vw;
+  if (pairs > 0) {
+    XONNX_ASSIGN_OR_RETURN(vw, run_model(std::move(weights_alone), inputs, num_threads, "weights-alone variant"));
+  }
   for (size_t i = 0; i < names_a.size() && i < va.size(); ++i) {
     size_t j = 0;
     while (j < names_b.size() && names_b[j] != names_a[i]) ++j;
@@ -94,22 +170,36 @@ Result<QuantVerifyResult> compare_quantized(Model original, Model quantized, con
       continue;
     }
     r.outputs.push_back(compare_outputs(names_a[i], va[i], vb[j], threshold));
+    if (j < vw.size() && r.outputs.back().error.empty()) {
+      r.outputs.back().weights_alone_cosine = compare_outputs(names_a[i], va[i], vw[j], threshold).cosine;
+    }
   }
   return r;
 }
 
 std::string quant_verify_markdown(const QuantVerifyResult& r) {
+  bool split = false;
+  for (const OutputAgreement& d : r.outputs) split = split || d.weights_alone_cosine >= 0;
   std::ostringstream os;
-  os << "| output | elements | cosine | max abs diff | top-1 agreement | cosine >= " << fmt(r.threshold)
-     << " |\n|---|---:|---:|---:|---:|---|\n";
+  os << "| output | elements | cosine |" << (split ? " cosine, weights alone |" : "")
+     << " max abs diff | top-1 agreement | cosine >= " << fmt(r.threshold) << " |\n|---|---:|---:|"
+     << (split ? "---:|" : "") << "---:|---:|---|\n";
   for (const OutputAgreement& d : r.outputs) {
     if (!d.error.empty()) {
-      os << "| `" << d.name << "` | | | | | **no**: " << d.error << " |\n";
+      os << "| `" << d.name << "` | | |" << (split ? " |" : "") << " | | **no**: " << d.error << " |\n";
       continue;
     }
-    os << "| `" << d.name << "` | " << d.elements << " | " << fmt(d.cosine, "%.6f") << " | " << fmt(d.max_abs) << " | "
+    os << "| `" << d.name << "` | " << d.elements << " | " << fmt(d.cosine, "%.6f") << " | ";
+    if (split) os << (d.weights_alone_cosine >= 0 ? fmt(d.weights_alone_cosine, "%.6f") : std::string("-")) << " | ";
+    os << fmt(d.max_abs) << " | "
        << (d.rows ? fmt(100.0 * d.top1, "%.1f") + "% of " + std::to_string(d.rows) : std::string("-")) << " | "
        << (d.low ? "**no (low)**" : "yes") << " |\n";
+  }
+  if (split) {
+    os << "\n\"Weights alone\" runs the quantized model without rounding its activations (each is still clamped "
+          "to its quantization range). Close to the cosine: the weights' rounding causes the loss, and the model "
+          "is that sensitive to 8-bit weights (keep its most sensitive layers in float with --exclude). Close to "
+          "1: the activations' rounding does (try more calibration samples or --calibration-method percentile).\n";
   }
   return os.str();
 }

@@ -56,7 +56,7 @@ class QdqPass {
   bool fuse_binary(size_t i);
   std::string int32_bias(const std::string& value, int64_t m, const std::string& base,
                          const std::function<double(int64_t)>& scale_of);
-  bool fuse_max_pool(size_t i);
+  bool fuse_on_integers(size_t i);
   std::string add_initializer(const std::string& base, Tensor t);
   void replace(size_t q, Node fused, size_t op, int act);
   void fold_constant_dequantize();
@@ -356,19 +356,26 @@ bool QdqPass::fuse_binary(size_t i) {
   return true;
 }
 
-// Max commutes with a monotonic Q(DQ(.)) of the same parameters: pool the integers.
-bool QdqPass::fuse_max_pool(size_t i) {
-  const Node& pool = g_.nodes[i];
-  if (pool.inputs.size() != 1 || pool.outputs.size() != 1 || std::max<int64_t>(opset_, pool.opset) < 12) return false;
-  ScalarQ xq, yq;
-  const int dx = dq_producer(pool.inputs[0], xq);
+// Max commutes with a monotonic Q(DQ(.)) of the same parameters, and Concat only moves values:
+// with those parameters on every input and on the Q after it, the op runs on the integers.
+bool QdqPass::fuse_on_integers(size_t i) {
+  const Node& op = g_.nodes[i];
+  const bool pool = op.op_type == "MaxPool";
+  if (op.outputs.size() != 1 || op.inputs.empty()) return false;
+  if (pool && (op.inputs.size() != 1 || std::max<int64_t>(opset_, op.opset) < 12)) return false;
+  ScalarQ yq;
   int act = -1;
-  const int q = dx < 0 ? -1 : quantize_after(i, yq, act);
-  if (q < 0 || act >= 0 || xq.scale != yq.scale || xq.zero_point != yq.zero_point || xq.type != yq.type) return false;
-  Node fused = pool;
-  fused.inputs = {g_.nodes[static_cast<size_t>(dx)].inputs[0]};
+  const int q = quantize_after(i, yq, act);
+  if (q < 0 || act >= 0) return false;
+  Node fused = op;
+  for (std::string& in : fused.inputs) {
+    ScalarQ xq;
+    const int dx = dq_producer(in, xq);
+    if (dx < 0 || xq.scale != yq.scale || xq.zero_point != yq.zero_point || xq.type != yq.type) return false;
+    in = g_.nodes[static_cast<size_t>(dx)].inputs[0];
+  }
   replace(static_cast<size_t>(q), std::move(fused), i, -1);
-  ++stats_.max_pool;
+  ++(pool ? stats_.max_pool : stats_.concat);
   return true;
 }
 
@@ -468,12 +475,12 @@ QdqFusionStats QdqPass::run() {
       fuse_gemm(i);
     } else if (is_op(i, "Add") || is_op(i, "Mul")) {
       fuse_binary(i);
-    } else if (is_op(i, "MaxPool")) {
-      fuse_max_pool(i);
+    } else if (is_op(i, "MaxPool") || is_op(i, "Concat")) {
+      fuse_on_integers(i);
     }
   }
   fold_constant_dequantize();
-  if (stats_.conv + stats_.gemm + stats_.binary + stats_.max_pool + stats_.folded_dequantize +
+  if (stats_.conv + stats_.gemm + stats_.binary + stats_.max_pool + stats_.concat + stats_.folded_dequantize +
           stats_.signed_activations ==
       0)
     return stats_;

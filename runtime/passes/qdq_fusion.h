@@ -15,7 +15,8 @@
 //    only on CPUs where its integer kernel runs (AVX512-VNNI).
 //  - DQ(a), DQ(b) -> Add / Mul [-> Relu / Clip] -> Q becomes com.microsoft QLinearAdd /
 //    QLinearMul (same 8-bit type on all three).
-//  - DQ(x) -> MaxPool -> Q with equal parameters becomes MaxPool on the integers (exact).
+//  - DQ(x) -> MaxPool -> Q and DQ(x1), DQ(x2).. -> Concat -> Q with equal parameters become
+//    MaxPool / Concat on the integers (exact).
 //  - DequantizeLinear with constant inputs that is still read is evaluated once into a float
 //    initializer (float ops fed by quantized weights do not dequantize them on every run).
 //  - Q and DQ nodes nobody reads any more are removed, and so are unused initializers.
@@ -39,6 +40,7 @@ struct QdqFusionStats {
   int gemm = 0;                // com.microsoft QGemm made
   int binary = 0;              // QLinearAdd / QLinearMul made
   int max_pool = 0;            // MaxPool moved onto integers
+  int concat = 0;              // Concat moved onto integers
   int activations = 0;         // Relu / Clip folded into a Q's saturation
   int folded_dequantize = 0;   // constant DequantizeLinear evaluated at creation
 };

@@ -268,6 +268,32 @@ TEST(QdqFusion, MaxPoolMovesOntoIntegersOnlyWithEqualParameters) {
   }
 }
 
+// Concat only moves values: with one set of parameters on all its inputs and on the Q after it,
+// it concatenates the integers; one input on another scale keeps it in float.
+TEST(QdqFusion, ConcatMovesOntoIntegersOnlyWithEqualParameters) {
+  for (const bool equal : {true, false}) {
+    Builder b;
+    b.input("x1");
+    b.input("x2");
+    const std::string c =
+        b.node("Concat", {b.qdq("x1", 0.1f, 128), b.qdq("x2", equal ? 0.1f : 0.3f, 128)}, {attr_int("axis", 1)});
+    b.node("Identity", {b.qdq(c, 0.1f, 128)}, {}, "y");
+    b.output("y");
+    const QdqFusionStats s = fuse(b);
+    const Graph& g = b.g();
+    EXPECT_EQ(s.concat, equal ? 1 : 0);
+    const Node* concat = find_op(g, "Concat");
+    ASSERT_NE(concat, nullptr);
+    for (const std::string& in : concat->inputs) {
+      const Node* p = producer(g, in);
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(p->op_type, equal ? "QuantizeLinear" : "DequantizeLinear") << op_list(g);
+    }
+    EXPECT_EQ(count_ops(g, "DequantizeLinear"), equal ? 1 : 3) << op_list(g);
+    expect_well_formed(g);
+  }
+}
+
 // MaxPool on int8 needs opset 12: opset 11 models keep the float MaxPool.
 TEST(QdqFusion, MaxPoolBeforeOpset12IsUnchanged) {
   Builder b(11);

@@ -103,6 +103,8 @@ TEST(QuantizeConvert, Int4FileShrinksVerifiesAndReports) {
     ASSERT_EQ(r->quant_verification.outputs.size(), 1u);
     EXPECT_GT(r->quant_verification.outputs[0].cosine, 0.98) << mode;
     EXPECT_TRUE(r->quant_verification.ok());
+    // No activation is rounded by a Q/DQ pair in these modes: there is no weights-alone variant.
+    EXPECT_EQ(r->quant_verification.outputs[0].weights_alone_cosine, -1.0) << mode;
     EXPECT_LT(file_size(req.output_path), file_size(req.input_path) * (*parsed == QuantizeMode::kFp16 ? 6 : 4) / 10)
         << mode;
     const std::string report = make_report(*r);

@@ -10,6 +10,8 @@
 #include "converter/quantize/quantize.h"
 #include "converter/writer.h"
 #include "onnx.pb.h"
+#include "runtime/ir/graph_edit.h"
+#include "tests/unit/graph_builder.h"
 #include "tests/unit/op_test_util.h"
 
 namespace xonnx {
@@ -191,6 +193,30 @@ TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
   EXPECT_GT(d.cosine, 0.99);
 }
 
+// The weights-alone variant replaces each activation's Q/DQ pair by the clamp its codes cover:
+// the Relu folded into the Conv's output quantization still clamps, and only weight rounding
+// is left, so it is closer to the float model than the quantized one.
+TEST(QuantizeInt8Static, WeightsAloneVariantKeepsFoldedActivations) {
+  QuantizeOptions opt;
+  opt.mode = QuantizeMode::kInt8;
+  for (uint32_t s = 0; s < 4; ++s)
+    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+  Model quantized = conv_model();
+  ASSERT_TRUE(quantize_model(quantized, opt).is_ok());
+  ASSERT_EQ(count_ops(quantized, "Relu"), 0);  // folded into the Q of the Conv's output
+  int pairs = 0;
+  Model weights_alone = without_activation_rounding(clone_model(quantized), &pairs);
+  EXPECT_EQ(pairs, 3);  // x, the Relu's output, the Flatten's output
+  EXPECT_EQ(count_ops(weights_alone, "QuantizeLinear"), 0);
+  EXPECT_EQ(count_ops(weights_alone, "DequantizeLinear"), 3);  // w, b, w2
+  const Value x = tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+  const std::vector<Value> want = run(conv_model(), x);
+  const double both = compare_outputs("y", want[0], run(std::move(quantized), x)[0], 0.98).cosine;
+  const double weights = compare_outputs("y", want[0], run(std::move(weights_alone), x)[0], 0.98).cosine;
+  EXPECT_GT(weights, 0.999);  // without the Relu's clamp it would be far off
+  EXPECT_GT(weights, both);
+}
+
 // Two Convs sharing one bias initializer (dedup-weights merges equal biases, such as the zero
 // biases BatchNorm folding leaves in a freshly initialized torch model): each Conv gets its own
 // bias DequantizeLinear named after the bias, and the file written still has unique node names,
@@ -301,6 +327,74 @@ TEST(QuantizeInt8Static, FoldsClipOnlyWhenQuantizationSaturatesTheSame) {
     const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
     EXPECT_GT(d.cosine, 0.99) << "lo " << lo;
   }
+}
+
+// x [1, 3, 8, 8] -> two Conv -> Relu branches, one on about 4x the other's scale -> Concat ->
+// MaxPool -> Conv -> y.
+Model concat_pool_model() {
+  testing::GraphBuilder b(17);
+  b.input("x");
+  auto conv = [&](const std::string& in, int64_t cout, int64_t cin, int64_t k, float gain, uint32_t seed,
+                  const std::string& out = "") {
+    std::vector<float> w = random_floats(static_cast<size_t>(cout * cin * k * k), seed);
+    for (float& v : w) v *= gain;
+    const int64_t p = k / 2;
+    return b.node("Conv", {in, b.constant(tensor_of<float>(w, {cout, cin, k, k}))},
+                  {testing::attr_ints("pads", {p, p, p, p})}, out);
+  };
+  const std::string a = b.node("Relu", {conv("x", 4, 3, 3, 1.0f, 11)}, {}, "a");
+  const std::string c = b.node("Relu", {conv("x", 6, 3, 1, 4.0f, 12)}, {}, "c");
+  const std::string cat = b.node("Concat", {a, c}, {attr_int("axis", 1)}, "cat");
+  const std::string pool = b.node(
+      "MaxPool", {cat}, {testing::attr_ints("kernel_shape", {2, 2}), testing::attr_ints("strides", {2, 2})}, "pool");
+  conv(pool, 5, 10, 3, 1.0f, 13, "y");
+  b.output("y");
+  return b.model;
+}
+
+// The {scale, zero point} of the Q that quantizes `value`.
+std::pair<float, int> q_params(const Model& m, const std::string& value) {
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type != "QuantizeLinear" || n.inputs[0] != value) continue;
+    return {m.graph.find_initializer(n.inputs[1])->tensor.data<float>()[0],
+            m.graph.find_initializer(n.inputs[2])->tensor.data<uint8_t>()[0]};
+  }
+  ADD_FAILURE() << "no QuantizeLinear reads " << value;
+  return {0.0f, -1};
+}
+
+// Values are rounded once between two quantized nodes: the branches' outputs, the Concat's and
+// the MaxPool's share one scale and zero point (a Q after the Concat or the MaxPool gives back
+// the codes), and the runtime then concatenates and pools the integers.
+TEST(QuantizeInt8Static, ConcatAndMaxPoolShareTheirInputsParameters) {
+  QuantizeOptions opt;
+  opt.mode = QuantizeMode::kInt8;
+  for (uint32_t s = 0; s < 4; ++s)
+    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 400 + s), {1, 3, 8, 8})}});
+  Model model = concat_pool_model();
+  auto r = quantize_model(model, opt);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(r->quantized.size(), 3u);
+  const auto shared = q_params(model, "cat");
+  EXPECT_GT(shared.first, 0.0f);
+  EXPECT_EQ(shared.second, 0);  // every member is a Relu output: the range starts at 0
+  for (const char* v : {"a", "c", "pool"}) EXPECT_EQ(q_params(model, v), shared) << v;
+  EXPECT_NE(q_params(model, "x"), shared);  // not linked to them by a value-moving op
+
+  const Value x = tv<float>(random_floats(3 * 64, 500), {1, 3, 8, 8});
+  const std::vector<Value> want = run(concat_pool_model(), x);
+  SessionOptions reference;
+  reference.optimization = passes::OptLevel::kNone;  // the QDQ form, node for node
+  auto rs = Session::create_from_model(clone_model(model), reference);
+  ASSERT_TRUE(rs.is_ok()) << rs.status().to_string();
+  auto qdq = (*rs)->run({x});
+  ASSERT_TRUE(qdq.is_ok()) << qdq.status().to_string();
+  const std::vector<Value> fused = run(std::move(model), x);
+  ASSERT_EQ(fused.size(), 1u);
+  const OutputAgreement to_float = compare_outputs("y", want[0], fused[0], 0.98);
+  EXPECT_GT(to_float.cosine, 0.99);
+  const OutputAgreement to_qdq = compare_outputs("y", (*qdq)[0], fused[0], 0.98);
+  EXPECT_GT(to_qdq.cosine, 0.999);
 }
 
 TEST(QuantizeInt8Static, PercentileCalibrationClipsOutliers) {
