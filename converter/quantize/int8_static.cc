@@ -1,11 +1,12 @@
 // int8 static quantization in QDQ form, as ONNX Runtime's quantize_static emits it:
-//   - calibration: the float model runs in the runtime over the samples; min-max range (always
-//     including 0) of every input X and output Y of a quantizable node (Conv / MatMul / Gemm with a
-//     constant float weight);
+//   - calibration (calibration.h): min-max range (always including 0) of every input X and output
+//     Y of a quantizable node (Conv / MatMul / Gemm with a constant float weight), shared across
+//     the ops that only move values between them;
 //   - each such tensor T gets QuantizeLinear(T, s, zp uint8) -> DequantizeLinear right after its
 //     producer, and its readers read the dequantized value;
 //   - the weight becomes DequantizeLinear(int8 symmetric, scale per output channel (axis) or per
-//     tensor, zero point 0); a constant bias becomes DequantizeLinear(int32, x_scale * w_scale).
+//     tensor, zero point 0); a constant bias becomes DequantizeLinear(int32, x_scale * w_scale),
+//     corrected for the mean shift the weights' rounding causes (bias_correction.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,8 +14,10 @@
 #include <map>
 #include <set>
 
-#include "runtime/ir/graph_edit.h"
+#include "converter/quantize/bias_correction.h"
+#include "converter/quantize/calibration.h"
 #include "converter/quantize/quantize_internal.h"
+#include "runtime/ir/graph_edit.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/passes/qdq_fusion.h"
 #include "runtime/exec/session.h"
@@ -23,10 +26,6 @@
 namespace xonnx {
 namespace convert {
 namespace {
-
-struct Range {
-  float lo = 0, hi = 0;  // always includes 0
-};
 
 struct ActivationQ {
   float scale = 1;
@@ -49,84 +48,6 @@ Node make_node(const std::string& name, const char* op, std::vector<std::string>
   n.inputs = std::move(in);
   n.outputs = std::move(out);
   return n;
-}
-
-constexpr int kBins = 4096;
-
-// Per name: the values' histogram over its min-max range (the second calibration pass).
-struct Histogram {
-  std::vector<int64_t> counts = std::vector<int64_t>(kBins, 0);
-  int64_t total = 0;
-};
-
-// Narrows `r` to the central `percentile` % of the histogrammed values (still including 0).
-Range clip_to_percentile(const Range& r, const Histogram& h, double percentile) {
-  if (h.total == 0 || r.hi <= r.lo) return r;
-  const double tail = static_cast<double>(h.total) * (100.0 - percentile) / 200.0;
-  const double width = (static_cast<double>(r.hi) - r.lo) / kBins;
-  double seen = 0;
-  int lo_bin = 0;
-  while (lo_bin < kBins - 1 && seen + h.counts[lo_bin] <= tail) seen += h.counts[lo_bin++];
-  seen = 0;
-  int hi_bin = kBins - 1;
-  while (hi_bin > 0 && seen + h.counts[hi_bin] <= tail) seen += h.counts[hi_bin--];
-  Range c;
-  c.lo = std::min(0.0f, static_cast<float>(r.lo + lo_bin * width));
-  c.hi = std::max(0.0f, static_cast<float>(r.lo + (hi_bin + 1) * width));
-  return c;
-}
-
-// Runs the float model over the samples with `names` exposed as outputs; the min-max range per
-// name, clipped to a percentile when asked (a second pass builds the histograms).
-Result<std::map<std::string, Range>> calibrate(const Model& model, const std::set<std::string>& names,
-                                               const std::vector<NamedValues>& samples, const QuantizeOptions& opt) {
-  Model m = clone_model(model);
-  XONNX_RETURN_IF_ERROR(inline_functions(m));
-  std::set<std::string> outputs;
-  for (const ValueInfo& v : m.graph.outputs) outputs.insert(v.name);
-  for (const std::string& n : names) {
-    if (!outputs.count(n)) m.graph.outputs.push_back(ValueInfo{n, {}});
-  }
-  std::vector<std::string> out_names;
-  for (const ValueInfo& v : m.graph.outputs) out_names.push_back(v.name);
-  SessionOptions so;
-  so.optimization = passes::OptLevel::kNone;  // calibrate the graph being quantized, node for node
-  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(m), so));
-  std::map<std::string, Range> ranges;
-  std::map<std::string, Histogram> histograms;
-  const int passes = opt.percentile_calibration && opt.percentile < 100.0 ? 2 : 1;
-  for (int pass = 0; pass < passes; ++pass) {
-    for (size_t s = 0; s < samples.size(); ++s) {
-      auto out = session->run_named(samples[s]);
-      if (!out.is_ok()) return out.status().with_context("calibration sample " + std::to_string(s) + ": ");
-      for (size_t i = 0; i < out_names.size() && i < out->size(); ++i) {
-        if (!names.count(out_names[i]) || !(*out)[i].is_tensor()) continue;
-        const Tensor& t = (*out)[i].tensor();
-        if (t.dtype() != DataType::kFloat) continue;
-        Range& r = ranges[out_names[i]];
-        const float* p = t.data<float>();
-        if (pass == 0) {
-          for (int64_t e = 0; e < t.numel(); ++e) {
-            if (!std::isfinite(p[e])) continue;
-            r.lo = std::min(r.lo, p[e]);
-            r.hi = std::max(r.hi, p[e]);
-          }
-          continue;
-        }
-        Histogram& h = histograms[out_names[i]];
-        const double width = (static_cast<double>(r.hi) - r.lo) / kBins;
-        if (!(width > 0)) continue;
-        for (int64_t e = 0; e < t.numel(); ++e) {
-          if (!std::isfinite(p[e])) continue;
-          const int bin = std::min(kBins - 1, std::max(0, static_cast<int>((p[e] - r.lo) / width)));
-          ++h.counts[static_cast<size_t>(bin)];
-          ++h.total;
-        }
-      }
-    }
-  }
-  for (auto& [name, h] : histograms) ranges[name] = clip_to_percentile(ranges[name], h, opt.percentile);
-  return ranges;
 }
 
 struct WeightQ {
@@ -277,6 +198,7 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
   };
   std::vector<Target> targets;
   std::set<std::string> activations;
+  std::set<std::pair<std::string, int>> mean_keys;  // the inputs whose channel means correct biases
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (!n.domain.empty() || (n.op_type != "Conv" && n.op_type != "MatMul" && n.op_type != "Gemm")) continue;
@@ -302,13 +224,15 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
       continue;
     }
     targets.push_back({i, n.inputs[1], axis, folded_activation(g, index, n, opset)});
+    if (opt.bias_correction) mean_keys.insert({n.inputs[0], n.op_type == "Conv" ? 1 : -1});
     activations.insert(n.inputs[0]);
     activations.insert(n.outputs[0]);
     if (targets.back().activation >= 0) activations.insert(g.nodes[targets.back().activation].outputs[0]);
   }
   if (targets.empty()) return Status::ok();
   add_moved_inputs(g, activations);
-  XONNX_ASSIGN_OR_RETURN(auto ranges, calibrate(model, activations, opt.calibration, opt));
+  XONNX_ASSIGN_OR_RETURN(Calibration cal, calibrate(model, activations, mean_keys, opt.calibration, opt));
+  std::map<std::string, Range>& ranges = cal.ranges;
   share_ranges_across_movers(g, ranges);
   // 1b. Relu / Clip after a target goes when the Q of its output saturates the same way (as ORT
   // does): the target writes the activation's output, and its own output gets no Q/DQ.
@@ -376,32 +300,57 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
       std::snprintf(buf, sizeof(buf), ", x range [%.4g, %.4g] scale %.4g zp %d", xr.lo, xr.hi, xq->second.scale,
                     xq->second.zero_point);
       info.as += buf;
-      // A constant 1-D bias: int32 with scale x_scale * w_scale, as ORT does.
-      const Tensor* b = n.inputs.size() > 2 ? constant_tensor(g, n.inputs[2]) : nullptr;
-      const bool bias_ok = b && b->dtype() == DataType::kFloat && b->rank() == 1 && b->raw_data() &&
-                           (!per_channel || b->numel() == static_cast<int64_t>(wq.scales.size()));
+      // The shift of each output channel's mean that the weight's rounding causes (bias correction).
+      std::vector<double> shift;
+      if (opt.bias_correction) {
+        const auto key = std::make_pair(n.inputs[0], n.op_type == "Conv" ? 1 : -1);
+        auto mean = cal.means.find(key);
+        const Attribute* group = n.find_attr("group");
+        const Tensor& w = *constant_tensor(g, t.weight);
+        if (mean != cal.means.end()) {
+          const bool conv = n.op_type == "Conv";
+          shift = rounding_mean_shift(w, wq.scales, wq.axis, int8_weight_max(opt), mean->second,
+                                      conv && group ? group->i : 1,
+                                      conv ? tap_coverage(n, cal.shapes[key], w.shape()) : std::vector<double>());
+        }
+      }
+      // A constant 1-D bias: int32 with scale x_scale * w_scale, as ORT does. A Conv or Gemm
+      // without one gets one when the correction needs it.
+      const Tensor* b = n.inputs.size() > 2 && !n.inputs[2].empty() ? constant_tensor(g, n.inputs[2]) : nullptr;
+      const Attribute* beta = n.find_attr("beta");
+      const bool add_bias =
+          !shift.empty() && n.inputs.size() == 2 && n.op_type != "MatMul" && (!beta || beta->f == 1.0f);
+      const bool bias_ok = add_bias || (b && b->dtype() == DataType::kFloat && b->rank() == 1 && b->raw_data() &&
+                                        (!per_channel || b->numel() == static_cast<int64_t>(wq.scales.size())));
       if (bias_ok) {
-        const Tensor bias = *b;
-        std::vector<int32_t> codes(static_cast<size_t>(bias.numel()));
+        const std::string base = add_bias ? t.weight + "_bias" : n.inputs[2];
+        std::vector<double> bias(shift.size(), 0.0);
+        if (!add_bias) bias.assign(b->data<float>(), b->data<float>() + b->numel());
+        const bool corrected = shift.size() == bias.size();
+        for (size_t c = 0; corrected && c < bias.size(); ++c) bias[c] -= shift[c];
+        std::vector<int32_t> codes(bias.size());
         std::vector<float> scales(per_channel ? wq.scales.size() : 1);
         for (size_t c = 0; c < scales.size(); ++c) scales[c] = xq->second.scale * wq.scales[c];
-        for (int64_t c = 0; c < bias.numel(); ++c) {
-          const double v = bias.data<float>()[c] / scales[per_channel ? static_cast<size_t>(c) : 0];
-          codes[static_cast<size_t>(c)] =
-              static_cast<int32_t>(std::max(-2147483647.0, std::min(2147483647.0, std::round(v))));
+        for (size_t c = 0; c < bias.size(); ++c) {
+          const double v = bias[c] / scales[per_channel ? c : 0];
+          codes[c] = static_cast<int32_t>(std::max(-2147483647.0, std::min(2147483647.0, std::round(v))));
         }
         const Shape vec = per_channel ? Shape{static_cast<int64_t>(scales.size())} : Shape{};
-        const std::string bq =
-            add_initializer(g, n.inputs[2] + "_quantized", Tensor::from_vector<int32_t>(codes, bias.shape()));
-        const std::string bs = add_initializer(g, n.inputs[2] + "_scale", Tensor::from_vector<float>(scales, vec));
+        const std::string bq = add_initializer(
+            g, base + "_quantized", Tensor::from_vector<int32_t>(codes, {static_cast<int64_t>(bias.size())}));
+        const std::string bs = add_initializer(g, base + "_scale", Tensor::from_vector<float>(scales, vec));
         const std::string bz = add_initializer(
-            g, n.inputs[2] + "_zero_point", Tensor::from_vector<int32_t>(std::vector<int32_t>(scales.size(), 0), vec));
-        const std::string bo = reserve(n.inputs[2] + "_DequantizeLinear_Output");
-        Node dq = make_node(n.inputs[2] + "_DequantizeLinear", "DequantizeLinear", {bq, bs, bz}, {bo});
+            g, base + "_zero_point", Tensor::from_vector<int32_t>(std::vector<int32_t>(scales.size(), 0), vec));
+        const std::string bo = reserve(base + "_DequantizeLinear_Output");
+        Node dq = make_node(base + "_DequantizeLinear", "DequantizeLinear", {bq, bs, bz}, {bo});
         if (per_channel) dq.attributes = {int_attr("axis", 0)};
         weight_dq.push_back(std::move(dq));
-        n.inputs[2] = bo;
+        if (add_bias)
+          n.inputs.push_back(bo);
+        else
+          n.inputs[2] = bo;
         info.as += ", int32 bias";
+        if (corrected) info.as += " (corrected for the weights' rounding)";
       }
     }
     result.quantized.push_back(std::move(info));

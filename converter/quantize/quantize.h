@@ -37,6 +37,9 @@ struct QuantizeOptions {
   bool percentile_calibration = false;
   double percentile = 99.999;
   bool per_channel = true;  // int8: one weight scale per output column (else per tensor)
+  // int8 static: each quantized node's bias takes back the shift of its outputs' mean that the
+  // weights' rounding causes, from its input's channel means over the calibration samples.
+  bool bias_correction = true;
   // int8: weights in [-64, 64] (7 bits) instead of [-127, 127]. ONNX Runtime's u8s8 kernels on
   // x86 without VNNI add pairs of uint8 x int8 products in int16 (vpmaddubsw), which saturates
   // above 32767 with full-range weights; 2 x 255 x 64 fits. ORT's quantizer calls it reduce_range.

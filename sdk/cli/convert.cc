@@ -30,7 +30,8 @@ struct ConvertCliOptions {
   VerifyInputOptions inputs;
   double rtol = 1e-4, atol = 1e-5;
   std::string quantize;  // "", int8, int4, fp16
-  std::string calibration_dir, per_channel = "on", symmetric = "on", calibration_method = "minmax";
+  std::string calibration_dir, per_channel = "on", bias_correction = "on", symmetric = "on",
+                               calibration_method = "minmax";
   double percentile = 99.999;
   int64_t block_size = 32;
   int64_t accuracy_level = 0;
@@ -213,6 +214,7 @@ int run_convert(const ConvertCliOptions& opt) {
     req.quantize.mode = *mode;
   }
   if (!parse_on_off(opt.per_channel, "--per-channel", &req.quantize.per_channel) ||
+      !parse_on_off(opt.bias_correction, "--bias-correction", &req.quantize.bias_correction) ||
       !parse_on_off(opt.symmetric, "--symmetric", &req.quantize.symmetric)) {
     return 2;
   }
@@ -326,6 +328,8 @@ Runner add_convert_command(CLI::App& app) {
                   "int8 static activation ranges: minmax (default) or percentile");
   sub->add_option("--percentile", opt->percentile, "Percentile for --calibration-method percentile (default 99.999)");
   sub->add_option("--per-channel", opt->per_channel, "int8: per-column weight scales on (default) or off (per tensor)");
+  sub->add_option("--bias-correction", opt->bias_correction,
+                  "int8 static: biases take back the mean shift the weights' rounding causes, on (default) or off");
   sub->add_flag(
       "--reduce-range", opt->reduce_range,
       "int8: 7-bit weights ([-64, 64]) for ONNX Runtime on x86 without VNNI, whose u8s8 kernels saturate otherwise");

@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 
+#include "converter/quantize/bias_correction.h"
 #include "converter/quantize/quant_verify.h"
 #include "converter/quantize/quantize.h"
 #include "converter/writer.h"
@@ -215,6 +216,80 @@ TEST(QuantizeInt8Static, WeightsAloneVariantKeepsFoldedActivations) {
   const double weights = compare_outputs("y", want[0], run(std::move(weights_alone), x)[0], 0.98).cosine;
   EXPECT_GT(weights, 0.999);  // without the Relu's clamp it would be far off
   EXPECT_GT(weights, both);
+}
+
+// x [1, 8, 6, 6] with channel means far from 0 -> Conv(w [4, 8, 3, 3], pads 1) -> y: rounding
+// w shifts each output channel's mean by sum (W_q - W) * E[x] over the taps that reach the input
+// (the border taps reach 5 of 6 rows or columns); the corrected bias takes that shift back.
+TEST(QuantizeInt8Static, BiasCorrectionTakesBackTheWeightsMeanShift) {
+  auto model = [] {
+    testing::GraphBuilder b(17);
+    b.input("x");
+    const std::string w = b.constant(tensor_of<float>(random_floats(4 * 8 * 9, 21), {4, 8, 3, 3}));
+    const std::string bias = b.constant(tensor_of<float>(random_floats(4, 22), {4}));
+    b.node("Conv", {"x", w, bias}, {testing::attr_ints("pads", {1, 1, 1, 1})}, "y");
+    b.output("y");
+    return b.model;
+  };
+  auto input = [](uint32_t seed) {
+    std::vector<float> x = random_floats(8 * 36, seed);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * x[i] + 1.0f + static_cast<float>(i / 36);  // mean c + 1
+    return tv<float>(x, {1, 8, 6, 6});
+  };
+  // Per output channel, the mean of y_quantized - y_float over positions and 8 inputs.
+  auto mean_error = [&](bool correct) {
+    QuantizeOptions opt;
+    opt.mode = QuantizeMode::kInt8;
+    opt.reduce_range = true;  // 7-bit weights: a shift large enough to see
+    opt.bias_correction = correct;
+    for (uint32_t s = 0; s < 4; ++s) opt.calibration.push_back({{"x", input(600 + s)}});
+    Model q = model();
+    auto r = quantize_model(q, opt);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->quantized[0].as.find("corrected") != std::string::npos, correct) << r->quantized[0].as;
+    std::vector<double> err(4, 0.0);
+    for (uint32_t k = 0; k < 8; ++k) {
+      const Value x = input(700 + k);
+      const Tensor a = run(model(), x)[0].tensor(), b = run(clone_model(q), x)[0].tensor();
+      for (int64_t i = 0; i < a.numel(); ++i)
+        err[static_cast<size_t>(i / 36)] += (b.data<float>()[i] - a.data<float>()[i]) / (36.0 * 8);
+    }
+    double worst = 0;
+    for (double e : err) worst = std::max(worst, std::fabs(e));
+    return worst;
+  };
+  const double before = mean_error(false), after = mean_error(true);
+  EXPECT_GT(before, 0.02);
+  EXPECT_LT(after, before / 10) << "before " << before << ", after " << after;
+}
+
+// Per tap, the fraction of a Conv's outputs that read the input rather than padding.
+TEST(BiasCorrection, TapCoverageFollowsPadsStridesAndAutoPad) {
+  auto coverage = [](std::vector<Attribute> attrs) {
+    Node conv;
+    conv.op_type = "Conv";
+    conv.attributes = std::move(attrs);
+    return tap_coverage(conv, Shape{1, 2, 6}, Shape{4, 2, 3});
+  };
+  using V = std::vector<double>;
+  EXPECT_EQ(coverage({testing::attr_ints("pads", {1, 1})}), (V{5.0 / 6, 1, 5.0 / 6}));
+  EXPECT_EQ(coverage({}), (V{1, 1, 1}));  // no padding: every tap always reads the input
+  // Stride 2, pads 1: outputs read x[-1, 1, 3], x[0, 2, 4], x[1, 3, 5] through the three taps.
+  EXPECT_EQ(coverage({testing::attr_ints("pads", {1, 1}), testing::attr_ints("strides", {2})}), (V{2.0 / 3, 1, 1}));
+  // SAME_UPPER, stride 2: one padding column, at the end.
+  Attribute same;
+  same.name = "auto_pad";
+  same.type = AttrType::kString;
+  same.s = "SAME_UPPER";
+  EXPECT_EQ(coverage({same, testing::attr_ints("strides", {2})}), (V{1, 1, 2.0 / 3}));
+  // 2-D: the product of the per-dimension fractions, row-major over the kernel.
+  Node conv;
+  conv.attributes = {testing::attr_ints("pads", {1, 0, 1, 0})};
+  const V c = tap_coverage(conv, Shape{1, 1, 6, 6}, Shape{1, 1, 3, 2});
+  ASSERT_EQ(c.size(), 6u);
+  EXPECT_DOUBLE_EQ(c[0], 5.0 / 6);
+  EXPECT_DOUBLE_EQ(c[2], 1.0);
+  EXPECT_TRUE(tap_coverage(conv, Shape{1, 1, 6}, Shape{1, 1, 3, 3}).empty());  // ranks disagree
 }
 
 // Two Convs sharing one bias initializer (dedup-weights merges equal biases, such as the zero
