@@ -158,11 +158,17 @@ Model conv_model() {
   return m;
 }
 
-TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
+// int8 static options calibrated on 4 random x [1, 3, 8, 8] (seeds first_seed..first_seed + 3).
+QuantizeOptions static_int8(uint32_t first_seed = 100) {
   QuantizeOptions opt;
   opt.mode = QuantizeMode::kInt8;
   for (uint32_t s = 0; s < 4; ++s)
-    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, first_seed + s), {1, 3, 8, 8})}});
+  return opt;
+}
+
+TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
+  QuantizeOptions opt = static_int8();
   Model model = conv_model();
   auto r = quantize_model(model, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -198,10 +204,7 @@ TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
 // the Relu folded into the Conv's output quantization still clamps, and only weight rounding
 // is left, so it is closer to the float model than the quantized one.
 TEST(QuantizeInt8Static, WeightsAloneVariantKeepsFoldedActivations) {
-  QuantizeOptions opt;
-  opt.mode = QuantizeMode::kInt8;
-  for (uint32_t s = 0; s < 4; ++s)
-    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+  QuantizeOptions opt = static_int8();
   Model quantized = conv_model();
   ASSERT_TRUE(quantize_model(quantized, opt).is_ok());
   ASSERT_EQ(count_ops(quantized, "Relu"), 0);  // folded into the Q of the Conv's output
@@ -356,10 +359,7 @@ TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
       QuantizeOptions opt;
       opt.mode = QuantizeMode::kInt8;
       opt.reduce_range = reduce;
-      if (!dynamic) {
-        for (uint32_t s = 0; s < 4; ++s)
-          opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
-      }
+      if (!dynamic) opt.calibration = static_int8().calibration;
       auto r = quantize_model(model, opt);
       ASSERT_TRUE(r.is_ok()) << r.status().to_string();
       // Each channel's largest |w| maps to the largest code.
@@ -386,10 +386,7 @@ TEST(QuantizeInt8Static, FoldsClipOnlyWhenQuantizationSaturatesTheSame) {
     model.graph.nodes[1].op_type = "Clip";
     model.graph.nodes[1].inputs = {"c", "lo", "hi"};
     Model original = model;
-    QuantizeOptions opt;
-    opt.mode = QuantizeMode::kInt8;
-    for (uint32_t s = 0; s < 4; ++s)
-      opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 100 + s), {1, 3, 8, 8})}});
+    QuantizeOptions opt = static_int8();
     auto r = quantize_model(model, opt);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     // [0, 0.75] is exactly the calibrated range of the output (it always holds 0); with lo 0.5
@@ -442,10 +439,7 @@ std::pair<float, int> q_params(const Model& m, const std::string& value) {
 // the MaxPool's share one scale and zero point (a Q after the Concat or the MaxPool gives back
 // the codes), and the runtime then concatenates and pools the integers.
 TEST(QuantizeInt8Static, ConcatAndMaxPoolShareTheirInputsParameters) {
-  QuantizeOptions opt;
-  opt.mode = QuantizeMode::kInt8;
-  for (uint32_t s = 0; s < 4; ++s)
-    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 400 + s), {1, 3, 8, 8})}});
+  QuantizeOptions opt = static_int8(400);
   Model model = concat_pool_model();
   auto r = quantize_model(model, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
