@@ -59,7 +59,7 @@ Status optimize_model(Model& model, const SessionOptions& options, passes::Pipel
 }
 
 int64_t qdq_rewrites(const QdqFusionStats& s) {
-  return s.conv + s.gemm + s.binary + s.max_pool + s.concat + s.activations + s.folded_dequantize +
+  return s.conv + s.gemm + s.matmul + s.binary + s.max_pool + s.concat + s.activations + s.folded_dequantize +
          s.signed_activations;
 }
 

@@ -127,11 +127,12 @@ void OpRegistry::add(const OpDef& def) {
                    [](const OpDef& a, const OpDef& b) { return priority_of(a) > priority_of(b); });
 }
 
-bool OpRegistry::has_fast_kernel(const std::string& domain, const std::string& op) const {
+bool OpRegistry::has_fast_kernel(const std::string& domain, const std::string& op, Backend only) const {
   auto it = ops_.find({domain, op});
   if (it == ops_.end()) return false;
-  return std::any_of(it->second.begin(), it->second.end(), [](const OpDef& d) {
-    return d.backend != Backend::kReference && (d.available == nullptr || d.available());
+  return std::any_of(it->second.begin(), it->second.end(), [&](const OpDef& d) {
+    return d.backend != Backend::kReference && (only == Backend::kReference || d.backend == only) &&
+           (d.available == nullptr || d.available());
   });
 }
 
@@ -192,7 +193,8 @@ Result<ResolvedOp> OpRegistry::resolve(const std::string& domain, const std::str
   std::string have;
   for (const OpDef& def : it->second) {
     have += detail::concat(" [", def.min_version, ", ",
-                           def.max_version == kLatestVersion ? std::string("latest") : std::to_string(def.max_version), "]");
+                           def.max_version == kLatestVersion ? std::string("latest") : std::to_string(def.max_version),
+                           "]");
   }
   return unsupported("operator '", shown, "' version ", since, " (opset ", opset,
                      ") is not implemented; implemented versions:", have);

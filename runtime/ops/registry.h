@@ -78,7 +78,10 @@ class OpRegistry {
   // `op`: the session-time passes rewrite a graph into an op that only a fast kernel makes
   // worthwhile (QGemm, the layout pass's fused internal ops) only when this holds, so they
   // ask here instead of including a backend.
-  bool has_fast_kernel(const std::string& domain, const std::string& op) const;
+  // `only` narrows it to one fast backend's kernel (kReference, the default: any of them); the
+  // QDQ pass asks for the optimized QLinearMatMul when the weights have per-column scales,
+  // which XNNPACK's declines.
+  bool has_fast_kernel(const std::string& domain, const std::string& op, Backend only = Backend::kReference) const;
   // Element-wise functions one backend provides to the others by name, so that neither
   // includes the other: the optimized backend's ISA-dispatched "Swish" and "HardSwish", which
   // XNNPACK's NHWC Conv applies as its fused activation. row_function is nullptr when no

@@ -53,6 +53,7 @@ class QdqPass {
   const Node* weight_dequantize(const std::string& value, int64_t rank, int64_t channel_axis) const;
   bool fuse_conv(size_t i);
   bool fuse_gemm(size_t i);
+  bool fuse_matmul(size_t i);
   bool fuse_binary(size_t i);
   std::string int32_bias(const std::string& value, int64_t m, const std::string& base,
                          const std::function<double(int64_t)>& scale_of);
@@ -329,6 +330,37 @@ bool QdqPass::fuse_gemm(size_t i) {
   return true;
 }
 
+// DQ(A [..., K]), DQ(int8 W [K, N] const) -> MatMul -> Q: a transformer's projection becomes
+// QLinearMatMul where a fast kernel takes it (per-column scales: the own, AVX512-VNNI; per
+// tensor: also XNNPACK's), else the float MatMul on the folded weights stays.
+bool QdqPass::fuse_matmul(size_t i) {
+  const Node& mm = g_.nodes[i];
+  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return false;
+  ScalarQ aq, yq;
+  const int da = dq_producer(mm.inputs[0], aq);
+  if (da < 0) return false;
+  const Node* wn = weight_dequantize(mm.inputs[1], 2, 1);
+  if (!wn) return false;
+  // Per-column scales: only the own kernel (AVX512-VNNI) takes them; XNNPACK's per-tensor ones.
+  const bool per_column = constant(wn->inputs[1])->numel() > 1;
+  if (!OpRegistry::global().has_fast_kernel("", "QLinearMatMul",
+                                            per_column ? Backend::kOptimized : Backend::kReference))
+    return false;
+  int act = -1;
+  const int q = quantize_after(i, yq, act);
+  if (q < 0) return false;
+  const Node& an = g_.nodes[static_cast<size_t>(da)];
+  const Node& qn = g_.nodes[static_cast<size_t>(q)];
+  Node fused;
+  fused.name = mm.name.empty() ? qn.name : mm.name;
+  fused.op_type = "QLinearMatMul";
+  fused.inputs = {an.inputs[0],  an.inputs[1],  an.inputs[2], wn->inputs[0],
+                  wn->inputs[1], wn->inputs[2], qn.inputs[1], qn.inputs[2]};
+  replace(static_cast<size_t>(q), std::move(fused), i, act);
+  ++stats_.matmul;
+  return true;
+}
+
 bool QdqPass::fuse_binary(size_t i) {
   const Node& op = g_.nodes[i];
   if (op.inputs.size() != 2 || op.outputs.size() != 1) return false;
@@ -473,6 +505,8 @@ QdqFusionStats QdqPass::run() {
       fuse_conv(i);
     } else if (is_op(i, "Gemm")) {
       fuse_gemm(i);
+    } else if (is_op(i, "MatMul")) {
+      fuse_matmul(i);
     } else if (is_op(i, "Add") || is_op(i, "Mul")) {
       fuse_binary(i);
     } else if (is_op(i, "MaxPool") || is_op(i, "Concat")) {
@@ -480,8 +514,8 @@ QdqFusionStats QdqPass::run() {
     }
   }
   fold_constant_dequantize();
-  if (stats_.conv + stats_.gemm + stats_.binary + stats_.max_pool + stats_.concat + stats_.folded_dequantize +
-          stats_.signed_activations ==
+  if (stats_.conv + stats_.gemm + stats_.matmul + stats_.binary + stats_.max_pool + stats_.concat +
+          stats_.folded_dequantize + stats_.signed_activations ==
       0)
     return stats_;
   remove_dead();

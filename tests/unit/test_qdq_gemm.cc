@@ -1,8 +1,10 @@
-// QDQ Gemm heads end to end through Session: QuantizeLinear -> DequantizeLinear -> Gemm (DQ of
-// int8 per-row weights, DQ of an int32 bias) [-> QuantizeLinear -> DequantizeLinear], run with
-// the QDQ pass (com.microsoft QGemm; the own VNNI kernel where the CPU has it) and on the
-// reference path (disable_xnnpack keeps the QDQ form in float). Both sum the same integers, so
-// float outputs agree to float rounding and quantized ones within one step.
+// QDQ Gemm heads and MatMul projections end to end through Session: QuantizeLinear ->
+// DequantizeLinear -> Gemm (DQ of int8 per-row weights, DQ of an int32 bias) [-> QuantizeLinear
+// -> DequantizeLinear], or a 3-D activation -> MatMul (DQ of int8 [K, N] per-column weights) ->
+// QuantizeLinear -> DequantizeLinear, run with the QDQ pass (com.microsoft QGemm / QLinearMatMul;
+// the own VNNI kernel where the CPU has it) and on the reference path (disable_xnnpack keeps the
+// QDQ form in float). Both sum the same integers, so float outputs agree to float rounding and
+// quantized ones within one step.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +15,8 @@
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qgemm.h"
+#include "runtime/ops/registry.h"
+#include "tests/unit/backend_test_util.h"
 #include "tests/unit/graph_builder.h"
 #include "tests/unit/op_test_util.h"
 
@@ -24,10 +28,12 @@ using testing::attr_int;
 struct HeadCase {
   int64_t m = 1, k = 64, n = 17;
   bool trans_b = true, bias = true, quantized_output = false;
+  int64_t batch = 0;  // MatMul of a [batch, m, k] activation by [k, n] weights (no bias, quantized output)
 };
 
 std::string describe(const HeadCase& c) {
-  return "m " + std::to_string(c.m) + " k " + std::to_string(c.k) + " n " + std::to_string(c.n) +
+  return (c.batch ? "MatMul batch " + std::to_string(c.batch) + " " : std::string("Gemm ")) + "m " +
+         std::to_string(c.m) + " k " + std::to_string(c.k) + " n " + std::to_string(c.n) +
          (c.trans_b ? " transB" : "") + (c.bias ? " bias" : "") + (c.quantized_output ? " quantized" : " float");
 }
 
@@ -67,7 +73,9 @@ Model build(const HeadCase& c) {
         {b.constant(Tensor::from_vector<int32_t>(bias, {c.n})), b.constant(Tensor::from_vector<float>(bs, {c.n}))},
         {attr_int("axis", 0)}));
   }
-  const std::string y = b.node("Gemm", ins, {attr_int("transB", c.trans_b ? 1 : 0)}, c.quantized_output ? "" : "y");
+  const std::string y =
+      c.batch ? b.node("MatMul", ins)
+              : b.node("Gemm", ins, {attr_int("transB", c.trans_b ? 1 : 0)}, c.quantized_output ? "" : "y");
   if (c.quantized_output) {
     const std::string ys = b.constant(Tensor::scalar<float>(1.0f / 64.0f)),
                       yz = b.constant(Tensor::scalar<uint8_t>(128));
@@ -80,9 +88,9 @@ Model build(const HeadCase& c) {
 Tensor input_for(const HeadCase& c) {
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(c.m * c.k));
+  std::vector<float> v(static_cast<size_t>(std::max<int64_t>(c.batch, 1) * c.m * c.k));
   for (float& f : v) f = dist(gen);
-  return Tensor::from_vector<float>(v, {c.m, c.k});
+  return Tensor::from_vector<float>(v, c.batch ? Shape{c.batch, c.m, c.k} : Shape{c.m, c.k});
 }
 
 Tensor run(const HeadCase& c, SessionOptions options, Backend* qgemm_backend) {
@@ -95,7 +103,8 @@ Tensor run(const HeadCase& c, SessionOptions options, Backend* qgemm_backend) {
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   if (!out.is_ok()) return Tensor();
   for (const Profiler::Entry& e : profiler.entries())
-    if (e.op_type == "com.microsoft:QGemm" || e.op_type == "QGemm") *qgemm_backend = e.backend;
+    if (e.op_type == "com.microsoft:QGemm" || e.op_type == "QGemm" || e.op_type == "QLinearMatMul")
+      *qgemm_backend = e.backend;
   return (*out)[0].tensor();
 }
 
@@ -108,13 +117,13 @@ void check(const HeadCase& c) {
   const Tensor a = run(c, fused, &fused_backend);
   const Tensor b = run(c, reference, &reference_backend);
   ASSERT_TRUE(a.defined() && b.defined());
-  ASSERT_EQ(a.shape(), (Shape{c.m, c.n}));
+  ASSERT_EQ(a.shape(), (c.batch ? Shape{c.batch, c.m, c.n} : Shape{c.m, c.n}));
   ASSERT_EQ(b.shape(), a.shape());
   EXPECT_EQ(reference_backend, none) << "the reference path keeps the QDQ form";
   if (opt::qgemm_fast()) {
-    EXPECT_EQ(fused_backend, Backend::kOptimized) << "the Gemm was not fused into QGemm";
+    EXPECT_EQ(fused_backend, Backend::kOptimized) << "the Gemm / MatMul was not fused";
   } else {
-    EXPECT_EQ(fused_backend, none) << "without AVX512-VNNI the float Gemm stays";
+    EXPECT_EQ(fused_backend, none) << "without AVX512-VNNI the float Gemm / MatMul stays";
   }
   double worst = 0, largest = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
@@ -154,6 +163,90 @@ TEST(QdqGemm, QuantizedOutputWithinOneStep) {
     c.quantized_output = true;
     check(c);
   }
+}
+
+// A transformer's projection: [batch, tokens, K] x [K, N] -> Q, as QLinearMatMul over all rows
+// (K 5 and 1280 exercise the kernel's padding of rows to 4 bytes and long sums).
+TEST(QdqGemm, MatMulProjectionBecomesQLinearMatMulWithinOneStep) {
+  for (int64_t k : {5, 96, 1280}) {
+    HeadCase c;
+    c.batch = 2;
+    c.m = 13;
+    c.k = k;
+    c.n = 33;
+    c.trans_b = false;
+    c.bias = false;
+    c.quantized_output = true;
+    check(c);
+  }
+}
+
+// The fast QLinearMatMul kernels (the own one for constant symmetric int8 B, XNNPACK's for
+// per-tensor B) against the reference kernel on the ONNX op itself, as a model quantized to the
+// QOperator format holds it: uint8 and int8 A of rank 2 and 3, per-tensor and per-column B
+// scales, both output types; within one step.
+TEST(QLinearMatMulFast, MatchesTheReferenceKernel) {
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<int> code(-127, 127), byte(0, 255);
+  for (const DataType a_type : {DataType::kUint8, DataType::kInt8})
+    for (const bool per_column : {false, true})
+      for (const Shape& a_shape : {Shape{7, 40}, Shape{2, 9, 40}}) {
+        const int64_t k = 40, n = 21, rows = a_shape.size() == 2 ? 7 : 18;
+        const DataType y_type = per_column ? DataType::kInt8 : DataType::kUint8;
+        std::vector<int> a(static_cast<size_t>(rows * k)), w(static_cast<size_t>(k * n));
+        for (int& v : a) v = a_type == DataType::kUint8 ? byte(gen) : byte(gen) - 128;
+        for (int& v : w) v = code(gen);
+        auto q8 = [](DataType t, const std::vector<int>& v, Shape s) {
+          if (t == DataType::kInt8) return Tensor::from_vector<int8_t>(std::vector<int8_t>(v.begin(), v.end()), s);
+          return Tensor::from_vector<uint8_t>(std::vector<uint8_t>(v.begin(), v.end()), s);
+        };
+        std::vector<float> b_scale(per_column ? static_cast<size_t>(n) : 1);
+        for (size_t i = 0; i < b_scale.size(); ++i) b_scale[i] = 0.002f + 0.0001f * static_cast<float>(i);
+        const Shape bs_shape = per_column ? Shape{n} : Shape{};
+        const std::vector<backendtest::In> inputs = {
+            backendtest::var(q8(a_type, a, a_shape)),
+            backendtest::cst(Tensor::scalar<float>(0.02f)),
+            backendtest::cst(q8(a_type, {a_type == DataType::kUint8 ? 131 : 3}, {})),
+            backendtest::cst(q8(DataType::kInt8, w, {k, n})),
+            backendtest::cst(Tensor::from_vector<float>(b_scale, bs_shape)),
+            backendtest::cst(q8(DataType::kInt8, std::vector<int>(b_scale.size(), 0), bs_shape)),
+            backendtest::cst(Tensor::scalar<float>(0.05f)),
+            backendtest::cst(q8(y_type, {y_type == DataType::kUint8 ? 120 : -5}, {}))};
+        SCOPED_TRACE(std::string(dtype_name(a_type)) + (per_column ? " per column " : " per tensor ") +
+                     shape_to_string(a_shape));
+        auto run_with = [&](bool reference) {
+          SessionOptions options;
+          options.disable_xnnpack = reference;
+          options.disable_optimized = reference;
+          auto s = Session::create_from_model(
+              backendtest::one_node_model(backendtest::Op("QLinearMatMul", "", 17), inputs, {}), options);
+          EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+          Profiler profiler;
+          (*s)->set_profiler(&profiler);
+          auto out = (*s)->run({Value(inputs[0].t)});
+          EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+          // XNNPACK's kernel takes per-tensor B (where XNNPACK is built), the own one (VNNI) both.
+          const bool fast =
+              !reference && OpRegistry::global().has_fast_kernel(
+                                "", "QLinearMatMul", per_column ? Backend::kOptimized : Backend::kReference);
+          for (const Profiler::Entry& e : profiler.entries()) {
+            if (fast) {
+              EXPECT_NE(e.backend, Backend::kReference) << e.declined;
+            } else {
+              EXPECT_EQ(e.backend, Backend::kReference);
+            }
+          }
+          return (*out)[0].tensor();
+        };
+        const Tensor fast = run_with(false), ref = run_with(true);
+        Shape y_shape = a_shape;
+        y_shape.back() = n;
+        ASSERT_EQ(fast.shape(), y_shape);
+        ASSERT_EQ(ref.shape(), y_shape);
+        ASSERT_EQ(fast.dtype(), y_type);
+        for (int64_t i = 0; i < ref.numel(); ++i)
+          ASSERT_LE(std::fabs(fast.get_as_double(i) - ref.get_as_double(i)), 1.0) << "element " << i;
+      }
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
-// Optimized com.microsoft QGemm on the AVX512-VNNI int8 GEMM of qgemm.h: the QDQ pass turns a
-// classifier head (DQ(x) -> Gemm with DQ'd int8 weights) into QGemm, whose float output then
-// comes straight from the int32 sums:
+// Optimized com.microsoft QGemm and ONNX QLinearMatMul on the AVX512-VNNI int8 GEMM of
+// qgemm.h. The QDQ pass turns a classifier head (DQ(x) -> Gemm with DQ'd int8 weights) into
+// QGemm, whose float output then comes straight from the int32 sums:
 //   Y[m][n] = float(sum_k A'[m][k] * W[n][k] + C[n] - a_zero_point * sum_k W[n][k]) * alpha * a_scale * b_scale[n]
-// (or requantized to y_scale / y_zero_point). It reads 1 byte per weight where the folded float
-// Gemm read 4 (MobileNetV2's 1280x1000 head: 1.3 MB instead of 5 MB per run). Covers what the
-// pass emits: 2-D A [M, K] with per-tensor constant parameters, constant symmetric int8 B (either
-// orientation, per-tensor or per-column scales), an optional constant int32 bias of N (or 1)
-// elements. Anything else, or a CPU without VNNI, runs the reference kernel (ref/qgemm.cc).
+// (or requantized to y_scale / y_zero_point), and a transformer's projection (DQ(x) -> MatMul
+// with DQ'd int8 weights -> Q) into QLinearMatMul, the same GEMM over A's rows whatever its rank
+// (A [..., K] x B [K, N] -> Y [..., N], requantized). It reads 1 byte per weight where the folded
+// float Gemm read 4 (MobileNetV2's 1280x1000 head: 1.3 MB instead of 5 MB per run). Covers what
+// the pass emits: A with per-tensor constant parameters, constant symmetric int8 B (either
+// orientation for QGemm, per-tensor or per-column scales), QGemm's optional constant int32 bias
+// of N (or 1) elements. Anything else, or a CPU without VNNI, runs the reference kernels
+// (ref/qgemm.cc, ref/qlinear.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,42 +27,68 @@ namespace {
 
 constexpr int64_t kRowBlock = 96;  // rows of A per task: a multiple of the kernel's 12
 
+// Where the two ops keep their inputs: QGemm (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale,
+// y_zp) and QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
+struct QgemmOperands {
+  const char* op;
+  int c = -1;  // no bias input: -1
+  int y_scale, y_zero_point;
+  bool matmul;  // QLinearMatMul: B is [K, N], the output quantized, A of any rank >= 2
+};
+constexpr QgemmOperands kQGemm{"own QGemm", 6, 7, 8, false};
+constexpr QgemmOperands kQLinearMatMul{"own QLinearMatMul", -1, 6, 7, true};
+
 class QGemmKernel final : public FastKernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  static Result<std::unique_ptr<Kernel>> create_qgemm(const KernelInit& init) { return create(init, kQGemm); }
+  static Result<std::unique_ptr<Kernel>> create_qlinear_matmul(const KernelInit& init) {
+    return create(init, kQLinearMatMul);
+  }
+
+ private:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const QgemmOperands& io) {
+    const char* op = io.op;
     const QgemmFn gemm = qgemm_fast();
-    if (!gemm) return unsupported("own QGemm: AVX512-VNNI only");
-    XONNX_ASSIGN_OR_RETURN(const int64_t trans_a, init.get_int("transA", 0));
-    XONNX_ASSIGN_OR_RETURN(const int64_t trans_b, init.get_int("transB", 0));
-    XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
-    if (trans_a != 0) return unsupported("own QGemm: transA");
+    if (!gemm) return unsupported(op, ": AVX512-VNNI only");
+    int64_t trans_b = 0;
+    float alpha = 1.0f;
+    if (!io.matmul) {
+      XONNX_ASSIGN_OR_RETURN(const int64_t trans_a, init.get_int("transA", 0));
+      XONNX_ASSIGN_OR_RETURN(trans_b, init.get_int("transB", 0));
+      XONNX_ASSIGN_OR_RETURN(alpha, init.get_float("alpha", 1.0f));
+      if (trans_a != 0) return unsupported(op, ": transA");
+    }
     const Tensor* b = init.constant_input(3);
     const Tensor* bs = init.constant_input(4);
     const Tensor* bz = init.has_input(5) ? init.constant_input(5) : nullptr;
     if (!b || b->dtype() != DataType::kInt8 || b->rank() != 2 || !bs || bs->dtype() != DataType::kFloat ||
         (init.has_input(5) && !bz))
-      return unsupported("own QGemm: needs a constant int8 2-D B with constant parameters");
+      return unsupported(op, ": needs a constant int8 2-D B with constant parameters");
     const int64_t k = trans_b ? b->dim(1) : b->dim(0), n = trans_b ? b->dim(0) : b->dim(1);
-    if (bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != n)) return unsupported("own QGemm: b_scale shape");
+    if (k <= 0 || n <= 0) return unsupported(op, ": empty B");
+    if (bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != n)) return unsupported(op, ": b_scale shape");
     for (int64_t i = 0; bz && i < bz->numel(); ++i)
-      if (bz->get_as_int64(i) != 0) return unsupported("own QGemm: asymmetric B");
-    if (!init.has_input(2)) return unsupported("own QGemm: no a_zero_point");
+      if (bz->get_as_int64(i) != 0) return unsupported(op, ": asymmetric B");
+    if (!init.has_input(2)) return unsupported(op, ": no a_zero_point");
     auto kern = std::unique_ptr<QGemmKernel>(new QGemmKernel());
-    XONNX_ASSIGN_OR_RETURN(const float a_scale, constant_scale(init, 1, "own QGemm: a_scale"));
-    XONNX_ASSIGN_OR_RETURN(const int32_t a_zp, constant_zero_point(init, 2, "own QGemm: a_zero_point", &kern->a_type_));
+    kern->matmul_ = io.matmul;
+    XONNX_ASSIGN_OR_RETURN(const float a_scale, constant_scale(init, 1, op));
+    XONNX_ASSIGN_OR_RETURN(const int32_t a_zp, constant_zero_point(init, 2, op, &kern->a_type_));
     double out_scale = 1.0;  // y_scale, when the output is quantized
     int32_t y_zp = 0;
-    kern->float_out_ = !init.has_input(7);
+    kern->float_out_ = !init.has_input(static_cast<size_t>(io.y_scale));
+    if (kern->float_out_ && io.matmul) return unsupported(op, ": no y_scale");
     if (!kern->float_out_) {
-      XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, 7, "own QGemm: y_scale"));
-      if (!init.has_input(8)) return unsupported("own QGemm: no y_zero_point");
-      XONNX_ASSIGN_OR_RETURN(y_zp, constant_zero_point(init, 8, "own QGemm: y_zero_point", &kern->y_type_));
+      XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, static_cast<size_t>(io.y_scale), op));
+      if (!init.has_input(static_cast<size_t>(io.y_zero_point))) return unsupported(op, ": no y_zero_point");
+      XONNX_ASSIGN_OR_RETURN(y_zp, constant_zero_point(init, static_cast<size_t>(io.y_zero_point), op, &kern->y_type_));
       out_scale = y_scale;
     }
-    const Tensor* c = init.has_input(6) ? init.constant_input(6) : nullptr;
-    if (init.has_input(6) && (!c || c->dtype() != DataType::kInt32 || (c->numel() != n && c->numel() != 1) ||
-                              (c->rank() == 2 && c->dim(0) != 1) || c->rank() > 2))
-      return unsupported("own QGemm: C must be a constant int32 of N or 1 elements");
+    const bool has_c = io.c >= 0 && init.has_input(static_cast<size_t>(io.c));
+    const Tensor* c = has_c ? init.constant_input(static_cast<size_t>(io.c)) : nullptr;
+    if (has_c && (!c || c->dtype() != DataType::kInt32 || (c->numel() != n && c->numel() != 1) ||
+                  (c->rank() == 2 && c->dim(0) != 1) || c->rank() > 2))
+      return unsupported(op, ": C must be a constant int32 of N or 1 elements");
     XONNX_RETURN_IF_ERROR(init_own_kernel(*kern, init));
     kern->gemm_ = gemm;
     kern->k_ = k;
@@ -77,7 +106,7 @@ class QGemmKernel final : public FastKernel {
     for (int64_t col = 0; col < n; ++col) {
       const int64_t bias = c ? c->data<int32_t>()[c->numel() == 1 ? 0 : col] : 0;
       const int64_t off = bias - a_zp_unsigned * kern->w_.column_sums[static_cast<size_t>(col)];
-      if (off < INT32_MIN || off > INT32_MAX) return unsupported("own QGemm: bias out of range");
+      if (off < INT32_MIN || off > INT32_MAX) return unsupported(op, ": bias out of range");
       kern->offset_[static_cast<size_t>(col)] = static_cast<int32_t>(off);
       const double b_scale = bs->data<float>()[bs->numel() == 1 ? 0 : col];
       kern->scale_[static_cast<size_t>(col)] = static_cast<float>(double(alpha) * a_scale * b_scale / out_scale);
@@ -86,17 +115,21 @@ class QGemmKernel final : public FastKernel {
     kern->rq_ = {kern->offset_.data(), kern->scale_.data(), y_zp, y_signed ? -128 : 0, y_signed ? 127 : 255, a_signed,
                  kern->float_out_};
     init.packed_constant_input(3);  // copied into the packed panels, as is the bias
-    if (init.has_input(6)) init.packed_constant_input(6);
+    if (has_c) init.packed_constant_input(static_cast<size_t>(io.c));
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
- private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
-    if (!a.defined() || a.dtype() != a_type_ || a.rank() != 2 || a.dim(1) != k_) return Status::ok();
-    const int64_t m = a.dim(0), n = w_.n;
+    if (!a.defined() || a.dtype() != a_type_ || a.rank() < 2 || (!matmul_ && a.rank() != 2) ||
+        a.dim(a.rank() - 1) != k_) {
+      return Status::ok();
+    }
+    const int64_t m = a.numel() / k_, n = w_.n;
+    Shape y_shape = a.shape();  // [..., K] -> [..., N]
+    y_shape.back() = n;
     XONNX_ASSIGN_OR_RETURN(Tensor * y,
-                           ctx.allocate_output_uninitialized(0, float_out_ ? DataType::kFloat : y_type_, {m, n}));
+                           ctx.allocate_output_uninitialized(0, float_out_ ? DataType::kFloat : y_type_, y_shape));
     const uint8_t* in = static_cast<const uint8_t*>(a.raw_data());
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
     const size_t out_row = static_cast<size_t>(n) * (float_out_ ? sizeof(float) : 1);
@@ -126,6 +159,7 @@ class QGemmKernel final : public FastKernel {
   }
 
   QgemmFn gemm_ = nullptr;
+  bool matmul_ = false;  // QLinearMatMul: A of any rank >= 2
   int64_t k_ = 0;
   bool float_out_ = true;
   DataType a_type_ = DataType::kInt8, y_type_ = DataType::kUint8;
@@ -139,8 +173,10 @@ class QGemmKernel final : public FastKernel {
 }  // namespace
 
 void register_opt_qgemm(OpRegistry& registry) {
-  XONNX_REGISTER(registry, "com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create, Backend::kOptimized,
+  XONNX_REGISTER(registry, "com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create_qgemm, Backend::kOptimized,
                  kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
+  XONNX_REGISTER(registry, "", "QLinearMatMul", 10, kLatestVersion, QGemmKernel::create_qlinear_matmul,
+                 Backend::kOptimized, kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
 }
 
 }  // namespace opt
