@@ -40,6 +40,10 @@ void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights&
       const uint8_t flip = rq.a_signed ? 0x80 : 0;
       for (int64_t kk = 0; kk < w.k4; ++kk)
         acc += (a[r * lda + kk] ^ flip) * panel[(kk / 4) * kQgemmNr * 4 + lane * 4 + kk % 4];
+      if (rq.int32_out) {
+        reinterpret_cast<int32_t*>(c)[r * ldc + static_cast<size_t>(col)] = acc + rq.offset[col];
+        continue;
+      }
       if (rq.float_out) {
         reinterpret_cast<float*>(c)[r * ldc + static_cast<size_t>(col)] =
             static_cast<float>(acc + rq.offset[col]) * rq.scale[col];

@@ -1,7 +1,8 @@
 // int8 GEMM of the quantized convolution and QGemm (optimized/qlinear.cc, qgemm_op.cc):
 //   C[m][n] = clamp(round((sum_k A[m][k] * W[n][k] + offset[n]) * scale[n]) + zero_point, lo, hi)
 // with A uint8 (or int8 read as A + 128, QgemmRequant::a_signed), W int8 (symmetric weights), C
-// int8 or uint8 (both stored through the clamp), or float without the rounding (float_out). The AVX512-VNNI kernel (vpdpbusd: four
+// int8 or uint8 (both stored through the clamp), float without the rounding (float_out), or the
+// int32 sums themselves (int32_out). The AVX512-VNNI kernel (vpdpbusd: four
 // u8 x s8 products per 32-bit lane) is what XNNPACK 2022 lacks; qgemm_reference is its twin
 // and gives bit-identical results (same int32 sums, same float requantization).
 #pragma once
@@ -35,6 +36,9 @@ struct QgemmRequant {
   // C is float instead: C[m][n] = float(sum + offset[n]) * scale[n] (no zero point or clamp);
   // c points to floats and ldc counts floats.
   bool float_out = false;
+  // C is int32 instead (MatMulInteger): C[m][n] = sum + offset[n], exact; scale is loaded but
+  // not applied (it must still hold n floats), c points to int32s and ldc counts them.
+  bool int32_out = false;
 };
 
 // A: m rows of w.k4 bytes at a + r * lda (bytes past w.k meet zero weights: any value); C: m rows of n bytes

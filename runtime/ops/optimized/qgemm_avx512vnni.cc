@@ -67,6 +67,14 @@ template <int MR>
 __attribute__((noinline)) void requantize_rows(const int32_t (*sums)[2][16], const QgemmRequant& rq, int64_t col,
                                                int64_t n, uint8_t* c, size_t ldc) {
   const Columns c0 = columns(rq, col, n), c1 = columns(rq, col + 16, n);
+  if (rq.int32_out) {  // the sums already hold the offsets
+    for (int r = 0; r < MR; ++r) {
+      int32_t* out = reinterpret_cast<int32_t*>(c + r * ldc) + col;
+      _mm512_mask_storeu_epi32(out, c0.mask, _mm512_load_si512(sums[r][0]));
+      if (c1.mask) _mm512_mask_storeu_epi32(out + 16, c1.mask, _mm512_load_si512(sums[r][1]));
+    }
+    return;
+  }
   if (rq.float_out) {
     for (int r = 0; r < MR; ++r) {
       float* out = reinterpret_cast<float*>(c + r * ldc) + col;
@@ -152,7 +160,7 @@ template <bool kFlip>
 void qgemm_panels(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w, const QgemmRequant& rq, uint8_t* c,
                   size_t ldc) {
   const int64_t panels = (w.n + kQgemmNr - 1) / kQgemmNr;
-  ldc *= rq.float_out ? sizeof(float) : 1;  // in bytes from here on
+  ldc *= rq.float_out || rq.int32_out ? 4 : 1;  // in bytes from here on
   for (int64_t p = 0; p < panels; ++p) {
     const int8_t* panel = w.packed.data() + p * w.k4 * kQgemmNr;
     const int64_t col = p * kQgemmNr;

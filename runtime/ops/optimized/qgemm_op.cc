@@ -1,15 +1,16 @@
-// Optimized com.microsoft QGemm and ONNX QLinearMatMul on the AVX512-VNNI int8 GEMM of
-// qgemm.h. The QDQ pass turns a classifier head (DQ(x) -> Gemm with DQ'd int8 weights) into
-// QGemm, whose float output then comes straight from the int32 sums:
-//   Y[m][n] = float(sum_k A'[m][k] * W[n][k] + C[n] - a_zero_point * sum_k W[n][k]) * alpha * a_scale * b_scale[n]
-// (or requantized to y_scale / y_zero_point), and a transformer's projection (DQ(x) -> MatMul
-// with DQ'd int8 weights -> Q) into QLinearMatMul, the same GEMM over A's rows whatever its rank
-// (A [..., K] x B [K, N] -> Y [..., N], requantized). It reads 1 byte per weight where the folded
-// float Gemm read 4 (MobileNetV2's 1280x1000 head: 1.3 MB instead of 5 MB per run). Covers what
-// the pass emits: A with per-tensor constant parameters, constant symmetric int8 B (either
-// orientation for QGemm, per-tensor or per-column scales), QGemm's optional constant int32 bias
-// of N (or 1) elements. Anything else, or a CPU without VNNI, runs the reference kernels
-// (ref/qgemm.cc, ref/qlinear.cc).
+// Optimized com.microsoft QGemm, ONNX QLinearMatMul and MatMulInteger on the AVX512-VNNI int8
+// GEMM of qgemm.h, which sums A'[m][k] * W[n][k] in int32 and then
+//   Y[m][n] = float(sum + C[n] - a_zero_point * sum_k W[n][k]) * alpha * a_scale * b_scale[n]
+// (QGemm's float output), that requantized to y_scale / y_zero_point (QGemm, QLinearMatMul), or
+// the int32 sum itself (MatMulInteger). The QDQ pass turns a classifier head (DQ(x) -> Gemm with
+// DQ'd int8 weights) into QGemm and a transformer's projection (DQ(x) -> MatMul -> Q) into
+// QLinearMatMul; the converter's int8 dynamic quantization writes MatMulInteger. The matmuls take
+// A [..., K] of any rank as rows (Y [..., N]). Weights are read as 1 byte where the folded float
+// Gemm read 4. Covers: A with per-tensor parameters (constant, except MatMulInteger's zero point,
+// which DynamicQuantizeLinear computes per run), constant symmetric int8 B (either orientation for
+// QGemm, per-tensor or per-column scales), QGemm's optional constant int32 bias of N (or 1)
+// elements. Anything else, or a CPU without VNNI, runs the reference kernels (ref/qgemm.cc,
+// ref/qlinear.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,22 +28,29 @@ namespace {
 
 constexpr int64_t kRowBlock = 96;  // rows of A per task: a multiple of the kernel's 12
 
-// Where the two ops keep their inputs: QGemm (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale,
-// y_zp) and QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
+// Where an op keeps its inputs (-1: it has none such): QGemm (A, a_scale, a_zp, B, b_scale, b_zp,
+// C, y_scale, y_zp), QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp),
+// MatMulInteger (A, B, a_zero_point, b_zero_point).
 struct QgemmOperands {
   const char* op;
-  int c = -1;  // no bias input: -1
-  int y_scale, y_zero_point;
-  bool matmul;  // QLinearMatMul: B is [K, N], the output quantized, A of any rank >= 2
+  int a_scale, a_zero_point, b, b_scale, b_zero_point, c, y_scale, y_zero_point;
+  bool matmul;   // B is [K, N] and A of any rank >= 2
+  bool integer;  // int32 output; a_zero_point may change from run to run
 };
-constexpr QgemmOperands kQGemm{"own QGemm", 6, 7, 8, false};
-constexpr QgemmOperands kQLinearMatMul{"own QLinearMatMul", -1, 6, 7, true};
+constexpr QgemmOperands kQGemm{"own QGemm", 1, 2, 3, 4, 5, 6, 7, 8, false, false};
+constexpr QgemmOperands kQLinearMatMul{"own QLinearMatMul", 1, 2, 3, 4, 5, -1, 6, 7, true, false};
+constexpr QgemmOperands kMatMulInteger{"own MatMulInteger", -1, 2, 1, -1, 3, -1, -1, -1, true, true};
+
+bool has(const KernelInit& init, int i) { return i >= 0 && init.has_input(static_cast<size_t>(i)); }
 
 class QGemmKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create_qgemm(const KernelInit& init) { return create(init, kQGemm); }
   static Result<std::unique_ptr<Kernel>> create_qlinear_matmul(const KernelInit& init) {
     return create(init, kQLinearMatMul);
+  }
+  static Result<std::unique_ptr<Kernel>> create_matmul_integer(const KernelInit& init) {
+    return create(init, kMatMulInteger);
   }
 
  private:
@@ -58,33 +66,41 @@ class QGemmKernel final : public FastKernel {
       XONNX_ASSIGN_OR_RETURN(alpha, init.get_float("alpha", 1.0f));
       if (trans_a != 0) return unsupported(op, ": transA");
     }
-    const Tensor* b = init.constant_input(3);
-    const Tensor* bs = init.constant_input(4);
-    const Tensor* bz = init.has_input(5) ? init.constant_input(5) : nullptr;
-    if (!b || b->dtype() != DataType::kInt8 || b->rank() != 2 || !bs || bs->dtype() != DataType::kFloat ||
-        (init.has_input(5) && !bz))
+    const Tensor* b = init.constant_input(static_cast<size_t>(io.b));
+    const Tensor* bs = io.b_scale >= 0 ? init.constant_input(static_cast<size_t>(io.b_scale)) : nullptr;
+    const Tensor* bz = has(init, io.b_zero_point) ? init.constant_input(static_cast<size_t>(io.b_zero_point)) : nullptr;
+    if (!b || b->dtype() != DataType::kInt8 || b->rank() != 2 || (has(init, io.b_zero_point) && !bz) ||
+        (io.b_scale >= 0 && (!bs || bs->dtype() != DataType::kFloat)))
       return unsupported(op, ": needs a constant int8 2-D B with constant parameters");
     const int64_t k = trans_b ? b->dim(1) : b->dim(0), n = trans_b ? b->dim(0) : b->dim(1);
     if (k <= 0 || n <= 0) return unsupported(op, ": empty B");
-    if (bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != n)) return unsupported(op, ": b_scale shape");
+    if (bs && (bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != n))) return unsupported(op, ": b_scale shape");
     for (int64_t i = 0; bz && i < bz->numel(); ++i)
       if (bz->get_as_int64(i) != 0) return unsupported(op, ": asymmetric B");
-    if (!init.has_input(2)) return unsupported(op, ": no a_zero_point");
     auto kern = std::unique_ptr<QGemmKernel>(new QGemmKernel());
     kern->matmul_ = io.matmul;
-    XONNX_ASSIGN_OR_RETURN(const float a_scale, constant_scale(init, 1, op));
-    XONNX_ASSIGN_OR_RETURN(const int32_t a_zp, constant_zero_point(init, 2, op, &kern->a_type_));
+    kern->integer_ = io.integer;
+    float a_scale = 1.0f;
+    int32_t a_zp = 0;
+    if (io.integer) {
+      // A's zero point: none (0), a constant, or a value computed per run (DynamicQuantizeLinear).
+      kern->a_zero_point_input_ = has(init, io.a_zero_point) ? io.a_zero_point : -1;
+    } else {
+      if (!has(init, io.a_zero_point)) return unsupported(op, ": no a_zero_point");
+      XONNX_ASSIGN_OR_RETURN(a_scale, constant_scale(init, static_cast<size_t>(io.a_scale), op));
+      XONNX_ASSIGN_OR_RETURN(a_zp, constant_zero_point(init, static_cast<size_t>(io.a_zero_point), op, &kern->a_type_));
+    }
     double out_scale = 1.0;  // y_scale, when the output is quantized
     int32_t y_zp = 0;
-    kern->float_out_ = !init.has_input(static_cast<size_t>(io.y_scale));
+    kern->float_out_ = !io.integer && !has(init, io.y_scale);
     if (kern->float_out_ && io.matmul) return unsupported(op, ": no y_scale");
-    if (!kern->float_out_) {
+    if (!io.integer && !kern->float_out_) {
       XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, static_cast<size_t>(io.y_scale), op));
-      if (!init.has_input(static_cast<size_t>(io.y_zero_point))) return unsupported(op, ": no y_zero_point");
+      if (!has(init, io.y_zero_point)) return unsupported(op, ": no y_zero_point");
       XONNX_ASSIGN_OR_RETURN(y_zp, constant_zero_point(init, static_cast<size_t>(io.y_zero_point), op, &kern->y_type_));
       out_scale = y_scale;
     }
-    const bool has_c = io.c >= 0 && init.has_input(static_cast<size_t>(io.c));
+    const bool has_c = has(init, io.c);
     const Tensor* c = has_c ? init.constant_input(static_cast<size_t>(io.c)) : nullptr;
     if (has_c && (!c || c->dtype() != DataType::kInt32 || (c->numel() != n && c->numel() != 1) ||
                   (c->rank() == 2 && c->dim(0) != 1) || c->rank() > 2))
@@ -99,40 +115,65 @@ class QGemmKernel final : public FastKernel {
       for (int64_t kk = 0; kk < k; ++kk)
         rows[static_cast<size_t>(col * k + kk)] = trans_b ? bd[col * k + kk] : bd[kk * n + col];
     kern->w_ = pack_qgemm_weights(rows.data(), n, k);
-    const bool a_signed = kern->a_type_ == DataType::kInt8;
-    const int64_t a_zp_unsigned = a_zp + (a_signed ? 128 : 0);
-    kern->offset_.resize(static_cast<size_t>(n));
+    kern->bias_.assign(static_cast<size_t>(n), 0);
     kern->scale_.resize(static_cast<size_t>(n));
     for (int64_t col = 0; col < n; ++col) {
-      const int64_t bias = c ? c->data<int32_t>()[c->numel() == 1 ? 0 : col] : 0;
-      const int64_t off = bias - a_zp_unsigned * kern->w_.column_sums[static_cast<size_t>(col)];
-      if (off < INT32_MIN || off > INT32_MAX) return unsupported(op, ": bias out of range");
-      kern->offset_[static_cast<size_t>(col)] = static_cast<int32_t>(off);
-      const double b_scale = bs->data<float>()[bs->numel() == 1 ? 0 : col];
+      kern->bias_[static_cast<size_t>(col)] = c ? c->data<int32_t>()[c->numel() == 1 ? 0 : col] : 0;
+      const double b_scale = bs ? bs->data<float>()[bs->numel() == 1 ? 0 : col] : 1.0;
       kern->scale_[static_cast<size_t>(col)] = static_cast<float>(double(alpha) * a_scale * b_scale / out_scale);
     }
     const bool y_signed = kern->y_type_ == DataType::kInt8;
-    kern->rq_ = {kern->offset_.data(), kern->scale_.data(), y_zp, y_signed ? -128 : 0, y_signed ? 127 : 255, a_signed,
-                 kern->float_out_};
-    init.packed_constant_input(3);  // copied into the packed panels, as is the bias
+    kern->rq_ = {nullptr, kern->scale_.data(), y_zp,      y_signed ? -128 : 0, y_signed ? 127 : 255,
+                 false,   kern->float_out_,    io.integer};
+    if (!io.integer) XONNX_RETURN_IF_ERROR(kern->set_a_zero_point(kern->a_type_, a_zp));
+    init.packed_constant_input(static_cast<size_t>(io.b));  // copied into the packed panels, as is the bias
     if (has_c) init.packed_constant_input(static_cast<size_t>(io.c));
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
+  // offset[n] = bias[n] - a_zero_point * sum_k W[n][k], with int8 A read as A + 128.
+  Status set_a_zero_point(DataType a_type, int32_t a_zp) {
+    if (!offset_.empty() && a_type == a_type_ && a_zp == a_zp_) return Status::ok();
+    a_type_ = a_type;
+    a_zp_ = a_zp;
+    const bool a_signed = a_type == DataType::kInt8;
+    const int64_t a_zp_unsigned = a_zp + (a_signed ? 128 : 0);
+    offset_.resize(static_cast<size_t>(w_.n));
+    for (int64_t col = 0; col < w_.n; ++col) {
+      const int64_t off = bias_[static_cast<size_t>(col)] - a_zp_unsigned * w_.column_sums[static_cast<size_t>(col)];
+      if (off < INT32_MIN || off > INT32_MAX) return unsupported("own int8 GEMM: bias out of range");
+      offset_[static_cast<size_t>(col)] = static_cast<int32_t>(off);
+    }
+    rq_.offset = offset_.data();
+    rq_.a_signed = a_signed;
+    return Status::ok();
+  }
+
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
-    if (!a.defined() || a.dtype() != a_type_ || a.rank() < 2 || (!matmul_ && a.rank() != 2) ||
+    if (!a.defined() || !dtype_is_8bit_int(a.dtype()) || a.rank() < 2 || (!matmul_ && a.rank() != 2) ||
         a.dim(a.rank() - 1) != k_) {
+      return Status::ok();
+    }
+    if (integer_) {  // A's type and zero point come with the run
+      int32_t a_zp = 0;
+      if (a_zero_point_input_ >= 0 && ctx.has_input(static_cast<size_t>(a_zero_point_input_))) {
+        const Tensor& z = ctx.input(static_cast<size_t>(a_zero_point_input_));
+        if (z.numel() != 1 || z.rank() > 1 || z.dtype() != a.dtype()) return Status::ok();
+        a_zp = static_cast<int32_t>(z.get_as_int64(0));
+      }
+      if (!set_a_zero_point(a.dtype(), a_zp).is_ok()) return Status::ok();
+    } else if (a.dtype() != a_type_) {
       return Status::ok();
     }
     const int64_t m = a.numel() / k_, n = w_.n;
     Shape y_shape = a.shape();  // [..., K] -> [..., N]
     y_shape.back() = n;
-    XONNX_ASSIGN_OR_RETURN(Tensor * y,
-                           ctx.allocate_output_uninitialized(0, float_out_ ? DataType::kFloat : y_type_, y_shape));
+    const DataType y_type = integer_ ? DataType::kInt32 : float_out_ ? DataType::kFloat : y_type_;
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, y_type, y_shape));
     const uint8_t* in = static_cast<const uint8_t*>(a.raw_data());
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
-    const size_t out_row = static_cast<size_t>(n) * (float_out_ ? sizeof(float) : 1);
+    const size_t out_row = static_cast<size_t>(n) * static_cast<size_t>(dtype_bits(y_type) / 8);
     const int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
     const size_t min_chunk = chunk_for(kRowBlock * w_.k4 * n / 8);
     const bool pad_rows = w_.k4 != k_;  // the kernel reads k4 bytes per row: the last row would overrun A
@@ -159,12 +200,15 @@ class QGemmKernel final : public FastKernel {
   }
 
   QgemmFn gemm_ = nullptr;
-  bool matmul_ = false;  // QLinearMatMul: A of any rank >= 2
+  bool matmul_ = false;   // A of any rank >= 2
+  bool integer_ = false;  // MatMulInteger: int32 out, A's type and zero point from the run
+  int a_zero_point_input_ = -1;
   int64_t k_ = 0;
   bool float_out_ = true;
   DataType a_type_ = DataType::kInt8, y_type_ = DataType::kUint8;
+  int32_t a_zp_ = 0;
   QgemmWeights w_;
-  std::vector<int32_t> offset_;
+  std::vector<int32_t> bias_, offset_;  // offset = bias - a_zero_point * column sums
   std::vector<float> scale_;
   QgemmRequant rq_;
   ChunkScratch<uint8_t> padded_;  // per chunk of row blocks, when k is not a multiple of 4
@@ -176,6 +220,8 @@ void register_opt_qgemm(OpRegistry& registry) {
   XONNX_REGISTER(registry, "com.microsoft", "QGemm", 1, kLatestVersion, QGemmKernel::create_qgemm, Backend::kOptimized,
                  kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
   XONNX_REGISTER(registry, "", "QLinearMatMul", 10, kLatestVersion, QGemmKernel::create_qlinear_matmul,
+                 Backend::kOptimized, kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
+  XONNX_REGISTER(registry, "", "MatMulInteger", 10, kLatestVersion, QGemmKernel::create_matmul_integer,
                  Backend::kOptimized, kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
 }
 

@@ -1,10 +1,13 @@
 // Optimized per-tensor QuantizeLinear (float32 -> int8 / uint8) and DequantizeLinear
 // (int8 / uint8 -> float32) with constant scalar scale and zero point: the edges of int8 models
-// (the input's quantization, the classifier head's dequantization). Same arithmetic as the
-// reference (ref/quantize.cc): x / scale in float, round half to even, NaN -> 0, saturation;
-// (x - zero_point) * scale in float. Blocked, axis-wise or other types stay with the reference.
+// (the input's quantization, the classifier head's dequantization); and DynamicQuantizeLinear,
+// which int8 dynamic models run before every MatMulInteger. Same arithmetic as the reference
+// (ref/quantize.cc): x / scale in float, round half to even, NaN -> 0, saturation;
+// (x - zero_point) * scale in float; DynamicQuantizeLinear's scale and zero point from the
+// range as the reference computes them. Blocked, axis-wise or other types stay with the reference.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
@@ -29,6 +32,17 @@ XONNX_ISA_CLONES bool any_nan(const float* x, size_t n) {
   int nan = 0;
   for (size_t i = 0; i < n; ++i) nan |= static_cast<int>(x[i] != x[i]);
   return nan != 0;
+}
+
+// The smallest and largest of x (no NaN here), folded into mn / mx.
+XONNX_ISA_CLONES void min_max(const float* x, size_t n, float& mn, float& mx) {
+  float lo = mn, hi = mx;
+  for (size_t i = 0; i < n; ++i) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  mn = lo;
+  mx = hi;
 }
 
 // q = clamp(x / s, lo, hi) rounded half to even, + zp. Clamping to the integer bounds first
@@ -151,11 +165,64 @@ class DequantizeKernel final : public FastKernel {
   DataType type_ = DataType::kUndefined;  // kUndefined: no zero point, any 8-bit x
 };
 
+// y, y_scale, y_zero_point = DynamicQuantizeLinear(x): uint8 over x's range widened to hold 0.
+class DynamicQuantizeKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::unique_ptr<DynamicQuantizeKernel>(new DynamicQuantizeKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_f32(x)) return Status::ok();
+    const float* in = x.data<float>();
+    const size_t n = static_cast<size_t>(x.numel());
+    if (!keep_if_finite(!any_nan(in, n))) return Status::ok();  // the reference reports NaN
+    const size_t chunk = pool_->chunk_size(n, kChunk);
+    ranges_.assign(2 * ((n + chunk - 1) / chunk + 1), 0.0f);  // per chunk: min, max (both start at 0)
+    pool_->parallel_for(n, kChunk, [&](size_t b, size_t e) {
+      const size_t c = b / chunk;
+      min_max(in + b, e - b, ranges_[2 * c], ranges_[2 * c + 1]);
+    });
+    float mn = 0.0f, mx = 0.0f;
+    for (size_t c = 0; c < ranges_.size(); c += 2) {
+      mn = std::min(mn, ranges_[c]);
+      mx = std::max(mx, ranges_[c + 1]);
+    }
+    const float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
+    if (!std::isfinite(scale)) return Status::ok();  // an infinite range: the reference reports it
+    const float zp = std::nearbyint(std::min(std::max(0.0f - mn / scale, 0.0f), 255.0f));
+    const int32_t z = static_cast<int32_t>(zp);
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kUint8, x.shape()));
+    uint8_t* out = y->data<uint8_t>();
+    pool_->parallel_for(n, kChunk, [&](size_t b, size_t e) {
+      quantize_uint8(in + b, out + b, e - b, scale, static_cast<float>(-z), static_cast<float>(255 - z), z);
+    });
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+      XONNX_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output_uninitialized(1, DataType::kFloat, {}));
+      s->data<float>()[0] = scale;
+    }
+    if (ctx.num_outputs() > 2 && ctx.output_wanted(2)) {
+      XONNX_ASSIGN_OR_RETURN(Tensor * zt, ctx.allocate_output_uninitialized(2, DataType::kUint8, {}));
+      zt->data<uint8_t>()[0] = static_cast<uint8_t>(z);
+    }
+    handled = true;
+    return Status::ok();
+  }
+
+  std::vector<float> ranges_;
+};
+
 }  // namespace
 
 void register_opt_quantize(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "QuantizeLinear", 10, kLatestVersion, QuantizeKernel::create, Backend::kOptimized);
   XONNX_REGISTER(registry, "", "DequantizeLinear", 10, kLatestVersion, DequantizeKernel::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "DynamicQuantizeLinear", 11, kLatestVersion, DynamicQuantizeKernel::create,
+                 Backend::kOptimized);
 }
 
 }  // namespace opt
