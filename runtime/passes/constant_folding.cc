@@ -210,22 +210,26 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
       args.push_back(in.empty() ? nullptr : all_constant ? it->second : nullptr);
     }
     if (!all_constant) continue;
+    // A weight stored in another type (float16) and cast once: see cast_fold_limit_bytes.
+    const bool weight_cast = n.op_type == "Cast" && n.domain.empty() && n.inputs.size() == 1 &&
+                             uses[n.inputs[0]] == 1 && graph.find_initializer(n.inputs[0]) != nullptr;
+    const int64_t node_limit = weight_cast ? std::max(limit, ctx.options.cast_fold_limit_bytes) : limit;
     bool too_big = false;
     for (const std::string& o : n.outputs) {
       const int64_t bytes = o.empty() ? -1 : predicted_bytes(facts, o);
-      if (bytes > limit) {
+      if (bytes > node_limit) {
         warn_once(ctx, counts,
-                  "not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) + " > limit " + mb(limit));
+                  "not folded: " + n.describe() + " output '" + o + "' is " + mb(bytes) + " > limit " + mb(node_limit));
         too_big = true;
         break;
       }
     }
     if (too_big) continue;
-    auto result = evaluate_node(model, n, args, limit);
+    auto result = evaluate_node(model, n, args, node_limit);
     if (!result.is_ok()) {
       const StatusCode code = result.status().code();
       if (code == StatusCode::kResourceExhausted) {
-        warn_once(ctx, counts, "not folded: " + n.describe() + ": an output is over the limit " + mb(limit));
+        warn_once(ctx, counts, "not folded: " + n.describe() + ": an output is over the limit " + mb(node_limit));
       } else if (code != StatusCode::kUnsupported) {
         // The model fails the same way at run time; leave it for the runtime to report.
         warn_once(ctx, counts, "not folded: " + n.describe() + ": " + result.status().message());

@@ -37,6 +37,10 @@ struct PassOptions {
   int level = 2;
   // A folded tensor larger than this is left computed at run time (reported).
   int64_t fold_size_limit_bytes = 16 << 20;
+  // Session creation: a Cast of a constant initializer that nothing else reads (a weight stored
+  // as float16) folds up to this size instead: left computed, it would convert the whole weight
+  // on every run, into a tensor of the same size. 0: no exception (the converter's files).
+  int64_t cast_fold_limit_bytes = 0;
   // dedup-weights compares initializers up to this size (session creation: small constants only).
   int64_t dedup_max_bytes = INT64_MAX;
   // Session creation: the session runs the optimized kernels, so rewrites into forms only they

@@ -49,6 +49,7 @@ Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_
   options.own_kernels = own_kernels;
   options.level = static_cast<int>(level);
   options.fold_size_limit_bytes = std::min(options.fold_size_limit_bytes, fold_size_limit_bytes);
+  options.cast_fold_limit_bytes = fold_size_limit_bytes;
   options.dedup_max_bytes = kSessionDedupMaxBytes;
   return run_pipeline(model, session_pass_list(), options);
 }

@@ -173,6 +173,39 @@ TEST(PassConstantFolding, NeverDuplicatesASharedLargeConstant) {
   EXPECT_EQ(count_op(shared.graph, "Transpose"), 1);
 }
 
+// A weight stored as float16 and cast to float (xonnx convert --quantize fp16): at session
+// creation it folds up to cast_fold_limit_bytes, past the folding limit, since computed it would
+// convert the whole weight on every run. A cast constant that another node also reads does not.
+TEST(PassConstantFolding, WeightCastsFoldPastTheSizeLimitAtSessionCreation) {
+  auto build = [](bool shared) {
+    Model m = make_model();
+    m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(32)})};
+    m.graph.outputs = {untyped("y")};
+    std::vector<Float16> w(32 * 32);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = from_float<Float16>(static_cast<float>(i % 5) - 2);
+    add_init(m.graph, "w16", Tensor::from_vector<Float16>(w, {32, 32}));  // 2 KB; 4 KB as float
+    m.graph.nodes = {make_node("Cast", {"w16"}, {"w"}, {attr_int("to", 1)}), make_node("MatMul", {"x", "w"}, {"y"})};
+    if (shared) {  // a second reader of the float16 constant
+      m.graph.outputs.push_back(untyped("w16_copy"));
+      m.graph.nodes.push_back(make_node("Identity", {"w16"}, {"w16_copy"}));
+    }
+    return m;
+  };
+  passes::PassOptions session;
+  session.fold_size_limit_bytes = 1024;
+  session.cast_fold_limit_bytes = 1 << 20;
+  Model folded = apply_pass(build(false), constant_folding, session);
+  EXPECT_EQ(count_op(folded.graph, "Cast"), 0);
+  EXPECT_EQ(folded.graph.find_initializer("w16"), nullptr);
+  ASSERT_NE(folded.graph.find_initializer("w"), nullptr);
+  expect_same_outputs(build(false), folded, {tv<float>(iota(64), {2, 32})});
+
+  passes::PassOptions converter = session;
+  converter.cast_fold_limit_bytes = 0;  // the converter keeps the smaller file
+  EXPECT_EQ(count_op(apply_pass(build(false), constant_folding, converter).graph, "Cast"), 1);
+  EXPECT_EQ(count_op(apply_pass(build(true), constant_folding, session).graph, "Cast"), 1);
+}
+
 TEST(PassConstantFolding, FoldsInsideLoopBody) {
   auto build = [] {
     Model m = make_model(17);
