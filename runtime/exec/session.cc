@@ -58,10 +58,7 @@ Status optimize_model(Model& model, const SessionOptions& options, passes::Pipel
   return Status::ok();
 }
 
-int64_t qdq_rewrites(const QdqFusionStats& s) {
-  return s.conv + s.gemm + s.matmul + s.binary + s.max_pool + s.concat + s.activations + s.folded_dequantize +
-         s.signed_activations;
-}
+int64_t qdq_rewrites(const QdqFusionStats& s) { return s.total(); }
 
 int64_t nhwc_rewrites(const NhwcLayoutStats& s) { return s.nhwc_ops; }
 

@@ -514,10 +514,7 @@ QdqFusionStats QdqPass::run() {
     }
   }
   fold_constant_dequantize();
-  if (stats_.conv + stats_.gemm + stats_.matmul + stats_.binary + stats_.max_pool + stats_.concat +
-          stats_.folded_dequantize + stats_.signed_activations ==
-      0)
-    return stats_;
+  if (stats_.total() == 0) return stats_;
   remove_dead();
   return stats_;
 }

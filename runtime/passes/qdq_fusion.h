@@ -47,6 +47,9 @@ struct QdqFusionStats {
   int concat = 0;              // Concat moved onto integers
   int activations = 0;         // Relu / Clip folded into a Q's saturation
   int folded_dequantize = 0;   // constant DequantizeLinear evaluated at creation
+  int total() const {
+    return signed_activations + conv + gemm + matmul + binary + max_pool + concat + activations + folded_dequantize;
+  }
 };
 
 // Rewrites `graph` (the main graph; subgraphs are left alone). Never fails on a model it does
