@@ -60,9 +60,9 @@ TEST(DynamicQuantizeLinearFast, EqualsTheReference) {
     float shift;  // added to every value: all positive / all negative ranges
     bool zeros;
   };
-  for (const Case& c :
-       {Case{"normal", 1000, 0.0f, false}, Case{"positive", 777, 50.0f, false}, Case{"negative", 777, -50.0f, false},
-        Case{"zeros", 64, 0.0f, true}, Case{"large, several chunks", 100000, 0.3f, false}}) {
+  for (const Case& c : {Case{"normal", 1000, 0.0f, false}, Case{"positive", 777, 50.0f, false},
+                        Case{"negative", 777, -50.0f, false}, Case{"zeros", 64, 0.0f, true},
+                        Case{"large, several chunks", 100000, 0.3f, false}, Case{"empty", 0, 0.0f, false}}) {
     std::vector<float> x(static_cast<size_t>(c.n));
     for (float& v : x) v = c.zeros ? 0.0f : normal(gen) + c.shift;
     const std::vector<In> inputs = {var(Tensor::from_vector<float>(x, {c.n}))};

@@ -180,7 +180,7 @@ class DynamicQuantizeKernel final : public FastKernel {
     if (!is_f32(x)) return Status::ok();
     const float* in = x.data<float>();
     const size_t n = static_cast<size_t>(x.numel());
-    if (!keep_if_finite(!any_nan(in, n))) return Status::ok();  // the reference reports NaN
+    if (n == 0 || !keep_if_finite(!any_nan(in, n))) return Status::ok();  // the reference reports NaN
     const size_t chunk = pool_->chunk_size(n, kChunk);
     ranges_.assign(2 * ((n + chunk - 1) / chunk + 1), 0.0f);  // per chunk: min, max (both start at 0)
     pool_->parallel_for(n, kChunk, [&](size_t b, size_t e) {
