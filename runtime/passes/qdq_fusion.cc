@@ -332,7 +332,8 @@ bool QdqPass::fuse_gemm(size_t i) {
 
 // DQ(A [..., K]), DQ(int8 W [K, N] const) -> MatMul -> Q: a transformer's projection becomes
 // QLinearMatMul where a fast kernel takes it (per-column scales: the own, AVX512-VNNI; per
-// tensor: also XNNPACK's), else the float MatMul on the folded weights stays.
+// tensor: also XNNPACK's); without a Q after it (an LM head) com.microsoft MatMulIntegerToFloat,
+// where the own kernel runs; else the float MatMul on the folded weights stays.
 bool QdqPass::fuse_matmul(size_t i) {
   const Node& mm = g_.nodes[i];
   if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return false;
@@ -341,18 +342,29 @@ bool QdqPass::fuse_matmul(size_t i) {
   if (da < 0) return false;
   const Node* wn = weight_dequantize(mm.inputs[1], 2, 1);
   if (!wn) return false;
-  // Per-column scales: only the own kernel (AVX512-VNNI) takes them; XNNPACK's per-tensor ones.
-  const bool per_column = constant(wn->inputs[1])->numel() > 1;
-  if (!OpRegistry::global().has_fast_kernel("", "QLinearMatMul",
-                                            per_column ? Backend::kOptimized : Backend::kReference))
-    return false;
   int act = -1;
   const int q = quantize_after(i, yq, act);
-  if (q < 0) return false;
+  const OpRegistry& registry = OpRegistry::global();
   const Node& an = g_.nodes[static_cast<size_t>(da)];
-  const Node& qn = g_.nodes[static_cast<size_t>(q)];
   Node fused;
-  fused.name = mm.name.empty() ? qn.name : mm.name;
+  fused.name = mm.name;
+  if (q < 0) {  // the output stays float
+    if (!registry.has_fast_kernel("com.microsoft", "MatMulIntegerToFloat", Backend::kOptimized)) return false;
+    fused.op_type = "MatMulIntegerToFloat";
+    fused.domain = "com.microsoft";
+    fused.opset = 1;
+    fused.inputs = {an.inputs[0], wn->inputs[0], an.inputs[1], wn->inputs[1], an.inputs[2], wn->inputs[2]};
+    fused.outputs = mm.outputs;
+    g_.nodes[i] = std::move(fused);
+    ++stats_.matmul;
+    return true;
+  }
+  // Per-column scales: only the own kernel (AVX512-VNNI) takes them; XNNPACK's per-tensor ones.
+  const bool per_column = constant(wn->inputs[1])->numel() > 1;
+  if (!registry.has_fast_kernel("", "QLinearMatMul", per_column ? Backend::kOptimized : Backend::kReference))
+    return false;
+  const Node& qn = g_.nodes[static_cast<size_t>(q)];
+  if (fused.name.empty()) fused.name = qn.name;
   fused.op_type = "QLinearMatMul";
   fused.inputs = {an.inputs[0],  an.inputs[1],  an.inputs[2], wn->inputs[0],
                   wn->inputs[1], wn->inputs[2], qn.inputs[1], qn.inputs[2]};

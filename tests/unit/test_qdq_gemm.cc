@@ -1,9 +1,9 @@
 // QDQ Gemm heads and MatMul projections end to end through Session: QuantizeLinear ->
 // DequantizeLinear -> Gemm (DQ of int8 per-row weights, DQ of an int32 bias) [-> QuantizeLinear
-// -> DequantizeLinear], or a 3-D activation -> MatMul (DQ of int8 [K, N] per-column weights) ->
-// QuantizeLinear -> DequantizeLinear, run with the QDQ pass (com.microsoft QGemm / QLinearMatMul;
-// the own VNNI kernel where the CPU has it) and on the reference path (disable_xnnpack keeps the
-// QDQ form in float). Both sum the same integers, so float outputs agree to float rounding and
+// -> DequantizeLinear], or a 3-D activation -> MatMul (DQ of int8 [K, N] per-column weights)
+// [-> QuantizeLinear -> DequantizeLinear], run with the QDQ pass (com.microsoft QGemm /
+// MatMulIntegerToFloat, QLinearMatMul; the own VNNI kernel where the CPU has it) and on the
+// reference path (disable_xnnpack keeps the QDQ form in float). Both sum the same integers, so float outputs agree to float rounding and
 // quantized ones within one step.
 #include <gtest/gtest.h>
 
@@ -74,7 +74,7 @@ Model build(const HeadCase& c) {
         {attr_int("axis", 0)}));
   }
   const std::string y =
-      c.batch ? b.node("MatMul", ins)
+      c.batch ? b.node("MatMul", ins, {}, c.quantized_output ? "" : "y")
               : b.node("Gemm", ins, {attr_int("transB", c.trans_b ? 1 : 0)}, c.quantized_output ? "" : "y");
   if (c.quantized_output) {
     const std::string ys = b.constant(Tensor::scalar<float>(1.0f / 64.0f)),
@@ -103,7 +103,8 @@ Tensor run(const HeadCase& c, SessionOptions options, Backend* qgemm_backend) {
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   if (!out.is_ok()) return Tensor();
   for (const Profiler::Entry& e : profiler.entries())
-    if (e.op_type == "com.microsoft:QGemm" || e.op_type == "QGemm" || e.op_type == "QLinearMatMul")
+    if (e.op_type == "com.microsoft:QGemm" || e.op_type == "QLinearMatMul" ||
+        e.op_type == "com.microsoft:MatMulIntegerToFloat")
       *qgemm_backend = e.backend;
   return (*out)[0].tensor();
 }
@@ -177,6 +178,21 @@ TEST(QdqGemm, MatMulProjectionBecomesQLinearMatMulWithinOneStep) {
     c.trans_b = false;
     c.bias = false;
     c.quantized_output = true;
+    check(c);
+  }
+}
+
+// An LM head: [batch, tokens, K] x [K, N] with no Q after it, as MatMulIntegerToFloat (float
+// output, to float rounding of the reference's float sums).
+TEST(QdqGemm, MatMulWithFloatOutputBecomesMatMulIntegerToFloat) {
+  for (int64_t k : {5, 96}) {
+    HeadCase c;
+    c.batch = 2;
+    c.m = 13;
+    c.k = k;
+    c.n = 40;
+    c.trans_b = false;
+    c.bias = false;
     check(c);
   }
 }

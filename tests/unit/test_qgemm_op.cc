@@ -481,5 +481,68 @@ TEST(QGemmErrors, MissingInputAndBadAlpha) {
                {"qgemm", "alpha", "finite"});
 }
 
+// ---- com.microsoft MatMulIntegerToFloat ----------------------------------------------------------
+
+Result<Tensor> run_to_float(const std::vector<In>& inputs) {
+  backendtest::Op op("MatMulIntegerToFloat", kMs, 17);
+  SessionOptions options;
+  options.disable_xnnpack = true;
+  options.disable_optimized = true;  // the reference kernel
+  XONNX_ASSIGN_OR_RETURN(auto session,
+                         Session::create_from_model(backendtest::one_node_model(op, inputs, {}), options));
+  std::vector<Value> given;
+  for (const In& in : inputs)
+    if (in.t.defined() && !in.constant) given.push_back(in.t);
+  XONNX_ASSIGN_OR_RETURN(auto out, session->run(given));
+  return out[0].tensor();
+}
+
+// A [2, 3, K] uint8 with a zero point, B [K, N] int8 with per-column scales and zero points, a
+// float bias: against the sums written out here.
+TEST(MatMulIntegerToFloatRef, MatchesNaive) {
+  const int64_t k = 5, n = 4;
+  std::mt19937 gen(9);
+  std::uniform_int_distribution<int> byte(0, 255), code(-128, 127);
+  std::vector<int> a(2 * 3 * k), b(k * n);
+  for (int& v : a) v = byte(gen);
+  for (int& v : b) v = code(gen);
+  const std::vector<float> b_scale = {0.5f, 0.25f, 2.0f, 1.0f}, bias = {1.0f, -2.0f, 0.5f, 0.0f};
+  const std::vector<int> b_zp = {0, 3, -2, 1};
+  const float a_scale = 0.125f;
+  const int a_zp = 100;
+  auto y = run_to_float({var(q8(DataType::kUint8, a, {2, 3, k})), cst(q8(DataType::kInt8, b, {k, n})),
+                         cst(f32(a_scale)), cst(Tensor::from_vector<float>(b_scale, {n})), cst(u8(a_zp)),
+                         cst(q8(DataType::kInt8, b_zp, {n})), cst(Tensor::from_vector<float>(bias, {n}))});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  ASSERT_EQ(y->shape(), (Shape{2, 3, n}));
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t c = 0; c < n; ++c) {
+      int64_t acc = 0;
+      for (int64_t kk = 0; kk < k; ++kk) acc += (a[r * k + kk] - a_zp) * (b[kk * n + c] - b_zp[c]);
+      const double want = static_cast<double>(acc) * a_scale * b_scale[c] + bias[c];
+      EXPECT_FLOAT_EQ(y->data<float>()[r * n + c], static_cast<float>(want)) << "row " << r << " column " << c;
+    }
+  }
+}
+
+TEST(MatMulIntegerToFloatErrors, NameTheInput) {
+  const Tensor a = q8(DataType::kUint8, std::vector<int>(6, 1), {2, 3});
+  const Tensor b = q8(DataType::kInt8, std::vector<int>(12, 1), {3, 4});
+  auto expect_error = [](const Result<Tensor>& r, const std::string& words) {
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_NE(r.status().message().find(words), std::string::npos) << r.status().message();
+  };
+  expect_error(
+      run_to_float({var(a), cst(q8(DataType::kInt8, std::vector<int>(24, 1), {2, 3, 4})), cst(f32(1)), cst(f32(1))}),
+      "input B must be 2-D");
+  expect_error(
+      run_to_float({var(a), cst(q8(DataType::kInt8, std::vector<int>(8, 1), {2, 4})), cst(f32(1)), cst(f32(1))}),
+      "do not multiply");
+  expect_error(run_to_float({var(a), cst(b), cst(f32(1)), cst(f32(1)), In{}, In{},
+                             cst(Tensor::from_vector<float>({1, 2}, {2}))}),
+               "input bias must be a float32 vector of N = 4");
+  expect_error(run_to_float({var(a), cst(b), cst(f32(-1)), cst(f32(1))}), "a_scale");
+}
+
 }  // namespace
 }  // namespace xonnx

@@ -1,10 +1,11 @@
-// Optimized com.microsoft QGemm, ONNX QLinearMatMul and MatMulInteger on the AVX512-VNNI int8
-// GEMM of qgemm.h, which sums A'[m][k] * W[n][k] in int32 and then
+// Optimized com.microsoft QGemm and MatMulIntegerToFloat, ONNX QLinearMatMul and MatMulInteger on
+// the AVX512-VNNI int8 GEMM of qgemm.h, which sums A'[m][k] * W[n][k] in int32 and then
 //   Y[m][n] = float(sum + C[n] - a_zero_point * sum_k W[n][k]) * alpha * a_scale * b_scale[n]
-// (QGemm's float output), that requantized to y_scale / y_zero_point (QGemm, QLinearMatMul), or
-// the int32 sum itself (MatMulInteger). The QDQ pass turns a classifier head (DQ(x) -> Gemm with
-// DQ'd int8 weights) into QGemm and a transformer's projection (DQ(x) -> MatMul -> Q) into
-// QLinearMatMul; the converter's int8 dynamic quantization writes MatMulInteger. The matmuls take
+// (QGemm's float output, MatMulIntegerToFloat's), that requantized to y_scale / y_zero_point
+// (QGemm, QLinearMatMul), or the int32 sum itself (MatMulInteger). The QDQ pass turns a classifier
+// head (DQ(x) -> Gemm with DQ'd int8 weights) into QGemm, a transformer's projection (DQ(x) ->
+// MatMul -> Q) into QLinearMatMul and one whose output stays float (an LM head) into
+// MatMulIntegerToFloat; the converter's int8 dynamic quantization writes MatMulInteger. The matmuls take
 // A [..., K] of any rank as rows (Y [..., N]). Weights are read as 1 byte where the folded float
 // Gemm read 4. Covers: A with per-tensor parameters (constant, except MatMulInteger's zero point,
 // which DynamicQuantizeLinear computes per run), constant symmetric int8 B (either orientation for
@@ -34,12 +35,16 @@ constexpr int64_t kRowBlock = 96;  // rows of A per task: a multiple of the kern
 struct QgemmOperands {
   const char* op;
   int a_scale, a_zero_point, b, b_scale, b_zero_point, c, y_scale, y_zero_point;
-  bool matmul;   // B is [K, N] and A of any rank >= 2
-  bool integer;  // int32 output; a_zero_point may change from run to run
+  bool matmul;     // B is [K, N] and A of any rank >= 2
+  bool integer;    // int32 output; a_zero_point may change from run to run
+  bool float_out;  // always a float output (MatMulIntegerToFloat; QGemm's is float without y_scale)
+  int float_bias;  // a float bias input this kernel does not take (declined when given), or -1
 };
-constexpr QgemmOperands kQGemm{"own QGemm", 1, 2, 3, 4, 5, 6, 7, 8, false, false};
-constexpr QgemmOperands kQLinearMatMul{"own QLinearMatMul", 1, 2, 3, 4, 5, -1, 6, 7, true, false};
-constexpr QgemmOperands kMatMulInteger{"own MatMulInteger", -1, 2, 1, -1, 3, -1, -1, -1, true, true};
+constexpr QgemmOperands kQGemm{"own QGemm", 1, 2, 3, 4, 5, 6, 7, 8, false, false, false, -1};
+constexpr QgemmOperands kQLinearMatMul{"own QLinearMatMul", 1, 2, 3, 4, 5, -1, 6, 7, true, false, false, -1};
+constexpr QgemmOperands kMatMulInteger{"own MatMulInteger", -1, 2, 1, -1, 3, -1, -1, -1, true, true, false, -1};
+constexpr QgemmOperands kMatMulIntegerToFloat{
+    "own MatMulIntegerToFloat", 2, 4, 1, 3, 5, -1, -1, -1, true, false, true, 6};
 
 bool has(const KernelInit& init, int i) { return i >= 0 && init.has_input(static_cast<size_t>(i)); }
 
@@ -51,6 +56,9 @@ class QGemmKernel final : public FastKernel {
   }
   static Result<std::unique_ptr<Kernel>> create_matmul_integer(const KernelInit& init) {
     return create(init, kMatMulInteger);
+  }
+  static Result<std::unique_ptr<Kernel>> create_matmul_integer_to_float(const KernelInit& init) {
+    return create(init, kMatMulIntegerToFloat);
   }
 
  private:
@@ -92,8 +100,9 @@ class QGemmKernel final : public FastKernel {
     }
     double out_scale = 1.0;  // y_scale, when the output is quantized
     int32_t y_zp = 0;
-    kern->float_out_ = !io.integer && !has(init, io.y_scale);
-    if (kern->float_out_ && io.matmul) return unsupported(op, ": no y_scale");
+    if (has(init, io.float_bias)) return unsupported(op, ": a bias");
+    kern->float_out_ = io.float_out || (!io.integer && !has(init, io.y_scale));
+    if (kern->float_out_ && !io.float_out && io.matmul) return unsupported(op, ": no y_scale");
     if (!io.integer && !kern->float_out_) {
       XONNX_ASSIGN_OR_RETURN(const float y_scale, constant_scale(init, static_cast<size_t>(io.y_scale), op));
       if (!has(init, io.y_zero_point)) return unsupported(op, ": no y_zero_point");
@@ -223,6 +232,9 @@ void register_opt_qgemm(OpRegistry& registry) {
                  Backend::kOptimized, kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
   XONNX_REGISTER(registry, "", "MatMulInteger", 10, kLatestVersion, QGemmKernel::create_matmul_integer,
                  Backend::kOptimized, kBackendPriority, [] { return enabled() && qgemm_fast() != nullptr; });
+  XONNX_REGISTER(registry, "com.microsoft", "MatMulIntegerToFloat", 1, kLatestVersion,
+                 QGemmKernel::create_matmul_integer_to_float, Backend::kOptimized, kBackendPriority,
+                 [] { return enabled() && qgemm_fast() != nullptr; });
 }
 
 }  // namespace opt

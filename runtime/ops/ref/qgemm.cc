@@ -1,4 +1,4 @@
-// Reference kernel for ONNX Runtime's quantized Gemm contrib op (com.microsoft QGemm, since 1):
+// Reference kernels for ONNX Runtime's quantized GEMM contrib ops. com.microsoft QGemm (since 1):
 //   acc[m][n]  = sum_k (A[m][k] - a_zero_point) * (B[k][n] - b_zero_point[n])        exact, int64
 //   real[m][n] = (acc[m][n] + C[m][n]) * alpha * a_scale * b_scale[n]                 double, in that order
 //   Y = float(real)                                                 without y_scale / y_zero_point
@@ -6,8 +6,14 @@
 // A is [M, K] ([K, M] with transA), B is [K, N] ([N, K] with transB); A, B and their zero points are
 // int8 or uint8 (A and B may differ); b_scale / b_zero_point are per-tensor or per-column (N); C is
 // int32 and broadcasts numpy-style to [M, N] (it is in the accumulator's units). Absent zero
-// points are 0. The optimized kernel (optimized/qgemm_op.cc) sums the same integers and scales them
-// in float: its results agree with these to float rounding (quantized: within one step).
+// points are 0.
+// com.microsoft MatMulIntegerToFloat (since 1), which the QDQ pass makes of a DQ -> MatMul whose
+// output stays float (an LM head): A [..., M, K] of any rank >= 2 times a 2-D B [K, N],
+//   Y[..., m, n] = float((sum_k (A - a_zero_point) * (B - b_zero_point[n])) * a_scale * b_scale[n] + bias[n])
+// with a per-tensor a_scale / a_zero_point, per-tensor or per-column b_scale / b_zero_point and
+// an optional float bias of N; batched B is not taken. The optimized kernels
+// (optimized/qgemm_op.cc) sum the same integers and scale them in float: their results agree with
+// these to float rounding (quantized: within one step).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -297,10 +303,83 @@ Result<std::unique_ptr<Kernel>> create_qgemm(const KernelInit& init) {
   return make_kernel([attrs](KernelContext& ctx) -> Status { return run_qgemm(ctx, attrs); });
 }
 
+// MatMulIntegerToFloat's inputs.
+constexpr size_t kMiA = 0, kMiB = 1, kMiAScale = 2, kMiBScale = 3, kMiAZeroPoint = 4, kMiBZeroPoint = 5, kMiBias = 6;
+
+Status run_matmul_integer_to_float(KernelContext& ctx) {
+  XONNX_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, kMiA, "A"));
+  XONNX_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, kMiB, "B"));
+  if (!dtype_is_8bit_int(a->dtype())) {
+    return invalid_argument("input A must be int8 or uint8, got ", dtype_name(a->dtype()));
+  }
+  if (a->rank() < 2)
+    return invalid_argument("input A must have rank 2 or more, got shape ", shape_to_string(a->shape()));
+  XONNX_RETURN_IF_ERROR(check_matrix(*b, "B"));  // batched B is not taken
+  const int64_t k = a->dim(a->rank() - 1), n = b->dim(1);
+  if (b->dim(0) != k) {
+    return invalid_argument("A ", shape_to_string(a->shape()), " and B ", shape_to_string(b->shape()),
+                            " do not multiply: A's last dimension must equal B's first");
+  }
+  const int64_t m = k > 0 ? a->numel() / k : 0;
+  XONNX_ASSIGN_OR_RETURN(const Tensor* a_scale, required_input(ctx, kMiAScale, "a_scale"));
+  XONNX_ASSIGN_OR_RETURN(const Tensor* b_scale, required_input(ctx, kMiBScale, "b_scale"));
+  XONNX_RETURN_IF_ERROR(check_scale(*a_scale, "a_scale", false, 1));
+  XONNX_RETURN_IF_ERROR(check_scale(*b_scale, "b_scale", true, n));
+  int32_t a_zp = 0;
+  std::vector<double> b_zp(static_cast<size_t>(n), 0.0);
+  if (ctx.has_input(kMiAZeroPoint)) {
+    XONNX_RETURN_IF_ERROR(check_zero_point(ctx.input(kMiAZeroPoint), "a_zero_point", a->dtype(), "A", false, 1));
+    a_zp = static_cast<int32_t>(ctx.input(kMiAZeroPoint).get_as_int64(0));
+  }
+  if (ctx.has_input(kMiBZeroPoint)) {
+    XONNX_RETURN_IF_ERROR(check_zero_point(ctx.input(kMiBZeroPoint), "b_zero_point", b->dtype(), "B", true, n));
+    b_zp = per_column(ctx.input(kMiBZeroPoint), n);
+  }
+  const float* bias = nullptr;
+  if (ctx.has_input(kMiBias)) {
+    const Tensor& t = ctx.input(kMiBias);
+    if (t.dtype() != DataType::kFloat || t.rank() != 1 || t.dim(0) != n) {
+      return invalid_argument("input bias must be a float32 vector of N = ", n, " values, got ", dtype_name(t.dtype()),
+                              " ", shape_to_string(t.shape()));
+    }
+    bias = t.data<float>();
+  }
+  // A's rows as an [M, K] matrix (its leading dimensions flattened), B' [K][N].
+  const Tensor a2 = a->reshaped({m, k});
+  const std::vector<int32_t> a_c = centered(a2, false, m, k, std::vector<int32_t>(static_cast<size_t>(k), a_zp));
+  const std::vector<int32_t> b_c = centered(*b, false, k, n, std::vector<int32_t>(b_zp.begin(), b_zp.end()));
+  const std::vector<double> b_s = per_column(*b_scale, n);
+  const double a_s = a_scale->get_as_double(0);
+  Shape y_shape = a->shape();
+  y_shape.back() = n;
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
+  std::vector<int64_t> acc(static_cast<size_t>(n));
+  for (int64_t r = 0; r < m; ++r) {
+    std::fill(acc.begin(), acc.end(), 0);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int64_t av = a_c[static_cast<size_t>(r * k + kk)];
+      const int32_t* brow = b_c.data() + kk * n;
+      for (int64_t c = 0; c < n; ++c) acc[static_cast<size_t>(c)] += av * brow[c];
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      const double real = static_cast<double>(acc[static_cast<size_t>(c)]) * a_s * b_s[static_cast<size_t>(c)] +
+                          (bias ? bias[c] : 0.0f);
+      y->data<float>()[r * n + c] = static_cast<float>(real);
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Kernel>> create_matmul_integer_to_float(const KernelInit& init) {
+  (void)init;
+  return make_kernel([](KernelContext& ctx) -> Status { return run_matmul_integer_to_float(ctx); });
+}
+
 }  // namespace
 
 void register_qgemm_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, kMs, "QGemm", 1, kLatestVersion, create_qgemm);
+  XONNX_REGISTER(registry, kMs, "MatMulIntegerToFloat", 1, kLatestVersion, create_matmul_integer_to_float);
 }
 
 }  // namespace xonnx
