@@ -166,35 +166,29 @@ TEST(QdqGemm, QuantizedOutputWithinOneStep) {
   }
 }
 
+// A MatMul of a [2, 13, k] activation by [k, n] int8 weights, without a bias.
+HeadCase matmul_case(int64_t k, int64_t n, bool quantized_output) {
+  HeadCase c;
+  c.batch = 2;
+  c.m = 13;
+  c.k = k;
+  c.n = n;
+  c.trans_b = false;
+  c.bias = false;
+  c.quantized_output = quantized_output;
+  return c;
+}
+
 // A transformer's projection: [batch, tokens, K] x [K, N] -> Q, as QLinearMatMul over all rows
 // (K 5 and 1280 exercise the kernel's padding of rows to 4 bytes and long sums).
 TEST(QdqGemm, MatMulProjectionBecomesQLinearMatMulWithinOneStep) {
-  for (int64_t k : {5, 96, 1280}) {
-    HeadCase c;
-    c.batch = 2;
-    c.m = 13;
-    c.k = k;
-    c.n = 33;
-    c.trans_b = false;
-    c.bias = false;
-    c.quantized_output = true;
-    check(c);
-  }
+  for (int64_t k : {5, 96, 1280}) check(matmul_case(k, 33, true));
 }
 
 // An LM head: [batch, tokens, K] x [K, N] with no Q after it, as MatMulIntegerToFloat (float
 // output, to float rounding of the reference's float sums).
 TEST(QdqGemm, MatMulWithFloatOutputBecomesMatMulIntegerToFloat) {
-  for (int64_t k : {5, 96}) {
-    HeadCase c;
-    c.batch = 2;
-    c.m = 13;
-    c.k = k;
-    c.n = 40;
-    c.trans_b = false;
-    c.bias = false;
-    check(c);
-  }
+  for (int64_t k : {5, 96}) check(matmul_case(k, 40, false));
 }
 
 // The fast QLinearMatMul kernels (the own one for constant symmetric int8 B, XNNPACK's for
