@@ -195,6 +195,8 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
     int64_t axis;
     int activation;           // the Relu / Clip reading its output alone, or -1
     std::string folded = "";  // that activation's op when its Q's saturation replaces it
+    // The axis of its input's channels, whose means correct the bias: a Conv's C, else the last.
+    int input_channels = 0;
   };
   std::vector<Target> targets;
   std::set<std::string> activations;
@@ -224,7 +226,8 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
       continue;
     }
     targets.push_back({i, n.inputs[1], axis, folded_activation(g, index, n, opset)});
-    if (opt.bias_correction) mean_keys.insert({n.inputs[0], n.op_type == "Conv" ? 1 : -1});
+    targets.back().input_channels = n.op_type == "Conv" ? 1 : -1;
+    if (opt.bias_correction) mean_keys.insert({n.inputs[0], targets.back().input_channels});
     activations.insert(n.inputs[0]);
     activations.insert(n.outputs[0]);
     if (targets.back().activation >= 0) activations.insert(g.nodes[targets.back().activation].outputs[0]);
@@ -302,24 +305,21 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
       info.as += buf;
       // The shift of each output channel's mean that the weight's rounding causes (bias correction).
       std::vector<double> shift;
-      if (opt.bias_correction) {
-        const auto key = std::make_pair(n.inputs[0], n.op_type == "Conv" ? 1 : -1);
-        auto mean = cal.means.find(key);
-        const Attribute* group = n.find_attr("group");
+      const auto key = std::make_pair(n.inputs[0], t.input_channels);
+      auto mean = cal.means.find(key);
+      if (mean != cal.means.end()) {  // only with opt.bias_correction
+        const bool conv = n.op_type == "Conv";
         const Tensor& w = *constant_tensor(g, t.weight);
-        if (mean != cal.means.end()) {
-          const bool conv = n.op_type == "Conv";
-          shift = rounding_mean_shift(w, wq.scales, wq.axis, int8_weight_max(opt), mean->second,
-                                      conv && group ? group->i : 1,
-                                      conv ? tap_coverage(n, cal.shapes[key], w.shape()) : std::vector<double>());
-        }
+        shift = rounding_mean_shift(w, wq.scales, wq.axis, int8_weight_max(opt), mean->second,
+                                    conv ? attr_int_or(n, "group", 1) : 1,
+                                    conv ? tap_coverage(n, cal.shapes[key], w.shape()) : std::vector<double>());
       }
       // A constant 1-D bias: int32 with scale x_scale * w_scale, as ORT does. A Conv or Gemm
       // without one gets one when the correction needs it.
-      const Tensor* b = n.inputs.size() > 2 && !n.inputs[2].empty() ? constant_tensor(g, n.inputs[2]) : nullptr;
-      const Attribute* beta = n.find_attr("beta");
+      const bool no_bias = n.inputs.size() < 3 || n.inputs[2].empty();
+      const Tensor* b = no_bias ? nullptr : constant_tensor(g, n.inputs[2]);
       const bool add_bias =
-          !shift.empty() && n.inputs.size() == 2 && n.op_type != "MatMul" && (!beta || beta->f == 1.0f);
+          !shift.empty() && no_bias && n.op_type != "MatMul" && attr_float_or(n, "beta", 1.0f) == 1.0f;
       const bool bias_ok = add_bias || (b && b->dtype() == DataType::kFloat && b->rank() == 1 && b->raw_data() &&
                                         (!per_channel || b->numel() == static_cast<int64_t>(wq.scales.size())));
       if (bias_ok) {
@@ -345,10 +345,8 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
         Node dq = make_node(base + "_DequantizeLinear", "DequantizeLinear", {bq, bs, bz}, {bo});
         if (per_channel) dq.attributes = {int_attr("axis", 0)};
         weight_dq.push_back(std::move(dq));
-        if (add_bias)
-          n.inputs.push_back(bo);
-        else
-          n.inputs[2] = bo;
+        n.inputs.resize(std::max<size_t>(n.inputs.size(), 3));
+        n.inputs[2] = bo;
         info.as += ", int32 bias";
         if (corrected) info.as += " (corrected for the weights' rounding)";
       }

@@ -106,6 +106,7 @@ Model without_activation_rounding(Model m, int* pairs) {
     const double sc = scale->data<float>()[0], z = zp->get_as_double(0);
     clamps[i] = {qn.inputs[0], static_cast<float>((qmin - z) * sc), static_cast<float>((qmax - z) * sc)};
   }
+  NameAllocator names(g);  // collected once: each clamp adds three names
   std::vector<Node> nodes;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     auto c = clamps.find(i);
@@ -114,13 +115,15 @@ Model without_activation_rounding(Model m, int* pairs) {
       continue;
     }
     const Node& dq = g.nodes[i];
-    const std::string lo = add_initializer(g, dq.outputs[0] + "_lo", Tensor::from_vector<float>({c->second.lo}, {}));
-    const std::string hi = add_initializer(g, dq.outputs[0] + "_hi", Tensor::from_vector<float>({c->second.hi}, {}));
+    const std::string lo =
+        add_initializer(g, names, dq.outputs[0] + "_lo", Tensor::from_vector<float>({c->second.lo}, {}));
+    const std::string hi =
+        add_initializer(g, names, dq.outputs[0] + "_hi", Tensor::from_vector<float>({c->second.hi}, {}));
     Node above;
     above.name = dq.name + "_max";
     above.op_type = "Max";
     above.inputs = {c->second.x, lo};
-    above.outputs = {dq.outputs[0] + "_above_lo"};
+    above.outputs = {names.fresh(dq.outputs[0] + "_above_lo")};
     Node below;
     below.name = dq.name + "_min";
     below.op_type = "Min";

@@ -86,14 +86,10 @@ class QGemmKernel final : public FastKernel {
     for (int64_t i = 0; bz && i < bz->numel(); ++i)
       if (bz->get_as_int64(i) != 0) return unsupported(op, ": asymmetric B");
     auto kern = std::unique_ptr<QGemmKernel>(new QGemmKernel());
-    kern->matmul_ = io.matmul;
-    kern->integer_ = io.integer;
+    kern->io_ = io;
     float a_scale = 1.0f;
     int32_t a_zp = 0;
-    if (io.integer) {
-      // A's zero point: none (0), a constant, or a value computed per run (DynamicQuantizeLinear).
-      kern->a_zero_point_input_ = has(init, io.a_zero_point) ? io.a_zero_point : -1;
-    } else {
+    if (!io.integer) {  // MatMulInteger's A zero point comes with each run (DynamicQuantizeLinear)
       if (!has(init, io.a_zero_point)) return unsupported(op, ": no a_zero_point");
       XONNX_ASSIGN_OR_RETURN(a_scale, constant_scale(init, static_cast<size_t>(io.a_scale), op));
       XONNX_ASSIGN_OR_RETURN(a_zp, constant_zero_point(init, static_cast<size_t>(io.a_zero_point), op, &kern->a_type_));
@@ -140,19 +136,21 @@ class QGemmKernel final : public FastKernel {
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
-  // offset[n] = bias[n] - a_zero_point * sum_k W[n][k], with int8 A read as A + 128.
+  // offset[n] = bias[n] - a_zero_point * sum_k W[n][k], with int8 A read as A + 128. Nothing
+  // changes when an offset does not fit int32.
   Status set_a_zero_point(DataType a_type, int32_t a_zp) {
     if (!offset_.empty() && a_type == a_type_ && a_zp == a_zp_) return Status::ok();
-    a_type_ = a_type;
-    a_zp_ = a_zp;
     const bool a_signed = a_type == DataType::kInt8;
     const int64_t a_zp_unsigned = a_zp + (a_signed ? 128 : 0);
-    offset_.resize(static_cast<size_t>(w_.n));
+    std::vector<int32_t> offset(static_cast<size_t>(w_.n));
     for (int64_t col = 0; col < w_.n; ++col) {
       const int64_t off = bias_[static_cast<size_t>(col)] - a_zp_unsigned * w_.column_sums[static_cast<size_t>(col)];
       if (off < INT32_MIN || off > INT32_MAX) return unsupported("own int8 GEMM: bias out of range");
-      offset_[static_cast<size_t>(col)] = static_cast<int32_t>(off);
+      offset[static_cast<size_t>(col)] = static_cast<int32_t>(off);
     }
+    offset_ = std::move(offset);
+    a_type_ = a_type;
+    a_zp_ = a_zp;
     rq_.offset = offset_.data();
     rq_.a_signed = a_signed;
     return Status::ok();
@@ -160,14 +158,14 @@ class QGemmKernel final : public FastKernel {
 
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
-    if (!a.defined() || !dtype_is_8bit_int(a.dtype()) || a.rank() < 2 || (!matmul_ && a.rank() != 2) ||
+    if (!a.defined() || !dtype_is_8bit_int(a.dtype()) || a.rank() < 2 || (!io_.matmul && a.rank() != 2) ||
         a.dim(a.rank() - 1) != k_) {
       return Status::ok();
     }
-    if (integer_) {  // A's type and zero point come with the run
+    if (io_.integer) {  // A's type and zero point (absent: 0) come with the run
       int32_t a_zp = 0;
-      if (a_zero_point_input_ >= 0 && ctx.has_input(static_cast<size_t>(a_zero_point_input_))) {
-        const Tensor& z = ctx.input(static_cast<size_t>(a_zero_point_input_));
+      if (ctx.has_input(static_cast<size_t>(io_.a_zero_point))) {
+        const Tensor& z = ctx.input(static_cast<size_t>(io_.a_zero_point));
         if (z.numel() != 1 || z.rank() > 1 || z.dtype() != a.dtype()) return Status::ok();
         a_zp = static_cast<int32_t>(z.get_as_int64(0));
       }
@@ -178,7 +176,7 @@ class QGemmKernel final : public FastKernel {
     const int64_t m = a.numel() / k_, n = w_.n;
     Shape y_shape = a.shape();  // [..., K] -> [..., N]
     y_shape.back() = n;
-    const DataType y_type = integer_ ? DataType::kInt32 : float_out_ ? DataType::kFloat : y_type_;
+    const DataType y_type = io_.integer ? DataType::kInt32 : float_out_ ? DataType::kFloat : y_type_;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, y_type, y_shape));
     const uint8_t* in = static_cast<const uint8_t*>(a.raw_data());
     uint8_t* out = static_cast<uint8_t*>(y->raw_data());
@@ -209,9 +207,7 @@ class QGemmKernel final : public FastKernel {
   }
 
   QgemmFn gemm_ = nullptr;
-  bool matmul_ = false;   // A of any rank >= 2
-  bool integer_ = false;  // MatMulInteger: int32 out, A's type and zero point from the run
-  int a_zero_point_input_ = -1;
+  QgemmOperands io_ = kQGemm;  // which op this kernel runs
   int64_t k_ = 0;
   bool float_out_ = true;
   DataType a_type_ = DataType::kInt8, y_type_ = DataType::kUint8;

@@ -65,6 +65,20 @@ XONNX_ISA_CLONES void quantize_uint8(const float* x, uint8_t* y, size_t n, float
   quantize_loop(x, y, n, s, lo, hi, zp);
 }
 
+// y = QuantizeLinear(x, scale, zero_point) into int8 or uint8, over the pool in chunks.
+void quantize_chunks(const ThreadPool& pool, const float* in, void* out, size_t n, float scale, int32_t zp,
+                     bool is_signed) {
+  const float lo = static_cast<float>((is_signed ? -128 : 0) - zp),
+              hi = static_cast<float>((is_signed ? 127 : 255) - zp);
+  pool.parallel_for(n, kChunk, [&](size_t b, size_t e) {
+    if (is_signed) {
+      quantize_int8(in + b, static_cast<int8_t*>(out) + b, e - b, scale, lo, hi, zp);
+    } else {
+      quantize_uint8(in + b, static_cast<uint8_t*>(out) + b, e - b, scale, lo, hi, zp);
+    }
+  });
+}
+
 // Declines what the per-tensor kernels do not cover: non-constant or non-scalar parameters,
 // blocked scales, explicit output types and precisions.
 Status per_tensor_params(const KernelInit& init, float& scale, int32_t& zero_point, DataType& zp_type) {
@@ -106,19 +120,7 @@ class QuantizeKernel final : public FastKernel {
     if (!keep_if_finite(!any_nan(in, n)))
       return Status::ok();  // NaN quantizes to the zero point: the reference's business
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, type_, x.shape()));
-    const bool is_signed = type_ == DataType::kInt8;
-    const float lo = static_cast<float>((is_signed ? -128 : 0) - zp_),
-                hi = static_cast<float>((is_signed ? 127 : 255) - zp_);
-    const float s = scale_;
-    const int32_t zp = zp_;
-    void* out = y->raw_data();
-    pool_->parallel_for(n, kChunk, [&](size_t b, size_t e) {
-      if (is_signed) {
-        quantize_int8(in + b, static_cast<int8_t*>(out) + b, e - b, s, lo, hi, zp);
-      } else {
-        quantize_uint8(in + b, static_cast<uint8_t*>(out) + b, e - b, s, lo, hi, zp);
-      }
-    });
+    quantize_chunks(*pool_, in, y->raw_data(), n, scale_, zp_, type_ == DataType::kInt8);
     handled = true;
     return Status::ok();
   }
@@ -197,10 +199,7 @@ class DynamicQuantizeKernel final : public FastKernel {
     const float zp = std::nearbyint(std::min(std::max(0.0f - mn / scale, 0.0f), 255.0f));
     const int32_t z = static_cast<int32_t>(zp);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kUint8, x.shape()));
-    uint8_t* out = y->data<uint8_t>();
-    pool_->parallel_for(n, kChunk, [&](size_t b, size_t e) {
-      quantize_uint8(in + b, out + b, e - b, scale, static_cast<float>(-z), static_cast<float>(255 - z), z);
-    });
+    quantize_chunks(*pool_, in, y->raw_data(), n, scale, z, false);
     if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
       XONNX_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output_uninitialized(1, DataType::kFloat, {}));
       s->data<float>()[0] = scale;
