@@ -273,6 +273,33 @@ TEST(OptimizedMath, RowsAndTranspose) {
   }
 }
 
+// row_range (DynamicQuantizeLinear's range): the exact minimum and maximum folded into the given
+// ones, and false for a NaN or an infinity anywhere (the vector body or the tail).
+TEST(OptimizedMath, RowRangeFindsTheExtremesAndReportsNonFiniteValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const KernelTable* t : tables()) {
+    for (int64_t n : kSizes) {
+      auto x = randv(static_cast<size_t>(n), 8);
+      float want_lo = 0.0f, want_hi = 0.0f;  // folded into 0, as DynamicQuantizeLinear's range
+      for (float v : x) {
+        want_lo = std::min(want_lo, v);
+        want_hi = std::max(want_hi, v);
+      }
+      float lo = 0.0f, hi = 0.0f;
+      EXPECT_TRUE(t->row_range(x.data(), n, &lo, &hi)) << t->isa << " n=" << n;
+      EXPECT_EQ(lo, want_lo) << t->isa << " n=" << n;
+      EXPECT_EQ(hi, want_hi) << t->isa << " n=" << n;
+      for (float bad : {nan, inf, -inf})
+        for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+          std::vector<float> y = x;
+          y[static_cast<size_t>(at)] = bad;
+          float l = 0.0f, h = 0.0f;
+          EXPECT_FALSE(t->row_range(y.data(), n, &l, &h)) << t->isa << " n=" << n << " " << bad << " at " << at;
+        }
+    }
+  }
+}
+
 // max_pool_pixels: the strictly-greater rule (first of equal values, NaN never wins), and its
 // report of -inf outputs, for every table over channel counts around the vector widths.
 TEST(OptimizedMath, MaxPoolPixelsKeepsTheFirstGreatestAndSkipsNaN) {

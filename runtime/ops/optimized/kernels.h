@@ -64,6 +64,9 @@ struct KernelTable {
   // Sum / max of n contiguous values (max: NaN if any value is NaN).
   float (*row_sum)(const float* x, int64_t n);
   float (*row_max)(const float* x, int64_t n);
+  // The smallest and largest of n values folded into *mn / *mx; false when a value is NaN or
+  // infinite (DynamicQuantizeLinear's range).
+  bool (*row_range)(const float* x, int64_t n, float* mn, float* mx);
   // NHWC max pooling of `pixels` outputs of c channels: out[p][j] = the max over
   // taps[p * ntaps + t][j] (t < ntaps), where a value wins only when strictly greater than the
   // max so far (from -inf) and NaN never wins. Returns whether any output is -inf (an all-NaN

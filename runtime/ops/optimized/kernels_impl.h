@@ -219,6 +219,32 @@ inline float row_sum(const float* x, int64_t n) {
   return s;
 }
 
+// The smallest and largest of n values, folded into *mn / *mx. Returns false (the range is then
+// meaningless) when a value is NaN or infinite: x * 0 + p is NaN exactly then.
+inline bool row_range(const float* x, int64_t n, float* mn, float* mx) {
+  V lo0 = V::set1(*mn), lo1 = lo0, hi0 = V::set1(*mx), hi1 = hi0, probe0 = V::zero(), probe1 = V::zero();
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    const V a = V::load(x + i), b = V::load(x + i + L);
+    lo0 = V::min(lo0, a);
+    hi0 = V::max(hi0, a);
+    lo1 = V::min(lo1, b);
+    hi1 = V::max(hi1, b);
+    probe0 = V::fma(a, V::zero(), probe0);
+    probe1 = V::fma(b, V::zero(), probe1);
+  }
+  bool finite = !std::isnan(V::hsum(probe0 + probe1));
+  float lo = -V::hmax(V::zero() - V::min(lo0, lo1)), hi = V::hmax(V::max(hi0, hi1));
+  for (; i < n; ++i) {
+    finite = finite && std::isfinite(x[i]);
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  *mn = lo;
+  *mx = hi;
+  return finite;
+}
+
 inline float row_max(const float* x, int64_t n) {
   if (n <= 0) return -std::numeric_limits<float>::infinity();
   float m = x[0];
@@ -633,6 +659,7 @@ inline KernelTable make_table(const char* isa) {
   t.column_sums = column_sums;
   t.row_sum = row_sum;
   t.row_max = row_max;
+  t.row_range = row_range;
   t.max_pool_pixels = max_pool_pixels;
   t.transpose_2d = transpose_2d;
   t.q4_dequant_col = q4_dequant_col;

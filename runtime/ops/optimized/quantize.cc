@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -32,17 +33,6 @@ XONNX_ISA_CLONES bool any_nan(const float* x, size_t n) {
   int nan = 0;
   for (size_t i = 0; i < n; ++i) nan |= static_cast<int>(x[i] != x[i]);
   return nan != 0;
-}
-
-// The smallest and largest of x (no NaN here), folded into mn / mx.
-XONNX_ISA_CLONES void min_max(const float* x, size_t n, float& mn, float& mx) {
-  float lo = mn, hi = mx;
-  for (size_t i = 0; i < n; ++i) {
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
-  }
-  mn = lo;
-  mx = hi;
 }
 
 // q = clamp(x / s, lo, hi) rounded half to even, + zp. Clamping to the integer bounds first
@@ -182,18 +172,22 @@ class DynamicQuantizeKernel final : public FastKernel {
     if (!is_f32(x)) return Status::ok();
     const float* in = x.data<float>();
     const size_t n = static_cast<size_t>(x.numel());
-    if (n == 0 || !keep_if_finite(!any_nan(in, n))) return Status::ok();  // the reference reports NaN
-    const size_t chunk = pool_->chunk_size(n, kChunk);
-    ranges_.assign(2 * ((n + chunk - 1) / chunk + 1), 0.0f);  // per chunk: min, max (both start at 0)
+    if (n == 0) return Status::ok();
+    const size_t chunk = pool_->chunk_size(n, kChunk), chunks = (n + chunk - 1) / chunk + 1;
+    ranges_.assign(2 * chunks, 0.0f);  // per chunk: min, max (both start at 0)
+    finite_.assign(chunks, 1);
     pool_->parallel_for(n, kChunk, [&](size_t b, size_t e) {
       const size_t c = b / chunk;
-      min_max(in + b, e - b, ranges_[2 * c], ranges_[2 * c + 1]);
+      finite_[c] = row_range_(in + b, static_cast<int64_t>(e - b), &ranges_[2 * c], &ranges_[2 * c + 1]);
     });
     float mn = 0.0f, mx = 0.0f;
-    for (size_t c = 0; c < ranges_.size(); c += 2) {
-      mn = std::min(mn, ranges_[c]);
-      mx = std::max(mx, ranges_[c + 1]);
+    bool finite = true;
+    for (size_t c = 0; c < chunks; ++c) {
+      mn = std::min(mn, ranges_[2 * c]);
+      mx = std::max(mx, ranges_[2 * c + 1]);
+      finite = finite && finite_[c] != 0;
     }
+    if (!keep_if_finite(finite)) return Status::ok();  // the reference reports NaN or an infinite range
     const float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
     if (!std::isfinite(scale)) return Status::ok();  // an infinite range: the reference reports it
     const float zp = std::nearbyint(std::min(std::max(0.0f - mn / scale, 0.0f), 255.0f));
@@ -212,7 +206,9 @@ class DynamicQuantizeKernel final : public FastKernel {
     return Status::ok();
   }
 
+  bool (*row_range_)(const float*, int64_t, float*, float*) = kernels().row_range;
   std::vector<float> ranges_;
+  std::vector<char> finite_;  // per chunk: no NaN or infinity in it
 };
 
 }  // namespace
