@@ -54,6 +54,7 @@ class QdqPass {
   bool fuse_conv(size_t i);
   bool fuse_gemm(size_t i);
   bool fuse_matmul(size_t i);
+  bool fuse_matmul_integer(size_t i);
   bool fuse_binary(size_t i);
   std::string int32_bias(const std::string& value, int64_t m, const std::string& base,
                          const std::function<double(int64_t)>& scale_of);
@@ -373,6 +374,83 @@ bool QdqPass::fuse_matmul(size_t i) {
   return true;
 }
 
+// int8 dynamic (ORT's quantize_dynamic, `xonnx convert --quantize int8`): MatMulInteger(A, int8
+// B [K, N] const) -> Cast(float) -> Mul(Mul(a_scale, b_scale const)) [-> Add(bias const [N])]
+// becomes com.microsoft MatMulIntegerToFloat where the own kernel runs: one pass over the output
+// instead of four, each operation rounded as before (ref/qgemm.cc). a_scale is a scalar: a
+// DynamicQuantizeLinear's scale or a constant.
+bool QdqPass::fuse_matmul_integer(size_t i) {
+  const Node& mi = g_.nodes[i];
+  if (mi.inputs.size() < 2 || mi.inputs.size() > 4 || mi.outputs.size() != 1) return false;
+  const Tensor* b = constant(mi.inputs[1]);
+  if (!b || b->dtype() != DataType::kInt8 || b->rank() != 2) return false;
+  const int64_t n = b->dim(1);
+  // The reader of `value` when it is the only one and a two-input `op`; `other` its other input.
+  auto binary_reader = [&](const std::string& value, const char* op, std::string& other) {
+    const int r = single_reader(value);
+    if (r < 0 || !is_op(static_cast<size_t>(r), op)) return -1;
+    const Node& rn = g_.nodes[static_cast<size_t>(r)];
+    if (rn.inputs.size() != 2 || rn.outputs.size() != 1 || rn.inputs[0] == rn.inputs[1]) return -1;
+    other = rn.inputs[0] == value ? rn.inputs[1] : rn.inputs[0];
+    return r;
+  };
+  const int cast = single_reader(mi.outputs[0]);
+  if (cast < 0 || !is_op(static_cast<size_t>(cast), "Cast")) return false;
+  const Attribute* to = g_.nodes[static_cast<size_t>(cast)].find_attr("to");
+  if (!to || to->i != static_cast<int64_t>(DataType::kFloat)) return false;
+  std::string scales, bias;
+  const int mul = binary_reader(g_.nodes[static_cast<size_t>(cast)].outputs[0], "Mul", scales);
+  if (mul < 0) return false;
+  const int sp = index_.producer_of(scales);
+  if (sp < 0 || !is_op(static_cast<size_t>(sp), "Mul") || g_.nodes[static_cast<size_t>(sp)].inputs.size() != 2)
+    return false;
+  // The scales' Mul: a constant b_scale (one or N positive finite floats) and a scalar a_scale.
+  const Node& sn = g_.nodes[static_cast<size_t>(sp)];
+  auto b_scale_of = [&](const std::string& v) {
+    const Tensor* t = constant(v);
+    if (!t || t->dtype() != DataType::kFloat || t->rank() > 1 || (t->numel() != 1 && t->numel() != n)) return false;
+    for (int64_t k = 0; k < t->numel(); ++k)
+      if (!(t->data<float>()[k] > 0.0f) || std::isinf(t->data<float>()[k])) return false;
+    return true;
+  };
+  auto scalar_scale = [&](const std::string& v) {
+    if (const Tensor* t = constant(v)) return t->dtype() == DataType::kFloat && t->numel() == 1 && t->rank() <= 1;
+    const int p = index_.producer_of(v);
+    return p >= 0 && is_op(static_cast<size_t>(p), "DynamicQuantizeLinear") &&
+           g_.nodes[static_cast<size_t>(p)].outputs.size() > 1 && g_.nodes[static_cast<size_t>(p)].outputs[1] == v;
+  };
+  const bool b_second = b_scale_of(sn.inputs[1]) && scalar_scale(sn.inputs[0]);
+  if (!b_second && !(b_scale_of(sn.inputs[0]) && scalar_scale(sn.inputs[1]))) return false;
+  int last = mul;
+  const int add = binary_reader(g_.nodes[static_cast<size_t>(mul)].outputs[0], "Add", bias);
+  if (add >= 0) {
+    const Tensor* t = constant(bias);
+    if (t && t->dtype() == DataType::kFloat && t->rank() == 1 && t->numel() == n) last = add;
+  }
+  if (!OpRegistry::global().has_fast_kernel("com.microsoft", "MatMulIntegerToFloat", Backend::kOptimized)) return false;
+  Node fused;
+  fused.name = mi.name;
+  fused.op_type = "MatMulIntegerToFloat";
+  fused.domain = "com.microsoft";
+  fused.opset = 1;
+  const std::string none;
+  fused.inputs = {mi.inputs[0],
+                  mi.inputs[1],
+                  sn.inputs[b_second ? 0 : 1],
+                  sn.inputs[b_second ? 1 : 0],
+                  mi.inputs.size() > 2 ? mi.inputs[2] : none,
+                  mi.inputs.size() > 3 ? mi.inputs[3] : none};
+  if (last == add) fused.inputs.push_back(bias);
+  while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
+  fused.outputs = g_.nodes[static_cast<size_t>(last)].outputs;
+  if (single_reader(scales) == mul) dead_[static_cast<size_t>(sp)] = true;
+  dead_[i] = dead_[static_cast<size_t>(cast)] = true;
+  if (last == add) dead_[static_cast<size_t>(mul)] = true;
+  g_.nodes[static_cast<size_t>(last)] = std::move(fused);  // where its readers already follow
+  ++stats_.matmul;
+  return true;
+}
+
 bool QdqPass::fuse_binary(size_t i) {
   const Node& op = g_.nodes[i];
   if (op.inputs.size() != 2 || op.outputs.size() != 1) return false;
@@ -519,6 +597,8 @@ QdqFusionStats QdqPass::run() {
       fuse_gemm(i);
     } else if (is_op(i, "MatMul")) {
       fuse_matmul(i);
+    } else if (is_op(i, "MatMulInteger")) {
+      fuse_matmul_integer(i);
     } else if (is_op(i, "Add") || is_op(i, "Mul")) {
       fuse_binary(i);
     } else if (is_op(i, "MaxPool") || is_op(i, "Concat")) {

@@ -17,6 +17,9 @@
 //    QLinearMatMul (a transformer's projections) where a fast kernel takes it: the own one
 //    (AVX512-VNNI) for per-column B scales, XNNPACK's too for per-tensor ones; without a Q
 //    after it (an LM head), com.microsoft MatMulIntegerToFloat, where the own kernel runs.
+//  - int8 dynamic MatMulInteger(A, int8 B const [K, N]) -> Cast(float) -> Mul(a_scale * b_scale)
+//    [-> Add(bias const [N])] becomes com.microsoft MatMulIntegerToFloat where the own kernel
+//    runs (AVX512-VNNI); the same bits, one pass over the output instead of four.
 //  - DQ(a), DQ(b) -> Add / Mul [-> Relu / Clip] -> Q becomes com.microsoft QLinearAdd /
 //    QLinearMul (same 8-bit type on all three).
 //  - DQ(x) -> MaxPool -> Q and DQ(x1), DQ(x2).. -> Concat -> Q with equal parameters become
@@ -42,7 +45,7 @@ struct QdqFusionStats {
   int signed_activations = 0;  // Q -> DQ pairs moved from uint8 to int8
   int conv = 0;                // QLinearConv made
   int gemm = 0;                // com.microsoft QGemm made
-  int matmul = 0;              // QLinearMatMul / MatMulIntegerToFloat made
+  int matmul = 0;              // QLinearMatMul / MatMulIntegerToFloat made (QDQ or dynamic)
   int binary = 0;              // QLinearAdd / QLinearMul made
   int max_pool = 0;            // MaxPool moved onto integers
   int concat = 0;              // Concat moved onto integers

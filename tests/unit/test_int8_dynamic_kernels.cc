@@ -1,7 +1,9 @@
 // The fast kernels of int8 dynamic models (`xonnx convert --quantize int8` without calibration):
-// DynamicQuantizeLinear (optimized/quantize.cc) and MatMulInteger (optimized/qgemm_op.cc, on the
-// VNNI int8 GEMM) against their reference twins on one-node models. Both compute exactly what
-// the reference does (the same float range arithmetic; int32 sums), so results must be equal.
+// DynamicQuantizeLinear (optimized/quantize.cc), MatMulInteger and MatMulIntegerToFloat
+// (optimized/qgemm_op.cc, on the VNNI int8 GEMM) against their reference twins on one-node
+// models. Both compute exactly what the reference does (the same float range arithmetic; int32
+// sums; the same float roundings), so results must be equal. Then the QDQ pass's fusion of
+// MatMulInteger -> Cast -> Mul [-> Add] into MatMulIntegerToFloat, end to end: the same bits.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -11,6 +13,8 @@
 #include "runtime/exec/session.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "tests/unit/backend_test_util.h"
+#include "tests/unit/graph_builder.h"
+#include "tests/unit/op_test_util.h"
 
 namespace xonnx {
 namespace {
@@ -22,8 +26,8 @@ using backendtest::var;
 // Runs the one-node model on the reference kernels or with the fast ones allowed; `backend` gets
 // the backend that ran the node.
 std::vector<Tensor> run(const char* op, const std::vector<In>& inputs, size_t outputs, bool reference, int threads,
-                        Backend* backend) {
-  backendtest::Op spec(op, "", 17, outputs);
+                        Backend* backend, const char* domain = "") {
+  backendtest::Op spec(op, domain, 17, outputs);
   SessionOptions options;
   options.disable_xnnpack = true;  // the own kernels are the subject here
   options.disable_optimized = reference;
@@ -119,6 +123,133 @@ TEST(MatMulIntegerFast, EqualsTheReference) {
         EXPECT_EQ(fast_backend, opt::qgemm_fast() ? Backend::kOptimized : Backend::kReference) << what;
         expect_equal(fast[0], ref[0], what);
       }
+}
+
+// A of rank 2 and 3 (uint8 with scale and zero point given per run, as DynamicQuantizeLinear
+// makes them, or int8 with constant ones), B's scale per tensor or per column, with and without
+// a float bias.
+TEST(MatMulIntegerToFloatFast, EqualsTheReference) {
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<int> byte(0, 255), code(-127, 127);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  const int64_t k = 29, n = 50;
+  std::vector<int8_t> w(static_cast<size_t>(k * n));
+  for (int8_t& v : w) v = static_cast<int8_t>(code(gen));
+  std::vector<float> b_scale(static_cast<size_t>(n)), bias(static_cast<size_t>(n));
+  for (float& v : b_scale) v = unit(gen) / 127.0f;
+  for (float& v : bias) v = unit(gen) - 1.0f;
+  for (const Shape& a_shape : {Shape{7, k}, Shape{2, 13, k}})
+    for (const bool per_run : {true, false})
+      for (const bool per_column : {true, false})
+        for (const bool with_bias : {true, false}) {
+          int64_t rows = 1;
+          for (size_t d = 0; d + 1 < a_shape.size(); ++d) rows *= a_shape[d];
+          std::vector<int> a(static_cast<size_t>(rows * k));
+          for (int& v : a) v = byte(gen) - (per_run ? 0 : 128);
+          std::vector<In> inputs;
+          if (per_run) {  // DynamicQuantizeLinear's outputs
+            inputs = {var(Tensor::from_vector<uint8_t>(std::vector<uint8_t>(a.begin(), a.end()), a_shape)),
+                      cst(Tensor::from_vector<int8_t>(w, {k, n})), var(Tensor::scalar<float>(0.0173f)),
+                      cst(per_column ? Tensor::from_vector<float>(b_scale, {n}) : Tensor::scalar<float>(b_scale[0])),
+                      var(Tensor::scalar<uint8_t>(131))};
+          } else {
+            inputs = {var(Tensor::from_vector<int8_t>(std::vector<int8_t>(a.begin(), a.end()), a_shape)),
+                      cst(Tensor::from_vector<int8_t>(w, {k, n})), cst(Tensor::scalar<float>(0.0311f)),
+                      cst(per_column ? Tensor::from_vector<float>(b_scale, {n}) : Tensor::scalar<float>(b_scale[0])),
+                      cst(Tensor::scalar<int8_t>(-5))};
+          }
+          if (with_bias) {
+            inputs.push_back(In{});  // no b_zero_point
+            inputs.push_back(cst(Tensor::from_vector<float>(bias, {n})));
+          }
+          const std::string what = shape_to_string(a_shape) + (per_run ? " per-run A" : " constant A") +
+                                   (per_column ? " per-column B" : " per-tensor B") + (with_bias ? " bias" : "");
+          Backend fast_backend = Backend::kReference, ref_backend = Backend::kOptimized;
+          const std::vector<Tensor> fast =
+              run("MatMulIntegerToFloat", inputs, 1, false, 2, &fast_backend, "com.microsoft");
+          const std::vector<Tensor> ref =
+              run("MatMulIntegerToFloat", inputs, 1, true, 1, &ref_backend, "com.microsoft");
+          ASSERT_EQ(fast.size(), 1u) << what;
+          ASSERT_EQ(ref.size(), 1u) << what;
+          EXPECT_EQ(fast_backend, opt::qgemm_fast() ? Backend::kOptimized : Backend::kReference) << what;
+          EXPECT_EQ(ref_backend, Backend::kReference) << what;
+          expect_equal(fast[0], ref[0], what);
+        }
+}
+
+// ---- the QDQ pass: MatMulInteger -> Cast -> Mul [-> Add] as MatMulIntegerToFloat ----------------
+
+struct DynamicCase {
+  bool bias = true, per_column = true;
+  bool cast_read_twice = false;  // the Cast's output is also a graph output: nothing to fuse
+};
+
+// x [2, 5, K] -> DynamicQuantizeLinear -> MatMulInteger(W int8 [K, N]) -> Cast -> Mul(Mul(x_scale,
+// w_scale)) [-> Add(bias)] -> y, as `xonnx convert --quantize int8` writes a projection.
+Model dynamic_model(const DynamicCase& c, int64_t k, int64_t n) {
+  testing::GraphBuilder b(17);
+  b.input("x");
+  std::mt19937 gen(13);
+  std::uniform_int_distribution<int> code(-127, 127);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  std::vector<int8_t> w(static_cast<size_t>(k * n));
+  for (int8_t& v : w) v = static_cast<int8_t>(code(gen));
+  std::vector<float> ws(static_cast<size_t>(c.per_column ? n : 1)), bias(static_cast<size_t>(n));
+  for (float& v : ws) v = unit(gen) / 127.0f;
+  for (float& v : bias) v = unit(gen) - 1.0f;
+  b.node("DynamicQuantizeLinear", {"x"}, {}, "xq");
+  b.g().nodes.back().outputs = {"xq", "x_scale", "x_zero_point"};
+  const std::string wq = b.constant(Tensor::from_vector<int8_t>(w, {k, n}));
+  const std::string wz = b.constant(c.per_column ? Tensor::from_vector<int8_t>(std::vector<int8_t>(n, 0), {n})
+                                                 : Tensor::scalar<int8_t>(0));
+  const std::string sums = b.node("MatMulInteger", {"xq", wq, "x_zero_point", wz});
+  const std::string sums_float = b.node("Cast", {sums}, {testing::attr_int("to", 1)}, "sums_float");
+  const std::string scales = b.node("Mul", {"x_scale", b.constant(c.per_column ? Tensor::from_vector<float>(ws, {n})
+                                                                               : Tensor::scalar<float>(ws[0]))});
+  const std::string scaled = b.node("Mul", {sums_float, scales}, {}, c.bias ? "" : "y");
+  if (c.bias) b.node("Add", {scaled, b.constant(Tensor::from_vector<float>(bias, {n}))}, {}, "y");
+  b.output("y");
+  if (c.cast_read_twice) b.output(sums_float);
+  return b.model;
+}
+
+// Runs the model; `fused` tells whether a MatMulIntegerToFloat ran.
+Tensor run_dynamic(const DynamicCase& c, int64_t k, int64_t n, bool qdq_pass, bool* fused) {
+  SessionOptions options;
+  options.disable_xnnpack = !qdq_pass;  // the pass runs with XNNPACK enabled
+  auto s = Session::create_from_model(dynamic_model(c, k, n), options);
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  if (!s.is_ok()) return Tensor();
+  Profiler profiler;
+  (*s)->set_profiler(&profiler);
+  std::mt19937 gen(17);
+  std::normal_distribution<float> normal(0.2f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(2 * 5 * k));
+  for (float& v : x) v = normal(gen);
+  auto out = (*s)->run({Value(Tensor::from_vector<float>(x, {2, 5, k}))});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  if (!out.is_ok()) return Tensor();
+  *fused = false;
+  for (const Profiler::Entry& e : profiler.entries())
+    if (e.op_type == "com.microsoft:MatMulIntegerToFloat") *fused = true;
+  return (*out)[0].tensor();
+}
+
+TEST(Int8DynamicFusion, MatMulIntegerChainBecomesMatMulIntegerToFloatWithTheSameBits) {
+  for (const DynamicCase& c : {DynamicCase{true, true, false}, DynamicCase{false, true, false},
+                               DynamicCase{true, false, false}, DynamicCase{true, true, true}}) {
+    for (const int64_t k : {16, 77}) {
+      const std::string what = std::string(c.bias ? "bias" : "no bias") +
+                               (c.per_column ? ", per-column" : ", per-tensor") +
+                               (c.cast_read_twice ? ", Cast read twice" : "") + ", K " + std::to_string(k);
+      bool fused = false, unfused = true;
+      const Tensor y = run_dynamic(c, k, 40, true, &fused);
+      const Tensor want = run_dynamic(c, k, 40, false, &unfused);
+      EXPECT_FALSE(unfused) << what;
+      EXPECT_EQ(fused, opt::qgemm_fast() != nullptr && !c.cast_read_twice) << what;
+      expect_equal(y, want, what);
+    }
+  }
 }
 
 }  // namespace

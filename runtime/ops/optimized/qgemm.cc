@@ -45,8 +45,8 @@ void qgemm_reference(const uint8_t* a, size_t lda, size_t m, const QgemmWeights&
         continue;
       }
       if (rq.float_out) {
-        reinterpret_cast<float*>(c)[r * ldc + static_cast<size_t>(col)] =
-            static_cast<float>(acc + rq.offset[col]) * rq.scale[col];
+        const float scaled = static_cast<float>(acc + rq.offset[col]) * rq.scale[col];
+        reinterpret_cast<float*>(c)[r * ldc + static_cast<size_t>(col)] = rq.bias ? scaled + rq.bias[col] : scaled;
         continue;
       }
       // Clamped in float first: a huge scale must saturate, not overflow the int32 conversion.

@@ -33,12 +33,14 @@ struct QgemmRequant {
   // A's bytes are int8: the kernels flip their sign bit (+128) as they load them, so int8
   // activations need no shifted copy; a_zero_point in `offset` is then the shifted one.
   bool a_signed = false;
-  // C is float instead: C[m][n] = float(sum + offset[n]) * scale[n] (no zero point or clamp);
-  // c points to floats and ldc counts floats.
+  // C is float instead: C[m][n] = float(sum + offset[n]) * scale[n] (no zero point or clamp),
+  // then + bias[n] when bias is set (a separate add, as Cast -> Mul -> Add computes it); c points
+  // to floats and ldc counts floats.
   bool float_out = false;
   // C is int32 instead (MatMulInteger): C[m][n] = sum + offset[n], exact; scale is loaded but
   // not applied (it must still hold n floats), c points to int32s and ldc counts them.
   bool int32_out = false;
+  const float* bias = nullptr;  // float_out only: [n], or nullptr
 };
 
 // A: m rows of w.k4 bytes at a + r * lda (bytes past w.k meet zero weights: any value); C: m rows of n bytes

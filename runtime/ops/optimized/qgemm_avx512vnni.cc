@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/ops/optimized/avx512_exact.h"
+
 namespace xonnx {
 namespace opt {
 namespace {
@@ -76,12 +78,17 @@ __attribute__((noinline)) void requantize_rows(const int32_t (*sums)[2][16], con
     return;
   }
   if (rq.float_out) {
+    // The product and the bias rounded separately, as the twin (and Cast -> Mul -> Add) does.
+    const __m512 bias0 = rq.bias ? _mm512_maskz_loadu_ps(c0.mask, rq.bias + col) : _mm512_setzero_ps();
+    const __m512 bias1 = rq.bias ? _mm512_maskz_loadu_ps(c1.mask, rq.bias + col + 16) : _mm512_setzero_ps();
+    const auto scaled = [&](const int32_t* sum, const Columns& cc, __m512 bias) {
+      const __m512 v = avx512_exact::mul(_mm512_cvtepi32_ps(_mm512_load_si512(sum)), cc.scale);
+      return rq.bias ? avx512_exact::add(v, bias) : v;
+    };
     for (int r = 0; r < MR; ++r) {
       float* out = reinterpret_cast<float*>(c + r * ldc) + col;
-      _mm512_mask_storeu_ps(out, c0.mask, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums[r][0])), c0.scale));
-      if (c1.mask)
-        _mm512_mask_storeu_ps(out + 16, c1.mask,
-                              _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums[r][1])), c1.scale));
+      _mm512_mask_storeu_ps(out, c0.mask, scaled(sums[r][0], c0, bias0));
+      if (c1.mask) _mm512_mask_storeu_ps(out + 16, c1.mask, scaled(sums[r][1], c1, bias1));
     }
     return;
   }
@@ -172,8 +179,9 @@ void qgemm_panels(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w,
 #define XONNX_Q_TAIL(rows) \
   case rows: tile<rows, kFlip>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
       XONNX_Q_TAIL(11)
-      XONNX_Q_TAIL(10) XONNX_Q_TAIL(9) XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6) XONNX_Q_TAIL(5) XONNX_Q_TAIL(4)
-          XONNX_Q_TAIL(3) XONNX_Q_TAIL(2) XONNX_Q_TAIL(1)
+      XONNX_Q_TAIL(10)
+      XONNX_Q_TAIL(9) XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6) XONNX_Q_TAIL(5) XONNX_Q_TAIL(4) XONNX_Q_TAIL(3)
+          XONNX_Q_TAIL(2) XONNX_Q_TAIL(1)
 #undef XONNX_Q_TAIL
               default : break;
     }

@@ -5,13 +5,15 @@
 // (QGemm, QLinearMatMul), or the int32 sum itself (MatMulInteger). The QDQ pass turns a classifier
 // head (DQ(x) -> Gemm with DQ'd int8 weights) into QGemm, a transformer's projection (DQ(x) ->
 // MatMul -> Q) into QLinearMatMul and one whose output stays float (an LM head) into
-// MatMulIntegerToFloat; the converter's int8 dynamic quantization writes MatMulInteger. The matmuls take
-// A [..., K] of any rank as rows (Y [..., N]). Weights are read as 1 byte where the folded float
-// Gemm read 4. Covers: A with per-tensor parameters (constant, except MatMulInteger's zero point,
-// which DynamicQuantizeLinear computes per run), constant symmetric int8 B (either orientation for
-// QGemm, per-tensor or per-column scales), QGemm's optional constant int32 bias of N (or 1)
-// elements. Anything else, or a CPU without VNNI, runs the reference kernels (ref/qgemm.cc,
-// ref/qlinear.cc).
+// MatMulIntegerToFloat; the converter's int8 dynamic quantization writes MatMulInteger, and the
+// same pass makes MatMulInteger -> Cast -> Mul(scales) [-> Add(bias)] MatMulIntegerToFloat. The
+// matmuls take A [..., K] of any rank as rows (Y [..., N]). Weights are read as 1 byte where the
+// folded float Gemm read 4. Covers: A with per-tensor parameters (constant, or given per run as
+// DynamicQuantizeLinear computes them: MatMulInteger's zero point, MatMulIntegerToFloat's scale
+// and zero point), constant symmetric int8 B (either orientation for QGemm, per-tensor or
+// per-column scales), QGemm's optional constant int32 bias of N (or 1) elements,
+// MatMulIntegerToFloat's constant float one of N. Anything else, or a CPU without VNNI, runs the
+// reference kernels (ref/qgemm.cc, ref/qlinear.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -38,7 +40,7 @@ struct QgemmOperands {
   bool matmul;     // B is [K, N] and A of any rank >= 2
   bool integer;    // int32 output; a_zero_point may change from run to run
   bool float_out;  // always a float output (MatMulIntegerToFloat; QGemm's is float without y_scale)
-  int float_bias;  // a float bias input this kernel does not take (declined when given), or -1
+  int float_bias;  // a float bias of N added after the scale (MatMulIntegerToFloat's), or -1
 };
 constexpr QgemmOperands kQGemm{"own QGemm", 1, 2, 3, 4, 5, 6, 7, 8, false, false, false, -1};
 constexpr QgemmOperands kQLinearMatMul{"own QLinearMatMul", 1, 2, 3, 4, 5, -1, 6, 7, true, false, false, -1};
@@ -89,14 +91,22 @@ class QGemmKernel final : public FastKernel {
     kern->io_ = io;
     float a_scale = 1.0f;
     int32_t a_zp = 0;
-    if (!io.integer) {  // MatMulInteger's A zero point comes with each run (DynamicQuantizeLinear)
-      if (!has(init, io.a_zero_point)) return unsupported(op, ": no a_zero_point");
+    // A's parameters come with each run where DynamicQuantizeLinear computes them: MatMulInteger's
+    // zero point, MatMulIntegerToFloat's scale and zero point when either is not constant.
+    kern->a_per_run_ =
+        io.integer ||
+        (io.float_out && (!init.constant_input(static_cast<size_t>(io.a_scale)) ||
+                          (has(init, io.a_zero_point) && !init.constant_input(static_cast<size_t>(io.a_zero_point)))));
+    if (!kern->a_per_run_) {
+      if (!has(init, io.a_zero_point) && !io.float_out) return unsupported(op, ": no a_zero_point");
       XONNX_ASSIGN_OR_RETURN(a_scale, constant_scale(init, static_cast<size_t>(io.a_scale), op));
-      XONNX_ASSIGN_OR_RETURN(a_zp, constant_zero_point(init, static_cast<size_t>(io.a_zero_point), op, &kern->a_type_));
+      if (has(init, io.a_zero_point)) {
+        XONNX_ASSIGN_OR_RETURN(a_zp,
+                               constant_zero_point(init, static_cast<size_t>(io.a_zero_point), op, &kern->a_type_));
+      }
     }
     double out_scale = 1.0;  // y_scale, when the output is quantized
     int32_t y_zp = 0;
-    if (has(init, io.float_bias)) return unsupported(op, ": a bias");
     kern->float_out_ = io.float_out || (!io.integer && !has(init, io.y_scale));
     if (kern->float_out_ && !io.float_out && io.matmul) return unsupported(op, ": no y_scale");
     if (!io.integer && !kern->float_out_) {
@@ -122,15 +132,30 @@ class QGemmKernel final : public FastKernel {
     kern->w_ = pack_qgemm_weights(rows.data(), n, k);
     kern->bias_.assign(static_cast<size_t>(n), 0);
     kern->scale_.resize(static_cast<size_t>(n));
+    kern->b_scale_.resize(static_cast<size_t>(n));
     for (int64_t col = 0; col < n; ++col) {
       kern->bias_[static_cast<size_t>(col)] = c ? c->data<int32_t>()[c->numel() == 1 ? 0 : col] : 0;
-      const double b_scale = bs ? bs->data<float>()[bs->numel() == 1 ? 0 : col] : 1.0;
+      const float b_scale = bs ? bs->data<float>()[bs->numel() == 1 ? 0 : col] : 1.0f;
+      kern->b_scale_[static_cast<size_t>(col)] = b_scale;
       kern->scale_[static_cast<size_t>(col)] = static_cast<float>(double(alpha) * a_scale * b_scale / out_scale);
     }
+    if (has(init, io.float_bias)) {
+      const Tensor* fb = init.constant_input(static_cast<size_t>(io.float_bias));
+      if (!fb || fb->dtype() != DataType::kFloat || fb->rank() != 1 || fb->numel() != n)
+        return unsupported(op, ": the bias must be a constant float vector of N values");
+      kern->float_bias_.assign(fb->data<float>(), fb->data<float>() + n);
+    }
     const bool y_signed = kern->y_type_ == DataType::kInt8;
-    kern->rq_ = {nullptr, kern->scale_.data(), y_zp,      y_signed ? -128 : 0, y_signed ? 127 : 255,
-                 false,   kern->float_out_,    io.integer};
-    if (!io.integer) XONNX_RETURN_IF_ERROR(kern->set_a_zero_point(kern->a_type_, a_zp));
+    kern->rq_ = {nullptr,
+                 kern->scale_.data(),
+                 y_zp,
+                 y_signed ? -128 : 0,
+                 y_signed ? 127 : 255,
+                 false,
+                 kern->float_out_,
+                 io.integer,
+                 kern->float_bias_.empty() ? nullptr : kern->float_bias_.data()};
+    if (!kern->a_per_run_) XONNX_RETURN_IF_ERROR(kern->set_a_zero_point(kern->a_type_, a_zp));
     init.packed_constant_input(static_cast<size_t>(io.b));  // copied into the packed panels, as is the bias
     if (has_c) init.packed_constant_input(static_cast<size_t>(io.c));
     return std::unique_ptr<Kernel>(std::move(kern));
@@ -156,18 +181,33 @@ class QGemmKernel final : public FastKernel {
     return Status::ok();
   }
 
+  // scale[n] = a_scale * b_scale[n], rounded once as the float Mul of the two does (the product of
+  // two floats is exact in double).
+  void set_a_scale(float a_scale) {
+    if (a_scale == a_scale_) return;
+    for (size_t col = 0; col < scale_.size(); ++col) scale_[col] = static_cast<float>(double(a_scale) * b_scale_[col]);
+    a_scale_ = a_scale;
+  }
+
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& a = ctx.input(0);
     if (!a.defined() || !dtype_is_8bit_int(a.dtype()) || a.rank() < 2 || (!io_.matmul && a.rank() != 2) ||
         a.dim(a.rank() - 1) != k_) {
       return Status::ok();
     }
-    if (io_.integer) {  // A's type and zero point (absent: 0) come with the run
+    if (a_per_run_) {  // A's type, zero point (absent: 0) and scale come with the run
       int32_t a_zp = 0;
       if (ctx.has_input(static_cast<size_t>(io_.a_zero_point))) {
         const Tensor& z = ctx.input(static_cast<size_t>(io_.a_zero_point));
         if (z.numel() != 1 || z.rank() > 1 || z.dtype() != a.dtype()) return Status::ok();
         a_zp = static_cast<int32_t>(z.get_as_int64(0));
+      }
+      if (!io_.integer) {  // the reference names a bad scale
+        const Tensor& s = ctx.input(static_cast<size_t>(io_.a_scale));
+        if (s.dtype() != DataType::kFloat || s.numel() != 1 || s.rank() > 1) return Status::ok();
+        const float a_scale = s.data<float>()[0];
+        if (!(a_scale > 0.0f) || std::isinf(a_scale)) return Status::ok();
+        set_a_scale(a_scale);
       }
       if (!set_a_zero_point(a.dtype(), a_zp).is_ok()) return Status::ok();
     } else if (a.dtype() != a_type_) {
@@ -210,11 +250,14 @@ class QGemmKernel final : public FastKernel {
   QgemmOperands io_ = kQGemm;  // which op this kernel runs
   int64_t k_ = 0;
   bool float_out_ = true;
+  bool a_per_run_ = false;  // A's zero point (and a float output's scale) are read from each run
+  float a_scale_ = 0.0f;    // the per-run scale that scale_ holds (0: none yet)
   DataType a_type_ = DataType::kInt8, y_type_ = DataType::kUint8;
   int32_t a_zp_ = 0;
   QgemmWeights w_;
   std::vector<int32_t> bias_, offset_;  // offset = bias - a_zero_point * column sums
-  std::vector<float> scale_;
+  std::vector<float> scale_, b_scale_;
+  std::vector<float> float_bias_;  // MatMulIntegerToFloat's bias, or empty
   QgemmRequant rq_;
   ChunkScratch<uint8_t> padded_;  // per chunk of row blocks, when k is not a multiple of 4
 };

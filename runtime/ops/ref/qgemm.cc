@@ -8,12 +8,14 @@
 // int32 and broadcasts numpy-style to [M, N] (it is in the accumulator's units). Absent zero
 // points are 0.
 // com.microsoft MatMulIntegerToFloat (since 1), which the QDQ pass makes of a DQ -> MatMul whose
-// output stays float (an LM head): A [..., M, K] of any rank >= 2 times a 2-D B [K, N],
-//   Y[..., m, n] = float((sum_k (A - a_zero_point) * (B - b_zero_point[n])) * a_scale * b_scale[n] + bias[n])
-// with a per-tensor a_scale / a_zero_point, per-tensor or per-column b_scale / b_zero_point and
-// an optional float bias of N; batched B is not taken. The optimized kernels
-// (optimized/qgemm_op.cc) sum the same integers and scale them in float: their results agree with
-// these to float rounding (quantized: within one step).
+// output stays float (an LM head) and of int8 dynamic MatMulInteger -> Cast -> Mul [-> Add]:
+// A [..., M, K] of any rank >= 2 times a 2-D B [K, N],
+//   Y[..., m, n] = float(sum_k (A - a_zero_point) * (B - b_zero_point[n])) * float(a_scale * b_scale[n]) + bias[n]
+// in float, each operation rounded once (the Cast, Mul, Mul and Add it replaces), with a
+// per-tensor a_scale / a_zero_point, per-tensor or per-column b_scale / b_zero_point and an
+// optional float bias of N; batched B is not taken. The optimized kernels (optimized/qgemm_op.cc)
+// sum the same integers: MatMulIntegerToFloat's results are these bits, QGemm's float ones agree
+// to float rounding, quantized ones within one step.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -362,9 +364,10 @@ Status run_matmul_integer_to_float(KernelContext& ctx) {
       for (int64_t c = 0; c < n; ++c) acc[static_cast<size_t>(c)] += av * brow[c];
     }
     for (int64_t c = 0; c < n; ++c) {
-      const double real = static_cast<double>(acc[static_cast<size_t>(c)]) * a_s * b_s[static_cast<size_t>(c)] +
-                          (bias ? bias[c] : 0.0f);
-      y->data<float>()[r * n + c] = static_cast<float>(real);
+      // The product of two floats is exact in double: one rounding, as float's Mul.
+      const float scale = static_cast<float>(a_s * b_s[static_cast<size_t>(c)]);
+      const float scaled = static_cast<float>(acc[static_cast<size_t>(c)]) * scale;
+      y->data<float>()[r * n + c] = bias ? scaled + bias[c] : scaled;
     }
   }
   return Status::ok();
