@@ -2,6 +2,8 @@
 // reductions against the reference kernels
 // (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
 // optimized kernels hand to the reference kernel.
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/common/layout_convert.h"
 #include "tests/unit/test_optimized_common.h"
 
 namespace xonnx {
@@ -40,6 +42,39 @@ TEST(OptimizedLayout, RegionBoundaries) {
     diff_test(boundary, {var(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2}))}, {}, false,
               "int64");
     diff_test(boundary, {var(rand_tensor({4, 5, 6}, 5))}, {}, false, "rank 3");
+  }
+}
+
+// The region boundaries on 8-bit tensors (int8 models' region exits): 8 x 8 byte blocks with
+// scalar edges, 32 x 32 tiles over the pool. Against the index arithmetic, at 1 and 2 threads,
+// on shapes around the block sizes and large enough (1 MB and over) to be split.
+TEST(OptimizedLayout, ByteBoundariesMatchTheIndexArithmetic) {
+  for (const int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    for (const bool to_nhwc : {true, false}) {
+      for (const Shape& nchw : {Shape{1, 64, 128, 128}, Shape{2, 9, 17, 23}, Shape{1, 5, 8, 8}, Shape{1, 40, 33, 31}}) {
+        const int64_t n = nchw[0], c = nchw[1], h = nchw[2], w = nchw[3];
+        const Shape in_shape = to_nhwc ? nchw : Shape{n, h, w, c};
+        std::vector<int8_t> v(static_cast<size_t>(n * c * h * w));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int8_t>(i * 37 + (i >> 8));
+        const Tensor x = Tensor::from_vector<int8_t>(v, in_shape);
+        Result<Tensor> allocated = Tensor::allocate(DataType::kInt8, to_nhwc ? Shape{n, h, w, c} : nchw);
+        ASSERT_TRUE(allocated.is_ok());
+        Tensor& y = *allocated;
+        ASSERT_TRUE(permute_layout(x, to_nhwc, y, pool).is_ok());
+        const std::string what =
+            shape_to_string(nchw) + (to_nhwc ? " to NHWC, " : " to NCHW, ") + std::to_string(threads) + " thread(s)";
+        const int8_t* in = x.data<int8_t>();
+        const int8_t* out = y.data<int8_t>();
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t p = 0; p < h * w; ++p) {
+              const int64_t nchw_at = (b * c + ch) * h * w + p, nhwc_at = (b * h * w + p) * c + ch;
+              ASSERT_EQ(to_nhwc ? out[nhwc_at] : out[nchw_at], to_nhwc ? in[nchw_at] : in[nhwc_at])
+                  << what << " image " << b << " channel " << ch << " pixel " << p;
+            }
+      }
+    }
   }
 }
 
