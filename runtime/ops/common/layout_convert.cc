@@ -62,8 +62,8 @@ void transpose_tile_bytes(const char* src, size_t src_ld, char* dst, size_t dst_
     for (size_t c = 0; c < cols; ++c) dst[c * dst_ld + r] = src[r * src_ld + c];
 }
 
-// [n][a][b] -> [n][b][a] for elements of `es` bytes; 8-bit elements (int8 models) in 32 x 32
-// tiles split over the pool as the float transposes are.
+// [n][a][b] -> [n][b][a] for elements of `es` bytes; 8-bit elements (int8 models) in tiles split
+// over the pool as the float transposes are.
 void transpose_bytes(const char* src, char* dst, size_t n, size_t a, size_t b, size_t es, const ThreadPool& pool) {
   if (es == 1 && (a == 3 || a == 4)) {
     for (size_t i = 0; i < n; ++i) {
@@ -73,16 +73,19 @@ void transpose_bytes(const char* src, char* dst, size_t n, size_t a, size_t b, s
     return;
   }
   if (es == 1) {
-    constexpr size_t kTile = 32;
-    const size_t at = (a + kTile - 1) / kTile, bt = (b + kTile - 1) / kTile, tiles = n * at * bt;
+    // Tiles of 8 rows along the longer stride and 256 along the other: rows 64 KB apart (the
+    // 256 x 256 maps of a U-Net) share one L1 set, and 32 of them evicted each other.
+    const bool dst_strided = a > b;
+    const size_t tx = dst_strided ? 256 : 8, ty = dst_strided ? 8 : 256;
+    const size_t at = (a + tx - 1) / tx, bt = (b + ty - 1) / ty, tiles = n * at * bt;
     // Below ~1 MB a transpose is cheaper than waking the workers.
-    const size_t min_chunk = n * a * b < (size_t{1} << 20) ? std::max<size_t>(tiles, 1) : 16;
+    const size_t min_chunk = n * a * b < (size_t{1} << 20) ? std::max<size_t>(tiles, 1) : 4;
     pool.parallel_for(tiles, min_chunk, [&](size_t begin, size_t end) {
       for (size_t t = begin; t < end; ++t) {
         const size_t i = t / (at * bt), rem = t % (at * bt);
-        const size_t x0 = (rem / bt) * kTile, y0 = (rem % bt) * kTile;
-        transpose_tile_bytes(src + i * a * b + x0 * b + y0, b, dst + i * a * b + y0 * a + x0, a,
-                             std::min(kTile, a - x0), std::min(kTile, b - y0));
+        const size_t x0 = (rem / bt) * tx, y0 = (rem % bt) * ty;
+        transpose_tile_bytes(src + i * a * b + x0 * b + y0, b, dst + i * a * b + y0 * a + x0, a, std::min(tx, a - x0),
+                             std::min(ty, b - y0));
       }
     });
     return;
