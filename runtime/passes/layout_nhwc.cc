@@ -271,7 +271,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   // Resize of a region value (4-D): its roi / scales / sizes keep their NCHW order, which the
   // twin (ONNX Resize on the transposed input) and the own kernel read as such (unless its
-  // output leaves the region: keep_exit_resizes_nchw).
+  // output leaves the region: keep_widening_exits_nchw).
   if (op == "Resize") return is_region(n.inputs[0]) && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {  // per tensor only: the axis would move
@@ -306,14 +306,18 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   return Role::kNone;
 }
 
-// An upsampling whose output only leaves the region (LR-ASPP's 40x40 -> 320x320 logits) would
-// move the boundary after it, onto 64 times the values. Last consumers first, so a chain of
-// such Resizes goes back whole. One that a region node also reads stays, graph output or not
-// (the calibration session exposes LR-ASPP's inner Resize, which a Conv reads).
-void NhwcPass::keep_exit_resizes_nchw(const std::vector<size_t>& order) {
+// An op that widens what it reads, whose output only leaves the region, would move the boundary
+// after it onto more bytes: an upsampling (LR-ASPP's 40x40 -> 320x320 logits: 64 times the
+// values) or a DequantizeLinear (float from 8-bit: an int8 U-Net's skip connections, read by a
+// float ConvTranspose / Concat, left as float at 4 times the bytes). Last consumers first, so
+// a chain of them goes back whole. One that a region node also reads stays, graph output or
+// not (the calibration session exposes LR-ASPP's inner Resize, which a Conv reads).
+void NhwcPass::keep_widening_exits_nchw(const std::vector<size_t>& order) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node& n = g_.nodes[*it];
-    if (role_[*it] != Role::kNhwcOp || n.op_type != "Resize" || !n.domain.empty()) continue;
+    const bool widening = (role_[*it] == Role::kNhwcOp && n.op_type == "Resize") ||
+                          (role_[*it] == Role::kAgnostic && n.op_type == "DequantizeLinear");
+    if (!widening || !n.domain.empty()) continue;
     const std::string& out = n.outputs[0];
     auto readers = consumers_.find(out);
     if (readers != consumers_.end() &&
@@ -417,7 +421,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (unit) unit_.insert(n.outputs[0]);
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
   }
-  keep_exit_resizes_nchw(order);
+  keep_widening_exits_nchw(order);
   if (region_.empty()) return stats;
   merge_for_own_kernels(order, stats);  // layout_nhwc_fusions.cc
 

@@ -44,8 +44,9 @@ class NhwcPass {
   bool known_non_float(const std::string& name) const;
   bool scalar_constant(const std::string& name) const;
   bool is_region(const std::string& name) const { return region_.count(name) != 0; }
-  // After classification: a Resize whose output no region node reads goes back to NCHW.
-  void keep_exit_resizes_nchw(const std::vector<size_t>& order);
+  // After classification: a Resize or DequantizeLinear whose output no region node reads goes
+  // back to NCHW.
+  void keep_widening_exits_nchw(const std::vector<size_t>& order);
   Role classify(size_t i);
   bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
   bool fusable_activation(const Node& act, float& lo, float& hi) const;

@@ -248,10 +248,10 @@ Model dense_block(int64_t c, int64_t growth, int layers) {
   std::string features = b.conv("x", 3, c, 3);
   int64_t channels = c;
   for (int l = 0; l < layers; ++l) {
-    const std::string bn = b.node("BatchNormalization",
-                                  {features, b.constant(rand_tensor({channels}, 20 + l, 0.5f, 1.5f)),
-                                   b.constant(rand_tensor({channels}, 30 + l)), b.constant(rand_tensor({channels}, 40 + l)),
-                                   b.constant(rand_tensor({channels}, 50 + l, 0.1f, 2.0f))});
+    const std::string bn = b.node(
+        "BatchNormalization",
+        {features, b.constant(rand_tensor({channels}, 20 + l, 0.5f, 1.5f)), b.constant(rand_tensor({channels}, 30 + l)),
+         b.constant(rand_tensor({channels}, 40 + l)), b.constant(rand_tensor({channels}, 50 + l, 0.1f, 2.0f))});
     const std::string grown = b.conv(b.node("Relu", {bn}), channels, growth, 3);
     features = b.node("Concat", {features, grown}, {attr_int("axis", 1)});
     channels += growth;
@@ -338,6 +338,40 @@ void expect_same_outputs(const Model& model, const std::vector<Shape>& shapes, c
       expect_close((*got)[i].tensor(), (*want)[i].tensor(), 1e-4, 1e-5,
                    "output " + std::to_string(i) + " at " + shape_to_string(shape));
     }
+  }
+}
+
+// x -> Conv -> QuantizeLinear -> DequantizeLinear -> y: the float map only leaves the region,
+// so the DequantizeLinear stays NCHW and the boundary converts the 8-bit values (a quarter of
+// the bytes). One that a region node also reads stays in the region. The Conv is an identity
+// (exact in every summation order), so both paths quantize the same floats.
+TEST(LayoutNhwcDiff, DequantizeLeavingTheRegionRunsAfterTheBoundary) {
+  for (const bool region_reads : {false, true}) {
+    Builder b(13);
+    b.input("x");
+    std::vector<float> eye(16, 0.0f);
+    for (int k = 0; k < 4; ++k) eye[static_cast<size_t>(k * 5)] = 1.0f;
+    const std::string w = b.constant(Tensor::from_vector<float>(eye, {4, 4, 1, 1}));
+    const std::string s = b.constant(Tensor::scalar<float>(0.05f)), z = b.constant(Tensor::scalar<uint8_t>(128));
+    const std::string q = b.node("QuantizeLinear", {b.node("Conv", {"x", w}), s, z});
+    const std::string dq = b.node("DequantizeLinear", {q, s, z}, {}, "y");
+    b.output("y");
+    if (region_reads) {
+      b.node("Conv", {dq, w}, {}, "y2");
+      b.output("y2");
+    }
+    const std::string what = region_reads ? "a region node reads it" : "only leaves the region";
+    Model rewritten = b.model;
+    auto stats = apply_nhwc_layout(rewritten.graph, rewritten.opset_imports);
+    ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+    std::string dq_input;
+    for (const Node& n : rewritten.graph.nodes)
+      if (n.op_type == "DequantizeLinear") dq_input = n.inputs[0];
+    bool after_boundary = false;
+    for (const Node& n : rewritten.graph.nodes)
+      after_boundary = after_boundary || (n.op_type == "ToNCHW" && n.outputs[0] == dq_input);
+    EXPECT_EQ(after_boundary, !region_reads) << what;
+    expect_same_outputs(b.model, {{1, 4, 9, 7}, {2, 4, 5, 6}}, what);
   }
 }
 
