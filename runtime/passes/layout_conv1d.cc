@@ -1,13 +1,15 @@
 // 1-D convolutions and pools as 2-D ones of height 1, so that the NHWC layout pass takes them
 // into its regions (Whisper's and Conformer's Conv1d stems, keyword spotters, TCNs): a Conv
 // with a 3-D weight [M, C/g, k] becomes Unsqueeze(X, 2) -> Conv with W [M, C/g, 1, k] ->
-// Squeeze(2), and likewise MaxPool / AveragePool with a 1-D kernel. [N, C, 1, W] holds the
+// Squeeze(2), and likewise QLinearConv with a 3-D 8-bit weight (the QDQ pass's int8 Conv1d)
+// and MaxPool / AveragePool with a 1-D kernel. [N, C, 1, W] holds the
 // memory of [N, C, W], and the attributes gain a height axis of size 1, stride 1, no padding:
 // the same values, the same order of summation.
 // The Squeezes then move past the element-wise ops that read them (the layout-agnostic unary
-// ops, BatchNormalization, and Add / Sub / Mul / Div of two lifted values or of a lifted value
-// and a constant), and an Unsqueeze of a Squeeze reads the 4-D value itself: a chain of 1-D
-// layers stays one region, converted once on the way in and once on the way out.
+// ops, BatchNormalization, per-tensor QuantizeLinear / DequantizeLinear, and Add / Sub / Mul /
+// Div / com.microsoft QLinearAdd / QLinearMul of two lifted values or of a lifted value and a
+// constant), and an Unsqueeze of a Squeeze reads the 4-D value itself: a chain of 1-D layers
+// stays one region, converted once on the way in and once on the way out.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -72,13 +74,23 @@ class Conv1dLift {
   }
 
  private:
-  // Conv with a constant 3-D float W, or a 1-D MaxPool / AveragePool with one output.
+  // Where a Conv's or QLinearConv's W is, else -1.
+  static int weight_input(const Node& n) {
+    if (n.op_type == "Conv") return n.inputs.size() >= 2 ? 1 : -1;
+    if (n.op_type == "QLinearConv") return n.inputs.size() >= 8 ? 3 : -1;
+    return -1;
+  }
+
+  // Conv with a constant 3-D float W, QLinearConv with a constant 3-D 8-bit W, or a 1-D MaxPool
+  // / AveragePool with one output.
   bool liftable(const Node& n) const {
     if (!n.domain.empty() || n.inputs.empty() || n.inputs[0].empty() || n.outputs.size() != 1) return false;
-    if (n.op_type == "Conv") {
-      if (n.inputs.size() < 2) return false;
-      const Tensor* w = constant_tensor(g_, n.inputs[1]);
-      return w && w->dtype() == DataType::kFloat && w->rank() == 3;
+    if (n.op_type == "Conv" || n.op_type == "QLinearConv") {
+      const int wi = weight_input(n);
+      if (wi < 0) return false;
+      const Tensor* w = constant_tensor(g_, n.inputs[static_cast<size_t>(wi)]);
+      const bool typed = n.op_type == "Conv" ? w && w->dtype() == DataType::kFloat : w && dtype_is_8bit_int(w->dtype());
+      return typed && w->rank() == 3;
     }
     if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {
       const Attribute* ks = n.find_attr("kernel_shape");
@@ -91,13 +103,15 @@ class Conv1dLift {
     if (!liftable(g_.nodes[i])) return false;
     Node n = g_.nodes[i];
     if (!lift_attributes(n)) return false;  // malformed: the op reports it as it was
-    if (n.op_type == "Conv") {
-      const Tensor* w = constant_tensor(g_, n.inputs[1]);
+    const int wi = weight_input(n);
+    if (wi >= 0) {
+      std::string& w_name = n.inputs[static_cast<size_t>(wi)];
+      const Tensor* w = constant_tensor(g_, w_name);
       const Shape& s = w->shape();
       if (!n.find_attr("kernel_shape")) n.attributes.push_back(ints_attribute("kernel_shape", {1, s[2]}));
-      const std::string w4 = names_.fresh(n.inputs[1] + "_2d");
+      const std::string w4 = names_.fresh(w_name + "_2d");
       new_initializers_.push_back({w4, w->reshaped({s[0], s[1], 1, s[2]})});
-      n.inputs[1] = w4;
+      w_name = w4;
     }
     if (n.origin.empty()) n.origin = g_.nodes[i].describe();  // errors name the model's node
     const std::string y = n.outputs[0];
@@ -160,10 +174,30 @@ class Conv1dLift {
       inputs = {0};
       return true;
     }
+    if ((is_default(n, "QuantizeLinear") || is_default(n, "DequantizeLinear")) && n.inputs.size() >= 2) {
+      for (size_t k = 1; k < n.inputs.size(); ++k)
+        if (!scalar(n.inputs[k])) return false;  // per axis: the axis would move
+      inputs = {0};
+      return true;
+    }
+    if (n.domain == "com.microsoft" && (n.op_type == "QLinearAdd" || n.op_type == "QLinearMul") &&
+        (n.inputs.size() == 7 || n.inputs.size() == 8)) {
+      for (size_t k = 1; k < n.inputs.size(); ++k)
+        if (k != 3 && !scalar(n.inputs[k])) return false;
+      inputs = {0, 3};
+      return true;
+    }
     const bool binary = is_default(n, "Add") || is_default(n, "Sub") || is_default(n, "Mul") || is_default(n, "Div");
     if (!binary || n.inputs.size() != 2) return false;
     inputs = {0, 1};
     return true;
+  }
+
+  // An absent optional input or a constant of one element.
+  bool scalar(const std::string& name) const {
+    if (name.empty()) return true;
+    const Tensor* t = constant_tensor(g_, name);
+    return t && t->numel() == 1;
   }
 
   // A binary op's constant operand (rank <= 3) as it reads against the lifted value: with a
@@ -210,7 +244,7 @@ class Conv1dLift {
       const int p = index.producer(n.inputs[k]);
       const bool lifted =
           p >= 0 && squeezes_.count(n.inputs[k]) && is_default(g_.nodes[static_cast<size_t>(p)], "Squeeze");
-      if (lifted && (!is_data || index.use_count(n.inputs[k]) != 1 || touched.count(p))) return false;
+      if (lifted && (!is_data || touched.count(p))) return false;
       if (lifted) {
         squeezes.push_back(p);
       } else if (is_data) {
@@ -224,8 +258,12 @@ class Conv1dLift {
     for (int p : squeezes) {
       const Node& sq = g_.nodes[static_cast<size_t>(p)];
       std::replace(sunk.inputs.begin(), sunk.inputs.end(), sq.outputs[0], sq.inputs[0]);
-      dead_squeezes_.insert(sq.outputs[0]);
-      touched.insert(p);
+      // A Squeeze others read too (a residual block's input) stays for them: cancel_pairs
+      // removes it once its Unsqueezes read the 4-D value.
+      if (index.use_count(sq.outputs[0]) == 1) {
+        dead_squeezes_.insert(sq.outputs[0]);
+        touched.insert(p);
+      }
     }
     for (size_t k : constants) sunk.inputs[k] = lifted_constant(sunk.inputs[k]);
     touched.insert(c);

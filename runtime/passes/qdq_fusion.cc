@@ -239,8 +239,10 @@ bool QdqPass::fuse_conv(size_t i) {
   ScalarQ xq, yq;
   const int dx = dq_producer(conv.inputs[0], xq);
   if (dx < 0) return false;
-  // The weight, per tensor or per output channel (axis 0).
+  // The weight, per tensor or per output channel (axis 0); 3-D for a Conv1d, which the layout
+  // pass lifts to 2-D (layout_conv1d.cc), as it does float ones.
   const Node* wn = weight_dequantize(conv.inputs[1], 4, 0);
+  if (!wn) wn = weight_dequantize(conv.inputs[1], 3, 0);
   if (!wn) return false;
   const Tensor* ws = constant(wn->inputs[1]);
   const int64_t m = constant(wn->inputs[0])->dim(0);

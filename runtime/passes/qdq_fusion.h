@@ -7,9 +7,10 @@
 //  - Signed activations: Q -> DQ pairs on uint8 (same scale and zero point, Q read only by the
 //    DQs) move to int8 with the zero point minus 128. The real values are the same; XNNPACK's
 //    per-channel (qc8) kernels want int8 activations.
-//  - DQ(x), DQ(W const) [, DQ(B int32 const) or float B] -> Conv [-> Relu / Clip] -> Q
-//    becomes QLinearConv (bias requantized to x_scale * w_scale). Relu / Clip are dropped only
-//    when the Q's saturation already clamps the same way (see `saturation_implies`).
+//  - DQ(x), DQ(W const, 4-D or a Conv1d's 3-D) [, DQ(B int32 const) or float B] -> Conv
+//    [-> Relu / Clip] -> Q becomes QLinearConv (bias requantized to x_scale * w_scale). Relu /
+//    Clip are dropped only when the Q's saturation already clamps the same way (see
+//    `saturation_implies`).
 //  - DQ(A), DQ(B const 8-bit 2-D) [, bias] -> Gemm [-> Relu / Clip -> Q] becomes com.microsoft
 //    QGemm: quantized output with a Q after it, float output without one (classifier heads);
 //    only on CPUs where its integer kernel runs (AVX512-VNNI).

@@ -4,7 +4,9 @@
 //    and left once; a lifted value that is also a graph output keeps its Squeeze; a malformed
 //    attribute leaves the node alone;
 //  - the values: sessions with the rewrite agree with the reference kernels (no layout pass),
-//    opsets 11 (Squeeze axes as an attribute) and 17, one and two threads.
+//    opsets 11 (Squeeze axes as an attribute) and 17, one and two threads;
+//  - a residual that reads a block's input, and an int8 static Conv1d block (QDQ -> QLinearConv,
+//    per-tensor Q / DQ and QLinearAdd between the layers): one region too.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -162,6 +164,72 @@ TEST(LayoutConv1d, SessionsAgreeWithTheReference) {
       }
     }
   }
+}
+
+// x -> Conv1d -> Relu = a; Conv1d(a) + a -> Relu -> y: `a` is read by the second Conv and by
+// the Add. Its Squeeze stays for the Conv's Unsqueeze until the pair cancels: one region.
+TEST(LayoutConv1d, AResidualReadingTheBlockInputStaysInTheRegion) {
+  testing::GraphBuilder b(17);
+  b.input("x", 3);
+  const std::string a = b.node(
+      "Relu", {b.node("Conv", {"x", b.constant(rand_tensor({8, 4, 3}, 1, -0.4f, 0.4f))}, {attr_ints("pads", {1, 1})})});
+  const std::string c = b.node("Conv", {a, b.constant(rand_tensor({8, 8, 3}, 2, -0.4f, 0.4f))},
+                               {attr_ints("pads", {2, 2}), attr_ints("dilations", {2})});
+  b.node("Relu", {b.node("Add", {c, a})}, {}, "y");
+  b.output("y");
+  Model m = b.model;
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->lifted_1d, 2);
+  EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);  // x, once
+  EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);    // y, once
+  EXPECT_EQ(s->to_nhwc + s->to_nchw, 2);
+}
+
+// An int8 static Conv1d block as `xonnx convert --quantize int8` writes it: x -> Q -> DQ ->
+// Conv1d(DQ(int8 W [M, C, k])) -> Relu -> Q -> DQ -> Conv1d -> Q -> DQ, + the block input's DQ
+// -> Q -> DQ -> y. The QDQ pass makes QLinearConvs (3-D weights) and a QLinearAdd; the lift and
+// the layout pass put them in one NHWC region. Against the QDQ form run in float: within one
+// quantization step.
+TEST(LayoutConv1d, AnInt8Conv1dBlockIsOneRegion) {
+  testing::GraphBuilder b(17);
+  b.input("x", 3);
+  const float step = 1.0f / 32.0f;
+  const std::string s = b.constant(Tensor::scalar<float>(step)), z = b.constant(Tensor::scalar<uint8_t>(128));
+  const auto qdq = [&](const std::string& v) {
+    return b.node("DequantizeLinear", {b.node("QuantizeLinear", {v, s, z}), s, z});
+  };
+  const auto conv = [&](const std::string& in, int64_t cin, int64_t cout, uint32_t seed, std::vector<Attribute> attrs) {
+    std::vector<int8_t> w(static_cast<size_t>(cout * cin * 3));
+    for (size_t k = 0; k < w.size(); ++k) w[k] = static_cast<int8_t>(static_cast<int>((k * 37 + seed) % 255) - 127);
+    const std::string wq = b.constant(Tensor::from_vector<int8_t>(w, {cout, cin, 3}));
+    const std::string ws =
+        b.constant(Tensor::from_vector<float>(std::vector<float>(static_cast<size_t>(cout), 0.002f), {cout}));
+    const std::string wz =
+        b.constant(Tensor::from_vector<int8_t>(std::vector<int8_t>(static_cast<size_t>(cout), 0), {cout}));
+    return b.node("Conv", {in, b.node("DequantizeLinear", {wq, ws, wz}, {attr_int("axis", 0)})}, attrs);
+  };
+  // The Relu's output quantized from 0: its Q's saturation is the Relu, which the QDQ pass drops.
+  const std::string z0 = b.constant(Tensor::scalar<uint8_t>(0));
+  const std::string relu = b.node("Relu", {conv(qdq("x"), 4, 8, 1, {attr_ints("pads", {1, 1})})});
+  const std::string a = b.node("DequantizeLinear", {b.node("QuantizeLinear", {relu, s, z0}), s, z0});
+  const std::string c = qdq(conv(a, 8, 8, 2, {attr_ints("pads", {2, 2}), attr_ints("dilations", {2})}));
+  b.node("DequantizeLinear", {b.node("QuantizeLinear", {b.node("Add", {c, a}), s, z}), s, z}, {}, "y");
+  b.output("y");
+  SessionOptions reference, fast;
+  reference.disable_xnnpack = true;  // no QDQ or layout pass: the QDQ form in float
+  auto want_session = Session::create_from_model(b.model, reference);
+  auto got_session = Session::create_from_model(b.model, fast);
+  ASSERT_TRUE(want_session.is_ok() && got_session.is_ok());
+  const Graph& g = (*got_session)->model().graph;
+  EXPECT_EQ(count(g, kNhwcDomain, "QLinearConv"), 2);
+  EXPECT_EQ(count(g, "", "Squeeze") + count(g, "", "Unsqueeze"), 2);  // in once, out once
+  const Tensor x = rand_tensor({1, 4, 50}, 5, -2.0f, 2.0f);
+  auto want = (*want_session)->run({Value(x)});
+  auto got = (*got_session)->run({Value(x)});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {0.0, 1.01 * step}, "int8 block");
 }
 
 }  // namespace
