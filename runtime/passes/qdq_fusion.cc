@@ -408,15 +408,16 @@ bool QdqPass::fuse_matmul_integer(size_t i) {
     return false;
   // The scales' Mul: a constant b_scale (one or N positive finite floats) and a scalar a_scale.
   const Node& sn = g_.nodes[static_cast<size_t>(sp)];
-  auto b_scale_of = [&](const std::string& v) {
-    const Tensor* t = constant(v);
-    if (!t || t->dtype() != DataType::kFloat || t->rank() > 1 || (t->numel() != 1 && t->numel() != n)) return false;
+  // MatMulIntegerToFloat takes positive finite scales only (the reference reports others).
+  auto positive_scales = [&](const Tensor* t, int64_t count) {
+    if (!t || t->dtype() != DataType::kFloat || t->rank() > 1 || (t->numel() != 1 && t->numel() != count)) return false;
     for (int64_t k = 0; k < t->numel(); ++k)
       if (!(t->data<float>()[k] > 0.0f) || std::isinf(t->data<float>()[k])) return false;
     return true;
   };
+  auto b_scale_of = [&](const std::string& v) { return positive_scales(constant(v), n); };
   auto scalar_scale = [&](const std::string& v) {
-    if (const Tensor* t = constant(v)) return t->dtype() == DataType::kFloat && t->numel() == 1 && t->rank() <= 1;
+    if (const Tensor* t = constant(v)) return positive_scales(t, 1);
     const int p = index_.producer_of(v);
     return p >= 0 && is_op(static_cast<size_t>(p), "DynamicQuantizeLinear") &&
            g_.nodes[static_cast<size_t>(p)].outputs.size() > 1 && g_.nodes[static_cast<size_t>(p)].outputs[1] == v;

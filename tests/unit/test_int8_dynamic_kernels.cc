@@ -182,6 +182,9 @@ TEST(MatMulIntegerToFloatFast, EqualsTheReference) {
 struct DynamicCase {
   bool bias = true, per_column = true;
   bool cast_read_twice = false;  // the Cast's output is also a graph output: nothing to fuse
+  // A constant a_scale of 0: the session folds the scales' Mul into a constant, so nothing is
+  // fused, and the output is the unfused graph's.
+  bool zero_a_scale = false;
 };
 
 // x [2, 5, K] -> DynamicQuantizeLinear -> MatMulInteger(W int8 [K, N]) -> Cast -> Mul(Mul(x_scale,
@@ -204,8 +207,9 @@ Model dynamic_model(const DynamicCase& c, int64_t k, int64_t n) {
                                                  : Tensor::scalar<int8_t>(0));
   const std::string sums = b.node("MatMulInteger", {"xq", wq, "x_zero_point", wz});
   const std::string sums_float = b.node("Cast", {sums}, {testing::attr_int("to", 1)}, "sums_float");
-  const std::string scales = b.node("Mul", {"x_scale", b.constant(c.per_column ? Tensor::from_vector<float>(ws, {n})
-                                                                               : Tensor::scalar<float>(ws[0]))});
+  const std::string a_scale = c.zero_a_scale ? b.constant(Tensor::scalar<float>(0.0f)) : "x_scale";
+  const std::string scales = b.node(
+      "Mul", {a_scale, b.constant(c.per_column ? Tensor::from_vector<float>(ws, {n}) : Tensor::scalar<float>(ws[0]))});
   const std::string scaled = b.node("Mul", {sums_float, scales}, {}, c.bias ? "" : "y");
   if (c.bias) b.node("Add", {scaled, b.constant(Tensor::from_vector<float>(bias, {n}))}, {}, "y");
   b.output("y");
@@ -236,17 +240,19 @@ Tensor run_dynamic(const DynamicCase& c, int64_t k, int64_t n, bool qdq_pass, bo
 }
 
 TEST(Int8DynamicFusion, MatMulIntegerChainBecomesMatMulIntegerToFloatWithTheSameBits) {
-  for (const DynamicCase& c : {DynamicCase{true, true, false}, DynamicCase{false, true, false},
-                               DynamicCase{true, false, false}, DynamicCase{true, true, true}}) {
+  for (const DynamicCase& c :
+       {DynamicCase{true, true, false}, DynamicCase{false, true, false}, DynamicCase{true, false, false},
+        DynamicCase{true, true, true}, DynamicCase{true, true, false, true}}) {
     for (const int64_t k : {16, 77}) {
       const std::string what = std::string(c.bias ? "bias" : "no bias") +
                                (c.per_column ? ", per-column" : ", per-tensor") +
-                               (c.cast_read_twice ? ", Cast read twice" : "") + ", K " + std::to_string(k);
+                               (c.cast_read_twice ? ", Cast read twice" : "") + (c.zero_a_scale ? ", a_scale 0" : "") +
+                               ", K " + std::to_string(k);
       bool fused = false, unfused = true;
       const Tensor y = run_dynamic(c, k, 40, true, &fused);
       const Tensor want = run_dynamic(c, k, 40, false, &unfused);
       EXPECT_FALSE(unfused) << what;
-      EXPECT_EQ(fused, opt::qgemm_fast() != nullptr && !c.cast_read_twice) << what;
+      EXPECT_EQ(fused, opt::qgemm_fast() != nullptr && !c.cast_read_twice && !c.zero_a_scale) << what;
       expect_equal(y, want, what);
     }
   }
