@@ -158,6 +158,7 @@ class QGemmKernel final : public FastKernel {
     if (!kern->a_per_run_) XONNX_RETURN_IF_ERROR(kern->set_a_zero_point(kern->a_type_, a_zp));
     init.packed_constant_input(static_cast<size_t>(io.b));  // copied into the packed panels, as is the bias
     if (has_c) init.packed_constant_input(static_cast<size_t>(io.c));
+    if (!kern->float_bias_.empty()) init.packed_constant_input(static_cast<size_t>(io.float_bias));
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
