@@ -360,33 +360,40 @@ TEST(ConvF32Nhwc, Shapes) {
 
 // A Winograd layer runs maps too small for its tiles on the direct tiles, whose weights it
 // packs at the first such run, and switches to F(4x4) at the first map large enough; one
-// session takes all kinds of map in turn.
+// session takes all kinds of map in turn. 288 -> 48 (Winograd weights over 1 MB) also takes
+// the direct tiles on maps of fewer than 24 tiles, drops its Winograd weights when its first
+// run is such a map and packs them again for a larger one.
 TEST(ConvF32Nhwc, WinogradLayerRunsSmallMapsDirect) {
-  const ConvCase cc = conv_case("3x3 pads 1, 64 -> 48", 1, 64, 48, 0, 0, 3, 1, 1, 1);
-  SessionOptions reference;
-  reference.disable_xnnpack = true;
-  auto fast = Session::create_from_model(build(cc), SessionOptions());
-  auto ref = Session::create_from_model(build(cc), reference);
-  ASSERT_TRUE(fast.is_ok() && ref.is_ok());
-  std::mt19937 gen(9);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{
-           {9, 8}, {2, 2}, {9, 8}, {16, 17}, {9, 8}, {3, 3}, {1, 5}, {30, 14}, {2, 2}}) {
-    SCOPED_TRACE(::testing::Message() << h << "x" << w);
-    std::vector<float> v(static_cast<size_t>(64 * h * w));
-    for (float& f : v) f = u(gen);
-    const Tensor x = Tensor::from_vector<float>(v, {1, 64, h, w});
-    auto a = (*fast)->run({Value(x)});
-    auto b = (*ref)->run({Value(x)});
-    ASSERT_TRUE(a.is_ok() && b.is_ok());
-    const Tensor& ta = (*a)[0].tensor();
-    const Tensor& tb = (*b)[0].tensor();
-    ASSERT_EQ(ta.shape(), tb.shape());
-    // F(4x4) rounds to ~1e-6 of an output's sum of |terms| (test_fwinograd.cc), here up to
-    // 576: a loose bound; the transforms' own tests bound it tightly.
-    for (int64_t i = 0; i < ta.numel(); ++i)
-      ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-3f * std::max(1.0f, std::fabs(tb.data<float>()[i])))
-          << "element " << i;
+  using Maps = std::vector<std::pair<int64_t, int64_t>>;
+  const std::vector<std::pair<int64_t, Maps>> layers{
+      {64, {{9, 8}, {2, 2}, {9, 8}, {16, 17}, {9, 8}, {3, 3}, {1, 5}, {30, 14}, {2, 2}}},
+      {288, {{7, 7}, {9, 8}, {12, 10}, {7, 7}, {16, 17}, {7, 7}}}};
+  for (const auto& [c, maps] : layers) {
+    const ConvCase cc = conv_case("3x3 pads 1", 1, c, 48, 0, 0, 3, 1, 1, 1);
+    SessionOptions reference;
+    reference.disable_xnnpack = true;
+    auto fast = Session::create_from_model(build(cc), SessionOptions());
+    auto ref = Session::create_from_model(build(cc), reference);
+    ASSERT_TRUE(fast.is_ok() && ref.is_ok());
+    std::mt19937 gen(9);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    for (const auto& [h, w] : maps) {
+      SCOPED_TRACE(::testing::Message() << c << " -> 48 on " << h << "x" << w);
+      std::vector<float> v(static_cast<size_t>(c * h * w));
+      for (float& f : v) f = u(gen);
+      const Tensor x = Tensor::from_vector<float>(v, {1, c, h, w});
+      auto a = (*fast)->run({Value(x)});
+      auto b = (*ref)->run({Value(x)});
+      ASSERT_TRUE(a.is_ok() && b.is_ok());
+      const Tensor& ta = (*a)[0].tensor();
+      const Tensor& tb = (*b)[0].tensor();
+      ASSERT_EQ(ta.shape(), tb.shape());
+      // F(4x4) rounds to ~1e-6 of an output's sum of |terms| (test_fwinograd.cc), here up to
+      // 2592: a loose bound; the transforms' own tests bound it tightly.
+      for (int64_t i = 0; i < ta.numel(); ++i)
+        ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-3f * std::max(1.0f, std::fabs(tb.data<float>()[i])))
+            << "element " << i;
+    }
   }
 }
 

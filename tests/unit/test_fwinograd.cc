@@ -236,6 +236,12 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   const auto wide_rows = [&](int64_t o0, int64_t) { return wide_w.data() + o0 * 256 * 9; };
   const opt::WinogradConvF32 wide(wide_rows, wide_b.data(), 512, 256, -kInf, kInf);
   EXPECT_FALSE(wide.large_tiles_pay(1, 28, 28, pad1));
+  // Weights over 1 MB (512 x 256: 8 MB transformed) need 24 tiles: the direct tiles on 7x7
+  // (16 tiles), Winograd from 10x10 (25) and on 7x7 over 2 images (32); the 16 x 16 layer
+  // (16 KB) keeps 7x7 above.
+  EXPECT_FALSE(wide.pays(1, 7, 7, pad1));
+  EXPECT_TRUE(wide.pays(1, 10, 10, pad1));
+  EXPECT_TRUE(wide.pays(2, 7, 7, pad1));
   const opt::WinogradConvF32 large(rows_of, b.data(), 16, 16, -kInf, kInf, 1, 1, 4);
   EXPECT_FALSE(large.large_tiles_pay(1, 28, 28, pad1)) << "already F(4x4)";
   EXPECT_EQ(large.tile(), 4);

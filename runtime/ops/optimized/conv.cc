@@ -174,6 +174,13 @@ class ConvF32NhwcKernel final : public FastKernel {
       });
     }
     if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
+      if (!winograd_->has_weights()) {
+        const int64_t tile = winograd_->tile();
+        winograd_ = repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
+          return std::make_unique<WinogradConvF32>(rows_of, bias, m, c, lo_, hi_, geo_.dh, geo_.dw, tile);
+        });
+      }
+      winograd_ran_ = true;
       handled =
           keep_if_finite(winograd_->run(*pool_, *session_scratch_, in, n, h, w, pads, y->data<float>(), residual));
       if (handled && activation_) {  // after the output transform, in one pass
@@ -193,6 +200,9 @@ class ConvF32NhwcKernel final : public FastKernel {
         return pack_fconv_weights(rows_of, bias, m, c, khw, khw);
       });
       zeros_.assign(static_cast<size_t>(c), 0.0f);
+      // Winograd's weights, not used so far, make way for these: a model of fixed shapes never
+      // needs them (resnet50's 7x7 layers: 48 MB). A map that pays for Winograd packs them again.
+      if (!winograd_ran_) winograd_->release_weights();
     }
     const int64_t taps = w_.taps;
     const int64_t ph = h + pads[0] + pads[2], pw = w + pads[1] + pads[3];
@@ -518,6 +528,7 @@ class ConvF32NhwcKernel final : public FastKernel {
   bool nchw_input_ = false;                    // ConvNchwInput: x is [N, C, H, W]
   int64_t parts_ = 1;                          // ConcatConv: the parts concatenated (in_ch_ channels each)
   std::unique_ptr<WinogradConvF32> winograd_;  // 3x3 stride 1: the Winograd path (w_ for small maps only)
+  bool winograd_ran_ = false;                  // a run took the Winograd path
   FconvWeights w_;                             // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;                   // the input of padding taps
   std::vector<float> padded_;                  // merged rows: the zero-padded input (grows only)

@@ -13,6 +13,9 @@ namespace {
 // slower; the weight panels and the input rows need the rest).
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kMaxBlockTiles = 96;
+// Transformed weights up to this size are read from L2 by a layer with few tiles (DenseNet's
+// 7x7 layers, 128 -> 32: 256 KB, as fast as the direct tiles); larger ones from L3.
+constexpr int64_t kMaxSparseWeightBytes = 1 << 20;
 
 // Tiles of t x t pixels over the largest phase of `out` pixels dilated by d: that phase holds
 // ceil(out / d).
@@ -41,6 +44,14 @@ bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std
     return taps;
   };
   return tiles >= 4 && tiles * (t + 2) * (t + 2) <= n * inside(oh, h, pads[0], dh) * inside(ow, w, pads[1], dw);
+}
+
+bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+  if (!pays(size_, n, h, w, pads, dh_, dw_)) return false;
+  const int64_t oh = out_extent(h, pads[0], pads[2], dh_), ow = out_extent(w, pads[1], pads[3], dw_);
+  const int64_t panels = (m_ + kFconvCols - 1) / kFconvCols;
+  const int64_t weight_bytes = (size_ + 2) * (size_ + 2) * c_ * panels * kFconvCols * 4;
+  return weight_bytes <= kMaxSparseWeightBytes || tiles_of(size_, n, oh, ow, dh_, dw_) >= 2 * kFconvRows;
 }
 
 bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {

@@ -34,6 +34,10 @@ class WinogradConvF32 {
                   int64_t dh = 1, int64_t dw = 1, int64_t tile = 2);
 
   int64_t tile() const { return size_; }
+  // Frees the transformed weights (a layer whose maps all take the direct tiles); run() needs
+  // them packed again, by a new WinogradConvF32.
+  void release_weights() { u_ = FconvWeights(); }
+  bool has_weights() const { return !u_.packed.empty(); }
 
   // Whether F(tile x tile) on an input of n x h x w pixels with these pads and dilation has
   // tiles enough to beat the direct tiles: at least 4 of them (on 2x2 maps of 512 channels
@@ -42,9 +46,12 @@ class WinogradConvF32 {
   // DeepLabV3's ASPP, dilation 12 over 20 x 20: 2304 for 1296, 1.3x the direct time).
   static bool pays(int64_t tile, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t dh,
                    int64_t dw);
-  bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
-    return pays(size_, n, h, w, pads, dh_, dw_);
-  }
+  // The same for this layer, which also needs its tiles to fill two GEMM tiles (24 rows) where
+  // its transformed weights exceed 1 MB: with fewer rows than that, each panel
+  // of them streamed from L3 feeds too few multiplies (resnet50's 7x7 layers, 512 -> 512, 16
+  // tiles and 16 MB of weights: 1.3-1.4x the direct tiles' time on a Xeon, which read 9 MB
+  // across 49 rows).
+  bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
   // Whether F(4x4) should replace this F(2x2) layer on such a map: fewer positions, a whole
   // 12-row GEMM tile of its tiles (from 14x14 maps on; on 7x7 its 4 tiles ran the GEMMs at a
   // third of their pace), and at most 256 x 256 channels: its weights take 4x the direct
