@@ -82,6 +82,7 @@ decode_shapes() {  # one new token after 127 cached ones, 6 layers
 }
 
 if [ "$FULL" = 3 ]; then
+  bash "$ROOT/scripts/install-zoo-deps.sh"  # torch to export the zoo, matplotlib for the chart
   /usr/bin/python3 "$ROOT/tools/export_zoo.py" --out "$ZOO_DIR" ${ZOO_ONLY:+--only "$ZOO_ONLY"} >&2 ||
     echo "compare_ort.sh: some zoo models did not export; comparing the others" >&2
   [ -n "$DOC" ] || { [ -n "$ZOO_ONLY" ] && DOC=- || DOC="$ROOT/docs/performance.md"; }
