@@ -65,11 +65,15 @@ class GqaKernel final : public FastKernel {
     const float* head_sink = ctx.has_input(gqa::kHeadSink) ? ctx.input(gqa::kHeadSink).data<float>() : nullptr;
     const float scale = gqa::scale_of(a_, d);
     const int64_t slice_len = (keys + slices - 1) / slices;
-    scratch_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max * (d.H + kKeyBlock)));
-    bounds_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(2 * m_max));
-    rows_.prepare(*pool_, static_cast<size_t>(items), 1, static_cast<size_t>(m_max));
-    sinks_.prepare(*pool_, static_cast<size_t>(groups), 1, static_cast<size_t>(m_max));
-    outs_.prepare(*pool_, static_cast<size_t>(groups), 1, static_cast<size_t>(m_max));
+    // Items over a short cache stay on the caller (see attention_onnx.cc); the groups' merge
+    // and output rows are the same work again, at most.
+    const size_t min_chunk = chunk_for(2 * m_max * slice_len * d.H);
+    const size_t min_groups = chunk_for(2 * m_max * d.H * slices);
+    scratch_.prepare(*pool_, static_cast<size_t>(items), min_chunk, static_cast<size_t>(m_max * (d.H + kKeyBlock)));
+    bounds_.prepare(*pool_, static_cast<size_t>(items), min_chunk, static_cast<size_t>(2 * m_max));
+    rows_.prepare(*pool_, static_cast<size_t>(items), min_chunk, static_cast<size_t>(m_max));
+    sinks_.prepare(*pool_, static_cast<size_t>(groups), min_groups, static_cast<size_t>(m_max));
+    outs_.prepare(*pool_, static_cast<size_t>(groups), min_groups, static_cast<size_t>(m_max));
     const KernelTable& t = *k_;
     const LlmKernelTable& lt = llm_kernels();
 
@@ -85,7 +89,7 @@ class GqaKernel final : public FastKernel {
       float* base = states_.data() + item * state_size;
       return AttnState{base, base + m * d.H, base + m * d.H + m, nullptr};
     };
-    pool_->parallel_for(static_cast<size_t>(items), 1, [&](size_t begin, size_t end) {
+    pool_->parallel_for(static_cast<size_t>(items), min_chunk, [&](size_t begin, size_t end) {
       float* q = scratch_.of(begin);
       float* scores = q + m_max * d.H;
       int64_t* lo = bounds_.of(begin);
@@ -125,7 +129,7 @@ class GqaKernel final : public FastKernel {
       }
     });
     float* y = out->data<float>();
-    pool_->parallel_for(static_cast<size_t>(groups), 1, [&](size_t begin, size_t end) {
+    pool_->parallel_for(static_cast<size_t>(groups), min_groups, [&](size_t begin, size_t end) {
       float** rows = outs_.of(begin);
       float* sinks = sinks_.of(begin);
       for (size_t g = begin; g < end; ++g) {
