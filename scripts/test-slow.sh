@@ -10,14 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-missing=()
-for p in python3-torch python3-torchvision python3-onnx python3-numpy python3-regex nodejs npm; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  { $SUDO apt-get update -qq || echo "warning: apt-get update reported errors (continuing)"; } && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+bash scripts/apt-install-missing.sh slow python3-torch python3-torchvision python3-onnx python3-numpy \
+  python3-regex node
 OUT=build/slow-models
 /usr/bin/python3 tools/export_fixtures.py --slow "$OUT"
 # atol 1e-4: the full-size decoder's logits have std ~10, and float32 accumulation-order

@@ -65,8 +65,8 @@ class GqaKernel final : public FastKernel {
     const float* head_sink = ctx.has_input(gqa::kHeadSink) ? ctx.input(gqa::kHeadSink).data<float>() : nullptr;
     const float scale = gqa::scale_of(a_, d);
     const int64_t slice_len = (keys + slices - 1) / slices;
-    // Items over a short cache stay on the caller (see attention_onnx.cc); the groups' merge
-    // and output rows are the same work again, at most.
+    // Items over a short cache stay on the caller (see attention_onnx.cc); a group's merge and
+    // output touch its m_max x H accumulator once per slice.
     const size_t min_chunk = chunk_for(2 * m_max * slice_len * d.H);
     const size_t min_groups = chunk_for(2 * m_max * d.H * slices);
     scratch_.prepare(*pool_, static_cast<size_t>(items), min_chunk, static_cast<size_t>(m_max * (d.H + kKeyBlock)));

@@ -168,18 +168,9 @@ class ConvF32NhwcKernel final : public FastKernel {
     }
     // A map large enough for F(4x4): its weights replace F(2x2)'s at the first such run (the
     // layer's shape is known only now; F(4x4) holds 36 / 16 as many).
-    if (winograd_ && winograd_->large_tiles_pay(n, h, w, pads)) {
-      winograd_ = repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
-        return std::make_unique<WinogradConvF32>(rows_of, bias, m, c, lo_, hi_, geo_.dh, geo_.dw, 4);
-      });
-    }
+    if (winograd_ && winograd_->large_tiles_pay(n, h, w, pads)) winograd_ = repack_winograd(ctx, 4);
     if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
-      if (!winograd_->has_weights()) {
-        const int64_t tile = winograd_->tile();
-        winograd_ = repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
-          return std::make_unique<WinogradConvF32>(rows_of, bias, m, c, lo_, hi_, geo_.dh, geo_.dw, tile);
-        });
-      }
+      if (!winograd_->has_weights()) winograd_ = repack_winograd(ctx, winograd_->tile());
       winograd_ran_ = true;
       handled =
           keep_if_finite(winograd_->run(*pool_, *session_scratch_, in, n, h, w, pads, y->data<float>(), residual));
@@ -515,6 +506,13 @@ class ConvF32NhwcKernel final : public FastKernel {
     std::vector<float> rows;
     bool finite = true;
     return pack(fconv_rows_of(ctx.input(1), rows, finite), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr);
+  }
+
+  // This layer on Winograd F(tile x tile), its weights packed again from W and B.
+  std::unique_ptr<WinogradConvF32> repack_winograd(KernelContext& ctx, int64_t tile) const {
+    return repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
+      return std::make_unique<WinogradConvF32>(rows_of, bias, out_ch_, in_ch_, lo_, hi_, geo_.dh, geo_.dw, tile);
+    });
   }
 
   FconvTileFn tile_ = nullptr;
