@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/node_eval.h"
@@ -52,8 +53,7 @@ int64_t predicted_bytes(const ShapeFacts* facts, const std::string& name) {
 }
 
 // Shape, Size, or a Gather/Slice of a Shape's elements whose result inference knows fully.
-bool fold_from_shapes(const Node& n, const ShapeFacts* facts, const std::map<std::string, const Tensor*>& constants,
-                      Tensor* out) {
+bool fold_from_shapes(const Node& n, const ShapeFacts* facts, const TensorsByName& constants, Tensor* out) {
   if (!facts || !n.domain.empty() || n.outputs.size() != 1) return false;
   const bool shape_op = n.op_type == "Shape" || n.op_type == "Size";
   const bool pick_op = n.op_type == "Gather" || n.op_type == "Slice";
@@ -90,7 +90,7 @@ bool fold_from_shapes(const Node& n, const ShapeFacts* facts, const std::map<std
 // once every part is folded the whole is no longer read and goes.
 constexpr int64_t kSharedConstantBytes = 4096;
 bool duplicates_shared_constant(const Node& n, const std::vector<const Tensor*>& args,
-                                const std::map<std::string, int>& uses, const std::vector<Value>& results) {
+                                const std::unordered_map<std::string, int>& uses, const std::vector<Value>& results) {
   int64_t result_bytes = 0;
   for (const Value& v : results) result_bytes += v.is_tensor() ? static_cast<int64_t>(v.tensor().nbytes()) : 0;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -141,13 +141,15 @@ std::string symbolic_value_key(const ShapeFacts* facts, const Node& n) {
 // `outer`: the constants of the enclosing graphs a subgraph may read (nullptr for the main
 // graph), so that a body's Slice / Concat / Transpose of an outer weight folds too (silero VAD's
 // LSTM weights are cut from one tensor inside an If branch at every run otherwise).
-Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, PassContext& ctx, FoldCounts& counts,
-                  const std::map<std::string, const Tensor*>* outer = nullptr) {
+// `shapes`: the main graph's inference, fed each node before it is judged and each folded value
+// after (nullptr in subgraph bodies, which fold without shape facts).
+Status fold_graph(const Model& model, Graph& graph, NodeShapeInference* shapes, PassContext& ctx, FoldCounts& counts,
+                  const TensorsByName* outer = nullptr) {
   const int64_t limit = ctx.options.fold_size_limit_bytes;
-  std::set<std::string> inputs, outputs;
+  std::unordered_set<std::string> inputs, outputs;
   for (const ValueInfo& vi : graph.inputs) inputs.insert(vi.name);
   for (const ValueInfo& vi : graph.outputs) outputs.insert(vi.name);
-  std::map<std::string, const Tensor*> constants;
+  TensorsByName constants;
   if (outer) {
     constants = *outer;
     // A name this graph defines hides the enclosing graph's value.
@@ -156,21 +158,23 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
       for (const std::string& o : n.outputs) constants.erase(o);
     }
   }
+  std::unordered_set<std::string> own_initializers;
   for (const NamedTensor& t : graph.initializers) {
-    if (!inputs.count(t.name)) constants[t.name] = &t.tensor;
+    if (inputs.count(t.name)) continue;
+    constants[t.name] = &t.tensor;
+    own_initializers.insert(t.name);
   }
   // Folded values live here until the loop ends: a deque keeps `constants` pointers valid.
   std::deque<NamedTensor> folded;
   std::vector<bool> dead(graph.nodes.size(), false);
-  std::map<std::string, std::string> symbolic_values;   // key -> first value with it
-  std::unordered_map<std::string, std::string> merged;  // a merged value -> the first one
-  // Reads of each initializer still in the graph (node inputs, subgraph captures, outputs).
-  std::map<std::string, int> uses;
-  {
-    const GraphIndex index(graph);
-    for (const auto& [name, tensor] : constants) uses[name] = index.use_count(name);
-  }
-  std::set<std::string> consumed;  // constants read by folded nodes
+  std::unordered_map<std::string, std::string> symbolic_values;  // key -> first value with it
+  std::unordered_map<std::string, std::string> merged;           // a merged value -> the first one
+  // Reads of each constant still in the graph (node inputs, subgraph captures, outputs).
+  const GraphIndex index(graph);  // the nodes do not change until the walk ends
+  std::unordered_map<std::string, int> uses;
+  for (const auto& [name, tensor] : constants) uses[name] = index.use_count(name);
+  std::unordered_map<std::string, int> folded_uses;  // the same for folded values
+  std::unordered_set<std::string> consumed;          // constants read by folded nodes
 
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node& n = graph.nodes[i];
@@ -178,6 +182,8 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
       Status s = fold_graph(model, sub, nullptr, ctx, counts, &constants);
       if (!s.is_ok()) warn_once(ctx, counts, n.describe() + " body: " + s.message());
     });
+    if (shapes) shapes->infer(n);
+    const ShapeFacts* facts = shapes ? &shapes->facts() : nullptr;
     if (never_folded(n)) continue;
     bool graph_output = false;
     for (const std::string& o : n.outputs) graph_output |= outputs.count(o) > 0;
@@ -187,6 +193,8 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     if (fold_from_shapes(n, facts, constants, &shape_value)) {
       folded.push_back({n.outputs[0], shape_value});
       constants[n.outputs[0]] = &folded.back().tensor;
+      folded_uses[n.outputs[0]] = index.use_count(n.outputs[0]);
+      if (shapes) shapes->set_constant(n.outputs[0], folded.back().tensor);
       dead[i] = true;
       ++counts.from_shapes;
       continue;
@@ -212,7 +220,7 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
     if (!all_constant) continue;
     // A weight stored in another type (float16) and cast once: see cast_fold_limit_bytes.
     const bool weight_cast = n.op_type == "Cast" && n.domain.empty() && n.inputs.size() == 1 &&
-                             uses[n.inputs[0]] == 1 && graph.find_initializer(n.inputs[0]) != nullptr;
+                             uses[n.inputs[0]] == 1 && own_initializers.count(n.inputs[0]);
     const int64_t node_limit = weight_cast ? std::max(limit, ctx.options.cast_fold_limit_bytes) : limit;
     bool too_big = false;
     for (const std::string& o : n.outputs) {
@@ -246,22 +254,28 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
       if (n.outputs[k].empty()) continue;
       folded.push_back({n.outputs[k], (*result)[k].tensor()});
       constants[n.outputs[k]] = &folded.back().tensor;
+      folded_uses[n.outputs[k]] = index.use_count(n.outputs[k]);
+      if (shapes) shapes->set_constant(n.outputs[k], folded.back().tensor);
     }
     for (const std::string& in : n.inputs) {
-      if (!in.empty()) --uses[in];
+      if (in.empty()) continue;
+      auto f = folded_uses.find(in);
+      --(f != folded_uses.end() ? f->second : uses[in]);
       consumed.insert(in);
     }
     dead[i] = true;
     ++counts.evaluated;
   }
-  // Initializers only the folded nodes read go with them (so no later pass sees a stale copy).
+  // Initializers and folded values only the folded nodes read go with them (so no later pass
+  // sees a stale copy, nor the thousands of steps of a folded shape computation).
   std::vector<NamedTensor> kept;
   for (NamedTensor& t : graph.initializers) {
-    if (consumed.count(t.name) && !inputs.count(t.name) && uses[t.name] <= 0) continue;
-    kept.push_back(std::move(t));
+    if (!consumed.count(t.name) || inputs.count(t.name) || uses[t.name] > 0) kept.push_back(std::move(t));
+  }
+  for (NamedTensor& t : folded) {
+    if (!consumed.count(t.name) || folded_uses[t.name] > 0) kept.push_back(std::move(t));
   }
   graph.initializers = std::move(kept);
-  for (NamedTensor& t : folded) graph.initializers.push_back(std::move(t));
   replace_uses(graph, merged);
   erase_nodes(graph, dead);
   return Status::ok();
@@ -271,14 +285,12 @@ Status fold_graph(const Model& model, Graph& graph, const ShapeFacts* facts, Pas
 
 Result<bool> constant_folding(Model& model, PassContext& ctx) {
   // Folding a shape computation gives shape inference new static shapes, whose Shape nodes fold
-  // in turn: fold again with fresh facts until nothing folds (swin_t: five times), rather than
-  // leaving each step to another round of the whole pipeline.
-  constexpr int kMaxFolds = 16;
+  // in turn: inference runs node by node inside the walk, so that one walk folds a whole chain
+  // (swin_t took five walks, each after inference over the whole graph, when facts came first).
   FoldCounts counts;
-  for (int fold = 0, before = -1; fold < kMaxFolds && counts.evaluated + counts.from_shapes != before; ++fold) {
-    before = counts.evaluated + counts.from_shapes;
-    const ShapeFacts facts = infer_shapes(model);
-    XONNX_RETURN_IF_ERROR(fold_graph(model, model.graph, &facts, ctx, counts));
+  {
+    NodeShapeInference shapes(model);  // points into the folded values: gone before they move
+    XONNX_RETURN_IF_ERROR(fold_graph(model, model.graph, &shapes, ctx, counts));
   }
   const int total = counts.evaluated + counts.from_shapes + counts.merged;
   if (counts.evaluated + counts.from_shapes > 0) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <unordered_set>
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/shape_inference_rules.h"
@@ -334,54 +335,60 @@ void merge_declared(ShapeFacts& facts, const std::string& name, const TypeInfo& 
 
 }  // namespace
 
-ShapeFacts infer_shapes(const Model& model) {
+NodeShapeInference::NodeShapeInference(const Model& model) : model_(model) {
   const Graph& g = model.graph;
-  ShapeFacts facts;
-  std::map<std::string, const Tensor*> constants;
-  std::deque<Tensor> owned;
-  std::set<std::string> input_names;
+  std::unordered_set<std::string> input_names;
   for (const ValueInfo& vi : g.inputs) {
     input_names.insert(vi.name);
-    if (vi.type.kind != TypeInfo::Kind::kUnknown) facts.types[vi.name] = vi.type;
+    if (vi.type.kind != TypeInfo::Kind::kUnknown) facts_.types[vi.name] = vi.type;
   }
   for (const NamedTensor& init : g.initializers) {
     if (input_names.count(init.name)) {
       // Overridable default: the declared type wins, the initializer only fills gaps.
-      merge_declared(facts, init.name, type_of_tensor(init.tensor));
+      merge_declared(facts_, init.name, type_of_tensor(init.tensor));
       continue;
     }
-    constants[init.name] = &init.tensor;
-    record_constant(facts, init.name, init.tensor);
+    constants_[init.name] = &init.tensor;
+    record_constant(facts_, init.name, init.tensor);
   }
-  std::map<std::string, const TypeInfo*> declared;
-  for (const ValueInfo& vi : g.value_info) declared[vi.name] = &vi.type;
-  for (const ValueInfo& vi : g.outputs) declared[vi.name] = &vi.type;
+  for (const ValueInfo& vi : g.value_info) declared_[vi.name] = &vi.type;
+  for (const ValueInfo& vi : g.outputs) declared_[vi.name] = &vi.type;
+}
 
-  for (const Node& n : g.nodes) {
-    const int64_t opset = opset_of(model, n);
-    if (n.domain.empty() && n.op_type == "Constant") {
-      if (const Tensor* t = constant_attr_tensor(n, owned); t && n.outputs.size() == 1) {
-        constants[n.outputs[0]] = t;
-        record_constant(facts, n.outputs[0], *t);
-      }
-    } else {
-      // A pointer, not `cond ? default_rules() : RuleTable()`: that conditional is a prvalue, so
-      // it copied the whole table for every node (44% of session creation on an encoder).
-      const RuleTable* table = n.domain.empty()              ? &default_rules()
-                               : n.domain == "com.microsoft" ? &contrib_rules()
-                                                             : nullptr;
-      auto rule = table ? table->find(n.op_type) : RuleTable::const_iterator();
-      if (table && rule != table->end()) {
-        InferCtx ctx(n, opset, facts, constants);
-        rule->second(ctx);
-      }
+void NodeShapeInference::infer(const Node& n) {
+  if (n.domain.empty() && n.op_type == "Constant") {
+    if (const Tensor* t = constant_attr_tensor(n, owned_); t && n.outputs.size() == 1) {
+      constants_[n.outputs[0]] = t;
+      record_constant(facts_, n.outputs[0], *t);
     }
-    for (const std::string& o : n.outputs) {
-      auto d = declared.find(o);
-      if (!o.empty() && d != declared.end()) merge_declared(facts, o, *d->second);
+  } else {
+    // A pointer, not `cond ? default_rules() : RuleTable()`: that conditional is a prvalue, so
+    // it copied the whole table for every node (44% of session creation on an encoder).
+    const RuleTable* table = n.domain.empty()              ? &default_rules()
+                             : n.domain == "com.microsoft" ? &contrib_rules()
+                                                           : nullptr;
+    auto rule = table ? table->find(n.op_type) : RuleTable::const_iterator();
+    if (table && rule != table->end()) {
+      InferCtx ctx(n, opset_of(model_, n), facts_, constants_);
+      rule->second(ctx);
     }
   }
-  return facts;
+  for (const std::string& o : n.outputs) {
+    auto d = declared_.find(o);
+    if (!o.empty() && d != declared_.end()) merge_declared(facts_, o, *d->second);
+  }
+}
+
+void NodeShapeInference::set_constant(const std::string& name, const Tensor& value) {
+  constants_[name] = &value;
+  facts_.values.erase(name);  // a tensor too large to track keeps no stale elements
+  record_constant(facts_, name, value);
+}
+
+ShapeFacts infer_shapes(const Model& model) {
+  NodeShapeInference inference(model);
+  for (const Node& n : model.graph.nodes) inference.infer(n);
+  return inference.take_facts();
 }
 
 bool write_value_info(Graph& graph, const ShapeFacts& facts) {

@@ -7,6 +7,7 @@
 // -> Concat -> Reshape chains then give Reshape a static (or symbolic) output shape.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -16,6 +17,10 @@
 
 namespace xonnx {
 namespace passes {
+
+// Constant tensors by value name (hashed: value names share long prefixes, a tree compares them
+// byte by byte at every level).
+using TensorsByName = std::unordered_map<std::string, const Tensor*>;
 
 struct ShapeFacts {
   // Every value we know anything about: graph inputs, initializers, node outputs.
@@ -35,6 +40,29 @@ struct ShapeFacts {
 // Infers the main graph of `model`. Subgraph bodies are not entered (their nodes' outputs stay
 // unknown; If/Loop outputs take the types their bodies declare when those agree).
 ShapeFacts infer_shapes(const Model& model);
+
+// infer_shapes one node at a time, for a pass that turns values into constants as it walks the
+// graph in order (constant folding): a folded value's exact type and elements then reach the
+// nodes after it in the same walk. Holds references to `model` and to the tensors given to
+// set_constant, which must outlive it. Not thread-safe.
+class NodeShapeInference {
+ public:
+  // Seeds the facts from the main graph's inputs, initializers and declared types.
+  explicit NodeShapeInference(const Model& model);
+  // Infers the outputs of `n`, a node of the main graph after every producer of its inputs.
+  void infer(const Node& n);
+  // `name` now holds `value`: its exact type and elements replace what inference had.
+  void set_constant(const std::string& name, const Tensor& value);
+  const ShapeFacts& facts() const { return facts_; }
+  ShapeFacts take_facts() { return std::move(facts_); }
+
+ private:
+  const Model& model_;
+  ShapeFacts facts_;
+  TensorsByName constants_;                                    // initializers, Constant nodes, set_constant
+  std::deque<Tensor> owned_;                                   // Constant nodes' values
+  std::unordered_map<std::string, const TypeInfo*> declared_;  // value_info and graph outputs
+};
 
 // Replaces graph.value_info with the inferred tensor types of node outputs (node order; graph
 // inputs/outputs and initializers excluded), keeping old entries for values still produced that

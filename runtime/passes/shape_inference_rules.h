@@ -20,7 +20,7 @@ constexpr int64_t kMaxTrackedElements = 64;
 
 class InferCtx {
  public:
-  InferCtx(const Node& node, int64_t opset, ShapeFacts& facts, const std::map<std::string, const Tensor*>& constants)
+  InferCtx(const Node& node, int64_t opset, ShapeFacts& facts, const TensorsByName& constants)
       : node(node), opset(opset), facts_(facts), constants_(constants) {}
 
   const Node& node;
@@ -45,7 +45,7 @@ class InferCtx {
 
  private:
   ShapeFacts& facts_;
-  const std::map<std::string, const Tensor*>& constants_;
+  const TensorsByName& constants_;
 };
 
 using ShapeRule = void (*)(InferCtx& ctx);

@@ -2,6 +2,7 @@
 // limit, what is never folded, subgraph bodies, and the opset-14 encoder end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "converter/passes/passes.h"
@@ -29,6 +30,8 @@ TEST(PassConstantFolding, FoldsConstantSubexpressions) {
   ASSERT_EQ(out.graph.nodes.size(), 1u);
   EXPECT_EQ(out.graph.nodes[0].op_type, "Add");
   ASSERT_NE(out.graph.find_initializer("r"), nullptr);
+  EXPECT_EQ(out.graph.find_initializer("ab"), nullptr);  // read by folded nodes only: gone with them
+  EXPECT_EQ(out.graph.find_initializer("a"), nullptr);
   expect_same_outputs(m, out, {tv<float>({1, 2, 3}, {3})});
 }
 
@@ -80,7 +83,8 @@ TEST(PassConstantFolding, StaticShapeFoldsCompletely) {
 
 // A shape computed through a value shape inference does not propagate (a rank-2 Reshape of
 // Shape's output) is known only once that value is folded; the Shape of the Reshape it feeds
-// then folds in the same pass, with shapes inferred again, not in a later pipeline round.
+// then folds in the same walk (inference runs node by node, after the folds before the node),
+// not in a later pipeline round.
 TEST(PassConstantFolding, FoldsAgainWithTheShapesItsFoldsReveal) {
   Model m = make_model(14);
   m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(2), dim(6)})};
@@ -102,6 +106,11 @@ TEST(PassConstantFolding, FoldsAgainWithTheShapesItsFoldsReveal) {
   std::vector<std::string> ops;
   for (const Node& n : out.graph.nodes) ops.push_back(n.op_type);
   EXPECT_EQ(ops, (std::vector<std::string>{"Reshape", "Mul"}));
+  // Of the folded values only those the remaining nodes read stay.
+  std::vector<std::string> initializers;
+  for (const NamedTensor& t : out.graph.initializers) initializers.push_back(t.name);
+  std::sort(initializers.begin(), initializers.end());
+  EXPECT_EQ(initializers, (std::vector<std::string>{"rows_f", "target"}));
   expect_same_outputs(m, out, {tv<float>(iota(12), {2, 6})});
 }
 
