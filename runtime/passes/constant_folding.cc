@@ -289,7 +289,7 @@ Result<bool> constant_folding(Model& model, PassContext& ctx) {
   // (swin_t took five walks, each after inference over the whole graph, when facts came first).
   FoldCounts counts;
   {
-    NodeShapeInference shapes(model);  // points into the folded values: gone before they move
+    NodeShapeInference shapes(model);  // points into tensors the fold moves: not used after it
     XONNX_RETURN_IF_ERROR(fold_graph(model, model.graph, &shapes, ctx, counts));
   }
   const int total = counts.evaluated + counts.from_shapes + counts.merged;
