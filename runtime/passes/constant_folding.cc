@@ -5,7 +5,6 @@
 // ordinary constants on the next nodes. Subgraph bodies fold over their own initializers.
 #include <cstdio>
 #include <deque>
-#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -108,7 +107,7 @@ struct FoldCounts {
   int evaluated = 0;
   int from_shapes = 0;
   int merged = 0;
-  std::set<std::string> warned;  // each warning once over the pass's repeated folds
+  std::set<std::string> warned;  // each warning once over the main graph and its bodies
 };
 
 void warn_once(PassContext& ctx, FoldCounts& counts, const std::string& warning) {
@@ -175,6 +174,13 @@ Status fold_graph(const Model& model, Graph& graph, NodeShapeInference* shapes, 
   for (const auto& [name, tensor] : constants) uses[name] = index.use_count(name);
   std::unordered_map<std::string, int> folded_uses;  // the same for folded values
   std::unordered_set<std::string> consumed;          // constants read by folded nodes
+  // `name` is now the constant `value`, for the rest of the walk and as an initializer after.
+  auto add_folded = [&](const std::string& name, Tensor value) {
+    folded.push_back({name, std::move(value)});
+    constants[name] = &folded.back().tensor;
+    folded_uses[name] = index.use_count(name);
+    if (shapes) shapes->set_constant(name, folded.back().tensor);
+  };
 
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node& n = graph.nodes[i];
@@ -191,10 +197,7 @@ Status fold_graph(const Model& model, Graph& graph, NodeShapeInference* shapes, 
 
     Tensor shape_value;
     if (fold_from_shapes(n, facts, constants, &shape_value)) {
-      folded.push_back({n.outputs[0], shape_value});
-      constants[n.outputs[0]] = &folded.back().tensor;
-      folded_uses[n.outputs[0]] = index.use_count(n.outputs[0]);
-      if (shapes) shapes->set_constant(n.outputs[0], folded.back().tensor);
+      add_folded(n.outputs[0], std::move(shape_value));
       dead[i] = true;
       ++counts.from_shapes;
       continue;
@@ -251,11 +254,7 @@ Status fold_graph(const Model& model, Graph& graph, NodeShapeInference* shapes, 
     if (!all_tensors) continue;  // sequences / optionals stay computed
     if (duplicates_shared_constant(n, args, uses, *result)) continue;
     for (size_t k = 0; k < n.outputs.size(); ++k) {
-      if (n.outputs[k].empty()) continue;
-      folded.push_back({n.outputs[k], (*result)[k].tensor()});
-      constants[n.outputs[k]] = &folded.back().tensor;
-      folded_uses[n.outputs[k]] = index.use_count(n.outputs[k]);
-      if (shapes) shapes->set_constant(n.outputs[k], folded.back().tensor);
+      if (!n.outputs[k].empty()) add_folded(n.outputs[k], (*result)[k].tensor());
     }
     for (const std::string& in : n.inputs) {
       if (in.empty()) continue;
