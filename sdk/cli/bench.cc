@@ -38,6 +38,7 @@ struct BenchOptions {
   uint32_t seed = 0;
   bool json = false;
   bool profile = false;
+  int top = 20;  // --profile: nodes listed in the per-node table (0: all)
   passes::OptLevel optimize = passes::OptLevel::kAll;
   LimitFlags limits;
 };
@@ -172,13 +173,13 @@ ProfileSummary summarize_profile(const Profiler& profiler) {
   return s;
 }
 
-void print_profile(const ProfileSummary& s, int iters) {
+void print_profile(const ProfileSummary& s, int iters, int top) {
   // Times per run, in ms (or us for models that run in under a millisecond).
   const bool in_us = s.all_us / iters < 1000;
   const char* unit = in_us ? "us" : "ms";
   const double per_run = (in_us ? 1.0 : 1e-3) / iters;
 
-  const size_t shown = std::min<size_t>(s.nodes.size(), 20);
+  const size_t shown = top > 0 ? std::min<size_t>(s.nodes.size(), static_cast<size_t>(top)) : s.nodes.size();
   std::printf("\nTop %zu of %zu nodes by self time (%s per run):\n", shown, s.nodes.size(), unit);
   std::printf("%10s %7s %7s  %-10s %-20s %s\n", unit, "%", "calls", "backend", "op", "node");
   auto sorted_nodes = by_time(s.nodes);
@@ -355,7 +356,7 @@ int bench_model(const BenchOptions& opt) {
   std::printf("peak RSS   %.1f MB\n", rss);
   const ProfileSummary summary = opt.profile ? summarize_profile(profiler) : ProfileSummary{};
   if (opt.profile) {
-    print_profile(summary, iters);
+    print_profile(summary, iters, opt.top);
     print_optimization_report(session.optimization_report(), opt.optimize);
   }
   if (opt.json) {
@@ -399,6 +400,8 @@ Runner add_bench_command(CLI::App& app) {
   sub->add_flag(
       "--profile", opt->profile,
       "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");
+  sub->add_option("--top", opt->top, "--profile: how many nodes the per-node table lists (default 20, 0: all)")
+      ->check(CLI::Range(0, 1000000));
   return [opt, iters] {
     opt->iters_given = iters->count() > 0;
     return bench_model(*opt);
