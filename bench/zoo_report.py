@@ -64,6 +64,7 @@ def collect(rows, profiles, manifest):
         ort_rss = o.get("peak_rss_mb") - o.get("base_rss_mb") if "peak_rss_mb" in o else None
         m["t"][r["threads"]] = {
             "x_ms": x.get("median_ms"), "o_ms": o.get("median_ms"), "ratio": ratio(x.get("median_ms"), o.get("median_ms")),
+            "min_ratio": ratio(x.get("min_ms"), o.get("min_ms")),
             "init": ratio(x.get("init_ms"), o.get("init_ms")), "x_rss": x.get("peak_rss_mb"), "o_rss": ort_rss,
             "error": x.get("error") or o.get("error")}
     for p in profiles:
@@ -119,6 +120,14 @@ def summary(models, threads):
                    "range %.2f-%.2fx." % (t, "s" if t > 1 else "", geomean(rs), len(rs), under,
                                           sum(1 for r in rs if r < 1.0), min(rs), max(rs)) if rs else
                    "- %d threads: no figures" % t)
+    # The fastest timed run of each engine (median over the rounds): a busy host slows some runs
+    # of a round, and rarely the fastest, so these ratios move less between runs than the medians.
+    for t in threads:
+        rs = [r for r in (m["t"].get(t, {}).get("min_ratio") for m in models) if r]
+        if rs:
+            out.append("- %d thread%s, fastest runs instead of medians: geometric mean %.2fx ORT; %d of %d at or under "
+                       "0.9x, %d under 1.0x." % (t, "s" if t > 1 else "", geomean(rs), sum(1 for r in rs if r <= 0.9),
+                                                len(rs), sum(1 for r in rs if r < 1.0)))
     inits = [m["t"].get(threads[0], {}).get("init") for m in models]
     rss = [ratio(m["t"].get(threads[0], {}).get("x_rss"), m["t"].get(threads[0], {}).get("o_rss")) for m in models]
     if any(inits):
