@@ -10,6 +10,7 @@
 
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/optimized/simd.h"
+#include "runtime/ops/optimized/stream_prefetch.h"
 
 namespace xonnx {
 namespace opt {
@@ -456,12 +457,6 @@ inline void pack_b(const float* b, int64_t ldb, int64_t K, int64_t ncols, float*
   }
 }
 
-// A tile of one or two rows does little arithmetic per byte of its panel: a decode step's or a
-// classifier's weights, too large for the caches, stream from memory at the pace of its misses.
-// The panel is prefetched this far ahead into L2 (8 KB; the next panel when this one ends):
-// the whisper decoder step's 80 MB lm_head ran 15-25 % faster from DRAM in paired runs.
-constexpr int64_t kStreamAheadFloats = 2048;
-
 // One register tile: R rows x kNR columns, accumulating over the whole K.
 template <int R>
 void micro_tile(int64_t K, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc, int64_t ncols) {
@@ -473,9 +468,9 @@ void micro_tile(int64_t K, const float* a, int64_t lda, const float* bp, float* 
     ar[i] = a + i * lda;
   }
   for (int64_t k = 0; k < K; ++k) {
-    if constexpr (R <= 2) {  // one prefetch per 64-byte line of the panel (past its end: no fault)
-      __builtin_prefetch(bp + kStreamAheadFloats, 0, 2);
-      if constexpr (kNR * sizeof(float) > 64) __builtin_prefetch(bp + kStreamAheadFloats + 16, 0, 2);
+    if constexpr (R <= 2) {  // few rows stream the panel from memory (stream_prefetch.h)
+      prefetch_weights_ahead(bp);
+      if constexpr (kNR * sizeof(float) > 64) prefetch_weights_ahead(bp + 16);
     }
     const V b0 = V::load(bp), b1 = V::load(bp + L);
     bp += kNR;

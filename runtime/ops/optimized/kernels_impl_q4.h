@@ -138,15 +138,11 @@ void q4_col_rows_lut(const float* a, int64_t lda, const uint8_t* blob, const flo
 constexpr bool kQ4SplitA = false;
 #endif
 
-// A decode step streams the columns from memory, one after another: each column prefetches the
-// lines of the bytes this far past its own into L2 (as the int8 path does, q4_int8.h).
-constexpr int64_t kQ4ColPrefetchAheadBytes = 8192;
-
 template <int R>
 void q4_col(const float* a, int64_t lda, const uint8_t* blob, const float* scales, const uint8_t* zp, int64_t blocks,
             int64_t bs, float* c, int64_t ldc) {
-  for (int64_t off = 0; off < blocks * bs / 2; off += 64)  // no fault past the end
-    __builtin_prefetch(blob + kQ4ColPrefetchAheadBytes + off, 0, 2);
+  // A decode step streams the columns from memory one after another (stream_prefetch.h).
+  for (int64_t off = 0; off < blocks * bs / 2; off += 64) prefetch_weights_ahead(blob + off);
 #if defined(XONNX_OPT_ISA_AVX512)
   if (bs >= 32) return q4_col_rows_lut<R>(a, lda, blob, scales, zp, blocks, bs, c, ldc);
 #endif

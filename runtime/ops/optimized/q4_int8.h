@@ -16,10 +16,6 @@ namespace xonnx {
 namespace opt {
 
 constexpr int64_t kQ4Int8Cols = 16;  // columns per group: one 32-bit vector lane each
-// The kernels stream a decode step's packed weights from memory once per token: each 64 bytes
-// read prefetch the line this far ahead into L2 (the next group's when a group ends). A 0.5B
-// int4 model decoded 20-25 % more tokens/s with it on the Xeon (paired runs, 1 thread).
-constexpr int64_t kQ4PrefetchAheadBytes = 8192;
 
 // B [n, blocks, bs / 2] (element k of a block in the low nibble of byte k / 2 for even k),
 // scales [n, blocks] and optional packed zero points [n, zp_row] (two per byte, low first)

@@ -6,6 +6,7 @@
 // x86-64 only; used only when the CPU has AVX2.
 #include "runtime/ops/optimized/q4_int8.h"
 #include "runtime/ops/optimized/q4_int8_panel.h"
+#include "runtime/ops/optimized/stream_prefetch.h"
 
 #if defined(__x86_64__) && defined(__AVX2__)
 #include <immintrin.h>
@@ -55,8 +56,7 @@ void group_rows(const Q4Int8A& a, int64_t r0, const Q4Int8Weights& w, int64_t g,
         for (int h = 0; h < 2; ++h) s16[r][h][0] = s16[r][h][1] = _mm256_setzero_si256();
       const int64_t k_end = kc + 8 * kStepsPerWiden < k0 + bs ? kc + 8 * kStepsPerWiden : k0 + bs;
       for (int64_t k = kc; k < k_end; k += 8, rows += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(rows + kQ4PrefetchAheadBytes),
-                     _MM_HINT_T1);  // no fault past the end
+        prefetch_weights_ahead(rows);  // a decode step streams the weights (stream_prefetch.h)
         for (int h = 0; h < 2; ++h) {
           const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + 32 * h));
           const __m256i lo = _mm256_and_si256(x, low4);

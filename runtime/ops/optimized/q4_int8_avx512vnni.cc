@@ -5,6 +5,7 @@
 // high (k+4..k+7) halves, each multiplied by 4 broadcast codes of A with one vpdpbusd per row.
 #include "runtime/ops/optimized/q4_int8.h"
 #include "runtime/ops/optimized/q4_int8_panel.h"
+#include "runtime/ops/optimized/stream_prefetch.h"
 
 #if defined(__x86_64__) && defined(__AVX512VNNI__)
 // GCC 12 warns about the undefined-value idiom inside its own AVX512 headers.
@@ -49,7 +50,7 @@ void group_rows(const Q4Int8A& a, int64_t r0, const Q4Int8Weights& w, int64_t g,
     for (int r = 0; r < R; ++r) lo_dot[r] = hi_dot[r] = _mm512_setzero_si512();
     const int64_t k0 = blk * bs;
     for (int64_t k = k0; k < k0 + bs; k += 8, rows += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(rows + kQ4PrefetchAheadBytes), _MM_HINT_T1);  // no fault past the end
+      prefetch_weights_ahead(rows);  // a decode step streams the weights (stream_prefetch.h)
       const __m512i x = _mm512_loadu_si512(rows);
       const __m512i lo = _mm512_and_si512(x, low4);
       const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(x, 4), low4);

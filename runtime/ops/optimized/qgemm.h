@@ -15,10 +15,6 @@ namespace xonnx {
 namespace opt {
 
 constexpr int64_t kQgemmNr = 32;  // columns per packed panel
-// A tile of one or two rows (a decode step, a classifier) streams its panels from memory for
-// little arithmetic: it prefetches them this far ahead into L2, as the float tiles do
-// (kernels_impl.h kStreamAheadFloats).
-constexpr int64_t kQgemmPrefetchAheadBytes = 8192;
 
 // W packed once per session: panels of 32 columns, each [k4 / 4][32][4] bytes (columns past n
 // and k past the real depth are zero).

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "runtime/ops/optimized/avx512_exact.h"
+#include "runtime/ops/optimized/stream_prefetch.h"
 
 namespace xonnx {
 namespace opt {
@@ -113,9 +114,9 @@ void tile(const uint8_t* a, size_t lda, const int8_t* panel, int64_t k4, const Q
     acc1[r] = o1;
   }
   for (int64_t kk = 0; kk < k4; kk += 4, panel += 4 * kQgemmNr) {
-    if constexpr (MR <= 2) {  // few rows stream the weights from memory (qgemm.h); no fault past the end
-      _mm_prefetch(reinterpret_cast<const char*>(panel + kQgemmPrefetchAheadBytes), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(panel + kQgemmPrefetchAheadBytes + 64), _MM_HINT_T1);
+    if constexpr (MR <= 2) {  // few rows stream the panels from memory (stream_prefetch.h)
+      prefetch_weights_ahead(panel);
+      prefetch_weights_ahead(panel + 64);
     }
     const __m512i b0 = _mm512_loadu_si512(panel);
     const __m512i b1 = _mm512_loadu_si512(panel + 64);
@@ -184,9 +185,8 @@ void qgemm_panels(const uint8_t* a, size_t lda, size_t m, const QgemmWeights& w,
   case rows: tile<rows, kFlip>(ar, lda, panel, w.k4, rq, col, w.n, cr, ldc); break;
       XONNX_Q_TAIL(11)
       XONNX_Q_TAIL(10)
-      XONNX_Q_TAIL(9)
-      XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6) XONNX_Q_TAIL(5) XONNX_Q_TAIL(4) XONNX_Q_TAIL(3) XONNX_Q_TAIL(2)
-          XONNX_Q_TAIL(1)
+      XONNX_Q_TAIL(9) XONNX_Q_TAIL(8) XONNX_Q_TAIL(7) XONNX_Q_TAIL(6) XONNX_Q_TAIL(5) XONNX_Q_TAIL(4) XONNX_Q_TAIL(3)
+          XONNX_Q_TAIL(2) XONNX_Q_TAIL(1)
 #undef XONNX_Q_TAIL
               default : break;
     }
