@@ -3,7 +3,9 @@
 #include "runtime/ops/optimized/kernels_llm.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
+// GCC 12 warns about the undefined-value idiom inside its own AVX512 headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #define XONNX_OPT_ISA_AVX512 1
 #define XONNX_OPT_NS avx512
 #include "runtime/ops/optimized/kernels_impl_attention.h"
