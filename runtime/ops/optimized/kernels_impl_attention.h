@@ -19,7 +19,7 @@ inline int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // A decode step reads the KV cache from memory once per token, row after row: the row this many
 // rows ahead (kWeightPrefetchAheadBytes of row data) is prefetched into L2 (stream_prefetch.h).
-// A 0.5B model at 1,057 cached tokens decoded 38-40 -> 44-45 tok/s (1 thread, paired runs).
+// A 0.5B model at 1,057 cached tokens decoded 37-40 -> 42-44 tok/s (1 thread, paired runs).
 inline int64_t rows_ahead(int64_t d) {
   const int64_t rows = kWeightPrefetchAheadBytes / (d * static_cast<int64_t>(sizeof(float)));
   return rows > 0 ? rows : 1;
