@@ -29,8 +29,8 @@ bool tap_reads_input(int64_t i, int64_t in, int64_t out, int64_t stride, int64_t
 }
 
 struct AxisCrop {
-  int64_t first = 0, last = 0;            // the taps kept
-  int64_t pad_begin = 0, pad_end = 0;     // the new pads
+  int64_t first = 0, last = 0;         // the taps kept
+  int64_t pad_begin = 0, pad_end = 0;  // the new pads
 };
 
 // The taps of one axis to keep and the pads after the crop, or false (crop untouched) when
@@ -97,7 +97,7 @@ bool crop_weights(const Tensor& w, const std::vector<AxisCrop>& crops, Tensor* o
 
 Result<bool> crop_conv_taps(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
-  const ShapeFacts facts = infer_shapes(model);
+  const ShapeFacts& facts = ctx.shape_facts(model);
   int cropped = 0;
   for (Node& n : g.nodes) {
     if (!n.domain.empty() || n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs[0].empty()) continue;

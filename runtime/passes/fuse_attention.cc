@@ -178,7 +178,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     return false;
   }
   Graph& g = model.graph;
-  const ShapeFacts facts = infer_shapes(model);
+  const ShapeFacts& facts = ctx.shape_facts(model);
   const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
   FusionView view(g);
   NameAllocator names(g);

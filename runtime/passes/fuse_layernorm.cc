@@ -168,7 +168,7 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_opset) {
     return n.op_type == "ReduceMean" && n.domain.empty() && (any_opset || opset_of(model, n) >= 17);
   });
   if (!any) return false;  // spares the shape inference
-  const ShapeFacts facts = infer_shapes(model);
+  const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

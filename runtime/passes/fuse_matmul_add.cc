@@ -120,7 +120,7 @@ class ReshapedGemms {
 
 Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
   Graph& g = model.graph;
-  const ShapeFacts facts = infer_shapes(model);
+  const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   std::optional<ReshapedGemms> reshaped_gemms;  // collects the graph's names: only when needed
   int fused = 0, reshaped = 0;

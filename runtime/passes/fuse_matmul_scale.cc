@@ -24,7 +24,7 @@ Result<bool> fuse_matmul_scale(Model& model, PassContext& ctx) {
   // A selective build may leave the contrib op out.
   if (!OpRegistry::global().resolve("com.microsoft", "FusedMatMul", 1).is_ok()) return false;
   Graph& g = model.graph;
-  const ShapeFacts facts = infer_shapes(model);
+  const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct PassOptions {
   GenaiOptions genai;
 };
 
+struct ShapeFacts;  // shape_inference.h
+
 // What a pass tells the report besides the counts the pipeline measures itself.
 struct PassContext {
   const PassOptions& options;
@@ -59,7 +62,13 @@ struct PassContext {
   std::vector<std::string> diagnostics;
   int64_t bytes_saved = 0;  // dedup: bytes of initializers merged away
 
+  // The shape facts of `model` as the pass received it, inferred on first use. run_pipeline hands
+  // them on to the next passes until one reports a change, so a pass must read them before it
+  // edits the graph, and must report every edit.
+  std::shared_ptr<const ShapeFacts> shapes;
+
   explicit PassContext(const PassOptions& o) : options(o) {}
+  const ShapeFacts& shape_facts(const Model& model);
   void note(std::string s) { notes.push_back(std::move(s)); }
   void warn(std::string s) { warnings.push_back(std::move(s)); }
   void diagnose(std::string s) { diagnostics.push_back(std::move(s)); }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "runtime/ir/graph_edit.h"
+#include "runtime/passes/shape_inference.h"
 #include "runtime/passes/validate.h"
 
 namespace xonnx {
@@ -43,6 +44,11 @@ ModelCounts operator+(const ModelCounts& a, const ModelCounts& b) {
 
 }  // namespace
 
+const ShapeFacts& PassContext::shape_facts(const Model& model) {
+  if (!shapes) shapes = std::make_shared<const ShapeFacts>(infer_shapes(model));
+  return *shapes;
+}
+
 ModelCounts count_model(const Model& model) {
   ModelCounts c;
   count_graph(model.graph, c);
@@ -75,6 +81,9 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
   for (size_t i = 0; i < active.size(); ++i) result.passes[i].name = active[i]->name;
 
   ModelCounts current = result.before;
+  // Shape inference is most of what a pass that finds nothing costs: the facts carry over
+  // between passes while none changes the model.
+  std::shared_ptr<const ShapeFacts> shapes;
   bool changed = !active.empty();
   while (changed && result.rounds < max_rounds) {
     changed = false;
@@ -84,6 +93,7 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
       if (progress) progress(result.rounds, i, active.size(), active[i]->name);
       if (stats.runs == 0) stats.before = stats.after = current;
       PassContext ctx(options);
+      ctx.shapes = shapes;
       const auto t0 = Clock::now();
       Result<bool> r = active[i]->run(model, ctx);
       stats.ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -95,6 +105,7 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
       for (std::string& w : ctx.warnings) stats.warnings.push_back(std::move(w));
       stats.diagnostics = std::move(ctx.diagnostics);
       stats.bytes_saved += ctx.bytes_saved;
+      shapes = *r ? nullptr : std::move(ctx.shapes);
       if (*r) {
         ++stats.changed_runs;
         changed = true;

@@ -177,7 +177,7 @@ int remove_in_graph(const Model& model, Graph& graph, const ShapeFacts* facts) {
 }  // namespace
 
 Result<bool> remove_noop(Model& model, PassContext& ctx) {
-  const ShapeFacts facts = infer_shapes(model);
+  const ShapeFacts& facts = ctx.shape_facts(model);
   const int removed = remove_in_graph(model, model.graph, &facts);
   if (removed > 0) ctx.note("removed " + std::to_string(removed) + " no-op nodes");
   return removed > 0;

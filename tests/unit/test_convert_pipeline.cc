@@ -11,6 +11,7 @@
 #include "runtime/onnx/loader.h"
 #include "runtime/passes/pipeline.h"
 #include "runtime/passes/session_passes.h"
+#include "runtime/passes/shape_inference.h"
 #include "converter/report.h"
 #include "tests/unit/op_test_util.h"
 
@@ -158,6 +159,39 @@ TEST(ConvertPipeline, PassErrorNamesThePass) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("pass 'broken-pass'"), std::string::npos);
   EXPECT_NE(r.status().message().find("node 'q'"), std::string::npos);
+}
+
+// What each run of read_shapes saw: whether the facts came from an earlier pass, and whether
+// they know the values 'a' and 'b'.
+struct FactsSeen {
+  bool handed_on, knows_a, knows_b;
+};
+std::vector<FactsSeen> facts_seen;
+Result<bool> read_shapes(Model& m, PassContext& ctx) {
+  const bool handed_on = ctx.shapes != nullptr;
+  const ShapeFacts& facts = ctx.shape_facts(m);
+  facts_seen.push_back({handed_on, facts.type("a") != nullptr, facts.type("b") != nullptr});
+  return false;
+}
+
+// The pipeline hands the facts on while no pass changes the model; a change drops them, so the
+// next reader infers the changed graph.
+TEST(ConvertPipeline, ShapeFactsCarryOverUntilAChange) {
+  const std::vector<PassDef> table = {{"read-a", 1, read_shapes},
+                                      {"read-b", 1, read_shapes},
+                                      {"remove-identity", 1, remove_one_identity},
+                                      {"read-c", 1, read_shapes}};
+  Model m = chain_model();
+  facts_seen.clear();
+  auto r = run_pipeline(m, table, ConvertOptions{}, nullptr, 1);
+  ASSERT_TRUE(r.is_ok());
+  ASSERT_EQ(facts_seen.size(), 3u);
+  EXPECT_FALSE(facts_seen[0].handed_on);
+  EXPECT_TRUE(facts_seen[0].knows_a);
+  EXPECT_TRUE(facts_seen[1].handed_on);
+  EXPECT_FALSE(facts_seen[2].handed_on);
+  EXPECT_FALSE(facts_seen[2].knows_a);  // remove-identity took 'a' out
+  EXPECT_TRUE(facts_seen[2].knows_b);
 }
 
 TEST(ConvertPipeline, CountsSubgraphNodes) {
