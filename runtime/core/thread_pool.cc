@@ -84,11 +84,19 @@ class ThreadPool::Workers {
     chunks_done_.store(0, std::memory_order_relaxed);
     region_.store(&region, std::memory_order_relaxed);
     park_.store(false, std::memory_order_relaxed);
-    work_.store((next << 32) | (static_cast<uint64_t>(count) << 16), std::memory_order_seq_cst);
+    // Chunk 0 is the caller's, published as claimed: consecutive regions then give the caller
+    // the same first part of their ranges, which the previous op left in its core's cache
+    // (with 2 threads the worker's part is the same every time too, unless the caller has to
+    // take it from a late worker).
+    work_.store((next << 32) | (static_cast<uint64_t>(count) << 16) | 1, std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_seq_cst) > 0) {
       { std::lock_guard<std::mutex> lock(mutex_); }  // a worker between its check and its wait
       region_posted_.notify_all();
     }
+    t_in_region = true;
+    fn(0, std::min(n, chunk));
+    t_in_region = false;
+    chunks_done_.fetch_add(1, std::memory_order_seq_cst);
     run_chunks();
     // Every chunk is claimed now: only workers that did start one are waited for.
     auto done = [&] { return chunks_done_.load(std::memory_order_seq_cst) == count; };

@@ -59,7 +59,8 @@ class ThreadPool {
   pthreadpool* handle() const;
   // Calls fn(begin, end) over [0, n) split into contiguous chunks of equal length (the last may
   // be shorter): `num_threads` of them, or fewer, ceil(n / min_chunk), when n is under
-  // num_threads * min_chunk. `min_chunk` is the work worth a chunk of its own.
+  // num_threads * min_chunk. `min_chunk` is the work worth a chunk of its own. The first chunk
+  // always runs on the calling thread.
   void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
   // The length of parallel_for(n, min_chunk, ...)'s chunks: chunk i starts at i * chunk_size.
   size_t chunk_size(size_t n, size_t min_chunk) const;

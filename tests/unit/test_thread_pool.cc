@@ -66,6 +66,23 @@ TEST(ThreadPool, UnevenChunksWaitForTheSlowWorker) {
   }
 }
 
+// The caller's part of a range is the same in every region: a kernel reads what the previous
+// op wrote on the same core.
+TEST(ThreadPool, TheFirstChunkRunsOnTheCaller) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool(threads);
+    const std::thread::id caller = std::this_thread::get_id();
+    for (int r = 0; r < 500; ++r) {
+      std::atomic<int> on_caller{0};
+      pool.parallel_for(64, 1, [&](size_t b, size_t) {
+        if (b == 0 && std::this_thread::get_id() == caller) on_caller.fetch_add(1);
+      });
+      ASSERT_EQ(on_caller.load(), 1) << threads << " threads, region " << r;
+      if (r % 100 == 99) pool.rest();  // and after the workers went to sleep
+    }
+  }
+}
+
 TEST(ThreadPool, NestedRegionsRunInTurnOnTheirThread) {
   ThreadPool pool(3);
   std::vector<std::atomic<int>> hits(64 * 64);
