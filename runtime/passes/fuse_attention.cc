@@ -178,6 +178,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     return false;
   }
   Graph& g = model.graph;
+  if (!has_default_node(g, "Softmax")) return false;
   const ShapeFacts& facts = ctx.shape_facts(model);
   const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
   FusionView view(g);

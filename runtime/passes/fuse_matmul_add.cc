@@ -9,6 +9,7 @@
 // runtime: ORT fuses them itself).
 // A com.microsoft FusedMatMul(A, W, transB = 1) of a constant W (absorb_weight_transposes.cc
 // makes it from MatMul(A, Transpose(W))) fuses the same way, into a Gemm with transB.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -120,6 +121,9 @@ class ReshapedGemms {
 
 Result<bool> fuse(Model& model, PassContext& ctx, bool any_rank) {
   Graph& g = model.graph;
+  const bool products = std::any_of(g.nodes.begin(), g.nodes.end(),
+                                    [](const Node& n) { return is_default(n, "MatMul") || is_matmul_b_transposed(n); });
+  if (!products || !has_default_node(g, "Add")) return false;
   const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   std::optional<ReshapedGemms> reshaped_gemms;  // collects the graph's names: only when needed

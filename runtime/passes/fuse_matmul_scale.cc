@@ -24,6 +24,7 @@ Result<bool> fuse_matmul_scale(Model& model, PassContext& ctx) {
   // A selective build may leave the contrib op out.
   if (!OpRegistry::global().resolve("com.microsoft", "FusedMatMul", 1).is_ok()) return false;
   Graph& g = model.graph;
+  if (!has_default_node(g, "MatMul")) return false;
   const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   int fused = 0;

@@ -1,8 +1,13 @@
 #include "runtime/passes/pass_util.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace xonnx {
+
+bool has_default_node(const Graph& g, const char* op) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [op](const Node& n) { return is_default(n, op); });
+}
 
 bool activation_bounds(const Node& act, int64_t opset, const std::function<const Tensor*(const std::string&)>& constant,
                        float& lo, float& hi) {

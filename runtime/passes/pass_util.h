@@ -20,6 +20,9 @@ bool activation_bounds(const Node& act, int64_t opset, const std::function<const
 
 // A default-domain (ONNX) node of type `op`.
 inline bool is_default(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+// Whether the main graph has a default-domain node of type `op`: a fusion that anchors on one
+// returns early without building its views of the graph.
+bool has_default_node(const Graph& g, const char* op);
 
 Attribute float_attribute(const char* name, float value);
 Attribute int_attribute(const char* name, int64_t value);
