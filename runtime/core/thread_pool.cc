@@ -93,10 +93,7 @@ class ThreadPool::Workers {
       { std::lock_guard<std::mutex> lock(mutex_); }  // a worker between its check and its wait
       region_posted_.notify_all();
     }
-    t_in_region = true;
-    fn(0, std::min(n, chunk));
-    t_in_region = false;
-    chunks_done_.fetch_add(1, std::memory_order_seq_cst);
+    run_chunk(region, 0, count);
     run_chunks();
     // Every chunk is claimed now: only workers that did start one are waited for.
     auto done = [&] { return chunks_done_.load(std::memory_order_seq_cst) == count; };
@@ -115,6 +112,20 @@ class ThreadPool::Workers {
   };
   static constexpr uint64_t kFieldMask = 0xffff;
 
+  // Runs chunk `index` of the region's `count` and counts it done, waking a caller that sleeps
+  // on the last one.
+  void run_chunk(const Region& r, size_t index, uint64_t count) {
+    const size_t begin = index * r.chunk;
+    t_in_region = true;
+    (*r.fn)(begin, std::min(r.n, begin + r.chunk));
+    t_in_region = false;
+    if (chunks_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == count &&
+        caller_sleeping_.load(std::memory_order_seq_cst)) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      region_done_.notify_one();
+    }
+  }
+
   void run_chunks() {
     uint64_t work = work_.load(std::memory_order_acquire);
     for (;;) {
@@ -124,16 +135,7 @@ class ThreadPool::Workers {
         continue;
       }
       // The swap succeeded on this generation, so its region cannot end before this chunk does.
-      const Region* r = region_.load(std::memory_order_acquire);
-      const size_t begin = static_cast<size_t>(index) * r->chunk;
-      t_in_region = true;
-      (*r->fn)(begin, std::min(r->n, begin + r->chunk));
-      t_in_region = false;
-      if (chunks_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == count &&
-          caller_sleeping_.load(std::memory_order_seq_cst)) {
-        { std::lock_guard<std::mutex> lock(mutex_); }
-        region_done_.notify_one();
-      }
+      run_chunk(*region_.load(std::memory_order_acquire), static_cast<size_t>(index), count);
       work = work_.load(std::memory_order_acquire);
     }
   }
