@@ -337,8 +337,7 @@ void BM_FdwConv(benchmark::State& state) {
   std::vector<const float*> rows(static_cast<size_t>(k));
   for (int64_t ky = 0; ky < k; ++ky) rows[static_cast<size_t>(ky)] = ring + ky * wp * 16;
   const auto pack_row = [&](int64_t ky, int64_t iy, int64_t b) {
-    pack(in.data() + iy * w * c + b * 16, w, c, std::min<int64_t>(16, c - b * 16), ring + (ky * wp + pad) * 16,
-         nullptr);
+    pack(in.data() + iy * w * c + b * 16, w, c, c - b * 16, 1, ring + (ky * wp + pad) * 16, wp * 16, nullptr);
   };
   for (int64_t ky = 0; ky < k; ++ky) pack_row(ky, std::min(w - 1, ky), 0);
   opt::FdwRow p;

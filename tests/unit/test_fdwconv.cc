@@ -7,6 +7,7 @@
 //    included, and the own kernel ran where the CPU has AVX-512.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -227,17 +228,34 @@ TEST(FdwConv, FastPackIsBitIdenticalToReference) {
   if (!fast) GTEST_SKIP() << "no AVX-512 on this CPU";
   std::mt19937 gen(9);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  for (int64_t valid : {1, 3, 15, 16}) {
+  // Blocks of a pixel are read together; the last block holds `channels - 16 (blocks - 1)`
+  // real channels (or all 16 when the range ends before the tensor's last channel).
+  struct Case {
+    int64_t blocks, channels;
+  };
+  for (const Case& k : {Case{1, 1}, Case{1, 3}, Case{1, 15}, Case{1, 16}, Case{1, 35}, Case{2, 17}, Case{2, 32},
+                        Case{2, 35}, Case{3, 35}}) {
     for (int64_t w : {1, 2, 7, 33}) {
       std::vector<float> src(static_cast<size_t>(w * kChannels));
       for (float& v : src) v = unit(gen);
-      std::vector<float> a(static_cast<size_t>((w + 1) * kFdwChannelBlock), -7.0f), b = a;
+      const int64_t block_floats = (w + 1) * kFdwChannelBlock;  // one pixel of room past each block
+      std::vector<float> a(static_cast<size_t>(k.blocks * block_floats), -7.0f), b = a;
       // `ahead` is only a prefetch hint: any readable row.
-      fast(src.data() + kFirst, w, kChannels, valid, a.data(), w % 2 ? src.data() : nullptr);
-      opt::fdw_pack_reference(src.data() + kFirst, w, kChannels, valid, b.data());
-      EXPECT_EQ(a, b) << "valid " << valid << " w " << w;
-      EXPECT_EQ(a[static_cast<size_t>(w * kFdwChannelBlock)], -7.0f) << "wrote past the row";
-      EXPECT_EQ(a[static_cast<size_t>(valid == 16 ? 15 : valid)], valid == 16 ? src[kFirst + 15] : 0.0f);
+      fast(src.data() + kFirst, w, kChannels, k.channels, k.blocks, a.data(), block_floats,
+           w % 2 ? src.data() : nullptr);
+      opt::fdw_pack_reference(src.data() + kFirst, w, kChannels, k.channels, k.blocks, b.data(), block_floats);
+      const std::string what =
+          "blocks " + std::to_string(k.blocks) + " channels " + std::to_string(k.channels) + " w " + std::to_string(w);
+      EXPECT_EQ(a, b) << what;
+      for (int64_t blk = 0; blk < k.blocks; ++blk) {
+        const int64_t real = std::min<int64_t>(kFdwChannelBlock, k.channels - blk * kFdwChannelBlock);
+        const float* block = a.data() + blk * block_floats;
+        EXPECT_EQ(block[w * kFdwChannelBlock], -7.0f) << what << ": wrote past block " << blk;
+        EXPECT_EQ(block[real - 1], src[static_cast<size_t>(kFirst + blk * kFdwChannelBlock + real - 1)]) << what;
+        if (real < kFdwChannelBlock) {
+          EXPECT_EQ(block[real], 0.0f) << what << ": lane past the channels";
+        }
+      }
     }
   }
 }
@@ -408,6 +426,14 @@ TEST(FdwConvSession, Shapes) {
   check(dw("3x3 dilation 4 s2 pads 1, 16 channels", 16, 3, 2, 4, 1));
   check(dw("3x3 no pads, 40 channels", 40, 3, 1, 1, 0));
   check(dw("7x7 pads 3, 16 channels", 16, 7, 1, 1, 3));
+  // Rows of more than 16 KB are copied block by block, smaller ones all blocks at once
+  // (fdw_layer.cc): 72 channels (5 blocks, the last half full) over 60 pixels take 19.8 KB.
+  DwCase wide = dw("3x3 s1, 72 channels over 60 columns", 72, 3, 1, 1, 1);
+  wide.w = 60;
+  check(wide);
+  DwCase wide_s2 = dw("3x3 s2, 72 channels over 60 columns", 72, 3, 2, 1, 1);
+  wide_s2.w = 60;
+  check(wide_s2);
   DwCase no_bias = dw("3x3 no bias, 17 channels", 17, 3, 1, 1, 1);
   no_bias.bias = false;
   check(no_bias);

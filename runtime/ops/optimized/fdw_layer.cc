@@ -64,6 +64,10 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
 
 namespace {
 
+// Fresh rows up to this size are copied all blocks at once, each pixel's channels read in one
+// sweep; larger ones block by block, each right before the row kernel reads it from L1.
+constexpr int64_t kPackAllBlocksBytes = 16 << 10;
+
 // The order a chunk takes its output rows in. With a dilation dh that the stride does not
 // cover, consecutive output rows read disjoint input rows (dh 2, stride 1: rows oy - 4, oy - 2,
 // ... and oy - 3, oy - 1, ...), so the ring would refill all kh rows for each one, and a fused
@@ -145,16 +149,24 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
       // In phase order the next output row's fresh rows are dh apart.
       const int64_t last = oy * geo_.sh - pads[0] + (kh - 1) * geo_.dh;
       const int64_t ahead_step = order.period() > 1 ? geo_.dh : 1;
+      // Copies fresh row f's blocks [bb0, bb1).
+      const auto pack_fresh = [&](int64_t f, int64_t bb0, int64_t bb1) {
+        for (int64_t b = bb0; b < bb1; ++b) pad_block(row_of[fresh[f]] + b * block_floats);
+        const int64_t ahead_row = last + (f + 1) * ahead_step, cb = bb0 * kFdwChannelBlock;
+        const float* ahead = ahead_row >= 0 && ahead_row < h ? source.ahead(img * h + ahead_row) : nullptr;
+        pack_(src[f] + cb, w, c, c - cb, bb1 - bb0, row_of[fresh[f]] + bb0 * block_floats + left, block_floats,
+              ahead ? ahead + cb : nullptr);
+      };
+      const bool all_blocks_at_once =
+          n_fresh * (b1 - b0) * block_floats * static_cast<int64_t>(sizeof(float)) <= kPackAllBlocksBytes;
+      if (all_blocks_at_once)
+        for (int64_t f = 0; f < n_fresh; ++f)
+          if (src[f]) pack_fresh(f, b0, b1);
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t cb = b * kFdwChannelBlock, valid = std::min<int64_t>(kFdwChannelBlock, c - cb);
-        for (int64_t f = 0; f < n_fresh; ++f) {
-          if (!src[f]) continue;  // filled above
-          float* block = row_of[fresh[f]] + b * block_floats;
-          pad_block(block);
-          const int64_t ahead_row = last + (f + 1) * ahead_step;
-          const float* ahead = ahead_row >= 0 && ahead_row < h ? source.ahead(img * h + ahead_row) : nullptr;
-          pack_(src[f] + cb, w, c, valid, block + left, ahead ? ahead + cb : nullptr);
-        }
+        if (!all_blocks_at_once)
+          for (int64_t f = 0; f < n_fresh; ++f)
+            if (src[f]) pack_fresh(f, b, b + 1);
         for (int64_t ky = 0; ky < kh; ++ky) rows[ky] = row_of[ky] + b * block_floats;
         p.weights = weights_.data() + b * taps * group_ * kFdwChannelBlock;
         p.bias = bias_.data() + cb;

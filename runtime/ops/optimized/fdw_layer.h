@@ -5,9 +5,9 @@
 //
 // Each task takes a run of output rows. The input rows a row needs are held, 16 channels at a
 // time with zero padding columns (no bounds checks in the row kernel), in a ring of kh rows
-// per parallel chunk, which consecutive output rows share. Rows from memory are copied one
-// block right before the row kernel reads it, so it is still in L1; a source that computes its
-// rows writes them into the ring itself.
+// per parallel chunk, which consecutive output rows share. Rows from memory are copied into it
+// (narrow rows all blocks at once, wide ones a block right before the row kernel reads it, so it
+// is still in L1); a source that computes its rows writes them into the ring itself.
 #pragma once
 
 #include <array>
@@ -27,9 +27,8 @@
 namespace xonnx {
 namespace opt {
 
-// Where a layer's input rows come from. Either the layer copies them from memory, one block
-// at a time right before the row kernel reads it (row()), or the source writes them into the
-// ring itself (fill()).
+// Where a layer's input rows come from. Either the layer copies them from memory into the ring
+// (row()), or the source writes them into the ring itself (fill()).
 class FdwSource {
  public:
   virtual ~FdwSource() = default;

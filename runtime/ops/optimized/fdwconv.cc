@@ -41,11 +41,14 @@ void fdw_row_reference(const FdwRow& p, float* out) {
   }
 }
 
-void fdw_pack_reference(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst,
-                        const float* /*ahead*/) {
-  for (int64_t x = 0; x < w; ++x)
-    for (int64_t j = 0; j < kFdwChannelBlock; ++j)
-      dst[x * kFdwChannelBlock + j] = j < valid ? src[x * src_stride + j] : 0.0f;
+void fdw_pack_reference(const float* src, int64_t w, int64_t src_stride, int64_t channels, int64_t blocks, float* dst,
+                        int64_t block_floats, const float* /*ahead*/) {
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t x = 0; x < w; ++x)
+      for (int64_t j = 0; j < kFdwChannelBlock; ++j) {
+        const int64_t ch = b * kFdwChannelBlock + j;
+        dst[b * block_floats + x * kFdwChannelBlock + j] = ch < channels ? src[x * src_stride + ch] : 0.0f;
+      }
 }
 
 FdwRowFn fdw_row_fast() {

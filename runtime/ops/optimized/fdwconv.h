@@ -40,15 +40,17 @@ struct FdwRow {
 
 // Writes ow pixels of `valid` floats at out + ox * out_stride.
 using FdwRowFn = void (*)(const FdwRow& p, float* out);
-// Copies one block of w pixels (`valid` floats each, src_stride floats apart) to dst [w][16]
-// (zeros for lanes past valid). `ahead` (or nullptr): the same block of a row to be copied
-// later, prefetched pixel by pixel alongside (a hint only; the twin ignores it).
-using FdwPackFn = void (*)(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst,
-                           const float* ahead);
+// Copies `blocks` blocks of 16 channels of w pixels (src_stride floats apart) into the ring:
+// block b of pixel x to dst + b * block_floats + x * 16, zeros for channels past `channels`
+// (counted from src). A pixel's blocks are read together, so the source streams in order.
+// `ahead` (or nullptr): the same channels of a row to be copied later, prefetched alongside
+// (a hint only; the twin ignores it).
+using FdwPackFn = void (*)(const float* src, int64_t w, int64_t src_stride, int64_t channels, int64_t blocks,
+                           float* dst, int64_t block_floats, const float* ahead);
 
 void fdw_row_reference(const FdwRow& p, float* out);
-void fdw_pack_reference(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst,
-                        const float* ahead = nullptr);
+void fdw_pack_reference(const float* src, int64_t w, int64_t src_stride, int64_t channels, int64_t blocks, float* dst,
+                        int64_t block_floats, const float* ahead = nullptr);
 
 // The AVX-512 kernels, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
 FdwRowFn fdw_row_fast();

@@ -209,16 +209,28 @@ void row_avx512(const FdwRow& p, float* out) {
   row_any<1>(p, out);
 }
 
-void pack_avx512(const float* src, int64_t w, int64_t src_stride, int64_t valid, float* dst, const float* ahead) {
-  const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1u);
-  if (ahead) {
-    for (int64_t x = 0; x < w; ++x, src += src_stride, ahead += src_stride, dst += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-      _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(mask, src));
+inline __mmask16 lanes_below(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n > 0 ? n : 0)) - 1u);
+}
+
+void pack_avx512(const float* src, int64_t w, int64_t src_stride, int64_t channels, int64_t blocks, float* dst,
+                 int64_t block_floats, const float* ahead) {
+  const __mmask16 last = lanes_below(channels - (blocks - 1) * 16);
+  if (blocks == 1) {  // block by block (wide rows): the loop without the block loop
+    for (int64_t x = 0; x < w; ++x, src += src_stride, dst += 16) {
+      if (ahead) _mm_prefetch(reinterpret_cast<const char*>(ahead + x * src_stride), _MM_HINT_T0);
+      _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(last, src));
     }
     return;
   }
-  for (int64_t x = 0; x < w; ++x, src += src_stride, dst += 16) _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(mask, src));
+  for (int64_t x = 0; x < w; ++x, src += src_stride, dst += 16) {
+    if (ahead) {
+      for (int64_t b = 0; b < blocks; ++b) _mm_prefetch(reinterpret_cast<const char*>(ahead + b * 16), _MM_HINT_T0);
+      ahead += src_stride;
+    }
+    for (int64_t b = 0; b + 1 < blocks; ++b) _mm512_storeu_ps(dst + b * block_floats, _mm512_loadu_ps(src + b * 16));
+    _mm512_storeu_ps(dst + (blocks - 1) * block_floats, _mm512_maskz_loadu_ps(last, src + (blocks - 1) * 16));
+  }
 }
 
 }  // namespace
