@@ -38,6 +38,17 @@ const Tensor* KernelInitImpl::constant_input(size_t i) const {
   return nullptr;
 }
 
+std::optional<Shape> KernelInitImpl::static_input_shape(size_t i) const {
+  const TypeInfo* type = has_input(i) ? plan_.declared_type(node_.inputs[i]) : nullptr;
+  if (!type || type->kind != TypeInfo::Kind::kTensor || !type->has_shape) return std::nullopt;
+  Shape shape;
+  for (const Dim& d : type->dims) {
+    if (!d.known()) return std::nullopt;
+    shape.push_back(d.value);
+  }
+  return shape;
+}
+
 std::shared_ptr<void> KernelInitImpl::shared_scratch(const std::string& name,
                                                      const std::function<std::shared_ptr<void>()>& make) const {
   const SessionState& state = *plan_.state_;

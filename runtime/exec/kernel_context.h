@@ -30,6 +30,7 @@ class KernelInitImpl final : public KernelInit {
                                              const std::function<std::shared_ptr<const void>()>& make) const override;
   std::shared_ptr<void> shared_scratch(const std::string& name,
                                        const std::function<std::shared_ptr<void>()>& make) const override;
+  std::optional<Shape> static_input_shape(size_t i) const override;
   ThreadPool& thread_pool() const override { return *plan_.state_->thread_pool; }
   Result<std::unique_ptr<Kernel>> create_reference_kernel() const override;
   Result<std::shared_ptr<GraphBody>> subgraph(const std::string& attr_name) const override;

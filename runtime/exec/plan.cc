@@ -61,6 +61,17 @@ int Subgraph::slot(const std::string& name) const {
   return it == slot_of_.end() ? -1 : it->second;
 }
 
+const TypeInfo* Subgraph::declared_type(const std::string& name) {
+  if (!declared_types_built_) {
+    declared_types_built_ = true;
+    for (const auto* list : {&graph_->inputs, &graph_->value_info}) {
+      for (const ValueInfo& v : *list) declared_types_.emplace(v.name, &v.type);
+    }
+  }
+  auto it = declared_types_.find(name);
+  return it == declared_types_.end() ? nullptr : it->second;
+}
+
 Result<int> Subgraph::resolve(const std::string& name) {
   const int local = slot(name);
   if (local >= 0) return local;

@@ -113,6 +113,9 @@ class Subgraph final : public GraphBody {
   Subgraph() = default;
   Status build(const Graph& graph);
   int slot(const std::string& name) const;
+  // The type the graph's inputs or value_info give `name`, or nullptr (an index built on the
+  // first call: only kernels that prepare for a static shape ask).
+  const TypeInfo* declared_type(const std::string& name);
   // Returns the memory of constant `slot` to the OS once all its readers have packed it.
   void drop_resident_constant(int slot);
   // Finds `name` here or in an enclosing scope, adding a capture slot if it is outer.
@@ -130,6 +133,8 @@ class Subgraph final : public GraphBody {
   const Subgraph* parent_ = nullptr;
   std::shared_ptr<const SessionState> state_;
   std::unordered_map<std::string, int> slot_of_;
+  std::unordered_map<std::string, const TypeInfo*> declared_types_;  // declared_type's index
+  bool declared_types_built_ = false;
   int num_slots_ = 0;
   std::vector<std::pair<int, Tensor>> constants_;
   std::vector<Capture> captures_;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,11 @@ class KernelInit {
                                                const std::function<std::shared_ptr<void>()>& make) const {
     return make();
   }
+
+  // Input i's shape when the graph declares or session creation inferred it with every
+  // dimension known (value_info, graph inputs), else nullopt. Only a hint for what to prepare
+  // (which packing the runs will take): run() must still handle whatever input it gets.
+  virtual std::optional<Shape> static_input_shape(size_t /*i*/) const { return std::nullopt; }
 
   // The session's thread pool (never null; single-threaded sessions run inline).
   virtual ThreadPool& thread_pool() const = 0;

@@ -373,6 +373,36 @@ void NhwcPass::try_fuse(size_t conv) {
   fused_away_[a] = true;
 }
 
+namespace {
+
+// value_info for the NHWC twin of each region value whose NCHW type has rank 4: its dims
+// permuted to [N, H, W, C]. Kernels read the static ones at creation
+// (KernelInit::static_input_shape); a value of another rank (a channel shuffle's 5-D view, a
+// lifted 1-D map) gets none.
+void add_twin_value_info(Graph& g, const std::unordered_map<std::string, std::string>& twins) {
+  std::unordered_map<std::string, const TypeInfo*> nchw;
+  for (const auto* list : {&g.inputs, &g.value_info}) {
+    for (const ValueInfo& v : *list) {
+      if (v.type.kind == TypeInfo::Kind::kTensor && v.type.has_shape && v.type.dims.size() == 4)
+        nchw.emplace(v.name, &v.type);
+    }
+  }
+  std::vector<ValueInfo> added;
+  for (const auto& [name, twin] : twins) {
+    auto it = nchw.find(name);
+    if (it == nchw.end()) continue;
+    ValueInfo v{twin, *it->second};
+    const std::vector<Dim>& d = it->second->dims;
+    v.type.dims = {d[0], d[2], d[3], d[1]};
+    added.push_back(std::move(v));
+  }
+  // In name order, not the hash map's: the same graph whatever the library's hashing.
+  std::sort(added.begin(), added.end(), [](const ValueInfo& a, const ValueInfo& b) { return a.name < b.name; });
+  for (ValueInfo& v : added) g.value_info.push_back(std::move(v));
+}
+
+}  // namespace
+
 std::string NhwcPass::fresh(const std::string& base) {
   std::string name = base + "__nhwc";
   for (int k = 1; names_.count(name); ++k) name = base + "__nhwc" + std::to_string(k);
@@ -554,6 +584,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   }
   g_.nodes = std::move(out);
   for (NamedTensor& t : new_initializers_) g_.initializers.push_back(std::move(t));
+  add_twin_value_info(g_, nhwc);
   return stats;
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/passes/pass.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/session_passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
 namespace passes {
@@ -51,7 +52,11 @@ Result<PipelineResult> optimize_for_session(Model& model, OptLevel level, int64_
   options.fold_size_limit_bytes = std::min(options.fold_size_limit_bytes, fold_size_limit_bytes);
   options.cast_fold_limit_bytes = fold_size_limit_bytes;
   options.dedup_max_bytes = kSessionDedupMaxBytes;
-  return run_pipeline(model, session_pass_list(), options);
+  XONNX_ASSIGN_OR_RETURN(PipelineResult result, run_pipeline(model, session_pass_list(), options));
+  // The inferred shapes go into value_info, where kernels read the static ones at creation
+  // (KernelInit::static_input_shape): a 3x3 Conv packs the Winograd tiles its map will take.
+  write_value_info(model.graph, result.shapes ? *result.shapes : infer_shapes(model));
+  return result;
 }
 
 }  // namespace passes

@@ -122,6 +122,7 @@ Result<PipelineResult> run_pipeline(Model& model, const std::vector<PassDef>& ta
   }
   result.after = count_model(model);
   result.ops_after = op_histogram(model);
+  result.shapes = std::move(shapes);
   result.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return result;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ struct PipelineResult {
   std::map<std::string, int64_t> ops_before, ops_after;
   std::vector<std::string> warnings;  // the pipeline's own (round cap)
   double ms = 0;
+  // Shape inference over the final model, when the passes left one valid (else nullptr).
+  std::shared_ptr<const ShapeFacts> shapes;
 };
 
 // Called before each pass runs: round (1-based), pass index and count within the round.

@@ -212,6 +212,9 @@ struct ConvCase {
   // pass fuses either as the Conv's activation attribute.
   std::string gate;
   int64_t group = 1;
+  bool static_shape = false;  // the graph declares x's shape: kernels pick their packing at creation
+  float weight_special = 0;   // non-zero: W's first value (inf or NaN)
+  float tolerance = 1e-4f;    // relative to max(1, |reference|)
 };
 
 // what, batch, channels in and out, height, width, kernel, stride, dilation, pads.
@@ -239,6 +242,12 @@ Model build(const ConvCase& cc) {
   std::vector<float> w(static_cast<size_t>(cc.m * cc.c / cc.group * cc.k * cc.k)), bias(static_cast<size_t>(cc.m));
   for (float& v : w) v = u(gen);
   for (float& v : bias) v = u(gen);
+  if (cc.weight_special != 0) w[0] = cc.weight_special;
+  if (cc.static_shape) {
+    TypeInfo& x = b.model.graph.inputs[0].type;
+    x.has_shape = true;
+    x.dims = {Dim{cc.n, ""}, Dim{cc.c, ""}, Dim{cc.h, ""}, Dim{cc.w, ""}};
+  }
   std::vector<std::string> ins = {"x", b.constant(Tensor::from_vector<float>(w, {cc.m, cc.c / cc.group, cc.k, cc.k}))};
   if (cc.bias) ins.push_back(b.constant(Tensor::from_vector<float>(bias, {cc.m})));
   std::vector<Attribute> attrs = {attr_ints("kernel_shape", {cc.k, cc.k}), attr_ints("strides", {cc.stride, cc.stride}),
@@ -309,7 +318,7 @@ void check(const ConvCase& cc, bool specials = false) {
       }
       continue;
     }
-    EXPECT_NEAR(x, y, 1e-4f * std::max(1.0f, std::fabs(y))) << "element " << i;
+    EXPECT_NEAR(x, y, cc.tolerance * std::max(1.0f, std::fabs(y))) << "element " << i;
   }
   if (specials) {
     EXPECT_GT(nan_count, 0) << "the NaN did not reach the output";
@@ -394,6 +403,33 @@ TEST(ConvF32Nhwc, WinogradLayerRunsSmallMapsDirect) {
         ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-3f * std::max(1.0f, std::fabs(tb.data<float>()[i])))
             << "element " << i;
     }
+  }
+}
+
+// With x's shape declared, a Winograd layer packs at session creation the weights its map
+// takes (WinogradConvF32::tile_for: F(4x4), F(2x2) or the direct tiles) instead of F(2x2)
+// until a run shows the map; without, nothing until the first run. Both give the reference's
+// results, and a non-finite weight still sends the layer to the reference kernel.
+TEST(ConvF32Nhwc, StaticShapesPickTheWinogradTilesAtCreation) {
+  for (bool declared : {true, false}) {
+    for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{30, 28}, {9, 8}, {2, 2}}) {
+      ConvCase cc = conv_case(
+          std::string(declared ? "static " : "dynamic ") + std::to_string(h) + "x" + std::to_string(w) + ", 64 -> 48",
+          1, 64, 48, h, w, 3, 1, 1, 1);
+      cc.static_shape = declared;
+      // F(4x4) rounds to ~1e-6 of an output's sum of |terms| (test_fwinograd.cc), here up to 576.
+      cc.tolerance = 1e-3f;
+      check(cc);
+    }
+  }
+  for (bool declared : {true, false}) {
+    ConvCase cc = conv_case(declared ? "inf in W, static" : "inf in W, dynamic", 1, 64, 48, 9, 8, 3, 1, 1, 1);
+    cc.static_shape = declared;
+    cc.weight_special = kInf;
+    bool own = false;
+    const Tensor a = run(cc, SessionOptions(), false, &own);
+    EXPECT_TRUE(a.defined());
+    EXPECT_FALSE(own) << cc.what << ": the own Conv should decline a non-finite W";
   }
 }
 

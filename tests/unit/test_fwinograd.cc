@@ -245,6 +245,18 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   const opt::WinogradConvF32 large(rows_of, b.data(), 16, 16, -kInf, kInf, 1, 1, 4);
   EXPECT_FALSE(large.large_tiles_pay(1, 28, 28, pad1)) << "already F(4x4)";
   EXPECT_EQ(large.tile(), 4);
+  // tile_for: what a static shape makes the Conv pack at session creation. The predicates need
+  // no weights: a layer without them answers alike.
+  const opt::WinogradConvF32 unpacked(16, 16, -kInf, kInf);
+  EXPECT_FALSE(unpacked.has_weights());
+  EXPECT_EQ(unpacked.tile_for(1, 28, 28, pad1), 4);
+  EXPECT_EQ(unpacked.tile_for(1, 7, 7, pad1), 2);
+  EXPECT_EQ(unpacked.tile_for(1, 3, 3, pad1), 0);
+  EXPECT_EQ(plain.tile_for(1, 28, 28, pad1), 4);
+  EXPECT_EQ(wide.tile_for(1, 28, 28, pad1), 2);
+  EXPECT_EQ(wide.tile_for(1, 7, 7, pad1), 0);
+  const opt::WinogradConvF32 unpacked_d12(16, 16, -kInf, kInf, 12, 12);
+  EXPECT_EQ(unpacked_d12.tile_for(1, 20, 20, pad12), 0);
 }
 
 TEST(WinogradConvF32, ReportsNonFiniteInput) {

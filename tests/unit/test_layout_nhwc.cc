@@ -73,6 +73,44 @@ TEST(LayoutNhwc, ConvReluChainIsOneRegionWithFusedActivations) {
   EXPECT_EQ(hi_attr->f, 6.0f);
 }
 
+// Region values get value_info for their NHWC twins, dims permuted from the NCHW ones the graph
+// declares (kernels read the static ones at creation: KernelInit::static_input_shape).
+TEST(LayoutNhwc, TwinsGetTheirValuesShapesInNhwcOrder) {
+  Builder b;
+  b.model.graph.inputs.clear();
+  ValueInfo x;
+  x.name = "x";
+  x.type.kind = TypeInfo::Kind::kTensor;
+  x.type.elem_type = DataType::kFloat;
+  x.type.has_shape = true;
+  x.type.dims = {Dim{2, ""}, Dim{3, ""}, Dim{-1, "height"}, Dim{7, ""}};
+  b.model.graph.inputs.push_back(x);
+  const std::string c = b.node("Relu", {b.conv("x", 3, 8, 3)});
+  b.node("Relu", {b.conv(c, 8, 5, 3)}, {}, "y");
+  b.output("y");
+  ValueInfo mid = x;  // what shape inference gives the first block's output
+  mid.name = c;
+  mid.type.dims[1] = Dim{8, ""};
+  b.model.graph.value_info.push_back(mid);
+  rewrite(b);
+  const Graph& g = b.model.graph;
+  const auto dims_of = [&](const std::string& name) {
+    std::vector<std::string> out;
+    for (const ValueInfo& v : g.value_info)
+      if (v.name == name)
+        for (const Dim& d : v.type.dims) out.push_back(d.known() ? std::to_string(d.value) : d.param);
+    return out;
+  };
+  ASSERT_EQ(count_ops(g, kNhwcDomain, "Conv"), 2);
+  // The first Conv reads the input's twin, the second the first's output twin.
+  const Node* convs[2] = {nullptr, nullptr};
+  for (const Node& n : g.nodes)
+    if (n.domain == kNhwcDomain && n.op_type == "Conv") convs[convs[0] ? 1 : 0] = &n;
+  EXPECT_EQ(dims_of(convs[0]->inputs[0]), (std::vector<std::string>{"2", "height", "7", "3"}));
+  EXPECT_EQ(dims_of(convs[1]->inputs[0]), (std::vector<std::string>{"2", "height", "7", "8"}));
+  EXPECT_TRUE(dims_of(convs[1]->outputs[0]).empty()) << "no declared type, no twin type";
+}
+
 TEST(LayoutNhwc, ResidualAddStaysInTheRegion) {
   Builder b;
   b.input("x");

@@ -123,7 +123,27 @@ class ConvF32NhwcKernel final : public FastKernel {
     if (group == 1 && k->parts_ == 1 && WinogradConvF32::applies(g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, c, m)) {
       k->merge_rows_ = false;
       if (k->nchw_input_ || k->stem_pool_) return unsupported("own fp32 Conv: NCHW input or pool on the Winograd path");
-      k->winograd_ = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_, g.dh, g.dw);
+      // The weights the runs will take, packed now when the input's static shape tells which:
+      // F(4x4) on large maps, F(2x2), or the direct tiles on maps too small for Winograd.
+      // Without one, the first run packs what its map takes (a U-Net of dynamic size packed
+      // F(2x2) here and F(4x4) at its first run: 3/4 of its creation was thrown away).
+      auto winograd = std::make_unique<WinogradConvF32>(m, c, k->lo_, k->hi_, g.dh, g.dw);
+      const std::optional<Shape> x = init.static_input_shape(0);
+      std::array<int64_t, 4> pads;
+      if (x && x->size() == 4 && (*x)[3] == c && (*x)[0] > 0 && (*x)[1] > 0 && (*x)[2] > 0 &&
+          g.pads_for((*x)[1], (*x)[2], pads)) {
+        const int64_t tile = winograd->tile_for((*x)[0], (*x)[1], (*x)[2], pads);
+        if (tile > 0) {
+          winograd = std::make_unique<WinogradConvF32>(rows_of, bias, m, c, k->lo_, k->hi_, g.dh, g.dw, tile);
+        } else {
+          k->w_ = pack_fconv_weights(rows_of, bias, m, c, taps, taps);
+          k->zeros_.assign(static_cast<size_t>(c), 0.0f);
+        }
+      }
+      if (!winograd->has_weights() && k->w_.packed.empty()) {  // nothing packed yet: W is still checked now
+        for (int64_t o0 = 0; o0 < m; o0 += kFconvCols) rows_of(o0, std::min(kFconvCols, m - o0));
+      }
+      k->winograd_ = std::move(winograd);
     } else {
       if ((k->nchw_input_ || k->stem_pool_) && !k->merge_rows_)
         return unsupported("own fp32 Conv: NCHW input or pool without merged rows");

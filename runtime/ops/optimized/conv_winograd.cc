@@ -76,8 +76,12 @@ bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, in
 
 WinogradConvF32::WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo,
                                  float hi, int64_t dh, int64_t dw, int64_t tile)
-    : u_(pack_winograd_weights(rows_of, bias, m, c, tile)),
-      c_(c),
+    : WinogradConvF32(m, c, lo, hi, dh, dw, tile) {
+  u_ = pack_winograd_weights(rows_of, bias, m, c, tile);
+}
+
+WinogradConvF32::WinogradConvF32(int64_t m, int64_t c, float lo, float hi, int64_t dh, int64_t dw, int64_t tile)
+    : c_(c),
       m_(m),
       lo_(lo),
       hi_(hi),

@@ -32,6 +32,9 @@ class WinogradConvF32 {
   // range [lo, hi] is the fused Relu / Clip; dh, dw: the dilation.
   WinogradConvF32(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, float lo, float hi,
                   int64_t dh = 1, int64_t dw = 1, int64_t tile = 2);
+  // The same layer without weights (has_weights() false): its predicates (pays,
+  // large_tiles_pay) before the caller picks a tile, or a layer whose maps take the direct tiles.
+  WinogradConvF32(int64_t m, int64_t c, float lo, float hi, int64_t dh = 1, int64_t dw = 1, int64_t tile = 2);
 
   int64_t tile() const { return size_; }
   // Frees the transformed weights (a layer whose maps all take the direct tiles); run() needs
@@ -58,6 +61,11 @@ class WinogradConvF32 {
   // ones' memory (F(2x2): 16 / 9). With 512 x 512 too, vgg11 ran 79 -> 63 ms, unet 114 -> 103
   // and fcn_resnet50 348 -> 326, but unet's peak RSS grew from 204 to 252 MB (ORT: 214).
   bool large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
+  // What an F(2x2) layer runs such a map on: 4 (F(4x4): large_tiles_pay), 2 (pays) or 0 (the
+  // direct tiles).
+  int64_t tile_for(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+    return large_tiles_pay(n, h, w, pads) ? 4 : pays(n, h, w, pads) ? size_ : 0;
+  }
 
   // y [n][oh][ow][m] from x [n][h][w][c] with pads (top, left, bottom, right), oh = h + top +
   // bottom - 2 dh and ow alike, both > 0. Returns false, with y partly written, when x holds inf or
