@@ -1,4 +1,4 @@
-// Differential tests of the optimized Concat (runtime/ops/optimized/concat.cc) against the
+// Differential tests of the optimized Concat (runtime/ops/optimized/layout_concat.cc) against the
 // reference kernel: every axis (negative too), element sizes 1, 4 and 8, empty inputs, one
 // input, and mismatched inputs, whose error the reference kernel reports.
 #include "tests/unit/test_optimized_common.h"
@@ -35,6 +35,20 @@ TEST(OptimizedConcat, LargeChannelConcatSplitsOverThreads) {
   // SqueezeNet's fire module in NHWC: two [1, 55, 55, 64] expands along the channels.
   diff_test({"Concat", "", 13}, {var(rand_tensor({1, 55, 55, 64}, 1)), var(rand_tensor({1, 55, 55, 64}, 2))},
             {attr_int("axis", 3)}, true, "fire module", 0, 0);
+}
+
+TEST(OptimizedConcat, WholeCacheLineSlicesOfManyInputs) {
+  // DenseNet's layer inputs in NHWC: slices of whole 64-byte lines, copied line by line, and a
+  // concatenation where one slice is not (8 channels: 32 bytes), copied slice by slice.
+  std::vector<In> dense;
+  int seed = 1;
+  for (int64_t c : {64, 32, 32, 16, 48}) dense.push_back(var(rand_tensor({2, 7, 5, c}, seed++)));
+  diff_test({"Concat", "", 13}, dense, {attr_int("axis", 3)}, true, "line slices", 0, 0);
+  std::vector<In> mixed = dense;
+  mixed.push_back(var(rand_tensor({2, 7, 5, 8}, seed++)));
+  diff_test({"Concat", "", 13}, mixed, {attr_int("axis", -1)}, true, "a 32-byte slice", 0, 0);
+  diff_test({"Concat", "", 13}, {var(int8_tensor({3, 4, 64})), var(int8_tensor({3, 4, 128}))}, {attr_int("axis", 2)},
+            true, "int8 line slices", 0, 0);
 }
 
 TEST(OptimizedConcat, EmptyAndSingleInputs) {
