@@ -18,6 +18,9 @@ constexpr const char* kConvNchwInputOp = "ConvNchwInput";
 constexpr const char* kConcatConvOp = "ConcatConv";
 // The NHWC MaxPool of a channel Concat: inputs the parts.
 constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
+// The NHWC inference BatchNormalization of a channel Concat: inputs part 0, scale, B, mean,
+// var, parts 1..; the BatchNormalization's attributes (and fused output range).
+constexpr const char* kConcatBatchNormOp = "ConcatBatchNorm";
 // An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
 // as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
 constexpr const char* kConvMaxPoolOp = "ConvMaxPool";

@@ -595,7 +595,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   NhwcLayoutOptions o;
   o.fuse_pointwise_depthwise = fast(kPointwiseDepthwiseOp);
   o.nchw_input_conv = fast(kConvNchwInputOp);
-  o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp);
+  o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp) && fast(kConcatBatchNormOp);
   o.fuse_stem_pool = fast(kConvMaxPoolOp);
   o.fuse_residual_add = fast("Conv");
   o.lift_1d = fast("Conv");

@@ -27,8 +27,9 @@
 //  - with NhwcLayoutOptions::nchw_input_conv, an image (C <= 4) whose one region reader is a
 //    Conv enters through it: a ConvNchwInput reading the NCHW value, no ToNHWC.
 //  - with NhwcLayoutOptions::fuse_concat, a channel Concat of Conv outputs that only a 1x1 Conv
-//    (parts of equal channels) or a MaxPool reads is merged into it: one ConcatConv or
-//    ConcatMaxPool over the parts.
+//    (parts of equal channels) or a MaxPool reads, or any channel Concat that only an inference
+//    BatchNormalization reads, is merged into it: one ConcatConv, ConcatMaxPool or
+//    ConcatBatchNorm over the parts.
 //  - with NhwcLayoutOptions::fuse_stem_pool, an image's Conv (C <= 4) whose output only a
 //    MaxPool reads is merged into it: one ConvMaxPool (the pool's attributes as pool_*).
 //  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
@@ -57,8 +58,9 @@ struct NhwcLayoutOptions {
   // An image (C <= 4) whose one region reader is a Conv enters the region through that Conv
   // (ConvNchwInput) instead of a ToNHWC.
   bool nchw_input_conv = false;
-  // A channel Concat of Conv outputs that only a 1x1 Conv (equal parts) or a MaxPool reads is
-  // read by it part by part (ConcatConv, ConcatMaxPool): the concatenation is never written.
+  // A channel Concat of Conv outputs that only a 1x1 Conv (equal parts) or a MaxPool reads, or
+  // one that only a BatchNormalization reads, is read by it part by part (ConcatConv,
+  // ConcatMaxPool, ConcatBatchNorm): the concatenation is never written.
   bool fuse_concat = false;
   // An image's Conv (C <= 4) whose output only a MaxPool reads runs with it as one ConvMaxPool:
   // the Conv's output (a CNN stem's largest tensor) is pooled while in cache, never written.

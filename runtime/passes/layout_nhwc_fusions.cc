@@ -58,7 +58,8 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
 //  - a depthwise Conv's 1x1 Conv: inputs X, W_pw, B_pw, W_dw, B_dw; the 1x1 Conv's fused range /
 //    activation as pointwise_*;
 //  - an image's Conv: reads the NCHW value;
-//  - a Concat: ConcatConv (part 0, W, B or "", parts 1..) or ConcatMaxPool (the parts);
+//  - a Concat: ConcatConv (part 0, W, B or "", parts 1..), ConcatMaxPool (the parts) or
+//    ConcatBatchNorm (part 0, scale, B, mean, var, parts 1..);
 //  - an image's Conv into its MaxPool: ConvMaxPool (X, W, B; the pool's attributes as pool_*).
 // (A residual Add is rewritten in place by fuse_residual_adds: it needs nothing here.)
 void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const {
@@ -84,9 +85,9 @@ void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::s
   auto concat = concat_of_.find(i);
   if (concat != concat_of_.end()) {
     const std::vector<std::string>& parts = g_.nodes[concat->second].inputs;
-    const bool conv = n.op_type == "Conv";
-    n.op_type = conv ? kConcatConvOp : kConcatMaxPoolOp;
-    n.inputs.resize(conv ? 3 : 1);
+    const bool conv = n.op_type == "Conv", batch_norm = n.op_type == "BatchNormalization";
+    n.op_type = conv ? kConcatConvOp : batch_norm ? kConcatBatchNormOp : kConcatMaxPoolOp;
+    n.inputs.resize(conv ? 3 : batch_norm ? 5 : 1);
     n.inputs[0] = nhwc.at(parts[0]);
     for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
   }
@@ -149,10 +150,12 @@ int64_t NhwcPass::conv_output_channels(const std::string& value) const {
 }
 
 // A channel Concat of Conv outputs read only by a 1x1 Conv (the parts of equal channels) or
-// by a MaxPool is merged into that node (ConcatConv, runtime/ops/optimized/conv.cc;
-// ConcatMaxPool, pool.cc), which reads the parts where they are: the concatenation is never
-// written. The Conv reads each part as one tap of its channels; the pool pools each part into
-// its channels of the output. SqueezeNet's fire modules end so. Returns how many.
+// by a MaxPool, or a channel Concat read only by an inference BatchNormalization, is merged
+// into that node (ConcatConv, runtime/ops/optimized/conv.cc; ConcatMaxPool, pool.cc;
+// ConcatBatchNorm, batch_norm.cc), which reads the parts where they are: the concatenation is
+// never written. The Conv reads each part as one tap of its channels; the pool and the
+// BatchNorm write each part into its channels of the output. SqueezeNet's fire modules end so;
+// each DenseNet layer starts so (its BatchNorm over all earlier layers' outputs). Returns how many.
 int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
   constexpr size_t kMaxParts = 16;
   int merged = 0;
@@ -167,6 +170,14 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
     if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
         pointwise_of_.count(j) || nchw_input_.count(j))
       continue;
+    if (reader.op_type == "BatchNormalization") {  // its kernel takes parts of any channels
+      if (reader.outputs.size() != 1 || reader.inputs.size() != 5) continue;
+      concat_of_[j] = c;
+      fused_away_[c] = true;
+      merged_.insert(c);
+      ++merged;
+      continue;
+    }
     // Parts made by float Convs: float tensors of known channels.
     const int64_t part = conv_output_channels(concat.inputs[0]);
     bool equal = part > 0, known = true;

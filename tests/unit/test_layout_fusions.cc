@@ -429,6 +429,132 @@ TEST(ConcatMaxPool, AgreesWithReferenceAndTheConcatPath) {
   }
 }
 
+struct Dense {
+  int64_t cin = 5, grow = 16;  // x's channels (a part of 20 bytes a pixel), each Conv's
+  bool expose_concat = false;  // the Concat is a graph output too: no merge
+  bool relu = true;            // a Relu after the BatchNormalization (fused into it)
+  bool odd_mean_size = false;  // mean has one value too many: the fast kernel declines at run time
+};
+
+// A DenseNet layer: x -> 1x1 MaxPool (x as a region value) and two Convs -> channel Concat of
+// the three -> BatchNormalization (+ Relu) -> 1x1 Conv -> "y".
+Model dense_model(const Dense& d) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  uint32_t seed = 31;
+  const std::string pooled = b.node("MaxPool", {"x"}, {attr_ints("kernel_shape", {1, 1})});
+  const auto conv = [&](const std::string& in, int64_t cin, int64_t k) {
+    const int64_t pad = k / 2;
+    return b.node("Conv",
+                  {in, b.constant(rand_tensor({d.grow, cin, k, k}, seed++, -0.5f, 0.5f)),
+                   b.constant(rand_tensor({d.grow}, seed++))},
+                  {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad})});
+  };
+  const std::string a = b.node("Relu", {conv(pooled, d.cin, 3)});
+  const std::string c = conv(a, d.grow, 1);
+  const std::string cat = b.node("Concat", {pooled, a, c}, {attr_int("axis", 1)});
+  if (d.expose_concat) b.output(cat);
+  const int64_t channels = d.cin + 2 * d.grow;
+  Tensor var = rand_tensor({channels}, seed++, 0.5f, 2.0f);
+  std::string bn =
+      b.node("BatchNormalization",
+             {cat, b.constant(rand_tensor({channels}, seed++)), b.constant(rand_tensor({channels}, seed++)),
+              b.constant(rand_tensor({channels + (d.odd_mean_size ? 1 : 0)}, seed++)), b.constant(var)},
+             {attr_float("epsilon", 1e-5f)});
+  if (d.relu) bn = b.node("Relu", {bn});
+  b.node("Conv", {bn, b.constant(rand_tensor({7, channels, 1, 1}, seed++, -0.5f, 0.5f))}, {}, "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(ConcatBatchNorm, LayoutPassMergesAConcatOnlyABatchNormReads) {
+  NhwcLayoutOptions on;
+  on.fuse_concat = true;
+  Model m = dense_model(Dense{});
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->concat, 1);
+  ASSERT_EQ(count_op(m.graph, kConcatBatchNormOp), 1);
+  for (const Node& n : m.graph.nodes) {
+    EXPECT_NE(n.op_type, "Concat");
+    if (n.op_type != kConcatBatchNormOp) continue;
+    ASSERT_EQ(n.inputs.size(), 7u);  // part 0, scale, B, mean, var, parts 1 and 2
+    EXPECT_NE(n.find_attr("activation_min"), nullptr) << "the Relu's range";
+  }
+  Dense exposed;
+  exposed.expose_concat = true;
+  Model other = dense_model(exposed);
+  auto t = apply_nhwc_layout(other.graph, other.opset_imports, on);
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->concat, 0);
+  EXPECT_EQ(count_op(other.graph, kConcatBatchNormOp), 0);
+}
+
+// Against the reference, and bit for bit against the same BatchNormalization after a written
+// Concat, with NaN in the input; a mean of the wrong size goes to the twin, which reports it.
+TEST(ConcatBatchNorm, AgreesWithReferenceAndTheConcatPath) {
+  for (const Dense& d : {Dense{}, Dense{16, 32, false, false, false}}) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("x of " + std::to_string(d.cin) + " channels, threads " + std::to_string(threads));
+      Dense exposed = d;
+      exposed.expose_concat = true;
+      auto ref = session(dense_model(d), threads, true);
+      auto fast = session(dense_model(d), threads);
+      auto concat = session(dense_model(exposed), threads);
+      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
+      EXPECT_EQ(count_op((*fast)->model().graph, kConcatBatchNormOp) == 1,
+                fast_layout_fusions(OpRegistry::global()).fuse_concat);
+      uint32_t seed = 1;
+      for (Shape shape : {Shape{1, d.cin, 3, 3}, Shape{2, d.cin, 13, 7}, Shape{1, d.cin, 30, 31}}) {
+        Tensor x = rand_tensor(shape, seed++);
+        for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+        expect_agree(**ref, **fast, concat->get(), 1, x, kConcatBatchNormOp);
+      }
+      Profiler profiler;  // the own kernel ran it (not its twin)
+      (*fast)->set_profiler(&profiler);
+      ASSERT_TRUE((*fast)->run({Value(rand_tensor({1, d.cin, 6, 5}, 9))}).is_ok());
+      (*fast)->set_profiler(nullptr);
+      int own = 0;
+      for (const Profiler::Entry& e : profiler.entries()) {
+        if (e.op_type == std::string(kNhwcDomain) + ":" + kConcatBatchNormOp) own += e.backend == Backend::kOptimized;
+      }
+      EXPECT_EQ(own == 1, fast_layout_fusions(OpRegistry::global()).fuse_concat);
+    }
+  }
+  Dense odd;
+  odd.odd_mean_size = true;
+  auto bad = session(dense_model(odd), 1);
+  ASSERT_TRUE(bad.is_ok()) << bad.status().to_string();
+  auto y = (*bad)->run({Value(rand_tensor({1, 5, 4, 4}, 3))});
+  ASSERT_FALSE(y.is_ok());
+  const std::string error = y.status().to_string();
+  const char* op = fast_layout_fusions(OpRegistry::global()).fuse_concat ? kConcatBatchNormOp : "BatchNormalization";
+  EXPECT_NE(error.find(op), std::string::npos) << error;
+}
+
+// A ConcatBatchNorm built by hand whose parts do not concatenate (another height) or whose
+// parameters are missing: an error naming the op, never a crash or a read past a part.
+TEST(ConcatBatchNorm, MalformedNodesFailWithAClearError) {
+  for (int variant : {0, 1}) {
+    testing::GraphBuilder b;
+    b.model.opset_imports[kNhwcDomain] = 1;
+    b.input("x", 4);
+    b.input("x2", 4);
+    const std::string p = b.constant(rand_tensor({5}, 1));
+    b.node(kConcatBatchNormOp, {"x", p, p, p, variant == 0 ? p : "", "x2"}, {}, "y");
+    b.model.graph.nodes.back().domain = kNhwcDomain;
+    b.output("y");
+    auto s = session(b.model, 1);
+    if (!s.is_ok()) {
+      EXPECT_NE(s.status().code(), StatusCode::kInternal) << s.status().to_string();
+      continue;
+    }
+    auto y = (*s)->run({Value(rand_tensor({1, 2, 2, 3}, 2)), Value(rand_tensor({1, 3, 2, 2}, 3))});
+    ASSERT_FALSE(y.is_ok()) << "variant " << variant;
+    EXPECT_NE(y.status().to_string().find(kConcatBatchNormOp), std::string::npos) << y.status().to_string();
+  }
+}
+
 struct Stem {
   int64_t c = 3, m = 16, k = 3, stride = 2, pad = 0;  // the Conv
   int64_t pool_k = 3, pool_stride = 2, pool_pad = 0;  // the MaxPool

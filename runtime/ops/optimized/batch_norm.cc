@@ -1,5 +1,6 @@
 // Optimized BatchNormalization (opset 9+, inference) of float32 [N, C, ...] tensors, and of
-// the layout pass's NHWC ones ([N, H, W, C], DenseNet's pre-activation BNs inside a region): the
+// the layout pass's NHWC ones ([N, H, W, C], DenseNet's pre-activation BNs inside a region, and
+// its ConcatBatchNorm: the BN of a channel Concat, reading the parts where they are): the
 // reference's per-channel multiplier and offset (computed the same way, in double, then
 // rounded), then y = x * m + b over each (n, c) plane, the planes split over the threads: the
 // same bits as the reference kernel (ops/ref/normalization.cc), which runs on one thread and
@@ -43,7 +44,17 @@ class BatchNormKernel final : public FastKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x) || x.rank() < 2 || (nhwc_ && x.rank() != 4)) return Status::ok();
-    const int64_t c = nhwc_ ? x.dim(3) : x.dim(1);
+    int64_t c = nhwc_ ? x.dim(3) : x.dim(1);
+    // ConcatBatchNorm: the parts (input 0, inputs 5..) side by side on the channel axis.
+    parts_.assign(1, &x);
+    for (size_t i = kFirstPart; i < ctx.num_inputs(); ++i) {
+      const Tensor& part = ctx.input(i);
+      if (!is_f32(part) || part.rank() != 4 || part.dim(0) != x.dim(0) || part.dim(1) != x.dim(1) ||
+          part.dim(2) != x.dim(2))
+        return Status::ok();  // the twin reports it
+      parts_.push_back(&part);
+      c += part.dim(3);
+    }
     if (x.numel() <= 0 || c <= 0) return Status::ok();
     for (size_t i = 1; i <= 4; ++i) {
       const Tensor& t = ctx.input(i);
@@ -60,21 +71,29 @@ class BatchNormKernel final : public FastKernel {
       mul_[i] = static_cast<float>(m);
       add_[i] = static_cast<float>(double(bias[i]) - double(mean[i]) * m);
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
+    Shape shape = x.shape();
+    shape[nhwc_ ? 3 : 1] = c;
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, shape));
     const float* src = x.data<float>();
     float* dst = y->data<float>();
     const float* mul = mul_.data();
     const float* add = add_.data();
-    if (nhwc_) {  // one pixel's C values per row, the channel's multiplier and offset along it
+    if (nhwc_) {  // one pixel's C values per row (part by part), the channel's multiplier and offset along it
       const float lo = lo_, hi = hi_;
-      pool_->parallel_for(static_cast<size_t>(x.numel() / c), chunk_for(c), [&](size_t p0, size_t p1) {
+      const size_t pixels = static_cast<size_t>(x.numel() / x.dim(3));
+      pool_->parallel_for(pixels, chunk_for(c), [&](size_t p0, size_t p1) {
         for (size_t p = p0; p < p1; ++p) {
-          const float* in = src + static_cast<int64_t>(p) * c;
           float* out = dst + static_cast<int64_t>(p) * c;
-          for (int64_t j = 0; j < c; ++j) {  // branch-free (vectorized); as the twin, NaN stays NaN
-            float v = in[j] * mul[j] + add[j];
-            v = v < lo ? lo : v;
-            out[j] = v > hi ? hi : v;
+          int64_t j0 = 0;  // the part's first channel
+          for (const Tensor* part : parts_) {
+            const int64_t pc = part->dim(3);
+            const float* in = part->data<float>() + static_cast<int64_t>(p) * pc;
+            for (int64_t j = 0; j < pc; ++j) {  // branch-free (vectorized); as the twin, NaN stays NaN
+              float v = in[j] * mul[j0 + j] + add[j0 + j];
+              v = v < lo ? lo : v;
+              out[j0 + j] = v > hi ? hi : v;
+            }
+            j0 += pc;
           }
         }
       });
@@ -93,8 +112,10 @@ class BatchNormKernel final : public FastKernel {
     return Status::ok();
   }
 
+  static constexpr size_t kFirstPart = 5;  // ConcatBatchNorm's part 1 (parts 0 is input 0)
   double epsilon_ = 1e-5;
   bool nhwc_ = false;
+  std::vector<const Tensor*> parts_;  // per run: input 0, and ConcatBatchNorm's parts 1..
   float lo_ = -INFINITY, hi_ = INFINITY;
   std::vector<float> mul_, add_;
 };
@@ -107,6 +128,7 @@ Result<std::unique_ptr<Kernel>> create_nhwc(const KernelInit& init) { return Bat
 void register_opt_batch_norm(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "BatchNormalization", 9, kLatestVersion, create_nchw, Backend::kOptimized);
   XONNX_REGISTER(registry, kNhwcDomain, "BatchNormalization", 1, kLatestVersion, create_nhwc, Backend::kOptimized);
+  XONNX_REGISTER(registry, kNhwcDomain, kConcatBatchNormOp, 1, kLatestVersion, create_nhwc, Backend::kOptimized);
 }
 
 }  // namespace opt

@@ -11,8 +11,8 @@
 //    to the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
 //    still NCHW: no input transpose), PointwiseDepthwiseConv (the two Convs' twins),
-//    ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv and ConcatMaxPool (the
-//    parts concatenated, then the Conv's / MaxPool's twin).
+//    ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv, ConcatMaxPool and
+//    ConcatBatchNorm (the parts concatenated, then the Conv's / MaxPool's / BatchNorm's twin).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -391,7 +391,8 @@ Result<std::unique_ptr<Kernel>> create_conv_max_pool_twin(const KernelInit& init
   return TwoStageTwin::create(init, std::move(conv), {0, 1, 2}, std::move(pool), {0});
 }
 
-// The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool concatenated
+// The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool /
+// ConcatBatchNorm concatenated
 // on the NHWC channel axis; an error naming the part when they do not concatenate.
 Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
   std::vector<const Tensor*> parts{&ctx.input(0)};
@@ -424,18 +425,20 @@ Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
   return joined;
 }
 
-// The references of the layout pass's ConcatConv (part 0, W, B, parts 1..) and ConcatMaxPool
-// (the parts): the parts concatenated, then the NHWC Conv / MaxPool twin on that.
+// The references of the layout pass's ConcatConv (part 0, W, B, parts 1..), ConcatMaxPool (the
+// parts) and ConcatBatchNorm (part 0, scale, B, mean, var, parts 1..): the parts concatenated,
+// then the NHWC Conv / MaxPool / BatchNormalization twin on that.
 class ConcatTwin final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     Node inner = init.node();
-    const bool conv = inner.op_type == kConcatConvOp;
-    inner.op_type = conv ? "Conv" : "MaxPool";
-    inner.inputs.resize(conv ? 3 : 1);
+    const std::string op = inner.op_type;
     auto k = std::unique_ptr<ConcatTwin>(new ConcatTwin());
-    k->rest_ = conv ? 3 : 1;
-    k->map_ = conv ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0};
+    k->inner_op_ = op == kConcatConvOp ? "Conv" : op == kConcatBatchNormOp ? "BatchNormalization" : "MaxPool";
+    k->rest_ = op == kConcatConvOp ? 3 : op == kConcatBatchNormOp ? 5 : 1;  // the inner node's inputs
+    inner.op_type = k->inner_op_;
+    inner.inputs.resize(k->rest_);
+    for (size_t i = 0; i < k->rest_; ++i) k->map_.push_back(i);
     XONNX_ASSIGN_OR_RETURN(k->inner_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(inner), 1, k->map_)));
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -444,13 +447,13 @@ class ConcatTwin final : public Kernel {
     XONNX_ASSIGN_OR_RETURN(Tensor joined, concat_channels(ctx, rest_));
     TwinContext inner(ctx, std::move(joined), map_);
     XONNX_RETURN_IF_ERROR(inner_->run(inner));
-    if (!inner.output(0).is_tensor())
-      return internal_error("the concatenated parts' ", map_.size() == 3 ? "Conv" : "MaxPool", " gave no tensor");
+    if (!inner.output(0).is_tensor()) return internal_error("the concatenated parts' ", inner_op_, " gave no tensor");
     ctx.set_output(0, inner.output(0).tensor());
     return Status::ok();
   }
 
  private:
+  const char* inner_op_ = "MaxPool";
   size_t rest_ = 1;          // the input index where parts 1.. start
   std::vector<size_t> map_;  // the inner node's inputs in the outer one
   std::unique_ptr<Kernel> inner_;
@@ -472,6 +475,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kConcatBatchNormOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference);
   XONNX_REGISTER(registry, d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin,
                  Backend::kReference);
