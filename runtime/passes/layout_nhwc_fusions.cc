@@ -157,20 +157,20 @@ int64_t NhwcPass::conv_output_channels(const std::string& value) const {
 // BatchNorm write each part into its channels of the output. SqueezeNet's fire modules end so;
 // each DenseNet layer starts so (its BatchNorm over all earlier layers' outputs). Returns how many.
 int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
-  constexpr size_t kMaxParts = 16;
+  constexpr size_t kMaxParts = 16;  // ConcatConv's and ConcatMaxPool's kernels hold this many
   int merged = 0;
   for (size_t c : order) {
     const Node& concat = g_.nodes[c];
     if (role_[c] != Role::kAgnostic || fused_away_[c] || concat.op_type != "Concat" || !concat.domain.empty()) continue;
     const std::string& out = concat.outputs[0];
     const int only = sole_reader(out);
-    if (only < 0 || concat.inputs.size() < 2 || concat.inputs.size() > kMaxParts) continue;
+    if (only < 0 || concat.inputs.size() < 2) continue;
     const size_t j = static_cast<size_t>(only);
     const Node& reader = g_.nodes[j];
     if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
         pointwise_of_.count(j) || nchw_input_.count(j))
       continue;
-    if (reader.op_type == "BatchNormalization") {  // its kernel takes parts of any channels
+    if (reader.op_type == "BatchNormalization") {  // its kernel takes any number of parts, of any channels
       if (reader.outputs.size() != 1 || reader.inputs.size() != 5) continue;
       concat_of_[j] = c;
       fused_away_[c] = true;
@@ -178,6 +178,7 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
       ++merged;
       continue;
     }
+    if (concat.inputs.size() > kMaxParts) continue;
     // Parts made by float Convs: float tensors of known channels.
     const int64_t part = conv_output_channels(concat.inputs[0]);
     bool equal = part > 0, known = true;

@@ -434,6 +434,8 @@ struct Dense {
   bool expose_concat = false;  // the Concat is a graph output too: no merge
   bool relu = true;            // a Relu after the BatchNormalization (fused into it)
   bool odd_mean_size = false;  // mean has one value too many: the fast kernel declines at run time
+  int64_t more_parts = 0;      // more 1x1 Convs of the first one's output in the Concat (DenseNet's
+                               // late layers read up to 48 parts)
 };
 
 // A DenseNet layer: x -> 1x1 MaxPool (x as a region value) and two Convs -> channel Concat of
@@ -451,10 +453,11 @@ Model dense_model(const Dense& d) {
                   {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad})});
   };
   const std::string a = b.node("Relu", {conv(pooled, d.cin, 3)});
-  const std::string c = conv(a, d.grow, 1);
-  const std::string cat = b.node("Concat", {pooled, a, c}, {attr_int("axis", 1)});
+  std::vector<std::string> parts{pooled, a, conv(a, d.grow, 1)};
+  for (int64_t k = 0; k < d.more_parts; ++k) parts.push_back(conv(a, d.grow, 1));
+  const std::string cat = b.node("Concat", parts, {attr_int("axis", 1)});
   if (d.expose_concat) b.output(cat);
-  const int64_t channels = d.cin + 2 * d.grow;
+  const int64_t channels = d.cin + static_cast<int64_t>(parts.size() - 1) * d.grow;
   Tensor var = rand_tensor({channels}, seed++, 0.5f, 2.0f);
   std::string bn =
       b.node("BatchNormalization",
@@ -481,6 +484,17 @@ TEST(ConcatBatchNorm, LayoutPassMergesAConcatOnlyABatchNormReads) {
     ASSERT_EQ(n.inputs.size(), 7u);  // part 0, scale, B, mean, var, parts 1 and 2
     EXPECT_NE(n.find_attr("activation_min"), nullptr) << "the Relu's range";
   }
+  Dense many;  // more parts than ConcatConv's kernel holds: no limit for the BatchNorm
+  many.more_parts = 17;
+  Model wide = dense_model(many);
+  auto w = apply_nhwc_layout(wide.graph, wide.opset_imports, on);
+  ASSERT_TRUE(w.is_ok());
+  EXPECT_EQ(w->concat, 1);
+  for (const Node& n : wide.graph.nodes) {
+    if (n.op_type == kConcatBatchNormOp) {
+      EXPECT_EQ(n.inputs.size(), 24u);  // 20 parts and the 4 parameters
+    }
+  }
   Dense exposed;
   exposed.expose_concat = true;
   Model other = dense_model(exposed);
@@ -493,7 +507,7 @@ TEST(ConcatBatchNorm, LayoutPassMergesAConcatOnlyABatchNormReads) {
 // Against the reference, and bit for bit against the same BatchNormalization after a written
 // Concat, with NaN in the input; a mean of the wrong size goes to the twin, which reports it.
 TEST(ConcatBatchNorm, AgreesWithReferenceAndTheConcatPath) {
-  for (const Dense& d : {Dense{}, Dense{16, 32, false, false, false}}) {
+  for (const Dense& d : {Dense{}, Dense{16, 32, false, false, false}, Dense{3, 8, false, true, false, 17}}) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE("x of " + std::to_string(d.cin) + " channels, threads " + std::to_string(threads));
       Dense exposed = d;
