@@ -255,6 +255,13 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   EXPECT_EQ(plain.tile_for(1, 28, 28, pad1), 4);
   EXPECT_EQ(wide.tile_for(1, 28, 28, pad1), 2);
   EXPECT_EQ(wide.tile_for(1, 7, 7, pad1), 0);
+  // resnet50's 256 x 256 layers: on 14x14, F(4x4)'s 9.4 MB of weights for 16 tiles do not pay
+  // (too few rows for weights streamed from L3) where F(2x2)'s 4.2 MB for 49 tiles do; on 28x28
+  // F(4x4) has 49 tiles.
+  const opt::WinogradConvF32 r50(256, 256, -kInf, kInf);
+  EXPECT_FALSE(r50.large_tiles_pay(1, 14, 14, pad1));
+  EXPECT_EQ(r50.tile_for(1, 14, 14, pad1), 2);
+  EXPECT_EQ(r50.tile_for(1, 28, 28, pad1), 4);
   const opt::WinogradConvF32 unpacked_d12(16, 16, -kInf, kInf, 12, 12);
   EXPECT_EQ(unpacked_d12.tile_for(1, 20, 20, pad12), 0);
 }

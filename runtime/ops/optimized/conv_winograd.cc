@@ -46,12 +46,16 @@ bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std
   return tiles >= 4 && tiles * (t + 2) * (t + 2) <= n * inside(oh, h, pads[0], dh) * inside(ow, w, pads[1], dw);
 }
 
-bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
-  if (!pays(size_, n, h, w, pads, dh_, dw_)) return false;
+bool WinogradConvF32::pays_as(int64_t tile, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+  if (!pays(tile, n, h, w, pads, dh_, dw_)) return false;
   const int64_t oh = out_extent(h, pads[0], pads[2], dh_), ow = out_extent(w, pads[1], pads[3], dw_);
   const int64_t panels = (m_ + kFconvCols - 1) / kFconvCols;
-  const int64_t weight_bytes = (size_ + 2) * (size_ + 2) * c_ * panels * kFconvCols * 4;
-  return weight_bytes <= kMaxSparseWeightBytes || tiles_of(size_, n, oh, ow, dh_, dw_) >= 2 * kFconvRows;
+  const int64_t weight_bytes = (tile + 2) * (tile + 2) * c_ * panels * kFconvCols * 4;
+  return weight_bytes <= kMaxSparseWeightBytes || tiles_of(tile, n, oh, ow, dh_, dw_) >= 2 * kFconvRows;
+}
+
+bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
+  return pays_as(size_, n, h, w, pads);
 }
 
 bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
@@ -60,7 +64,7 @@ bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std
   const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
   const int64_t tiles4 = tiles_of(4, n, oh, ow, dh, dw), tiles2 = tiles_of(2, n, oh, ow, dh, dw);
   return size_ == 2 && c_ * m_ <= kMaxChannelPairs && wino4_input_fast() && wino4_output_fast() &&
-         tiles4 >= kFconvRows && tiles4 * kWino4Positions < tiles2 * kWinoPositions && pays(4, n, h, w, pads, dh, dw);
+         tiles4 >= kFconvRows && tiles4 * kWino4Positions < tiles2 * kWinoPositions && pays_as(4, n, h, w, pads);
 }
 
 bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c,

@@ -57,7 +57,10 @@ class WinogradConvF32 {
   bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
   // Whether F(4x4) should replace this F(2x2) layer on such a map: fewer positions, a whole
   // 12-row GEMM tile of its tiles (from 14x14 maps on; on 7x7 its 4 tiles ran the GEMMs at a
-  // third of their pace), and at most 256 x 256 channels: its weights take 4x the direct
+  // third of their pace), F(4x4) itself paying as pays() asks (its weights are 36 / 16 of
+  // F(2x2)'s: resnet50's 256 x 256 layers on 14x14 have 16 tiles of 4x4 for 9.4 MB of them,
+  // too few, and 49 of 2x2 for 4.2 MB, enough; they ran direct when only the weights of the
+  // tile in use were counted), and at most 256 x 256 channels: its weights take 4x the direct
   // ones' memory (F(2x2): 16 / 9). With 512 x 512 too, vgg11 ran 79 -> 63 ms, unet 114 -> 103
   // and fcn_resnet50 348 -> 326, but unet's peak RSS grew from 204 to 252 MB (ORT: 214).
   bool large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
@@ -76,6 +79,9 @@ class WinogradConvF32 {
            const std::array<int64_t, 4>& pads, float* y, const float* z = nullptr);
 
  private:
+  // pays() as F(tile x tile) of this layer's channels.
+  bool pays_as(int64_t tile, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
+
   FconvWeights u_;  // panels [positions][c][32]; u_.bias is the layer's bias
   int64_t c_ = 0, m_ = 0;
   float lo_ = 0, hi_ = 0;
