@@ -326,56 +326,83 @@ Model fire_model(const Fire& f) {
   return b.model;
 }
 
-TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
+// The layout pass with the Concat merges on, over m's graph: its stats, after checking that
+// each merged Concat left one `op` node and no Concat behind. `merged` is the op's first node.
+NhwcLayoutStats merge_concats(Model& m, const std::string& op, const Node** merged = nullptr) {
   NhwcLayoutOptions on;
   on.fuse_concat = true;
-  Model m = fire_model(Fire{});
   auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
-  ASSERT_TRUE(s.is_ok());
-  EXPECT_EQ(s->concat, 1);
-  EXPECT_EQ(s->fused, 3);  // the Relus
-  ASSERT_EQ(count_op(m.graph, kConcatConvOp), 1);
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  if (!s.is_ok()) return NhwcLayoutStats{};
+  EXPECT_EQ(count_op(m.graph, op), s->concat);
+  if (s->concat > 0) {
+    EXPECT_EQ(count_op(m.graph, "Concat"), 0);
+  }
   for (const Node& n : m.graph.nodes) {
-    EXPECT_NE(n.op_type, "Concat");
-    if (n.op_type == kConcatConvOp) {
-      ASSERT_EQ(n.inputs.size(), 4u);  // part 0, W, B (none: ""), part 1
-      EXPECT_TRUE(n.inputs[2].empty());
+    if (merged && n.op_type == op) {
+      *merged = &n;
+      break;
     }
   }
+  return *s;
+}
+
+TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
+  Model m = fire_model(Fire{});
+  const Node* n = nullptr;
+  const NhwcLayoutStats s = merge_concats(m, kConcatConvOp, &n);
+  EXPECT_EQ(s.concat, 1);
+  EXPECT_EQ(s.fused, 3);  // the Relus
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(n->inputs.size(), 4u);  // part 0, W, B (none: ""), part 1
+  EXPECT_TRUE(n->inputs[2].empty());
   Fire unequal, exposed;
   unequal.e3 = 6;
   exposed.expose_concat = true;
   for (const Fire& f : {unequal, exposed}) {
     Model other = fire_model(f);
-    auto t = apply_nhwc_layout(other.graph, other.opset_imports, on);
-    ASSERT_TRUE(t.is_ok());
-    EXPECT_EQ(t->concat, 0);
-    EXPECT_EQ(count_op(other.graph, kConcatConvOp), 0);
+    EXPECT_EQ(merge_concats(other, kConcatConvOp).concat, 0);
   }
 }
 
-// A Fire block's Concat reader (1x1 Conv, or MaxPool with f.pool) against the reference, and
-// bit for bit against the same node after a written Concat; NaN windows (all NaN in the 3x3
-// expand's part) take the reference rule in the part's channels.
-void check_concat_reader(const Fire& f) {
-  const char* op = f.pool ? kConcatMaxPoolOp : kConcatConvOp;
+// A merged Concat's reader `op` against the reference, and bit for bit against the same node
+// after a written Concat (`unmerged`: the model with the Concat a graph output too), at 1 and 2
+// threads, on inputs of c channels with NaN every 97 values; the own kernel runs the node.
+void check_merged_concat(const Model& merged, const Model& unmerged, const char* op, int64_t c,
+                         const std::string& what) {
+  const bool on = fast_layout_fusions(OpRegistry::global()).fuse_concat;
   for (int threads : {1, 2}) {
-    SCOPED_TRACE(std::string(op) + ", parts of " + std::to_string(f.e1) + " and " + std::to_string(f.e3) +
-                 ", threads " + std::to_string(threads));
-    Fire exposed = f;
-    exposed.expose_concat = true;
-    auto ref = session(fire_model(f), threads, true);
-    auto fast = session(fire_model(f), threads);
-    auto concat = session(fire_model(exposed), threads);
+    SCOPED_TRACE(std::string(op) + ", " + what + ", threads " + std::to_string(threads));
+    auto ref = session(merged, threads, true);
+    auto fast = session(merged, threads);
+    auto concat = session(unmerged, threads);
     ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
-    EXPECT_EQ(count_op((*fast)->model().graph, op) == 1, fast_layout_fusions(OpRegistry::global()).fuse_concat);
+    EXPECT_EQ(count_op((*fast)->model().graph, op) == 1, on);
     uint32_t seed = 1;
-    for (Shape shape : {Shape{1, f.cin, 3, 3}, Shape{2, f.cin, 13, 7}, Shape{1, f.cin, 30, 31}}) {
+    for (Shape shape : {Shape{1, c, 3, 3}, Shape{2, c, 13, 7}, Shape{1, c, 30, 31}}) {
       Tensor x = rand_tensor(shape, seed++);
       for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
       expect_agree(**ref, **fast, concat->get(), 1, x, op);
     }
+    Profiler profiler;
+    (*fast)->set_profiler(&profiler);
+    ASSERT_TRUE((*fast)->run({Value(rand_tensor({1, c, 6, 5}, 9))}).is_ok());
+    (*fast)->set_profiler(nullptr);
+    int own = 0;
+    for (const Profiler::Entry& e : profiler.entries()) {
+      if (e.op_type == std::string(kNhwcDomain) + ":" + op) own += e.backend == Backend::kOptimized;
+    }
+    EXPECT_EQ(own == 1, on);
   }
+}
+
+// A Fire block's Concat reader (1x1 Conv, or MaxPool with f.pool); NaN windows (all NaN in the
+// 3x3 expand's part) take the reference rule in the part's channels.
+void check_concat_reader(const Fire& f) {
+  Fire exposed = f;
+  exposed.expose_concat = true;
+  check_merged_concat(fire_model(f), fire_model(exposed), f.pool ? kConcatMaxPoolOp : kConcatConvOp, f.cin,
+                      "parts of " + std::to_string(f.e1) + " and " + std::to_string(f.e3));
 }
 
 TEST(ConcatConv, AgreesWithReferenceAndTheConcatPath) {
@@ -404,22 +431,14 @@ TEST(ConcatConv, DeclinedKernelAndBadPartsGoToTheReference) {
 }
 
 TEST(ConcatMaxPool, LayoutPassMergesAConcatOnlyAMaxPoolReads) {
-  NhwcLayoutOptions on;
-  on.fuse_concat = true;
   Fire f;
   f.pool = true;
   f.e3 = 6;  // parts need not be equal for the pool
   Model m = fire_model(f);
-  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
-  ASSERT_TRUE(s.is_ok());
-  EXPECT_EQ(s->concat, 1);
-  ASSERT_EQ(count_op(m.graph, kConcatMaxPoolOp), 1);
-  for (const Node& n : m.graph.nodes) {
-    EXPECT_NE(n.op_type, "Concat");
-    if (n.op_type == kConcatMaxPoolOp) {
-      EXPECT_EQ(n.inputs.size(), 2u);
-    }
-  }
+  const Node* n = nullptr;
+  EXPECT_EQ(merge_concats(m, kConcatMaxPoolOp, &n).concat, 1);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->inputs.size(), 2u);
 }
 
 TEST(ConcatMaxPool, AgreesWithReferenceAndTheConcatPath) {
@@ -471,69 +490,30 @@ Model dense_model(const Dense& d) {
 }
 
 TEST(ConcatBatchNorm, LayoutPassMergesAConcatOnlyABatchNormReads) {
-  NhwcLayoutOptions on;
-  on.fuse_concat = true;
   Model m = dense_model(Dense{});
-  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
-  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-  EXPECT_EQ(s->concat, 1);
-  ASSERT_EQ(count_op(m.graph, kConcatBatchNormOp), 1);
-  for (const Node& n : m.graph.nodes) {
-    EXPECT_NE(n.op_type, "Concat");
-    if (n.op_type != kConcatBatchNormOp) continue;
-    ASSERT_EQ(n.inputs.size(), 7u);  // part 0, scale, B, mean, var, parts 1 and 2
-    EXPECT_NE(n.find_attr("activation_min"), nullptr) << "the Relu's range";
-  }
+  const Node* n = nullptr;
+  EXPECT_EQ(merge_concats(m, kConcatBatchNormOp, &n).concat, 1);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->inputs.size(), 7u);  // part 0, scale, B, mean, var, parts 1 and 2
+  EXPECT_NE(n->find_attr("activation_min"), nullptr) << "the Relu's range";
   Dense many;  // more parts than ConcatConv's kernel holds: no limit for the BatchNorm
   many.more_parts = 17;
   Model wide = dense_model(many);
-  auto w = apply_nhwc_layout(wide.graph, wide.opset_imports, on);
-  ASSERT_TRUE(w.is_ok());
-  EXPECT_EQ(w->concat, 1);
-  for (const Node& n : wide.graph.nodes) {
-    if (n.op_type == kConcatBatchNormOp) {
-      EXPECT_EQ(n.inputs.size(), 24u);  // 20 parts and the 4 parameters
-    }
-  }
+  EXPECT_EQ(merge_concats(wide, kConcatBatchNormOp, &n).concat, 1);
+  EXPECT_EQ(n->inputs.size(), 24u);  // 20 parts and the 4 parameters
   Dense exposed;
   exposed.expose_concat = true;
   Model other = dense_model(exposed);
-  auto t = apply_nhwc_layout(other.graph, other.opset_imports, on);
-  ASSERT_TRUE(t.is_ok());
-  EXPECT_EQ(t->concat, 0);
-  EXPECT_EQ(count_op(other.graph, kConcatBatchNormOp), 0);
+  EXPECT_EQ(merge_concats(other, kConcatBatchNormOp).concat, 0);
 }
 
-// Against the reference, and bit for bit against the same BatchNormalization after a written
-// Concat, with NaN in the input; a mean of the wrong size goes to the twin, which reports it.
+// As ConcatConv's; a mean of the wrong size goes to the twin, which reports it.
 TEST(ConcatBatchNorm, AgreesWithReferenceAndTheConcatPath) {
   for (const Dense& d : {Dense{}, Dense{16, 32, false, false, false}, Dense{3, 8, false, true, false, 17}}) {
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE("x of " + std::to_string(d.cin) + " channels, threads " + std::to_string(threads));
-      Dense exposed = d;
-      exposed.expose_concat = true;
-      auto ref = session(dense_model(d), threads, true);
-      auto fast = session(dense_model(d), threads);
-      auto concat = session(dense_model(exposed), threads);
-      ASSERT_TRUE(ref.is_ok() && fast.is_ok() && concat.is_ok());
-      EXPECT_EQ(count_op((*fast)->model().graph, kConcatBatchNormOp) == 1,
-                fast_layout_fusions(OpRegistry::global()).fuse_concat);
-      uint32_t seed = 1;
-      for (Shape shape : {Shape{1, d.cin, 3, 3}, Shape{2, d.cin, 13, 7}, Shape{1, d.cin, 30, 31}}) {
-        Tensor x = rand_tensor(shape, seed++);
-        for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
-        expect_agree(**ref, **fast, concat->get(), 1, x, kConcatBatchNormOp);
-      }
-      Profiler profiler;  // the own kernel ran it (not its twin)
-      (*fast)->set_profiler(&profiler);
-      ASSERT_TRUE((*fast)->run({Value(rand_tensor({1, d.cin, 6, 5}, 9))}).is_ok());
-      (*fast)->set_profiler(nullptr);
-      int own = 0;
-      for (const Profiler::Entry& e : profiler.entries()) {
-        if (e.op_type == std::string(kNhwcDomain) + ":" + kConcatBatchNormOp) own += e.backend == Backend::kOptimized;
-      }
-      EXPECT_EQ(own == 1, fast_layout_fusions(OpRegistry::global()).fuse_concat);
-    }
+    Dense exposed = d;
+    exposed.expose_concat = true;
+    check_merged_concat(dense_model(d), dense_model(exposed), kConcatBatchNormOp, d.cin,
+                        "x of " + std::to_string(d.cin) + " channels, " + std::to_string(3 + d.more_parts) + " parts");
   }
   Dense odd;
   odd.odd_mean_size = true;
