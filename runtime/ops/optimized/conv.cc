@@ -186,8 +186,8 @@ class ConvF32NhwcKernel final : public FastKernel {
       if (!is_f32(z) || z.shape() != out_shape) return Status::ok();
       residual = z.data<float>();
     }
-    // A map large enough for F(4x4): its weights replace F(2x2)'s at the first such run (the
-    // layer's shape is known only now; F(4x4) holds 36 / 16 as many).
+    // A map large enough for F(4x4) on an F(2x2) layer (no static shape at creation, or another
+    // map than it said): F(4x4)'s weights, 36 / 16 as many, replace F(2x2)'s at the first such run.
     if (winograd_ && winograd_->large_tiles_pay(n, h, w, pads)) winograd_ = repack_winograd(ctx, 4);
     if (winograd_ && winograd_->pays(n, h, w, pads)) {  // inf / NaN in x: the reference's results, not Winograd's
       if (!winograd_->has_weights()) winograd_ = repack_winograd(ctx, winograd_->tile());
@@ -204,7 +204,7 @@ class ConvF32NhwcKernel final : public FastKernel {
       return Status::ok();
     }
     // A map too small for Winograd's tiles (WinogradConvF32::pays): the direct tiles, their
-    // weights packed at the first such run.
+    // weights packed at the first such run unless creation packed them.
     if (winograd_ && w_.packed.empty()) {
       const int64_t khw = geo_.kh * geo_.kw;
       w_ = repack(ctx, [&](const FconvRowsFn& rows_of, const float* bias) {
