@@ -170,31 +170,26 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
     if (role_[j] != Role::kNhwcOp || fused_away_[j] || !reader.domain.empty() || reader.inputs[0] != out ||
         pointwise_of_.count(j) || nchw_input_.count(j))
       continue;
-    if (reader.op_type == "BatchNormalization") {  // its kernel takes any number of parts, of any channels
-      if (reader.outputs.size() != 1 || reader.inputs.size() != 5) continue;
-      concat_of_[j] = c;
-      fused_away_[c] = true;
-      merged_.insert(c);
-      ++merged;
-      continue;
-    }
-    if (concat.inputs.size() > kMaxParts) continue;
-    // Parts made by float Convs: float tensors of known channels.
-    const int64_t part = conv_output_channels(concat.inputs[0]);
-    bool equal = part > 0, known = true;
-    for (const std::string& in : concat.inputs) {
-      const int64_t channels = conv_output_channels(in);
-      known = known && channels > 0;
-      equal = equal && channels == part;
-    }
-    if (!known) continue;
-    if (reader.op_type == "Conv") {
-      const Tensor* w = conv_weight(reader);
-      if (!is_pointwise_conv(reader, w) || !equal || part * static_cast<int64_t>(concat.inputs.size()) != w->dim(1))
-        continue;
-    } else if (reader.op_type != "MaxPool" || reader.outputs.size() != 1) {
-      continue;
-    }
+    const auto reader_takes_parts = [&] {
+      if (reader.op_type == "BatchNormalization")  // its kernel takes any number of parts, of any channels
+        return reader.outputs.size() == 1 && reader.inputs.size() == 5;
+      if (concat.inputs.size() > kMaxParts) return false;
+      // Parts made by float Convs: float tensors of known channels.
+      const int64_t part = conv_output_channels(concat.inputs[0]);
+      bool equal = part > 0, known = true;
+      for (const std::string& in : concat.inputs) {
+        const int64_t channels = conv_output_channels(in);
+        known = known && channels > 0;
+        equal = equal && channels == part;
+      }
+      if (!known) return false;
+      if (reader.op_type == "Conv") {
+        const Tensor* w = conv_weight(reader);
+        return is_pointwise_conv(reader, w) && equal && part * static_cast<int64_t>(concat.inputs.size()) == w->dim(1);
+      }
+      return reader.op_type == "MaxPool" && reader.outputs.size() == 1;
+    };
+    if (!reader_takes_parts()) continue;
     concat_of_[j] = c;
     fused_away_[c] = true;
     merged_.insert(c);

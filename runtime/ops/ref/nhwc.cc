@@ -392,8 +392,8 @@ Result<std::unique_ptr<Kernel>> create_conv_max_pool_twin(const KernelInit& init
 }
 
 // The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool /
-// ConcatBatchNorm concatenated
-// on the NHWC channel axis; an error naming the part when they do not concatenate.
+// ConcatBatchNorm concatenated on the NHWC channel axis; an error naming the part when they do
+// not concatenate.
 Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
   std::vector<const Tensor*> parts{&ctx.input(0)};
   for (size_t i = rest; i < ctx.num_inputs(); ++i) parts.push_back(&ctx.input(i));
