@@ -1,6 +1,7 @@
 // Core types: dtype codecs, tensor allocation and limits, status plumbing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -279,6 +280,26 @@ TEST(AlignedVector, DataStartsOnA64ByteBoundaryAtEverySize) {
   for (const auto& m : many) EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % 64, 0u);
   const AlignedVector<float> copy = many[3];
   EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.data()) % 64, 0u);
+}
+
+// Packed weights: aligned like AlignedVector, resize(n) without a fill, growth keeps the values
+// written, resize(n, v) and assign still fill; a block over 1 MiB (prefaulted) is writable.
+TEST(UninitAlignedVector, AlignedKeepsValuesAndFillsOnlyWhenAsked) {
+  UninitAlignedVector<float> v;
+  for (size_t n : {size_t{1}, size_t{17}, size_t{70000}, size_t{1} << 19}) {
+    const size_t old = v.size();
+    v.resize(n);
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(v.data()) % 64, 0u) << n;
+    for (size_t i = 0; i < old && i < n; ++i) ASSERT_EQ(v[i], static_cast<float>(i)) << n << " " << i;
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  }
+  v.resize(v.size() + 3, 2.5f);
+  EXPECT_EQ(v.back(), 2.5f);
+  v.assign(100, 0.0f);
+  EXPECT_TRUE(std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; }));
+  UninitAlignedVector<int8_t> bytes(3u << 20);  // 3 MiB: prefaulted at allocation
+  std::fill(bytes.begin(), bytes.end(), int8_t{7});
+  EXPECT_EQ(bytes[(3u << 20) - 1], 7);
 }
 
 // The messages are built without streams (status.h) but read as std::ostream printed them.

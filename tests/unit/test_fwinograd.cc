@@ -96,6 +96,37 @@ TEST(WinogradTransforms, FastAreBitIdenticalToReference) {
   }
 }
 
+// The weight transform compiled with AVX-512 flags gives the reference's bits, lanes past the
+// panel's kernels zero, and U = G g G^T itself: for a kernel of ones, position (i, j) of F(2x2)
+// is (G 1)_i (G 1)_j with G 1 = (1, 1.5, 0.5, 1).
+TEST(WinogradTransforms, WeightPackingFastIsBitIdenticalAndComputesGgGt) {
+  for (const int64_t tile : {int64_t{2}, int64_t{4}}) {
+    const int64_t positions = tile == 4 ? opt::kWino4Positions : opt::kWinoPositions;
+    for (const int64_t lanes : {int64_t{32}, int64_t{5}}) {
+      const int64_t c = 7;
+      SCOPED_TRACE("F(" + std::to_string(tile) + "), lanes " + std::to_string(lanes));
+      const std::vector<float> g =
+          random_values(static_cast<size_t>(lanes * c * 9), 11u + static_cast<uint32_t>(lanes));
+      std::vector<float> ref(static_cast<size_t>(positions * c * 32), -99.0f);
+      opt::wino_pack_reference(g.data(), lanes, c, tile, ref.data());
+      for (int64_t p = 0; p < positions; ++p)
+        for (int64_t ci = 0; ci < c; ++ci)
+          for (int64_t l = lanes; l < 32; ++l) ASSERT_EQ(ref[static_cast<size_t>((p * c + ci) * 32 + l)], 0.0f);
+      if (opt::wino_pack_fast()) {
+        std::vector<float> fast(ref.size(), -99.0f);
+        opt::wino_pack_fast()(g.data(), lanes, c, tile, fast.data());
+        EXPECT_TRUE(same_bits(fast, ref));
+      }
+    }
+  }
+  const std::vector<float> ones(9, 1.0f);
+  std::vector<float> u(static_cast<size_t>(opt::kWinoPositions * 32));
+  opt::wino_pack_reference(ones.data(), 1, 1, 2, u.data());
+  const float g1[4] = {1.0f, 1.5f, 0.5f, 1.0f};
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(u[static_cast<size_t>((i * 4 + j) * 32)], g1[i] * g1[j]) << i << "," << j;
+}
+
 TEST(WinogradTransforms, InputReportsInfAndNaN) {
   const int64_t c = 19;
   for (const Variant& var : variants()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "runtime/core/tensor.h"
 #include "runtime/ops/optimized/kernels.h"
@@ -18,21 +19,31 @@ FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, i
   p.taps = tile_taps;
   p.c = khw * c / tile_taps;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, depth = khw * c;
-  // Straight from ONNX's [m][c][khw], writing each panel in order: its 32 rows of weights
-  // are read in step (from L1 / L2), where writing in reading order would scatter every store
-  // over the whole panel. Lanes past m are zero.
+  // Each panel is written in order from a copy of its rows' next few channels, one contiguous
+  // piece per row (in L1). Gathered straight from the rows, a 1x1 layer's rows 4 KB apart
+  // (1024 channels) fell into one L1 set and every load missed: resnet50 packed at 0.5 GB/s.
+  // Every element is written (lanes past m as zero): the buffer is not filled first.
+  constexpr int64_t kPieceFloats = 128;
+  const int64_t piece_c = std::max<int64_t>(1, kPieceFloats / khw);
+  std::vector<float> pieces(static_cast<size_t>(kFconvCols * piece_c * khw));
   p.packed.resize(static_cast<size_t>(panels * depth * kFconvCols));
   p.bias.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
-  float* dst = p.packed.data();
   for (int64_t pn = 0; pn < panels; ++pn) {
     const int64_t o0 = pn * kFconvCols, lanes = std::min(kFconvCols, m - o0);
     const float* w = rows_of(o0, lanes);
-    for (int64_t t = 0; t < khw; ++t) {
-      for (int64_t ci = 0; ci < c; ++ci, dst += kFconvCols) {
-        const float* src = w + ci * khw + t;
-        int64_t lane = 0;
-        for (; lane < lanes; ++lane) dst[lane] = src[lane * depth];
-        for (; lane < kFconvCols; ++lane) dst[lane] = 0.0f;
+    float* const panel = p.packed.data() + pn * depth * kFconvCols;
+    for (int64_t ci0 = 0; ci0 < c; ci0 += piece_c) {
+      const int64_t nc = std::min(piece_c, c - ci0), span = nc * khw;
+      for (int64_t lane = 0; lane < lanes; ++lane)
+        std::copy(w + lane * depth + ci0 * khw, w + lane * depth + ci0 * khw + span, pieces.data() + lane * span);
+      for (int64_t t = 0; t < khw; ++t) {
+        float* dst = panel + (t * c + ci0) * kFconvCols;
+        for (int64_t ci = 0; ci < nc; ++ci, dst += kFconvCols) {
+          const float* src = pieces.data() + ci * khw + t;
+          int64_t lane = 0;
+          for (; lane < lanes; ++lane) dst[lane] = src[lane * span];
+          for (; lane < kFconvCols; ++lane) dst[lane] = 0.0f;
+        }
       }
     }
   }
@@ -40,12 +51,26 @@ FconvWeights pack_fconv_weights(const FconvRowsFn& rows_of, const float* bias, i
   return p;
 }
 
+namespace {
+// Whether no value is inf or NaN (all exponent bits set), branch-free so that it vectorizes:
+// std::isfinite one value at a time took a tenth of resnet50's weight packing.
+bool all_finite(const float* v, size_t n) {
+  uint32_t nonfinite = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, v + i, sizeof(bits));
+    nonfinite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return nonfinite == 0;
+}
+}  // namespace
+
 FconvRowsFn fconv_rows_of(const Tensor& w, std::vector<float>& rows, bool& finite) {
   const int64_t row = w.dim(0) > 0 ? w.numel() / w.dim(0) : 0;
   return [&w, &rows, &finite, row](int64_t o0, int64_t n) -> const float* {
     rows.resize(static_cast<size_t>(n * row));
     w.read_bytes(static_cast<size_t>(o0 * row) * sizeof(float), rows.size() * sizeof(float), rows.data());
-    finite = finite && std::all_of(rows.begin(), rows.end(), [](float v) { return std::isfinite(v); });
+    finite = finite && all_finite(rows.data(), rows.size());
     return rows.data();
   };
 }

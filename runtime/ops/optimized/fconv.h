@@ -25,7 +25,7 @@ constexpr int64_t kFconvCols = 32;  // output channels per packed panel
 // W packed once per session: panels of 32 output channels, each [taps][c][32] (zero past m).
 struct FconvWeights {
   int64_t m = 0, taps = 0, c = 0;
-  AlignedVector<float> packed;  // 64-byte aligned: the tiles load whole vectors of it
+  UninitAlignedVector<float> packed;  // 64-byte aligned: the tiles load whole vectors of it
   AlignedVector<float> bias;    // [panels * 32], zero past m
 };
 // Weights in ONNX's [m][c][khw] order (khw = kh * kw), one panel's rows at a time:

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/ops/optimized/fwinograd4_math.h"
+#include "runtime/ops/optimized/fwinograd_pack.h"
 #include "runtime/ops/optimized/kernels.h"
 
 namespace xonnx {
@@ -13,72 +14,7 @@ WinoInputFn wino_input_avx512();  // fwinograd_avx512.cc (nullptr off x86-64)
 WinoOutputFn wino_output_avx512();
 WinoInputFn wino4_input_avx512();
 WinoOutputFn wino4_output_avx512();
-
-namespace {
-// G of F(2x2, 3x3) and of F(4x4, 3x3) (points 0, +-1, +-2 and infinity), applied to the three
-// taps (a, b, c) of a kernel row or column, lanes innermost:
-//   F(2x2): (a, (a + b + c) / 2, (a - b + c) / 2, c)
-//   F(4x4): (a / 4, -(a + b + c) / 6, -(a - b + c) / 6, a / 24 + b / 12 + c / 6, a / 24 - b / 12 + c / 6, c)
-// Written out: the general product spent 30 multiply-adds a column on the zeros and ones, and
-// the transform was a quarter of a U-Net's session creation.
-template <int kPoints>
-void apply_g(const double* a, const double* b, const double* c, double* const* out) {
-  for (int64_t l = 0; l < kFconvCols; ++l) {
-    const double s = a[l] + c[l];
-    if constexpr (kPoints == 4) {
-      out[0][l] = a[l];
-      out[1][l] = (s + b[l]) * 0.5;
-      out[2][l] = (s - b[l]) * 0.5;
-      out[3][l] = c[l];
-    } else {
-      const double p = a[l] * (1.0 / 24) + c[l] * (1.0 / 6), q = b[l] * (1.0 / 12);
-      out[0][l] = a[l] * 0.25;
-      out[1][l] = (s + b[l]) * (-1.0 / 6);
-      out[2][l] = (s - b[l]) * (-1.0 / 6);
-      out[3][l] = p + q;
-      out[4][l] = p - q;
-      out[5][l] = c[l];
-    }
-  }
-}
-
-template <int kPoints>
-void pack_panels(const FconvRowsFn& rows_of, int64_t m, int64_t c, FconvWeights& p) {
-  constexpr int kPositions = kPoints * kPoints;
-  const int64_t panels = (m + kFconvCols - 1) / kFconvCols;
-  // One input channel at a time, the panel's 32 kernels side by side (lanes innermost, so the
-  // arithmetic runs on vectors of lanes), each position's 32 values stored as one panel row.
-  // (A transformed copy of the panel's rows, gathered into panel order afterwards, took twice
-  // as long: 4 MB per panel at 2048 channels.)
-  for (int64_t pn = 0; pn < panels; ++pn) {
-    const int64_t o0 = pn * kFconvCols, lanes = std::min(kFconvCols, m - o0);
-    const float* g = rows_of(o0, lanes);
-    float* const panel = p.packed.data() + pn * kPositions * c * kFconvCols;
-    double k9[9][kFconvCols] = {};           // the channel's 3x3 kernels, lane by lane (zero past m)
-    double gg[kPoints][3][kFconvCols];       // G g: row i of the points, the kernel's 3 columns
-    double u[kPoints][kPoints][kFconvCols];  // (G g) G^T
-    for (int64_t ci = 0; ci < c; ++ci) {
-      for (int64_t lane = 0; lane < lanes; ++lane)
-        for (int t = 0; t < 9; ++t) k9[t][lane] = g[(lane * c + ci) * 9 + t];
-      for (int j = 0; j < 3; ++j) {  // G times column j of the kernel
-        double* col[kPoints];
-        for (int i = 0; i < kPoints; ++i) col[i] = gg[i][j];
-        apply_g<kPoints>(k9[j], k9[3 + j], k9[6 + j], col);
-      }
-      for (int i = 0; i < kPoints; ++i) {  // row i of G g times G^T
-        double* row[kPoints];
-        for (int j = 0; j < kPoints; ++j) row[j] = u[i][j];
-        apply_g<kPoints>(gg[i][0], gg[i][1], gg[i][2], row);
-      }
-      for (int pos = 0; pos < kPositions; ++pos) {
-        float* dst = panel + (pos * c + ci) * kFconvCols;
-        const double* src = u[pos / kPoints][pos % kPoints];
-        for (int64_t l = 0; l < kFconvCols; ++l) dst[l] = static_cast<float>(src[l]);
-      }
-    }
-  }
-}
-}  // namespace
+WinoPackFn wino_pack_avx512();
 
 FconvWeights pack_winograd_weights(const FconvRowsFn& rows_of, const float* bias, int64_t m, int64_t c, int64_t tile) {
   // U = G g G^T in double, rounded once.
@@ -88,15 +24,19 @@ FconvWeights pack_winograd_weights(const FconvRowsFn& rows_of, const float* bias
   p.taps = positions;  // the positions take the place of the direct panels' taps
   p.c = c;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols;
-  p.packed.assign(static_cast<size_t>(panels * positions * c * kFconvCols), 0.0f);  // lanes past m: 0
+  p.packed.resize(static_cast<size_t>(panels * positions * c * kFconvCols));  // every element written below
   p.bias.assign(static_cast<size_t>(panels * kFconvCols), 0.0f);
   if (bias) std::copy(bias, bias + m, p.bias.begin());
-  if (tile == 4) {
-    pack_panels<6>(rows_of, m, c, p);
-  } else {
-    pack_panels<4>(rows_of, m, c, p);
+  const WinoPackFn pack = wino_pack_fast() ? wino_pack_fast() : wino_pack_reference;
+  for (int64_t pn = 0; pn < panels; ++pn) {
+    const int64_t o0 = pn * kFconvCols, lanes = std::min(kFconvCols, m - o0);
+    pack(rows_of(o0, lanes), lanes, c, tile, p.packed.data() + pn * positions * c * kFconvCols);
   }
   return p;
+}
+
+void wino_pack_reference(const float* g, int64_t lanes, int64_t c, int64_t tile, float* panel) {
+  pack_winograd_panel_for(g, lanes, c, tile, panel);
 }
 
 bool wino_input_reference(const float* const* patch, int64_t c, float* v, int64_t ldv) {
@@ -183,6 +123,11 @@ void wino4_output_reference(const float* m, int64_t ldm, int64_t cols, const flo
       }
     }
   }
+}
+
+WinoPackFn wino_pack_fast() {
+  static const WinoPackFn fn = avx512_chosen() ? wino_pack_avx512() : nullptr;
+  return fn;
 }
 
 WinoInputFn wino_input_fast() {

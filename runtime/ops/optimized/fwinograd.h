@@ -38,6 +38,10 @@ using WinoInputFn = bool (*)(const float* const* patch, int64_t c, float* v, int
 using WinoOutputFn = void (*)(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
                               float* const* out, const float* const* z);
 
+// One panel's weights transformed (fwinograd_pack.h): g holds `lanes` (1..32) kernels
+// [c][3][3], panel gets [positions][c][32] for F(tile x tile).
+using WinoPackFn = void (*)(const float* g, int64_t lanes, int64_t c, int64_t tile, float* panel);
+
 // F(4x4, 3x3) uses the same types over 6x6 patches (36 positions) and 4x4 output pixels.
 
 bool wino_input_reference(const float* const* patch, int64_t c, float* v, int64_t ldv);
@@ -46,7 +50,10 @@ void wino_output_reference(const float* m, int64_t ldm, int64_t cols, const floa
 bool wino4_input_reference(const float* const* patch, int64_t c, float* v, int64_t ldv);
 void wino4_output_reference(const float* m, int64_t ldm, int64_t cols, const float* bias, float lo, float hi,
                             float* const* out, const float* const* z);
-// The AVX-512 transforms, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512.
+void wino_pack_reference(const float* g, int64_t lanes, int64_t c, int64_t tile, float* panel);
+// The AVX-512 transforms, or nullptr where the CPU (or XONNX_OPT_ISA) has no AVX-512. The
+// weight transform's two compilations give the same bits (fwinograd_pack.h).
+WinoPackFn wino_pack_fast();
 WinoInputFn wino_input_fast();
 WinoOutputFn wino_output_fast();
 WinoInputFn wino4_input_fast();

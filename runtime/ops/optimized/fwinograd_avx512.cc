@@ -1,6 +1,7 @@
 // The AVX-512 Winograd transforms (fwinograd.h): 16 channels per step, the same additions in
-// the same order as the scalar twins (F(4x4): the same templates, fwinograd4_math.h). Compiled with AVX-512 flags on x86-64 only; used only
-// when cpuinfo reports it.
+// the same order as the scalar twins (F(4x4): the same templates, fwinograd4_math.h); and the
+// weight transform, fwinograd_pack.h compiled with these flags. Compiled with AVX-512 flags on
+// x86-64 only; used only when cpuinfo reports it.
 #include "runtime/ops/optimized/fwinograd.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
@@ -10,6 +11,7 @@
 #include <immintrin.h>
 
 #include "runtime/ops/optimized/fwinograd4_math.h"
+#include "runtime/ops/optimized/fwinograd_pack.h"
 
 namespace xonnx {
 namespace opt {
@@ -141,6 +143,7 @@ WinoInputFn wino_input_avx512() { return input_avx512; }
 WinoOutputFn wino_output_avx512() { return output_avx512; }
 WinoInputFn wino4_input_avx512() { return input4_avx512; }
 WinoOutputFn wino4_output_avx512() { return output4_avx512; }
+WinoPackFn wino_pack_avx512() { return pack_winograd_panel_for; }
 
 }  // namespace opt
 }  // namespace xonnx
@@ -153,6 +156,7 @@ WinoInputFn wino_input_avx512() { return nullptr; }
 WinoOutputFn wino_output_avx512() { return nullptr; }
 WinoInputFn wino4_input_avx512() { return nullptr; }
 WinoOutputFn wino4_output_avx512() { return nullptr; }
+WinoPackFn wino_pack_avx512() { return nullptr; }
 }  // namespace opt
 }  // namespace xonnx
 
