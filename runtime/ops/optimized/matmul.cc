@@ -341,10 +341,10 @@ class MatMulKernel final : public FastKernel {
 
   // B is read 64 rows of op(B) at a time (Tensor::read_bytes): a misaligned initializer is
   // packed without a copy of it being made first.
-  std::shared_ptr<AlignedVector<float>> pack_panels(const Tensor& b, bool trans_b, float alpha) const {
+  std::shared_ptr<UninitAlignedVector<float>> pack_panels(const Tensor& b, bool trans_b, float alpha) const {
     const int64_t K = trans_b ? b.dim(1) : b.dim(0), N = trans_b ? b.dim(0) : b.dim(1);
     const int64_t nr = k_->nr, panels = (N + nr - 1) / nr;
-    auto packed = std::make_shared<AlignedVector<float>>(static_cast<size_t>(panels * K * nr));
+    auto packed = std::make_shared<UninitAlignedVector<float>>(static_cast<size_t>(panels * K * nr));  // all written
     if (trans_b) {
       // Panel j [K][nr] is the transpose of B's rows j * nr ..: pieces of kPiece values of each
       // of its rows (read in order, as the file holds them), transposed in L1. Reading B^T's rows
@@ -391,7 +391,7 @@ class MatMulKernel final : public FastKernel {
     std::memcpy(&alpha_bits, &alpha, sizeof(alpha_bits));
     const std::string layout = "own MatMul panels, nr " + std::to_string(k_->nr) + (trans_b ? ", B^T" : ", B") +
                                ", alpha bits " + std::to_string(alpha_bits);
-    prepacked_ = std::static_pointer_cast<const AlignedVector<float>>(
+    prepacked_ = std::static_pointer_cast<const UninitAlignedVector<float>>(
         init.shared_packing(b, layout, [&] { return std::shared_ptr<const void>(pack_panels(b, trans_b, alpha)); }));
     init.packed_constant_input(1);
     // The tiles start from a Gemm's bias row (zero past N).
@@ -415,9 +415,9 @@ class MatMulKernel final : public FastKernel {
   Shape gemm_b_shape_;              // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
   std::vector<float> bias_;         // Gemm's beta * C as a row of N (empty without C)
   AlignedVector<float> tile_bias_;  // bias_ zero-padded to whole panels, for the tiles
-  std::shared_ptr<const AlignedVector<float>> prepacked_;  // shared (KernelInit::shared_packing)
-  ChunkScratch<float> packed_;                             // B panels packed at run time (a runtime B)
-  AlignedVector<float> runtime_panels_;                    // a runtime B packed for the tiles, a group of batches
+  std::shared_ptr<const UninitAlignedVector<float>> prepacked_;  // shared (KernelInit::shared_packing)
+  ChunkScratch<float> packed_;                                   // B panels packed at run time (a runtime B)
+  AlignedVector<float> runtime_panels_;                          // a runtime B packed for the tiles, a group of batches
   // The 12 x 32 tile where the CPU has it: its panels are the convolution's [K][32] layout.
   FconvTileFn tile_ = k_->nr == kFconvCols ? fconv_tile_fast() : nullptr;
   std::vector<const float*> rows_;                  // run_tiles: a pointer per row of A, tiles padded (grows only)
