@@ -8,13 +8,13 @@
 
 #include <cstdint>
 
+#include "runtime/ops/optimized/fconv.h"
+
 namespace xonnx {
 namespace opt {
 // Internal linkage: each ISA's file keeps its own copy (a shared inline function compiled with
 // AVX-512 flags could be merged by the linker into the generic file's calls).
 namespace {
-
-constexpr int64_t kWinoPackLanes = 32;  // kFconvCols (fconv.h), not included here
 
 // G of F(2x2, 3x3) and of F(4x4, 3x3) (points 0, +-1, +-2 and infinity), applied to the three
 // taps (a, b, c) of a kernel row or column, lanes innermost:
@@ -26,7 +26,7 @@ constexpr int64_t kWinoPackLanes = 32;  // kFconvCols (fconv.h), not included he
 // and without FMA (AVX-512 here, every aarch64 build) give the same bits.
 template <int kPoints>
 inline void apply_g(const double* a, const double* b, const double* c, double* const* out) {
-  for (int64_t l = 0; l < kWinoPackLanes; ++l) {
+  for (int64_t l = 0; l < kFconvCols; ++l) {
     const double s = a[l] + c[l];
     if constexpr (kPoints == 4) {
       out[0][l] = a[l];
@@ -53,9 +53,9 @@ inline void apply_g(const double* a, const double* b, const double* c, double* c
 template <int kPoints>
 void pack_winograd_panel(const float* g, int64_t lanes, int64_t c, float* panel) {
   constexpr int kPositions = kPoints * kPoints;
-  double k9[9][kWinoPackLanes] = {};           // the channel's 3x3 kernels, lane by lane
-  double gg[kPoints][3][kWinoPackLanes];       // G g: row i of the points, the kernel's 3 columns
-  double u[kPoints][kPoints][kWinoPackLanes];  // (G g) G^T
+  double k9[9][kFconvCols] = {};           // the channel's 3x3 kernels, lane by lane
+  double gg[kPoints][3][kFconvCols];       // G g: row i of the points, the kernel's 3 columns
+  double u[kPoints][kPoints][kFconvCols];  // (G g) G^T
   for (int64_t ci = 0; ci < c; ++ci) {
     for (int64_t lane = 0; lane < lanes; ++lane)
       for (int t = 0; t < 9; ++t) k9[t][lane] = g[(lane * c + ci) * 9 + t];
@@ -70,9 +70,9 @@ void pack_winograd_panel(const float* g, int64_t lanes, int64_t c, float* panel)
       apply_g<kPoints>(gg[i][0], gg[i][1], gg[i][2], row);
     }
     for (int pos = 0; pos < kPositions; ++pos) {
-      float* dst = panel + (pos * c + ci) * kWinoPackLanes;
+      float* dst = panel + (pos * c + ci) * kFconvCols;
       const double* src = u[pos / kPoints][pos % kPoints];
-      for (int64_t l = 0; l < kWinoPackLanes; ++l) dst[l] = static_cast<float>(src[l]);
+      for (int64_t l = 0; l < kFconvCols; ++l) dst[l] = static_cast<float>(src[l]);
     }
   }
 }
