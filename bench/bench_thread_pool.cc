@@ -83,7 +83,6 @@ void BM_DecodeLikeStep(benchmark::State& state) {
       }
       benchmark::DoNotOptimize(serial_work());
     }
-    if (!bare) pool.rest();  // the end of a run, as Session::run does
     benchmark::DoNotOptimize(sum.out.data());
   }
   if (raw) pthreadpool_destroy(raw);

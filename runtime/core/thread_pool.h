@@ -43,7 +43,8 @@ class ThreadPool {
   // How long an idle worker (or a caller waiting for the last chunk) spins before it blocks:
   // long enough to bridge the serial ops between two regions of a run, short enough that a
   // worker never holds a core another process needs for more than a blink (a scheduler slice
-  // is several ms; a run's end and an XNNPACK operator put spinning workers to sleep at once).
+  // is several ms; an XNNPACK operator puts spinning workers to sleep at once). A run's end
+  // does not: the next run, back to back, starts with its workers awake (ORT's spin too).
   // 50 us let a worker fall asleep before 15-20 % of the regions of vit_b_16 and densenet121,
   // each then waiting for its wake-up (22 runs: 718 and 758 sleeps; at 1 ms, 208 and 23).
   static constexpr int64_t kSpinMicros = 1000;
@@ -67,7 +68,8 @@ class ThreadPool {
   void parallel_for(size_t n, size_t min_chunk, RangeFn fn) const;
   // The length of parallel_for(n, min_chunk, ...)'s chunks: chunk i starts at i * chunk_size.
   size_t chunk_size(size_t n, size_t min_chunk) const;
-  // The end of a run: spinning workers go to sleep now rather than after kSpinMicros.
+  // For a caller about to go idle (Session::trim_memory): spinning workers go to sleep now
+  // rather than after kSpinMicros.
   void rest() const;
 
  private:

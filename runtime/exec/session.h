@@ -143,7 +143,8 @@ class Session {
   // when the next run writes them); the kernels' scratch (Kernel::release_scratch: the next
   // run allocates it again); the pages of weights read in place from the model file (an
   // embedding's rows: the next run faults them in from the page cache); and, with glibc, the
-  // free memory of malloc's heap (malloc_trim).
+  // free memory of malloc's heap (malloc_trim). The thread pool's workers, which spin up to
+  // 1 ms after a run for the next one, block at once.
   // Waits for a run in progress. Returns the bytes of the buffers whose pages it dropped.
   size_t trim_memory();
 
