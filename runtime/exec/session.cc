@@ -234,7 +234,7 @@ Status Session::run_locked(const std::vector<Value>& inputs, std::vector<Value>&
   state_->buffers->begin_run();
   // The workers are not parked at the end: they spin out ThreadPool::kSpinMicros, so the next
   // run's first region finds them awake (back to back at 2 threads, a run's first worker chunk
-  // started 37 us late: BM_MatMul_ConstB 194 -> 157 us). trim_memory() parks them at once.
+  // started 38 us late: BM_MatMul_ConstB 194 -> 157 us). trim_memory() parks them at once.
   Status status = plan_->execute_into(inputs, nullptr, outputs);
   state_->buffers->end_run();
   return status;
