@@ -26,7 +26,7 @@ constexpr int64_t kFconvCols = 32;  // output channels per packed panel
 struct FconvWeights {
   int64_t m = 0, taps = 0, c = 0;
   UninitAlignedVector<float> packed;  // 64-byte aligned: the tiles load whole vectors of it
-  AlignedVector<float> bias;    // [panels * 32], zero past m
+  AlignedVector<float> bias;          // [panels * 32], zero past m
 };
 // Weights in ONNX's [m][c][khw] order (khw = kh * kw), one panel's rows at a time:
 // rows_of(o0, n) returns rows o0 .. o0 + n - 1, valid until the next call.
