@@ -55,6 +55,13 @@ TEST(OptimizedMatMul, ConstantBManyRows) {
             true, "K 1024, batched, NaN/inf", 1e-4, 1e-5);
   diff_test({"MatMul"}, {var(rand_tensor({2, 25, 1024}, 47)), var(rand_tensor({2, 1024, 33}, 48))}, {}, true,
             "K 1024, runtime B", 1e-4, 1e-5);
+  // K over 768: the tiles run K in slices, each resuming from the last one's sums.
+  diff_test(
+      {"Gemm"},
+      {var(with_specials(rand_tensor({37, 2000}, 49))), cst(rand_tensor({2000, 70}, 50)), cst(rand_tensor({70}, 51))},
+      {}, true, "K 2000 in three slices, bias, NaN/inf", 1e-4, 2e-3);
+  diff_test({"MatMul"}, {var(rand_tensor({3, 14, 1600}, 52)), var(rand_tensor({3, 1600, 20}, 53))}, {}, true,
+            "K 1600 in slices, runtime B", 1e-4, 2e-3);
 }
 
 // 12 and more rows of A against a runtime B run on the same tiles; each batch's B is packed
