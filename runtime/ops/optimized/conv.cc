@@ -422,8 +422,12 @@ class ConvF32NhwcKernel final : public FastKernel {
               part.lo = -kInf;
               part.hi = kInf;
             }
+            // Panels lie one after another, each [taps][c][32]: the next chunk of taps or panel.
+            const bool more = tap0 + part.taps < taps || pn + 1 < pn1;
+            const float* next = more ? part.panel + part.taps * w_.c * kFconvCols : nullptr;
             for (int64_t ti = 0; ti < block_tiles; ++ti) {
               const int64_t first = p0 + ti * kFconvRows;
+              fconv_share_next_panel(part, next, ti, block_tiles);
               part.a = panel_table + (ti * taps + tap0) * kFconvRows;
               part.padding_taps = masks && tap0 < 64 ? masks[ti] >> tap0 : 0;
               part.rows = std::min(kFconvRows, p1 - first);

@@ -171,7 +171,9 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
         t.cols = std::min(kFconvCols, m - pn * kFconvCols);
         for (int64_t p = 0; p < positions; ++p) {
           t.panel = u_.packed.data() + (pn * positions + p) * c * kFconvCols;
+          const float* next = p + 1 < positions || pn + 1 < panels ? t.panel + c * kFconvCols : nullptr;
           for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
+            fconv_share_next_panel(t, next, r0 / kFconvRows, (count + kFconvRows - 1) / kFconvRows);
             t.rows = std::min(kFconvRows, count - r0);
             for (int64_t r = 0; r < kFconvRows; ++r) rows[r] = v + (p * count + r0 + std::min(r, t.rows - 1)) * c;
             t.out = mm + (p * count + r0) * m + pn * kFconvCols;

@@ -40,16 +40,12 @@ inline void store_row(__m512 v0, __m512 v1, __m512 lo, __m512 hi, __mmask16 m0, 
 // The panel is read once per tile, 128 bytes per input value, from L2 or L3 for the first tile
 // of a block: fetched 16 values (2 KB) ahead, the FMAs no longer wait on it (bench
 // BM_MatMul_ConstB 130 -> 150 GFLOP/s; resnet50 1 thread 69 -> 60 ms, min of 4 alternating
-// rounds). A second pair 96 values (12 KB) ahead into L2 serves panels streamed from memory,
-// a transformer's weights read once per run: twelve [128, 768] x [768, 3072] x [3072, 768]
-// layers 108 -> 104 ms. Prefetches past the panel's end do not fault.
+// rounds). The next panel, from memory, comes with FconvTile::prefetch. Prefetches past the
+// panel's end do not fault.
 inline void prefetch_panel(const float* w) {
   constexpr int64_t kAhead = 16 * kFconvCols;
   _mm_prefetch(reinterpret_cast<const char*>(w + kAhead), _MM_HINT_T0);
   _mm_prefetch(reinterpret_cast<const char*>(w + kAhead + 16), _MM_HINT_T0);
-  constexpr int64_t kFar = 96 * kFconvCols;
-  _mm_prefetch(reinterpret_cast<const char*>(w + kFar), _MM_HINT_T1);
-  _mm_prefetch(reinterpret_cast<const char*>(w + kFar + 16), _MM_HINT_T1);
 }
 
 #define XONNX_F_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
@@ -70,6 +66,8 @@ inline void prefetch_panel(const float* w) {
     ROWS(XONNX_F_INIT)                                                                  \
     if (t.residual) { ROWS(XONNX_F_PREFETCH_Z) }                                        \
     const float* w = t.panel;                                                           \
+    const float* pf = t.prefetch;                                                       \
+    const int64_t ps = t.prefetch_step;                                                 \
     const int64_t c = t.c;                                                              \
     for (int64_t tap = 0; tap < t.taps; ++tap) {                                        \
       if (tap < 64 && (t.padding_taps >> tap & 1)) {                                    \
@@ -80,6 +78,10 @@ inline void prefetch_panel(const float* w) {
       ROWS(XONNX_F_PTR)                                                                 \
       for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                             \
         prefetch_panel(w);                                                              \
+        if (pf) {                                                                       \
+          _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);                 \
+          pf += ps;                                                                     \
+        }                                                                               \
         const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);             \
         ROWS(XONNX_F_STEP)                                                              \
       }                                                                                 \

@@ -338,7 +338,13 @@ class MatMulKernel final : public FastKernel {
             t.panel = tb.panels + n * tb.panels_stride + j0 * K + k0 * kFconvCols;
             t.bias = tile_bias_.empty() ? kZeroBias : tile_bias_.data() + j0;
             t.cols = std::min(kFconvCols, N - j0);
+            // The block's next panel (slice), which its first tiles fetch into L2.
+            const float* next = pn + 1 < pn1 ? t.panel + K * kFconvCols
+                                : k0 + kc < K
+                                    ? tb.panels + n * tb.panels_stride + pn0 * kFconvCols * K + (k0 + kc) * kFconvCols
+                                    : nullptr;
             for (int64_t ti = t0; ti < t1; ++ti) {
+              fconv_share_next_panel(t, next, ti - t0, t1 - t0);
               const float* const* rows = first + (ti - t0) * kFconvRows;
               for (int64_t r = 0; r < kFconvRows; ++r) slice_rows[r] = rows[r] + k0;
               t.a = slice_rows;
