@@ -413,6 +413,29 @@ inline void layer_norm_row(const float* x, float* y, int64_t n, const float* sca
 inline float exp_shifted_row(const float* x, float* y, int64_t n) {
   // NaN/inf need no special case: exp(NaN) and exp(inf - inf) give NaN sums, hence NaN rows,
   // as the reference kernel does.
+#if defined(XONNX_OPT_ISA_AVX512)
+  // Masked tails, and a plain maximum without row_max's NaN scan (a NaN makes the sum NaN
+  // either way): attention's 197-key rows spent more time in their tails and scans than in exp.
+  if (n <= 0) return 0.0f;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (n % L)) - 1u);
+  const int64_t body = n - n % L;
+  __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < body; i += L) mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
+  if (tail) mx = _mm512_mask_max_ps(mx, tail, mx, _mm512_maskz_loadu_ps(tail, x + body));
+  const V m = V::set1(_mm512_reduce_max_ps(mx));
+  V s0 = V::zero();
+  for (int64_t i = 0; i < body; i += L) {
+    const V e = exp_nonpositive_v(V::load(x + i) - m);
+    e.store(y + i);
+    s0 = s0 + e;
+  }
+  if (tail) {
+    const V e = exp_nonpositive_v(V{_mm512_maskz_loadu_ps(tail, x + body)} - m);
+    _mm512_mask_storeu_ps(y + body, tail, e.v);
+    s0.v = _mm512_mask_add_ps(s0.v, tail, s0.v, e.v);
+  }
+  return V::hsum(s0);
+#else
   const V m = V::set1(row_max(x, n));
   V s0 = V::zero();
   int64_t i = 0;
@@ -432,6 +455,7 @@ inline float exp_shifted_row(const float* x, float* y, int64_t n) {
     }
   }
   return s;
+#endif
 }
 
 inline void softmax_row(const float* x, float* y, int64_t n) {
