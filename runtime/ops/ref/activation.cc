@@ -120,7 +120,7 @@ KernelResult create_HardSwish(const KernelInit&) {
   return make_kernel([](KernelContext& ctx) -> Status {
     return map_float(ctx, "HardSwish", [](auto x) -> decltype(x) {
       using V = decltype(x);
-      const V v = x / V(6) + V(0.5);
+      const V v = std::fma(x, V(1) / V(6), V(0.5));  // alpha x + beta, alpha = 1/6, rounded once
       if (std::isnan(v)) return v;
       return x * std::max(V(0), std::min(V(1), v));
     });

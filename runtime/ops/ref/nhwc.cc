@@ -159,11 +159,11 @@ void swish_in_place(T* p, size_t n) {
   }
 }
 
-// The fused HardSwish: x * max(0, min(1, x / 6 + 1/2)), the reference's formula.
+// The fused HardSwish: x * max(0, min(1, fma(x, 1/6, 1/2))), the reference's formula.
 template <typename T>
 void hard_swish_in_place(T* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    const T x = p[i], v = x / T(6) + T(0.5);
+    const T x = p[i], v = std::fma(x, T(1) / T(6), T(0.5));
     p[i] = std::isnan(v) ? v : x * std::max(T(0), std::min(T(1), v));
   }
 }
