@@ -48,7 +48,7 @@ struct KernelTable {
   void (*gelu_erf)(const float* x, float* y, int64_t n);    // 0.5 x (1 + erf(x / sqrt 2))
   void (*gelu_tanh)(const float* x, float* y, int64_t n);   // tanh approximation
   void (*swish)(const float* x, float* y, int64_t n);       // x * sigmoid(x) (SiLU)
-  void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(x / 6 + 1/2, 0, 1), x / 6 as x * (1/6)
+  void (*hard_swish)(const float* x, float* y, int64_t n);  // x * clamp(fma(x, 1/6, 1/2), 0, 1)
   void (*sigmoid)(const float* x, float* y, int64_t n);     // 1 / (1 + e^-x)
   void (*tanh)(const float* x, float* y, int64_t n);
   // y[i] = x[i] op s[i], or s[i] op x[i] when `swapped`; s[0] for every i when `s_scalar`.
