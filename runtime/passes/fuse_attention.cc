@@ -8,15 +8,18 @@
 // runtimes that know the source opset.
 //
 // Rank 4 ([B, heads, S, d]) maps as is; rank 3 ([B * heads, S, d], nn.MultiheadAttention) as
-// one head per batch entry (q_num_heads = kv_num_heads = 1). K comes from K^T's Transpose (its
-// input when the perm only swaps the last two axes, else a Transpose with those swapped) or a
-// new Transpose of K^T. A Where's mask becomes Where(condition, fill, 0), added to the scores.
+// one head per batch entry (q_num_heads = kv_num_heads = 1); where Q, K, V and the output are
+// transposes of [.., S, N, d] values, as a 3-D Attention of N heads reading them in place
+// (HeadsInRows). K comes from K^T's Transpose (its input when the perm only swaps the last two
+// axes, else a Transpose with those swapped) or a new Transpose of K^T. A Where's mask becomes
+// Where(condition, fill, 0), added to the scores.
 // Declined: masks of rank 0 or 1 (Attention's are 2 to 4), batch or head dims that differ or
 // are not known to match (MatMul would broadcast them), a value head size unlike the query's, a
 // mask that would broadcast the scores up, whose last dim is not provably the keys' count or
 // whose batch dim would meet Attention's head dim (rank 3), a Where's fill above -1e30, any
 // intermediate another node reads.
 #include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,6 +172,72 @@ std::pair<std::string, int64_t> repeated_kv_source(const FusionView& view, const
   return {x, kvh.value};
 }
 
+// Attention's heads read in place. Torch cuts a projection's rows [.., S, N * d] into heads
+// [.., S, N, d] (R) and transposes them for the products: Q and V are Transpose(R) to
+// [B, N, S, d] (rank 4) or [N, S, d] (rank 3: nn.MultiheadAttention, its heads as batch entries),
+// K^T is Transpose(R) to [.., d, T] (or K to [.., T, d]), and one Transpose turns the output back
+// into R's layout. Attention reads each R as [B, S, N * d] (3-D, N heads, a head's rows N * d
+// apart; rank 3: B = 1) and its output, reshaped, is that Transpose's: the four copies go, and a
+// Div or Mul of Q by a scalar joins the scale.
+struct HeadsInRows {
+  std::string q, k, v;       // the R of each
+  int64_t heads = 0, d = 0;  // N, d
+  float scale = 1.0f;        // times the scores'
+  int out = -1;              // the output's Transpose
+  std::vector<int> nodes;    // every node that goes (out included)
+};
+
+bool has_perm(const FusionView& view, int i, const std::vector<int64_t>& perm) {
+  const Attribute* a = i >= 0 && view.is(i, "Transpose") ? view.node(i).find_attr("perm") : nullptr;
+  return a && a->ints == perm;
+}
+
+// R when `value` is Transpose(R, perm) read only by the fusion and R is [.., N, d] with N and d
+// known (the same for Q, K and V); the Transpose joins m->nodes.
+std::string head_rows(const FusionView& view, const ShapeFacts& facts, const std::string& value,
+                      const std::vector<int64_t>& perm, HeadsInRows* m) {
+  const int t = view.sole_producer(value);
+  if (!has_perm(view, t, perm)) return "";
+  const std::string& r = view.node(t).inputs[0];
+  const std::vector<Dim>* rd = facts.dims(r);
+  if (!rd || rd->size() != perm.size()) return "";
+  const Dim &heads = (*rd)[perm.size() - 2], &d = (*rd)[perm.size() - 1];
+  if (!heads.known() || !d.known()) return "";
+  if (m->heads == 0) m->heads = heads.value, m->d = d.value;
+  if (heads.value != m->heads || d.value != m->d) return "";
+  m->nodes.push_back(t);
+  return r;
+}
+
+bool match_heads_in_rows(const FusionView& view, const Graph& g, const ShapeFacts& facts, int64_t rank,
+                         const Scores& scores, const std::string& v, const std::string& y, HeadsInRows* m) {
+  std::string q = scores.q;
+  const int scale = view.sole_producer(q);
+  if (view.is(scale, "Mul") || view.is(scale, "Div")) {
+    const Node& n = view.node(scale);
+    const bool div = view.is(scale, "Div");
+    size_t side = 1;  // the scalar's; Div: only the divisor
+    const Tensor* c = constant_tensor(g, n.inputs[1]);
+    if (!div && !(c && c->numel() == 1)) c = constant_tensor(g, n.inputs[side = 0]);
+    if (!c || c->dtype() != DataType::kFloat || c->numel() != 1 || static_cast<int64_t>(c->rank()) > rank) return false;
+    const float f = static_cast<float>(c->get_as_double(0));
+    m->scale = div ? 1.0f / f : f;
+    if (!std::isfinite(m->scale) || m->scale == 0.0f) return false;
+    q = n.inputs[1 - side];
+    m->nodes.push_back(scale);
+  }
+  // R -> [.., N, S, d] swaps S and N; R -> K^T [.., N, d, T] puts T last.
+  const std::vector<int64_t> heads = rank == 3 ? std::vector<int64_t>{1, 0, 2} : std::vector<int64_t>{0, 2, 1, 3};
+  const std::vector<int64_t> kt = rank == 3 ? std::vector<int64_t>{1, 2, 0} : std::vector<int64_t>{0, 2, 3, 1};
+  m->q = head_rows(view, facts, q, heads, m);
+  m->k = head_rows(view, facts, scores.b, scores.b_is_k ? heads : kt, m);
+  m->v = head_rows(view, facts, v, heads, m);
+  m->out = view.sole_consumer(y);
+  if (m->q.empty() || m->k.empty() || m->v.empty() || !has_perm(view, m->out, heads)) return false;
+  m->nodes.push_back(m->out);
+  return true;
+}
+
 }  // namespace
 
 Result<bool> fuse_attention(Model& model, PassContext& ctx) {
@@ -183,7 +252,8 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
   const int64_t opset = model.opset_imports.count("") ? model.opset_imports.at("") : 0;
   FusionView view(g);
   NameAllocator names(g);
-  std::string zero;  // the 0 of Where-made masks, added once
+  std::string zero;                                    // the 0 of Where-made masks, added once
+  std::map<std::vector<int64_t>, std::string> shapes;  // Reshape shapes added, by dims
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int sm = static_cast<int>(i);
@@ -259,11 +329,30 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       const DataType want = fill_mask.empty() ? DataType::kFloat : DataType::kBool;
       if (!mt || !md || mt->elem_type != want || !mask_fits(*md, *product_dims)) continue;
     }
+    HeadsInRows rows;
+    const bool in_rows = match_heads_in_rows(view, g, facts, rank, scores, v, view.node(mm2).outputs[0], &rows);
+    if (in_rows) nodes.insert(nodes.end(), rows.nodes.begin(), rows.nodes.end());
     if (!view.claim(nodes)) continue;
 
     std::vector<Node> replacement;
-    std::string k =
-        scores.b_is_k ? scores.b : key_from(view, names, scores.b, rank, view.node(mm2).name + "/K", &replacement);
+    const std::string& name = view.node(mm2).name;
+    // in_rows: R as [B, S, N * d] (rank 3: [1, S, N * d]), and back.
+    const auto reshape = [&](const std::string& x, const std::vector<int64_t>& dims, std::string out) {
+      std::string& shape = shapes[dims];
+      if (shape.empty())
+        shape = add_initializer(g, names, "attention_heads_shape",
+                                Tensor::from_vector(dims, Shape{static_cast<int64_t>(dims.size())}));
+      Node n;
+      n.op_type = "Reshape";
+      n.name = names.fresh(name + "/heads");
+      n.inputs = {x, shape};
+      n.outputs = {out.empty() ? names.fresh(n.name + "_output") : std::move(out)};
+      replacement.push_back(std::move(n));
+      return replacement.back().outputs[0];
+    };
+    std::string k = in_rows         ? rows.k
+                    : scores.b_is_k ? scores.b
+                                    : key_from(view, names, scores.b, rank, name + "/K", &replacement);
     if (!fill_mask.empty()) {
       if (zero.empty()) zero = add_initializer(g, names, "attention_mask_zero", Tensor::scalar<float>(0.0f));
       Node where;
@@ -277,7 +366,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       replacement.push_back(std::move(where));
     }
     std::string v_in = v;
-    if (rank == 4) {  // grouped-query attention exported through repeat_kv: K and V before their copies
+    if (rank == 4 && !in_rows) {  // grouped-query attention exported through repeat_kv: K and V before their copies
       const auto [k_source, k_heads] = repeated_kv_source(view, g, facts, k);
       const auto [v_source, v_heads] = repeated_kv_source(view, g, facts, v);
       if (!k_source.empty() && k_heads == v_heads) {
@@ -288,16 +377,31 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     Node attention;
     attention.op_type = "Attention";
     attention.opset = kAttentionOpset;
-    attention.name = view.node(mm2).name;
+    attention.name = name;
     attention.inputs = {scores.q, k, v_in};
-    if (!mask.empty()) attention.inputs.push_back(mask);
     attention.outputs = view.node(mm2).outputs;
     attention.attributes = {float_attribute("scale", scores.scale)};
-    if (rank == 3) {
-      attention.attributes.push_back(int_attribute("q_num_heads", 1));
-      attention.attributes.push_back(int_attribute("kv_num_heads", 1));
+    int64_t heads = 1;
+    if (in_rows) {
+      const std::vector<int64_t> flat = rank == 3 ? std::vector<int64_t>{1, -1, rows.heads * rows.d}
+                                                  : std::vector<int64_t>{0, 0, rows.heads * rows.d};
+      attention.inputs = {reshape(rows.q, flat, ""), reshape(k, flat, ""), reshape(rows.v, flat, "")};
+      attention.outputs = {names.fresh(name + "_heads_output")};
+      attention.attributes[0].f = scores.scale * rows.scale;
+      heads = rows.heads;
     }
+    if (!mask.empty()) attention.inputs.push_back(mask);
+    if (rank == 3 || in_rows) {
+      attention.attributes.push_back(int_attribute("q_num_heads", heads));
+      attention.attributes.push_back(int_attribute("kv_num_heads", heads));
+    }
+    const std::string y = attention.outputs[0];
     replacement.push_back(std::move(attention));
+    if (in_rows) {
+      const std::vector<int64_t> split =
+          rank == 3 ? std::vector<int64_t>{-1, rows.heads, rows.d} : std::vector<int64_t>{0, 0, rows.heads, rows.d};
+      reshape(y, split, view.node(rows.out).outputs[0]);
+    }
     view.replace(nodes, mm2, std::move(replacement));
     ++fused;
   }

@@ -166,7 +166,8 @@ TEST(OptimizedAttention, OnnxAttentionPastGroupedCausalMasks) {
     }
   }
   // Without present outputs or a past, 4-D K and V (and 3-D ones of one head) are read in place;
-  // 3-D grouped ones are copied into the kernel's own [B, kv heads, T, hd] buffers.
+  // on this path (few query rows) 3-D ones of several heads are copied into the kernel's own
+  // [B, kv heads, T, hd] buffers.
   const Op y_only("Attention", "", 23, 1);
   diff_test(
       y_only,
@@ -224,6 +225,21 @@ TEST(OptimizedAttention, OnnxAttentionManyQueryRowsTakeTheGemmPath) {
              var(rand_tensor({197, 197}, 11))},
             {attr_int("q_num_heads", 1), attr_int("kv_num_heads", 1), attr_float("scale", 0.125f)}, true,
             "3-D, one head each", 1e-4, 1e-5);
+  // 3-D K and V of several heads, read in place (a head's rows kv heads * hd apart), grouped
+  // query heads, two batches; the rows of nn.MultiheadAttention's 12 heads (fuse-attention's
+  // HeadsInRows).
+  for (int64_t hd : {13, 64}) {
+    diff_test(op,
+              {var(rand_tensor({2, 33, 4 * hd}, 18)), var(rand_tensor({2, 45, 2 * hd}, 19)),
+               var(rand_tensor({2, 45, 2 * hd}, 20)), var(rand_tensor({2, 1, 33, 45}, 21))},
+              {attr_int("q_num_heads", 4), attr_int("kv_num_heads", 2)}, true,
+              "3-D grouped heads in place, hd " + std::to_string(hd), 1e-4, 1e-5);
+  }
+  diff_test(
+      op,
+      {var(rand_tensor({1, 197, 768}, 22)), var(rand_tensor({1, 197, 768}, 23)), var(rand_tensor({1, 197, 768}, 24))},
+      {attr_int("q_num_heads", 12), attr_int("kv_num_heads", 12), attr_float("scale", 0.125f)}, true,
+      "3-D, 12 heads of 64", 1e-4, 1e-5);
   diff_test(op,
             {var(rand_tensor({1, 2, 17, 32}, 12)), var(rand_tensor({1, 2, 3000, 32}, 13)),
              var(rand_tensor({1, 2, 3000, 32}, 14))},

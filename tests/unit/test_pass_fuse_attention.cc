@@ -1,10 +1,11 @@
 // fuse_attention (session creation): torch's MatMul(Q, K^T) [* scale] [+ mask] -> Softmax ->
 // MatMul(., V) becomes one ONNX Attention (opset 23 on the node) with an explicit scale, and runs
 // as the unfused graph does: rank 4 with a key-padding mask, rank 3 (nn.MultiheadAttention's
-// [B * heads, S, d]) with K^T from a Transpose of [T, B * heads, d], FusedMatMul with transB.
-// Kept: masks that would grow the scores or whose last dim is not provably the keys', a rank-3
-// mask with a batch dim, value head sizes unlike the query's, a probability another node reads,
-// a Softmax over another axis, sessions without the optimized kernels.
+// [B * heads, S, d]) with K^T from a Transpose of [T, B * heads, d], FusedMatMul with transB;
+// the transposes that cut heads from rows go (Attention reads the rows). Kept: masks that would
+// grow the scores or whose last dim is not provably the keys', a rank-3 mask with a batch dim,
+// value head sizes unlike the query's, a probability another node reads, a Softmax over another
+// axis, sessions without the optimized kernels.
 #include <algorithm>
 #include <limits>
 
@@ -153,6 +154,78 @@ TEST(PassFuseAttention, TorchFormsBecomeOneAttention) {
     EXPECT_FLOAT_EQ(att.find_attr("scale")->f, f.fused_matmul ? 0.25f : 1.0f / std::sqrt(float(D)));
     EXPECT_EQ(att.find_attr("q_num_heads") != nullptr, f.rank == 3);
     expect_close_outputs(m, out, inputs(f), 1e-5);
+  }
+}
+
+// Heads cut from rows and transposed for the products: rank 4, BERT's [B, S, H, D] ->
+// [B, H, S, D] with the scores divided and a key-padding mask; rank 3, nn.MultiheadAttention's
+// [S, B * H, D] -> [B * H, S, D] with Q divided. `shared`: the output's Transpose also feeds
+// another node.
+Model heads_model(int64_t rank, bool shared) {
+  constexpr int64_t H = 3;
+  Model m = make_model(17);
+  Graph& g = m.graph;
+  const std::vector<Dim> rd =
+      rank == 4 ? std::vector<Dim>{dim(B), dim(S), dim(H), dim(D)} : std::vector<Dim>{dim(S), dim(B * H), dim(D)};
+  g.inputs = {tensor_info("rq", DataType::kFloat, rd), tensor_info("rk", DataType::kFloat, rd),
+              tensor_info("rv", DataType::kFloat, rd)};
+  g.outputs = {untyped("y")};
+  if (rank == 4) g.inputs.push_back(tensor_info("mask", DataType::kFloat, {dim(B), dim(1), dim(1), dim(S)}));
+  add_init(g, "c", Tensor::scalar<float>(std::sqrt(float(D))));
+  const std::vector<int64_t> heads = rank == 4 ? std::vector<int64_t>{0, 2, 1, 3} : std::vector<int64_t>{1, 0, 2};
+  const auto transpose = [&](const std::string& x, const std::string& y, std::vector<int64_t> perm) {
+    Node t = make_node("Transpose", {x}, {y});
+    t.attributes = {ints_attribute("perm", std::move(perm))};
+    g.nodes.push_back(t);
+  };
+  transpose("rq", "q", heads);
+  transpose("rk", "kt", rank == 4 ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{1, 2, 0});
+  transpose("rv", "v", heads);
+  if (rank == 4) {
+    g.nodes.push_back(make_node("MatMul", {"q", "kt"}, {"scores"}));
+    g.nodes.push_back(make_node("Div", {"scores", "c"}, {"scaled"}));
+    g.nodes.push_back(make_node("Add", {"scaled", "mask"}, {"logits"}));
+  } else {
+    g.nodes.push_back(make_node("Div", {"q", "c"}, {"qs"}));
+    g.nodes.push_back(make_node("MatMul", {"qs", "kt"}, {"logits"}));
+  }
+  g.nodes.push_back(make_node("Softmax", {"logits"}, {"probs"}));
+  g.nodes.push_back(make_node("MatMul", {"probs", "v"}, {"out"}));
+  transpose("out", "y", heads);
+  if (shared) {
+    g.nodes.push_back(make_node("Relu", {"out"}, {"z"}));
+    g.outputs.push_back(untyped("z"));
+  }
+  return m;
+}
+
+TEST(PassFuseAttention, HeadsCutFromRowsAreReadInPlace) {
+  for (int64_t rank : {4, 3}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const Model m = heads_model(rank, false);
+    bool changed = false;
+    Model out = fuse(m, &changed);
+    ASSERT_TRUE(changed);
+    out = apply_pass(out, passes::dead_code_elimination);
+    // Q, K and V as [B, S, H * D] (rank 3: [1, S, B * H * D]); the output back to R's layout.
+    EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"Reshape", "Reshape", "Reshape", "Attention", "Reshape"}));
+    const Node& att = out.graph.nodes[3];
+    ASSERT_NE(att.find_attr("q_num_heads"), nullptr);
+    EXPECT_EQ(att.find_attr("q_num_heads")->i, rank == 4 ? 3 : B * 3);
+    EXPECT_EQ(att.find_attr("kv_num_heads")->i, att.find_attr("q_num_heads")->i);
+    EXPECT_FLOAT_EQ(att.find_attr("scale")->f, 1.0f / std::sqrt(float(D)));  // rank 3: Q's Div
+    EXPECT_EQ(out.graph.nodes.back().outputs, std::vector<std::string>{"y"});
+    const Shape rs = rank == 4 ? Shape{B, S, 3, D} : Shape{S, B * 3, D};
+    std::vector<Value> in = {random_value(rs, 1), random_value(rs, 2), random_value(rs, 3)};
+    if (rank == 4) in.push_back(random_value({B, 1, 1, S}, 4));
+    expect_close_outputs(m, out, in, 1e-5);
+
+    // The output read before its Transpose too: the rank's own form, transposes kept.
+    Model kept = fuse(heads_model(rank, true), &changed);
+    ASSERT_TRUE(changed);
+    const std::vector<std::string> ops = op_list(kept.graph);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Reshape"), 0);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Attention"), 1);
   }
 }
 

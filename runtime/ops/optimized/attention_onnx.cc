@@ -120,11 +120,14 @@ class AttentionKernel final : public FastKernel {
     }
     // present = past rows, then the new rows, per (batch, kv head): [B, kvh, T, hd]. Without a
     // past, K and V in that layout already are it: unless present is wanted, the kernels read
-    // them in place (an encoder's or a cross-attention's K and V: up to MBs per call).
+    // them in place (an encoder's or a cross-attention's K and V: up to MBs per call). So does
+    // the GEMM path for 3-D K and V of several heads, a head's rows kvh * hd apart (it packs
+    // them first).
     const Shape present_shape{B, kvh, T, hd};
     const bool wanted[2] = {ctx.num_outputs() > 1 && ctx.output_wanted(1),
                             ctx.num_outputs() > 2 && ctx.output_wanted(2)};
-    const bool in_place = past == 0 && (!three_d || kvh == 1) && !wanted[0] && !wanted[1];
+    const bool gemm_path = softcap_ == 0 && qs >= kPrefillMinRows && T > 0 && T <= kPrefillMaxKeys;
+    const bool in_place = past == 0 && (!three_d || kvh == 1 || gemm_path) && !wanted[0] && !wanted[1];
     const float* pk = k.data<float>();
     const float* pv = v.data<float>();
     if (!in_place) {
@@ -165,8 +168,8 @@ class AttentionKernel final : public FastKernel {
     const Shape y_shape = three_d ? Shape{B, qs, qh * hd} : Shape{B, qh, qs, hd};
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, y_shape));
     const float scale = has_scale_ ? scale_ : 1.0f / std::sqrt(static_cast<float>(hd));
-    const Heads heads{B, qh, kvh, qs, T, hd, past, three_d};
-    if (softcap_ == 0 && qs >= kPrefillMinRows && T > 0 && T <= kPrefillMaxKeys) {
+    const Heads heads{B, qh, kvh, qs, T, hd, past, three_d, three_d && in_place};
+    if (gemm_path) {
       prefill(heads, q.data<float>(), pk, pv, {mask, mb, mh, mq}, scale, y->data<float>());
       handled = true;
       return Status::ok();
@@ -239,12 +242,18 @@ class AttentionKernel final : public FastKernel {
 
   struct Heads {
     int64_t B, qh, kvh, qs, T, hd, past;
-    bool three_d;  // Q and Y [B, S, heads * hd], else [B, heads, S, hd]
+    bool three_d;     // Q and Y [B, S, heads * hd], else [B, heads, S, hd]
+    bool kv_three_d;  // K and V [B, T, kvh * hd] (read in place), else [B, kvh, T, hd]
     // Query row s of head h of batch b (Q and Y alike), and the distance between rows.
     int64_t row(int64_t b, int64_t h, int64_t s) const {
       return three_d ? (b * qs + s) * qh * hd + h * hd : ((b * qh + h) * qs + s) * hd;
     }
     int64_t ld() const { return three_d ? qh * hd : hd; }
+    // The first K / V row of kv head h of batch b, and the distance between its rows.
+    int64_t kv_head(int64_t b, int64_t h) const {
+      return kv_three_d ? b * T * kvh * hd + h * hd : (b * kvh + h) * T * hd;
+    }
+    int64_t kv_ld() const { return kv_three_d ? kvh * hd : hd; }
   };
   struct Mask {
     const float* values;     // nullptr: none
@@ -280,17 +289,17 @@ class AttentionKernel final : public FastKernel {
       for (size_t item = begin; item < end; ++item) {
         const int64_t share = static_cast<int64_t>(item) % shares, h = static_cast<int64_t>(item) / shares % a.qh;
         const int64_t b = static_cast<int64_t>(item) / (shares * a.qh);
-        const int64_t head = b * a.kvh + h / reps;
-        const float* kh = k + head * T * hd;
+        const int64_t kv0 = a.kv_head(b, h / reps), ld = a.kv_ld();
+        const float* kh = k + kv0;
         for (int64_t p = 0; p < k_panels; ++p) {
           const int64_t j0 = p * nr, n = std::min(nr, T - j0);
           float* panel = kp + p * hd * nr;
           if (n < nr) std::fill(panel, panel + hd * nr, 0.0f);
-          t.transpose_2d(kh + j0 * hd, hd, panel, nr, n, hd);
+          t.transpose_2d(kh + j0 * ld, ld, panel, nr, n, hd);
           t.binary(BinaryOp::kMul, false, panel, &scale, true, panel, hd * nr, 1);
         }
-        const float* vh = v + head * T * hd;
-        for (int64_t p = 0; p < v_panels; ++p) t.pack_b(vh + p * nr, hd, T, std::min(nr, hd - p * nr), vp + p * T * nr);
+        const float* vh = v + kv0;
+        for (int64_t p = 0; p < v_panels; ++p) t.pack_b(vh + p * nr, ld, T, std::min(nr, hd - p * nr), vp + p * T * nr);
         for (int64_t block = share * blocks / shares; block < (share + 1) * blocks / shares; ++block) {
           const int64_t s0 = block * rows, m = std::min(rows, a.qs - s0);
           for (int64_t p = 0; p < k_panels; ++p)
