@@ -124,6 +124,32 @@ TEST(OptimizedMath, ExpWithinFewUlpOfStdExp) {
   }
 }
 
+// Softmax's exp of x - max <= 0: within a few ulp of std::exp down to ln FLT_MIN, and below it
+// 0 or (AVX-512, scalef) the denormal itself, down to exact zeros from -104 on.
+TEST(OptimizedMath, SoftmaxExpWithinFewUlpOfStdExp) {
+  std::vector<float> x;
+  for (float v = 0.0f; v >= -110.0f; v -= 1.0f / 64) x.push_back(v);  // max 0: y = exp(x)
+  std::vector<float> y(x.size());
+  for (const KernelTable* t : tables()) {
+    const float sum = t->exp_shifted_row(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    double worst = 0, want_sum = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = std::exp(double(x[i]));
+      want_sum += want;
+      if (x[i] >= -87.0f) {
+        worst = std::max(worst, std::fabs(double(y[i]) - want) / want);
+      } else {
+        ASSERT_LE(std::fabs(double(y[i]) - want), 1.2e-38) << t->isa << " x=" << x[i];
+      }
+      if (x[i] <= -104.0f) {
+        ASSERT_EQ(y[i], 0.0f) << t->isa << " x=" << x[i];
+      }
+    }
+    EXPECT_LE(worst, 3e-7) << t->isa;
+    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << t->isa;
+  }
+}
+
 // Softmax's exp takes x - max <= 0 only: masked (-inf) entries give exact zeros, a row of -inf
 // or with a NaN gives NaN (as the reference does), and +inf rows too.
 TEST(OptimizedMath, SoftmaxRowSpecials) {

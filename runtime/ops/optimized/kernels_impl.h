@@ -51,12 +51,22 @@ inline V exp_v(V x) {
   return V::keep_nan(x, res);
 }
 
-// exp_v's bits for x <= 0 or NaN (softmax's x - max), without the overflow side.
+// exp_v's bits for x <= 0 or NaN (softmax's x - max), without the overflow side; on AVX-512
+// below ln FLT_MIN the true (denormal) values down to 0 at x <= -104 instead of 0.
 inline V exp_nonpositive_v(V x) {
+#if defined(XONNX_OPT_ISA_AVX512)
+  // scalef scales into the denormals and rounds 2^-150 (x = -104) to 0 itself, and max returns
+  // its second operand on NaN: no selects (softmax rows and attention's scores: 21 -> 17
+  // instructions per vector).
+  const V xc = {_mm512_max_ps(_mm512_set1_ps(-104.0f), x.v)};
+  const V n = V::round(xc * V::set1(1.44269504088896341f));
+  return scale_pow2(exp_reduced(xc, n), n);
+#else
   const V xc = V::max(x, V::set1(kExpLo));
   const V n = V::round(xc * V::set1(1.44269504088896341f));
   const V res = V::select_lt(x, V::set1(kExpLo), V::zero(), scale_pow2(exp_reduced(xc, n), n));
   return V::keep_nan(x, res);
+#endif
 }
 
 // erf with <= ~5e-7 absolute error (measured against double erf): x P(x^2) / Q(x^2) on x clamped
