@@ -124,9 +124,10 @@ TEST(OptimizedMath, ExpWithinFewUlpOfStdExp) {
   }
 }
 
-// Softmax's exp of x - max <= 0: within a few ulp of std::exp down to ln FLT_MIN, and below it
-// 0 or (AVX-512, scalef) the denormal itself, down to exact zeros from -104 on.
-TEST(OptimizedMath, SoftmaxExpWithinFewUlpOfStdExp) {
+// Softmax's exp of x - max <= 0: within a few ulp of std::exp down to ln FLT_MIN, and 0 below
+// it on every table: never a denormal, which slows every FMA that reads it (swin_t's -100
+// window masks: 80 -> 108 ms when the AVX-512 exp let scalef underflow into them).
+TEST(OptimizedMath, SoftmaxExpWithinFewUlpOfStdExpAndNoDenormals) {
   std::vector<float> x;
   for (float v = 0.0f; v >= -110.0f; v -= 1.0f / 64) x.push_back(v);  // max 0: y = exp(x)
   std::vector<float> y(x.size());
@@ -136,14 +137,11 @@ TEST(OptimizedMath, SoftmaxExpWithinFewUlpOfStdExp) {
     for (size_t i = 0; i < x.size(); ++i) {
       const double want = std::exp(double(x[i]));
       want_sum += want;
-      if (x[i] >= -87.0f) {
-        worst = std::max(worst, std::fabs(double(y[i]) - want) / want);
-      } else {
-        ASSERT_LE(std::fabs(double(y[i]) - want), 1.2e-38) << t->isa << " x=" << x[i];
-      }
-      if (x[i] <= -104.0f) {
+      if (x[i] >= -87.0f) worst = std::max(worst, std::fabs(double(y[i]) - want) / want);
+      if (x[i] < -87.34f) {
         ASSERT_EQ(y[i], 0.0f) << t->isa << " x=" << x[i];
       }
+      ASSERT_TRUE(y[i] == 0.0f || y[i] >= std::numeric_limits<float>::min()) << t->isa << " x=" << x[i];
     }
     EXPECT_LE(worst, 3e-7) << t->isa;
     EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << t->isa;
