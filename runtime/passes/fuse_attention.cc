@@ -67,23 +67,33 @@ bool match_product(const FusionView& view, int i, Scores* s) {
   return std::isfinite(s->scale) && s->scale != 0.0f;
 }
 
+// Node p, a Mul or Div by a float scalar of rank <= rank (Div: only the divisor may be it):
+// the factor it applies and its other input.
+bool scalar_factor(const FusionView& view, const Graph& g, int p, int64_t rank, float* factor, std::string* other) {
+  if (!view.is(p, "Mul") && !view.is(p, "Div")) return false;
+  const Node& n = view.node(p);
+  const bool div = view.is(p, "Div");
+  for (size_t c = div ? 1 : 0; c < 2; ++c) {
+    const Tensor* t = constant_tensor(g, n.inputs[c]);
+    if (!t || t->dtype() != DataType::kFloat || t->numel() != 1 || static_cast<int64_t>(t->rank()) > rank) continue;
+    const float v = static_cast<float>(t->get_as_double(0));
+    *factor = div ? 1.0f / v : v;
+    *other = n.inputs[1 - c];
+    return true;
+  }
+  return false;
+}
+
 bool match_scores(const FusionView& view, const Graph& g, const std::string& value, int64_t rank, Scores* out) {
   Scores s;
   const int p = view.sole_producer(value);
+  std::string product;
   if (view.is(p, "Mul") || view.is(p, "Div")) {
-    const Node& n = view.node(p);
-    const bool div = view.is(p, "Div");
-    for (size_t c = div ? 1 : 0; c < 2; ++c) {  // Div: only the divisor may be the scalar
-      const Tensor* t = constant_tensor(g, n.inputs[c]);
-      if (!t || t->dtype() != DataType::kFloat || t->numel() != 1 || static_cast<int64_t>(t->rank()) > rank) continue;
-      const float v = static_cast<float>(t->get_as_double(0));
-      s.scale = div ? 1.0f / v : v;
-      s.nodes.push_back(p);
-      if (!match_product(view, view.sole_producer(n.inputs[1 - c]), &s)) return false;
-      *out = std::move(s);
-      return true;
-    }
-    return false;
+    if (!scalar_factor(view, g, p, rank, &s.scale, &product)) return false;
+    s.nodes.push_back(p);
+    if (!match_product(view, view.sole_producer(product), &s)) return false;
+    *out = std::move(s);
+    return true;
   }
   if (!match_product(view, p, &s)) return false;
   *out = std::move(s);
@@ -214,16 +224,8 @@ bool match_heads_in_rows(const FusionView& view, const Graph& g, const ShapeFact
   std::string q = scores.q;
   const int scale = view.sole_producer(q);
   if (view.is(scale, "Mul") || view.is(scale, "Div")) {
-    const Node& n = view.node(scale);
-    const bool div = view.is(scale, "Div");
-    size_t side = 1;  // the scalar's; Div: only the divisor
-    const Tensor* c = constant_tensor(g, n.inputs[1]);
-    if (!div && !(c && c->numel() == 1)) c = constant_tensor(g, n.inputs[side = 0]);
-    if (!c || c->dtype() != DataType::kFloat || c->numel() != 1 || static_cast<int64_t>(c->rank()) > rank) return false;
-    const float f = static_cast<float>(c->get_as_double(0));
-    m->scale = div ? 1.0f / f : f;
+    if (!scalar_factor(view, g, scale, rank, &m->scale, &q)) return false;
     if (!std::isfinite(m->scale) || m->scale == 0.0f) return false;
-    q = n.inputs[1 - side];
     m->nodes.push_back(scale);
   }
   // R -> [.., N, S, d] swaps S and N; R -> K^T [.., N, d, T] puts T last.
