@@ -208,6 +208,7 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
       {1, 8, 9, 32, 16, {0, 1, 1, 0}},                // asymmetric pads
       {1, 30, 29, 16, 64, {1, 1, 1, 1}},              // 225 tiles: several blocks
       {1, 10, 10, 24, 24, {1, 1, 1, 1}, 0.0f, 6.0f},  // the fused Relu6 range
+      {1, 14, 14, 144, 144, {1, 1, 1, 1}},            // weights over 1 MB: blocks past L2, 5 panels
       // Dilated: the phases of the grid, of unequal sizes, their last tiles sticking out
       {1, 13, 11, 16, 20, {2, 2, 2, 2}, -kInf, kInf, 2, 2},
       {2, 9, 14, 16, 33, {4, 3, 4, 3}, -kInf, kInf, 4, 3},   // dh != dw

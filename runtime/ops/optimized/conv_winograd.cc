@@ -17,6 +17,17 @@ constexpr int64_t kMaxBlockTiles = 96;
 // 7x7 layers, 128 -> 32: 256 KB, as fast as the direct tiles); larger ones from L3.
 constexpr int64_t kMaxSparseWeightBytes = 1 << 20;
 
+// Tiles per block. Each block reads all of U once (positions outer, panels inner), so larger
+// weights take larger blocks: only one position's rows of V and M (tiles x (c + m) floats)
+// then need to stay in L2, beside its panel. (resnet50's 14x14 layers, 256 -> 256, 4.2 MB of
+// weights over 49 tiles: 5 blocks of L2-sized V and M streamed 21 MB of weights, one block
+// 4.2.) Weights that fit L2 keep the blocks whose whole V and M stay in L2 too.
+int64_t block_tiles_for(int64_t positions, int64_t c, int64_t m, int64_t weight_bytes) {
+  const int64_t positions_in_l2 = weight_bytes <= kMaxSparseWeightBytes ? positions : 1;
+  const int64_t tiles = kBlockBytes / (positions_in_l2 * 4 * (c + m));
+  return std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, tiles / kFconvRows * kFconvRows));
+}
+
 // Tiles of t x t pixels over the largest phase of `out` pixels dilated by d: that phase holds
 // ceil(out / d).
 int64_t phase_tiles(int64_t out, int64_t d, int64_t t) { return ((out + d - 1) / d + t - 1) / t; }
@@ -105,10 +116,11 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
   const int64_t th = phase_tiles(oh, dh, size), tw = phase_tiles(ow, dw, size), per_image = dh * dw * th * tw;
   const int64_t tiles = n * per_image;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
-  int64_t block_tiles = kBlockBytes / (positions * 4 * (c + m));
-  block_tiles = std::max<int64_t>(kFconvRows, std::min(kMaxBlockTiles, block_tiles / kFconvRows * kFconvRows));
-  // Evenly sized blocks, as many per thread (see conv.cc).
+  const int64_t block_tiles = block_tiles_for(positions, c, m, positions * c * panels * kFconvCols * 4);
+  // Evenly sized blocks, as many per thread (see conv.cc), and a block for each thread that
+  // has a GEMM tile's rows of tiles to take.
   int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
+  blocks = std::max(blocks, std::min(threads, (tiles + kFconvRows - 1) / kFconvRows));
   if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
   const int64_t max_tiles = (tiles + blocks - 1) / blocks;
   const size_t min_chunk = chunk_for(max_tiles * positions * c * m / 4);
@@ -167,11 +179,14 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
           return;
         }
       }
-      for (int64_t pn = 0; pn < panels; ++pn) {
-        t.cols = std::min(kFconvCols, m - pn * kFconvCols);
-        for (int64_t p = 0; p < positions; ++p) {
+      // Positions outer: position p's rows of V are read by every panel while they are in L2.
+      for (int64_t p = 0; p < positions; ++p) {
+        for (int64_t pn = 0; pn < panels; ++pn) {
+          t.cols = std::min(kFconvCols, m - pn * kFconvCols);
           t.panel = u_.packed.data() + (pn * positions + p) * c * kFconvCols;
-          const float* next = p + 1 < positions || pn + 1 < panels ? t.panel + c * kFconvCols : nullptr;
+          const int64_t next_pn = pn + 1 < panels ? pn + 1 : 0, next_p = pn + 1 < panels ? p : p + 1;
+          const float* next =
+              next_p < positions ? u_.packed.data() + (next_pn * positions + next_p) * c * kFconvCols : nullptr;
           for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
             fconv_share_next_panel(t, next, r0 / kFconvRows, (count + kFconvRows - 1) / kFconvRows);
             t.rows = std::min(kFconvRows, count - r0);
