@@ -116,7 +116,7 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
   const int64_t th = phase_tiles(oh, dh, size), tw = phase_tiles(ow, dw, size), per_image = dh * dw * th * tw;
   const int64_t tiles = n * per_image;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
-  const int64_t block_tiles = block_tiles_for(positions, c, m, positions * c * panels * kFconvCols * 4);
+  const int64_t block_tiles = block_tiles_for(positions, c, m, static_cast<int64_t>(u_.packed.size() * sizeof(float)));
   // Evenly sized blocks, as many per thread (see conv.cc), and a block for each thread that
   // has a GEMM tile's rows of tiles to take.
   int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
@@ -126,6 +126,8 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
   const size_t min_chunk = chunk_for(max_tiles * positions * c * m / 4);
   scratch.prepare(pool, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(positions * max_tiles * (c + m)));
   std::atomic<bool> finite{true};
+  // Panel pn's weights for position p.
+  const auto panel_at = [&](int64_t pn, int64_t p) { return u_.packed.data() + (pn * positions + p) * c * kFconvCols; };
   pool.parallel_for(static_cast<size_t>(blocks), min_chunk, [&](size_t b0, size_t b1) {
     float* const v = scratch.of(b0);
     float* const mm = v + positions * max_tiles * c;
@@ -183,10 +185,8 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
       for (int64_t p = 0; p < positions; ++p) {
         for (int64_t pn = 0; pn < panels; ++pn) {
           t.cols = std::min(kFconvCols, m - pn * kFconvCols);
-          t.panel = u_.packed.data() + (pn * positions + p) * c * kFconvCols;
-          const int64_t next_pn = pn + 1 < panels ? pn + 1 : 0, next_p = pn + 1 < panels ? p : p + 1;
-          const float* next =
-              next_p < positions ? u_.packed.data() + (next_pn * positions + next_p) * c * kFconvCols : nullptr;
+          t.panel = panel_at(pn, p);
+          const float* next = pn + 1 < panels ? panel_at(pn + 1, p) : p + 1 < positions ? panel_at(0, p + 1) : nullptr;
           for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
             fconv_share_next_panel(t, next, r0 / kFconvRows, (count + kFconvRows - 1) / kFconvRows);
             t.rows = std::min(kFconvRows, count - r0);
