@@ -186,8 +186,8 @@ TEST(PointwiseDepthwise, DilatedBlocksAgreeWithReferenceAndUnfusedKernels) {
 }
 
 TEST(PointwiseDepthwise, FewRowsSplitPanelsOverThreads) {
-  // 7 output rows, 8 (and 7, the last one narrow) 32-channel panels: each thread expands its
-  // own panels of every row.
+  // 7 output rows, 8 32-channel panels: each thread expands its own panels of every row. 200
+  // channels end a pixel inside a cache line: the threads split the rows instead.
   for (int64_t m : {256, 200}) check_block(Block{64, m, 3, 1, true}, {{1, 64, 7, 7}, {2, 64, 14, 5}}, 2);
 }
 

@@ -254,7 +254,8 @@ class ConvF32NhwcKernel final : public FastKernel {
     // instead, when they divide evenly: each thread streams only its share of the weights,
     // once, over all tiles as one block (squeezenet's 13x13 512 -> 1000 classifier at 2
     // threads: 0.45 -> 0.43 ms with one block instead of two).
-    const bool split_panels = blocks < 4 * threads && panels >= threads && panels % threads == 0;
+    const bool split_panels =
+        blocks < 4 * threads && panels >= threads && panels % threads == 0 && channels_fill_cache_lines(m);
     if (split_panels) {
       blocks = 1;
     } else if (tiles >= threads) {

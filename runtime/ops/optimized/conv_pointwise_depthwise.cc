@@ -164,17 +164,21 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 
   // out [pixels, m] = the 1x1 Conv of x [pixels, c] (with its range and activation): tiles of
   // 12 consecutive pixels, a panel's tiles one after another so that its weights stay in L1.
+  // Where a pixel's m outputs end inside a cache line, a thread takes all panels of its tiles
+  // instead, so that no two threads write the same pixel.
   void expand(const float* x, int64_t pixels, float* out) {
     const int64_t c = weights_.c, m = weights_.m;
     const int64_t tiles = (pixels + kFconvRows - 1) / kFconvRows, panels = (m + kFconvCols - 1) / kFconvCols;
+    const bool panel_major = channels_fill_cache_lines(m);
     table_.resize(static_cast<size_t>(tiles * kFconvRows));
     for (int64_t i = 0; i < tiles * kFconvRows; ++i) table_[static_cast<size_t>(i)] = x + std::min(i, pixels - 1) * c;
     pool_->parallel_for(static_cast<size_t>(panels * tiles), chunk_for(kFconvRows * c * kFconvCols),
                         [&](size_t begin, size_t end) {
                           FconvTile t = pointwise_tile(weights_, lo_, hi_, m);
                           for (size_t task = begin; task < end; ++task) {
-                            const int64_t pn = static_cast<int64_t>(task) / tiles;
-                            const int64_t p0 = static_cast<int64_t>(task) % tiles * kFconvRows;
+                            const int64_t i = static_cast<int64_t>(task);
+                            const int64_t pn = panel_major ? i / tiles : i % panels;
+                            const int64_t p0 = (panel_major ? i % tiles : i / panels) * kFconvRows;
                             t.a = table_.data() + p0;
                             use_panel(t, weights_, pn);
                             t.rows = std::min(kFconvRows, pixels - p0);

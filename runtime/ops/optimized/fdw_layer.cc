@@ -187,8 +187,9 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   // nearly the same input rows into its ring: split the channel blocks over the threads then
   // (efficientnet_b0's 7x7 5x5 layers took as long on 2 threads as on 1).
   const int64_t threads = pool.num_threads(), units = (blocks + block_multiple - 1) / block_multiple;
-  const bool split_channels = threads > 1 && static_cast<int64_t>(rows_total) < 4 * kh * threads &&
-                              units >= 2 * threads && rows_total >= 2 * min_chunk;
+  const bool split_channels = threads > 1 && channels_fill_cache_lines(c) &&
+                              static_cast<int64_t>(rows_total) < 4 * kh * threads && units >= 2 * threads &&
+                              rows_total >= 2 * min_chunk;
   if (split_channels) {
     scratch.prepare(pool, static_cast<size_t>(threads), 1, ring_floats);
     pool.parallel_for(static_cast<size_t>(threads), 1, [&](size_t g0, size_t g1) {
