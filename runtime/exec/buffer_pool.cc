@@ -50,6 +50,12 @@ Result<std::shared_ptr<Storage>> BufferPool::acquire(size_t bytes, bool zero) {
   return storage;
 }
 
+bool BufferPool::holds(const Storage& storage) const {
+  for (const Entry& e : entries_)
+    if (e.storage.get() == &storage) return true;
+  return false;
+}
+
 void BufferPool::release_free() {
   size_t kept = 0;
   for (Entry& e : entries_) {

@@ -34,6 +34,9 @@ class BufferPool {
   // session that goes idle. Returns the bytes of the buffers discarded.
   size_t discard_free();
 
+  // Whether `storage` is one of the pool's buffers (not a caller's or an initializer's).
+  bool holds(const Storage& storage) const;
+
   size_t bytes_held() const { return bytes_held_; }
   size_t buffers() const { return entries_.size(); }
 

@@ -170,6 +170,21 @@ Result<Tensor*> KernelContextImpl::allocate(size_t i, DataType dtype, Shape shap
   return slot->mutable_tensor();
 }
 
+Result<Tensor*> KernelContextImpl::allocate_output_over_input(size_t i, size_t in, DataType dtype, Shape shape) {
+  Value* slot = output_slot(i);
+  const bool takeable = in < step_.takeable.size() && step_.takeable[in];
+  const Value& v = input_value(in);
+  if (!slot || !takeable || !v.is_tensor() || bound_buffer(i)) return allocate(i, dtype, std::move(shape), false);
+  const Tensor& t = v.tensor();
+  const std::shared_ptr<Storage>& storage = t.storage();
+  // Held by the input's slot and the pool only: a pool buffer no other value shares.
+  const bool reusable = storage && storage.use_count() == 2 && t.byte_offset() == 0 && t.dtype() == dtype &&
+                        dtype_bits(dtype) > 0 && t.numel() == shape_numel(shape) && state_.buffers->holds(*storage);
+  if (!reusable) return allocate(i, dtype, std::move(shape), false);
+  *slot = Value(Tensor(dtype, std::move(shape), storage));
+  return slot->mutable_tensor();
+}
+
 const Tensor* KernelContextImpl::bound_buffer(size_t i) const {
   if (!bound_ || bound_->empty() || step_.outputs[i] < 0) return nullptr;
   const Tensor& b = (*bound_)[static_cast<size_t>(step_.outputs[i])];

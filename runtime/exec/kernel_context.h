@@ -70,6 +70,7 @@ class KernelContextImpl final : public KernelContext {
   Result<Tensor*> allocate_output_uninitialized(size_t i, DataType dtype, Shape shape) override {
     return allocate(i, dtype, std::move(shape), false);
   }
+  Result<Tensor*> allocate_output_over_input(size_t i, size_t in, DataType dtype, Shape shape) override;
   void set_output(size_t i, Tensor tensor) override {
     if (Value* slot = output_slot(i)) *slot = Value(std::move(tensor));
   }

@@ -182,6 +182,17 @@ class KernelContext {
   // The same without zero-filling, for kernels that write every element (fast kernels: the
   // memory comes from the session's pool and may hold an earlier tensor's data).
   virtual Result<Tensor*> allocate_output_uninitialized(size_t i, DataType dtype, Shape shape) = 0;
+  // Output i in the memory of input `in` where the executor can give it up (an in-place
+  // residual add): this node reads `in` last, nothing else holds its buffer (not a graph
+  // input, an initializer or a view another value shares), it has output i's dtype and size,
+  // and output i is not bound to a caller's buffer. Else as allocate_output_uninitialized;
+  // compare the data pointers to tell. The kernel must read each element of `in` before it
+  // writes the element at the same offset, and must not defer to another kernel after it
+  // wrote: the input's values are gone then.
+  virtual Result<Tensor*> allocate_output_over_input(size_t i, size_t in, DataType dtype, Shape shape) {
+    (void)in;
+    return allocate_output_uninitialized(i, dtype, std::move(shape));
+  }
   // Sets output i to an existing tensor (e.g. a view sharing an input's storage).
   virtual void set_output(size_t i, Tensor tensor) = 0;
   virtual void set_output_value(size_t i, Value value) = 0;

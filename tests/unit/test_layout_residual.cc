@@ -99,8 +99,8 @@ TEST(ResidualConv, ABroadcastingZIsTheTwinsAsTheAddWas) {
 }
 
 struct ResBlock {
-  bool projection = false;   // the shortcut is a strided 1x1 Conv, computed after the block's Convs
-  bool expose_sum = false;   // the block's last Conv output is a graph output too: no rewrite
+  bool projection = false;  // the shortcut is a strided 1x1 Conv, computed after the block's Convs
+  bool expose_sum = false;  // the block's last Conv output is a graph output too: no rewrite
   int64_t c = 16, m = 16;
 };
 
@@ -113,11 +113,10 @@ Model res_block(const ResBlock& r) {
   const int64_t stride = r.projection ? 2 : 1;
   const auto conv = [&](const std::string& in, int64_t cin, int64_t cout, int64_t k, int64_t s) {
     const int64_t pad = k / 2;
-    return b.node("Conv",
-                  {in, b.constant(rand_tensor({cout, cin, k, k}, seed++, -0.3f, 0.3f)),
-                   b.constant(rand_tensor({cout}, seed++))},
-                  {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad}),
-                   attr_ints("strides", {s, s})});
+    return b.node(
+        "Conv",
+        {in, b.constant(rand_tensor({cout, cin, k, k}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({cout}, seed++))},
+        {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad}), attr_ints("strides", {s, s})});
   };
   const std::string in = b.node("Relu", {conv("x", r.c, r.c, 3, 1)});  // the stem: the block's input in NHWC
   const std::string a = b.node("Relu", {conv(in, r.c, r.m, 3, stride)});
@@ -203,6 +202,80 @@ TEST(ResidualConv, BlocksAgreeWithTheReferenceAndTheUnmergedGraph) {
         EXPECT_TRUE(opttest::same_bits(std::vector<float>(g.data<float>(), g.data<float>() + g.numel()),
                                        std::vector<float>(u.data<float>(), u.data<float>() + u.numel())))
             << "vs the unmerged graph at " << shape_to_string(shape);
+      }
+    }
+  }
+}
+
+// How a bottleneck's shortcut Z is used besides the residual 1x1 Conv that adds it.
+enum class ZUse { kDead, kGraphOutput, kReadAfter, kGraphInput };
+
+// x -> 1x1 Conv + Relu -> "a" -> 3x3 Conv + Relu -> 1x1 Conv -> Add(a) -> Relu -> "y": the 1x1
+// Conv takes Z = a, which nothing reads after it (kDead) and which it may write Y over; or a is
+// also a graph output, read again after the block, or the caller's input "z".
+Model bottleneck(ZUse use, int64_t c) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  uint32_t seed = 60;
+  const auto conv = [&](const std::string& in, int64_t k) {
+    const int64_t pad = k / 2;
+    return b.node(
+        "Conv", {in, b.constant(rand_tensor({c, c, k, k}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({c}, seed++))},
+        {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad})});
+  };
+  std::string a = "z";
+  if (use == ZUse::kGraphInput) {
+    b.input("z", 4);
+  } else {
+    a = b.node("Relu", {conv("x", 1)}, {}, "a");
+  }
+  const std::string mid = b.node("Relu", {conv(use == ZUse::kGraphInput ? "x" : a, 3)});
+  b.node("Relu", {b.node("Add", {conv(mid, 1), a})}, {}, "y");
+  b.output("y");
+  if (use == ZUse::kGraphOutput) b.output(a);
+  if (use == ZUse::kReadAfter) {
+    b.node("Mul", {a, "y"}, {}, "ay");
+    b.output("ay");
+  }
+  return b.model;
+}
+
+TEST(ResidualConv, WritesOverADeadZOnlyAndKeepsEveryOtherValue) {
+  const struct {
+    ZUse use;
+    const char* what;
+  } cases[] = {{ZUse::kDead, "Z dead after the Conv"},
+               {ZUse::kGraphOutput, "Z a graph output"},
+               {ZUse::kReadAfter, "Z read after the Conv"},
+               {ZUse::kGraphInput, "Z the caller's input"}};
+  for (const auto& k : cases) {
+    for (int64_t c : {16, 40}) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(k.what) + ", " + std::to_string(c) + " channels, threads " + std::to_string(threads));
+        auto ref = res_session(bottleneck(k.use, c), threads, true);
+        auto fast = res_session(bottleneck(k.use, c), threads, false);
+        ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+        uint32_t seed = 90;
+        for (Shape shape : {Shape{1, c, 9, 11}, Shape{2, c, 16, 16}}) {
+          std::vector<Value> inputs = {Value(rand_tensor(shape, seed++))};
+          if (k.use == ZUse::kGraphInput) inputs.push_back(Value(rand_tensor(shape, seed++)));
+          const auto values = [](const Value& v) {
+            const Tensor& t = v.tensor();
+            return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+          };
+          std::vector<std::vector<float>> given;
+          for (const Value& v : inputs) given.push_back(values(v));
+          for (int run = 0; run < 2; ++run) {  // the second run on the pool's buffers of the first
+            auto want = (*ref)->run(inputs);
+            auto got = (*fast)->run(inputs);
+            ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+            ASSERT_EQ(want->size(), got->size());
+            for (size_t o = 0; o < got->size(); ++o)
+              backendtest::expect_close((*got)[o].tensor(), (*want)[o].tensor(), kTol, "output " + std::to_string(o));
+            for (size_t i = 0; i < inputs.size(); ++i)  // the caller's inputs are never written
+              EXPECT_TRUE(opttest::same_bits(values(inputs[i]), given[i])) << "input " << i;
+          }
+        }
       }
     }
   }

@@ -178,14 +178,21 @@ class ConvF32NhwcKernel final : public FastKernel {
         (!stem_pool_->dim(0, oh, &pool_y) || !stem_pool_->dim(1, ow, &pool_x) || pool_y.out <= 0 || pool_x.out <= 0))
       return Status::ok();
     const Shape out_shape = stem_pool_ ? Shape{n, pool_y.out, pool_x.out, m} : Shape{n, oh, ow, m};
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
-    const float* in = x.data<float>();
     const float* residual = nullptr;
     if (residual_) {  // Z of the output's shape (a broadcasting one is the twin's)
       const Tensor& z = ctx.input(kConvResidualInput);
       if (!is_f32(z) || z.shape() != out_shape) return Status::ok();
       residual = z.data<float>();
     }
+    // Y over a Z nobody reads after this node: the tiles add each value of Z and store the sum
+    // in its place, and the memory holds two streams of the tensor instead of three. Only
+    // where the tiles are the whole path: Winograd may hand a non-finite result to the
+    // reference, and taps in chunks keep partial sums in Y before Z is added.
+    const bool over_residual = residual && !winograd_ && !stem_pool_ && w_.taps == 1;
+    XONNX_ASSIGN_OR_RETURN(
+        Tensor * y, over_residual ? ctx.allocate_output_over_input(0, kConvResidualInput, DataType::kFloat, out_shape)
+                                  : ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
+    const float* in = x.data<float>();
     // A map large enough for F(4x4) on an F(2x2) layer (no static shape at creation, or another
     // map than it said): F(4x4)'s weights, 36 / 16 as many, replace F(2x2)'s at the first such run.
     if (winograd_ && winograd_->large_tiles_pay(n, h, w, pads)) winograd_ = repack_winograd(ctx, 4);
