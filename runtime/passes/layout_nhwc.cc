@@ -197,6 +197,19 @@ const Tensor* NhwcPass::conv_weight(const Node& n) const {
   return n.op_type == "Conv" && n.domain.empty() && n.inputs.size() > 1 ? constant(n.inputs[1]) : nullptr;
 }
 
+bool NhwcPass::float_2d_conv(const Node& n) const {
+  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1) return false;
+  if (n.inputs[0].empty() || known_non_float(n.inputs[0])) return false;
+  const Tensor* w = constant(n.inputs[1]);
+  if (!w || w->dtype() != DataType::kFloat || w->rank() != 4) return false;
+  if (n.inputs.size() == 3 && !n.inputs[2].empty()) {
+    const Tensor* b = constant(n.inputs[2]);
+    if (!b || b->dtype() != DataType::kFloat || b->rank() != 1) return false;
+  }
+  const Attribute* ks = n.find_attr("kernel_shape");
+  return !ks || ks->ints.size() == 2;
+}
+
 bool NhwcPass::scalar_constant(const std::string& name) const {
   const Tensor* t = constant(name);
   return t && t->numel() == 1;
@@ -242,18 +255,13 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     if (constant(n.inputs[3])->rank() != 4 || (ks && ks->ints.size() != 2)) return Role::kNone;
     return Role::kNhwcOp;
   }
-  if (op == "Conv") {
-    if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1) return Role::kNone;
-    if (n.inputs[0].empty() || known_non_float(n.inputs[0])) return Role::kNone;
-    const Tensor* w = constant(n.inputs[1]);
-    if (!w || w->dtype() != DataType::kFloat || w->rank() != 4) return Role::kNone;
-    if (n.inputs.size() == 3 && !n.inputs[2].empty()) {
-      const Tensor* b = constant(n.inputs[2]);
-      if (!b || b->dtype() != DataType::kFloat || b->rank() != 1) return Role::kNone;
-    }
-    const Attribute* ks = n.find_attr("kernel_shape");
-    if (ks && ks->ints.size() != 2) return Role::kNone;
-    return Role::kNhwcOp;
+  if (op == "Conv") return float_2d_conv(n) ? Role::kNhwcOp : Role::kNone;
+  if (op == "ConvTranspose") {  // U-Net's and DB heads' upsampling, where a fast NHWC kernel exists
+    if (!options_.nhwc_conv_transpose || !float_2d_conv(n)) return Role::kNone;
+    // output_shape and auto_pad SAME leave the fast kernel: they stay outside, in NCHW.
+    const Attribute* pad = attr_of(n, "auto_pad", AttrType::kString);
+    const bool same = pad && pad->s.rfind("SAME", 0) == 0;
+    return n.find_attr("output_shape") || same ? Role::kNone : Role::kNhwcOp;
   }
   if (op == "MaxPool" || op == "AveragePool") {
     if (n.inputs.size() != 1 || n.inputs[0].empty() || known_non_float(n.inputs[0])) return Role::kNone;
@@ -308,14 +316,14 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
 
 // An op that widens what it reads, whose output only leaves the region, would move the boundary
 // after it onto more bytes: an upsampling (LR-ASPP's 40x40 -> 320x320 logits: 64 times the
-// values) or a DequantizeLinear (float from 8-bit: an int8 U-Net's skip connections, read by a
+// values; a ConvTranspose) or a DequantizeLinear (float from 8-bit: an int8 U-Net's skip connections, read by a
 // float ConvTranspose / Concat, left as float at 4 times the bytes). Last consumers first, so
 // a chain of them goes back whole. One that a region node also reads stays, graph output or
 // not (the calibration session exposes LR-ASPP's inner Resize, which a Conv reads).
 void NhwcPass::keep_widening_exits_nchw(const std::vector<size_t>& order) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node& n = g_.nodes[*it];
-    const bool widening = (role_[*it] == Role::kNhwcOp && n.op_type == "Resize") ||
+    const bool widening = (role_[*it] == Role::kNhwcOp && (n.op_type == "Resize" || n.op_type == "ConvTranspose")) ||
                           (role_[*it] == Role::kAgnostic && n.op_type == "DequantizeLinear");
     if (!widening || !n.domain.empty()) continue;
     const std::string& out = n.outputs[0];
@@ -520,7 +528,8 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         std::string& in = n.inputs[k];
         if (in.empty()) continue;
         if (std::find(data.begin(), data.end(), k) == data.end()) {
-          if (is_conv(n)) in = constant_root(in);  // W / B / quantization parameters: the initializer itself
+          if (is_conv(n) || n.op_type == "ConvTranspose")
+            in = constant_root(in);  // W / B / quantization parameters: the initializer itself
         } else {
           auto it = nhwc.find(in);
           if (it != nhwc.end()) {
@@ -598,6 +607,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp) && fast(kConcatBatchNormOp);
   o.fuse_stem_pool = fast(kConvMaxPoolOp);
   o.fuse_residual_add = fast("Conv");
+  o.nhwc_conv_transpose = fast("ConvTranspose");
   o.lift_1d = fast("Conv");
   return o;
 }

@@ -70,6 +70,8 @@ struct NhwcLayoutOptions {
   bool fuse_residual_add = false;
   // 1-D Convs and pools run as 2-D ones of height 1 (layout_conv1d.cc), in the regions.
   bool lift_1d = false;
+  // A 2-D ConvTranspose with constant weights is an NHWC op (no boundaries around it).
+  bool nhwc_conv_transpose = false;
 };
 
 struct NhwcLayoutStats {

@@ -40,12 +40,14 @@ class NhwcPass {
   const Tensor* constant(const std::string& name) const;
   // A plain Conv's constant weight; nullptr for any other node (whatever its inputs).
   const Tensor* conv_weight(const Node& n) const;
+  // A Conv / ConvTranspose on a float input with a constant float 4-D W and bias vector (if any).
+  bool float_2d_conv(const Node& n) const;
   std::string constant_root(const std::string& name) const;
   bool known_non_float(const std::string& name) const;
   bool scalar_constant(const std::string& name) const;
   bool is_region(const std::string& name) const { return region_.count(name) != 0; }
-  // After classification: a Resize or DequantizeLinear whose output no region node reads goes
-  // back to NCHW.
+  // After classification: a Resize, ConvTranspose or DequantizeLinear whose output no region
+  // node reads goes back to NCHW.
   void keep_widening_exits_nchw(const std::vector<size_t>& order);
   Role classify(size_t i);
   bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;

@@ -195,6 +195,62 @@ TEST(LayoutNhwc, ComputedWeightsAndUnknownRanksStayNchw) {
   EXPECT_EQ(b.model.graph.nodes.size(), 2u);
 }
 
+// A U-Net level: x -> Conv + Relu ("skip") -> MaxPool -> Conv -> ConvTranspose (k x k, stride
+// 2, U-Net's upsampling when k = 2; pads 1 and output_padding 1 when k = 3) + Relu -> Concat
+// with the skip -> Conv -> "y".
+Model unet_level(int64_t c, int64_t k) {
+  Builder b;
+  b.input("x");
+  const std::string skip = b.node("Relu", {b.conv("x", 3, c, 3)});
+  const std::string down = b.node("MaxPool", {skip}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
+  const std::string w = b.constant(rand_tensor({2 * c, c, k, k}, 31, -0.5f, 0.5f));
+  std::vector<Attribute> attrs = {attr_ints("strides", {2, 2})};
+  if (k == 3) {
+    attrs.push_back(attr_ints("pads", {1, 1, 1, 1}));
+    attrs.push_back(attr_ints("output_padding", {1, 1}));
+  }
+  const std::string up =
+      b.node("ConvTranspose", {b.conv(down, c, 2 * c, 3), w, b.constant(rand_tensor({c}, 32))}, attrs);
+  const std::string cat = b.node("Concat", {b.node("Relu", {up}), skip}, {attr_int("axis", 1)});
+  b.node("Relu", {b.conv(cat, 2 * c, c, 3)}, {}, "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(LayoutNhwc, ConvTransposeJoinsTheRegion) {
+  NhwcLayoutOptions on;
+  on.nhwc_conv_transpose = true;
+  Model m = unet_level(8, 2);
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(count_ops(m.graph, kNhwcDomain, "ConvTranspose"), 1);
+  EXPECT_EQ(s->to_nhwc, 1);  // x
+  EXPECT_EQ(s->to_nchw, 1);  // y
+  // Without an NHWC kernel for it, it stays NCHW, with boundaries around it.
+  Model off = unet_level(8, 2);
+  s = apply_nhwc_layout(off.graph, off.opset_imports, NhwcLayoutOptions{});
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(count_ops(off.graph, "", "ConvTranspose"), 1);
+  EXPECT_GE(s->to_nchw, 2);
+}
+
+TEST(LayoutNhwc, ConvTransposeOnlyLeavingTheRegionStaysNchw) {
+  // Its output (4 times its input's pixels) leaves the region: the boundary stays before it.
+  NhwcLayoutOptions on;
+  on.nhwc_conv_transpose = true;
+  Builder b;
+  b.input("x");
+  b.node("ConvTranspose",
+         {b.node("Relu", {b.conv("x", 3, 8, 3)}), b.constant(rand_tensor({8, 4, 2, 2}, 5)),
+          b.constant(rand_tensor({4}, 6))},
+         {attr_ints("strides", {2, 2})}, "y");
+  b.output("y");
+  auto s = apply_nhwc_layout(b.model.graph, b.model.opset_imports, on);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(count_ops(b.model.graph, "", "ConvTranspose"), 1);
+  EXPECT_EQ(count_ops(b.model.graph, kNhwcDomain, "ConvTranspose"), 0);
+}
+
 TEST(LayoutNhwc, ChannelConcatMovesToTheLastAxis) {
   Builder b;
   b.input("x");
@@ -432,6 +488,18 @@ TEST(LayoutNhwcDiff, InputShapeChangesBetweenRuns) {
   expect_same_outputs(mini_net(3, 13),
                       {{1, 3, 16, 16}, {2, 3, 23, 11}, {1, 3, 16, 16}, {1, 3, 7, 7}, {1, 3, 24, 20}, {1, 3, 20, 24}},
                       "dynamic shapes");
+}
+
+TEST(LayoutNhwcDiff, UNetLevelsWithConvTranspose) {
+  for (int64_t k : {2, 3}) {
+    for (int64_t c : {8, 13}) {
+      const std::string what =
+          "ConvTranspose " + std::to_string(k) + "x" + std::to_string(k) + ", c " + std::to_string(c);
+      expect_same_outputs(unet_level(c, k), {{1, 3, 16, 16}, {2, 3, 12, 20}, {1, 3, 16, 16}}, what);
+      expect_same_outputs(unet_level(c, k), {{1, 3, 8, 10}}, what + ", NaN and inf",
+                          std::numeric_limits<float>::infinity());
+    }
+  }
 }
 
 TEST(LayoutNhwcDiff, NonFiniteInputsKeepReferenceSemantics) {

@@ -1,9 +1,10 @@
 // XNNPACK ConvTranspose: 2-D float32 transposed convolution with constant weights (and bias),
 // any group, strides, dilations, explicit pads and output_padding (< stride), via
-// xnn_create_deconvolution2d_nhwc_f32 (weights packed once at session creation). NCHW in and
-// out: the input is transposed to NHWC scratch, the output back (the layout pass keeps
-// ConvTranspose outside its NHWC regions). Declined: auto_pad SAME, output_shape, other ranks,
-// runtime weights; the reference kernel (ops/ref/conv.cc) covers those.
+// xnn_create_deconvolution2d_nhwc_f32 (weights packed once at session creation). The layout
+// pass's com.xonnx.nhwc ConvTranspose runs on its NHWC tensors directly; an ONNX one (outside
+// the regions) transposes its NCHW input to NHWC scratch and the output back. Declined:
+// auto_pad SAME, output_shape, other ranks, runtime weights; the reference kernel
+// (ops/ref/conv.cc, or its NHWC twin) covers those.
 //
 // NaN/inf rule as XNNPACK Conv: XNNPACK's clamp turns NaN into the lower bound, so an output
 // that is not all finite reruns the reference.
@@ -16,6 +17,7 @@
 #include "runtime/ops/common/conv_geometry.h"
 #include "runtime/ops/common/finite.h"
 #include "runtime/ops/common/layout_convert.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 
@@ -32,13 +34,18 @@ class DeconvKernel final : public FastKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override;
 
+  Status run_nhwc(KernelContext& ctx, bool& handled);
+  // Points the operator at (n, h, w) images from `in` into `out`, unless it already is.
+  Status setup(int64_t n, int64_t h, int64_t w, const float* in, float* out, pthreadpool_t tp);
+
+  bool nhwc_ = false;                           // com.xonnx.nhwc: [N, H, W, C] in and out
   int64_t group_ = 1, in_ch_ = 0, out_ch_ = 0;  // totals over the groups
   ConvGeometry geo_;
   std::array<int64_t, 4> pads_{};  // top, left, bottom, right
   int64_t adj_h_ = 0, adj_w_ = 0;  // output_padding
   Operator op_;
   int64_t last_n_ = -1, last_h_ = -1, last_w_ = -1;
-  const float* last_in_ = nullptr;
+  const float* last_in_ = nullptr;  // the setup's pointers: pool buffers keep theirs from run to run
   const float* last_out_ = nullptr;
 };
 
@@ -58,6 +65,7 @@ Result<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelInit& init) {
   if (!w || !is_f32(*w) || w->rank() != 4) return unsupported("XNNPACK ConvTranspose: needs a constant 4-D float W");
   const Tensor* b = nullptr;
   auto k = std::unique_ptr<DeconvKernel>(new DeconvKernel());
+  k->nhwc_ = is_nhwc_node(init);
   XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), k->group_, "XNNPACK ConvTranspose"));
   if (init.has_input(2)) {
     b = init.constant_input(2);
@@ -94,7 +102,22 @@ Result<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelInit& init) {
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
+Status DeconvKernel::setup(int64_t n, int64_t h, int64_t w, const float* in, float* out, pthreadpool_t tp) {
+  if (n == last_n_ && h == last_h_ && w == last_w_ && in == last_in_ && out == last_out_) return Status::ok();
+  XONNX_RETURN_IF_ERROR(check(xnn_setup_deconvolution2d_nhwc_f32(
+                                  op_.get(), static_cast<size_t>(n), static_cast<size_t>(h), static_cast<size_t>(w),
+                                  static_cast<uint32_t>(adj_h_), static_cast<uint32_t>(adj_w_), in, out, tp),
+                              "xnn_setup_deconvolution2d_nhwc_f32"));
+  last_n_ = n;
+  last_h_ = h;
+  last_w_ = w;
+  last_in_ = in;
+  last_out_ = out;
+  return Status::ok();
+}
+
 Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
+  if (nhwc_) return run_nhwc(ctx, handled);
   const Tensor& x = ctx.input(0);
   if (!is_f32(x) || x.rank() != 4 || x.dim(1) != in_ch_) return Status::ok();
   const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
@@ -108,17 +131,7 @@ Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
   float* out = thread_scratch(1).resize(nb * out_hw * cout);
   pthreadpool_t tp =
       pool_for(*pool_, double(nb) * double(in_hw) * double(cout) * double(in_ch_ / group_) * double(geo_.kh * geo_.kw));
-  if (n != last_n_ || h != last_h_ || w != last_w_ || in != last_in_ || out != last_out_) {
-    XONNX_RETURN_IF_ERROR(check(
-        xnn_setup_deconvolution2d_nhwc_f32(op_.get(), nb, static_cast<size_t>(h), static_cast<size_t>(w),
-                                           static_cast<uint32_t>(adj_h_), static_cast<uint32_t>(adj_w_), in, out, tp),
-        "xnn_setup_deconvolution2d_nhwc_f32"));
-    last_n_ = n;
-    last_h_ = h;
-    last_w_ = w;
-    last_in_ = in;
-    last_out_ = out;
-  }
+  XONNX_RETURN_IF_ERROR(setup(n, h, w, in, out, tp));
   nchw_to_nhwc(x.data<float>(), in, nb, cin, in_hw, *pool_);
   XONNX_RETURN_IF_ERROR(op_.run(tp));
   if (!keep_if_finite(all_finite(out, nb * out_hw * cout, *pool_)))
@@ -129,10 +142,29 @@ Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
   return Status::ok();
 }
 
+Status DeconvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
+  const Tensor& x = ctx.input(0);
+  if (!is_f32(x) || x.rank() != 4 || x.dim(3) != in_ch_) return Status::ok();
+  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
+  if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
+  const int64_t oh = geo_.sh * (h - 1) + adj_h_ + (geo_.kh - 1) * geo_.dh + 1 - pads_[0] - pads_[2];
+  const int64_t ow = geo_.sw * (w - 1) + adj_w_ + (geo_.kw - 1) * geo_.dw + 1 - pads_[1] - pads_[3];
+  if (oh <= 0 || ow <= 0) return Status::ok();  // the twin reports or handles it
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, out_ch_}));
+  float* out = y->data<float>();
+  pthreadpool_t tp = pool_for(
+      *pool_, double(n) * double(h * w) * double(out_ch_) * double(in_ch_ / group_) * double(geo_.kh * geo_.kw));
+  XONNX_RETURN_IF_ERROR(setup(n, h, w, x.data<float>(), out, tp));
+  XONNX_RETURN_IF_ERROR(op_.run(tp));
+  handled = keep_if_finite(all_finite(out, static_cast<size_t>(y->numel()), *pool_));  // else the twin's
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_xnnpack_deconv(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "ConvTranspose", 1, kLatestVersion, DeconvKernel::create, Backend::kXnnpack);
+  XONNX_REGISTER(registry, kNhwcDomain, "ConvTranspose", 1, kLatestVersion, DeconvKernel::create, Backend::kXnnpack);
 }
 
 }  // namespace xnn
