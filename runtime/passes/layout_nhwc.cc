@@ -470,10 +470,15 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (graph_outputs_.count(v) || subgraph_reads_.count(v)) exits.insert(v);
   }
   std::vector<size_t> exit_transposes;
+  std::unordered_set<size_t> region_shapes;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     if (role_[i] != Role::kNone || fused_away_[i]) continue;
     if (channels_last_exit(i)) {
       exit_transposes.push_back(i);
+      continue;
+    }
+    if (shape_of_region(i)) {
+      region_shapes.insert(i);
       continue;
     }
     for (const std::string& in : g_.nodes[i].inputs) {
@@ -517,6 +522,11 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   for (size_t i : order) {
     if (fused_away_[i]) {
       if (!merged_.count(i)) ++stats.fused;  // an activation (merged nodes count above)
+      continue;
+    }
+    if (region_shapes.count(i)) {
+      emit_shape_of_twin(g_.nodes[i], nhwc.at(g_.nodes[i].inputs[0]), out);
+      ++stats.shapes;
       continue;
     }
     Node n = g_.nodes[i];  // copied: the original names are read below

@@ -78,6 +78,10 @@ class NhwcPass {
   // leaves it as its NHWC twin.
   bool channels_last_entry(size_t i) const;
   bool channels_last_exit(size_t i) const;
+  // A Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order (a
+  // U-Net's Resize to its skip's size): no ToNCHW copies the tensor for its dims.
+  bool shape_of_region(size_t i) const;
+  void emit_shape_of_twin(const Node& shape, const std::string& twin, std::vector<Node>& out);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   bool relabel_channel_shuffle(size_t first);

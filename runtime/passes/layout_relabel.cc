@@ -4,7 +4,9 @@
 // Reshape [N, C, H, W] becomes Reshape [N, H, W, g, C/g] -> Transpose [0, 1, 2, 4, 3] ->
 // Reshape [N, H, W, C]: the same channel order, so the blocks stay in one region where each
 // shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
-// to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin).
+// to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A
+// Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order.
+#include <algorithm>
 #include <vector>
 
 #include "runtime/passes/layout_nhwc_pass.h"
@@ -107,6 +109,42 @@ bool NhwcPass::channels_last_entry(size_t i) const {
 bool NhwcPass::channels_last_exit(size_t i) const {
   const Node& n = g_.nodes[i];
   return transpose_with_perm(n, {0, 2, 3, 1}) && is_region(n.inputs[0]);
+}
+
+bool NhwcPass::shape_of_region(size_t i) const {
+  const Node& n = g_.nodes[i];
+  return is_default(n, "Shape") && n.inputs.size() == 1 && is_region(n.inputs[0]) && n.outputs.size() == 1 &&
+         !n.outputs[0].empty();
+}
+
+void NhwcPass::emit_shape_of_twin(const Node& shape, const std::string& twin, std::vector<Node>& out) {
+  // Shape's start / end (opset 15) on the NCHW dims, clamped as the operator clamps them.
+  int64_t range[2] = {0, 4};
+  const char* names[2] = {"start", "end"};
+  for (int k = 0; k < 2; ++k) {
+    const Attribute* a = shape.find_attr(names[k]);
+    if (!a || a->type != AttrType::kInt) continue;
+    range[k] = std::clamp<int64_t>(a->i < 0 ? a->i + 4 : a->i, 0, 4);
+  }
+  constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};  // of NCHW dim d in [N, H, W, C]
+  std::vector<int64_t> order;
+  for (int64_t d = range[0]; d < range[1]; ++d) order.push_back(kNhwcPosition[d]);
+  const std::string& result = shape.outputs[0];
+  Node of_twin = shape;
+  of_twin.attributes.clear();
+  of_twin.inputs = {twin};
+  of_twin.outputs = {fresh(result)};
+  const std::string indices = fresh(result + "_nchw_order");
+  new_initializers_.push_back({indices, Tensor::from_vector<int64_t>(order, {static_cast<int64_t>(order.size())})});
+  Node gather;
+  gather.name = shape.name + "/nchw_order";
+  gather.op_type = "Gather";
+  gather.opset = opset_of(shape);
+  gather.origin = shape.origin.empty() ? shape.describe() : shape.origin;
+  gather.inputs = {of_twin.outputs[0], indices};
+  gather.outputs = {result};
+  out.push_back(std::move(of_twin));
+  out.push_back(std::move(gather));
 }
 
 // Called for a Reshape, Transpose or Slice whose input is a region value.

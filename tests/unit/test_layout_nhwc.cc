@@ -251,6 +251,36 @@ TEST(LayoutNhwc, ConvTransposeOnlyLeavingTheRegionStaysNchw) {
   EXPECT_EQ(count_ops(b.model.graph, kNhwcDomain, "ConvTranspose"), 0);
 }
 
+// A decoder level that resizes to its skip's size (torch's F.interpolate(x, size=skip.shape[-2:])):
+// x -> Conv + Relu ("skip") -> MaxPool -> Conv -> Resize(sizes = Shape(skip)) -> Concat with the
+// skip -> Conv -> "y"; and the skip's H, W as "dims" (Shape with start 2, opset 15).
+Model resize_to_skip(bool dims_output) {
+  Builder b(17);
+  b.input("x");
+  const std::string skip = b.node("Relu", {b.conv("x", 3, 8, 3)});
+  const std::string down = b.node("MaxPool", {skip}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
+  const std::string up = b.node("Resize", {b.conv(down, 8, 8, 3), "", "", b.node("Shape", {skip})},
+                                {testing::attr_string("mode", "linear")});
+  b.node("Relu", {b.conv(b.node("Concat", {up, skip}, {attr_int("axis", 1)}), 16, 4, 3)}, {}, "y");
+  b.output("y");
+  if (dims_output) {
+    b.node("Shape", {skip}, {attr_int("start", 2)}, "dims");
+    b.output("dims");
+  }
+  return b.model;
+}
+
+TEST(LayoutNhwc, ShapeOfARegionValueReadsItsTwin) {
+  for (bool dims_output : {false, true}) {
+    Model m = resize_to_skip(dims_output);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    EXPECT_EQ(s->shapes, dims_output ? 2 : 1);
+    EXPECT_EQ(s->to_nchw, 1);  // y only: the skip never leaves the region
+    EXPECT_EQ(count_ops(m.graph, "", "Gather"), s->shapes);
+  }
+}
+
 TEST(LayoutNhwc, ChannelConcatMovesToTheLastAxis) {
   Builder b;
   b.input("x");
@@ -500,6 +530,12 @@ TEST(LayoutNhwcDiff, UNetLevelsWithConvTranspose) {
                           std::numeric_limits<float>::infinity());
     }
   }
+}
+
+TEST(LayoutNhwcDiff, ShapesReadFromTheTwinsKeepTheirValues) {
+  // Odd sizes: the pooled map resizes back to the skip's size, not to twice its own.
+  expect_same_outputs(resize_to_skip(true), {{1, 3, 16, 16}, {2, 3, 13, 9}, {1, 3, 7, 12}},
+                      "resize to the skip's size");
 }
 
 TEST(LayoutNhwcDiff, NonFiniteInputsKeepReferenceSemantics) {
