@@ -35,6 +35,12 @@ class DeconvKernel final : public FastKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override;
 
   Status run_nhwc(KernelContext& ctx, bool& handled);
+  struct Dims {
+    int64_t n, h, w, oh, ow;  // images, input and output rows and columns
+  };
+  // X's dims in the node's layout and the output's; false for what the reference handles or
+  // reports (another type, rank or channel count, an empty map or output).
+  bool dims_of(const Tensor& x, Dims& d) const;
   // Points the operator at (n, h, w) images from `in` into `out`, unless it already is.
   Status setup(int64_t n, int64_t h, int64_t w, const float* in, float* out, pthreadpool_t tp);
 
@@ -116,15 +122,23 @@ Status DeconvKernel::setup(int64_t n, int64_t h, int64_t w, const float* in, flo
   return Status::ok();
 }
 
+bool DeconvKernel::dims_of(const Tensor& x, Dims& d) const {
+  if (!is_f32(x) || x.rank() != 4 || x.dim(nhwc_ ? 3 : 1) != in_ch_) return false;
+  d.n = x.dim(0);
+  d.h = x.dim(nhwc_ ? 1 : 2);
+  d.w = x.dim(nhwc_ ? 2 : 3);
+  if (d.n <= 0 || d.h <= 0 || d.w <= 0) return false;
+  d.oh = geo_.sh * (d.h - 1) + adj_h_ + (geo_.kh - 1) * geo_.dh + 1 - pads_[0] - pads_[2];
+  d.ow = geo_.sw * (d.w - 1) + adj_w_ + (geo_.kw - 1) * geo_.dw + 1 - pads_[1] - pads_[3];
+  return d.oh > 0 && d.ow > 0;
+}
+
 Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
   if (nhwc_) return run_nhwc(ctx, handled);
   const Tensor& x = ctx.input(0);
-  if (!is_f32(x) || x.rank() != 4 || x.dim(1) != in_ch_) return Status::ok();
-  const int64_t n = x.dim(0), h = x.dim(2), w = x.dim(3);
-  if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
-  const int64_t oh = geo_.sh * (h - 1) + adj_h_ + (geo_.kh - 1) * geo_.dh + 1 - pads_[0] - pads_[2];
-  const int64_t ow = geo_.sw * (w - 1) + adj_w_ + (geo_.kw - 1) * geo_.dw + 1 - pads_[1] - pads_[3];
-  if (oh <= 0 || ow <= 0) return Status::ok();  // the reference reports or handles it
+  Dims d;
+  if (!dims_of(x, d)) return Status::ok();
+  const int64_t n = d.n, h = d.h, w = d.w, oh = d.oh, ow = d.ow;
   const size_t nb = static_cast<size_t>(n), cin = static_cast<size_t>(in_ch_), cout = static_cast<size_t>(out_ch_);
   const size_t in_hw = static_cast<size_t>(h * w), out_hw = static_cast<size_t>(oh * ow);
   float* in = thread_scratch(0).resize(nb * in_hw * cin);
@@ -144,13 +158,10 @@ Status DeconvKernel::run_fast(KernelContext& ctx, bool& handled) {
 
 Status DeconvKernel::run_nhwc(KernelContext& ctx, bool& handled) {
   const Tensor& x = ctx.input(0);
-  if (!is_f32(x) || x.rank() != 4 || x.dim(3) != in_ch_) return Status::ok();
-  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2);
-  if (n <= 0 || h <= 0 || w <= 0) return Status::ok();
-  const int64_t oh = geo_.sh * (h - 1) + adj_h_ + (geo_.kh - 1) * geo_.dh + 1 - pads_[0] - pads_[2];
-  const int64_t ow = geo_.sw * (w - 1) + adj_w_ + (geo_.kw - 1) * geo_.dw + 1 - pads_[1] - pads_[3];
-  if (oh <= 0 || ow <= 0) return Status::ok();  // the twin reports or handles it
-  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, oh, ow, out_ch_}));
+  Dims d;
+  if (!dims_of(x, d)) return Status::ok();
+  const int64_t n = d.n, h = d.h, w = d.w;
+  XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, d.oh, d.ow, out_ch_}));
   float* out = y->data<float>();
   pthreadpool_t tp = pool_for(
       *pool_, double(n) * double(h * w) * double(out_ch_) * double(in_ch_ / group_) * double(geo_.kh * geo_.kw));
