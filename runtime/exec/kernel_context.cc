@@ -177,9 +177,10 @@ Result<Tensor*> KernelContextImpl::allocate_output_over_input(size_t i, size_t i
   if (!slot || !takeable || !v.is_tensor() || bound_buffer(i)) return allocate(i, dtype, std::move(shape), false);
   const Tensor& t = v.tensor();
   const std::shared_ptr<Storage>& storage = t.storage();
-  // Held by the input's slot and the pool only: a pool buffer no other value shares.
+  // Held by the input's slot and the pool only: a pool buffer no other value shares (the pool
+  // holds fixed-size types only).
   const bool reusable = storage && storage.use_count() == 2 && t.byte_offset() == 0 && t.dtype() == dtype &&
-                        dtype_bits(dtype) > 0 && t.numel() == shape_numel(shape) && state_.buffers->holds(*storage);
+                        t.numel() == shape_numel(shape) && state_.buffers->holds(*storage);
   if (!reusable) return allocate(i, dtype, std::move(shape), false);
   *slot = Value(Tensor(dtype, std::move(shape), storage));
   return slot->mutable_tensor();

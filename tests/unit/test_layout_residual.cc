@@ -106,17 +106,24 @@ struct ResBlock {
 
 // x -> stem Conv + Relu -> 3x3 Conv + Relu -> 3x3 Conv -> Add(shortcut) -> Relu -> "y" (a ResNet
 // basic block after a stem).
+// A Conv of `in` with random weights [cout, cin, k, k] and bias (seeds `seed` on, moved past
+// them), "same" padding and stride s.
+std::string random_conv(testing::GraphBuilder& b, uint32_t& seed, const std::string& in, int64_t cin, int64_t cout,
+                        int64_t k, int64_t s = 1) {
+  const int64_t pad = k / 2;
+  return b.node(
+      "Conv",
+      {in, b.constant(rand_tensor({cout, cin, k, k}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({cout}, seed++))},
+      {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad}), attr_ints("strides", {s, s})});
+}
+
 Model res_block(const ResBlock& r) {
   testing::GraphBuilder b;
   b.input("x", 4);
   uint32_t seed = 40;
   const int64_t stride = r.projection ? 2 : 1;
   const auto conv = [&](const std::string& in, int64_t cin, int64_t cout, int64_t k, int64_t s) {
-    const int64_t pad = k / 2;
-    return b.node(
-        "Conv",
-        {in, b.constant(rand_tensor({cout, cin, k, k}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({cout}, seed++))},
-        {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad}), attr_ints("strides", {s, s})});
+    return random_conv(b, seed, in, cin, cout, k, s);
   };
   const std::string in = b.node("Relu", {conv("x", r.c, r.c, 3, 1)});  // the stem: the block's input in NHWC
   const std::string a = b.node("Relu", {conv(in, r.c, r.m, 3, stride)});
@@ -217,12 +224,7 @@ Model bottleneck(ZUse use, int64_t c) {
   testing::GraphBuilder b;
   b.input("x", 4);
   uint32_t seed = 60;
-  const auto conv = [&](const std::string& in, int64_t k) {
-    const int64_t pad = k / 2;
-    return b.node(
-        "Conv", {in, b.constant(rand_tensor({c, c, k, k}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({c}, seed++))},
-        {attr_ints("kernel_shape", {k, k}), attr_ints("pads", {pad, pad, pad, pad})});
-  };
+  const auto conv = [&](const std::string& in, int64_t k) { return random_conv(b, seed, in, c, c, k); };
   std::string a = "z";
   if (use == ZUse::kGraphInput) {
     b.input("z", 4);
