@@ -13,6 +13,7 @@ namespace passes {
 const std::vector<PassDef>& session_pass_list() {
   static const std::vector<PassDef> passes = {
       {"constants-to-initializers", 1, constants_to_initializers},
+      {"float16-in-float", 1, compute_float16_in_float},
       {"absorb-weight-transposes", 2, absorb_weight_transposes},
       {"constant-folding", 1, constant_folding},
       {"remove-noop", 1, remove_noop},
