@@ -167,9 +167,10 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
     state->opset_imports = session->model_.opset_imports;  // a fusion may import com.microsoft
     if (!state->options.disable_xnnpack) {                 // integer QDQ groups, NHWC regions for XNNPACK
       auto t0 = std::chrono::steady_clock::now();
-      // A selective build without DequantizeLinear or MatMulInteger runs no graph this rewrite
-      // would change.
-      if constexpr (op_selected("", "DequantizeLinear") || op_selected("", "MatMulInteger")) {
+      // A selective build without DequantizeLinear, MatMulInteger or ConvInteger runs no graph
+      // this rewrite would change.
+      if constexpr (op_selected("", "DequantizeLinear") || op_selected("", "MatMulInteger") ||
+                    op_selected("", "ConvInteger")) {
         XONNX_ASSIGN_OR_RETURN(QdqFusionStats qdq, apply_qdq_fusion(mutable_graph, session->model_.opset_imports));
         report.passes.push_back(rewrite_row("qdq-fusion", ms_since(t0), qdq_rewrites(qdq), "QDQ rewrites"));
         t0 = std::chrono::steady_clock::now();

@@ -215,6 +215,14 @@ bool NhwcPass::scalar_constant(const std::string& name) const {
   return t && t->numel() == 1;
 }
 
+// A DynamicQuantizeLinear's scale or zero point: scalars, whatever the layout of what it read.
+bool NhwcPass::dynamic_quantization_param(const std::string& name) const {
+  auto p = producer_.find(name);
+  if (p == producer_.end()) return false;
+  const Node& n = g_.nodes[p->second];
+  return is_default(n, "DynamicQuantizeLinear") && n.outputs.size() == 3 && n.outputs[0] != name;
+}
+
 bool NhwcPass::known_non_float(const std::string& name) const {
   auto it = elem_types_.find(name);
   return it != elem_types_.end() && it->second != DataType::kUndefined && it->second != DataType::kFloat;
@@ -283,10 +291,15 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   if (op == "Resize") return is_region(n.inputs[0]) && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {  // per tensor only: the axis would move
-    if (n.inputs.size() < 2 || n.outputs.size() != 1 || !scalar_constant(n.inputs[1])) return Role::kNone;
-    if (n.inputs.size() > 2 && !n.inputs[2].empty() && !scalar_constant(n.inputs[2])) return Role::kNone;
+    const auto scalar = [&](const std::string& v) { return scalar_constant(v) || dynamic_quantization_param(v); };
+    if (n.inputs.size() < 2 || n.outputs.size() != 1 || !scalar(n.inputs[1])) return Role::kNone;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty() && !scalar(n.inputs[2])) return Role::kNone;
     return Role::kAgnostic;
   }
+  // Element-wise over a range of the whole tensor: any layout. Its scale and zero point are
+  // scalars and stay outside the region (region_outputs); ConvInteger's rewrite (qdq_fusion.h)
+  // dequantizes y for the Conv after it.
+  if (op == "DynamicQuantizeLinear") return n.outputs.size() == 3 ? Role::kAgnostic : Role::kNone;
   if (layout_agnostic_unary(n)) {
     if (n.outputs.size() != 1) return Role::kNone;
     for (size_t k = 1; k < n.inputs.size(); ++k) {
@@ -444,8 +457,10 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (role_[i] == Role::kNone) continue;
     Node& n = g_.nodes[i];
     if (n.op_type == "Conv" || n.op_type == "BatchNormalization") try_fuse(i);
-    for (const std::string& o : n.outputs) {
-      if (!o.empty()) region_.insert(o);
+    // A DynamicQuantizeLinear's scale and zero point are scalars: only y is in the region.
+    const size_t region_outputs = is_default(n, "DynamicQuantizeLinear") ? 1 : n.outputs.size();
+    for (size_t k = 0; k < region_outputs; ++k) {
+      if (!n.outputs[k].empty()) region_.insert(n.outputs[k]);
     }
     // Unit spatial size (global pooling and what keeps it) makes the exit conversion free.
     bool unit = n.op_type == "GlobalAveragePool";
@@ -491,7 +506,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   for (size_t i : order) {
     if (role_[i] == Role::kNone || fused_away_[i]) continue;
     for (const std::string& o : g_.nodes[i].outputs) {
-      if (!o.empty()) nhwc[o] = fresh(o);
+      if (!o.empty() && is_region(o)) nhwc[o] = fresh(o);  // not a DynamicQuantizeLinear's scalars
     }
   }
   for (const std::string& v : entering_) nhwc[v] = fresh(v);
@@ -558,7 +573,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         }
       }
       for (std::string& o : n.outputs) {
-        if (!o.empty()) o = nhwc.at(o);
+        if (auto it = nhwc.find(o); it != nhwc.end()) o = it->second;
       }
       if (role_[i] == Role::kNhwcOp) {
         n.opset = opset_of(n);

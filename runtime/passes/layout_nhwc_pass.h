@@ -45,6 +45,7 @@ class NhwcPass {
   std::string constant_root(const std::string& name) const;
   bool known_non_float(const std::string& name) const;
   bool scalar_constant(const std::string& name) const;
+  bool dynamic_quantization_param(const std::string& name) const;
   bool is_region(const std::string& name) const { return region_.count(name) != 0; }
   // After classification: a Resize, ConvTranspose or DequantizeLinear whose output no region
   // node reads goes back to NCHW.

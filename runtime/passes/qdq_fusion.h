@@ -21,6 +21,9 @@
 //  - int8 dynamic MatMulInteger(A, int8 B const [K, N]) -> Cast(float) -> Mul(a_scale * b_scale)
 //    [-> Add(bias const [N])] becomes com.microsoft MatMulIntegerToFloat where the own kernel
 //    runs (AVX512-VNNI); the same bits, one pass over the output instead of four.
+//  - int8 dynamic ConvInteger(x, 8-bit W const) -> Cast(float) -> Mul(x_scale * w_scale)
+//    [-> Add(bias const)] becomes DequantizeLinear(x) -> Conv(W dequantized once [, bias]): a
+//    float Conv on the fast kernels, the activations still quantized.
 //  - DQ(a), DQ(b) -> Add / Mul [-> Relu / Clip] -> Q becomes com.microsoft QLinearAdd /
 //    QLinearMul (same 8-bit type on all three).
 //  - DQ(x) -> MaxPool -> Q and DQ(x1), DQ(x2).. -> Concat -> Q with equal parameters become
@@ -47,13 +50,15 @@ struct QdqFusionStats {
   int conv = 0;                // QLinearConv made
   int gemm = 0;                // com.microsoft QGemm made
   int matmul = 0;              // QLinearMatMul / MatMulIntegerToFloat made (QDQ or dynamic)
+  int conv_integer = 0;        // dynamic ConvInteger made a float Conv on its dequantized input
   int binary = 0;              // QLinearAdd / QLinearMul made
   int max_pool = 0;            // MaxPool moved onto integers
   int concat = 0;              // Concat moved onto integers
   int activations = 0;         // Relu / Clip folded into a Q's saturation
   int folded_dequantize = 0;   // constant DequantizeLinear evaluated at creation
   int total() const {
-    return signed_activations + conv + gemm + matmul + binary + max_pool + concat + activations + folded_dequantize;
+    return signed_activations + conv + gemm + matmul + conv_integer + binary + max_pool + concat + activations +
+           folded_dequantize;
   }
 };
 

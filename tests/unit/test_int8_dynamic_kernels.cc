@@ -6,11 +6,14 @@
 // MatMulInteger -> Cast -> Mul [-> Add] into MatMulIntegerToFloat, end to end: the same bits.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/exec/session.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "tests/unit/backend_test_util.h"
 #include "tests/unit/graph_builder.h"
@@ -258,5 +261,150 @@ TEST(Int8DynamicFusion, MatMulIntegerChainBecomesMatMulIntegerToFloatWithTheSame
   }
 }
 
+// ---- the QDQ pass: ConvInteger -> Cast -> Mul [-> Add] as a float Conv -------------------------
+
+struct ConvIntegerCase {
+  bool bias = true, per_channel = false;  // per-channel W scale and zero point
+  DataType w_type = DataType::kUint8;     // ORT's quantize_dynamic writes uint8 Conv weights
+  int64_t group = 1, stride = 1;
+  bool cast_read_twice = false;         // the Cast's output is also a graph output: nothing to rewrite
+  bool zero_point_per_channel = false;  // with a single W scale
+};
+
+// x [1, 8, 9, 11] -> DynamicQuantizeLinear -> ConvInteger(3x3 W, x_zero_point, w_zero_point) ->
+// Cast -> Mul(Mul(x_scale, w_scale)) [-> Add(bias [1, 16, 1, 1])] -> y, as ORT's quantize_dynamic
+// writes a Conv.
+Model conv_integer_model(const ConvIntegerCase& c) {
+  constexpr int64_t kIn = 8, kOut = 16;
+  testing::GraphBuilder b(17);
+  b.input("x");
+  std::mt19937 gen(23);
+  std::uniform_int_distribution<int> code(0, 255);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  const int64_t cin = kIn / c.group;
+  std::vector<uint8_t> w(static_cast<size_t>(kOut * cin * 9));
+  for (uint8_t& v : w) v = static_cast<uint8_t>(code(gen));
+  std::vector<float> ws(static_cast<size_t>(c.per_channel ? kOut : 1)), bias(static_cast<size_t>(kOut));
+  for (float& v : ws) v = unit(gen) / 255.0f;
+  for (float& v : bias) v = unit(gen) - 1.0f;
+  b.node("DynamicQuantizeLinear", {"x"}, {}, "xq");
+  b.g().nodes.back().outputs = {"xq", "x_scale", "x_zero_point"};
+  Tensor wt = Tensor::allocate(c.w_type, {kOut, cin, 3, 3}).value();
+  std::memcpy(wt.raw_data(), w.data(), w.size());
+  const std::string wq = b.constant(wt);
+  Tensor wz = Tensor::allocate(c.w_type, c.per_channel || c.zero_point_per_channel ? Shape{kOut} : Shape{}).value();
+  for (int64_t k = 0; k < wz.numel(); ++k) static_cast<uint8_t*>(wz.raw_data())[k] = static_cast<uint8_t>(100 + k);
+  const std::string sums =
+      b.node("ConvInteger", {"xq", wq, "x_zero_point", b.constant(wz)},
+             {testing::attr_ints("kernel_shape", {3, 3}), testing::attr_ints("pads", {1, 1, 1, 1}),
+              testing::attr_ints("strides", {c.stride, c.stride}), testing::attr_int("group", c.group)});
+  const std::string sums_float = b.node("Cast", {sums}, {testing::attr_int("to", 1)}, "sums_float");
+  const std::string scales = b.node(
+      "Mul", {"x_scale",
+              b.constant(c.per_channel ? Tensor::from_vector<float>(ws, {kOut, 1, 1}) : Tensor::scalar<float>(ws[0]))});
+  const std::string scaled = b.node("Mul", {sums_float, scales}, {}, c.bias ? "" : "y");
+  if (c.bias) b.node("Add", {scaled, b.constant(Tensor::from_vector<float>(bias, {1, kOut, 1, 1}))}, {}, "y");
+  b.output("y");
+  if (c.cast_read_twice) b.output(sums_float);
+  return b.model;
+}
+
+TEST(Int8DynamicFusion, ConvIntegerChainBecomesAFloatConvOnTheSameValues) {
+  const ConvIntegerCase cases[] = {{},
+                                   {false},
+                                   {true, true},
+                                   {true, false, DataType::kInt8},
+                                   {true, true, DataType::kUint8, 2, 2},
+                                   {true, false, DataType::kUint8, 1, 1, true},
+                                   {true, false, DataType::kUint8, 1, 1, false, true}};
+  std::mt19937 gen(29);
+  std::normal_distribution<float> normal(0.2f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(8 * 9 * 11));
+  for (float& v : x) v = normal(gen);
+  const std::vector<Value> in = {Value(Tensor::from_vector<float>(x, {1, 8, 9, 11}))};
+  for (const ConvIntegerCase& c : cases) {
+    const std::string what = std::string(c.bias ? "bias" : "no bias") + (c.per_channel ? ", per-channel" : "") +
+                             (c.w_type == DataType::kInt8 ? ", int8 W" : ", uint8 W") + ", group " +
+                             std::to_string(c.group) + ", stride " + std::to_string(c.stride) +
+                             (c.cast_read_twice ? ", Cast read twice" : "") +
+                             (c.zero_point_per_channel ? ", W zero point per channel" : "");
+    std::vector<Tensor> outputs;
+    bool ran_conv_integer[2] = {false, false};
+    for (bool qdq_pass : {false, true}) {
+      SessionOptions options;
+      options.disable_xnnpack = !qdq_pass;  // the pass runs with XNNPACK enabled
+      auto s = Session::create_from_model(conv_integer_model(c), options);
+      ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+      Profiler profiler;
+      (*s)->set_profiler(&profiler);
+      auto out = (*s)->run(in);
+      ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+      outputs.push_back((*out)[0].tensor());
+      for (const Profiler::Entry& e : profiler.entries()) ran_conv_integer[qdq_pass] |= e.op_type == "ConvInteger";
+    }
+    EXPECT_TRUE(ran_conv_integer[0]) << what;
+    EXPECT_EQ(ran_conv_integer[1], c.cast_read_twice) << what;
+    // Float sums of the same integer products, scaled once by x_scale * w_scale: float rounding apart.
+    backendtest::expect_close(outputs[1], outputs[0], {1e-5, 1e-5}, what);
+  }
+}
+
+// x -> Conv -> Relu -> DynamicQuantizeLinear -> ConvInteger ... -> Add(bias) -> y: after the
+// rewrite, the quantization runs on the first Conv's NHWC output and the second Conv reads its
+// dequantized NHWC values (no layout conversion between the Convs). Integer inputs, weights and
+// biases keep every float sum exact, so both paths quantize the same values.
+TEST(Int8DynamicFusion, DynamicQuantizationStaysInTheNhwcRegion) {
+  Model m = conv_integer_model({});
+  Graph& g = m.graph;
+  std::vector<float> w1(8 * 8), b1(8);
+  for (size_t k = 0; k < w1.size(); ++k) w1[k] = static_cast<float>(static_cast<int>(k * 7 % 5) - 2);
+  for (size_t k = 0; k < b1.size(); ++k) b1[k] = static_cast<float>(k % 3);
+  g.initializers.push_back({"w1", Tensor::from_vector<float>(w1, {8, 8, 1, 1})});
+  g.initializers.push_back({"b1", Tensor::from_vector<float>(b1, {8})});
+  Node conv;
+  conv.op_type = "Conv";
+  conv.name = "first";
+  conv.inputs = {"x", "w1", "b1"};
+  conv.outputs = {"first_out"};
+  Node relu;
+  relu.op_type = "Relu";
+  relu.name = "first_relu";
+  relu.inputs = {"first_out"};
+  relu.outputs = {"first_relu_out"};
+  g.nodes.front().inputs[0] = "first_relu_out";  // the DynamicQuantizeLinear
+  g.nodes.insert(g.nodes.begin(), {conv, relu});
+  std::vector<float> x(static_cast<size_t>(8 * 9 * 11));
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(static_cast<int>(k * 13 % 17) - 8);
+  const std::vector<Value> in = {Value(Tensor::from_vector<float>(x, {1, 8, 9, 11}))};
+  std::vector<Tensor> outputs;
+  for (bool qdq_pass : {false, true}) {
+    SessionOptions options;
+    options.disable_xnnpack = !qdq_pass;
+    auto s = Session::create_from_model(m, options);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    auto out = (*s)->run(in);
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    outputs.push_back((*out)[0].tensor());
+    if (!qdq_pass) continue;
+    const Graph& run = (*s)->model().graph;
+    std::unordered_map<std::string, const Node*> producer;
+    for (const Node& n : run.nodes)
+      for (const std::string& o : n.outputs) producer[o] = &n;
+    int dynamic = 0;
+    for (const Node& n : run.nodes) {
+      if (n.op_type != "DynamicQuantizeLinear") continue;
+      ++dynamic;
+      ASSERT_TRUE(producer.count(n.inputs[0]));
+      EXPECT_EQ(producer[n.inputs[0]]->domain + ":" + producer[n.inputs[0]]->op_type, std::string(kNhwcDomain) + ":Conv");
+    }
+    EXPECT_EQ(dynamic, 1);
+    for (const Node& n : run.nodes) {
+      if (n.op_type != "Conv" || n.domain != kNhwcDomain || n.name == "first") continue;
+      ASSERT_TRUE(producer.count(n.inputs[0]));
+      EXPECT_EQ(producer[n.inputs[0]]->op_type, "DequantizeLinear");
+    }
+  }
+  backendtest::expect_close(outputs[1], outputs[0], {1e-5, 1e-5}, "Conv -> dynamic int8 Conv");
+}
 }  // namespace
 }  // namespace xonnx

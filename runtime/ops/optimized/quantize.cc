@@ -124,20 +124,46 @@ class DequantizeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<DequantizeKernel>(new DequantizeKernel());
-    XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));
+    if (!init.constant_input(1) && !(init.has_input(2) && init.constant_input(2))) {
+      // Scale and zero point computed at run time (a DynamicQuantizeLinear's, the QDQ pass's
+      // rewrite of ConvInteger): read per run, as scalars.
+      for (const char* attr : {"block_size", "output_dtype", "precision"}) {
+        XONNX_ASSIGN_OR_RETURN(int64_t v, init.get_int(attr, 0));
+        if (v != 0) return unsupported("optimized DequantizeLinear: attribute ", attr);
+      }
+      k->runtime_params_ = true;
+    } else {
+      XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));
+    }
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
  private:
+  // Scalar scale (positive, finite) and zero point of x's type from the node's inputs; false
+  // leaves the node to the reference, which reports bad ones.
+  bool read_params(KernelContext& ctx, DataType x_type, float& scale, int32_t& zp) const {
+    const Tensor& s = ctx.input(1);
+    if (!is_f32(s) || s.numel() != 1) return false;
+    scale = s.data<float>()[0];
+    if (!(scale > 0) || !std::isfinite(scale)) return false;
+    zp = 0;
+    if (ctx.num_inputs() < 3 || !ctx.has_input(2)) return true;
+    const Tensor& z = ctx.input(2);
+    if (!z.defined() || z.numel() != 1 || z.dtype() != x_type) return false;
+    zp = static_cast<int32_t>(z.get_as_int64(0));
+    return true;
+  }
+
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     if (!x.defined() || !dtype_is_8bit_int(x.dtype()) || (type_ != DataType::kUndefined && x.dtype() != type_))
       return Status::ok();
+    float s = scale_;
+    int32_t zp = zp_;
+    if (runtime_params_ && !read_params(ctx, x.dtype(), s, zp)) return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     float* out = y->data<float>();
-    const float s = scale_;
-    const int32_t zp = zp_;
     auto body = [&](const auto* in) {
       pool_->parallel_for(static_cast<size_t>(x.numel()), kChunk, [&](size_t b, size_t e) {
         for (size_t i = b; i < e; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zp) * s;
@@ -155,6 +181,7 @@ class DequantizeKernel final : public FastKernel {
   float scale_ = 1;
   int32_t zp_ = 0;
   DataType type_ = DataType::kUndefined;  // kUndefined: no zero point, any 8-bit x
+  bool runtime_params_ = false;           // scale and zero point are inputs read per run
 };
 
 // y, y_scale, y_zero_point = DynamicQuantizeLinear(x): uint8 over x's range widened to hold 0.
