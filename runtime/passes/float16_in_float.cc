@@ -34,8 +34,8 @@ constexpr int64_t kFloat = static_cast<int64_t>(DataType::kFloat);
 const std::set<std::string> kDtypeOps = {"EyeLike",   "RandomNormal",     "RandomUniform",
                                          "Bernoulli", "RandomNormalLike", "RandomUniformLike"};
 
-Attribute* find_attribute(Node& n, const char* name) {
-  for (Attribute& a : n.attributes)
+const Attribute* find_attribute(const Node& n, const char* name) {
+  for (const Attribute& a : n.attributes)
     if (a.name == name) return &a;
   return nullptr;
 }
@@ -43,56 +43,48 @@ Attribute* find_attribute(Node& n, const char* name) {
 // Cast to float16: `to` = 10, or "FLOAT16" in opset 1's string form.
 bool casts_to_float16(const Node& n) {
   if (!is_default(n, "Cast")) return false;
-  for (const Attribute& a : n.attributes)
-    if (a.name == "to") return a.type == AttrType::kString ? a.s == "FLOAT16" : a.i == kFloat16;
-  return false;
+  const Attribute* to = find_attribute(n, "to");
+  return to && (to->type == AttrType::kString ? to->s == "FLOAT16" : to->i == kFloat16);
 }
 
 bool casts_to_float(const Node& n) {
   if (!is_default(n, "Cast")) return false;
-  for (const Attribute& a : n.attributes)
-    if (a.name == "to") return a.type == AttrType::kString ? a.s == "FLOAT" : a.i == kFloat;
-  return false;
+  const Attribute* to = find_attribute(n, "to");
+  return to && (to->type == AttrType::kString ? to->s == "FLOAT" : to->i == kFloat);
 }
 
-Tensor float_copy(const Tensor& half) {
-  Tensor out = Tensor::allocate(DataType::kFloat, half.shape()).value();
-  const Float16* in = half.data<Float16>();
-  float* f = out.data<float>();
-  for (int64_t i = 0; i < half.numel(); ++i) f[i] = half_to_float(in[i].bits);
-  return out;
-}
-
-// The node's float16-producing attribute turned to float32; false when it has none.
-bool retype_attribute(Node& n) {
-  if (!n.domain.empty()) return false;
-  if (n.op_type == "Cast") {
-    Attribute* to = find_attribute(n, "to");
-    if (!to || !casts_to_float16(n)) return false;
-    if (to->type == AttrType::kString)
-      to->s = "FLOAT";
-    else
-      to->i = kFloat;
-    return true;
-  }
+// The attribute through which the node makes float16 values (Cast's `to`, a Constant's or
+// ConstantOfShape's `value`, the `dtype` of EyeLike and the Random ops, DequantizeLinear's
+// `output_dtype`), or nullptr.
+const Attribute* float16_attribute(const Node& n) {
+  if (!n.domain.empty()) return nullptr;
+  if (n.op_type == "Cast") return casts_to_float16(n) ? find_attribute(n, "to") : nullptr;
   if (n.op_type == "Constant" || n.op_type == "ConstantOfShape") {
-    Attribute* value = find_attribute(n, "value");
-    if (!value || value->type != AttrType::kTensor || value->t.dtype() != DataType::kFloat16) return false;
-    value->t = float_copy(value->t);
-    return true;
+    const Attribute* value = find_attribute(n, "value");
+    return value && value->type == AttrType::kTensor && value->t.dtype() == DataType::kFloat16 ? value : nullptr;
   }
   const char* type_attr = kDtypeOps.count(n.op_type)        ? "dtype"
                           : n.op_type == "DequantizeLinear" ? "output_dtype"
                                                             : nullptr;
-  Attribute* dtype = type_attr ? find_attribute(n, type_attr) : nullptr;
-  if (!dtype || dtype->i != kFloat16) return false;
-  dtype->i = kFloat;
-  return true;
+  const Attribute* dtype = type_attr ? find_attribute(n, type_attr) : nullptr;
+  return dtype && dtype->type == AttrType::kInt && dtype->i == kFloat16 ? dtype : nullptr;
 }
 
-bool has_float16_attribute(const Node& n) {
-  Node copy = n;
-  return retype_attribute(copy);
+// Makes the node's float16_attribute make float32 instead; true when it had one.
+Result<bool> retype_attribute(Node& n) {
+  Attribute* a = const_cast<Attribute*>(float16_attribute(n));
+  if (!a) return false;
+  if (a->type == AttrType::kString) {
+    a->s = "FLOAT";
+  } else if (a->type == AttrType::kTensor) {
+    XONNX_ASSIGN_OR_RETURN(Tensor f, Tensor::allocate(DataType::kFloat, a->t.shape()));
+    const Float16* in = a->t.data<Float16>();
+    for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = half_to_float(in[i].bits);
+    a->t = std::move(f);
+  } else {
+    a->i = kFloat;
+  }
+  return true;
 }
 
 Node cast_node(const std::string& name, const std::string& in, const std::string& out, int64_t to) {
@@ -154,7 +146,7 @@ Result<bool> compute_float16_in_float(Model& model, PassContext& ctx) {
   bool attributes = false;
   for (const Node& n : g.nodes) {
     const bool final_cast = n.outputs.size() == 1 && graph_outputs.count(n.outputs[0]) && readers[n.outputs[0]].empty();
-    attributes = attributes || (!final_cast && has_float16_attribute(n));
+    attributes = attributes || (!final_cast && float16_attribute(n));
   }
   if (sources.empty() && outputs.empty() && !attributes) return false;
   if (has_subgraphs(g)) {
@@ -182,8 +174,10 @@ Result<bool> compute_float16_in_float(Model& model, PassContext& ctx) {
   }
   int retyped = 0;
   for (Node& n : g.nodes) {
-    const bool final_cast = n.outputs.size() == 1 && graph_outputs.count(n.outputs[0]);
-    if (!final_cast && retype_attribute(n)) ++retyped;
+    // What still writes a graph output writes its declared type (the renames above moved the rest).
+    if (n.outputs.size() == 1 && graph_outputs.count(n.outputs[0])) continue;
+    XONNX_ASSIGN_OR_RETURN(const bool changed, retype_attribute(n));
+    retyped += changed;
   }
   g.nodes.insert(g.nodes.begin(), head.begin(), head.end());
   g.nodes.insert(g.nodes.end(), tail.begin(), tail.end());
