@@ -53,11 +53,6 @@ Result<std::unique_ptr<Session>> session(const Model& m, int threads, bool refer
   return Session::create_from_model(Model(m), o);
 }
 
-std::vector<float> values(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
-}
-
 TEST(InPlaceElementwise, WritesOverADeadOperandOnlyAndKeepsEveryOtherValue) {
   const struct {
     Use use;
@@ -80,18 +75,7 @@ TEST(InPlaceElementwise, WritesOverADeadOperandOnlyAndKeepsEveryOtherValue) {
         std::vector<Value> inputs = {Value(rand_tensor(shape, seed)), Value(rand_tensor(gate, seed + 1))};
         if (k.use == Use::kGraphInput) inputs.push_back(Value(rand_tensor(shape, seed + 2)));
         seed += 3;
-        std::vector<std::vector<float>> given;
-        for (const Value& v : inputs) given.push_back(values(v));
-        for (int run = 0; run < 2; ++run) {  // the second run on the pool's buffers of the first
-          auto want = (*ref)->run(inputs);
-          auto got = (*fast)->run(inputs);
-          ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
-          ASSERT_EQ(want->size(), got->size());
-          for (size_t o = 0; o < got->size(); ++o)
-            backendtest::expect_close((*got)[o].tensor(), (*want)[o].tensor(), tol, "output " + std::to_string(o));
-          for (size_t i = 0; i < inputs.size(); ++i)  // the caller's inputs are never written
-            EXPECT_TRUE(opttest::same_bits(values(inputs[i]), given[i])) << "input " << i;
-        }
+        opttest::expect_runs_agree_and_keep_inputs(**ref, **fast, inputs, tol);
       }
     }
   }

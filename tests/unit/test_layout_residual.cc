@@ -261,22 +261,7 @@ TEST(ResidualConv, WritesOverADeadZOnlyAndKeepsEveryOtherValue) {
         for (Shape shape : {Shape{1, c, 9, 11}, Shape{2, c, 16, 16}}) {
           std::vector<Value> inputs = {Value(rand_tensor(shape, seed++))};
           if (k.use == ZUse::kGraphInput) inputs.push_back(Value(rand_tensor(shape, seed++)));
-          const auto values = [](const Value& v) {
-            const Tensor& t = v.tensor();
-            return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
-          };
-          std::vector<std::vector<float>> given;
-          for (const Value& v : inputs) given.push_back(values(v));
-          for (int run = 0; run < 2; ++run) {  // the second run on the pool's buffers of the first
-            auto want = (*ref)->run(inputs);
-            auto got = (*fast)->run(inputs);
-            ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
-            ASSERT_EQ(want->size(), got->size());
-            for (size_t o = 0; o < got->size(); ++o)
-              backendtest::expect_close((*got)[o].tensor(), (*want)[o].tensor(), kTol, "output " + std::to_string(o));
-            for (size_t i = 0; i < inputs.size(); ++i)  // the caller's inputs are never written
-              EXPECT_TRUE(opttest::same_bits(values(inputs[i]), given[i])) << "input " << i;
-          }
+          opttest::expect_runs_agree_and_keep_inputs(**ref, **fast, inputs, kTol);
         }
       }
     }

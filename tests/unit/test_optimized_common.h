@@ -46,6 +46,28 @@ inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) 
   return true;
 }
 
+// Runs `ref` and `fast` on `inputs` twice (the second time on the pool's buffers of the first):
+// every output of `fast` within `tol` of `ref`'s, and the caller's float inputs never written
+// (kernels that write over a dead input must not take a caller's).
+inline void expect_runs_agree_and_keep_inputs(Session& ref, Session& fast, const std::vector<Value>& inputs,
+                                              backendtest::Tolerance tol) {
+  const auto values = [](const Value& v) {
+    const Tensor& t = v.tensor();
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  };
+  std::vector<std::vector<float>> given;
+  for (const Value& v : inputs) given.push_back(values(v));
+  for (int run = 0; run < 2; ++run) {
+    auto want = ref.run(inputs);
+    auto got = fast.run(inputs);
+    ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+    ASSERT_EQ(want->size(), got->size());
+    for (size_t o = 0; o < got->size(); ++o)
+      backendtest::expect_close((*got)[o].tensor(), (*want)[o].tensor(), tol, "output " + std::to_string(o));
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(same_bits(values(inputs[i]), given[i])) << "input " << i;
+  }
+}
+
 inline Result<std::unique_ptr<Session>> make_session(const Op& op, const std::vector<In>& inputs,
                                                      const std::vector<Attribute>& attrs, bool optimized, int threads) {
   Model model = backendtest::one_node_model(op, inputs, attrs);
