@@ -516,7 +516,8 @@ bool QdqPass::fuse_conv_integer(size_t i) {
   // W's scale and zero point, one or one per output channel each: per channel for both when
   // either is (dequantize_constant takes equal counts).
   const Tensor* ws = constant(e.b_scale);
-  if (wz && wz->numel() != 1 && wz->numel() != m) return false;
+  if (wz && ((wz->numel() != 1 && wz->numel() != m) || wz->dtype() != w->dtype()))
+    return false;  // the reference reports it
   const int64_t groups = std::max(ws->numel(), wz ? wz->numel() : int64_t{1});
   const auto per_group = [&](const Tensor& t) {
     Tensor out = Tensor::allocate(t.dtype(), {groups}).value();
