@@ -14,7 +14,7 @@ void add_optimize_option(CLI::App* sub, passes::OptLevel* level) {
            *level = *parsed;
          },
          std::string("Graph optimization at session creation: none, basic (folding, no-op/Identity removal, "
-                     "CSE, DCE) or all (also BatchNorm folding, MatMul+Add, LayerNorm, GELU fusions); default ") +
+                     "float16 computed in float32, CSE, DCE) or all (also BatchNorm folding, MatMul+Add, LayerNorm, GELU fusions); default ") +
              passes::opt_level_name(*level))
       ->check(CLI::IsMember({"none", "basic", "all"}));
 }

@@ -77,7 +77,7 @@ typedef enum xonnx_element_type {
 /* Graph optimization at session creation (xonnx_session_options_set_optimization_level). */
 typedef enum xonnx_optimization_level {
   XONNX_OPTIMIZE_NONE = 0,  /* run the graph as loaded */
-  XONNX_OPTIMIZE_BASIC = 1, /* constant folding, no-op/Identity removal, CSE, dead code */
+  XONNX_OPTIMIZE_BASIC = 1, /* constant folding, no-op/Identity removal, float16 computed in float32, CSE, dead code */
   XONNX_OPTIMIZE_ALL = 2    /* also BatchNorm folding, MatMul+Add, LayerNorm, GELU fusions (default) */
 } xonnx_optimization_level;
 
