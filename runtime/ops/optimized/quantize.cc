@@ -69,13 +69,19 @@ void quantize_chunks(const ThreadPool& pool, const float* in, void* out, size_t 
   });
 }
 
-// Declines what the per-tensor kernels do not cover: non-constant or non-scalar parameters,
-// blocked scales, explicit output types and precisions.
-Status per_tensor_params(const KernelInit& init, float& scale, int32_t& zero_point, DataType& zp_type) {
+// The plain per-tensor form: none of opset 21+'s blocked scales, output types or precisions.
+Status plain_form(const KernelInit& init) {
   for (const char* attr : {"block_size", "output_dtype", "precision"}) {
     XONNX_ASSIGN_OR_RETURN(int64_t v, init.get_int(attr, 0));
     if (v != 0) return unsupported("optimized Q/DQ: attribute ", attr);
   }
+  return Status::ok();
+}
+
+// Declines what the per-tensor kernels do not cover: non-constant or non-scalar parameters and
+// what plain_form declines.
+Status per_tensor_params(const KernelInit& init, float& scale, int32_t& zero_point, DataType& zp_type) {
+  XONNX_RETURN_IF_ERROR(plain_form(init));
   const Tensor* s = init.constant_input(1);
   if (!s || s->dtype() != DataType::kFloat || s->numel() != 1) return unsupported("optimized Q/DQ: scale");
   scale = s->data<float>()[0];
@@ -124,13 +130,10 @@ class DequantizeKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<DequantizeKernel>(new DequantizeKernel());
-    if (!init.constant_input(1) && !(init.has_input(2) && init.constant_input(2))) {
-      // Scale and zero point computed at run time (a DynamicQuantizeLinear's, the QDQ pass's
-      // rewrite of ConvInteger): read per run, as scalars.
-      for (const char* attr : {"block_size", "output_dtype", "precision"}) {
-        XONNX_ASSIGN_OR_RETURN(int64_t v, init.get_int(attr, 0));
-        if (v != 0) return unsupported("optimized DequantizeLinear: attribute ", attr);
-      }
+    if (!init.constant_input(1)) {
+      // A scale computed at run time (a DynamicQuantizeLinear's, in the QDQ pass's rewrite of
+      // ConvInteger): scale and zero point read per run, as scalars.
+      XONNX_RETURN_IF_ERROR(plain_form(init));
       k->runtime_params_ = true;
     } else {
       XONNX_RETURN_IF_ERROR(per_tensor_params(init, k->scale_, k->zp_, k->type_));

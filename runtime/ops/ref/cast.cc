@@ -264,16 +264,7 @@ Status cast_tensor(const Tensor& x, Tensor* y, const CastOptions& o) {
       if (y->dtype() == DataType::kFloat) {  // float16 weights: without a type switch per element
         const Float16* h = x.data<Float16>();
         float* out = y->data<float>();
-        for (int64_t i = 0; i < n; ++i) {
-          const uint32_t b = h[i].bits, exp = b & 0x7c00;
-          // Normal numbers (nearly all) re-biased in place; zeros, subnormals, inf and NaN aside.
-          if (exp == 0 || exp == 0x7c00) {
-            out[i] = half_to_float(h[i].bits);
-            continue;
-          }
-          const uint32_t f = ((b & 0x8000u) << 16) | (((b & 0x7fffu) + 0x1c000u) << 13);
-          std::memcpy(out + i, &f, sizeof f);
-        }
+        for (int64_t i = 0; i < n; ++i) out[i] = half_to_float(h[i].bits);
         return Status::ok();
       }
       [[fallthrough]];
