@@ -48,8 +48,11 @@ Result<ConvertResult> convert_file(const ConvertRequest& request) {
   const auto start = Clock::now();
   XONNX_RETURN_IF_ERROR(check_options(request.options));
   {
-    QuantizeOptions q = request.quantize;  // the samples are read later: check the rest now
-    if (request.make_calibration) q.calibration_dir.clear();
+    QuantizeOptions q = request.quantize;  // the samples are read later: one stand-in checks the rest now
+    if (request.make_calibration) {
+      q.calibration_dir.clear();
+      q.calibration.resize(1);
+    }
     XONNX_RETURN_IF_ERROR(check_quantize_options(q));
   }
   ConvertResult result;

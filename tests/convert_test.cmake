@@ -78,6 +78,16 @@ run_ok(${XONNX} convert ${MODELS}/digits_cnn/model.onnx ${OUT}/digits_int8.onnx 
        --input input=${MODELS}/digits_cnn/test_data_set_0/input_0.pb)
 expect_contains("${LAST_OUT}" "cosine" "int8 verification")
 run_ok(${XONNX} run ${OUT}/digits_int8.onnx --input input=${MODELS}/digits_cnn/test_data_set_0/input_0.pb)
+# A cosine target above what int8 gives keeps a node in float (the report says which); without
+# calibration samples the target is refused before anything is written.
+run_ok(${XONNX} convert ${MODELS}/digits_cnn/model.onnx ${OUT}/digits_int8_target.onnx --quantize int8
+       --calibration-data ${MODELS}/digits_cnn --target-cosine 0.999999 --report ${OUT}/digits_int8_target.md)
+file(READ ${OUT}/digits_int8_target.md target_report)
+expect_contains("${target_report}" "kept in float for --target-cosine" "int8 --target-cosine report")
+run_ok(${XONNX} run ${OUT}/digits_int8_target.onnx --input input=${MODELS}/digits_cnn/test_data_set_0/input_0.pb)
+run_fails("--target-cosine applies to int8 static" ${XONNX} convert ${MODELS}/digits_cnn/model.onnx ${OUT}/x8.onnx
+          --quantize int8 --target-cosine 0.99)
+expect_no_file(${OUT}/x8.onnx)
 run_ok(${XONNX} convert ${MLP} ${OUT}/mlp_fp16.onnx --quantize fp16 --verify --shape x=2,16)
 run_fails("block size" ${XONNX} convert ${MODELS}/gpt_decoder/model.onnx ${OUT}/x6.onnx
           --quantize int4 --block-size 48)

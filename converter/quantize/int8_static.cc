@@ -173,34 +173,35 @@ int folded_activation(const Graph& g, const GraphIndex& index, const Node& n, in
   return ok && act.inputs[0] == out && !index.is_graph_output(act.outputs[0]) ? c : -1;
 }
 
-}  // namespace
+// A node to quantize.
+struct Target {
+  size_t node;
+  std::string weight;
+  int64_t axis;
+  int activation;           // the Relu / Clip reading its output alone, or -1
+  std::string folded = "";  // that activation's op when its Q's saturation replaces it
+  // The axis of its input's channels, whose means correct the bias: a Conv's C, else the last.
+  int input_channels = 0;
+};
 
-Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeResult& result) {
-  Graph& g = model.graph;
-  const auto it = model.opset_imports.find("");
-  const int64_t opset = it == model.opset_imports.end() ? 0 : it->second;
-  const bool per_channel = opt.per_channel && opset >= 13;  // DequantizeLinear's axis: opset 13
-  const GraphIndex index(g);
-  std::set<std::string> reserved;  // fresh value names held in value_info until the nodes exist
-  auto reserve = [&](const std::string& base) {
-    std::string name = unique_name(g, base);
-    g.value_info.push_back(ValueInfo{name, {}});
-    reserved.insert(name);
-    return name;
-  };
-  // 1. Which nodes, and which activations they read and write.
-  struct Target {
-    size_t node;
-    std::string weight;
-    int64_t axis;
-    int activation;           // the Relu / Clip reading its output alone, or -1
-    std::string folded = "";  // that activation's op when its Q's saturation replaces it
-    // The axis of its input's channels, whose means correct the bias: a Conv's C, else the last.
-    int input_channels = 0;
-  };
+struct TargetSet {
   std::vector<Target> targets;
   std::set<std::string> activations;
   std::set<std::pair<std::string, int>> mean_keys;  // the inputs whose channel means correct biases
+};
+
+int64_t default_opset(const Model& model) {
+  const auto it = model.opset_imports.find("");
+  return it == model.opset_imports.end() ? 0 : it->second;
+}
+
+// The nodes int8 static quantizes (Conv / MatMul / Gemm with a constant float weight, not
+// excluded), with the activations they read and write and the inputs whose channel means correct
+// their biases; the others go to `skipped` when given.
+TargetSet select_targets(const Graph& g, const GraphIndex& index, const QuantizeOptions& opt, int64_t opset,
+                         std::vector<SkippedNode>* skipped) {
+  TargetSet set;
+  std::vector<Target>& targets = set.targets;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (!n.domain.empty() || (n.op_type != "Conv" && n.op_type != "MatMul" && n.op_type != "Gemm")) continue;
@@ -222,19 +223,65 @@ Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeRe
       axis = src.transposed ? 0 : 1;
     }
     if (!why.empty()) {
-      result.skipped.push_back({n.describe(), why});
+      if (skipped) skipped->push_back({n.describe(), why});
       continue;
     }
     targets.push_back({i, n.inputs[1], axis, folded_activation(g, index, n, opset)});
     targets.back().input_channels = n.op_type == "Conv" ? 1 : -1;
-    if (opt.bias_correction) mean_keys.insert({n.inputs[0], targets.back().input_channels});
-    activations.insert(n.inputs[0]);
-    activations.insert(n.outputs[0]);
-    if (targets.back().activation >= 0) activations.insert(g.nodes[targets.back().activation].outputs[0]);
+    if (opt.bias_correction) set.mean_keys.insert({n.inputs[0], targets.back().input_channels});
+    set.activations.insert(n.inputs[0]);
+    set.activations.insert(n.outputs[0]);
+    if (targets.back().activation >= 0) set.activations.insert(g.nodes[targets.back().activation].outputs[0]);
   }
+  if (!targets.empty()) add_moved_inputs(g, set.activations);
+  return set;
+}
+
+}  // namespace
+
+std::vector<std::string> int8_static_targets(const Model& model, const QuantizeOptions& options) {
+  const GraphIndex index(model.graph);
+  std::vector<std::string> names;
+  for (const Target& t : select_targets(model.graph, index, options, default_opset(model), nullptr).targets) {
+    names.push_back(model.graph.nodes[t.node].name);
+  }
+  return names;
+}
+
+Result<Calibration> calibrate_int8_static(const Model& model, const QuantizeOptions& options) {
+  const GraphIndex index(model.graph);
+  const TargetSet set = select_targets(model.graph, index, options, default_opset(model), nullptr);
+  return calibrate(model, set.activations, set.mean_keys, options.calibration, options);
+}
+
+Status quantize_int8_static(Model& model, const QuantizeOptions& opt, QuantizeResult& result,
+                            const Calibration* calibrated) {
+  Graph& g = model.graph;
+  const int64_t opset = default_opset(model);
+  const bool per_channel = opt.per_channel && opset >= 13;  // DequantizeLinear's axis: opset 13
+  const GraphIndex index(g);
+  std::set<std::string> reserved;  // fresh value names held in value_info until the nodes exist
+  auto reserve = [&](const std::string& base) {
+    std::string name = unique_name(g, base);
+    g.value_info.push_back(ValueInfo{name, {}});
+    reserved.insert(name);
+    return name;
+  };
+  // 1. Which nodes, and which activations they read and write.
+  TargetSet set = select_targets(g, index, opt, opset, &result.skipped);
+  std::vector<Target>& targets = set.targets;
   if (targets.empty()) return Status::ok();
-  add_moved_inputs(g, activations);
-  XONNX_ASSIGN_OR_RETURN(Calibration cal, calibrate(model, activations, mean_keys, opt.calibration, opt));
+  Calibration cal;
+  if (calibrated) {  // measured for a superset of these targets: the ranges of their activations
+    cal.means = calibrated->means;
+    cal.shapes = calibrated->shapes;
+    for (const std::string& a : set.activations) {
+      auto r = calibrated->ranges.find(a);
+      if (r != calibrated->ranges.end()) cal.ranges.insert(*r);
+    }
+  } else {
+    XONNX_ASSIGN_OR_RETURN(cal, calibrate(model, set.activations, set.mean_keys, opt.calibration, opt));
+  }
   std::map<std::string, Range>& ranges = cal.ranges;
   share_ranges_across_movers(g, ranges);
   // 1b. Relu / Clip after a target goes when the Q of its output saturates the same way (as ORT

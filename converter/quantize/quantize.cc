@@ -43,6 +43,12 @@ Status check_quantize_options(const QuantizeOptions& o) {
   if (o.quantize_gather && o.mode != QuantizeMode::kInt4 && o.mode != QuantizeMode::kInt8) {
     return invalid_argument("--quantize-gather applies to --quantize int4 or int8 only");
   }
+  if (!(o.target_cosine >= 0.0 && o.target_cosine <= 1.0)) {
+    return invalid_argument("target cosine ", o.target_cosine, " is not in (0, 1]");
+  }
+  if (o.target_cosine > 0 && (o.mode != QuantizeMode::kInt8 || o.calibration.empty())) {
+    return invalid_argument("--target-cosine applies to int8 static only (--quantize int8 with --calibration-data)");
+  }
   if (o.fp16_min_bytes < 0) return invalid_argument("the fp16 size threshold is negative");
   if (o.mode == QuantizeMode::kInt8 && !o.calibration_dir.empty() && o.calibration.empty()) {
     return invalid_argument("no calibration samples were read from '", o.calibration_dir, "'");
@@ -141,6 +147,8 @@ Result<QuantizeResult> quantize_model(Model& model, const QuantizeOptions& optio
     case QuantizeMode::kInt8:
       if (options.calibration.empty()) {
         XONNX_RETURN_IF_ERROR(quantize_int8_dynamic(model, options, result));
+      } else if (options.target_cosine > 0) {
+        XONNX_RETURN_IF_ERROR(quantize_int8_static_to_cosine(model, options, result));
       } else {
         XONNX_RETURN_IF_ERROR(quantize_int8_static(model, options, result));
       }
@@ -199,6 +207,28 @@ std::string quantize_markdown(const QuantizeResult& r) {
       } else {
         os << " | | |\n";
       }
+    }
+  }
+  if (r.search.ran) {
+    const CosineSearch& c = r.search;
+    auto cos = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.5f", v);
+      return std::string(buf);
+    };
+    const size_t samples = r.options.calibration.size();
+    os << "\nTarget cosine " << cos(c.target) << ", the smallest float output's on "
+       << (static_cast<size_t>(c.held_out_samples) < samples
+               ? std::to_string(c.held_out_samples) + " of " + std::to_string(samples) +
+                     " calibration samples, quantized with ranges from the others"
+               : std::string("the calibration sample, quantized with ranges from it"))
+       << ". Every candidate quantized: " << cos(c.cosine_all_quantized) << "; " << c.kept_float.size() << " of "
+       << c.candidates << " kept in float: " << cos(c.cosine) << " (" << c.trials << " trial models, " << num(c.seconds)
+       << " s).\n";
+    if (!c.kept_float.empty()) {
+      os << "\n| kept in float | cosine with it alone quantized |\n|---|---:|\n";
+      for (const CosineSearch::Kept& k : c.kept_float)
+        os << "| " << cell(k.node) << " | " << cos(k.cosine_alone) << " |\n";
     }
   }
   if (!r.skipped.empty()) {

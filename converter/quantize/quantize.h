@@ -44,6 +44,13 @@ struct QuantizeOptions {
   // x86 without VNNI add pairs of uint8 x int8 products in int16 (vpmaddubsw), which saturates
   // above 32767 with full-range weights; 2 x 255 x 64 fits. ORT's quantizer calls it reduce_range.
   bool reduce_range = false;
+  // int8 static: when > 0, the nodes whose quantization costs the most stay in float until every
+  // float output's cosine similarity to the float model reaches this (at most 1) on each of the
+  // second half of the calibration samples, quantized with ranges from the first half (on the
+  // one sample when there is one); 0: every eligible node is quantized (cosine_search.cc).
+  double target_cosine = 0;
+  // The threads of the runs that search for those nodes (at least 1).
+  int search_threads = 1;
   // int4 / int8: also Gather tables (embeddings) -> com.microsoft GatherBlockQuantized (4 / 8 bits).
   bool quantize_gather = false;
 };
@@ -67,12 +74,30 @@ struct SkippedNode {
   std::string why;
 };
 
+// What int8 static's search for options.target_cosine did.
+struct CosineSearch {
+  bool ran = false;
+  double target = 0;
+  int64_t held_out_samples = 0;     // the calibration samples trials are judged on
+  double cosine_all_quantized = 1;  // the smallest output cosine over those, before
+  double cosine = 1;                // the same with `kept_float` in float
+  int64_t candidates = 0;           // the nodes int8 static would quantize
+  int64_t trials = 0;               // quantized models built and run
+  double seconds = 0;
+  struct Kept {
+    std::string node;
+    double cosine_alone = 1;  // the model's cosine with only this node quantized
+  };
+  std::vector<Kept> kept_float;  // most damaging first
+};
+
 struct QuantizeResult {
   QuantizeMode mode = QuantizeMode::kNone;
   QuantizeOptions options;
   std::vector<QuantizedNode> quantized;
   std::vector<SkippedNode> skipped;
   int64_t weight_bytes_before = 0, weight_bytes_after = 0;  // of the rewritten weights only
+  CosineSearch search;
 };
 
 // Rewrites `model` (its main graph; subgraphs are left alone) per options.mode. kNone is a no-op.

@@ -3,6 +3,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "runtime/ir/graph_edit.h"
 
@@ -31,7 +32,17 @@ void drop_dead_transposes(Graph& graph, const std::set<std::string>& outputs);
 void drop_unused_initializers(Graph& graph);
 
 Status quantize_int4_matmuls(Model& model, const QuantizeOptions& options, QuantizeResult& result);
-Status quantize_int8_static(Model& model, const QuantizeOptions& options, QuantizeResult& result);
+struct Calibration;  // calibration.h
+// int8 static (int8_static.cc). `calibrated`: ranges and means measured by calibrate_int8_static
+// for these options or fewer exclusions (the cosine search reuses one calibration); null: measured here.
+Status quantize_int8_static(Model& model, const QuantizeOptions& options, QuantizeResult& result,
+                            const Calibration* calibrated = nullptr);
+Result<Calibration> calibrate_int8_static(const Model& model, const QuantizeOptions& options);
+// The names of the nodes int8 static would quantize, in graph order ("" for an unnamed one).
+std::vector<std::string> int8_static_targets(const Model& model, const QuantizeOptions& options);
+// int8 static with options.target_cosine: keeps the nodes whose quantization costs the most in
+// float until the outputs reach the target (accuracy_search.cc).
+Status quantize_int8_static_to_cosine(Model& model, const QuantizeOptions& options, QuantizeResult& result);
 Status quantize_int8_dynamic(Model& model, const QuantizeOptions& options, QuantizeResult& result);
 Status quantize_gathers(Model& model, const QuantizeOptions& options, QuantizeResult& result);  // gather_blocks.cc
 Status store_weights_as_fp16(Model& model, const QuantizeOptions& options, QuantizeResult& result);

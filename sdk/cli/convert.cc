@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "converter/convert.h"
 #include "converter/genai_folder.h"
@@ -36,6 +37,7 @@ struct ConvertCliOptions {
   int64_t block_size = 32;
   int64_t accuracy_level = 0;
   std::vector<std::string> exclude;
+  double target_cosine = 0;
   bool quantize_gather = false;
   bool reduce_range = false;
   // --genai OUT_DIR: a GenAI model folder instead of OUT (converter/genai_folder.h).
@@ -221,6 +223,8 @@ int run_convert(const ConvertCliOptions& opt) {
   req.quantize.block_size = opt.block_size;
   req.quantize.accuracy_level = opt.accuracy_level;
   req.quantize.exclude = opt.exclude;
+  req.quantize.target_cosine = opt.target_cosine;
+  req.quantize.search_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   req.quantize.quantize_gather = opt.quantize_gather;
   req.quantize.reduce_range = opt.reduce_range;
   req.quantize.calibration_dir = opt.calibration_dir;
@@ -324,6 +328,9 @@ Runner add_convert_command(CLI::App& app) {
   sub->add_option("--exclude", opt->exclude, "Node names or op types to keep in float (repeatable)");
   sub->add_option("--calibration-data", opt->calibration_dir,
                   "int8 static (QDQ): a folder with one sub-folder per sample holding <input>.npy or input_K.pb");
+  sub->add_option("--target-cosine", opt->target_cosine,
+                  "int8 static: keep the nodes whose quantization costs the most in float until every float "
+                  "output's cosine similarity to the float model reaches this on each calibration sample");
   sub->add_option("--calibration-method", opt->calibration_method,
                   "int8 static activation ranges: minmax (default) or percentile");
   sub->add_option("--percentile", opt->percentile, "Percentile for --calibration-method percentile (default 99.999)");
