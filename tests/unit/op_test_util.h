@@ -2,6 +2,7 @@
 // exercise the same registry, validation and executor as models do.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,15 @@
 
 namespace xonnx {
 namespace testing {
+
+// n values drawn from N(0, 1), the same for the same seed.
+inline std::vector<float> normal_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
 
 inline Attribute attr_int(const std::string& name, int64_t v) {
   Attribute a;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "converter/quantize/quant_verify.h"
 #include "converter/quantize/quantize.h"
@@ -14,16 +13,9 @@ namespace xonnx {
 namespace convert {
 namespace {
 
+using testing::normal_floats;
 using testing::tensor_of;
 using testing::tv;
-
-std::vector<float> normal_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 Node matmul(const std::string& name, const std::string& x, const std::string& w, const std::string& y) {
   Node n;

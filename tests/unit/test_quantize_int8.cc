@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <set>
 
 #include "converter/quantize/bias_correction.h"
@@ -20,25 +19,18 @@ namespace convert {
 namespace {
 
 using testing::attr_int;
+using testing::normal_floats;
 using testing::tensor_of;
 using testing::tv;
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // y1 = MatMul(x, w1 [64, 16]); y2 = Gemm(x2d, w2 [16, 64], bias, transB=1) on the same x.
 Model two_matmul_model(int64_t opset = 17) {
   Model m;
   m.ir_version = 8;
   m.opset_imports[""] = opset;
-  m.graph.initializers.push_back({"w1", tensor_of<float>(random_floats(64 * 16, 1), {64, 16})});
-  m.graph.initializers.push_back({"w2", tensor_of<float>(random_floats(16 * 64, 2), {16, 64})});
-  m.graph.initializers.push_back({"bias", tensor_of<float>(random_floats(16, 3), {16})});
+  m.graph.initializers.push_back({"w1", tensor_of<float>(normal_floats(64 * 16, 1), {64, 16})});
+  m.graph.initializers.push_back({"w2", tensor_of<float>(normal_floats(16 * 64, 2), {16, 64})});
+  m.graph.initializers.push_back({"bias", tensor_of<float>(normal_floats(16, 3), {16})});
   Node mm;
   mm.name = "mm";
   mm.op_type = "MatMul";
@@ -93,7 +85,7 @@ TEST(QuantizeInt8Dynamic, MatMulAndGemmRunCloseToFloat) {
     EXPECT_EQ(model.graph.find_initializer("w1_scale")->tensor.numel(), per_channel ? 16 : 1);
     EXPECT_TRUE(model.graph.value_info.empty());
 
-    const Value x = tv<float>(random_floats(4 * 64, 4), {4, 64});
+    const Value x = tv<float>(normal_floats(4 * 64, 4), {4, 64});
     const std::vector<Value> a = run(two_matmul_model(), x);
     const std::vector<Value> b = run(std::move(model), x);
     ASSERT_EQ(a.size(), 2u);
@@ -130,9 +122,9 @@ Model conv_model() {
   Model m;
   m.ir_version = 8;
   m.opset_imports[""] = 17;
-  m.graph.initializers.push_back({"w", tensor_of<float>(random_floats(4 * 3 * 3 * 3, 5), {4, 3, 3, 3})});
-  m.graph.initializers.push_back({"b", tensor_of<float>(random_floats(4, 6), {4})});
-  m.graph.initializers.push_back({"w2", tensor_of<float>(random_floats(256 * 10, 7), {256, 10})});
+  m.graph.initializers.push_back({"w", tensor_of<float>(normal_floats(4 * 3 * 3 * 3, 5), {4, 3, 3, 3})});
+  m.graph.initializers.push_back({"b", tensor_of<float>(normal_floats(4, 6), {4})});
+  m.graph.initializers.push_back({"w2", tensor_of<float>(normal_floats(256 * 10, 7), {256, 10})});
   Node conv;
   conv.name = "conv";
   conv.op_type = "Conv";
@@ -163,7 +155,7 @@ QuantizeOptions static_int8(uint32_t first_seed = 100) {
   QuantizeOptions opt;
   opt.mode = QuantizeMode::kInt8;
   for (uint32_t s = 0; s < 4; ++s)
-    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, first_seed + s), {1, 3, 8, 8})}});
+    opt.calibration.push_back({{"x", tv<float>(normal_floats(3 * 64, first_seed + s), {1, 3, 8, 8})}});
   return opt;
 }
 
@@ -191,7 +183,7 @@ TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
       EXPECT_EQ(n.inputs[0], "x_DequantizeLinear_Output");
     }
   }
-  const Value x = tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+  const Value x = tv<float>(normal_floats(3 * 64, 200), {1, 3, 8, 8});
   const std::vector<Value> a = run(conv_model(), x);
   const std::vector<Value> b = run(std::move(model), x);
   ASSERT_EQ(b.size(), 1u);
@@ -213,7 +205,7 @@ TEST(QuantizeInt8Static, WeightsAloneVariantKeepsFoldedActivations) {
   EXPECT_EQ(pairs, 3);  // x, the Relu's output, the Flatten's output
   EXPECT_EQ(count_ops(weights_alone, "QuantizeLinear"), 0);
   EXPECT_EQ(count_ops(weights_alone, "DequantizeLinear"), 3);  // w, b, w2
-  const Value x = tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+  const Value x = tv<float>(normal_floats(3 * 64, 200), {1, 3, 8, 8});
   const std::vector<Value> want = run(conv_model(), x);
   const double both = compare_outputs("y", want[0], run(std::move(quantized), x)[0], 0.98).cosine;
   const double weights = compare_outputs("y", want[0], run(std::move(weights_alone), x)[0], 0.98).cosine;
@@ -228,14 +220,14 @@ TEST(QuantizeInt8Static, BiasCorrectionTakesBackTheWeightsMeanShift) {
   auto model = [] {
     testing::GraphBuilder b(17);
     b.input("x");
-    const std::string w = b.constant(tensor_of<float>(random_floats(4 * 8 * 9, 21), {4, 8, 3, 3}));
-    const std::string bias = b.constant(tensor_of<float>(random_floats(4, 22), {4}));
+    const std::string w = b.constant(tensor_of<float>(normal_floats(4 * 8 * 9, 21), {4, 8, 3, 3}));
+    const std::string bias = b.constant(tensor_of<float>(normal_floats(4, 22), {4}));
     b.node("Conv", {"x", w, bias}, {testing::attr_ints("pads", {1, 1, 1, 1})}, "y");
     b.output("y");
     return b.model;
   };
   auto input = [](uint32_t seed) {
-    std::vector<float> x = random_floats(8 * 36, seed);
+    std::vector<float> x = normal_floats(8 * 36, seed);
     for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * x[i] + 1.0f + static_cast<float>(i / 36);  // mean c + 1
     return tv<float>(x, {1, 8, 6, 6});
   };
@@ -303,9 +295,9 @@ TEST(QuantizeInt8Static, SharedBiasStillWritesUniqueNodeNames) {
   Model m;
   m.ir_version = 8;
   m.opset_imports[""] = 17;
-  m.graph.initializers.push_back({"w", tensor_of<float>(random_floats(4 * 3 * 3 * 3, 5), {4, 3, 3, 3})});
-  m.graph.initializers.push_back({"w3", tensor_of<float>(random_floats(4 * 4 * 3 * 3, 8), {4, 4, 3, 3})});
-  m.graph.initializers.push_back({"b", tensor_of<float>(random_floats(4, 6), {4})});
+  m.graph.initializers.push_back({"w", tensor_of<float>(normal_floats(4 * 3 * 3 * 3, 5), {4, 3, 3, 3})});
+  m.graph.initializers.push_back({"w3", tensor_of<float>(normal_floats(4 * 4 * 3 * 3, 8), {4, 4, 3, 3})});
+  m.graph.initializers.push_back({"b", tensor_of<float>(normal_floats(4, 6), {4})});
   Node c1;
   c1.name = "conv1";
   c1.op_type = "Conv";
@@ -322,7 +314,7 @@ TEST(QuantizeInt8Static, SharedBiasStillWritesUniqueNodeNames) {
   QuantizeOptions opt;
   opt.mode = QuantizeMode::kInt8;
   for (uint32_t s = 0; s < 2; ++s)
-    opt.calibration.push_back({{"x", tv<float>(random_floats(3 * 64, 300 + s), {1, 3, 8, 8})}});
+    opt.calibration.push_back({{"x", tv<float>(normal_floats(3 * 64, 300 + s), {1, 3, 8, 8})}});
   auto r = quantize_model(m, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ(r->quantized.size(), 2u);
@@ -367,7 +359,7 @@ TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
       EXPECT_EQ(max_abs_code(model, dynamic ? "w2_quantized" : "w2_quantized"), reduce ? 64 : 127);
       EXPECT_EQ(r->quantized[0].as.find("7-bit") != std::string::npos, reduce) << r->quantized[0].as;
       const Value x =
-          dynamic ? tv<float>(random_floats(4 * 64, 4), {4, 64}) : tv<float>(random_floats(3 * 64, 200), {1, 3, 8, 8});
+          dynamic ? tv<float>(normal_floats(4 * 64, 4), {4, 64}) : tv<float>(normal_floats(3 * 64, 200), {1, 3, 8, 8});
       const std::vector<Value> a = run(dynamic ? two_matmul_model() : conv_model(), x);
       const std::vector<Value> b = run(std::move(model), x);
       ASSERT_FALSE(b.empty());
@@ -392,7 +384,7 @@ TEST(QuantizeInt8Static, FoldsClipOnlyWhenQuantizationSaturatesTheSame) {
     // [0, 0.75] is exactly the calibrated range of the output (it always holds 0); with lo 0.5
     // the range still holds 0, so values in [0, 0.5) would survive the Q: the Clip stays.
     EXPECT_EQ(count_ops(model, "Clip"), lo == 0.0f ? 0 : 1) << "lo " << lo;
-    const Value x = tv<float>(random_floats(3 * 64, 201), {1, 3, 8, 8});
+    const Value x = tv<float>(normal_floats(3 * 64, 201), {1, 3, 8, 8});
     const std::vector<Value> a = run(std::move(original), x);
     const std::vector<Value> b = run(std::move(model), x);
     ASSERT_EQ(b.size(), 1u);
@@ -408,7 +400,7 @@ Model concat_pool_model() {
   b.input("x");
   auto conv = [&](const std::string& in, int64_t cout, int64_t cin, int64_t k, float gain, uint32_t seed,
                   const std::string& out = "") {
-    std::vector<float> w = random_floats(static_cast<size_t>(cout * cin * k * k), seed);
+    std::vector<float> w = normal_floats(static_cast<size_t>(cout * cin * k * k), seed);
     for (float& v : w) v *= gain;
     const int64_t p = k / 2;
     return b.node("Conv", {in, b.constant(tensor_of<float>(w, {cout, cin, k, k}))},
@@ -450,7 +442,7 @@ TEST(QuantizeInt8Static, ConcatAndMaxPoolShareTheirInputsParameters) {
   for (const char* v : {"a", "c", "pool"}) EXPECT_EQ(q_params(model, v), shared) << v;
   EXPECT_NE(q_params(model, "x"), shared);  // not linked to them by a value-moving op
 
-  const Value x = tv<float>(random_floats(3 * 64, 500), {1, 3, 8, 8});
+  const Value x = tv<float>(normal_floats(3 * 64, 500), {1, 3, 8, 8});
   const std::vector<Value> want = run(concat_pool_model(), x);
   SessionOptions reference;
   reference.optimization = passes::OptLevel::kNone;  // the QDQ form, node for node
@@ -473,7 +465,7 @@ TEST(QuantizeInt8Static, PercentileCalibrationClipsOutliers) {
     opt.percentile_calibration = percentile;
     opt.percentile = 99.0;  // 0.5 % of 768 values per side: the outlier goes
     for (uint32_t s = 0; s < 4; ++s) {
-      std::vector<float> x = random_floats(3 * 64, 300 + s);
+      std::vector<float> x = normal_floats(3 * 64, 300 + s);
       if (s == 2) x[17] = 1000.0f;  // one outlier in 768 values
       opt.calibration.push_back({{"x", tv<float>(x, {1, 3, 8, 8})}});
     }
