@@ -4,8 +4,9 @@
 # first time), then checks against ONNX Runtime 1.30 (tools/zoo_check.py):
 #   - every model on every backend path (default, XONNX_DISABLE_XNNPACK=1, XONNX_DISABLE_OPTIMIZED=1),
 #     rtol 1e-3 / atol 1e-4 against ORT's outputs;
-#   - every model through `xonnx convert` at level 2, int8 static (calibrated), int8 dynamic, int4
-#     and fp16: libonnx's full checker, an ORT run, cosine / top-1 against ORT's fp32 outputs.
+#   - every model through `xonnx convert` at level 2, int8 static (16 calibration samples,
+#     --target-cosine 0.99), int8 dynamic, int4 and fp16: libonnx's full checker, an ORT run,
+#     cosine / top-1 against ORT's fp32 outputs (~35 minutes on 2 cores).
 # Results: build/zoo-check/zoo-check.md; exit status 1 if anything fails.
 #   bash scripts/test-zoo.sh [--only a,b] [--steps paths,convert] [--variants level2,int8-static,...]
 # Needs Debian's python3-torch/torchvision/onnx/matplotlib, node and npm (installed here if
