@@ -56,17 +56,20 @@ bool is_candidate_op(const Node& n) {
   return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "MatMul" || n.op_type == "Gemm");
 }
 
-// Candidates are kept in float by name: an unnamed one gets a name no other node has.
-void name_unnamed_candidates(Graph& g) {
-  std::set<std::string> names;
+// Candidates are kept in float by name: an unnamed one, or one whose name an earlier node has,
+// gets a name no other node has.
+void name_candidates_uniquely(Graph& g) {
+  std::set<std::string> names, seen;
   for (const Node& n : g.nodes) names.insert(n.name);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
-    if (!n.name.empty() || !is_candidate_op(n)) continue;
-    std::string name = n.op_type + "_" + std::to_string(i);
-    while (names.count(name)) name += "_";
-    n.name = name;
-    names.insert(name);
+    if (is_candidate_op(n) && (n.name.empty() || seen.count(n.name))) {
+      std::string name = (n.name.empty() ? n.op_type : n.name) + "_" + std::to_string(i);
+      while (names.count(name)) name += "_";
+      n.name = name;
+      names.insert(name);
+    }
+    seen.insert(n.name);
   }
 }
 
@@ -74,7 +77,7 @@ void name_unnamed_candidates(Graph& g) {
 
 Status quantize_int8_static_to_cosine(Model& model, const QuantizeOptions& opt, QuantizeResult& result) {
   const auto start = std::chrono::steady_clock::now();
-  name_unnamed_candidates(model.graph);
+  name_candidates_uniquely(model.graph);
   CosineSearch& search = result.search;
   search.ran = true;
   search.target = opt.target_cosine;

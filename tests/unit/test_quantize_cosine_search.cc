@@ -104,15 +104,21 @@ TEST(QuantizeCosineSearch, KeepsOnlyTheDamagingNodeInFloat) {
   EXPECT_NE(md.find("| b |"), std::string::npos) << md;
 }
 
-TEST(QuantizeCosineSearch, NamesAnUnnamedNodeToKeepIt) {
-  Model model = chain_model("");
-  auto r = quantize_model(model, int8_static_options(0.99));
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  ASSERT_EQ(r->search.kept_float.size(), 1u);
-  const std::string& name = r->search.kept_float[0].node;
-  EXPECT_FALSE(name.empty());
-  EXPECT_TRUE(reads_float_weight(model, name, "wb"));
-  EXPECT_GE(cosine_on_new_input(std::move(model)), 0.99);
+// Nodes are kept in float by name: an unnamed b, or a b named as a, gets a name of its own, and
+// only b stays float.
+TEST(QuantizeCosineSearch, NamesUnnamedAndDuplicateNodesToKeepThem) {
+  for (const std::string& b_name : {std::string(), std::string("a")}) {
+    Model model = chain_model(b_name);
+    auto r = quantize_model(model, int8_static_options(0.99));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(r->search.kept_float.size(), 1u);
+    const std::string& name = r->search.kept_float[0].node;
+    EXPECT_FALSE(name.empty());
+    EXPECT_NE(name, "a");
+    EXPECT_TRUE(reads_float_weight(model, name, "wb"));
+    EXPECT_FALSE(reads_float_weight(model, "a", "wa"));
+    EXPECT_GE(cosine_on_new_input(std::move(model)), 0.99);
+  }
 }
 
 TEST(QuantizeCosineSearch, AModelThatMeetsTheTargetIsQuantizedWhole) {
