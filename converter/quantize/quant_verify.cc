@@ -201,8 +201,9 @@ std::string quant_verify_markdown(const QuantVerifyResult& r) {
   if (split) {
     os << "\n\"Weights alone\" runs the quantized model without rounding its activations (each is still clamped "
           "to its quantization range). Close to the cosine: the weights' rounding causes the loss, and the model "
-          "is that sensitive to 8-bit weights (keep its most sensitive layers in float with --exclude). Close to "
-          "1: the activations' rounding does (try more calibration samples or --calibration-method percentile).\n";
+          "is that sensitive to 8-bit weights. Close to 1: the activations' rounding does (try more calibration "
+          "samples or --calibration-method percentile). Either way, --target-cosine keeps the layers that cost the "
+          "most in float, and --exclude the ones you name.\n";
   }
   return os.str();
 }
