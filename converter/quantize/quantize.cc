@@ -44,7 +44,7 @@ Status check_quantize_options(const QuantizeOptions& o) {
     return invalid_argument("--quantize-gather applies to --quantize int4 or int8 only");
   }
   if (!(o.target_cosine >= 0.0 && o.target_cosine <= 1.0)) {
-    return invalid_argument("target cosine ", o.target_cosine, " is not in (0, 1]");
+    return invalid_argument("target cosine ", o.target_cosine, " is not in [0, 1] (0: no target)");
   }
   if (o.target_cosine > 0 && (o.mode != QuantizeMode::kInt8 || o.calibration.empty())) {
     return invalid_argument("--target-cosine applies to int8 static only (--quantize int8 with --calibration-data)");
