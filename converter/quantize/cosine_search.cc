@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "converter/quantize/calibration.h"
@@ -52,36 +53,33 @@ double smallest_cosine(const SampleOutputs& got, const SampleOutputs& want) {
   return worst;
 }
 
-bool is_candidate_op(const Node& n) {
-  return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "MatMul" || n.op_type == "Gemm");
-}
-
-// Candidates are kept in float by name: an unnamed one, or one whose name an earlier node has,
-// gets a name no other node has.
-void name_candidates_uniquely(Graph& g) {
-  std::set<std::string> names, seen;
-  for (const Node& n : g.nodes) names.insert(n.name);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+// Candidates are kept in float by name: one without a name, or with an earlier node's, gets a
+// name no other node has. Returns the candidates' names.
+std::vector<std::string> name_uniquely(Graph& g, const std::vector<size_t>& candidates) {
+  std::map<std::string, size_t> first;  // each name's first node
+  for (size_t i = 0; i < g.nodes.size(); ++i) first.emplace(g.nodes[i].name, i);
+  std::vector<std::string> names;
+  for (size_t i : candidates) {
     Node& n = g.nodes[i];
-    if (is_candidate_op(n) && (n.name.empty() || seen.count(n.name))) {
+    if (n.name.empty() || first[n.name] < i) {
       std::string name = (n.name.empty() ? n.op_type : n.name) + "_" + std::to_string(i);
-      while (names.count(name)) name += "_";
+      while (first.count(name)) name += "_";
       n.name = name;
-      names.insert(name);
+      first.emplace(name, i);
     }
-    seen.insert(n.name);
+    names.push_back(n.name);
   }
+  return names;
 }
 
 }  // namespace
 
 Status quantize_int8_static_to_cosine(Model& model, const QuantizeOptions& opt, QuantizeResult& result) {
   const auto start = std::chrono::steady_clock::now();
-  name_candidates_uniquely(model.graph);
   CosineSearch& search = result.search;
   search.ran = true;
   search.target = opt.target_cosine;
-  const std::vector<std::string> candidates = int8_static_targets(model, opt);
+  const std::vector<std::string> candidates = name_uniquely(model.graph, int8_static_targets(model, opt));
   search.candidates = static_cast<int64_t>(candidates.size());
   if (candidates.empty()) return quantize_int8_static(model, opt, result);
 
@@ -99,7 +97,7 @@ Status quantize_int8_static_to_cosine(Model& model, const QuantizeOptions& opt, 
   search.held_out_samples = static_cast<int64_t>(held_out.size());
   XONNX_ASSIGN_OR_RETURN(const SampleOutputs want, run_samples(clone_model(model), held_out, opt));
   XONNX_ASSIGN_OR_RETURN(const Calibration cal, calibrate_int8_static(model, fit));
-  auto with_float = [&](std::vector<std::string> keep_float) {
+  auto with_float = [&](const std::vector<std::string>& keep_float) {
     QuantizeOptions o = opt;
     o.exclude.insert(o.exclude.end(), keep_float.begin(), keep_float.end());
     return o;

@@ -239,13 +239,13 @@ TargetSet select_targets(const Graph& g, const GraphIndex& index, const Quantize
 
 }  // namespace
 
-std::vector<std::string> int8_static_targets(const Model& model, const QuantizeOptions& options) {
+std::vector<size_t> int8_static_targets(const Model& model, const QuantizeOptions& options) {
   const GraphIndex index(model.graph);
-  std::vector<std::string> names;
+  std::vector<size_t> nodes;
   for (const Target& t : select_targets(model.graph, index, options, default_opset(model), nullptr).targets) {
-    names.push_back(model.graph.nodes[t.node].name);
+    nodes.push_back(t.node);
   }
-  return names;
+  return nodes;
 }
 
 Result<Calibration> calibrate_int8_static(const Model& model, const QuantizeOptions& options) {

@@ -38,10 +38,10 @@ struct Calibration;  // calibration.h
 Status quantize_int8_static(Model& model, const QuantizeOptions& options, QuantizeResult& result,
                             const Calibration* calibrated = nullptr);
 Result<Calibration> calibrate_int8_static(const Model& model, const QuantizeOptions& options);
-// The names of the nodes int8 static would quantize, in graph order ("" for an unnamed one).
-std::vector<std::string> int8_static_targets(const Model& model, const QuantizeOptions& options);
+// The indices of the nodes int8 static would quantize, in graph order.
+std::vector<size_t> int8_static_targets(const Model& model, const QuantizeOptions& options);
 // int8 static with options.target_cosine: keeps the nodes whose quantization costs the most in
-// float until the outputs reach the target (accuracy_search.cc).
+// float until the outputs reach the target (cosine_search.cc).
 Status quantize_int8_static_to_cosine(Model& model, const QuantizeOptions& options, QuantizeResult& result);
 Status quantize_int8_dynamic(Model& model, const QuantizeOptions& options, QuantizeResult& result);
 Status quantize_gathers(Model& model, const QuantizeOptions& options, QuantizeResult& result);  // gather_blocks.cc
