@@ -69,7 +69,7 @@ struct Op {
   size_t num_outputs;
   int64_t domain_opset = 1;  // the import of `domain` when not the default (the layout pass's
                              // NHWC nodes carry the model's opset: Resize needs 10+)
-  std::string node = "n0";  // the node's name, which errors quote
+  std::string node = "n0";   // the node's name, which errors quote
 };
 
 // The model of one node (op.node) reading in<i> (graph inputs, or initializers for constants) and
@@ -107,6 +107,27 @@ inline Model one_node_model(const Op& op, const std::vector<In>& inputs, const s
   }
   model.graph.nodes.push_back(std::move(node));
   return model;
+}
+
+constexpr const char* kMs = "com.microsoft";
+
+// Scalar tensors of the quantized ops' scale and zero-point inputs.
+inline Tensor f32(float v) { return Tensor::scalar<float>(v); }
+inline Tensor u8(int v) { return Tensor::scalar<uint8_t>(static_cast<uint8_t>(v)); }
+inline Tensor i8(int v) { return Tensor::scalar<int8_t>(static_cast<int8_t>(v)); }
+
+// Every element as a double, whatever the tensor's type.
+inline std::vector<double> elements(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_as_double(static_cast<int64_t>(i));
+  return v;
+}
+
+// `s` is an error whose text contains every one of `parts`.
+inline void expect_error(const Status& s, const std::vector<std::string>& parts) {
+  ASSERT_FALSE(s.is_ok());
+  const std::string text = s.to_string();
+  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << text << " lacks '" << p << "'";
 }
 
 // The values a session built by one_node_model() takes: the non-constant inputs in order.

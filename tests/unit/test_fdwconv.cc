@@ -29,7 +29,7 @@ using testing::attr_int;
 using testing::attr_ints;
 using testing::attr_string;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // ---- row kernels ----------------------------------------------------------------------------
@@ -65,7 +65,7 @@ RowProblem make(const RowCase& rc, uint32_t seed, bool specials = false) {
     for (float& v : pr.rows.back()) v = 4.0f * unit(gen);
     if (specials) {  // a few NaN / +-inf inputs
       for (int i = 0; i < 3; ++i) {
-        const float s[3] = {kNaN, kInf, -kInf};
+        const float s[3] = {kNaN, kInfinity, -kInfinity};
         pr.rows.back()[gen() % pr.rows.back().size()] = s[gen() % 3];
       }
     }
@@ -118,7 +118,8 @@ std::vector<RowCase> odd_cases() {
         for (int64_t ow : {1, 3, 5, 13}) {
           ++i;
           const bool ranged = i % 3 == 0;  // Relu6-like range, else none
-          cases.push_back({valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInf, ranged ? 0.5f : kInf});
+          cases.push_back(
+              {valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInfinity, ranged ? 0.5f : kInfinity});
         }
   return cases;
 }
@@ -134,7 +135,7 @@ std::vector<RowCase> group_cases() {
           for (int64_t ow : {1, 6, 13}) {
             ++i;
             const bool ranged = i % 3 == 0;
-            RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInf, ranged ? 0.5f : kInf};
+            RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInfinity, ranged ? 0.5f : kInfinity};
             rc.group = group;
             cases.push_back(rc);
           }
@@ -328,7 +329,7 @@ Tensor input_for(const DwCase& k) {
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);  // Relu6 clamps a good share at 6
   std::vector<float> v(static_cast<size_t>(k.n * k.c * k.h * k.w));
   for (float& f : v) f = dist(gen);
-  const float s[3] = {kNaN, kInf, -kInf};
+  const float s[3] = {kNaN, kInfinity, -kInfinity};
   for (int i = 0; i < k.specials; ++i) v[gen() % v.size()] = s[i % 3];
   return Tensor::from_vector<float>(v, {k.n, k.c, k.h, k.w});
 }

@@ -80,7 +80,7 @@ std::vector<Value> loop_inputs(int64_t m) {
           Value(Tensor::from_vector<float>({1.5f}, {1}))};
 }
 
-void expect_error(const Status& s, StatusCode code, const std::vector<std::string>& needles) {
+void expect_run_error(const Status& s, StatusCode code, const std::vector<std::string>& needles) {
   ASSERT_FALSE(s.is_ok()) << "expected an error mentioning '" << needles.front() << "'";
   EXPECT_EQ(s.code(), code) << s.to_string();
   for (const std::string& needle : needles) {
@@ -96,15 +96,15 @@ TEST(HardeningRun, LoopIterationCap) {
   auto ok = (*session)->run(loop_inputs(1000));
   ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
   EXPECT_EQ((*ok)[0].tensor().data<float>()[0], 1.5f);
-  expect_error((*session)->run(loop_inputs(INT64_MAX)).status(), StatusCode::kResourceExhausted,
-               {"node 'forever' (Loop", "more than 1000 iterations", "max_loop_iterations"});
+  expect_run_error((*session)->run(loop_inputs(INT64_MAX)).status(), StatusCode::kResourceExhausted,
+                   {"node 'forever' (Loop", "more than 1000 iterations", "max_loop_iterations"});
 }
 
 TEST(HardeningRun, LoopWithNeitherTripCountNorConditionIsAnError) {
   auto session = Session::create_from_model(passthrough_loop(false, false));
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-  expect_error((*session)->run(loop_inputs(1)).status(), StatusCode::kInvalidModel,
-               {"'forever'", "neither a trip count M nor a condition"});
+  expect_run_error((*session)->run(loop_inputs(1)).status(), StatusCode::kInvalidModel,
+                   {"'forever'", "neither a trip count M nor a condition"});
 }
 
 TEST(HardeningRun, DeadlineStopsARunawayLoop) {
@@ -113,8 +113,8 @@ TEST(HardeningRun, DeadlineStopsARunawayLoop) {
   options.run_timeout_seconds = 0.05;
   auto session = Session::create_from_model(passthrough_loop(true, true), options);
   ASSERT_TRUE(session.is_ok()) << session.status().to_string();
-  expect_error((*session)->run(loop_inputs(INT64_MAX)).status(), StatusCode::kCancelled,
-               {"deadline of 0.05 s", "run_timeout_seconds"});
+  expect_run_error((*session)->run(loop_inputs(INT64_MAX)).status(), StatusCode::kCancelled,
+                   {"deadline of 0.05 s", "run_timeout_seconds"});
   // The next run gets a fresh deadline.
   EXPECT_TRUE((*session)->run(loop_inputs(3)).is_ok());
 }
@@ -135,7 +135,7 @@ TEST(HardeningRun, CancelFromAnotherThreadStopsTheRun) {
   auto out = (*session)->run(loop_inputs(INT64_MAX));
   done = true;
   canceller.join();
-  expect_error(out.status(), StatusCode::kCancelled, {"cancelled", "'forever'"});
+  expect_run_error(out.status(), StatusCode::kCancelled, {"cancelled", "'forever'"});
 }
 
 TEST(HardeningRun, SequenceGrowthIsBoundedByTheMemoryCap) {
@@ -159,8 +159,8 @@ TEST(HardeningRun, SequenceGrowthIsBoundedByTheMemoryCap) {
   auto small = (*session)->run({Value(Tensor::scalar<int64_t>(10))});
   ASSERT_TRUE(small.is_ok()) << small.status().to_string();
   EXPECT_EQ((*small)[0].tensor().data<int64_t>()[0], 10);
-  expect_error((*session)->run({Value(Tensor::scalar<int64_t>(1'000'000))}).status(), StatusCode::kResourceExhausted,
-               {"node 'grow' (SequenceInsert", "max_memory_bytes"});
+  expect_run_error((*session)->run({Value(Tensor::scalar<int64_t>(1'000'000))}).status(),
+                   StatusCode::kResourceExhausted, {"node 'grow' (SequenceInsert", "max_memory_bytes"});
 }
 
 TEST(HardeningRun, SessionBuffersAreBoundedByTheMemoryCap) {
@@ -180,11 +180,11 @@ TEST(HardeningRun, SessionBuffersAreBoundedByTheMemoryCap) {
   const Value small(Tensor::from_vector<int64_t>({1000}, {1}));
   ASSERT_TRUE((*session)->run({small}).is_ok());
   const Value each_fits(Tensor::from_vector<int64_t>({300'000}, {1}));  // 1.2 MB each, 2.4 MB together
-  expect_error((*session)->run({each_fits}).status(), StatusCode::kResourceExhausted,
-               {"node 'fill_b' (ConstantOfShape", "memory cap", "max_memory_bytes"});
+  expect_run_error((*session)->run({each_fits}).status(), StatusCode::kResourceExhausted,
+                   {"node 'fill_b' (ConstantOfShape", "memory cap", "max_memory_bytes"});
   const Value too_big(Tensor::from_vector<int64_t>({int64_t{1} << 40}, {1}));
-  expect_error((*session)->run({too_big}).status(), StatusCode::kResourceExhausted,
-               {"node 'fill_a' (ConstantOfShape", "over the memory cap"});
+  expect_run_error((*session)->run({too_big}).status(), StatusCode::kResourceExhausted,
+                   {"node 'fill_a' (ConstantOfShape", "over the memory cap"});
   ASSERT_TRUE((*session)->run({small}).is_ok());  // the session still works
 }
 
@@ -213,8 +213,8 @@ TEST(HardeningRun, RegexFullMatchRunsInLinearTime) {
   bad.inputs = {tensor_info("x", DataType::kString)};
   bad.nodes.push_back(node("RegexFullMatch", {"x"}, {"y"}, "re", {pattern}));
   bad.outputs = {tensor_info("y", DataType::kBool)};
-  expect_error(Session::create_from_model(model_with(std::move(bad), 20)).status(), StatusCode::kInvalidModel,
-               {"'re'", "not a valid RE2 regular expression"});
+  expect_run_error(Session::create_from_model(model_with(std::move(bad), 20)).status(), StatusCode::kInvalidModel,
+                   {"'re'", "not a valid RE2 regular expression"});
 }
 
 TEST(HardeningRun, RewrittenNodesNameTheModelsNode) {

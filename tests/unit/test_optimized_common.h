@@ -36,6 +36,11 @@ using backendtest::rand_tensor;
 using backendtest::var;
 using backendtest::with_specials;
 
+// A 1-D int64 tensor: the starts, sizes and shapes ops take as inputs.
+inline Tensor ints_of(std::vector<int64_t> v) {
+  return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())});
+}
+
 // Equal floats with equal signs, NaN where the other has NaN (payloads aside).
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return false;

@@ -11,8 +11,6 @@ namespace {
 using namespace opttest;
 
 Tensor scales_of(std::vector<float> v) { return Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())}); }
-Tensor ints_of(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}); }
-
 void resize_case(const Shape& x, Tensor scales, Tensor sizes, const std::vector<Attribute>& attrs,
                  const std::string& what, bool expect_fast = true, int64_t opset = 17) {
   std::vector<In> in = {var(rand_tensor(x, 7)), In{}, scales.defined() ? cst(scales) : In{},

@@ -10,8 +10,6 @@ namespace {
 
 using namespace opttest;
 
-Tensor ints_of(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}); }
-
 void slice_case(Tensor x, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
                 std::vector<int64_t> steps, const std::string& what, bool expect_fast = true) {
   std::vector<In> in = {var(std::move(x)), cst(ints_of(std::move(starts))), cst(ints_of(std::move(ends)))};

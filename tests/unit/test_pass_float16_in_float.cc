@@ -84,7 +84,9 @@ TEST(Float16InFloat, ComputesTheFloatModelAndKeepsTheDeclaredTypes) {
     for (const Node& n : (*s)->model().graph.nodes)
       for (const std::string& v : n.outputs) {
         const TypeInfo* type = facts.type(v);
-        if (type && type->elem_type == DataType::kFloat16) EXPECT_EQ(v, "r") << n.op_type;
+        if (type && type->elem_type == DataType::kFloat16) {
+          EXPECT_EQ(v, "r") << n.op_type;
+        }
       }
   }
   // --optimize none keeps float16 arithmetic: within float16's precision of the float model.

@@ -19,7 +19,7 @@ namespace {
 using opt::QgemmRequant;
 using opt::QgemmWeights;
 
-constexpr uint8_t kSentinel = 0xA5;  // C bytes past n (ldc padding) must keep it
+constexpr uint8_t kPaddingSentinel = 0xA5;  // C bytes past n (ldc padding) must keep it
 
 // One random problem: A [m][lda] (zeros past k), W [n][k], per-column offsets and scales.
 struct Problem {
@@ -72,14 +72,14 @@ Problem make_problem(size_t m, int64_t k, int64_t n, int32_t zero_point, int32_t
 }
 
 std::vector<uint8_t> run(opt::QgemmFn fn, const Problem& p) {
-  std::vector<uint8_t> c(p.m * p.ldc, kSentinel);
+  std::vector<uint8_t> c(p.m * p.ldc, kPaddingSentinel);
   fn(p.a.data(), p.lda, p.m, p.packed, p.rq, c.data(), p.ldc);
   return c;
 }
 
 // The definition (qgemm.h), from the unpacked weights: int64 sum, float requantization.
 std::vector<uint8_t> naive(const Problem& p) {
-  std::vector<uint8_t> c(p.m * p.ldc, kSentinel);
+  std::vector<uint8_t> c(p.m * p.ldc, kPaddingSentinel);
   for (size_t r = 0; r < p.m; ++r) {
     for (int64_t col = 0; col < p.n; ++col) {
       int64_t acc = 0;

@@ -18,16 +18,18 @@
 namespace xonnx {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
+using backendtest::elements;
+using backendtest::expect_error;
+using backendtest::f32;
+using backendtest::i8;
+using backendtest::kMs;
+using backendtest::u8;
 
 // An input of the one-node model: a graph input, an initializer, or omitted (undefined tensor).
 using backendtest::cst;
 using backendtest::In;
 using backendtest::var;
 
-Tensor f32(float v) { return Tensor::scalar<float>(v); }
-Tensor u8(int v) { return Tensor::scalar<uint8_t>(static_cast<uint8_t>(v)); }
-Tensor i8(int v) { return Tensor::scalar<int8_t>(static_cast<int8_t>(v)); }
 Tensor i32(std::vector<int32_t> v, Shape s) { return Tensor::from_vector<int32_t>(v, std::move(s)); }
 // An 8-bit tensor of `type` from ints.
 Tensor q8(DataType type, const std::vector<int>& v, Shape s) {
@@ -57,12 +59,6 @@ Result<Tensor> run(const std::vector<In>& inputs, const std::vector<Attribute>& 
     if (in.t.defined() && !in.constant) given.push_back(in.t);
   XONNX_ASSIGN_OR_RETURN(auto out, session->run(given));
   return out[0].tensor();
-}
-
-std::vector<double> elements(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_as_double(static_cast<int64_t>(i));
-  return v;
 }
 
 // ---- against a naive computation ---------------------------------------------------------------
@@ -327,12 +323,6 @@ TEST(QGemmRef, EmptyInnerDimensionGivesScaledBias) {
 }
 
 // ---- bad input ---------------------------------------------------------------------------------
-
-void expect_error(const Status& s, const std::vector<std::string>& parts) {
-  ASSERT_FALSE(s.is_ok());
-  const std::string text = s.to_string();
-  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << text << " lacks '" << p << "'";
-}
 
 // A valid QGemm: A [2, 3] uint8, B [3, 4] int8, per-column b_scale / b_zero_point, C [4],
 // uint8 output; parameters (and B) constant or computed.

@@ -17,12 +17,14 @@
 namespace xonnx {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
+using backendtest::elements;
+using backendtest::expect_error;
+using backendtest::f32;
+using backendtest::i8;
+using backendtest::kMs;
+using backendtest::u8;
 
-Tensor f32(float v) { return Tensor::scalar<float>(v); }
 Tensor f32_1d(float v) { return Tensor::from_vector<float>({v}, {1}); }
-Tensor u8(int v) { return Tensor::scalar<uint8_t>(static_cast<uint8_t>(v)); }
-Tensor i8(int v) { return Tensor::scalar<int8_t>(static_cast<int8_t>(v)); }
 template <typename T>
 Tensor q(std::vector<int> v, Shape s) {
   std::vector<T> t(v.begin(), v.end());
@@ -48,12 +50,6 @@ Result<Tensor> run_ref(const std::string& op, const std::vector<In>& inputs) {
   XONNX_ASSIGN_OR_RETURN(auto session, make_session(op, inputs, true));
   XONNX_ASSIGN_OR_RETURN(auto out, session->run(runtime_values(inputs)));
   return out[0].tensor();
-}
-
-std::vector<double> elements(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_as_double(static_cast<int64_t>(i));
-  return v;
 }
 
 // ---- reference: hand-computed --------------------------------------------------------------
@@ -344,12 +340,6 @@ TEST(QLinearBinaryXnnpack, DeclinesWhatItDoesNotCover) {
 }
 
 // ---- bad input --------------------------------------------------------------------------------
-
-void expect_error(const Status& s, const std::vector<std::string>& parts) {
-  ASSERT_FALSE(s.is_ok());
-  const std::string text = s.to_string();
-  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << text << " lacks '" << p << "'";
-}
 
 std::vector<In> add_inputs(Tensor a_scale, Tensor b_zp, bool constant) {
   auto wrap = [constant](Tensor t) { return constant ? cst(std::move(t)) : var(std::move(t)); };

@@ -48,7 +48,7 @@ Model two_matmul_model(int64_t opset = 17) {
   return m;
 }
 
-std::vector<Value> run(Model m, const Value& x) {
+std::vector<Value> run_model(Model m, const Value& x) {
   auto s = Session::create_from_model(std::move(m));
   EXPECT_TRUE(s.is_ok()) << s.status().to_string();
   if (!s.is_ok()) return {};
@@ -86,8 +86,8 @@ TEST(QuantizeInt8Dynamic, MatMulAndGemmRunCloseToFloat) {
     EXPECT_TRUE(model.graph.value_info.empty());
 
     const Value x = tv<float>(normal_floats(4 * 64, 4), {4, 64});
-    const std::vector<Value> a = run(two_matmul_model(), x);
-    const std::vector<Value> b = run(std::move(model), x);
+    const std::vector<Value> a = run_model(two_matmul_model(), x);
+    const std::vector<Value> b = run_model(std::move(model), x);
     ASSERT_EQ(a.size(), 2u);
     ASSERT_EQ(b.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
@@ -184,8 +184,8 @@ TEST(QuantizeInt8Static, QdqAroundConvAndMatMulCalibratedOnSamples) {
     }
   }
   const Value x = tv<float>(normal_floats(3 * 64, 200), {1, 3, 8, 8});
-  const std::vector<Value> a = run(conv_model(), x);
-  const std::vector<Value> b = run(std::move(model), x);
+  const std::vector<Value> a = run_model(conv_model(), x);
+  const std::vector<Value> b = run_model(std::move(model), x);
   ASSERT_EQ(b.size(), 1u);
   const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
   EXPECT_TRUE(d.error.empty()) << d.error;
@@ -206,9 +206,9 @@ TEST(QuantizeInt8Static, WeightsAloneVariantKeepsFoldedActivations) {
   EXPECT_EQ(count_ops(weights_alone, "QuantizeLinear"), 0);
   EXPECT_EQ(count_ops(weights_alone, "DequantizeLinear"), 3);  // w, b, w2
   const Value x = tv<float>(normal_floats(3 * 64, 200), {1, 3, 8, 8});
-  const std::vector<Value> want = run(conv_model(), x);
-  const double both = compare_outputs("y", want[0], run(std::move(quantized), x)[0], 0.98).cosine;
-  const double weights = compare_outputs("y", want[0], run(std::move(weights_alone), x)[0], 0.98).cosine;
+  const std::vector<Value> want = run_model(conv_model(), x);
+  const double both = compare_outputs("y", want[0], run_model(std::move(quantized), x)[0], 0.98).cosine;
+  const double weights = compare_outputs("y", want[0], run_model(std::move(weights_alone), x)[0], 0.98).cosine;
   EXPECT_GT(weights, 0.999);  // without the Relu's clamp it would be far off
   EXPECT_GT(weights, both);
 }
@@ -245,7 +245,7 @@ TEST(QuantizeInt8Static, BiasCorrectionTakesBackTheWeightsMeanShift) {
     std::vector<double> err(4, 0.0);
     for (uint32_t k = 0; k < 8; ++k) {
       const Value x = input(700 + k);
-      const Tensor a = run(model(), x)[0].tensor(), b = run(clone_model(q), x)[0].tensor();
+      const Tensor a = run_model(model(), x)[0].tensor(), b = run_model(clone_model(q), x)[0].tensor();
       for (int64_t i = 0; i < a.numel(); ++i)
         err[static_cast<size_t>(i / 36)] += (b.data<float>()[i] - a.data<float>()[i]) / (36.0 * 8);
     }
@@ -360,8 +360,8 @@ TEST(QuantizeInt8, ReduceRangeKeepsWeightCodesWithin64) {
       EXPECT_EQ(r->quantized[0].as.find("7-bit") != std::string::npos, reduce) << r->quantized[0].as;
       const Value x =
           dynamic ? tv<float>(normal_floats(4 * 64, 4), {4, 64}) : tv<float>(normal_floats(3 * 64, 200), {1, 3, 8, 8});
-      const std::vector<Value> a = run(dynamic ? two_matmul_model() : conv_model(), x);
-      const std::vector<Value> b = run(std::move(model), x);
+      const std::vector<Value> a = run_model(dynamic ? two_matmul_model() : conv_model(), x);
+      const std::vector<Value> b = run_model(std::move(model), x);
       ASSERT_FALSE(b.empty());
       const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
       EXPECT_GT(d.cosine, 0.99) << "dynamic " << dynamic << " reduce " << reduce;
@@ -385,8 +385,8 @@ TEST(QuantizeInt8Static, FoldsClipOnlyWhenQuantizationSaturatesTheSame) {
     // the range still holds 0, so values in [0, 0.5) would survive the Q: the Clip stays.
     EXPECT_EQ(count_ops(model, "Clip"), lo == 0.0f ? 0 : 1) << "lo " << lo;
     const Value x = tv<float>(normal_floats(3 * 64, 201), {1, 3, 8, 8});
-    const std::vector<Value> a = run(std::move(original), x);
-    const std::vector<Value> b = run(std::move(model), x);
+    const std::vector<Value> a = run_model(std::move(original), x);
+    const std::vector<Value> b = run_model(std::move(model), x);
     ASSERT_EQ(b.size(), 1u);
     const OutputAgreement d = compare_outputs("y", a[0], b[0], 0.98);
     EXPECT_GT(d.cosine, 0.99) << "lo " << lo;
@@ -443,14 +443,14 @@ TEST(QuantizeInt8Static, ConcatAndMaxPoolShareTheirInputsParameters) {
   EXPECT_NE(q_params(model, "x"), shared);  // not linked to them by a value-moving op
 
   const Value x = tv<float>(normal_floats(3 * 64, 500), {1, 3, 8, 8});
-  const std::vector<Value> want = run(concat_pool_model(), x);
+  const std::vector<Value> want = run_model(concat_pool_model(), x);
   SessionOptions reference;
   reference.optimization = passes::OptLevel::kNone;  // the QDQ form, node for node
   auto rs = Session::create_from_model(clone_model(model), reference);
   ASSERT_TRUE(rs.is_ok()) << rs.status().to_string();
   auto qdq = (*rs)->run({x});
   ASSERT_TRUE(qdq.is_ok()) << qdq.status().to_string();
-  const std::vector<Value> fused = run(std::move(model), x);
+  const std::vector<Value> fused = run_model(std::move(model), x);
   ASSERT_EQ(fused.size(), 1u);
   const OutputAgreement to_float = compare_outputs("y", want[0], fused[0], 0.98);
   EXPECT_GT(to_float.cosine, 0.99);

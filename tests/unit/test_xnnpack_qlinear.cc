@@ -73,7 +73,7 @@ void qdiff(const std::string& op, const std::vector<In>& inputs, const std::vect
 }
 
 // One QLinearConv case: activations of type X (zero point xzp), weights of type W, output Y.
-struct ConvCase {
+struct QConvCase {
   int64_t n = 1, c = 3, m = 5, h = 9, w = 7, kh = 3, kw = 3, group = 1;
   std::vector<Attribute> attrs;
   bool per_channel = false, bias = true;
@@ -82,7 +82,7 @@ struct ConvCase {
 };
 
 template <typename X, typename W, typename Y>
-void conv_case(const ConvCase& cc, bool expect_fast, const std::string& what, int xzp, int yzp,
+void conv_case(const QConvCase& cc, bool expect_fast, const std::string& what, int xzp, int yzp,
                float y_scale_mult = 1.0f) {
   const int64_t cg = cc.c / cc.group;
   const Tensor x = rand_q<X>({cc.n, cc.c, cc.h, cc.w}, 1);
@@ -108,11 +108,11 @@ void conv_case(const ConvCase& cc, bool expect_fast, const std::string& what, in
 }
 
 TEST(XnnpackQLinearConv, SignednessCombinations) {
-  ConvCase cc;
+  QConvCase cc;
   cc.attrs = {attr_ints("pads", {1, 1, 1, 1})};
   conv_case<uint8_t, uint8_t, uint8_t>(
       [&] {
-        ConvCase c = cc;
+        QConvCase c = cc;
         c.wzp = 119;
         return c;
       }(),
@@ -121,38 +121,38 @@ TEST(XnnpackQLinearConv, SignednessCombinations) {
   conv_case<uint8_t, int8_t, uint8_t>(cc, true, "u8 x, s8 w (flipped to qs8)", 128, 128);
   conv_case<int8_t, uint8_t, int8_t>(
       [&] {
-        ConvCase c = cc;
+        QConvCase c = cc;
         c.wzp = 200;
         return c;
       }(),
       true, "s8 x, u8 w with zp (flipped to qu8)", 0, -10);
   conv_case<uint8_t, int8_t, int8_t>(cc, true, "u8 x, s8 y", 100, 0);
-  ConvCase pc = cc;
+  QConvCase pc = cc;
   pc.per_channel = true;
   conv_case<int8_t, int8_t, int8_t>(pc, true, "qc8 per-channel", 1, -1);
   conv_case<uint8_t, int8_t, uint8_t>(pc, true, "qc8 per-channel, uint8 activations", 120, 128);
-  ConvCase pu = pc;
+  QConvCase pu = pc;
   pu.wzp = 128;
   conv_case<uint8_t, uint8_t, uint8_t>(pu, true, "uint8 weights zp 128 per-channel (to qc8)", 128, 128);
 }
 
 TEST(XnnpackQLinearConv, Geometry) {
-  ConvCase base;
+  QConvCase base;
   base.per_channel = true;
   {
-    ConvCase c = base;
+    QConvCase c = base;
     c.n = 2;
     c.attrs = {attr_ints("strides", {2, 2}), attr_ints("pads", {1, 0, 2, 1})};
     conv_case<uint8_t, int8_t, uint8_t>(c, true, "batch 2, strides 2, asymmetric pads", 128, 128);
   }
   {
-    ConvCase c = base;
+    QConvCase c = base;
     c.c = 6, c.m = 4, c.group = 2, c.bias = false;
     c.attrs = {attr_ints("dilations", {2, 1})};
     conv_case<int8_t, int8_t, int8_t>(c, true, "group 2, dilation, no bias", 0, 0);
   }
   {
-    ConvCase c = base;
+    QConvCase c = base;
     c.c = 7, c.m = 7, c.group = 7, c.h = 11, c.w = 5;
     c.attrs = {attr_ints("pads", {1, 1, 1, 1})};
     conv_case<uint8_t, int8_t, uint8_t>(c, true, "depthwise 7", 128, 128);
@@ -160,12 +160,12 @@ TEST(XnnpackQLinearConv, Geometry) {
     conv_case<uint8_t, int8_t, uint8_t>(c, true, "depthwise multiplier 2", 128, 128);
   }
   {
-    ConvCase c = base;
+    QConvCase c = base;
     c.kh = c.kw = 1, c.c = 17, c.m = 9;
     conv_case<uint8_t, int8_t, uint8_t>(c, true, "1x1, odd channels", 128, 128);
   }
   {
-    ConvCase c = base;
+    QConvCase c = base;
     c.attrs = {attr_string("auto_pad", "SAME_UPPER"), attr_ints("strides", {2, 2})};
     conv_case<uint8_t, int8_t, uint8_t>(c, true, "SAME_UPPER strides 2", 128, 128);
     c.attrs = {attr_string("auto_pad", "SAME_LOWER")};
@@ -176,7 +176,7 @@ TEST(XnnpackQLinearConv, Geometry) {
 }
 
 TEST(XnnpackQLinearConv, Declines) {
-  ConvCase c;
+  QConvCase c;
   c.per_channel = true;
   c.wzp = 3;  // asymmetric per-channel int8 weights: no XNNPACK form
   conv_case<uint8_t, int8_t, uint8_t>(c, false, "asymmetric per-channel", 128, 128);
