@@ -23,21 +23,6 @@ std::string arrow(T before, T after) {
 
 std::string bytes_arrow(int64_t before, int64_t after) { return human_bytes(before) + " → " + human_bytes(after); }
 
-// Markdown table cells must not contain '|' or newlines.
-std::string cell(std::string s) {
-  for (char& c : s) {
-    if (c == '\n') c = ' ';
-  }
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else
-      out += c;
-  }
-  return out;
-}
-
 void summary(std::ostringstream& os, const ConvertResult& r) {
   const PipelineResult& p = r.pipeline;
   os << "# Conversion report\n\n";
@@ -86,7 +71,7 @@ void histogram(std::ostringstream& os, const PipelineResult& p) {
   for (const std::string& op : ops) {
     auto b = p.ops_before.find(op);
     auto a = p.ops_after.find(op);
-    os << "| " << cell(op) << " | " << (b == p.ops_before.end() ? 0 : b->second) << " | "
+    os << "| " << markdown_cell(op) << " | " << (b == p.ops_before.end() ? 0 : b->second) << " | "
        << (a == p.ops_after.end() ? 0 : a->second) << " |\n";
   }
   os << "\n";
@@ -116,6 +101,17 @@ void notes(std::ostringstream& os, const PipelineResult& p) {
 }
 
 }  // namespace
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
 
 std::string human_bytes(int64_t bytes) {
   const double b = static_cast<double>(bytes);

@@ -11,6 +11,9 @@ namespace convert {
 
 std::string make_report(const ConvertResult& result);
 
+// `s` as a markdown table cell: '|' escaped, newlines as spaces.
+std::string markdown_cell(const std::string& s);
+
 // "57.3 MB", "12.0 KB", "512 B".
 std::string human_bytes(int64_t bytes);
 

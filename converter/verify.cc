@@ -119,7 +119,7 @@ Result<std::vector<Value>> run_model(Model m, const NamedValues& inputs, int num
 
 namespace {
 
-std::string fmt(double v) {
+std::string three_digits(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3g", v);
   return buf;
@@ -206,19 +206,19 @@ Result<VerifyResult> verify_models(Model a, Model b, const NamedValues& inputs, 
 
 std::string verify_markdown(const VerifyResult& r, const VerifyOptions& options) {
   std::ostringstream os;
-  os << "| output | elements | max abs diff | max rel diff | within rtol " << fmt(options.rtol) << ", atol "
-     << fmt(options.atol) << " |\n|---|---:|---:|---:|---|\n";
+  os << "| output | elements | max abs diff | max rel diff | within rtol " << three_digits(options.rtol) << ", atol "
+     << three_digits(options.atol) << " |\n|---|---:|---:|---:|---|\n";
   for (const ValueDiff& d : r.outputs) {
     if (!d.error.empty()) {
       os << "| `" << d.name << "` | | | | **no**: " << d.error << " |\n";
       continue;
     }
-    os << "| `" << d.name << "` | " << d.elements << " | " << fmt(d.max_abs) << " | " << fmt(d.max_rel) << " | "
-       << (d.close ? "yes" : "**no**") << " |\n";
+    os << "| `" << d.name << "` | " << d.elements << " | " << three_digits(d.max_abs) << " | "
+       << three_digits(d.max_rel) << " | " << (d.close ? "yes" : "**no**") << " |\n";
   }
   os << "\nAbsolute differences per output (torch.onnx verification bins):\n\n| output |";
   for (size_t b = 0; b < kDiffBins; ++b) {
-    os << " [" << fmt(kDiffBinEdges[b]) << ", " << fmt(kDiffBinEdges[b + 1]) << ") |";
+    os << " [" << three_digits(kDiffBinEdges[b]) << ", " << three_digits(kDiffBinEdges[b + 1]) << ") |";
   }
   os << " ≥1e6/NaN |\n|---|";
   for (size_t b = 0; b <= kDiffBins; ++b) os << "---:|";

@@ -17,8 +17,6 @@ namespace xonnx {
 namespace convert {
 namespace {
 
-constexpr const char* kMsDomain = "com.microsoft";
-
 struct QuantizedTable {
   std::string codes, scales, zero_points;  // initializer names
 };
@@ -28,15 +26,6 @@ struct TableBlocks {
   std::vector<uint8_t> codes, zero_points;
   std::vector<float> scales, back;  // back: [V, D] dequantized
 };
-
-void put_nibble(uint8_t* bytes, int64_t index, uint8_t v) {
-  uint8_t& b = bytes[index >> 1];
-  b = (index & 1) ? static_cast<uint8_t>((b & 0x0F) | (v << 4)) : static_cast<uint8_t>((b & 0xF0) | (v & 0x0F));
-}
-
-uint8_t get_nibble(const uint8_t* bytes, int64_t index) {
-  return static_cast<uint8_t>((bytes[index >> 1] >> ((index & 1) * 4)) & 0x0F);
-}
 
 // 4 bits: the MatMulNBits quantizer on the table as W^T ([N, K] = [V, D]); its rows are padded to
 // whole blocks, GatherBlockQuantized's are not, so the codes are repacked row by row.

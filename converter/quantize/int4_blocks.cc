@@ -5,25 +5,10 @@
 #include <cmath>
 
 #include "converter/quantize/quantize.h"
+#include "converter/quantize/quantize_internal.h"
 
 namespace xonnx {
 namespace convert {
-namespace {
-
-void put_nibble(uint8_t* bytes, int64_t index, uint8_t v) {
-  uint8_t& b = bytes[index >> 1];
-  if (index & 1)
-    b = static_cast<uint8_t>((b & 0x0F) | (v << 4));
-  else
-    b = static_cast<uint8_t>((b & 0xF0) | (v & 0x0F));
-}
-
-uint8_t get_nibble(const uint8_t* bytes, int64_t index) {
-  return static_cast<uint8_t>((bytes[index >> 1] >> ((index & 1) * 4)) & 0x0F);
-}
-
-}  // namespace
-
 Int4Blocks quantize_int4_blockwise(const float* w, int64_t k, int64_t n, bool transposed, int64_t block_size,
                                    bool symmetric) {
   Int4Blocks q;

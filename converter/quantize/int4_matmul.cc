@@ -13,8 +13,6 @@ namespace xonnx {
 namespace convert {
 namespace {
 
-constexpr const char* kMsDomain = "com.microsoft";
-
 struct QuantizedWeight {
   std::string packed, scales, zero_points;  // initializer names
   int64_t k = 0, n = 0;

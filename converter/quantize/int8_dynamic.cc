@@ -24,15 +24,6 @@ struct DynamicInput {
   std::string q, scale, zero_point;  // DynamicQuantizeLinear outputs
 };
 
-Node make_node(const std::string& name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
-
 Int8Weight quantize_weight(Graph& g, const std::string& name, const Tensor& w, bool transposed, bool per_channel,
                            long code_max, QuantizedNode& info) {
   Int8Weight q;

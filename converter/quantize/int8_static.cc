@@ -41,15 +41,6 @@ ActivationQ uint8_params(const Range& r) {
   return q;
 }
 
-Node make_node(const std::string& name, const char* op, std::vector<std::string> in, std::vector<std::string> out) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
-
 struct WeightQ {
   std::string dq_output;
   std::vector<float> scales;  // per channel or one

@@ -8,6 +8,7 @@
 
 #include "runtime/ir/graph_edit.h"
 #include "converter/quantize/quantize_internal.h"
+#include "converter/report.h"
 
 namespace xonnx {
 namespace convert {
@@ -173,17 +174,6 @@ std::string kb(int64_t bytes) {
   return buf;
 }
 
-std::string cell(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else
-      out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string quantize_markdown(const QuantizeResult& r) {
@@ -200,8 +190,8 @@ std::string quantize_markdown(const QuantizeResult& r) {
   if (!r.quantized.empty()) {
     os << "| node | weight | as | bytes | scale min | scale max | max abs error |\n|---|---|---|---:|---:|---:|---:|\n";
     for (const QuantizedNode& q : r.quantized) {
-      os << "| " << cell(q.node) << " | `" << cell(q.weight) << "` | " << cell(q.as) << " | " << kb(q.bytes_before)
-         << " → " << kb(q.bytes_after) << " | ";
+      os << "| " << markdown_cell(q.node) << " | `" << markdown_cell(q.weight) << "` | " << markdown_cell(q.as) << " | "
+         << kb(q.bytes_before) << " → " << kb(q.bytes_after) << " | ";
       if (r.mode != QuantizeMode::kFp16) {
         os << num(q.scale_min) << " | " << num(q.scale_max) << " | " << num(q.max_abs_error) << " |\n";
       } else {
@@ -228,12 +218,13 @@ std::string quantize_markdown(const QuantizeResult& r) {
     if (!c.kept_float.empty()) {
       os << "\n| kept in float | cosine with it alone quantized |\n|---|---:|\n";
       for (const CosineSearch::Kept& k : c.kept_float)
-        os << "| " << cell(k.node) << " | " << cos(k.cosine_alone) << " |\n";
+        os << "| " << markdown_cell(k.node) << " | " << cos(k.cosine_alone) << " |\n";
     }
   }
   if (!r.skipped.empty()) {
     os << "\nSkipped:\n\n| node | why |\n|---|---|\n";
-    for (const SkippedNode& s : r.skipped) os << "| " << cell(s.node) << " | " << cell(s.why) << " |\n";
+    for (const SkippedNode& s : r.skipped)
+      os << "| " << markdown_cell(s.node) << " | " << markdown_cell(s.why) << " |\n";
   }
   return os.str();
 }

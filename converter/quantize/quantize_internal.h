@@ -1,8 +1,10 @@
 // Helpers shared by the quantization rewrites (converter/quantize/*.cc); not a public API.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/ir/graph_edit.h"
@@ -11,6 +13,28 @@
 
 namespace xonnx {
 namespace convert {
+
+constexpr const char* kMsDomain = "com.microsoft";
+
+// Nibble `index` of packed 4-bit codes: the low half of a byte first, as MatMulNBits stores them.
+inline void put_nibble(uint8_t* bytes, int64_t index, uint8_t v) {
+  uint8_t& b = bytes[index >> 1];
+  b = (index & 1) ? static_cast<uint8_t>((b & 0x0F) | (v << 4)) : static_cast<uint8_t>((b & 0xF0) | (v & 0x0F));
+}
+inline uint8_t get_nibble(const uint8_t* bytes, int64_t index) {
+  return static_cast<uint8_t>((bytes[index >> 1] >> ((index & 1) * 4)) & 0x0F);
+}
+
+// A node of the ONNX domain with these inputs and outputs, no attributes.
+inline Node make_node(const std::string& name, const char* op, std::vector<std::string> in,
+                      std::vector<std::string> out) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  return n;
+}
 
 // The node's name or op type is listed in options.exclude.
 bool is_excluded(const Node& node, const QuantizeOptions& options);

@@ -27,11 +27,6 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-int64_t file_size(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
-
 Result<json> read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) return io_error("cannot read ", path);
@@ -56,6 +51,15 @@ int64_t integer(const json& j, const char* key) {
 bool is_int(DataType t) { return t == DataType::kInt64 || t == DataType::kInt32; }
 
 }  // namespace
+
+int64_t onnx_file_bytes(const std::string& path) {
+  int64_t bytes = 0;
+  for (const std::string& file : {path, path + ".data"}) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) bytes += static_cast<int64_t>(st.st_size);
+  }
+  return bytes;
+}
 
 bool is_embedding_model_dir(const std::string& dir) {
   return exists(dir + "/modules.json") && !exists(dir + "/genai_config.json");
@@ -173,7 +177,7 @@ Result<std::unique_ptr<EmbeddingModel>> EmbeddingModel::load(const std::string& 
   so.num_threads = std::max(1, threads);
   XONNX_ASSIGN_OR_RETURN(m->session_, Session::create(m->config_.model_path, so));
   const std::string& path = m->config_.model_path;
-  m->weight_bytes_ = file_size(path) + file_size(path + ".data");
+  m->weight_bytes_ = onnx_file_bytes(path);
 
   const auto& inputs = m->session_->inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {

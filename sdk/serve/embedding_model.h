@@ -39,6 +39,9 @@ struct EmbeddingConfig {
 };
 
 bool is_embedding_model_dir(const std::string& dir);
+// The bytes of an .onnx file and of its external-data file (`path` + ".data", if any): the
+// weights a loaded model holds, for the server's memory accounting.
+int64_t onnx_file_bytes(const std::string& path);
 // Reads the folder's sentence-transformers files; errors name the file and field.
 Result<EmbeddingConfig> load_embedding_config(const std::string& dir);
 

@@ -1,7 +1,5 @@
 #include "sdk/serve/model_backend.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <thread>
 
@@ -45,11 +43,6 @@ class EngineBackend : public ModelBackend {
   std::unique_ptr<genai::Engine> engine_;
   int64_t weight_bytes_;
 };
-
-int64_t file_size(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
 
 // An embedding model behind the backend interface: /v1/embeddings reaches the encoder through
 // embedding_model(); the generation endpoints check that first and never submit.
@@ -126,7 +119,7 @@ Result<std::unique_ptr<ModelBackend>> load_model_backend(const std::string& mode
   auto engine = genai::Engine::create(model_dir, eo);
   if (!engine.is_ok()) return engine.status();
   const std::string model_path = engine.value()->config().model_path();
-  const int64_t weights = file_size(model_path) + file_size(model_path + ".data");
+  const int64_t weights = onnx_file_bytes(model_path);
   return std::unique_ptr<ModelBackend>(new EngineBackend(std::move(engine.value()), weights));
 }
 
