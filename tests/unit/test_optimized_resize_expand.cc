@@ -30,6 +30,9 @@ TEST(OptimizedResize, LinearAndNearestOverOddSizes) {
         resize_case({1, 3, h, w}, scales_of({1, 1, 2, 2}), Tensor(),
                     {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)},
                     "linear x2 " + at);
+        resize_case({1, 2, h, w}, scales_of({1, 1, 0.5f, 1.5f}), Tensor(),  // 13 x 0.5 and 13 x 1.5: fractional
+                    {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)},
+                    "linear x0.5 x1.5 " + at, h >= 2);  // h 1 x 0.5 is empty
         resize_case({2, 1, h, w}, Tensor(), ints_of({2, 1, 2 * h + 1, w / 2 + 1}),
                     {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", coord)},
                     "linear sizes " + at);

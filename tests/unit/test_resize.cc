@@ -64,6 +64,23 @@ TEST(ResizeOp, LinearAlignCorners) {
   expect_near(values<float>((*r)[0]), {0, 1, 2, 3});
 }
 
+// Over the integer output length, as ONNX Runtime and PyTorch (ONNX's reference would place the
+// second of 4 x 0.6 = 2 outputs at 3 / 1.4 and give 3.142857).
+TEST(ResizeOp, AlignCornersUsesTheIntegerOutputLength) {
+  for (const char* mode : {"linear", "cubic"}) {
+    auto r = run_op("Resize", {ftensor({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4}), Value(), f1({1, 1, 0.6f, 0.6f})},
+                    {attr_string("mode", mode), attr_string("coordinate_transformation_mode", "align_corners")}, 19);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 1, 2}));
+    expect_near(values<float>((*r)[0]), {1, 4});
+  }
+  // torch's interpolate(scale_factor=0.5, align_corners=True) of 5 values: 2 outputs, the ends.
+  auto r = run_op("Resize", {ftensor({0, 1, 2, 3, 4}, {5}), Value(), f1({0.5f})},
+                  {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", "align_corners")}, 13);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near(values<float>((*r)[0]), {0, 4});
+}
+
 TEST(ResizeOp, LinearHalfPixelUpsampleClampsEdges) {
   auto r = run_op("Resize", {ftensor({1, 3}, {2}), Value(), f1({2})}, {attr_string("mode", "linear")}, 19);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();

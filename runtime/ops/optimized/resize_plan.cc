@@ -36,13 +36,13 @@ bool parse_resize_nearest(const std::string& name, ResizeNearest& nearest) {
 
 namespace {
 
-// The input coordinate of output position x (ops/ref/resize.cc original_coord).
-double input_coord(ResizeCoord coord, double x, int64_t in, double scale) {
-  const double out_w = scale * static_cast<double>(in);
+// The input coordinate of output position x of `out` (ops/ref/resize.cc original_coord).
+double input_coord(ResizeCoord coord, double x, int64_t in, int64_t out, double scale) {
   switch (coord) {
     case ResizeCoord::kHalfPixel: return (x + 0.5) / scale - 0.5;
-    case ResizeCoord::kPytorchHalfPixel: return out_w > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case ResizeCoord::kAlignCorners: return out_w == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (out_w - 1.0);
+    case ResizeCoord::kPytorchHalfPixel: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case ResizeCoord::kAlignCorners:
+      return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
     case ResizeCoord::kAsymmetric: return x / scale;
   }
   return x;
@@ -74,7 +74,7 @@ ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, dou
   a.i0.resize(n);
   if (!mode.linear) {
     for (int64_t x = 0; x < out; ++x)
-      a.i0[x] = nearest_pick(mode.nearest, input_coord(mode.coord, double(x), in, scale), in);
+      a.i0[x] = nearest_pick(mode.nearest, input_coord(mode.coord, double(x), in, out, scale), in);
     return a;
   }
   a.i1.resize(n);
@@ -82,7 +82,7 @@ ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, dou
   a.w1.resize(n);
   bool identity = in == out;
   for (int64_t x = 0; x < out; ++x) {
-    double xo = input_coord(mode.coord, double(x), in, scale);
+    double xo = input_coord(mode.coord, double(x), in, out, scale);
     if (!std::isfinite(xo)) xo = 0.0;
     // The left neighbour and a ratio in (0, 1]; the two taps inside the edge-padded range
     // [-1, in] (the reference's two-tap filter), clamped to the input.
@@ -106,8 +106,8 @@ ResizeAxis plan_resize_axis(const ResizeMode& mode, int64_t in, int64_t out, dou
   return a;
 }
 
-bool resize_output_hw(KernelContext& ctx, const Tensor& x, bool nhwc, int64_t& out_h, int64_t& out_w,
-                      double& scale_h, double& scale_w) {
+bool resize_output_hw(KernelContext& ctx, const Tensor& x, bool nhwc, int64_t& out_h, int64_t& out_w, double& scale_h,
+                      double& scale_w) {
   const size_t rank = x.rank();
   if (nhwc && rank != 4) return false;
   // Dim d of the NCHW tensor the scales / sizes describe.

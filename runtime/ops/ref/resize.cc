@@ -69,7 +69,11 @@ double cubic_kernel(double x, double a) {
 }
 
 // Maps output coordinate x to the input coordinate. `scale` is the effective scale of the
-// axis and `out_w` = scale * in, the (fractional) resized length the reference uses.
+// axis and `out_w` = scale * in, the (fractional) resized length ONNX's reference uses.
+// align_corners and pytorch_half_pixel take the integer output length `out` instead, as ONNX
+// Runtime and PyTorch do: a torch export of interpolate(scale_factor=0.5, align_corners=True)
+// on 25 rows expects rows 0, 24/11, ... 24, not 24/11.5 apart. (ONNX's two "downsample scales
+// align_corners" cases expect the fractional length; ONNX Runtime skips them too.)
 double original_coord(const ResizeParams& p, double x, int64_t in, int64_t out, double scale, double roi_start,
                       double roi_end) {
   const double out_w = scale * static_cast<double>(in);
@@ -81,8 +85,8 @@ double original_coord(const ResizeParams& p, double x, int64_t in, int64_t out, 
       const double offset = center * (1.0 - adjustment);
       return offset + (x + 0.5) / scale - 0.5;
     }
-    case Coord::kPytorchHalfPixel: return out_w > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Coord::kAlignCorners: return out_w == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (out_w - 1.0);
+    case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Coord::kAlignCorners: return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
     case Coord::kAsymmetric: return x / scale;
     case Coord::kTfHalfPixelForNN: return (x + 0.5) / scale;
     case Coord::kTfCropAndResize: {
