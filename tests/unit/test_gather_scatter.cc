@@ -46,6 +46,37 @@ TEST(GatherScatterOps, GatherElements) {
   EXPECT_FALSE(run_op("GatherElements", {x, I64({0, 0, 0}, {1, 3})}, {}, 13).is_ok());
 }
 
+// Every axis of a 4-D data tensor, with indices smaller than data on the other axes (the
+// offsets carry from row to row), int32 and int64 indices, against the definition.
+TEST(GatherScatterOps, GatherAndScatterElementsOverEveryAxis) {
+  const Shape data_shape{3, 4, 2, 5}, ind_shape{2, 3, 2, 4};
+  const Tensor x = tensor_of<float>(iota(120), data_shape);
+  for (int64_t axis = 0; axis < 4; ++axis) {
+    std::vector<int64_t> idx(48);
+    for (size_t o = 0; o < idx.size(); ++o) idx[o] = static_cast<int64_t>((o * 7 + 3) % data_shape[axis]);
+    std::vector<float> want_gather(48), want_scatter = iota(120);
+    for (int64_t o = 0; o < 48; ++o) {
+      int64_t rest = o, pos[4];
+      for (int d = 3; d >= 0; --d) pos[d] = rest % ind_shape[d], rest /= ind_shape[d];
+      pos[axis] = idx[static_cast<size_t>(o)];
+      const int64_t off = ((pos[0] * 4 + pos[1]) * 2 + pos[2]) * 5 + pos[3];
+      want_gather[static_cast<size_t>(o)] = static_cast<float>(off);
+      want_scatter[static_cast<size_t>(off)] = 1000.0f + static_cast<float>(o);  // in order: the last write wins
+    }
+    std::vector<int32_t> idx32(idx.begin(), idx.end());
+    std::vector<float> upd(48);
+    for (size_t o = 0; o < upd.size(); ++o) upd[o] = 1000.0f + static_cast<float>(o);
+    for (const Tensor& ind : {I64(idx, ind_shape), tensor_of<int32_t>(idx32, ind_shape)}) {
+      auto g = run_op("GatherElements", {x, ind}, {attr_int("axis", axis)}, 13);
+      ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+      EXPECT_EQ(values<float>((*g)[0]), want_gather) << "axis " << axis;
+      auto s = run_op("ScatterElements", {x, ind, tensor_of<float>(upd, ind_shape)}, {attr_int("axis", axis)}, 13);
+      ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+      EXPECT_EQ(values<float>((*s)[0]), want_scatter) << "axis " << axis;
+    }
+  }
+}
+
 TEST(GatherScatterOps, GatherND) {
   Tensor x = tensor_of<int32_t>({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
   auto r = run_op("GatherND", {x, I64({0, 1, 1, 0}, {2, 2})}, {}, 13);

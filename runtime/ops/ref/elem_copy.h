@@ -30,7 +30,14 @@ class ElemCopy {
   void one(int64_t di, int64_t si) const {
     switch (kind_) {
       case kStr: ds_[di] = ss_[si]; break;
-      case kBytes: std::memcpy(d_ + di * esize_, s_ + si * esize_, esize_); break;
+      case kBytes:  // constant sizes become single moves
+        switch (esize_) {
+          case 4: std::memcpy(d_ + di * 4, s_ + si * 4, 4); break;
+          case 8: std::memcpy(d_ + di * 8, s_ + si * 8, 8); break;
+          case 2: std::memcpy(d_ + di * 2, s_ + si * 2, 2); break;
+          default: std::memcpy(d_ + di * esize_, s_ + si * esize_, esize_); break;
+        }
+        break;
       case kSub: subbyte_set(d_, dtype_, di, subbyte_get(s_, dtype_, si)); break;
     }
   }

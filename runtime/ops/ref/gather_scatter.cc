@@ -70,11 +70,9 @@ Result<std::unique_ptr<Kernel>> create_gather_elements(const KernelInit& init) {
     const int64_t r = static_cast<int64_t>(x->rank());
     if (r == 0) return invalid_argument("data must have rank >= 1");
     XONNX_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, r));
-    XONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> src, ref::element_offsets(*x, *ind, a));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), ind->shape()));
-    ElemCopy cp(*x, y);
-    for (size_t o = 0; o < src.size(); ++o) cp.one(static_cast<int64_t>(o), src[o]);
-    return Status::ok();
+    const ElemCopy cp(*x, y);
+    return ref::visit_element_offsets(*x, *ind, a, [&](int64_t o, int64_t src) { cp.one(o, src); });
   });
 }
 

@@ -91,9 +91,17 @@ Result<std::unique_ptr<Kernel>> create_scatter_elements(const KernelInit& init) 
       return invalid_argument("indices shape ", shape_to_string(ind->shape()), " differs from updates shape ",
                               shape_to_string(upd->shape()));
     }
-    XONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> dst, ref::element_offsets(*x, *ind, a));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, copy_data_to_output(ctx, *x));
-    return apply_updates(*upd, y, dst, 1, red);
+    if (red == Reduction::kNone) {
+      const ElemCopy cp(*upd, y);
+      return ref::visit_element_offsets(*x, *ind, a, [&](int64_t o, int64_t dst) { cp.one(dst, o); });
+    }
+    XONNX_DISPATCH_ALL_BYTES(upd->dtype(), return unsupported("reduction on type ", dtype_name(upd->dtype())), {
+      const T* u = upd->data<T>();
+      T* out = y->data<T>();
+      return ref::visit_element_offsets(*x, *ind, a,
+                                        [&](int64_t o, int64_t dst) { reduce_into<T>(&out[dst], u[o], red); });
+    });
   });
 }
 
