@@ -1,4 +1,4 @@
-// Differential tests of the optimized LayerNorm and Erf/Gelu against the reference kernels (Softmax:
+// Differential tests of the optimized LayerNorm, Erf/Gelu, Tanh and Exp against the reference kernels (Softmax:
 // test_softmax.cc, every backend)
 // (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
 // optimized kernels hand to the reference kernel.
@@ -34,6 +34,11 @@ TEST(OptimizedOps, ErfAndGelu) {
               "tanh", 1e-5, 1e-6);
     diff_test({"Gelu", "com.microsoft"}, {var(rand_tensor({n, 3}, 4, -6, 6))}, {}, true, "ms", 1e-5, 1e-6);
     diff_test({"Swish", "", 24}, {var(with_specials(rand_tensor({n}, 5, -90, 90)))}, {}, true, "swish", 1e-5, 1e-6);
+    diff_test({"Tanh"}, {var(with_specials(rand_tensor({n}, 6, -12, 12)))}, {}, true, "tanh", 1e-5, 1e-7);
+    // Small |x|, where tanh(x) ~ x: relative accuracy (1 - e^-2|x| would cancel).
+    diff_test({"Tanh"}, {var(rand_tensor({n}, 7, -0.2f, 0.2f))}, {}, true, "tanh small", 1e-5, 0);
+    // Results under FLT_MIN (x < -87.3) are flushed to 0: denormals slow every FMA that reads them.
+    diff_test({"Exp"}, {var(with_specials(rand_tensor({n}, 8, -100, 100)))}, {}, true, "exp", 1e-5, 1.2e-38);
   }
   diff_test({"Swish", "", 24}, {var(rand_tensor({5}, 6))}, {attr_float("alpha", 0.5f)}, false, "alpha: declined");
   diff_test({"Erf"}, {var(Tensor::from_vector<double>({0.5, -1}, {2}))}, {}, false, "double");
@@ -51,6 +56,7 @@ TEST(OptimizedOps, LargeShapesSplitOverThreads) {
             {var(rand_tensor({600, 257}, 1)), cst(rand_tensor({257}, 2)), cst(rand_tensor({257}, 3))}, {}, true,
             "layer norm", 1e-4, 1e-5);
   diff_test({"Erf"}, {var(rand_tensor({3, 100001}, 4, -3, 3))}, {}, true, "erf", 1e-5, 1e-6);
+  diff_test({"Tanh"}, {var(rand_tensor({3, 100001}, 5, -3, 3))}, {}, true, "tanh", 1e-5, 1e-7);
 }
 
 }  // namespace

@@ -17,7 +17,16 @@ TEST(XnnpackElementwise, Unary) {
     diff_test("Relu", {var(x)}, {}, 14, true, what);
     diff_test("HardSwish", {var(x)}, {}, 14, true, what, 1e-5, 1e-6);
     diff_test("Clip", {var(x), cst(Tensor::scalar<float>(0.0f)), cst(Tensor::scalar<float>(6.0f))}, {}, 13, true, what);
+    diff_test("LeakyRelu", {var(x)}, {}, 16, true, what);
+    diff_test("LeakyRelu", {var(x)}, {attr_float("alpha", 0.2f)}, 6, true, what);
+    diff_test("Elu", {var(x)}, {attr_float("alpha", 0.7f)}, 6, true, what, 1e-5, 1e-6);
+    for (const char* op : {"Abs", "Neg", "Floor", "Ceil"}) diff_test(op, {var(x)}, {}, 13, true, what);
+    diff_test("Round", {var(x)}, {}, 11, true, what);
+    diff_test("Sqrt", {var(rand_tensor({n}, 7, 0.0f, 100.0f))}, {}, 13, true, what, 1e-6, 0);
   }
+  // Halves round to even; -0.5 and 0.5 to zero.
+  diff_test("Round", {var(Tensor::from_vector<float>({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f}, {6}))}, {}, 11, true,
+            "halves");
   const Tensor x = rand_tensor({2, 3, 5}, 6, -8.0f, 8.0f);
   diff_test("Clip", {var(x)}, {attr_float("min", -1.0f), attr_float("max", 2.5f)}, 6, true, "opset 6 attributes");
   diff_test("Clip", {var(x)}, {}, 13, true, "no bounds");
@@ -44,6 +53,9 @@ TEST(XnnpackElementwise, NanAndInfMatchReference) {
   diff_test("Clip", {var(special), cst(Tensor::scalar<float>(0.0f)), cst(Tensor::scalar<float>(6.0f))}, {}, 13, false,
             "special values");
   diff_test("HardSwish", {var(special)}, {}, 14, true, "special values");
+  for (const char* op : {"LeakyRelu", "Elu", "Abs", "Neg", "Sqrt", "Floor", "Ceil"})
+    diff_test(op, {var(special)}, {}, 13, true, std::string(op) + " special values");
+  diff_test("Round", {var(special)}, {}, 11, true, "Round special values");
   diff_test("Softmax", {var(special.reshaped({2, 3}))}, {}, 13, true, "special values");
   diff_test("Softmax", {var(Tensor::from_vector<float>({-inf, -inf, -inf}, {1, 3}))}, {}, 13, true, "all -inf");
   diff_test("Softmax", {var(Tensor::from_vector<float>({inf, 0.0f, 1.0f}, {1, 3}))}, {}, 13, true, "+inf");

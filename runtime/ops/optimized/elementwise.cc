@@ -235,10 +235,19 @@ class WhereKernel final : public FastKernel {
   }
 };
 
+Result<std::unique_ptr<Kernel>> create_tanh(const KernelInit& init) {
+  return MapKernel::create(init, &KernelTable::tanh, "Tanh");
+}
+Result<std::unique_ptr<Kernel>> create_exp(const KernelInit& init) {
+  return MapKernel::create(init, &KernelTable::exp, "Exp");
+}
+
 }  // namespace
 
 void register_opt_elementwise(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "Erf", 9, kLatestVersion, create_erf, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "Tanh", 6, kLatestVersion, create_tanh, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "Exp", 6, kLatestVersion, create_exp, Backend::kOptimized);
   XONNX_REGISTER(registry, "", "Gelu", 20, kLatestVersion, create_gelu, Backend::kOptimized);
   XONNX_REGISTER(registry, "com.microsoft", "Gelu", 1, kLatestVersion, create_ms_gelu, Backend::kOptimized);
   XONNX_REGISTER(registry, "com.microsoft", "FastGelu", 1, kLatestVersion, create_ms_fast_gelu, Backend::kOptimized);

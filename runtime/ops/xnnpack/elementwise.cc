@@ -1,9 +1,10 @@
 // XNNPACK element-wise float32 kernels: Add/Sub/Mul/Div with numpy broadcasting (up to 6-D,
 // opset >= 7) via xnn_create_{add,subtract,multiply,divide}_nd_f32; Sigmoid, Relu, Clip
-// (constant bounds), HardSwish via the *_nc_f32 unary operators (one channel, the whole
-// tensor as the batch); Softmax over the last axis (opset >= 13) or the 2-D coercion of
+// (constant bounds), HardSwish, LeakyRelu, Elu, Abs, Neg, Sqrt, Floor, Ceil, Round via the
+// *_nc_f32 unary operators (one channel, the whole tensor as the batch); Softmax over the last axis (opset >= 13) or the 2-D coercion of
 // opset < 13 via xnn_create_softmax_nc_f32.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -189,6 +190,27 @@ Result<std::unique_ptr<Kernel>> create_relu(const KernelInit& init) {
   return UnaryKernel::create(init, clamp(0.0f, kInf), xnn_setup_clamp_nc_f32, Check::kInputNoNan);
 }
 
+Result<std::unique_ptr<Kernel>> create_leaky_relu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 0.01f));
+  if (!std::isfinite(alpha)) return unsupported("XNNPACK LeakyRelu: alpha ", alpha);
+  const UnaryCreate create = [alpha](size_t c, xnn_operator_t* out) {
+    return xnn_create_leaky_relu_nc_f32(c, c, c, alpha, 0, out);
+  };
+  return UnaryKernel::create(init, create, xnn_setup_leaky_relu_nc_f32, Check::kNone);
+}
+Result<std::unique_ptr<Kernel>> create_elu(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const float alpha, init.get_float("alpha", 1.0f));
+  if (!std::isfinite(alpha)) return unsupported("XNNPACK Elu: alpha ", alpha);
+  const UnaryCreate create = [alpha](size_t c, xnn_operator_t* out) {
+    return xnn_create_elu_nc_f32(c, c, c, alpha, 0, out);
+  };
+  return UnaryKernel::create(init, create, xnn_setup_elu_nc_f32, Check::kNone);
+}
+template <xnn_status (*kCreate)(size_t, size_t, size_t, uint32_t, xnn_operator_t*), UnarySetup kSetup>
+Result<std::unique_ptr<Kernel>> create_simple(const KernelInit& init) {
+  return UnaryKernel::create(init, simple_unary<kCreate>(), kSetup, Check::kNone);
+}
+
 // A constant float scalar bound of Clip-11+ (absent: the default); false if computed.
 Result<bool> clip_bound(const KernelInit& init, size_t i, float& bound) {
   if (!init.has_input(i)) return true;
@@ -275,6 +297,22 @@ void register_xnnpack_elementwise(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "HardSwish", 14, kLatestVersion, create_hardswish, Backend::kXnnpack);
   XONNX_REGISTER(registry, "", "Swish", 24, kLatestVersion, SwishKernel::create, Backend::kXnnpack);
   XONNX_REGISTER(registry, "", "Relu", 1, kLatestVersion, create_relu, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "LeakyRelu", 6, kLatestVersion, create_leaky_relu, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Elu", 6, kLatestVersion, create_elu, Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Abs", 6, kLatestVersion, (create_simple<xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32>),
+                 Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Neg", 6, kLatestVersion,
+                 (create_simple<xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32>), Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Sqrt", 6, kLatestVersion,
+                 (create_simple<xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32>), Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Floor", 6, kLatestVersion,
+                 (create_simple<xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32>), Backend::kXnnpack);
+  XONNX_REGISTER(registry, "", "Ceil", 6, kLatestVersion,
+                 (create_simple<xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32>), Backend::kXnnpack);
+  // ONNX rounds halves to even, as XNNPACK's bankers rounding does.
+  XONNX_REGISTER(registry, "", "Round", 11, kLatestVersion,
+                 (create_simple<xnn_create_bankers_rounding_nc_f32, xnn_setup_bankers_rounding_nc_f32>),
+                 Backend::kXnnpack);
   XONNX_REGISTER(registry, "", "Clip", 1, kLatestVersion, create_clip, Backend::kXnnpack);
   XONNX_REGISTER(registry, "", "Softmax", 1, kLatestVersion, create_softmax, Backend::kXnnpack);
 }
