@@ -1,8 +1,9 @@
 // 1-D convolutions and pools as 2-D ones of height 1, so that the NHWC layout pass takes them
-// into its regions (Whisper's and Conformer's Conv1d stems, keyword spotters, TCNs): a Conv
-// with a 3-D weight [M, C/g, k] becomes Unsqueeze(X, 2) -> Conv with W [M, C/g, 1, k] ->
-// Squeeze(2), and likewise QLinearConv with a 3-D 8-bit weight (the QDQ pass's int8 Conv1d)
-// and MaxPool / AveragePool with a 1-D kernel. [N, C, 1, W] holds the
+// into its regions (Whisper's and Conformer's Conv1d stems, keyword spotters, TCNs, vocoders'
+// upsampling): a Conv with a 3-D weight [M, C/g, k] becomes Unsqueeze(X, 2) -> Conv with W
+// [M, C/g, 1, k] -> Squeeze(2), and likewise ConvTranspose with a 3-D weight [C, M/g, k],
+// QLinearConv with a 3-D 8-bit weight (the QDQ pass's int8 Conv1d) and MaxPool / AveragePool
+// with a 1-D kernel. [N, C, 1, W] holds the
 // memory of [N, C, W], and the attributes gain a height axis of size 1, stride 1, no padding:
 // the same values, the same order of summation.
 // The Squeezes then move past the element-wise ops that read them (the layout-agnostic unary
@@ -52,7 +53,7 @@ bool add_height(Node& n, const char* name, int64_t h) {
 
 bool lift_attributes(Node& n) {
   return add_height(n, "kernel_shape", 1) && add_height(n, "strides", 1) && add_height(n, "dilations", 1) &&
-         add_height(n, "pads", 0);
+         add_height(n, "pads", 0) && add_height(n, "output_padding", 0) && add_height(n, "output_shape", 1);
 }
 
 class Conv1dLift {
@@ -74,22 +75,23 @@ class Conv1dLift {
   }
 
  private:
-  // Where a Conv's or QLinearConv's W is, else -1.
+  // Where a Conv's, ConvTranspose's or QLinearConv's W is, else -1.
   static int weight_input(const Node& n) {
-    if (n.op_type == "Conv") return n.inputs.size() >= 2 ? 1 : -1;
+    if (n.op_type == "Conv" || n.op_type == "ConvTranspose") return n.inputs.size() >= 2 ? 1 : -1;
     if (n.op_type == "QLinearConv") return n.inputs.size() >= 8 ? 3 : -1;
     return -1;
   }
 
-  // Conv with a constant 3-D float W, QLinearConv with a constant 3-D 8-bit W, or a 1-D MaxPool
-  // / AveragePool with one output.
+  // Conv or ConvTranspose with a constant 3-D float W, QLinearConv with a constant 3-D 8-bit W,
+  // or a 1-D MaxPool / AveragePool with one output.
   bool liftable(const Node& n) const {
     if (!n.domain.empty() || n.inputs.empty() || n.inputs[0].empty() || n.outputs.size() != 1) return false;
-    if (n.op_type == "Conv" || n.op_type == "QLinearConv") {
+    if (n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "QLinearConv") {
       const int wi = weight_input(n);
       if (wi < 0) return false;
       const Tensor* w = constant_tensor(g_, n.inputs[static_cast<size_t>(wi)]);
-      const bool typed = n.op_type == "Conv" ? w && w->dtype() == DataType::kFloat : w && dtype_is_8bit_int(w->dtype());
+      const bool typed =
+          n.op_type == "QLinearConv" ? w && dtype_is_8bit_int(w->dtype()) : w && w->dtype() == DataType::kFloat;
       return typed && w->rank() == 3;
     }
     if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {

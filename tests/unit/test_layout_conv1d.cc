@@ -5,6 +5,7 @@
 //    attribute leaves the node alone;
 //  - the values: sessions with the rewrite agree with the reference kernels (no layout pass),
 //    opsets 11 (Squeeze axes as an attribute) and 17, one and two threads;
+//  - ConvTranspose1d (a vocoder's upsampling, with output_padding, groups and dilation) too;
 //  - a residual that reads a block's input, and an int8 static Conv1d block (QDQ -> QLinearConv,
 //    per-tensor Q / DQ and QLinearAdd between the layers): one region too.
 #include <gtest/gtest.h>
@@ -162,6 +163,51 @@ TEST(LayoutConv1d, SessionsAgreeWithTheReference) {
           }
         }
       }
+    }
+  }
+}
+
+// A vocoder's upsampling: x [N, 8, W] -> ConvTranspose1d(8 -> 6, k 16, stride 8, pads 4) ->
+// LeakyRelu -> ConvTranspose1d(6 -> 4, k 7, stride 3, pads 2, output_padding 1, groups 2, dilation
+// 2) -> y. Both lifted into one region; the values agree with the reference kernels.
+Model upsampler() {
+  testing::GraphBuilder b(17);
+  b.input("x", 3);
+  const std::string a = b.node(
+      "ConvTranspose", {"x", b.constant(rand_tensor({8, 6, 16}, 1, -0.3f, 0.3f)), b.constant(rand_tensor({6}, 2))},
+      {attr_ints("strides", {8}), attr_ints("pads", {4, 4})});
+  const std::string r = b.node("LeakyRelu", {a});
+  b.node("ConvTranspose", {r, b.constant(rand_tensor({6, 2, 7}, 3, -0.3f, 0.3f))},
+         {attr_ints("strides", {3}), attr_ints("pads", {2, 2}), attr_ints("output_padding", {1}), attr_int("group", 2),
+          attr_ints("dilations", {2})},
+         "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(LayoutConv1d, ConvTranspose1dIsLiftedAndAgreesWithTheReference) {
+  Model m = upsampler();
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->lifted_1d, 2);
+  EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);
+  EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);
+  for (int threads : {1, 2}) {
+    SessionOptions fast, reference;
+    fast.num_threads = reference.num_threads = threads;
+    reference.disable_xnnpack = true;
+    reference.disable_optimized = true;
+    auto want_session = Session::create_from_model(upsampler(), reference);
+    auto got_session = Session::create_from_model(upsampler(), fast);
+    ASSERT_TRUE(want_session.is_ok() && got_session.is_ok());
+    for (Shape shape : {Shape{1, 8, 50}, Shape{2, 8, 3}}) {
+      const Tensor x = rand_tensor(shape, 4);
+      auto want = (*want_session)->run({Value(x)});
+      auto got = (*got_session)->run({Value(x)});
+      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      ASSERT_EQ((*got)[0].tensor().shape(), (*want)[0].tensor().shape());
+      backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, shape_to_string(shape));
     }
   }
 }

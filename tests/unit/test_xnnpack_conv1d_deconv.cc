@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/ops/registry.h"
+#include "runtime/passes/layout_nhwc.h"
 #include "tests/unit/test_xnnpack_common.h"
 
 namespace xonnx {
@@ -71,6 +73,19 @@ TEST(XnnpackConvTranspose, ChannelsStridesPads) {
            {attr_ints("strides", {2, 2}), attr_string("auto_pad", "VALID")}, "1x1 input, VALID");
 }
 
+// A 1-D ConvTranspose runs as a 2-D one of height 1 when the layout pass lifts it
+// (passes/layout_conv1d.cc); the kernel itself takes 2-D only.
+TEST(XnnpackConvTranspose, OneDWhenLifted) {
+  const bool lifted = fast_layout_fusions(OpRegistry::global()).lift_1d;
+  for (int64_t len : {1, 9, 50}) {
+    run_case("ConvTranspose", {1, 3, len}, {3, 4, 3}, 4, {attr_ints("strides", {2})}, "1-D len " + std::to_string(len),
+             lifted);
+    run_case("ConvTranspose", {2, 4, len}, {4, 3, 8}, 6,
+             {attr_ints("strides", {4}), attr_ints("pads", {2, 2}), attr_int("group", 2)},
+             "1-D group 2 len " + std::to_string(len), lifted);
+  }
+}
+
 TEST(XnnpackConvTranspose, DeclinesWhatItDoesNotCover) {
   run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4,
            {attr_ints("strides", {2, 2}), attr_ints("output_shape", {10, 10})}, "output_shape", false);
@@ -78,7 +93,6 @@ TEST(XnnpackConvTranspose, DeclinesWhatItDoesNotCover) {
            {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")}, "SAME_UPPER", false);
   run_case("ConvTranspose", {1, 3, 5, 5}, {3, 4, 3, 3}, 4, {attr_ints("output_padding", {1, 1})},
            "output_padding >= stride", false);
-  run_case("ConvTranspose", {1, 3, 9}, {3, 4, 3}, 4, {attr_ints("strides", {2})}, "1-D", false);
   diff_test("ConvTranspose", {var(rand_tensor({1, 3, 5, 5}, 1)), var(rand_tensor({3, 2, 3, 3}, 2))}, {}, 17, false,
             "runtime W");
 }
