@@ -1,4 +1,4 @@
-// Differential tests of the optimized LayerNorm, Erf/Gelu, Tanh and Exp against the reference kernels (Softmax:
+// Differential tests of the optimized LayerNorm, InstanceNorm, Erf/Gelu, Tanh and Exp against the reference kernels (Softmax:
 // test_softmax.cc, every backend)
 // (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
 // optimized kernels hand to the reference kernel.
@@ -24,6 +24,19 @@ TEST(OptimizedOps, LayerNormalization) {
             {attr_int("axis", 1)}, false, "scale broadcast over rows: reference");
   diff_test({"LayerNormalization", "", 17, 3}, {var(rand_tensor({3, 8}, 9)), cst(rand_tensor({8}, 10))},
             {attr_int("stash_type", 11)}, false, "double stash: declined", 1e-4, 1e-5);
+}
+
+TEST(OptimizedOps, InstanceNormalization) {
+  for (const Shape& x : {Shape{1, 3, 5}, Shape{2, 4, 3, 7}, Shape{1, 8, 1, 400}, Shape{2, 3, 2, 3, 5}}) {
+    const Tensor scale = rand_tensor({x[1]}, 11), bias = rand_tensor({x[1]}, 12);
+    diff_test({"InstanceNormalization"}, {var(rand_tensor(x, 10, -3, 5)), cst(scale), cst(bias)},
+              {attr_float("epsilon", 1e-3f)}, true, shape_to_string(x), 1e-4, 1e-5);
+    diff_test({"InstanceNormalization"}, {var(rand_tensor(x, 13)), var(scale), var(bias)}, {}, true,
+              "runtime scale " + shape_to_string(x), 1e-4, 1e-5);
+  }
+  // [N, C] has no spatial dims: the reference reports it.
+  diff_test({"InstanceNormalization"},
+            {var(rand_tensor({2, 3}, 14)), cst(rand_tensor({3}, 1)), cst(rand_tensor({3}, 2))}, {}, false, "rank 2");
 }
 
 TEST(OptimizedOps, ErfAndGelu) {
@@ -57,6 +70,9 @@ TEST(OptimizedOps, LargeShapesSplitOverThreads) {
             "layer norm", 1e-4, 1e-5);
   diff_test({"Erf"}, {var(rand_tensor({3, 100001}, 4, -3, 3))}, {}, true, "erf", 1e-5, 1e-6);
   diff_test({"Tanh"}, {var(rand_tensor({3, 100001}, 5, -3, 3))}, {}, true, "tanh", 1e-5, 1e-7);
+  diff_test({"InstanceNormalization"},
+            {var(rand_tensor({2, 64, 3000}, 6)), cst(rand_tensor({64}, 7)), cst(rand_tensor({64}, 8))}, {}, true,
+            "instance norm", 1e-4, 1e-5);
 }
 
 }  // namespace

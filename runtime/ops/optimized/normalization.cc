@@ -3,6 +3,9 @@
 // rows split over the pool. Scale and B must cover exactly the normalized dims (the usual
 // [.., D] parameters); other broadcasts go to the reference kernel. The Mean / InvStdDev
 // outputs are computed for stash_type float; other stash types are declined at creation.
+// InstanceNormalization (float32, scale and B of [C]): each (n, c) row of the spatial dims
+// normalized the same way, then scaled and shifted by its channel's values; torch exports
+// GroupNorm as one too (Reshape to [N, groups, -1]).
 #include <vector>
 
 #include "runtime/core/thread_pool.h"
@@ -85,10 +88,57 @@ class LayerNormKernel final : public FastKernel {
   const KernelTable* k_ = &kernels();
 };
 
+class InstanceNormKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_ASSIGN_OR_RETURN(float eps, init.get_float("epsilon", 1e-5f));
+    for (size_t i = 0; i < 3; ++i) XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, i, "InstanceNormalization"));
+    auto k = std::unique_ptr<InstanceNormKernel>(new InstanceNormKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    k->eps_ = eps;
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    if (!is_f32(x) || x.rank() < 3 || x.numel() <= 0 || !is_f32(scale) || !is_f32(bias)) return Status::ok();
+    const int64_t n = x.dim(0), c = x.dim(1), inner = x.numel() / (n * c);
+    if (scale.rank() != 1 || scale.numel() != c || bias.rank() != 1 || bias.numel() != c) return Status::ok();
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
+    if (static_cast<int64_t>(ones_.size()) != inner) ones_.assign(static_cast<size_t>(inner), 1.0f);
+    const float* xp = x.data<float>();
+    const float* sp = scale.data<float>();
+    const float* bp = bias.data<float>();
+    const float* ones = ones_.data();
+    float* yp = y->data<float>();
+    const KernelTable& t = *k_;
+    const float eps = eps_;
+    pool_->parallel_for(static_cast<size_t>(n * c), chunk_for(5 * inner), [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        float* row = yp + static_cast<int64_t>(r) * inner;
+        t.layer_norm_row(xp + static_cast<int64_t>(r) * inner, row, inner, ones, nullptr, eps, nullptr, nullptr);
+        const float s = sp[r % static_cast<size_t>(c)], b = bp[r % static_cast<size_t>(c)];
+        for (int64_t i = 0; i < inner; ++i) row[i] = row[i] * s + b;  // still in cache
+      }
+    });
+    handled = true;
+    return Status::ok();
+  }
+
+  float eps_ = 1e-5f;
+  std::vector<float> ones_;
+  const KernelTable* k_ = &kernels();
+};
+
 }  // namespace
 
 void register_opt_normalization(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "LayerNormalization", 17, kLatestVersion, LayerNormKernel::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "InstanceNormalization", 6, kLatestVersion, InstanceNormKernel::create,
+                 Backend::kOptimized);
 }
 
 }  // namespace opt
