@@ -17,6 +17,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"absorb-weight-transposes", 2, absorb_weight_transposes},
       {"constant-folding", 1, constant_folding},
       {"remove-noop", 1, remove_noop},
+      {"lower-einsum", 2, lower_einsum},
       {"transpose-reshape-pairs", 1, collapse_transpose_reshape_pairs},
       {"fuse-batchnorm", 2, fuse_batchnorm},
       {"fuse-conv-scale-bias", 2, fuse_conv_scale_bias},

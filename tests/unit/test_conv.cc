@@ -74,7 +74,7 @@ std::vector<float> naive_conv(const Tensor& x, const Tensor& w, const std::vecto
   return y;
 }
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-4f) {
+void expect_conv_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-4f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
 }
@@ -122,7 +122,7 @@ TEST(ConvOp, MatchesNaiveReference) {
     }
     std::vector<float> bv = values<float>(Value(b));
     Geo g = make_geo(c.x, c.w, c.strides, c.dil, c.pads, ys);
-    expect_near(values<float>((*r)[0]), naive_conv(x, w, c.bias ? &bv : nullptr, c.group, g));
+    expect_conv_near(values<float>((*r)[0]), naive_conv(x, w, c.bias ? &bv : nullptr, c.group, g));
   }
 }
 
@@ -135,7 +135,7 @@ TEST(ConvOp, AutoPadSameUpperAndLower) {
     // total pad: dim0 (4-1)*2+4-7 = 3, dim1 (3-1)*2+3-5 = 2
     const bool upper = std::string(mode) == "SAME_UPPER";
     Geo g = make_geo({1, 2, 7, 5}, {3, 2, 4, 3}, {2, 2}, {}, {upper ? 1 : 2, 1}, {1, 3, 4, 3});
-    expect_near(values<float>((*r)[0]), naive_conv(x, w, nullptr, 1, g));
+    expect_conv_near(values<float>((*r)[0]), naive_conv(x, w, nullptr, 1, g));
   }
   auto valid = run_op("Conv", {x, w}, {attr_string("auto_pad", "VALID")}, 11);
   ASSERT_TRUE(valid.is_ok());
@@ -247,7 +247,7 @@ TEST(ConvTransposeOp, MatchesNaiveReference) {
       gt.in[o + i] = c.x[2 + i];
       gt.out[o + i] = ys[2 + i];
     }
-    expect_near(values<float>((*r)[0]), naive_conv_transpose(x, w, c.group, gt));
+    expect_conv_near(values<float>((*r)[0]), naive_conv_transpose(x, w, c.group, gt));
   }
 }
 
@@ -290,7 +290,7 @@ TEST(DeformConvOp, ZeroOffsetEqualsConv) {
   attrs.push_back(attr_ints("strides", {1, 2}));
   auto c = run_op("Conv", {x, w, b}, attrs, 11);
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
-  expect_near(values<float>((*d)[0]), values<float>((*c)[0]));
+  expect_conv_near(values<float>((*d)[0]), values<float>((*c)[0]));
 }
 
 TEST(DeformConvOp, OffsetsInterpolateAndMaskScales) {
@@ -303,7 +303,7 @@ TEST(DeformConvOp, OffsetsInterpolateAndMaskScales) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   // sample points: (0.5,0.5) -> 1.5; (0.5,1) -> (1+3)/2 = 2; (1.5,0.5) -> row 2 is outside:
   // 0.25*2 + 0.25*3 = 1.25; (1.5,1) -> 0.5*3 = 1.5, times mask 2 = 3
-  expect_near(values<float>((*r)[0]), {1.5f, 2.0f, 1.25f, 3.0f});
+  expect_conv_near(values<float>((*r)[0]), {1.5f, 2.0f, 1.25f, 3.0f});
 }
 
 TEST(DeformConvOp, RejectsBadOffsetShape) {

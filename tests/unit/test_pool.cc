@@ -21,7 +21,7 @@ Tensor iota(const Shape& shape, float start = 1.0f) {
   return Tensor::from_vector<float>(v, shape);
 }
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
+void expect_pool_near(const std::vector<float>& got, const std::vector<float>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << "at " << i;
 }
@@ -31,7 +31,7 @@ TEST(PoolOp, MaxPool2DWithIndices) {
   auto r =
       run_op("MaxPool", {iota({1, 1, 4, 4})}, {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}, 12, 2);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {6, 8, 14, 16});
+  expect_pool_near(values<float>((*r)[0]), {6, 8, 14, 16});
   const Tensor& idx = (*r)[1].tensor();
   ASSERT_EQ(idx.dtype(), DataType::kInt64);
   EXPECT_EQ(idx.to_int64_vector().value(), (std::vector<int64_t>{5, 7, 13, 15}));
@@ -54,35 +54,35 @@ TEST(PoolOp, MaxPoolPadsCeilAndDilation) {
   auto r = run_op("MaxPool", {iota({1, 1, 5})},
                   {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {1, 1})}, 12);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {1, 3, 5});
+  expect_pool_near(values<float>((*r)[0]), {1, 3, 5});
   // ceil_mode: length 5, k=2, s=2 -> ceil(3/2)+1 = 3 windows [0,1] [2,3] [4]
   auto c = run_op("MaxPool", {iota({1, 1, 5})},
                   {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("ceil_mode", 1)}, 12);
   ASSERT_TRUE(c.is_ok());
-  expect_near(values<float>((*c)[0]), {2, 4, 5});
+  expect_pool_near(values<float>((*c)[0]), {2, 4, 5});
   // ceil_mode never starts a window in the right padding: length 4, k=2, s=2, pads 0/1 -> 2 windows
   auto e = run_op(
       "MaxPool", {iota({1, 1, 4})},
       {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_ints("pads", {0, 1}), attr_int("ceil_mode", 1)},
       12);
   ASSERT_TRUE(e.is_ok());
-  expect_near(values<float>((*e)[0]), {2, 4});
+  expect_pool_near(values<float>((*e)[0]), {2, 4});
   // dilation 2: windows {0,2} {1,3} {2,4}
   auto d = run_op("MaxPool", {Tensor::from_vector<float>({5, 1, 2, 9, 0}, {1, 1, 5})},
                   {attr_ints("kernel_shape", {2}), attr_ints("dilations", {2})}, 12);
   ASSERT_TRUE(d.is_ok());
-  expect_near(values<float>((*d)[0]), {5, 9, 2});
+  expect_pool_near(values<float>((*d)[0]), {5, 9, 2});
 }
 
 TEST(PoolOp, MaxPoolSameUpperLowerAndInt8) {
   auto u =
       run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_UPPER")}, 12);
   ASSERT_TRUE(u.is_ok());
-  expect_near(values<float>((*u)[0]), {2, 3, 4, 4});
+  expect_pool_near(values<float>((*u)[0]), {2, 3, 4, 4});
   auto l =
       run_op("MaxPool", {iota({1, 1, 4})}, {attr_ints("kernel_shape", {2}), attr_string("auto_pad", "SAME_LOWER")}, 12);
   ASSERT_TRUE(l.is_ok());
-  expect_near(values<float>((*l)[0]), {1, 2, 3, 4});
+  expect_pool_near(values<float>((*l)[0]), {1, 2, 3, 4});
   auto i = run_op("MaxPool", {Tensor::from_vector<int8_t>({-5, -3, -8, 7}, {1, 1, 4})},
                   {attr_ints("kernel_shape", {2})}, 12);
   ASSERT_TRUE(i.is_ok()) << i.status().to_string();
@@ -92,7 +92,7 @@ TEST(PoolOp, MaxPoolSameUpperLowerAndInt8) {
 TEST(PoolOp, MaxPool3D) {
   auto r = run_op("MaxPool", {iota({1, 1, 2, 2, 2})}, {attr_ints("kernel_shape", {2, 2, 2})}, 12);
   ASSERT_TRUE(r.is_ok());
-  expect_near(values<float>((*r)[0]), {8});
+  expect_pool_near(values<float>((*r)[0]), {8});
 }
 
 TEST(PoolOp, AveragePoolCountIncludePad) {
@@ -125,15 +125,15 @@ TEST(PoolOp, LpPool) {
   auto r = run_op("LpPool", {Tensor::from_vector<float>({3, 4, -6, 8}, {1, 1, 4})},
                   {attr_ints("kernel_shape", {2}), attr_ints("strides", {2})}, 18);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {5, 10});
+  expect_pool_near(values<float>((*r)[0]), {5, 10});
   auto p1 = run_op("LpPool", {Tensor::from_vector<float>({3, -4, 6, 8}, {1, 1, 4})},
                    {attr_ints("kernel_shape", {2}), attr_ints("strides", {2}), attr_int("p", 1)}, 18);
   ASSERT_TRUE(p1.is_ok());
-  expect_near(values<float>((*p1)[0]), {7, 14});
+  expect_pool_near(values<float>((*p1)[0]), {7, 14});
   auto p3 = run_op("LpPool", {Tensor::from_vector<float>({1, 2}, {1, 1, 2})},
                    {attr_ints("kernel_shape", {2}), attr_int("p", 3)}, 18);
   ASSERT_TRUE(p3.is_ok());
-  expect_near(values<float>((*p3)[0]), {std::cbrt(9.0f)});
+  expect_pool_near(values<float>((*p3)[0]), {std::cbrt(9.0f)});
 }
 
 TEST(PoolOp, GlobalPools) {
@@ -141,13 +141,13 @@ TEST(PoolOp, GlobalPools) {
   auto avg = run_op("GlobalAveragePool", {x});
   ASSERT_TRUE(avg.is_ok());
   EXPECT_EQ((*avg)[0].tensor().shape(), (Shape{2, 3, 1, 1}));
-  expect_near(values<float>((*avg)[0]), {2.5, 6.5, 10.5, 14.5, 18.5, 22.5});
+  expect_pool_near(values<float>((*avg)[0]), {2.5, 6.5, 10.5, 14.5, 18.5, 22.5});
   auto mx = run_op("GlobalMaxPool", {x});
   ASSERT_TRUE(mx.is_ok());
-  expect_near(values<float>((*mx)[0]), {4, 8, 12, 16, 20, 24});
+  expect_pool_near(values<float>((*mx)[0]), {4, 8, 12, 16, 20, 24});
   auto lp = run_op("GlobalLpPool", {Tensor::from_vector<float>({3, 4}, {1, 1, 2})});
   ASSERT_TRUE(lp.is_ok());
-  expect_near(values<float>((*lp)[0]), {5});
+  expect_pool_near(values<float>((*lp)[0]), {5});
   auto x16 = run_op("GlobalAveragePool",
                     {Tensor::from_vector<Float16>({Float16{float_to_half(1)}, Float16{float_to_half(2)}}, {1, 1, 2})});
   ASSERT_TRUE(x16.is_ok());

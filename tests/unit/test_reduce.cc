@@ -28,7 +28,7 @@ std::vector<float> fvalues(const Value& v) {
   for (int64_t i = 0; i < v.tensor().numel(); ++i) out.push_back(static_cast<float>(v.tensor().get_as_double(i)));
   return out;
 }
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+void expect_reduce_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(want[i])) {
@@ -110,11 +110,11 @@ TEST(ReduceOps, AllKindsFloat) {
   for (const Case& c : cases) {
     auto r = run_op(c.op, {x, axes({1})}, {attr_int("keepdims", 0)}, 18);
     ASSERT_TRUE(r.is_ok()) << c.op << ": " << r.status().to_string();
-    expect_near(values<float>((*r)[0]), c.want);
+    expect_reduce_near(values<float>((*r)[0]), c.want);
   }
   auto r = run_op("ReduceLogSum", {tv<float>({1, 2, 3, 4}, {2, 2}), axes({0})}, {}, 18);
   ASSERT_TRUE(r.is_ok());
-  expect_near(values<float>((*r)[0]), {std::log(4.0f), std::log(6.0f)});
+  expect_reduce_near(values<float>((*r)[0]), {std::log(4.0f), std::log(6.0f)});
 }
 
 TEST(ReduceOps, MiddleAxisAndMultipleAxes) {
@@ -148,7 +148,7 @@ TEST(ReduceOps, EmptySetIdentities) {
     auto r = run_op(c.op, {e, axes({1})}, {}, 18);
     ASSERT_TRUE(r.is_ok()) << c.op << ": " << r.status().to_string();
     EXPECT_EQ((*r)[0].tensor().shape(), (Shape{2, 1, 3})) << c.op;
-    expect_near(values<float>((*r)[0]), std::vector<float>(6, c.want));
+    expect_reduce_near(values<float>((*r)[0]), std::vector<float>(6, c.want));
   }
   auto r = run_op("ReduceMean", {e, axes({1})}, {}, 18);
   ASSERT_TRUE(r.is_ok());
@@ -198,12 +198,12 @@ TEST(ReduceOps, HalfAndDouble) {
   for (float f : {1.0f, 2.0f, 3.0f, 4.0f}) h.push_back(Float16{float_to_half(f)});
   auto r = run_op("ReduceMean", {tv<Float16>(h, {2, 2}), axes({0})}, {}, 18);
   ASSERT_TRUE(r.is_ok());
-  expect_near(fvalues((*r)[0]), {2, 3});
+  expect_reduce_near(fvalues((*r)[0]), {2, 3});
   std::vector<BFloat16> bf;
   for (float f : {1.0f, 2.0f, 3.0f, 4.0f}) bf.push_back(BFloat16{float_to_bfloat16(f)});
   r = run_op("ReduceSum", {tv<BFloat16>(bf, {4})}, {}, 13);
   ASSERT_TRUE(r.is_ok());
-  expect_near(fvalues((*r)[0]), {10});
+  expect_reduce_near(fvalues((*r)[0]), {10});
   r = run_op("ReduceLogSumExp", {tv<double>({1000, 1000}, {2})}, {}, 18);
   ASSERT_TRUE(r.is_ok());
   EXPECT_NEAR(values<double>((*r)[0])[0], 1000 + std::log(2.0), 1e-9);

@@ -28,7 +28,7 @@ Tensor f1(std::vector<float> v) {
   return Tensor::from_vector<float>(v, {n});
 }
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+void expect_resize_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
 }
@@ -40,7 +40,7 @@ TEST(ResizeOp, NearestUpsampleScales) {
                   {attr_string("mode", "nearest")}, 19);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 4, 4}));
-  expect_near(values<float>((*r)[0]), {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  expect_resize_near(values<float>((*r)[0]), {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
 }
 
 TEST(ResizeOp, NearestWorksForIntegerStringAndBoolTypes) {
@@ -61,7 +61,7 @@ TEST(ResizeOp, LinearAlignCorners) {
   auto r = run_op("Resize", {ftensor({0, 3}, {1, 2}), Value(), f1({1, 2})},
                   {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", "align_corners")}, 19);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {0, 1, 2, 3});
+  expect_resize_near(values<float>((*r)[0]), {0, 1, 2, 3});
 }
 
 // Over the integer output length, as ONNX Runtime and PyTorch (ONNX's reference would place the
@@ -72,19 +72,19 @@ TEST(ResizeOp, AlignCornersUsesTheIntegerOutputLength) {
                     {attr_string("mode", mode), attr_string("coordinate_transformation_mode", "align_corners")}, 19);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 1, 2}));
-    expect_near(values<float>((*r)[0]), {1, 4});
+    expect_resize_near(values<float>((*r)[0]), {1, 4});
   }
   // torch's interpolate(scale_factor=0.5, align_corners=True) of 5 values: 2 outputs, the ends.
   auto r = run_op("Resize", {ftensor({0, 1, 2, 3, 4}, {5}), Value(), f1({0.5f})},
                   {attr_string("mode", "linear"), attr_string("coordinate_transformation_mode", "align_corners")}, 13);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {0, 4});
+  expect_resize_near(values<float>((*r)[0]), {0, 4});
 }
 
 TEST(ResizeOp, LinearHalfPixelUpsampleClampsEdges) {
   auto r = run_op("Resize", {ftensor({1, 3}, {2}), Value(), f1({2})}, {attr_string("mode", "linear")}, 19);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {1, 1.5f, 2.5f, 3});
+  expect_resize_near(values<float>((*r)[0]), {1, 1.5f, 2.5f, 3});
 }
 
 TEST(ResizeOp, CubicAndAntialiasPreserveConstants) {
@@ -152,7 +152,7 @@ TEST(ResizeOp, TfCropAndResizeExtrapolates) {
                    attr_float("extrapolation_value", -1.0f)},
                   19);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  expect_near(values<float>((*r)[0]), {2.5f, 4.0f, -1.0f});
+  expect_resize_near(values<float>((*r)[0]), {2.5f, 4.0f, -1.0f});
 }
 
 TEST(ResizeOp, Float16Linear) {
@@ -175,7 +175,7 @@ TEST(ResizeOp, Opset10AndUpsampleUseAsymmetricLegacyNearest) {
   EXPECT_EQ(values<float>((*u7)[0]), (std::vector<float>{1, 1, 2, 1, 1, 2}));
   auto u9 = run_op("Upsample", {ftensor({1, 3}, {2}), f1({2})}, {attr_string("mode", "linear")}, 9);
   ASSERT_TRUE(u9.is_ok()) << u9.status().to_string();
-  expect_near(values<float>((*u9)[0]), {1, 2, 3, 3});
+  expect_resize_near(values<float>((*u9)[0]), {1, 2, 3, 3});
 }
 
 TEST(ResizeOp, Errors) {
@@ -215,12 +215,12 @@ TEST(GridSampleOp, IdentityGridReproducesInput) {
                   {attr_int("align_corners", 1)}, 20);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   EXPECT_EQ((*g)[0].tensor().shape(), (Shape{1, 2, 3, 2}));
-  expect_near(values<float>((*g)[0]), {-1, -1, 0, -1, 1, -1, -1, 1, 0, 1, 1, 1});
+  expect_resize_near(values<float>((*g)[0]), {-1, -1, 0, -1, 1, -1, -1, 1, 0, 1, 1, 1});
   for (const char* mode : {"linear", "nearest", "cubic"}) {
     auto r = run_op("GridSample", {ftensor(xv, {1, 1, 2, 3}), (*g)[0]},
                     {attr_int("align_corners", 1), attr_string("mode", mode)}, 20);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-    expect_near(values<float>((*r)[0]), xv, 1e-5f);
+    expect_resize_near(values<float>((*r)[0]), xv, 1e-5f);
   }
 }
 
@@ -232,8 +232,8 @@ TEST(GridSampleOp, PaddingModes) {
   auto r =
       run_op("GridSample", {x, grid}, {attr_string("padding_mode", "reflection"), attr_string("mode", "nearest")}, 16);
   ASSERT_TRUE(z.is_ok() && b.is_ok() && r.is_ok());
-  expect_near(values<float>((*z)[0]), {0, 0});
-  expect_near(values<float>((*b)[0]), {1, 4});
+  expect_resize_near(values<float>((*z)[0]), {0, 0});
+  expect_resize_near(values<float>((*b)[0]), {1, 4});
   EXPECT_EQ((*r)[0].tensor().numel(), 2);
 }
 
@@ -281,7 +281,7 @@ TEST(Col2ImOp, OverlappingBlocksAccumulate) {
   auto r = run_op("Col2Im", {ftensor({1, 2, 10, 20}, {1, 2, 2}), i64({1, 3}), i64({1, 2})}, {}, 18);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].tensor().shape(), (Shape{1, 1, 1, 3}));
-  expect_near(values<float>((*r)[0]), {1, 12, 20});
+  expect_resize_near(values<float>((*r)[0]), {1, 12, 20});
 }
 
 TEST(Col2ImOp, Errors) {
