@@ -1,5 +1,5 @@
-// Own Resize (resize.cc, resize_plan.h) and Expand (expand.cc) vs the reference kernels over
-// odd sizes, every covered mode, and the cases they leave to the reference.
+// Own Resize (resize.cc, resize_plan.h), Expand (expand.cc) and Pad (pad.cc) vs the reference
+// kernels over odd sizes, every covered mode, and the cases they leave to the reference.
 #include <string>
 #include <vector>
 
@@ -85,6 +85,40 @@ TEST(OptimizedExpand, CopiesAndFillsOverOddShapes) {
   expand_case(rand_tensor({1}, 5), {0, 4}, "empty output");
   expand_case(rand_tensor({2, 3}, 6), {2, 3}, "same shape (the reference passes it on)", false);
   expand_case(rand_tensor({2, 3}, 6), {4, 3}, "does not broadcast (reported)", false);
+}
+
+// Own Pad (pad.cc): constant mode with pads as inputs (opset 11+) or attributes (opset 2-10).
+void pad_case(Tensor x, std::vector<int64_t> pads, const std::string& what, bool expect_fast = true,
+              Tensor value = Tensor(), std::vector<Attribute> attrs = {}, int64_t opset = 13) {
+  std::vector<In> in = {var(std::move(x)), cst(ints_of(std::move(pads)))};
+  if (value.defined()) in.push_back(cst(std::move(value)));
+  diff_test(Op("Pad", "", opset), in, attrs, expect_fast, what, 0, 0);
+}
+
+TEST(OptimizedPad, ConstantPadsOverOddShapes) {
+  for (int64_t n : {1, 3, 13, 127}) {
+    const std::string at = " n " + std::to_string(n);
+    pad_case(rand_tensor({1, 2, n, 5}, 1), {0, 0, 1, 2, 0, 0, 2, 1}, "spatial" + at);
+    pad_case(rand_tensor({2, n, 3, 4, 5}, 2), {0, 1, 0, 0, 0, 0, 2, 0, 0, 0}, "frames of [N, D, C, H, W]" + at);
+    pad_case(rand_tensor({n, 3}, 3), {1, 0, 0, 0}, "leading axis only" + at);
+    pad_case(rand_tensor({n}, 4), {3, 0}, "1-D" + at, true, Tensor::scalar<float>(-2.5f));
+  }
+  pad_case(rand_tensor({2, 3}, 5), {0, 0, 0, 0}, "no padding");
+  pad_case(Tensor::from_vector<int64_t>({1, 2, 3, 4}, {2, 2}), {1, 1, 0, 2}, "int64 with a value", true,
+           Tensor::scalar<int64_t>(7));
+  pad_case(Tensor::from_vector<uint8_t>({1, 2, 3}, {1, 3}), {0, 2, 1, 0}, "uint8");
+  pad_case(rand_tensor({0, 3}, 6), {1, 0, 1, 0}, "empty input");
+  // Opset 2-10: pads and value are attributes.
+  diff_test(Op("Pad", "", 10), {var(rand_tensor({2, 3, 4}, 7))},
+            {attr_ints("pads", {0, 1, 2, 1, 0, 3}), attr_float("value", 1.5f)}, true, "opset 10 attributes", 0, 0);
+}
+
+TEST(OptimizedPad, LeavesTheRestToTheReference) {
+  pad_case(rand_tensor({3, 4}, 1), {0, -1, 0, 1}, "negative pads (a crop)", false);
+  pad_case(rand_tensor({3, 4}, 2), {1, 1, 1, 1}, "reflect", false, Tensor(), {attr_string("mode", "reflect")});
+  pad_case(rand_tensor({3, 4}, 3), {1, 1, 1}, "pads of the wrong length (reported)", false);
+  diff_test(Op("Pad", "", 18), {var(rand_tensor({3, 4}, 4)), cst(ints_of({1, 1})), In{}, cst(ints_of({1}))}, {}, false,
+            "opset 18 axes");
 }
 
 }  // namespace

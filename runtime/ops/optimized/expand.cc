@@ -32,22 +32,6 @@ bool broadcast_to(const Shape& x, const Shape& shape, Shape& out) {
   return true;
 }
 
-template <size_t kBytes>
-void fill_elements(char* dst, const char* value, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * int64_t(kBytes), value, kBytes);
-}
-
-void fill_run(char* dst, const char* value, int64_t count, int64_t es) {
-  switch (es) {
-    case 1: std::memset(dst, *value, static_cast<size_t>(count)); return;
-    case 2: fill_elements<2>(dst, value, count); return;
-    case 4: fill_elements<4>(dst, value, count); return;
-    case 8: fill_elements<8>(dst, value, count); return;
-    default:
-      for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * es, value, static_cast<size_t>(es));
-  }
-}
-
 class ExpandKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -91,6 +92,23 @@ class ChunkScratch {
 inline std::shared_ptr<ChunkScratch<float>> session_float_scratch(const KernelInit& init) {
   return std::static_pointer_cast<ChunkScratch<float>>(
       init.shared_scratch("ChunkScratch<float>", [] { return std::make_shared<ChunkScratch<float>>(); }));
+}
+
+template <size_t kBytes>
+void fill_elements(char* dst, const char* value, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * int64_t(kBytes), value, kBytes);
+}
+
+// Writes `count` copies of the `es`-byte element at `value` from dst (the own Expand and Pad).
+inline void fill_run(char* dst, const char* value, int64_t count, int64_t es) {
+  switch (es) {
+    case 1: std::memset(dst, *value, static_cast<size_t>(count)); return;
+    case 2: fill_elements<2>(dst, value, count); return;
+    case 4: fill_elements<4>(dst, value, count); return;
+    case 8: fill_elements<8>(dst, value, count); return;
+    default:
+      for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * es, value, static_cast<size_t>(es));
+  }
 }
 
 // Runs r0..r1 of a copy split into runs over the outer axes [0, split) of `extent` (the

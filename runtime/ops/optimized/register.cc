@@ -24,6 +24,7 @@ void register_opt_resize(OpRegistry& registry);                    // resize.cc
 void register_opt_expand(OpRegistry& registry);                    // expand.cc
 void register_opt_slice(OpRegistry& registry);                     // slice.cc
 void register_opt_batch_norm(OpRegistry& registry);                // batch_norm.cc
+void register_opt_pad(OpRegistry& registry);                       // pad.cc
 
 }  // namespace opt
 
@@ -56,6 +57,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_expand(registry);
   opt::register_opt_slice(registry);
   opt::register_opt_batch_norm(registry);
+  opt::register_opt_pad(registry);
 }
 
 }  // namespace xonnx

@@ -1,0 +1,123 @@
+// Optimized Pad in constant mode (opset 2+) of fixed-size elements with non-negative pads: the
+// output is filled with the value, then the input is copied in as runs, each a whole row of the
+// innermost padded axis (the axes after it are not padded, so their block is contiguous in both),
+// split over the threads. The reference kernel (ops/ref/layout_pad.cc) maps every output element
+// to its source: 70 ms for the frame padding of S3D's first 3-D Conv. It still takes reflect,
+// edge and wrap modes, negative pads (crops), the `axes` input of opset 18, strings and sub-byte
+// types, and reports malformed pads.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/core/thread_pool.h"
+#include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/registry.h"
+
+namespace xonnx {
+namespace opt {
+namespace {
+
+constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
+
+class PadKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    XONNX_ASSIGN_OR_RETURN(const std::string mode, init.get_string("mode", "constant"));
+    if (mode != "constant") return unsupported("Pad: optimized kernel does constant mode only");
+    if (init.since_version() >= 18 && init.has_input(3)) return unsupported("Pad: optimized kernel has no axes input");
+    auto k = std::unique_ptr<PadKernel>(new PadKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    k->attribute_pads_ = init.since_version() < 11;
+    if (k->attribute_pads_) {
+      XONNX_ASSIGN_OR_RETURN(k->pads_, init.get_ints("pads"));
+      XONNX_ASSIGN_OR_RETURN(k->value_, init.get_float("value", 0.0f));
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    const DataType dtype = x.dtype();
+    if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0 || x.rank() == 0) return Status::ok();
+    const size_t rank = x.rank();
+    // Pads and the fill value (bytes of one element of x's type).
+    const int64_t* pads = pads_.data();
+    alignas(8) char value[8] = {};
+    const int64_t es = dtype_bits(dtype) / 8;
+    if (es > 8) return Status::ok();
+    if (attribute_pads_) {
+      if (pads_.size() != 2 * rank || dtype != DataType::kFloat) return Status::ok();
+      std::memcpy(value, &value_, sizeof(float));
+    } else {
+      const Tensor& p = ctx.input(1);
+      if (!p.defined() || p.dtype() != DataType::kInt64 || p.numel() != static_cast<int64_t>(2 * rank)) {
+        return Status::ok();
+      }
+      pads = p.data<int64_t>();
+      if (ctx.has_input(2)) {
+        const Tensor& v = ctx.input(2);
+        if (v.dtype() != dtype || v.numel() != 1) return Status::ok();
+        std::memcpy(value, v.raw_data(), static_cast<size_t>(es));
+      }
+    }
+    Shape out_shape(rank, 0);
+    size_t last_padded = rank;  // the innermost axis with padding
+    for (size_t d = 0; d < rank; ++d) {
+      if (pads[d] < 0 || pads[d + rank] < 0) return Status::ok();  // crops: the reference
+      out_shape[d] = x.dim(d) + pads[d] + pads[d + rank];
+      if (pads[d] != 0 || pads[d + rank] != 0) last_padded = d;
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dtype, out_shape));
+    handled = true;
+    const int64_t total = y->numel();
+    if (total == 0) return Status::ok();
+    const char* src = static_cast<const char*>(x.raw_data());
+    char* dst = static_cast<char*>(y->raw_data());
+    if (last_padded == rank) {  // nothing padded
+      std::memcpy(dst, src, static_cast<size_t>(total * es));
+      return Status::ok();
+    }
+    const bool zero = std::all_of(value, value + es, [](char b) { return b == 0; });
+    pool_->parallel_for(static_cast<size_t>(total), chunk_for(es, kMinChunkBytes), [&](size_t b, size_t e) {
+      char* out = dst + static_cast<int64_t>(b) * es;
+      if (zero)
+        std::memset(out, 0, (e - b) * static_cast<size_t>(es));
+      else
+        fill_run(out, value, static_cast<int64_t>(e - b), es);
+    });
+    if (x.numel() == 0) return Status::ok();  // all padding
+    // Runs: x's rows along the innermost padded axis; outer axes walked over x's extent.
+    const size_t split = last_padded;
+    int64_t run = 1;
+    for (size_t d = split; d < rank; ++d) run *= x.dim(d);
+    Shape y_stride(rank, 1), extent(split, 0);
+    for (size_t d = rank - 1; d-- > 0;) y_stride[d] = y_stride[d + 1] * out_shape[d + 1];
+    int64_t base = pads[split] * y_stride[split];
+    for (size_t d = 0; d < split; ++d) {
+      extent[d] = x.dim(d);
+      base += pads[d] * y_stride[d];
+    }
+    const int64_t runs = x.numel() / run;
+    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
+      for_each_run(extent, y_stride, split, base, r0, r1, [&](size_t r, int64_t off) {
+        std::memcpy(dst + off * es, src + static_cast<int64_t>(r) * run * es, static_cast<size_t>(run * es));
+      });
+    });
+    return Status::ok();
+  }
+
+  bool attribute_pads_ = false;  // opset < 11: pads and value are attributes
+  std::vector<int64_t> pads_;
+  float value_ = 0.0f;
+};
+
+}  // namespace
+
+void register_opt_pad(OpRegistry& registry) {
+  XONNX_REGISTER(registry, "", "Pad", 2, kLatestVersion, PadKernel::create, Backend::kOptimized);
+}
+
+}  // namespace opt
+}  // namespace xonnx
