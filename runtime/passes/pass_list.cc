@@ -21,6 +21,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"transpose-reshape-pairs", 1, collapse_transpose_reshape_pairs},
       {"fuse-batchnorm", 2, fuse_batchnorm},
       {"fuse-conv-scale-bias", 2, fuse_conv_scale_bias},
+      {"lower-3d", 2, lower_3d},
       {"fuse-matmul-add", 2, fuse_matmul_add_any_rank},
       {"fuse-attention", 2, fuse_attention},
       {"fuse-matmul-scale", 2, fuse_matmul_scale},

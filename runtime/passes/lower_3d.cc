@@ -1,0 +1,234 @@
+// 3-D Convs and MaxPools as 2-D ones, which run on the fast kernels (in NHWC regions); the
+// reference kernels ran video classifiers (R3D, MC3, R(2+1)D, S3D) at ~16x ONNX Runtime's time.
+//
+// Conv, X [N, C, D, H, W], W [M, C, kd, kh, kw]: the kd temporal taps of an output frame become
+// input channels c kd + dt, which is W's own layout read as [M, C kd, kh, kw] (no copy):
+//   Transpose(X) [N, D, C, H, W] -> Pad the frames (temporal pads) -> per tap dt a Slice of the
+//   frames dt * dilation, step stride, as [N, D', C, 1, H, W] -> Concat on axis 3 -> Reshape
+//   [N D', C kd, H, W] -> Conv 2-D -> Reshape [N, D', M, H', W'] -> Transpose [N, M, D', H', W'].
+// MaxPool: the max over a window of frames of the max over a window of pixels, each window's
+// padding ignored as before: MaxPool 2-D over X as [N, C D, H, W] (kernel kh x kw), then over
+// [N, C, D, H' W'] with kernel kd x 1 -> [N, C, D', H', W']. ceil_mode applies per axis.
+//
+// Taken (opset >= 11: Pad and Slice with inputs): X of rank 5 whose C, D, H and W are known (N
+// may be symbolic), explicit pads (auto_pad NOTSET or VALID), valid strides and dilations; a
+// Conv of a constant float W with group 1; a MaxPool with one output and storage_order 0.
+#include <string>
+#include <vector>
+
+#include "runtime/ir/graph_edit.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/pass_util.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
+
+namespace xonnx {
+namespace passes {
+
+namespace {
+
+// The spatial attribute `name` of 3 (6 for pads) values, `fallback` when absent; false when it
+// has another length.
+bool spatial_ints(const Node& n, const char* name, std::vector<int64_t> fallback, std::vector<int64_t>& out) {
+  const Attribute* a = n.find_attr(name);
+  out = a ? a->ints : std::move(fallback);
+  return (!a || a->type == AttrType::kInts) && out.size() == (std::string(name) == "pads" ? 6u : 3u);
+}
+
+// The output length of one axis, or 0 when it would be empty (ref::pool_output_size's rule:
+// with ceil_mode, a last window that would start in the end padding is dropped).
+int64_t out_len(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t k, int64_t stride, int64_t dilation,
+                bool ceil) {
+  const int64_t span = in + pad_begin + pad_end - dilation * (k - 1) - 1;
+  if (span < 0) return 0;
+  const int64_t n = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+  return ceil && (n - 1) * stride >= in + pad_begin ? n - 1 : n;
+}
+
+// A rank-5 node's window geometry and its input's static dims.
+struct Window3d {
+  int64_t n_dims[5];  // X's dims; [0] may be unknown (-1)
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  int64_t out[3];  // D', H', W'
+};
+
+// Reads X's dims and the window attributes of `n` (kernel `k` when kernel_shape is absent):
+// false when the node is not taken.
+bool window_of(const Node& n, const ShapeFacts& facts, std::vector<int64_t> k, bool ceil, Window3d& win) {
+  const std::vector<Dim>* xd = facts.dims(n.inputs[0]);
+  const Attribute* auto_pad = n.find_attr("auto_pad");
+  if (!xd || xd->size() != 5 || (auto_pad && auto_pad->s != "NOTSET" && auto_pad->s != "VALID")) return false;
+  for (size_t a = 0; a < 5; ++a) {
+    if (a > 0 && !(*xd)[a].known()) return false;
+    win.n_dims[a] = (*xd)[a].known() ? (*xd)[a].value : -1;
+  }
+  if (!spatial_ints(n, "kernel_shape", k, win.kernel) || !spatial_ints(n, "strides", {1, 1, 1}, win.strides) ||
+      !spatial_ints(n, "dilations", {1, 1, 1}, win.dilations) || !spatial_ints(n, "pads", {0, 0, 0, 0, 0, 0}, win.pads))
+    return false;
+  for (size_t a = 0; a < 3; ++a) {
+    if (win.kernel[a] < 1 || win.strides[a] < 1 || win.dilations[a] < 1 || win.pads[a] < 0 || win.pads[a + 3] < 0)
+      return false;
+    win.out[a] =
+        out_len(win.n_dims[a + 2], win.pads[a], win.pads[a + 3], win.kernel[a], win.strides[a], win.dilations[a], ceil);
+    if (win.out[a] < 1) return false;
+  }
+  return true;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(Graph& g) : g_(g), names_(g) {}
+
+  std::string fresh(const std::string& base) { return names_.fresh(base); }
+  std::string ints(const std::string& base, std::vector<int64_t> v) {
+    const std::string name = names_.fresh(base);
+    const int64_t n = static_cast<int64_t>(v.size());
+    initializers_.push_back({name, Tensor::from_vector<int64_t>(v, {n})});
+    return name;
+  }
+  std::string constant(const std::string& base, Tensor t) {
+    const std::string name = names_.fresh(base);
+    initializers_.push_back({name, std::move(t)});
+    return name;
+  }
+  // Appends `op` reading `inputs` to `nodes`; returns its output (`out`, or a fresh name from `base`).
+  std::string add(std::vector<Node>& nodes, const char* op, std::vector<std::string> inputs, const std::string& base,
+                  std::vector<Attribute> attrs = {}, std::string out = "") {
+    Node n;
+    n.op_type = op;
+    n.outputs = {out.empty() ? names_.fresh(base) : out};
+    n.name = n.outputs[0] + "/" + op;
+    n.inputs = std::move(inputs);
+    n.attributes = std::move(attrs);
+    nodes.push_back(std::move(n));
+    return nodes.back().outputs[0];
+  }
+  std::string reshape(std::vector<Node>& nodes, const std::string& x, std::vector<int64_t> shape,
+                      const std::string& base, std::string out = "") {
+    return add(nodes, "Reshape", {x, ints(base + "_shape", std::move(shape))}, base, {}, std::move(out));
+  }
+  void commit() {
+    for (NamedTensor& t : initializers_) g_.initializers.push_back(std::move(t));
+  }
+
+ private:
+  Graph& g_;
+  NameAllocator names_;
+  std::vector<NamedTensor> initializers_;
+};
+
+// The Conv's nodes, or none when it is not taken.
+std::vector<Node> lower_conv(const Graph& g, const Node& conv, const ShapeFacts& facts, Lowering& low) {
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || attr_int_or(conv, "group", 1) != 1) return {};
+  const Tensor* w = constant_tensor(g, conv.inputs[1]);
+  if (!w || w->dtype() != DataType::kFloat || w->rank() != 5) return {};
+  const std::vector<int64_t> wk = {w->dim(2), w->dim(3), w->dim(4)};
+  Window3d win;
+  if (!window_of(conv, facts, wk, false, win) || win.kernel != wk || win.n_dims[1] != w->dim(1)) return {};
+  const std::string& y = conv.outputs[0];
+  const int64_t c = win.n_dims[1], d = win.n_dims[2], h = win.n_dims[3], wd = win.n_dims[4];
+  const int64_t m = w->dim(0), kd = win.kernel[0], d_out = win.out[0];
+  std::vector<Node> nodes;
+  std::string frames = low.add(nodes, "Transpose", {conv.inputs[0]}, y + "_frames",
+                               {ints_attribute("perm", {0, 2, 1, 3, 4})});  // [N, D, C, H, W]
+  if (win.pads[0] > 0 || win.pads[3] > 0) {
+    const std::string pads = low.ints(y + "_frame_pads", {0, win.pads[0], 0, 0, 0, 0, win.pads[3], 0, 0, 0});
+    frames = low.add(nodes, "Pad", {frames, pads}, y + "_frames_padded");
+  }
+  const int64_t padded_d = d + win.pads[0] + win.pads[3];
+  std::vector<std::string> taps;
+  for (int64_t dt = 0; dt < kd; ++dt) {
+    const int64_t start = dt * win.dilations[0], end = start + win.strides[0] * (d_out - 1) + 1;
+    std::string tap = frames;
+    if (start != 0 || end < padded_d || win.strides[0] != 1) {
+      const std::string base = y + "_tap" + std::to_string(dt);
+      tap = low.add(nodes, "Slice",
+                    {frames, low.ints(base + "_start", {start}), low.ints(base + "_end", {end}),
+                     low.ints(base + "_axis", {1}), low.ints(base + "_step", {win.strides[0]})},
+                    base);
+    }
+    if (kd > 1) tap = low.reshape(nodes, tap, {-1, d_out, c, 1, h, wd}, y + "_tap" + std::to_string(dt) + "_5d");
+    taps.push_back(tap);
+  }
+  const std::string stacked =
+      kd > 1 ? low.add(nodes, "Concat", taps, y + "_taps", {int_attribute("axis", 3)}) : taps[0];
+  const std::string images = low.reshape(nodes, stacked, {-1, c * kd, h, wd}, y + "_images");
+  std::vector<std::string> inputs = {images,
+                                     low.constant(conv.inputs[1] + "_2d", w->reshaped({m, c * kd, wk[1], wk[2]}))};
+  if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) inputs.push_back(conv.inputs[2]);
+  const std::string out2d = low.add(
+      nodes, "Conv", inputs, y + "_2d",
+      {ints_attribute("kernel_shape", {wk[1], wk[2]}), ints_attribute("strides", {win.strides[1], win.strides[2]}),
+       ints_attribute("dilations", {win.dilations[1], win.dilations[2]}),
+       ints_attribute("pads", {win.pads[1], win.pads[2], win.pads[4], win.pads[5]})});
+  nodes.back().name = conv.name;
+  nodes.back().origin = conv.origin.empty() ? conv.describe() : conv.origin;  // errors name the model's Conv
+  const std::string out5d = low.reshape(nodes, out2d, {-1, d_out, m, win.out[1], win.out[2]}, y + "_frames_out");
+  low.add(nodes, "Transpose", {out5d}, "", {ints_attribute("perm", {0, 2, 1, 3, 4})}, y);
+  return nodes;
+}
+
+// The MaxPool's nodes, or none when it is not taken.
+std::vector<Node> lower_max_pool(const Node& pool, const ShapeFacts& facts, Lowering& low) {
+  const bool ceil = attr_int_or(pool, "ceil_mode", 0) != 0;
+  Window3d win;
+  if (pool.outputs.size() != 1 || attr_int_or(pool, "storage_order", 0) != 0 || !pool.find_attr("kernel_shape") ||
+      !window_of(pool, facts, {}, ceil, win))
+    return {};
+  const std::string& y = pool.outputs[0];
+  const int64_t c = win.n_dims[1], d = win.n_dims[2], h = win.n_dims[3], w = win.n_dims[4];
+  const int64_t d_out = win.out[0], h_out = win.out[1], w_out = win.out[2];
+  const auto attrs = [&](size_t a0, size_t a1, std::vector<int64_t> pads) {
+    const auto pick = [&](const std::vector<int64_t>& v) { return std::vector<int64_t>{v[a0], v[a1]}; };
+    std::vector<Attribute> out = {
+        ints_attribute("kernel_shape", pick(win.kernel)), ints_attribute("strides", pick(win.strides)),
+        ints_attribute("dilations", pick(win.dilations)), ints_attribute("pads", std::move(pads))};
+    if (ceil) out.push_back(int_attribute("ceil_mode", 1));
+    return out;
+  };
+  std::vector<Node> nodes;
+  // Pixels: [N, C D, H, W] -> [N, C D, H', W'].
+  const std::string images = low.reshape(nodes, pool.inputs[0], {-1, c * d, h, w}, y + "_images");
+  const std::string pooled = low.add(nodes, "MaxPool", {images}, y + "_pixels",
+                                     attrs(1, 2, {win.pads[1], win.pads[2], win.pads[4], win.pads[5]}));
+  // Frames: [N, C, D, H' W'] with a kd x 1 window -> [N, C, D', H' W'].
+  const std::string frames = low.reshape(nodes, pooled, {-1, c, d, h_out * w_out}, y + "_frames");
+  std::vector<Attribute> temporal = attrs(0, 0, {win.pads[0], 0, win.pads[3], 0});
+  temporal[0].ints[1] = temporal[1].ints[1] = temporal[2].ints[1] = 1;  // kernel, stride, dilation 1 on H' W'
+  const std::string pooled_frames = low.add(nodes, "MaxPool", {frames}, y + "_frames_pooled", std::move(temporal));
+  nodes.back().origin = pool.origin.empty() ? pool.describe() : pool.origin;
+  low.reshape(nodes, pooled_frames, {-1, c, d_out, h_out, w_out}, "", y);
+  return nodes;
+}
+
+}  // namespace
+
+Result<bool> lower_3d(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  auto opset = model.opset_imports.find("");
+  if (opset == model.opset_imports.end() || opset->second < 11) return false;
+  if (!has_default_node(g, "Conv") && !has_default_node(g, "MaxPool")) return false;
+  const ShapeFacts& facts = ctx.shape_facts(model);
+  FusionView view(g);
+  Lowering low(g);
+  int convs = 0, pools = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const int at = static_cast<int>(i);
+    const bool conv = view.is(at, "Conv");
+    if (!conv && !view.is(at, "MaxPool")) continue;
+    std::vector<Node> nodes =
+        conv ? lower_conv(g, view.node(at), facts, low) : lower_max_pool(view.node(at), facts, low);
+    if (nodes.empty() || !view.claim({at})) continue;
+    view.replace({at}, at, std::move(nodes));
+    ++(conv ? convs : pools);
+  }
+  if (convs + pools == 0) return false;
+  view.commit();
+  low.commit();
+  ctx.note("lowered " + std::to_string(convs) + " 3-D Conv and " + std::to_string(pools) +
+           " 3-D MaxPool into 2-D ones over frames");
+  return true;
+}
+
+}  // namespace passes
+}  // namespace xonnx
