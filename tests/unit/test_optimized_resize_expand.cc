@@ -113,9 +113,27 @@ TEST(OptimizedPad, ConstantPadsOverOddShapes) {
             {attr_ints("pads", {0, 1, 2, 1, 0, 3}), attr_float("value", 1.5f)}, true, "opset 10 attributes", 0, 0);
 }
 
+// Reflect, edge and wrap (opset 19), pads up to longer than the axis (they repeat).
+TEST(OptimizedPad, ReflectEdgeAndWrap) {
+  for (const char* mode : {"reflect", "edge", "wrap"}) {
+    for (int64_t n : {1, 3, 13, 127}) {
+      const std::string at = std::string(mode) + " n " + std::to_string(n);
+      pad_case(rand_tensor({1, 2, n, 5}, 1), {0, 0, 1, 2, 0, 0, 2, 1}, "spatial " + at, true, Tensor(),
+               {attr_string("mode", mode)}, 19);
+      pad_case(rand_tensor({n, 3}, 2), {2, 4, 1, 7}, "longer than the axis " + at, true, Tensor(),
+               {attr_string("mode", mode)}, 19);
+    }
+  }
+  pad_case(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}), {1, 2, 1, 0}, "int64 reflect", true, Tensor(),
+           {attr_string("mode", "reflect")}, 13);
+  diff_test(Op("Pad", "", 10), {var(rand_tensor({2, 3, 4}, 7))},
+            {attr_ints("pads", {0, 1, 2, 1, 0, 3}), attr_string("mode", "edge")}, true, "opset 10 edge", 0, 0);
+}
+
 TEST(OptimizedPad, LeavesTheRestToTheReference) {
   pad_case(rand_tensor({3, 4}, 1), {0, -1, 0, 1}, "negative pads (a crop)", false);
-  pad_case(rand_tensor({3, 4}, 2), {1, 1, 1, 1}, "reflect", false, Tensor(), {attr_string("mode", "reflect")});
+  pad_case(rand_tensor({0, 4}, 2), {1, 1, 1, 1}, "reflect of an empty axis (reported)", false, Tensor(),
+           {attr_string("mode", "reflect")});
   pad_case(rand_tensor({3, 4}, 3), {1, 1, 1}, "pads of the wrong length (reported)", false);
   diff_test(Op("Pad", "", 18), {var(rand_tensor({3, 4}, 4)), cst(ints_of({1, 1})), In{}, cst(ints_of({1}))}, {}, false,
             "opset 18 axes");

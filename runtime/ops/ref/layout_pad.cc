@@ -6,6 +6,7 @@
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/elem_copy.h"
 #include "runtime/ops/ref/layout_internal.h"
+#include "runtime/ops/ref/pad_mode.h"
 #include "runtime/ops/registry.h"
 
 namespace xonnx {
@@ -74,7 +75,7 @@ Result<Tensor> scalar_of(DataType dtype, double v) {
 }
 
 // ---------------------------------------------------------------- Pad
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+using ref::PadMode;
 
 Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
   const int ver = init.since_version();
@@ -183,24 +184,8 @@ Result<std::unique_ptr<Kernel>> create_pad(const KernelInit& init) {
       auto& m = maps[d];
       m.resize(static_cast<size_t>(out));
       for (int64_t o = 0; o < out; ++o) {
-        int64_t c = o - pad_b;
-        if (c < 0 || c >= n) {
-          switch (mode) {
-            case PadMode::kConstant: c = -1 - crop_b; break;  // becomes -1 below
-            case PadMode::kEdge: c = c < 0 ? 0 : n - 1; break;
-            case PadMode::kWrap: c = ((c % n) + n) % n; break;
-            case PadMode::kReflect:
-              if (n == 1) {
-                c = 0;
-              } else {
-                const int64_t p = 2 * (n - 1);
-                c = ((c % p) + p) % p;
-                if (c >= n) c = p - c;
-              }
-              break;
-          }
-        }
-        m[static_cast<size_t>(o)] = c + crop_b;
+        const int64_t c = n == 0 ? -1 : ref::pad_source(mode, o - pad_b, n);
+        m[static_cast<size_t>(o)] = c < 0 ? -1 : c + crop_b;  // -1: the constant fill
       }
     }
     gather_by_maps(*x, y, maps, &fill);
