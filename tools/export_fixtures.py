@@ -414,6 +414,33 @@ def local_functions(out):
                           check_functions=True)
 
 
+@fixture("video_3d")
+def video_3d(out):
+    g = seed()
+    m = fm.TinyVideoNet()
+    fm.randomize_batchnorm(m, g)
+    ds = [(torch.randn(1, 3, 8, 32, 32, generator=g),), (torch.randn(2, 3, 8, 32, 32, generator=g),)]
+    return export_fixture(out, "video_3d", m, ds, ["clip"], ["logits"],
+                          dynamic_axes={"clip": {0: "batch"}, "logits": {0: "batch"}})
+
+
+@fixture("vocoder_1d")
+def vocoder_1d(out):
+    g = seed()
+    m = fm.TinyVocoder()
+    ds = [(torch.randn(1, 16, 20, generator=g),), (torch.randn(2, 16, 9, generator=g),)]
+    return export_fixture(out, "vocoder_1d", m, ds, ["mel"], ["wave"],
+                          dynamic_axes={"mel": {0: "batch", 2: "frames"}, "wave": {0: "batch", 2: "samples"}})
+
+
+@fixture("einsum_attention")
+def einsum_attention(out):
+    g = seed()
+    m = fm.EinsumAttention()
+    ds = [(torch.randn(2, 7, 32, generator=g), torch.randn(1, 3, 25, 35, generator=g))]
+    return export_fixture(out, "einsum_attention", m, ds, ["x", "fmap"], ["y", "small"], opset=13)
+
+
 # ------------------------------------------------------------------ main
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])

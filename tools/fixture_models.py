@@ -233,3 +233,64 @@ class FunctionsModel(nn.Module):
 
     def forward(self, x):
         return self.head(self.blocks(x))
+
+
+class TinyVideoNet(nn.Module):
+    """3-D layers (session pass lower-3d): a Conv3d with temporal pads and stride, BatchNorm3d,
+    a MaxPool3d with ceil_mode, a (2+1)D pair (1x3x3 then 3x1x1), a residual and a 3-D pool."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv3d(3, 8, (3, 5, 5), stride=(2, 2, 2), padding=(1, 2, 2), bias=False),
+                                  nn.BatchNorm3d(8), nn.ReLU())
+        self.pool = nn.MaxPool3d((2, 3, 3), stride=2, padding=(0, 1, 1), ceil_mode=True)
+        self.spatial = nn.Conv3d(8, 12, (1, 3, 3), padding=(0, 1, 1))
+        self.temporal = nn.Conv3d(12, 8, (3, 1, 1), padding=(1, 0, 0), dilation=(1, 1, 1))
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, x):
+        y = self.pool(self.stem(x))
+        y = y + self.temporal(torch.relu(self.spatial(y)))
+        return self.head(torch.nn.functional.adaptive_avg_pool3d(y, 1).flatten(1))
+
+
+class TinyVocoder(nn.Module):
+    """A mel-to-wave decoder's layers (1-D lift of ConvTranspose, InstanceNorm / GroupNorm,
+    reflect Pad, LeakyRelu, Tanh on the fast kernels): Conv1d, two ConvTranspose1d upsamplers."""
+
+    def __init__(self, mels=16):
+        super().__init__()
+        self.pad = nn.ReflectionPad1d(3)
+        self.pre = nn.Conv1d(mels, 32, 7)
+        self.up1 = nn.ConvTranspose1d(32, 16, 8, stride=4, padding=2)
+        self.norm1 = nn.GroupNorm(4, 16)
+        self.up2 = nn.ConvTranspose1d(16, 8, 4, stride=2, padding=1, output_padding=0, groups=2)
+        self.norm2 = nn.InstanceNorm1d(8, affine=True)
+        self.post = nn.Conv1d(8, 1, 5, padding=2)
+
+    def forward(self, mel):
+        x = torch.nn.functional.leaky_relu(self.pre(self.pad(mel)), 0.1)
+        x = torch.nn.functional.leaky_relu(self.norm1(self.up1(x)), 0.1)
+        x = torch.nn.functional.elu(self.norm2(self.up2(x)))
+        return torch.tanh(self.post(x))
+
+
+class EinsumAttention(nn.Module):
+    """Attention written with torch.einsum (session pass lower-einsum), relative-position bias,
+    and an align_corners bilinear resize of an odd-sized map by a fractional scale (ONNX Runtime's
+    and torch's integer output length)."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.bias = nn.Parameter(torch.randn(heads, 1, 1) * 0.1)
+
+    def forward(self, x, fmap):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, d // self.heads).unbind(2)
+        scores = torch.einsum("B I H D, B J H D -> B H I J", q, k) / (d // self.heads) ** 0.5 + self.bias
+        y = torch.einsum("bhij,bjhd->bihd", scores.softmax(-1), v).reshape(b, n, d)
+        small = torch.nn.functional.interpolate(fmap, scale_factor=0.5, mode="bilinear", align_corners=True)
+        return self.out(y), small
