@@ -17,8 +17,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
-
 // numpy broadcasting of `x` against `shape`; false when they do not broadcast.
 bool broadcast_to(const Shape& x, const Shape& shape, Shape& out) {
   const size_t rank = std::max(x.size(), shape.size());
@@ -76,7 +74,7 @@ class ExpandKernel final : public FastKernel {
     const int64_t es = dtype_bits(dtype) / 8, runs = total / run;
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
-    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
+    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinCopyChunkBytes), [&](size_t r0, size_t r1) {
       for_each_run(out_shape, in_stride, split, 0, r0, r1, [&](size_t r, int64_t off) {
         char* out = dst + static_cast<int64_t>(r) * run * es;
         if (copy)

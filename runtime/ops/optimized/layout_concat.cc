@@ -13,8 +13,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
-
 class ConcatKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
@@ -63,7 +61,7 @@ class ConcatKernel final : public FastKernel {
       slices_[k] = {static_cast<const char*>(t.raw_data()), t.dim(static_cast<size_t>(axis)) * inner};
       lines = lines && slices_[k].bytes % 64 == 0;
     }
-    pool_->parallel_for(static_cast<size_t>(outer), chunk_for(out_row, kMinChunkBytes), [&](size_t o0, size_t o1) {
+    pool_->parallel_for(static_cast<size_t>(outer), chunk_for(out_row, kMinCopyChunkBytes), [&](size_t o0, size_t o1) {
       // Slices of whole cache lines (NHWC channel concatenations: DenseNet's 128 bytes a pixel,
       // 225K of them a run) go row by row in 64-byte pieces the compiler inlines: a memcpy call
       // per slice cost more than its copy (DenseNet-121's Concats 6.5 -> 5.1 ms, U-Net's 13.4 -> 10.8).

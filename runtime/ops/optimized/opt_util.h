@@ -94,6 +94,10 @@ inline std::shared_ptr<ChunkScratch<float>> session_float_scratch(const KernelIn
       init.shared_scratch("ChunkScratch<float>", [] { return std::make_shared<ChunkScratch<float>>(); }));
 }
 
+// Copies of fewer bytes per chunk stay on one thread: less is copied faster than a worker wakes
+// (the own Concat, Slice, Expand and Pad).
+constexpr int64_t kMinCopyChunkBytes = 256 * 1024;
+
 template <size_t kBytes>
 void fill_elements(char* dst, const char* value, int64_t count) {
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * int64_t(kBytes), value, kBytes);

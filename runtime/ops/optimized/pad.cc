@@ -21,8 +21,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
-
 class PadKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
@@ -97,7 +95,7 @@ class PadKernel final : public FastKernel {
     }
     if (mode_ != ref::PadMode::kConstant) return copy_mapped(x, out_shape, pads, y);
     const bool zero = std::all_of(value, value + es, [](char b) { return b == 0; });
-    pool_->parallel_for(static_cast<size_t>(total), chunk_for(es, kMinChunkBytes), [&](size_t b, size_t e) {
+    pool_->parallel_for(static_cast<size_t>(total), chunk_for(es, kMinCopyChunkBytes), [&](size_t b, size_t e) {
       char* out = dst + static_cast<int64_t>(b) * es;
       if (zero)
         std::memset(out, 0, (e - b) * static_cast<size_t>(es));
@@ -117,7 +115,7 @@ class PadKernel final : public FastKernel {
       base += pads[d] * y_stride[d];
     }
     const int64_t runs = x.numel() / run;
-    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
+    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinCopyChunkBytes), [&](size_t r0, size_t r1) {
       for_each_run(extent, y_stride, split, base, r0, r1, [&](size_t r, int64_t off) {
         std::memcpy(dst + off * es, src + static_cast<int64_t>(r) * run * es, static_cast<size_t>(run * es));
       });
@@ -143,22 +141,23 @@ class PadKernel final : public FastKernel {
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
     const std::vector<int64_t>& last = maps[rank - 1];
-    pool_->parallel_for(static_cast<size_t>(rows), chunk_for(width * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
-      for (size_t r = r0; r < r1; ++r) {
-        int64_t rem = static_cast<int64_t>(r), off = 0;
-        for (size_t d = rank - 1; d-- > 0;) {
-          off += maps[d][static_cast<size_t>(rem % out_shape[d])] * x_stride[d];
-          rem /= out_shape[d];
-        }
-        const char* in = src + off * es;
-        char* out = dst + static_cast<int64_t>(r) * width * es;
-        for (int64_t o = 0; o < left; ++o)
-          std::memcpy(out + o * es, in + last[static_cast<size_t>(o)] * es, static_cast<size_t>(es));
-        std::memcpy(out + left * es, in, static_cast<size_t>(n * es));
-        for (int64_t o = left + n; o < width; ++o)
-          std::memcpy(out + o * es, in + last[static_cast<size_t>(o)] * es, static_cast<size_t>(es));
-      }
-    });
+    pool_->parallel_for(
+        static_cast<size_t>(rows), chunk_for(width * es, kMinCopyChunkBytes), [&](size_t r0, size_t r1) {
+          for (size_t r = r0; r < r1; ++r) {
+            int64_t rem = static_cast<int64_t>(r), off = 0;
+            for (size_t d = rank - 1; d-- > 0;) {
+              off += maps[d][static_cast<size_t>(rem % out_shape[d])] * x_stride[d];
+              rem /= out_shape[d];
+            }
+            const char* in = src + off * es;
+            char* out = dst + static_cast<int64_t>(r) * width * es;
+            for (int64_t o = 0; o < left; ++o)
+              std::memcpy(out + o * es, in + last[static_cast<size_t>(o)] * es, static_cast<size_t>(es));
+            std::memcpy(out + left * es, in, static_cast<size_t>(n * es));
+            for (int64_t o = left + n; o < width; ++o)
+              std::memcpy(out + o * es, in + last[static_cast<size_t>(o)] * es, static_cast<size_t>(es));
+          }
+        });
     return Status::ok();
   }
 

@@ -15,8 +15,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kMinChunkBytes = 256 * 1024;  // less is copied faster than a worker wakes
-
 // Shape keeps 8 values inline: these small lists never reach the heap in run().
 bool int_list(KernelContext& ctx, size_t i, Shape& out) {
   const Tensor& t = ctx.input(i);
@@ -103,7 +101,7 @@ class SliceKernel final : public FastKernel {
     for (int64_t d = 0; d < split; ++d) {
       run_stride[static_cast<size_t>(d)] = step[static_cast<size_t>(d)] * in_stride[static_cast<size_t>(d)];
     }
-    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinChunkBytes), [&](size_t r0, size_t r1) {
+    pool_->parallel_for(static_cast<size_t>(runs), chunk_for(run * es, kMinCopyChunkBytes), [&](size_t r0, size_t r1) {
       for_each_run(out_shape, run_stride, static_cast<size_t>(split), base, r0, r1, [&](size_t r, int64_t off) {
         std::memcpy(dst + static_cast<int64_t>(r) * run * es, src + off * es, static_cast<size_t>(run * es));
       });
