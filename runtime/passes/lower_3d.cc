@@ -1,8 +1,9 @@
 // 3-D Convs and MaxPools as 2-D ones, which run on the fast kernels (in NHWC regions); the
 // reference kernels ran video classifiers (R3D, MC3, R(2+1)D, S3D) at ~16x ONNX Runtime's time.
 //
-// Conv, X [N, C, D, H, W], W [M, C, kd, kh, kw]: the kd temporal taps of an output frame become
-// input channels c kd + dt, which is W's own layout read as [M, C kd, kh, kw] (no copy):
+// Conv, X [N, C, D, H, W], W [M, C / group, kd, kh, kw]: the kd temporal taps of an output frame
+// become input channels c kd + dt, which is W's own layout read as [M, C / group kd, kh, kw] (no
+// copy; each group's channels stay together, so the 2-D Conv keeps the group count):
 //   Transpose(X) [N, D, C, H, W] -> Pad the frames (temporal pads) -> per tap dt a Slice of the
 //   frames dt * dilation, step stride, as [N, D', C, 1, H, W] -> Concat on axis 3 -> Reshape
 //   [N D', C kd, H, W] -> Conv 2-D -> Reshape [N, D', M, H', W'] -> Transpose [N, M, D', H', W'].
@@ -12,7 +13,8 @@
 //
 // Taken (opset >= 11: Pad and Slice with inputs): X of rank 5 whose C, D, H and W are known (N
 // may be symbolic), explicit pads (auto_pad NOTSET or VALID), valid strides and dilations; a
-// Conv of a constant float W with group 1; a MaxPool with one output and storage_order 0.
+// Conv of a constant float W (any group count: X3D's depthwise 3-D Convs too); a MaxPool with
+// one output and storage_order 0.
 #include <string>
 #include <vector>
 
@@ -119,12 +121,13 @@ class Lowering {
 
 // The Conv's nodes, or none when it is not taken.
 std::vector<Node> lower_conv(const Graph& g, const Node& conv, const ShapeFacts& facts, Lowering& low) {
-  if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || attr_int_or(conv, "group", 1) != 1) return {};
+  const int64_t group = attr_int_or(conv, "group", 1);
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || group < 1) return {};
   const Tensor* w = constant_tensor(g, conv.inputs[1]);
-  if (!w || w->dtype() != DataType::kFloat || w->rank() != 5) return {};
+  if (!w || w->dtype() != DataType::kFloat || w->rank() != 5 || w->dim(0) % group != 0) return {};
   const std::vector<int64_t> wk = {w->dim(2), w->dim(3), w->dim(4)};
   Window3d win;
-  if (!window_of(conv, facts, wk, false, win) || win.kernel != wk || win.n_dims[1] != w->dim(1)) return {};
+  if (!window_of(conv, facts, wk, false, win) || win.kernel != wk || win.n_dims[1] != w->dim(1) * group) return {};
   const std::string& y = conv.outputs[0];
   const int64_t c = win.n_dims[1], d = win.n_dims[2], h = win.n_dims[3], wd = win.n_dims[4];
   const int64_t m = w->dim(0), kd = win.kernel[0], d_out = win.out[0];
@@ -153,14 +156,14 @@ std::vector<Node> lower_conv(const Graph& g, const Node& conv, const ShapeFacts&
   const std::string stacked =
       kd > 1 ? low.add(nodes, "Concat", taps, y + "_taps", {int_attribute("axis", 3)}) : taps[0];
   const std::string images = low.reshape(nodes, stacked, {-1, c * kd, h, wd}, y + "_images");
-  std::vector<std::string> inputs = {images,
-                                     low.constant(conv.inputs[1] + "_2d", w->reshaped({m, c * kd, wk[1], wk[2]}))};
+  std::vector<std::string> inputs = {
+      images, low.constant(conv.inputs[1] + "_2d", w->reshaped({m, c / group * kd, wk[1], wk[2]}))};
   if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) inputs.push_back(conv.inputs[2]);
-  const std::string out2d = low.add(
-      nodes, "Conv", inputs, y + "_2d",
-      {ints_attribute("kernel_shape", {wk[1], wk[2]}), ints_attribute("strides", {win.strides[1], win.strides[2]}),
-       ints_attribute("dilations", {win.dilations[1], win.dilations[2]}),
-       ints_attribute("pads", {win.pads[1], win.pads[2], win.pads[4], win.pads[5]})});
+  const std::string out2d = low.add(nodes, "Conv", inputs, y + "_2d",
+                                    {int_attribute("group", group), ints_attribute("kernel_shape", {wk[1], wk[2]}),
+                                     ints_attribute("strides", {win.strides[1], win.strides[2]}),
+                                     ints_attribute("dilations", {win.dilations[1], win.dilations[2]}),
+                                     ints_attribute("pads", {win.pads[1], win.pads[2], win.pads[4], win.pads[5]})});
   nodes.back().name = conv.name;
   nodes.back().origin = conv.origin.empty() ? conv.describe() : conv.origin;  // errors name the model's Conv
   const std::string out5d = low.reshape(nodes, out2d, {-1, d_out, m, win.out[1], win.out[2]}, y + "_frames_out");

@@ -1,7 +1,7 @@
 // lower_3d: a 3-D Conv becomes a 2-D Conv over frames (temporal taps as input channels) and a
 // 3-D MaxPool a 2-D MaxPool over pixels then one over frames, with the same outputs: pads,
-// strides, dilations, a temporal kernel of 1, a bias, ceil_mode and a symbolic batch; a
-// grouped Conv, unknown dims, auto_pad SAME, a MaxPool's Indices output and opset 10 stay.
+// strides, dilations, a temporal kernel of 1, a bias, groups (depthwise too), ceil_mode and a
+// symbolic batch; unknown dims, auto_pad SAME, storage_order 1 and opset 10 stay.
 #include "runtime/passes/pass_util.h"
 #include "tests/unit/fuse_test_util.h"
 
@@ -71,6 +71,14 @@ TEST(PassLower3d, ConvsBecomeTwoDConvsOverFrames) {
   c.attrs = {ints_attribute("pads", {1, 0, 0, 1, 0, 0}), ints_attribute("strides", {2, 1, 1})};
   c.symbolic_batch = true;
   expect_lowered(c, "Conv");
+  c.x = {1, 6, 5, 7, 6};  // grouped and depthwise (X3D): each group's c kd channels stay together
+  c.w = {4, 3, 3, 3, 3};
+  c.attrs = {int_attribute("group", 2), ints_attribute("pads", {1, 1, 1, 1, 1, 1})};
+  expect_lowered(c, "Conv");
+  c.w = {6, 1, 3, 3, 3};
+  c.attrs = {int_attribute("group", 6), ints_attribute("pads", {1, 1, 1, 1, 1, 1}),
+             ints_attribute("strides", {1, 2, 2})};
+  expect_lowered(c, "Conv");
 }
 
 TEST(PassLower3d, MaxPoolsBecomeAPixelAndAFramePool) {
@@ -96,12 +104,6 @@ TEST(PassLower3d, WhatItDoesNotCoverStays) {
     EXPECT_FALSE(changed);
     EXPECT_EQ(op_list(out.graph), std::vector<std::string>{c.op});
   };
-  Case3d grouped;
-  grouped.w = {4, 1, 3, 3, 3};
-  grouped.attrs = {int_attribute("group", 3)};
-  grouped.x = {1, 3, 5, 6, 6};
-  grouped.w = {3, 1, 3, 3, 3};
-  stays(grouped, "grouped");
   Case3d unknown;
   unknown.known_dims = false;
   stays(unknown, "unknown dims");
