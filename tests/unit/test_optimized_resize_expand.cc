@@ -132,6 +132,7 @@ TEST(OptimizedPad, ReflectEdgeAndWrap) {
 
 TEST(OptimizedPad, LeavesTheRestToTheReference) {
   pad_case(rand_tensor({3, 4}, 1), {0, -1, 0, 1}, "negative pads (a crop)", false);
+  pad_case(rand_tensor({3, 4}, 1), {0, int64_t{1} << 40, 0, 1}, "pads too large (reported)", false);
   pad_case(rand_tensor({0, 4}, 2), {1, 1, 1, 1}, "reflect of an empty axis (reported)", false, Tensor(),
            {attr_string("mode", "reflect")});
   pad_case(rand_tensor({3, 4}, 3), {1, 1, 1}, "pads of the wrong length (reported)", false);

@@ -9,6 +9,7 @@
 // input of opset 18, strings and sub-byte types, and reports malformed pads.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 namespace xonnx {
 namespace opt {
 namespace {
+
+constexpr int64_t kMaxPad = std::numeric_limits<int32_t>::max();  // as ref/layout_pad.cc
 
 class PadKernel final : public FastKernel {
  public:
@@ -77,7 +80,8 @@ class PadKernel final : public FastKernel {
     Shape out_shape(rank, 0);
     size_t last_padded = rank;  // the innermost axis with padding
     for (size_t d = 0; d < rank; ++d) {
-      if (pads[d] < 0 || pads[d + rank] < 0) return Status::ok();  // crops: the reference
+      // Crops, and pads the reference reports as too large (their sum could overflow).
+      if (pads[d] < 0 || pads[d + rank] < 0 || pads[d] > kMaxPad || pads[d + rank] > kMaxPad) return Status::ok();
       out_shape[d] = x.dim(d) + pads[d] + pads[d + rank];
       if (pads[d] != 0 || pads[d + rank] != 0) last_padded = d;
     }
