@@ -106,7 +106,7 @@ inline std::vector<double> doubles(const Value& v) {
 // Returns `num_outputs` values.
 inline Result<std::vector<Value>> run_op(const std::string& op, const std::vector<Value>& inputs,
                                          const std::vector<Attribute>& attrs = {}, int64_t opset = 17,
-                                         size_t num_outputs = 1, const std::string& domain = "") {
+                                         size_t num_outputs = 1, const std::string& domain = "", int num_threads = 1) {
   Model model;
   model.ir_version = 8;
   model.opset_imports[""] = opset;
@@ -135,7 +135,9 @@ inline Result<std::vector<Value>> run_op(const std::string& op, const std::vecto
     model.graph.outputs.push_back(vi);
   }
   model.graph.nodes.push_back(std::move(node));
-  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(model)));
+  SessionOptions options;
+  options.num_threads = num_threads;
+  XONNX_ASSIGN_OR_RETURN(auto session, Session::create_from_model(std::move(model), options));
   return session->run(given);
 }
 

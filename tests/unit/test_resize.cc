@@ -265,6 +265,32 @@ TEST(RoiAlignOp, ConstantInputGivesConstantOutput) {
   }
 }
 
+// RoIs split over two threads give the single thread's values, and an error in the last RoI
+// is still reported (Faster R-CNN pools ~1000 RoIs of 256 channels).
+TEST(RoiAlignOp, ThreadsGiveTheSameValues) {
+  const int64_t rois_n = 300, c = 8;
+  std::vector<float> x(static_cast<size_t>(2 * c * 20 * 24)), boxes;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+  std::vector<int64_t> batch;
+  for (int64_t r = 0; r < rois_n; ++r) {
+    const float x1 = static_cast<float>(r % 17), y1 = static_cast<float>(r % 13);
+    boxes.insert(boxes.end(), {x1, y1, x1 + 1.5f + static_cast<float>(r % 7), y1 + 0.5f + static_cast<float>(r % 5)});
+    batch.push_back(r % 2);
+  }
+  const std::vector<Attribute> attrs = {attr_int("output_height", 7), attr_int("output_width", 7),
+                                        attr_int("sampling_ratio", 2), attr_float("spatial_scale", 0.5f)};
+  const std::vector<Value> in = {ftensor(x, {2, c, 20, 24}), ftensor(boxes, {rois_n, 4}),
+                                 Tensor::from_vector<int64_t>(batch, {rois_n})};
+  auto one = run_op("RoiAlign", in, attrs, 16, 1, "", 1);
+  auto two = run_op("RoiAlign", in, attrs, 16, 1, "", 2);
+  ASSERT_TRUE(one.is_ok() && two.is_ok()) << two.status().to_string();
+  EXPECT_EQ(values<float>((*one)[0]), values<float>((*two)[0]));
+  batch.back() = 2;
+  auto bad = run_op("RoiAlign", {in[0], in[1], Tensor::from_vector<int64_t>(batch, {rois_n})}, attrs, 16, 1, "", 2);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().to_string().find("batch_indices[299]"), std::string::npos) << bad.status().to_string();
+}
+
 TEST(RoiAlignOp, Errors) {
   const Tensor x = ftensor(std::vector<float>(16, 1.0f), {1, 1, 4, 4});
   EXPECT_FALSE(

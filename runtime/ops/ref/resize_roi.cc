@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/thread_pool.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/resize_internal.h"
 #include "runtime/ops/registry.h"
@@ -27,7 +28,7 @@ struct PreCalc {
   double w[4];
 };
 
-Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
+Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p, const ThreadPool& pool) {
   const Tensor& x = ctx.input(0);
   const Tensor& rois = ctx.input(1);
   const Tensor& bidx = ctx.input(2);
@@ -53,7 +54,13 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
   std::vector<double> xin(static_cast<size_t>(x.numel()));
   for (size_t i = 0; i < xin.size(); ++i) xin[i] = x.get_as_double(static_cast<int64_t>(i));
   const double offset = p.half_pixel ? 0.5 : 0.0;
-  std::vector<PreCalc> pre;
+  // Each RoI's batch image, corner, bin size and sampling grid, validated before the RoIs are
+  // split over the threads (they write disjoint outputs, so the values do not depend on it).
+  struct Roi {
+    int64_t b, gh, gw;
+    double x1, y1, bin_h, bin_w;
+  };
+  std::vector<Roi> roi_of(static_cast<size_t>(R));
   for (int64_t n = 0; n < R; ++n) {
     const int64_t b = bidx.get_as_int64(n);
     if (b < 0 || b >= N) return invalid_argument("batch_indices[", n, "] = ", b, " is out of range [0, ", N, ")");
@@ -66,8 +73,6 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
       roi_w = std::max(roi_w, 1.0);
       roi_h = std::max(roi_h, 1.0);
     }
-    const double bin_h = roi_h / static_cast<double>(p.out_h);
-    const double bin_w = roi_w / static_cast<double>(p.out_w);
     auto grid_count = [&](double v) -> int64_t {
       if (p.sampling_ratio > 0) return p.sampling_ratio;
       const double c = std::ceil(v);
@@ -79,76 +84,88 @@ Status run_roi_align(KernelContext& ctx, const RoiAlignParams& p) {
     if (gh * gw > (int64_t{1} << 24) / (p.out_h * p.out_w) + 1) {
       return invalid_argument("RoiAlign: too many sampling points per bin (", gh, " x ", gw, ") for roi ", n);
     }
-    const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
-    pre.assign(static_cast<size_t>(p.out_h * p.out_w * gh * gw), PreCalc{{0, 0, 0, 0}, {0, 0, 0, 0}});
-    size_t k = 0;
-    for (int64_t ph = 0; ph < p.out_h; ++ph) {
-      for (int64_t pw = 0; pw < p.out_w; ++pw) {
-        for (int64_t iy = 0; iy < gh; ++iy) {
-          const double yy =
-              y1 + static_cast<double>(ph) * bin_h + (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
-          for (int64_t ix = 0; ix < gw; ++ix, ++k) {
-            double xx = x1 + static_cast<double>(pw) * bin_w +
-                        (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
-            double yv = yy;
-            if (!(yv >= -1.0 && yv <= static_cast<double>(H) && xx >= -1.0 && xx <= static_cast<double>(W))) {
-              continue;  // outside the feature map: zero weights
-            }
-            yv = std::max(yv, 0.0);
-            xx = std::max(xx, 0.0);
-            int64_t y_low = static_cast<int64_t>(yv), x_low = static_cast<int64_t>(xx), y_high, x_high;
-            if (y_low >= H - 1) {
-              y_high = y_low = H - 1;
-              yv = static_cast<double>(y_low);
-            } else {
-              y_high = y_low + 1;
-            }
-            if (x_low >= W - 1) {
-              x_high = x_low = W - 1;
-              xx = static_cast<double>(x_low);
-            } else {
-              x_high = x_low + 1;
-            }
-            const double ly = yv - static_cast<double>(y_low), lx = xx - static_cast<double>(x_low);
-            const double hy = 1.0 - ly, hx = 1.0 - lx;
-            PreCalc& pc = pre[k];
-            pc.pos[0] = y_low * W + x_low;
-            pc.pos[1] = y_low * W + x_high;
-            pc.pos[2] = y_high * W + x_low;
-            pc.pos[3] = y_high * W + x_high;
-            pc.w[0] = hy * hx;
-            pc.w[1] = hy * lx;
-            pc.w[2] = ly * hx;
-            pc.w[3] = ly * lx;
-          }
-        }
-      }
-    }
-    for (int64_t c = 0; c < C; ++c) {
-      const double* plane = xin.data() + (b * C + c) * H * W;
-      size_t pi = 0;
-      for (int64_t ph = 0; ph < p.out_h; ++ph) {
-        for (int64_t pw = 0; pw < p.out_w; ++pw) {
-          double v = 0.0;
-          bool first = true;
-          for (int64_t s = 0; s < gh * gw; ++s, ++pi) {
-            const PreCalc& pc = pre[pi];
-            if (!p.max_mode) {
-              v += pc.w[0] * plane[pc.pos[0]] + pc.w[1] * plane[pc.pos[1]] + pc.w[2] * plane[pc.pos[2]] +
-                   pc.w[3] * plane[pc.pos[3]];
-            } else {
-              const double m = std::max(std::max(pc.w[0] * plane[pc.pos[0]], pc.w[1] * plane[pc.pos[1]]),
-                                        std::max(pc.w[2] * plane[pc.pos[2]], pc.w[3] * plane[pc.pos[3]]));
-              v = first ? m : std::max(v, m);
-              first = false;
-            }
-          }
-          if (!p.max_mode) v /= count;
-          out[static_cast<size_t>(((n * C + c) * p.out_h + ph) * p.out_w + pw)] = v;
-        }
-      }
-    }
+    roi_of[static_cast<size_t>(n)] = {
+        b, gh, gw, x1, y1, roi_h / static_cast<double>(p.out_h), roi_w / static_cast<double>(p.out_w)};
   }
+  const size_t per_roi = static_cast<size_t>(C * p.out_h * p.out_w * 16);  // ~operations of one RoI at 2 x 2 samples
+  pool.parallel_for(
+      static_cast<size_t>(R), std::max<size_t>(1, 262144 / std::max<size_t>(per_roi, 1)), [&](size_t r0, size_t r1) {
+        std::vector<PreCalc> pre;
+        for (int64_t n = static_cast<int64_t>(r0); n < static_cast<int64_t>(r1); ++n) {
+          const Roi& roi = roi_of[static_cast<size_t>(n)];
+          const int64_t b = roi.b, gh = roi.gh, gw = roi.gw;
+          const double x1 = roi.x1, y1 = roi.y1, bin_h = roi.bin_h, bin_w = roi.bin_w;
+          const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+          pre.assign(static_cast<size_t>(p.out_h * p.out_w * gh * gw), PreCalc{{0, 0, 0, 0}, {0, 0, 0, 0}});
+          size_t k = 0;
+          for (int64_t ph = 0; ph < p.out_h; ++ph) {
+            for (int64_t pw = 0; pw < p.out_w; ++pw) {
+              for (int64_t iy = 0; iy < gh; ++iy) {
+                const double yy = y1 + static_cast<double>(ph) * bin_h +
+                                  (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
+                for (int64_t ix = 0; ix < gw; ++ix, ++k) {
+                  double xx = x1 + static_cast<double>(pw) * bin_w +
+                              (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
+                  double yv = yy;
+                  if (!(yv >= -1.0 && yv <= static_cast<double>(H) && xx >= -1.0 && xx <= static_cast<double>(W))) {
+                    continue;  // outside the feature map: zero weights
+                  }
+                  yv = std::max(yv, 0.0);
+                  xx = std::max(xx, 0.0);
+                  int64_t y_low = static_cast<int64_t>(yv), x_low = static_cast<int64_t>(xx), y_high, x_high;
+                  if (y_low >= H - 1) {
+                    y_high = y_low = H - 1;
+                    yv = static_cast<double>(y_low);
+                  } else {
+                    y_high = y_low + 1;
+                  }
+                  if (x_low >= W - 1) {
+                    x_high = x_low = W - 1;
+                    xx = static_cast<double>(x_low);
+                  } else {
+                    x_high = x_low + 1;
+                  }
+                  const double ly = yv - static_cast<double>(y_low), lx = xx - static_cast<double>(x_low);
+                  const double hy = 1.0 - ly, hx = 1.0 - lx;
+                  PreCalc& pc = pre[k];
+                  pc.pos[0] = y_low * W + x_low;
+                  pc.pos[1] = y_low * W + x_high;
+                  pc.pos[2] = y_high * W + x_low;
+                  pc.pos[3] = y_high * W + x_high;
+                  pc.w[0] = hy * hx;
+                  pc.w[1] = hy * lx;
+                  pc.w[2] = ly * hx;
+                  pc.w[3] = ly * lx;
+                }
+              }
+            }
+          }
+          for (int64_t c = 0; c < C; ++c) {
+            const double* plane = xin.data() + (b * C + c) * H * W;
+            size_t pi = 0;
+            for (int64_t ph = 0; ph < p.out_h; ++ph) {
+              for (int64_t pw = 0; pw < p.out_w; ++pw) {
+                double v = 0.0;
+                bool first = true;
+                for (int64_t s = 0; s < gh * gw; ++s, ++pi) {
+                  const PreCalc& pc = pre[pi];
+                  if (!p.max_mode) {
+                    v += pc.w[0] * plane[pc.pos[0]] + pc.w[1] * plane[pc.pos[1]] + pc.w[2] * plane[pc.pos[2]] +
+                         pc.w[3] * plane[pc.pos[3]];
+                  } else {
+                    const double m = std::max(std::max(pc.w[0] * plane[pc.pos[0]], pc.w[1] * plane[pc.pos[1]]),
+                                              std::max(pc.w[2] * plane[pc.pos[2]], pc.w[3] * plane[pc.pos[3]]));
+                    v = first ? m : std::max(v, m);
+                    first = false;
+                  }
+                }
+                if (!p.max_mode) v /= count;
+                out[static_cast<size_t>(((n * C + c) * p.out_h + ph) * p.out_w + pw)] = v;
+              }
+            }
+          }
+        }
+      });
   XONNX_DISPATCH_FLOAT(y->dtype(), return unsupported("RoiAlign: element type ", dtype_name(y->dtype())), {
     T* dst = y->data<T>();
     for (size_t i = 0; i < out.size(); ++i) dst[i] = from_compute<T>(static_cast<compute_t<T>>(out[i]));
@@ -188,7 +205,8 @@ Result<std::unique_ptr<Kernel>> create_roi_align(const KernelInit& init) {
   if (p.out_h > (int64_t{1} << 20) || p.out_w > (int64_t{1} << 20)) {
     return invalid_argument("output_height / output_width are too large");
   }
-  return make_kernel([p](KernelContext& ctx) -> Status { return run_roi_align(ctx, p); });
+  const ThreadPool* pool = &init.thread_pool();  // the session's: it outlives the kernel
+  return make_kernel([p, pool](KernelContext& ctx) -> Status { return run_roi_align(ctx, p, *pool); });
 }
 
 Result<std::unique_ptr<Kernel>> create_col2im(const KernelInit& init) {
