@@ -43,7 +43,7 @@ class ExpandKernel final : public FastKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& s = ctx.input(1);
     const DataType dtype = x.dtype();
-    if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0) return Status::ok();
+    if (!byte_copyable(x)) return Status::ok();
     if (!s.defined() || s.dtype() != DataType::kInt64 || s.rank() != 1) return Status::ok();
     // Shape keeps 8 values inline: these small lists never reach the heap in run().
     const Shape shape(s.data<int64_t>(), s.data<int64_t>() + s.numel());

@@ -30,7 +30,7 @@ class ConcatKernel final : public FastKernel {
     const Tensor& first = ctx.input(0);
     const DataType dtype = first.dtype();
     const int64_t rank = static_cast<int64_t>(first.rank());
-    if (!first.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0 || rank == 0) return Status::ok();
+    if (!byte_copyable(first) || rank == 0) return Status::ok();
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     if (axis < 0 || axis >= rank) return Status::ok();
     Shape out_shape = first.shape();

@@ -94,6 +94,12 @@ inline std::shared_ptr<ChunkScratch<float>> session_float_scratch(const KernelIn
       init.shared_scratch("ChunkScratch<float>", [] { return std::make_shared<ChunkScratch<float>>(); }));
 }
 
+// A defined tensor of fixed-size whole-byte elements (not strings, not 4-bit types): what the
+// own copy kernels (Concat, Slice, Expand, Pad) move with memcpy.
+inline bool byte_copyable(const Tensor& t) {
+  return t.defined() && t.dtype() != DataType::kString && dtype_bits(t.dtype()) % 8 == 0;
+}
+
 // Copies of fewer bytes per chunk stay on one thread: less is copied faster than a worker wakes
 // (the own Concat, Slice, Expand and Pad).
 constexpr int64_t kMinCopyChunkBytes = 256 * 1024;

@@ -55,7 +55,7 @@ class PadKernel final : public FastKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     const DataType dtype = x.dtype();
-    if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0 || x.rank() == 0) return Status::ok();
+    if (!byte_copyable(x) || x.rank() == 0) return Status::ok();
     const size_t rank = x.rank();
     // Pads and the fill value (bytes of one element of x's type).
     const int64_t* pads = pads_.data();

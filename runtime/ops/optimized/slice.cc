@@ -41,7 +41,7 @@ class SliceKernel final : public FastKernel {
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
     const DataType dtype = x.dtype();
-    if (!x.defined() || dtype == DataType::kString || dtype_bits(dtype) % 8 != 0 || x.rank() == 0) return Status::ok();
+    if (!byte_copyable(x) || x.rank() == 0) return Status::ok();
     const int64_t rank = static_cast<int64_t>(x.rank());
     Shape starts, ends, axes, steps;
     if (!int_list(ctx, 1, starts) || !int_list(ctx, 2, ends) || starts.size() != ends.size()) return Status::ok();
