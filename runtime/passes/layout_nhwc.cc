@@ -138,7 +138,9 @@ bool NhwcPass::index(std::vector<size_t>& order) {
     if (v.type.kind == TypeInfo::Kind::kTensor) elem_types_[v.name] = v.type.elem_type;
   }
   for (const ValueInfo& v : g_.value_info) {
-    if (v.type.kind == TypeInfo::Kind::kTensor) elem_types_[v.name] = v.type.elem_type;
+    if (v.type.kind != TypeInfo::Kind::kTensor) continue;
+    elem_types_[v.name] = v.type.elem_type;
+    if (v.type.has_shape && v.type.dims.size() == 4) dims4_[v.name] = v.type.dims;
   }
   for (const ValueInfo& v : g_.outputs) graph_outputs_.insert(v.name);
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
@@ -316,6 +318,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     return Role::kAgnostic;
   }
   if (op == "Slice" || op == "Reshape" || op == "Transpose") return relabeled(i) ? Role::kAgnostic : Role::kNone;
+  if (op == "Pad") return pads_batch_only(n) ? Role::kAgnostic : Role::kNone;
   if (op == "Concat") {
     const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
     if (!axis || (axis->i != 1 && axis->i != -3) || n.outputs.size() != 1) return Role::kNone;
@@ -347,6 +350,20 @@ void NhwcPass::keep_widening_exits_nchw(const std::vector<size_t>& order) {
     role_[*it] = Role::kNone;
     region_.erase(out);
   }
+}
+
+// A Pad (opset 11+) of constant pads on axis 0 only, with a scalar constant value: the frames
+// of a lowered 3-D Conv or MaxPool (passes/lower_3d_frames.cc). Axis 0 is N in both layouts.
+bool NhwcPass::pads_batch_only(const Node& n) const {
+  std::vector<int64_t> pads;
+  if (opset_of(n) < 11 || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 ||
+      !constant_ints(n.inputs[1], pads) || pads.size() != 8)
+    return false;
+  if (n.inputs.size() == 3 && !n.inputs[2].empty() && !scalar_constant(n.inputs[2])) return false;
+  for (size_t k = 0; k < pads.size(); ++k) {
+    if (k % 4 != 0 && pads[k] != 0) return false;
+  }
+  return true;
 }
 
 // An inference BatchNormalization (opset 9+) with constant float per-channel parameters and

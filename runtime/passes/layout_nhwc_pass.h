@@ -54,6 +54,7 @@ class NhwcPass {
   bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
   bool inference_batch_norm(const Node& n) const;
+  bool pads_batch_only(const Node& n) const;
   void try_fuse(size_t conv);
   // The rewrites for the own kernels (layout_nhwc_fusions.cc): merge_for_own_kernels() after
   // classification, rewrite_merged() on each region node as it is emitted (renamed to `nhwc`).
@@ -86,6 +87,7 @@ class NhwcPass {
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   bool relabel_channel_shuffle(size_t first);
+  bool relabel_clip_view(size_t first);
   void apply_relabel(size_t i, Node& n);
   // The one node reading `value` (no graph output, no subgraph capture), or -1.
   int sole_reader(const std::string& value) const;
@@ -101,6 +103,7 @@ class NhwcPass {
   std::set<std::string> subgraph_reads_;
   std::unordered_map<std::string, const Tensor*> initializers_;
   std::unordered_map<std::string, DataType> elem_types_;
+  std::unordered_map<std::string, std::vector<Dim>> dims4_;  // value_info of rank 4
   std::unordered_set<std::string> names_;
 
   std::vector<Role> role_;

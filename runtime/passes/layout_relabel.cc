@@ -5,7 +5,10 @@
 // Reshape [N, H, W, C]: the same channel order, so the blocks stay in one region where each
 // shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
 // to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A
-// Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order.
+// Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order. A video
+// clip's two views (passes/lower_3d_frames.cc), frames [D, C, H, W] and image [1, C, D, H W],
+// hold the same NHWC data ([D, H, W, C]): the Reshape, Transpose, Reshape between them become
+// Reshapes of the twin around an Identity.
 #include <algorithm>
 #include <vector>
 
@@ -79,6 +82,17 @@ bool NhwcPass::relabel_channel_shuffle(size_t first) {
   for (int64_t d : grouped) {
     if (d <= 0) return false;  // 0 (copy a dim) and -1 would name NCHW positions
   }
+  // [N, g, C / g, H, W] of the region value [N, C, H, W] (its C, H and W known, its N where
+  // known): a Reshape that splits N instead (a video's frames [D, C, H, W] -> [1, D, C, H, W],
+  // lower_3d_frames.cc) has the same ops and is no shuffle. Without value_info (optimization
+  // none) nothing tells them apart, and the shuffle stays outside.
+  auto dims = dims4_.find(split.inputs[0]);
+  if (dims == dims4_.end()) return false;
+  const int64_t want[4] = {grouped[0], grouped[1] * grouped[2], grouped[3], grouped[4]};
+  for (size_t k = 0; k < 4; ++k) {
+    const Dim& d = dims->second[k];
+    if ((k > 0 && !d.known()) || (d.known() && d.value != want[k])) return false;
+  }
   const int t = sole_reader(split.outputs[0]);
   if (t < 0 || !is_default(g_.nodes[static_cast<size_t>(t)], "Transpose")) return false;
   const Node& transpose = g_.nodes[static_cast<size_t>(t)];
@@ -98,6 +112,45 @@ bool NhwcPass::relabel_channel_shuffle(size_t first) {
   relabel_[first] = {1, shape({grouped[0], grouped[3], grouped[4], grouped[1], grouped[2]}), {}};
   relabel_[static_cast<size_t>(t)] = {-1, Tensor(), {0, 1, 2, 4, 3}};
   relabel_[static_cast<size_t>(j)] = {1, shape({back[0], back[2], back[3], back[1]}), {}};
+  return true;
+}
+
+bool NhwcPass::relabel_clip_view(size_t first) {
+  const Node& split = g_.nodes[first];
+  std::vector<int64_t> five, four;
+  auto dims = dims4_.find(split.inputs.empty() ? "" : split.inputs[0]);
+  if (split.inputs.size() != 2 || split.outputs.size() != 1 || dims == dims4_.end() ||
+      !constant_ints(split.inputs[1], five) || five.size() != 5)
+    return false;
+  int64_t x[4];
+  for (size_t k = 0; k < 4; ++k) {
+    if (!dims->second[k].known()) return false;
+    x[k] = dims->second[k].value;
+  }
+  const int t = sole_reader(split.outputs[0]);
+  if (t < 0 || !transpose_with_perm(g_.nodes[static_cast<size_t>(t)], {0, 2, 1, 3, 4})) return false;
+  const int j = sole_reader(g_.nodes[static_cast<size_t>(t)].outputs[0]);
+  if (j < 0 || !is_default(g_.nodes[static_cast<size_t>(j)], "Reshape")) return false;
+  const Node& join = g_.nodes[static_cast<size_t>(j)];
+  if (join.inputs.size() != 2 || join.outputs.size() != 1 || !constant_ints(join.inputs[1], four) || four.size() != 4)
+    return false;
+  using V = std::vector<int64_t>;
+  V twin5, twin4;
+  if (five == V{1, x[0], x[1], x[2], x[3]} && four == V{1, x[1], x[0], x[2] * x[3]}) {  // frames -> image
+    twin5 = {1, x[0], x[2], x[3], x[1]};
+    twin4 = {1, x[0], x[2] * x[3], x[1]};
+  } else if (x[0] == 1 && five[0] == 1 && five[1] == x[1] && five[2] == x[2] && five[3] * five[4] == x[3] &&
+             four == V{x[2], x[1], five[3], five[4]}) {  // image -> frames
+    twin5 = {1, x[2], five[3], five[4], x[1]};
+    twin4 = {x[2], five[3], five[4], x[1]};
+  } else {
+    return false;
+  }
+  const auto shape = [](const V& v) { return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}); };
+  relabel_[first] = {1, shape(twin5), {}};
+  relabel_[static_cast<size_t>(t)] = {};
+  identities_.insert(static_cast<size_t>(t));
+  relabel_[static_cast<size_t>(j)] = {1, shape(twin4), {}};
   return true;
 }
 
@@ -152,7 +205,7 @@ bool NhwcPass::relabeled(size_t i) {
   if (relabel_.count(i)) return true;  // the Transpose and last Reshape of a shuffle
   const Node& n = g_.nodes[i];
   if (is_default(n, "Slice")) return relabel_slice(i);
-  return is_default(n, "Reshape") && relabel_channel_shuffle(i);
+  return is_default(n, "Reshape") && (relabel_channel_shuffle(i) || relabel_clip_view(i));
 }
 
 void NhwcPass::apply_relabel(size_t i, Node& n) {

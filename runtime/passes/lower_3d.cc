@@ -20,6 +20,7 @@
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/fusion_view.h"
+#include "runtime/passes/lower_3d.h"
 #include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/shape_inference.h"
@@ -47,15 +48,10 @@ int64_t out_len(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t k, int64
   return ceil && (n - 1) * stride >= in + pad_begin ? n - 1 : n;
 }
 
-// A rank-5 node's window geometry and its input's static dims.
-struct Window3d {
-  int64_t n_dims[5];  // X's dims; [0] may be unknown (-1)
-  std::vector<int64_t> kernel, strides, dilations, pads;
-  int64_t out[3];  // D', H', W'
-};
+}  // namespace
 
-// Reads X's dims and the window attributes of `n` (kernel `k` when kernel_shape is absent):
-// false when the node is not taken.
+namespace lower3d {
+
 bool window_of(const Node& n, const ShapeFacts& facts, std::vector<int64_t> k, bool ceil, Window3d& win) {
   const std::vector<Dim>* xd = facts.dims(n.inputs[0]);
   const Attribute* auto_pad = n.find_attr("auto_pad");
@@ -77,47 +73,13 @@ bool window_of(const Node& n, const ShapeFacts& facts, std::vector<int64_t> k, b
   return true;
 }
 
-class Lowering {
- public:
-  explicit Lowering(Graph& g) : g_(g), names_(g) {}
+}  // namespace lower3d
 
-  std::string fresh(const std::string& base) { return names_.fresh(base); }
-  std::string ints(const std::string& base, std::vector<int64_t> v) {
-    const std::string name = names_.fresh(base);
-    const int64_t n = static_cast<int64_t>(v.size());
-    initializers_.push_back({name, Tensor::from_vector<int64_t>(v, {n})});
-    return name;
-  }
-  std::string constant(const std::string& base, Tensor t) {
-    const std::string name = names_.fresh(base);
-    initializers_.push_back({name, std::move(t)});
-    return name;
-  }
-  // Appends `op` reading `inputs` to `nodes`; returns its output (`out`, or a fresh name from `base`).
-  std::string add(std::vector<Node>& nodes, const char* op, std::vector<std::string> inputs, const std::string& base,
-                  std::vector<Attribute> attrs = {}, std::string out = "") {
-    Node n;
-    n.op_type = op;
-    n.outputs = {out.empty() ? names_.fresh(base) : out};
-    n.name = n.outputs[0] + "/" + op;
-    n.inputs = std::move(inputs);
-    n.attributes = std::move(attrs);
-    nodes.push_back(std::move(n));
-    return nodes.back().outputs[0];
-  }
-  std::string reshape(std::vector<Node>& nodes, const std::string& x, std::vector<int64_t> shape,
-                      const std::string& base, std::string out = "") {
-    return add(nodes, "Reshape", {x, ints(base + "_shape", std::move(shape))}, base, {}, std::move(out));
-  }
-  void commit() {
-    for (NamedTensor& t : initializers_) g_.initializers.push_back(std::move(t));
-  }
+namespace {
 
- private:
-  Graph& g_;
-  NameAllocator names_;
-  std::vector<NamedTensor> initializers_;
-};
+using lower3d::Lowering;
+using lower3d::Window3d;
+using lower3d::window_of;
 
 // The Conv's nodes, or none when it is not taken.
 std::vector<Node> lower_conv(const Graph& g, const Node& conv, const ShapeFacts& facts, Lowering& low) {
@@ -212,9 +174,11 @@ Result<bool> lower_3d(Model& model, PassContext& ctx) {
   if (opset == model.opset_imports.end() || opset->second < 11) return false;
   if (!has_default_node(g, "Conv") && !has_default_node(g, "MaxPool")) return false;
   const ShapeFacts& facts = ctx.shape_facts(model);
-  FusionView view(g);
   Lowering low(g);
   int convs = 0, pools = 0;
+  // One clip (N = 1): the video net between its 3-D ops stays in frames, then the rest.
+  XONNX_RETURN_IF_ERROR(lower3d::lower_clips_in_frames(g, facts, low, convs, pools).status());
+  FusionView view(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const int at = static_cast<int>(i);
     const bool conv = view.is(at, "Conv");

@@ -2,7 +2,8 @@
 //  - the rewrite: a ShuffleNetV2 unit (Convs, channel Concat, Reshape -> Transpose -> Reshape
 //    shuffle, two channel Slices) stays one region, entered and left once; Slices along other
 //    axes (negative, absent, stepped) are re-labelled too; a shuffle whose shape copies a dim
-//    (0) or a Transpose of another perm stays outside;
+//    (0), splits N, or whose dims the graph does not record, or a Transpose of another perm
+//    stays outside;
 //  - a ConvNeXt block's permutes to and from channels-last around its LayerNorm and Linears
 //    become Identities of the region's NHWC data;
 //  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
@@ -14,6 +15,7 @@
 #include "runtime/exec/session.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/passes/layout_nhwc.h"
+#include "runtime/passes/shape_inference.h"
 #include "tests/unit/backend_test_util.h"
 #include "tests/unit/graph_builder.h"
 
@@ -40,6 +42,7 @@ std::string i64(testing::GraphBuilder& b, const std::vector<int64_t>& v) {
 Model shuffle_unit(const Unit& u) {
   testing::GraphBuilder b(14);
   b.input("x", 4);
+  b.model.graph.inputs[0].type.dims = {Dim{1, ""}, Dim{8, ""}, Dim{6, ""}, Dim{6, ""}};
   uint32_t seed = 3;
   const auto conv = [&](const std::string& in) {
     return b.node(
@@ -94,8 +97,15 @@ void expect_agrees_with_reference(const Model& model) {
   }
 }
 
+// The value_info a session writes before the layout pass: a shuffle is re-labelled only where
+// the dims of what it splits are known.
+Model with_value_info(Model m) {
+  passes::write_value_info(m.graph, passes::infer_shapes(m));
+  return m;
+}
+
 TEST(LayoutRelabel, AShuffleUnitIsOneRegion) {
-  Model m = shuffle_unit(Unit{});
+  Model m = with_value_info(shuffle_unit(Unit{}));
   auto s = apply_nhwc_layout(m.graph, m.opset_imports);
   ASSERT_TRUE(s.is_ok()) << s.status().to_string();
   EXPECT_EQ(s->to_nhwc, 1);  // x
@@ -112,12 +122,18 @@ TEST(LayoutRelabel, WhatIsNoChannelShuffleStaysOutside) {
   copies_a_dim.shuffle_shape = {0, 2, 8, 6, 6};
   Unit other_perm;
   other_perm.perm = {0, 1, 2, 4, 3};
-  for (const Unit& u : {copies_a_dim, other_perm}) {
-    Model m = shuffle_unit(u);
+  Unit splits_n;  // [1, 16, 6, 6] as [2, 8, 1, 6, 6]: the same ops, N and C mixed
+  splits_n.shuffle_shape = {2, 8, 1, 6, 6};
+  for (const Unit& u : {copies_a_dim, other_perm, splits_n}) {
+    Model m = with_value_info(shuffle_unit(u));
     auto s = apply_nhwc_layout(m.graph, m.opset_imports);
     ASSERT_TRUE(s.is_ok());
     EXPECT_GE(s->to_nchw, 2) << "the Concat leaves the region for the Reshape";
   }
+  Model unknown = shuffle_unit(Unit{});  // no value_info (optimization none)
+  auto s = apply_nhwc_layout(unknown.graph, unknown.opset_imports);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_GE(s->to_nchw, 2);
 }
 
 TEST(LayoutRelabel, SessionsAgreeWithTheReference) {
@@ -132,7 +148,9 @@ TEST(LayoutRelabel, SessionsAgreeWithTheReference) {
   batch.slice_ends = {1};
   Unit copies_a_dim;
   copies_a_dim.shuffle_shape = {0, 2, 8, 6, 6};
-  for (const Unit& u : {Unit{}, height, batch, copies_a_dim}) {
+  Unit splits_n;
+  splits_n.shuffle_shape = {2, 8, 1, 6, 6};
+  for (const Unit& u : {Unit{}, height, batch, copies_a_dim, splits_n}) {
     expect_agrees_with_reference(shuffle_unit(u));
   }
 }
