@@ -92,9 +92,10 @@ void drop_file_pages(const void* data, size_t bytes) { drop_pages(data, bytes); 
 }  // namespace
 
 struct Storage::Source {
-  const void* src;
+  const void* src;  // copied from; null where `fill` makes the bytes
   std::shared_ptr<const void> keepalive;
   std::mutex mutex;  // concurrent first reads (parallel kernels) copy once
+  FillFn fill;
 };
 
 Storage::Storage() = default;
@@ -129,12 +130,24 @@ std::shared_ptr<Storage> Storage::copy_on_access(const void* src, size_t bytes, 
   return s;
 }
 
+std::shared_ptr<Storage> Storage::derived(size_t bytes, FillFn fill) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->bytes_ = bytes;
+  s->source_.reset(new Source{nullptr, nullptr, {}, std::move(fill)});
+  return s;
+}
+
 void* Storage::materialize() const {
   std::lock_guard<std::mutex> lock(source_->mutex);
   void* p = data_.load(std::memory_order_acquire);
   if (p) return p;
   p = allocate_block(bytes_);
   if (!p) throw std::bad_alloc();
+  if (source_->fill) {
+    source_->fill(0, bytes_, p);
+    data_.store(p, std::memory_order_release);
+    return p;
+  }
   // Copied a few MiB at a time, each piece's file pages dropped after it: the copy is what
   // stays resident, and the source never is whole at once (a 94 MB embedding table would
   // take twice its size at the peak).
@@ -174,6 +187,10 @@ void Storage::read(size_t offset, size_t n, void* dst) const {
   const void* p = data_.load(std::memory_order_acquire);
   if (p || !source_) {
     std::memcpy(dst, static_cast<const char*>(p) + offset, n);
+    return;
+  }
+  if (source_->fill) {
+    source_->fill(offset, n, dst);
     return;
   }
   const char* src = static_cast<const char*>(source_->src) + offset;

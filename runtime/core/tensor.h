@@ -38,6 +38,13 @@ class Storage {
   // `file_backed`: as for view(); the source pages are dropped once copied.
   static std::shared_ptr<Storage> copy_on_access(const void* src, size_t bytes, std::shared_ptr<const void> keepalive,
                                                  bool file_backed = false);
+  // Bytes a function makes: fill(offset, n, dst) writes bytes [offset, offset + n), any range,
+  // from any thread. For constants a graph pass computes from others (a permuted weight): as a
+  // copy-on-access storage, the copy is made on first data() and dropped like one, and read()
+  // calls fill without making it, so kernels that pack the weight never hold it whole. `fill`
+  // keeps what it reads alive.
+  using FillFn = std::function<void(size_t offset, size_t n, void* dst)>;
+  static std::shared_ptr<Storage> derived(size_t bytes, FillFn fill);
   // Storage for `count` std::string elements.
   static std::shared_ptr<Storage> strings(size_t count);
 

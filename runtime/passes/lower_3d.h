@@ -72,7 +72,7 @@ class Lowering {
 // Lowers the 3-D Convs and MaxPools of one clip (N = 1, every dim known) and the element-wise
 // ops, Concats and BatchNorms between them into frames [D, C, H, W] (lower_3d_frames.cc).
 // Adds the counts of Convs and MaxPools lowered; returns whether the graph changed.
-Result<bool> lower_clips_in_frames(Graph& g, const ShapeFacts& facts, Lowering& low, int& convs, int& pools);
+bool lower_clips_in_frames(Graph& g, const ShapeFacts& facts, Lowering& low, int& convs, int& pools);
 
 }  // namespace lower3d
 }  // namespace passes

@@ -20,13 +20,13 @@
 // [0, 2, 1, 3, 4] + Reshape (frames) and leaves, where anything else (or a graph output)
 // reads it, the same way back.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/core/aligned_vector.h"
 #include "runtime/ops/op_list.h"
 #include "runtime/passes/lower_3d.h"
 
@@ -56,7 +56,7 @@ class FramesPass {
  public:
   FramesPass(Graph& g, const ShapeFacts& facts, Lowering& low) : g_(g), facts_(facts), low_(low) {}
 
-  Result<bool> run(int& convs, int& pools) {
+  bool run(int& convs, int& pools) {
     decide();
     int lowered_convs = 0, lowered_pools = 0;
     for (Kind k : kind_) {
@@ -64,7 +64,7 @@ class FramesPass {
       lowered_pools += k == Kind::kMaxPool;
     }
     if (lowered_convs + lowered_pools == 0) return false;
-    XONNX_RETURN_IF_ERROR(emit());
+    emit();
     convs += lowered_convs;
     pools += lowered_pools;
     return true;
@@ -280,27 +280,35 @@ class FramesPass {
   }
 
   // W [M, C / group, kd, kh, kw] as 2-D weights: tap `t`'s [M, C / group, kh, kw], or every tap
-  // (t < 0) as [M, kd C, kh, kw], tap-major as the Concat of the taps.
-  static Result<Tensor> weights_2d(const Tensor& w, int64_t t) {
+  // (t < 0) as [M, kd C, kh, kw], tap-major as the Concat of the taps. Made from W row by row
+  // when read (Storage::derived): the kernels pack it, and no permuted copy of R3D's 133 MB
+  // stays resident beside the packed weights.
+  static Tensor weights_2d(const Tensor& w, int64_t t) {
     const int64_t m = w.dim(0), c = w.dim(1), kd = w.dim(2), hw = w.dim(3) * w.dim(4);
     const int64_t taps = t < 0 ? kd : 1;
-    XONNX_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(DataType::kFloat, {m, taps * c, w.dim(3), w.dim(4)}));
-    const float* src = w.data<float>();
-    float* dst = out.data<float>();
-    prefault_for_write(dst, out.nbytes());  // R3D's 133 MB: page faults one at a time cost more than the copy
-    for (int64_t o = 0; o < m; ++o) {
-      for (int64_t tap = 0; tap < taps; ++tap) {
-        for (int64_t ci = 0; ci < c; ++ci) {
-          const float* from = src + ((o * c + ci) * kd + (t < 0 ? tap : t)) * hw;
-          float* to = dst + ((o * taps + tap) * c + ci) * hw;
-          for (int64_t j = 0; j < hw; ++j) to[j] = from[j];  // a few values: a call to memcpy costs more
+    const size_t in_row = static_cast<size_t>(c * kd * hw), out_row = static_cast<size_t>(taps * c * hw);
+    auto fill = [w, t, c, kd, hw, taps, in_row, out_row](size_t offset, size_t n, void* dst) {
+      std::vector<float> in(in_row), out(out_row);
+      char* to = static_cast<char*>(dst);
+      const size_t row_bytes = out_row * sizeof(float);
+      for (size_t at = offset; at < offset + n;) {
+        const size_t o = at / row_bytes, skip = at - o * row_bytes, len = std::min(row_bytes - skip, offset + n - at);
+        w.read_bytes(o * in_row * sizeof(float), in_row * sizeof(float), in.data());
+        for (int64_t tap = 0; tap < taps; ++tap) {
+          for (int64_t ci = 0; ci < c; ++ci) {
+            const float* from = in.data() + (ci * kd + (t < 0 ? tap : t)) * hw;
+            std::copy(from, from + hw, out.data() + (tap * c + ci) * hw);
+          }
         }
+        std::memcpy(to + (at - offset), reinterpret_cast<const char*>(out.data()) + skip, len);
+        at += len;
       }
-    }
-    return out;
+    };
+    return Tensor(DataType::kFloat, {m, taps * c, w.dim(3), w.dim(4)},
+                  Storage::derived(static_cast<size_t>(m) * out_row * sizeof(float), std::move(fill)));
   }
 
-  Result<View> lower_conv(const Node& conv, const std::string& y, std::vector<Node>& out) {
+  View lower_conv(const Node& conv, const std::string& y, std::vector<Node>& out) {
     const Tensor& w = *constant_tensor(g_, conv.inputs[1]);
     const int64_t group = attr_int_or(conv, "group", 1), m = w.dim(0), kd = w.dim(2);
     Window3d win;
@@ -317,27 +325,24 @@ class FramesPass {
     if (!pixel_window(win) && (frame_window(win) || !has_view(x, kFrames) || has_view(x, kImage))) {
       // kd x 1 x 1 (and 1 x 1 x 1 where the input has its image view): no copies in image view
       const View in = view_of(x, kImage, out);
-      return View{conv_2d(in.name, w.reshaped({m, w.dim(1), kd, 1}), true, y + "_image", true), kImage, yd};
+      return {conv_2d(in.name, w.reshaped({m, w.dim(1), kd, 1}), true, y + "_image", true), kImage, yd};
     }
     const View in = view_of(x, kFrames, out);
     const std::vector<std::string> tap = taps(in, win, y, out);
     if (kd == 1)
-      return View{conv_2d(tap[0], w.reshaped({m, w.dim(1), w.dim(3), w.dim(4)}), true, y + "_frames", false), kFrames,
-                  yd};
+      return {conv_2d(tap[0], w.reshaped({m, w.dim(1), w.dim(3), w.dim(4)}), true, y + "_frames", false), kFrames, yd};
     if (group == 1) {
       const std::string stacked = low_.add(out, "Concat", tap, y + "_taps", {int_attribute("axis", 1)});
-      XONNX_ASSIGN_OR_RETURN(Tensor stacked_w, weights_2d(w, -1));
-      return View{conv_2d(stacked, std::move(stacked_w), true, y + "_frames", false), kFrames, yd};
+      return {conv_2d(stacked, weights_2d(w, -1), true, y + "_frames", false), kFrames, yd};
     }
     // Each group's channels of every tap would interleave: one Conv per tap, summed.
     std::string sum;
     for (int64_t t = 0; t < kd; ++t) {
-      XONNX_ASSIGN_OR_RETURN(Tensor tap_w, weights_2d(w, t));
       const std::string part =
-          conv_2d(tap[t], std::move(tap_w), t == 0, y + "_tap" + std::to_string(t) + "_conv", false);
+          conv_2d(tap[t], weights_2d(w, t), t == 0, y + "_tap" + std::to_string(t) + "_conv", false);
       sum = t == 0 ? part : low_.add(out, "Add", {sum, part}, y + "_sum" + std::to_string(t));
     }
-    return View{sum, kFrames, yd};
+    return {sum, kFrames, yd};
   }
 
   View lower_max_pool(const Node& pool, const std::string& y, std::vector<Node>& out) {
@@ -383,7 +388,7 @@ class FramesPass {
     return {out.back().outputs[0], form, yd};
   }
 
-  Status emit() {
+  void emit() {
     std::vector<Node> nodes;
     nodes.reserve(g_.nodes.size() * 2);
     std::unordered_map<std::string, std::string> clip_of;  // a lowered node's output -> the clip it is
@@ -394,12 +399,9 @@ class FramesPass {
         continue;
       }
       const std::string& y = n.outputs[0];
-      View v;
-      if (kind_[i] == Kind::kConv) {
-        XONNX_ASSIGN_OR_RETURN(v, lower_conv(n, y, nodes));
-      } else {
-        v = kind_[i] == Kind::kMaxPool ? lower_max_pool(n, y, nodes) : lower_other(n, kind_[i], nodes);
-      }
+      const View v = kind_[i] == Kind::kConv      ? lower_conv(n, y, nodes)
+                     : kind_[i] == Kind::kMaxPool ? lower_max_pool(n, y, nodes)
+                                                  : lower_other(n, kind_[i], nodes);
       Node& last = nodes.back();
       last.name = n.name;
       if (last.origin.empty())
@@ -426,7 +428,6 @@ class FramesPass {
       }
     }
     g_.nodes = std::move(with_exits);
-    return Status::ok();
   }
 
   Graph& g_;
@@ -441,7 +442,7 @@ class FramesPass {
 
 }  // namespace
 
-Result<bool> lower_clips_in_frames(Graph& g, const ShapeFacts& facts, Lowering& low, int& convs, int& pools) {
+bool lower_clips_in_frames(Graph& g, const ShapeFacts& facts, Lowering& low, int& convs, int& pools) {
   return FramesPass(g, facts, low).run(convs, pools);
 }
 

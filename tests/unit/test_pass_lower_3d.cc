@@ -180,6 +180,9 @@ TEST(PassLower3d, OneClipStaysInFramesBetweenItsOps) {
     convs += n.op_type == "Conv";
   }
   EXPECT_EQ(convs, 7);  // the grouped one: one per tap
+  int derived = 0;       // permuted weights made from W when read, none held yet
+  for (const NamedTensor& t : out.graph.initializers) derived += !t.tensor.storage()->resident();
+  EXPECT_EQ(derived, 4);  // c1's taps, g's three taps
   expect_close_outputs(m, out, {random_value({1, 4, 6, 7, 5}, 3)}, 1e-4);
   // In NHWC: x enters once; what leaves is what the graph outputs and the ReduceMean read.
   passes::write_value_info(out.graph, passes::infer_shapes(out));  // the dims the layout pass reads

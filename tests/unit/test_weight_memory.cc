@@ -152,6 +152,28 @@ TEST(WeightMemory, ReadingACopyOnAccessStorageMakesNoCopy) {
   EXPECT_EQ(std::memcmp(part, bytes.data() + 10, sizeof(part)), 0);
 }
 
+TEST(WeightMemory, ADerivedStorageIsMadeOnFirstAccessAndReadWithoutACopy) {
+  int fills = 0;
+  auto s = Storage::derived(256, [&fills](size_t offset, size_t n, void* dst) {
+    ++fills;
+    for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = static_cast<uint8_t>((offset + i) * 3);
+  });
+  EXPECT_FALSE(s->resident());
+  uint8_t part[40];
+  s->read(100, sizeof(part), part);  // a packing kernel's read: the range only, no copy kept
+  for (size_t i = 0; i < sizeof(part); ++i) EXPECT_EQ(part[i], static_cast<uint8_t>((100 + i) * 3)) << i;
+  EXPECT_FALSE(s->resident());
+  const auto* p = static_cast<const uint8_t*>(s->data());
+  EXPECT_TRUE(s->resident());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  for (size_t i = 0; i < 256; ++i) EXPECT_EQ(p[i], static_cast<uint8_t>(i * 3)) << i;
+  EXPECT_EQ(fills, 2);
+  s->drop_resident();  // made again when read
+  EXPECT_FALSE(s->resident());
+  EXPECT_EQ(static_cast<const uint8_t*>(s->data())[255], static_cast<uint8_t>(255 * 3));
+  EXPECT_EQ(fills, 3);
+}
+
 TEST(WeightMemory, DroppedFileViewStaysReadable) {
   std::string bytes(3 * 4096 + 100, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13);
