@@ -1,7 +1,8 @@
 // Optimized Slice (opset 10+) of fixed-size elements with positive steps: the output is written
 // as runs of contiguous input (the sliced axis with step 1 and every whole axis after it), split
 // over the threads. ShuffleNet's channel split, a transformer's q/k/v split and a KV window are
-// each one copy per outer index. The reference kernel (ops/ref/layout.cc) walks the output one
+// each one copy per outer index; a slice that is one contiguous block of at least half the input
+// is a view of it instead. The reference kernel (ops/ref/layout.cc) walks the output one
 // element at a time; it still takes what this one does not: negative steps, strings, sub-byte
 // types and malformed starts / ends / axes / steps (it reports them).
 #include <cstring>
@@ -72,10 +73,7 @@ class SliceKernel final : public FastKernel {
       start[static_cast<size_t>(a)] = s;
       step[static_cast<size_t>(a)] = steps[i];
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dtype, out_shape));
-    handled = true;
-    const int64_t total = y->numel();
-    if (total == 0) return Status::ok();
+    const int64_t total = shape_numel(out_shape);
     // The run: whole trailing axes, then one more axis read with step 1.
     int64_t split = rank, run = 1;
     while (split > 0 && out_shape[static_cast<size_t>(split - 1)] == x.dim(static_cast<size_t>(split - 1))) {
@@ -94,7 +92,18 @@ class SliceKernel final : public FastKernel {
     }
     int64_t base = 0;  // the input offset of the first output element
     for (int64_t d = 0; d < rank; ++d) base += start[static_cast<size_t>(d)] * in_stride[static_cast<size_t>(d)];
-    const int64_t es = dtype_bits(dtype) / 8, runs = total / run;
+    const int64_t es = dtype_bits(dtype) / 8;
+    if (total > 0 && total == run && 2 * total >= x.numel()) {
+      // One contiguous block of at least half the input (a lowered 3-D Conv's frame taps): a
+      // view, no copy. It keeps the input's buffer for as long as it lives, hence the half.
+      ctx.set_output(0, Tensor(dtype, out_shape, x.storage(), x.byte_offset() + static_cast<size_t>(base * es)));
+      handled = true;
+      return Status::ok();
+    }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dtype, out_shape));
+    handled = true;
+    if (total == 0) return Status::ok();
+    const int64_t runs = total / run;
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
     Shape run_stride(static_cast<size_t>(split), 0);  // input step of each outer output axis
