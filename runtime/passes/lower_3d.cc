@@ -1,5 +1,7 @@
 // 3-D Convs and MaxPools as 2-D ones, which run on the fast kernels (in NHWC regions); the
 // reference kernels ran video classifiers (R3D, MC3, R(2+1)D, S3D) at ~16x ONNX Runtime's time.
+// One clip (N = 1, every dim known) goes first, whole, through lower_3d_frames.cc; what it
+// leaves (a batch of clips, a symbolic N) is lowered here one op at a time:
 //
 // Conv, X [N, C, D, H, W], W [M, C / group, kd, kh, kw]: the kd temporal taps of an output frame
 // become input channels c kd + dt, which is W's own layout read as [M, C / group kd, kh, kw] (no
