@@ -189,7 +189,7 @@ class Conv1dLift {
       inputs = {0, 3};
       return true;
     }
-    const bool binary = is_default(n, "Add") || is_default(n, "Sub") || is_default(n, "Mul") || is_default(n, "Div");
+    const bool binary = n.domain.empty() && is_arithmetic_binary(n.op_type);
     if (!binary || n.inputs.size() != 2) return false;
     inputs = {0, 1};
     return true;

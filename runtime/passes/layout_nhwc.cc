@@ -22,8 +22,6 @@ namespace xonnx {
 
 namespace {
 
-bool is_binary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
-
 bool is_qlinear_binary(const Node& n) {
   return n.domain == "com.microsoft" && (n.op_type == "QLinearAdd" || n.op_type == "QLinearMul") &&
          n.inputs.size() >= 7 && n.inputs.size() <= 8;
@@ -35,7 +33,7 @@ bool is_conv(const Node& n) { return n.domain.empty() && (n.op_type == "Conv" ||
 std::vector<size_t> data_inputs(const Node& n) {
   if (is_qlinear_binary(n)) return {0, 3};
   if (n.op_type == "Conv" && n.inputs.size() > kConvResidualInput) return {0, kConvResidualInput};  // Z
-  if (n.domain.empty() && (is_binary(n.op_type) || n.op_type == "Concat")) {
+  if (n.domain.empty() && (is_arithmetic_binary(n.op_type) || n.op_type == "Concat")) {
     std::vector<size_t> all(n.inputs.size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = k;
     return all;
@@ -284,7 +282,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     return Role::kAgnostic;
   }
   if (n.inputs.empty() || !is_region(n.inputs[0])) {
-    if (!is_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
+    if (!is_arithmetic_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
   }
   if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   // Resize of a region value (4-D): its roi / scales / sizes keep their NCHW order, which the
@@ -309,7 +307,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     }
     return Role::kAgnostic;
   }
-  if (is_binary(op)) {
+  if (is_arithmetic_binary(op)) {
     if (n.inputs.size() != 2 || n.outputs.size() != 1 || opset_of(n) < 7) return Role::kNone;
     for (const std::string& in : n.inputs) {
       Shape s;
@@ -486,7 +484,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       for (size_t k : data_inputs(n)) {
         if (is_region(n.inputs[k]) && !unit_.count(n.inputs[k])) unit = false;
       }
-      if (!is_region(n.inputs[0]) && !is_binary(n.op_type)) unit = false;
+      if (!is_region(n.inputs[0]) && !is_arithmetic_binary(n.op_type)) unit = false;
     }
     if (unit) unit_.insert(n.outputs[0]);
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
@@ -564,7 +562,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     Node n = g_.nodes[i];  // copied: the original names are read below
     if (role_[i] != Role::kNone) {
       if (n.origin.empty()) n.origin = g_.nodes[i].describe();  // errors name the model's node
-      const bool binary = n.domain.empty() && is_binary(n.op_type);
+      const bool binary = n.domain.empty() && is_arithmetic_binary(n.op_type);
       const std::vector<size_t> data = data_inputs(n);
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         std::string& in = n.inputs[k];

@@ -86,6 +86,13 @@ class NhwcPass {
   void emit_shape_of_twin(const Node& shape, const std::string& twin, std::vector<Node>& out);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
+  // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a
+  // Reshape to 4-D, shapes constant: the ops of a channel shuffle and of a clip's view switch.
+  struct SwapChain {
+    std::vector<int64_t> five, four;  // the two Reshapes' shapes
+    int transpose = -1, join = -1;    // the Transpose and the last Reshape
+  };
+  bool swap_chain(size_t first, SwapChain& c) const;
   bool relabel_channel_shuffle(size_t first);
   bool relabel_clip_view(size_t first);
   void apply_relabel(size_t i, Node& n);

@@ -27,6 +27,10 @@ const std::vector<int64_t>* ints_attr(const Node& n, const char* name) {
   return a && a->type == AttrType::kInts ? &a->ints : nullptr;
 }
 
+Tensor ints_tensor(const std::vector<int64_t>& v) {
+  return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())});
+}
+
 bool transpose_with_perm(const Node& n, const std::vector<int64_t>& perm) {
   if (!is_default(n, "Transpose") || n.inputs.size() != 1 || n.inputs[0].empty() || n.outputs.size() != 1) return false;
   const std::vector<int64_t>* p = ints_attr(n, "perm");
@@ -73,12 +77,25 @@ bool NhwcPass::relabel_slice(size_t i) {
   return true;
 }
 
-bool NhwcPass::relabel_channel_shuffle(size_t first) {
+bool NhwcPass::swap_chain(size_t first, SwapChain& c) const {
   const Node& split = g_.nodes[first];
-  std::vector<int64_t> grouped, back;
-  if (split.inputs.size() != 2 || split.outputs.size() != 1 || !constant_ints(split.inputs[1], grouped) ||
-      grouped.size() != 5)
+  if (split.inputs.size() != 2 || split.outputs.size() != 1 || !constant_ints(split.inputs[1], c.five) ||
+      c.five.size() != 5)
     return false;
+  c.transpose = sole_reader(split.outputs[0]);
+  if (c.transpose < 0 || !transpose_with_perm(g_.nodes[static_cast<size_t>(c.transpose)], {0, 2, 1, 3, 4}))
+    return false;
+  c.join = sole_reader(g_.nodes[static_cast<size_t>(c.transpose)].outputs[0]);
+  if (c.join < 0 || !is_default(g_.nodes[static_cast<size_t>(c.join)], "Reshape")) return false;
+  const Node& join = g_.nodes[static_cast<size_t>(c.join)];
+  return join.inputs.size() == 2 && join.outputs.size() == 1 && constant_ints(join.inputs[1], c.four) &&
+         c.four.size() == 4;
+}
+
+bool NhwcPass::relabel_channel_shuffle(size_t first) {
+  SwapChain c;
+  if (!swap_chain(first, c)) return false;
+  const std::vector<int64_t>& grouped = c.five;
   for (int64_t d : grouped) {
     if (d <= 0) return false;  // 0 (copy a dim) and -1 would name NCHW positions
   }
@@ -86,55 +103,35 @@ bool NhwcPass::relabel_channel_shuffle(size_t first) {
   // known): a Reshape that splits N instead (a video's frames [D, C, H, W] -> [1, D, C, H, W],
   // lower_3d_frames.cc) has the same ops and is no shuffle. Without value_info (optimization
   // none) nothing tells them apart, and the shuffle stays outside.
-  auto dims = dims4_.find(split.inputs[0]);
+  auto dims = dims4_.find(g_.nodes[first].inputs[0]);
   if (dims == dims4_.end()) return false;
   const int64_t want[4] = {grouped[0], grouped[1] * grouped[2], grouped[3], grouped[4]};
   for (size_t k = 0; k < 4; ++k) {
     const Dim& d = dims->second[k];
     if ((k > 0 && !d.known()) || (d.known() && d.value != want[k])) return false;
   }
-  const int t = sole_reader(split.outputs[0]);
-  if (t < 0 || !is_default(g_.nodes[static_cast<size_t>(t)], "Transpose")) return false;
-  const Node& transpose = g_.nodes[static_cast<size_t>(t)];
-  const std::vector<int64_t>* perm = ints_attr(transpose, "perm");
-  if (!perm || *perm != std::vector<int64_t>{0, 2, 1, 3, 4} || transpose.outputs.size() != 1) return false;
-  const int j = sole_reader(transpose.outputs[0]);
-  if (j < 0 || !is_default(g_.nodes[static_cast<size_t>(j)], "Reshape")) return false;
-  const Node& join = g_.nodes[static_cast<size_t>(j)];
-  if (join.inputs.size() != 2 || join.outputs.size() != 1 || !constant_ints(join.inputs[1], back) || back.size() != 4)
-    return false;
+  const std::vector<int64_t>& back = c.four;
   for (int64_t d : back) {
     if (d == 0 || d < -1) return false;
   }
-  const auto shape = [](std::vector<int64_t> v) {
-    return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())});
-  };
-  relabel_[first] = {1, shape({grouped[0], grouped[3], grouped[4], grouped[1], grouped[2]}), {}};
-  relabel_[static_cast<size_t>(t)] = {-1, Tensor(), {0, 1, 2, 4, 3}};
-  relabel_[static_cast<size_t>(j)] = {1, shape({back[0], back[2], back[3], back[1]}), {}};
+  relabel_[first] = {1, ints_tensor({grouped[0], grouped[3], grouped[4], grouped[1], grouped[2]}), {}};
+  relabel_[static_cast<size_t>(c.transpose)] = {-1, Tensor(), {0, 1, 2, 4, 3}};
+  relabel_[static_cast<size_t>(c.join)] = {1, ints_tensor({back[0], back[2], back[3], back[1]}), {}};
   return true;
 }
 
 bool NhwcPass::relabel_clip_view(size_t first) {
-  const Node& split = g_.nodes[first];
-  std::vector<int64_t> five, four;
-  auto dims = dims4_.find(split.inputs.empty() ? "" : split.inputs[0]);
-  if (split.inputs.size() != 2 || split.outputs.size() != 1 || dims == dims4_.end() ||
-      !constant_ints(split.inputs[1], five) || five.size() != 5)
-    return false;
+  SwapChain c;
+  if (!swap_chain(first, c)) return false;
+  auto dims = dims4_.find(g_.nodes[first].inputs[0]);
+  if (dims == dims4_.end()) return false;
   int64_t x[4];
   for (size_t k = 0; k < 4; ++k) {
     if (!dims->second[k].known()) return false;
     x[k] = dims->second[k].value;
   }
-  const int t = sole_reader(split.outputs[0]);
-  if (t < 0 || !transpose_with_perm(g_.nodes[static_cast<size_t>(t)], {0, 2, 1, 3, 4})) return false;
-  const int j = sole_reader(g_.nodes[static_cast<size_t>(t)].outputs[0]);
-  if (j < 0 || !is_default(g_.nodes[static_cast<size_t>(j)], "Reshape")) return false;
-  const Node& join = g_.nodes[static_cast<size_t>(j)];
-  if (join.inputs.size() != 2 || join.outputs.size() != 1 || !constant_ints(join.inputs[1], four) || four.size() != 4)
-    return false;
   using V = std::vector<int64_t>;
+  const V &five = c.five, &four = c.four;
   V twin5, twin4;
   if (five == V{1, x[0], x[1], x[2], x[3]} && four == V{1, x[1], x[0], x[2] * x[3]}) {  // frames -> image
     twin5 = {1, x[0], x[2], x[3], x[1]};
@@ -146,11 +143,10 @@ bool NhwcPass::relabel_clip_view(size_t first) {
   } else {
     return false;
   }
-  const auto shape = [](const V& v) { return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}); };
-  relabel_[first] = {1, shape(twin5), {}};
-  relabel_[static_cast<size_t>(t)] = {};
-  identities_.insert(static_cast<size_t>(t));
-  relabel_[static_cast<size_t>(j)] = {1, shape(twin4), {}};
+  relabel_[first] = {1, ints_tensor(twin5), {}};
+  relabel_[static_cast<size_t>(c.transpose)] = {};
+  identities_.insert(static_cast<size_t>(c.transpose));
+  relabel_[static_cast<size_t>(c.join)] = {1, ints_tensor(twin4), {}};
   return true;
 }
 

@@ -17,6 +17,7 @@
 // may be symbolic), explicit pads (auto_pad NOTSET or VALID), valid strides and dilations; a
 // Conv of a constant float W (any group count: X3D's depthwise 3-D Convs too); a MaxPool with
 // one output and storage_order 0.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,35 @@ bool window_of(const Node& n, const ShapeFacts& facts, std::vector<int64_t> k, b
   return true;
 }
 
+std::vector<std::string> Lowering::frame_taps(std::vector<Node>& nodes, const std::string& x, int64_t axis,
+                                              int64_t rank, int64_t d, const Window3d& win, const std::string& base) {
+  const int64_t k = win.kernel[0], s = win.strides[0], l = win.dilations[0], front = win.pads[0];
+  const int64_t d_out = win.out[0];
+  const int64_t back = std::max<int64_t>(0, (d_out - 1) * s + (k - 1) * l + 1 - (d + front));
+  std::string padded = x;
+  if (front > 0 || back > 0) {
+    std::vector<int64_t> pads(static_cast<size_t>(2 * rank), 0);
+    pads[static_cast<size_t>(axis)] = front;
+    pads[static_cast<size_t>(rank + axis)] = back;
+    padded = add(nodes, "Pad", {padded, ints(base + "_frame_pads", std::move(pads))}, base + "_frames_padded");
+  }
+  const int64_t padded_d = d + front + back;
+  std::vector<std::string> taps;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t start = t * l, end = start + s * (d_out - 1) + 1;
+    if (start == 0 && end == padded_d && s == 1) {
+      taps.push_back(padded);
+      continue;
+    }
+    const std::string b = base + "_tap" + std::to_string(t);
+    taps.push_back(add(nodes, "Slice",
+                       {padded, ints(b + "_start", {start}), ints(b + "_end", {end}), ints(b + "_axis", {axis}),
+                        ints(b + "_step", {s})},
+                       b));
+  }
+  return taps;
+}
+
 }  // namespace lower3d
 
 namespace {
@@ -96,27 +126,11 @@ std::vector<Node> lower_conv(const Graph& g, const Node& conv, const ShapeFacts&
   const int64_t c = win.n_dims[1], d = win.n_dims[2], h = win.n_dims[3], wd = win.n_dims[4];
   const int64_t m = w->dim(0), kd = win.kernel[0], d_out = win.out[0];
   std::vector<Node> nodes;
-  std::string frames = low.add(nodes, "Transpose", {conv.inputs[0]}, y + "_frames",
-                               {ints_attribute("perm", {0, 2, 1, 3, 4})});  // [N, D, C, H, W]
-  if (win.pads[0] > 0 || win.pads[3] > 0) {
-    const std::string pads = low.ints(y + "_frame_pads", {0, win.pads[0], 0, 0, 0, 0, win.pads[3], 0, 0, 0});
-    frames = low.add(nodes, "Pad", {frames, pads}, y + "_frames_padded");
-  }
-  const int64_t padded_d = d + win.pads[0] + win.pads[3];
-  std::vector<std::string> taps;
-  for (int64_t dt = 0; dt < kd; ++dt) {
-    const int64_t start = dt * win.dilations[0], end = start + win.strides[0] * (d_out - 1) + 1;
-    std::string tap = frames;
-    if (start != 0 || end < padded_d || win.strides[0] != 1) {
-      const std::string base = y + "_tap" + std::to_string(dt);
-      tap = low.add(nodes, "Slice",
-                    {frames, low.ints(base + "_start", {start}), low.ints(base + "_end", {end}),
-                     low.ints(base + "_axis", {1}), low.ints(base + "_step", {win.strides[0]})},
-                    base);
-    }
-    if (kd > 1) tap = low.reshape(nodes, tap, {-1, d_out, c, 1, h, wd}, y + "_tap" + std::to_string(dt) + "_5d");
-    taps.push_back(tap);
-  }
+  const std::string frames = low.add(nodes, "Transpose", {conv.inputs[0]}, y + "_frames",
+                                     {ints_attribute("perm", {0, 2, 1, 3, 4})});  // [N, D, C, H, W]
+  std::vector<std::string> taps = low.frame_taps(nodes, frames, 1, 5, d, win, y);
+  for (size_t dt = 0; kd > 1 && dt < taps.size(); ++dt)
+    taps[dt] = low.reshape(nodes, taps[dt], {-1, d_out, c, 1, h, wd}, y + "_tap" + std::to_string(dt) + "_5d");
   const std::string stacked =
       kd > 1 ? low.add(nodes, "Concat", taps, y + "_taps", {int_attribute("axis", 3)}) : taps[0];
   const std::string images = low.reshape(nodes, stacked, {-1, c * kd, h, wd}, y + "_images");

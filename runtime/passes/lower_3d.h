@@ -59,6 +59,12 @@ class Lowering {
                       const std::string& base, std::string out = "") {
     return add(nodes, "Reshape", {x, ints(base + "_shape", std::move(shape))}, base, {}, std::move(out));
   }
+  // The kd taps of `win`'s frame window over axis `axis` of `x` (rank `rank`, `d` frames):
+  // Pad of that axis by (pads[0], what the last window needs), then per tap t a Slice of frames
+  // t l, t l + s, ... (l the dilation, s the stride; D' of them), or the padded frames
+  // themselves where that is all of them. Names from `base`.
+  std::vector<std::string> frame_taps(std::vector<Node>& nodes, const std::string& x, int64_t axis, int64_t rank,
+                                      int64_t d, const Window3d& win, const std::string& base);
   void commit() {
     for (NamedTensor& t : initializers_) g_.initializers.push_back(std::move(t));
   }

@@ -50,8 +50,6 @@ struct View {
 
 const std::vector<int64_t> kSwapCD = {0, 2, 1, 3, 4};
 
-bool is_binary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
-
 class FramesPass {
  public:
   FramesPass(Graph& g, const ShapeFacts& facts, Lowering& low) : g_(g), facts_(facts), low_(low) {}
@@ -119,8 +117,7 @@ class FramesPass {
       }
       return Kind::kUnary;
     }
-    if (!n.domain.empty()) return Kind::kNone;
-    if (is_binary(op) || op == "Concat") {
+    if (is_arithmetic_binary(op) || op == "Concat") {
       if (op != "Concat" && n.inputs.size() != 2) return Kind::kNone;
       if (op == "Concat") {
         const int64_t axis = attr_int_or(n, "axis", 0);
@@ -252,33 +249,6 @@ class FramesPass {
     return it != produced_form_.end() ? it->second : kFrames;
   }
 
-  // The kd taps of a window over the frames of `x` (see the top of the file).
-  std::vector<std::string> taps(const View& x, const Window3d& win, const std::string& base, std::vector<Node>& out) {
-    const int64_t k = win.kernel[0], s = win.strides[0], l = win.dilations[0], front = win.pads[0];
-    const int64_t d = x.dims[2], d_out = win.out[0];
-    const int64_t back = std::max<int64_t>(0, (d_out - 1) * s + (k - 1) * l + 1 - (d + front));
-    std::string padded = x.name;
-    if (front > 0 || back > 0) {
-      padded = low_.add(out, "Pad", {padded, low_.ints(base + "_frame_pads", {front, 0, 0, 0, back, 0, 0, 0})},
-                        base + "_frames_padded");
-    }
-    const int64_t padded_d = d + front + back;
-    std::vector<std::string> result;
-    for (int64_t t = 0; t < k; ++t) {
-      const int64_t start = t * l, end = start + s * (d_out - 1) + 1;
-      if (start == 0 && end == padded_d && s == 1) {
-        result.push_back(padded);
-        continue;
-      }
-      const std::string b = base + "_tap" + std::to_string(t);
-      result.push_back(low_.add(out, "Slice",
-                                {padded, low_.ints(b + "_start", {start}), low_.ints(b + "_end", {end}),
-                                 low_.ints(b + "_axis", {0}), low_.ints(b + "_step", {s})},
-                                b));
-    }
-    return result;
-  }
-
   // W [M, C / group, kd, kh, kw] as 2-D weights: tap `t`'s [M, C / group, kh, kw], or every tap
   // (t < 0) as [M, kd C, kh, kw], tap-major as the Concat of the taps. Made from W row by row
   // when read (Storage::derived): the kernels pack it, and no permuted copy of R3D's 133 MB
@@ -328,7 +298,7 @@ class FramesPass {
       return {conv_2d(in.name, w.reshaped({m, w.dim(1), kd, 1}), true, y + "_image", true), kImage, yd};
     }
     const View in = view_of(x, kFrames, out);
-    const std::vector<std::string> tap = taps(in, win, y, out);
+    const std::vector<std::string> tap = low_.frame_taps(out, in.name, 0, 4, in.dims[2], win, y);
     if (kd == 1)
       return {conv_2d(tap[0], w.reshaped({m, w.dim(1), w.dim(3), w.dim(4)}), true, y + "_frames", false), kFrames, yd};
     if (group == 1) {

@@ -20,6 +20,10 @@ bool activation_bounds(const Node& act, int64_t opset, const std::function<const
 
 // A default-domain (ONNX) node of type `op`.
 inline bool is_default(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+// Add, Sub, Mul or Div: the element-wise ops with numpy broadcasting of two operands.
+inline bool is_arithmetic_binary(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
 // Whether the main graph has a default-domain node of type `op`: a fusion that anchors on one
 // returns early without building its views of the graph.
 bool has_default_node(const Graph& g, const char* op);

@@ -176,7 +176,9 @@ TEST(PassLower3d, OneClipStaysInFramesBetweenItsOps) {
   int convs = 0;
   for (const Node& n : out.graph.nodes) {
     const Attribute* k = n.find_attr("kernel_shape");
-    if (n.op_type == "Conv" || n.op_type == "MaxPool") ASSERT_TRUE(k && k->ints.size() == 2) << n.name;
+    if (n.op_type == "Conv" || n.op_type == "MaxPool") {
+      ASSERT_TRUE(k && k->ints.size() == 2) << n.name;
+    }
     convs += n.op_type == "Conv";
   }
   EXPECT_EQ(convs, 7);  // the grouped one: one per tap
