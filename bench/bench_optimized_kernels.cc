@@ -371,6 +371,8 @@ BENCHMARK(BM_FdwConv)
     ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}, {3}, {1}, {0}})
     ->ArgsProduct({{1}, {14}, {384}, {1}, {3}, {1}, {0, 4}})
     ->ArgsProduct({{1}, {7, 14}, {1152}, {1}, {5}, {0, 1}, {0, 4}})
+    ->ArgsProduct({{1}, {28}, {120}, {2}, {5}, {0}, {0}})  // MNASNet's strided 5x5
+    ->ArgsProduct({{1}, {56}, {96}, {1}, {7}, {0}, {0}})   // ConvNeXt-T's first 7x7
     ->Unit(benchmark::kMicrosecond);
 
 // ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) or F(4x4, 3x3) (conv_winograd.h)
