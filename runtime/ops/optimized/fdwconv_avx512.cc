@@ -1,9 +1,9 @@
 // The AVX-512 rows of the float32 depthwise and grouped (4 x 4, 8 x 8) convolutions (fdwconv.h):
 // 16 channels per vector, one FMA per tap (G for a group of G). 3x3 depthwise keeps its nine
-// weight vectors in named registers across the row; 5x5 and 7x7 at stride 1 keep a kernel
-// row's and load each input vector once for up to eight pixels; the rest read
-// each tap's weights once from L1 for four pixels. Compiled with AVX-512 flags on x86-64 only;
-// used only when cpuinfo reports it.
+// weight vectors in named registers across the row; rows 5 or 7 wide at stride 1 keep a kernel
+// row's and load each input vector once for up to eight pixels; the rest read each tap's
+// weights once from L1 for four pixels. Compiled with AVX-512 flags on x86-64 only; used only
+// when cpuinfo reports it.
 #include "runtime/ops/optimized/fdwconv.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
@@ -199,16 +199,16 @@ void row_any(const FdwRow& p, float* out) {
   }
 }
 
-// Depthwise KW wide, stride S, dilation 1, P pixels from ox on: each input vector of a kernel
-// row loaded once for every pixel whose window holds it ((P - 1) S + KW loads for P KW FMAs,
-// where row_any loads one per FMA), the row's KW weight vectors in registers. Each chain still
-// takes its taps in kx order, so the bits are row_any's.
-template <int KW, int S, int P>
+// Depthwise KW wide, stride 1, dilation 1, P pixels from ox on: each input vector of a kernel
+// row loaded once for every pixel whose window holds it (P + KW - 1 loads for P KW FMAs, where
+// row_any loads one per FMA), the row's KW weight vectors in registers. Each chain still takes
+// its taps in kx order, so the bits are row_any's.
+template <int KW, int P>
 inline void slide_pixels(const FdwRow& p, int64_t ox, const Clamp& c, __m512 bias, float* out) {
-  constexpr int kLoads = (P - 1) * S + KW;
+  constexpr int kLoads = P + KW - 1;
   __m512 total[P];
   for (int64_t ky = 0; ky < p.kh; ++ky) {
-    const float* x = p.rows[ky] + ox * S * 16;
+    const float* x = p.rows[ky] + ox * 16;
     const float* w = p.weights + ky * KW * 16;
     __m512 wv[KW];
 #pragma GCC unroll 8
@@ -219,7 +219,7 @@ inline void slide_pixels(const FdwRow& p, int64_t ox, const Clamp& c, __m512 bia
       const __m512 xv = _mm512_loadu_ps(x + j * 16);
 #pragma GCC unroll 8
       for (int px = 0; px < P; ++px) {
-        const int kx = j - px * S;
+        const int kx = j - px;
         if (kx < 0 || kx >= KW) continue;
         if (kx > 0) {
           chain[px] = _mm512_fmadd_ps(xv, wv[kx], chain[px]);
@@ -238,23 +238,23 @@ inline void slide_pixels(const FdwRow& p, int64_t ox, const Clamp& c, __m512 bia
 // MNASNet's and MobileNetV3's 5x5 layers and ConvNeXt's 7x7 ones (rows of 7 to 112 pixels):
 // blocks of 8, then 4, 2, 1. BM_FdwConv, rows alone, 1 thread, before / after: 5x5 at 7 x 7 x
 // 1152 63-67 / 49-51 us, at 14 x 14 x 1152 203-208 / 151-157 us; 7x7 at 56 x 56 x 96 427-445 /
-// 296-308 us.
-template <int KW, int S>
+// 296-308 us. At stride 2 it gained nothing (28 x 28 x 120 5x5: 22.8 / 23.0 us).
+template <int KW>
 void row_slide(const FdwRow& p, float* out) {
   const int64_t stride = p.out_stride, ow = p.ow;
   const Clamp c = clamp_for(p);
   const __m512 bias = _mm512_loadu_ps(p.bias);
   int64_t ox = 0;
-  for (; ox + 8 <= ow; ox += 8) slide_pixels<KW, S, 8>(p, ox, c, bias, out + ox * stride);
+  for (; ox + 8 <= ow; ox += 8) slide_pixels<KW, 8>(p, ox, c, bias, out + ox * stride);
   if (ox + 4 <= ow) {
-    slide_pixels<KW, S, 4>(p, ox, c, bias, out + ox * stride);
+    slide_pixels<KW, 4>(p, ox, c, bias, out + ox * stride);
     ox += 4;
   }
   if (ox + 2 <= ow) {
-    slide_pixels<KW, S, 2>(p, ox, c, bias, out + ox * stride);
+    slide_pixels<KW, 2>(p, ox, c, bias, out + ox * stride);
     ox += 2;
   }
-  if (ox < ow) slide_pixels<KW, S, 1>(p, ox, c, bias, out + ox * stride);
+  if (ox < ow) slide_pixels<KW, 1>(p, ox, c, bias, out + ox * stride);
 }
 
 void row_avx512(const FdwRow& p, float* out) {
@@ -265,9 +265,8 @@ void row_avx512(const FdwRow& p, float* out) {
     if (p.dw == 1 && p.sw == 2) return row_3x3<2>(p, out);
     return row_3x3<0>(p, out);
   }
-  // Stride 2 gained nothing (BM_FdwConv 28 x 28 x 120 5x5: 22.8 / 23.0 us).
-  if (p.kw == 5 && p.dw == 1 && p.sw == 1) return row_slide<5, 1>(p, out);
-  if (p.kw == 7 && p.dw == 1 && p.sw == 1) return row_slide<7, 1>(p, out);
+  if (p.sw == 1 && p.dw == 1 && p.kw == 5) return row_slide<5>(p, out);
+  if (p.sw == 1 && p.dw == 1 && p.kw == 7) return row_slide<7>(p, out);
   row_any<1>(p, out);
 }
 
