@@ -368,7 +368,7 @@ void BM_FdwConv(benchmark::State& state) {
       2.0 * k * k * ow * ow * c, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_FdwConv)
-    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}, {3}, {1}, {0}})
+    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}, {3}, {0, 1}, {0}})
     ->ArgsProduct({{1}, {14}, {384}, {1}, {3}, {1}, {0, 4}})
     ->ArgsProduct({{1}, {7, 14}, {1152}, {1}, {5}, {0, 1}, {0, 4}})
     ->ArgsProduct({{1}, {28}, {120}, {2}, {5}, {0}, {0}})  // MNASNet's strided 5x5
