@@ -22,11 +22,14 @@ class RowRing {
   }
 
   // `storage` of floats_needed(kh, row_floats); rows start 64-byte aligned (row_floats being a
-  // multiple of 16, no vector load of a row splits a cache line). `pad` fills the padding row.
-  RowRing(float* storage, int64_t kh, int64_t row_floats, float pad)
+  // multiple of 16, no vector load of a row splits a cache line). `pad` fills the padding row's
+  // first `pad_floats` floats (all by default): a caller that reads every block of the padding
+  // row at its start needs one block filled, not the row.
+  RowRing(float* storage, int64_t kh, int64_t row_floats, float pad, int64_t pad_floats = -1)
       : base_(storage + (64 - reinterpret_cast<uintptr_t>(storage) % 64) % 64 / sizeof(float)),
         kh_(kh),
         row_floats_(row_floats),
+        pad_floats_(pad_floats < 0 ? row_floats : std::min(pad_floats, row_floats)),
         pad_(pad) {
     slot_row_.fill(-1);
   }
@@ -69,13 +72,13 @@ class RowRing {
  private:
   float* padding_row() {
     float* row = base_ + kh_ * row_floats_;
-    if (!pad_ready_) std::fill(row, row + row_floats_, pad_);
+    if (!pad_ready_) std::fill(row, row + pad_floats_, pad_);
     pad_ready_ = true;
     return row;
   }
 
   float* base_;
-  int64_t kh_, row_floats_;
+  int64_t kh_, row_floats_, pad_floats_;
   float pad_;
   bool pad_ready_ = false;
   std::array<int64_t, kMaxRingRows> slot_row_;  // the input row (img * h + iy) each slot holds
