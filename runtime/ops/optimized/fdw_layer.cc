@@ -111,7 +111,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   auto run_rows = [&](size_t r0, size_t r1, int64_t b0, int64_t b1, float* storage) {
     // Padding rows (above and below the image) are read at the padding row's first block for
     // every block: one block of zeros per chunk instead of the whole row (83 KB for a 14 x 14 x
-    // 1152 5x5 layer: 1 % of MNASNet's time was that memset).
+    // 1152 5x5 layer).
     RowRing ring(storage, kh, row_floats, 0.0f, block_floats);
     std::array<float*, kMaxRingRows> row_of;      // per ky: its ring row (all blocks)
     std::array<const float*, kMaxRingRows> rows;  // per ky: the current block of it
