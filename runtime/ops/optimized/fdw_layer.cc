@@ -117,10 +117,6 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
     std::array<const float*, kMaxRingRows> rows;  // per ky: the current block of it
     std::array<const float*, kMaxRingRows> src;   // per fresh row: the source's row in memory
     std::array<int64_t, kMaxRingRows> input, fresh;
-    // The ring slots whose padding columns are zero for blocks [b0, b1): rows are written only
-    // between them, so a slot is padded once per call, not once per row it takes.
-    std::array<float*, kMaxRingRows> padded;
-    int64_t n_padded = 0;
     const int64_t c0 = b0 * kFdwChannelBlock, c1 = std::min(c, b1 * kFdwChannelBlock);
     FdwRow p;
     p.rows = rows.data();
@@ -133,23 +129,23 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
     p.lo = lo_;
     p.hi = hi_;
     p.group = group_;
+    // The zero padding columns around each block's pixels, once per slot: rows are written
+    // only between them.
+    for (int64_t s = 0; s < kh; ++s) {
+      for (int64_t b = b0; b < b1; ++b) {
+        float* const block = ring.slot(s) + b * block_floats;
+        std::fill(block, block + left, 0.0f);
+        std::fill(block + right, block + block_floats, 0.0f);
+      }
+    }
     for (size_t r = r0; r < r1; ++r) {
       const int64_t img = static_cast<int64_t>(r) / oh, oy = order.row(static_cast<int64_t>(r) % oh);
       float* const out_row = out + (img * oh + oy) * ow * c;
       const int64_t n_fresh =
           ring.place(img, oy, h, geo_.sh, pads[0], geo_.dh, row_of.data(), input.data(), fresh.data());
-      const auto pad_block = [&](float* block) {  // the zero padding columns around a block's pixels
-        std::fill(block, block + left, 0.0f);
-        std::fill(block + right, block + block_floats, 0.0f);
-      };
       for (int64_t f = 0; f < n_fresh; ++f) {
-        float* const slot = row_of[fresh[f]];
-        if (std::find(padded.begin(), padded.begin() + n_padded, slot) == padded.begin() + n_padded) {
-          for (int64_t b = b0; b < b1; ++b) pad_block(slot + b * block_floats);
-          padded[static_cast<size_t>(n_padded++)] = slot;
-        }
         src[f] = source.row(input[fresh[f]]);
-        if (!src[f]) source.fill(input[fresh[f]], slot + left, block_floats, b0, b1);
+        if (!src[f]) source.fill(input[fresh[f]], row_of[fresh[f]] + left, block_floats, b0, b1);
       }
       // Each copied row prefetches the same block of a row the next output row will add
       // (fresh row f <-> the f-th row past this output row's last). The copy reads 64 of each

@@ -34,6 +34,9 @@ class RowRing {
     slot_row_.fill(-1);
   }
 
+  // Slot s (0 <= s < kh) of the ring: where place() puts the input rows it assigns to it.
+  float* slot(int64_t s) const { return base_ + s * row_floats_; }
+
   // For output row `oy` of image `img` (input rows oy * sh - pad_top + ky * dh of h): sets
   // rows[ky] to the slot holding that input row, or to the padding row, and input[ky] to the
   // row's index img * h + iy (-1: padding). Returns how many ky it wrote to `fresh`: those whose
@@ -47,7 +50,7 @@ class RowRing {
       rows[ky] = nullptr;
       for (int64_t s = 0; s < kh_ && input[ky] >= 0; ++s) {
         if (slot_row_[s] == input[ky]) {
-          rows[ky] = base_ + s * row_floats_;
+          rows[ky] = slot(s);
           kept[s] = true;
         }
       }
@@ -63,7 +66,7 @@ class RowRing {
       while (kept[s]) ++s;  // kh slots, fewer than kh of them kept
       kept[s] = true;
       slot_row_[s] = input[ky];
-      rows[ky] = base_ + s * row_floats_;
+      rows[ky] = slot(s);
       fresh[n_fresh++] = ky;
     }
     return n_fresh;
