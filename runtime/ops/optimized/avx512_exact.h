@@ -15,6 +15,8 @@ namespace avx512_exact {
 
 inline __m512 mul(__m512 a, __m512 b) { return _mm512_maskz_mul_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
 inline __m512 add(__m512 a, __m512 b) { return _mm512_maskz_add_round_ps(0xFFFF, a, b, _MM_FROUND_CUR_DIRECTION); }
+// 256-bit (AVX-512VL): the masked builtin has no rounding form but is not contracted either.
+inline __m256 add(__m256 a, __m256 b) { return _mm256_maskz_add_ps(0xFF, a, b); }
 
 }  // namespace avx512_exact
 }  // namespace opt
