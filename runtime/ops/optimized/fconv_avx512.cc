@@ -1,6 +1,6 @@
 // The AVX-512 tile of the own fp32 convolution (fconv.h): 12 rows x 32 columns, 24 named
 // accumulators (GCC keeps them in registers only as separate variables), two weight vectors
-// and one broadcast per input value; narrower tiles for at most 8, 16 or 24 columns. Compiled
+// and one broadcast per input value; narrower tiles for at most 16 or 24 columns. Compiled
 // with AVX-512 flags on x86-64 only; used only when cpuinfo reports it.
 #include "runtime/ops/optimized/fconv.h"
 
