@@ -61,22 +61,22 @@ typename Lanes<kBits>::Mask lane_mask(int64_t lanes) {
   return static_cast<typename Lanes<kBits>::Mask>((1u << lanes) - 1u);
 }
 
-// Columns 0-15 at out, the upper ones at out + upper; the residual row z (laid out as out) added
-// first. max/min return their second operand on NaN: NaN passes through the clamp.
+// Columns 0-15 (all valid: the tile has more than 16) at out, the upper ones (mask m1) at out +
+// upper; the residual row z (laid out as out) added first. max/min return their second operand
+// on NaN: NaN passes through the clamp.
 template <int kUpperBits, class L = Lanes<kUpperBits>>
-inline void store_row(__m512 v0, typename L::V v1, __m512 lo, __m512 hi, __mmask16 m0, typename L::Mask m1, float* out,
-                      int64_t upper, const float* z) {
+inline void store_row(__m512 v0, typename L::V v1, __m512 lo, __m512 hi, typename L::Mask m1, float* out, int64_t upper,
+                      const float* z) {
   if (z) {
-    v0 = add(v0, _mm512_maskz_loadu_ps(m0, z));
+    v0 = add(v0, _mm512_loadu_ps(z));
     v1 = add(v1, L::maskz_load(m1, z + upper));
   }
   v0 = Lanes<512>::clamp(v0, lo, hi);
   v1 = L::clamp(v1, L::narrow(lo), L::narrow(hi));
-  if (m0 == 0xFFFF && m1 == L::kFull) {
-    _mm512_storeu_ps(out, v0);
+  _mm512_storeu_ps(out, v0);
+  if (m1 == L::kFull) {
     L::store(out + upper, v1);
   } else {
-    _mm512_mask_storeu_ps(out, m0, v0);
     L::mask_store(out + upper, m1, v1);
   }
 }
@@ -107,7 +107,6 @@ inline void prefetch_panel(const float* w) {
     using U = typename L::V;                                            \
     const __m512 bias0 = _mm512_loadu_ps(t.bias);                       \
     const U bias1 = L::load(t.bias + 16);                               \
-    const __mmask16 m0 = lane_mask<512>(16);                            \
     const typename L::Mask m1 = lane_mask<kUpperBits>(t.cols - 16);     \
     const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;         \
     float* out = t.out;                                                 \
@@ -144,7 +143,7 @@ inline void prefetch_panel(const float* w) {
   __m512 s##r##_0 = bias0;                               \
   U s##r##_1 = bias1;                                    \
   if (t.resume && r < nrows) {                           \
-    s##r##_0 = _mm512_maskz_loadu_ps(m0, out + r * ldo); \
+    s##r##_0 = _mm512_loadu_ps(out + r * ldo);           \
     s##r##_1 = L::maskz_load(m1, out + r * ldo + upper); \
   }
 #define XONNX_F_PREFETCH_Z(r)                                                                    \
@@ -159,9 +158,9 @@ inline void prefetch_panel(const float* w) {
     s##r##_0 = _mm512_fmadd_ps(av, b0, s##r##_0); \
     s##r##_1 = L::fma(av, b1, s##r##_1);          \
   }
-#define XONNX_F_STORE(r)                                                            \
-  if (r < nrows)                                                                    \
-    store_row<kUpperBits>(s##r##_0, s##r##_1, lo, hi, m0, m1, out + r * ldo, upper, \
+#define XONNX_F_STORE(r)                                                        \
+  if (r < nrows)                                                                \
+    store_row<kUpperBits>(s##r##_0, s##r##_1, lo, hi, m1, out + r * ldo, upper, \
                           t.residual ? t.residual + r * ldo : nullptr);
 
 XONNX_F_DEFINE_TILE(tile_avx512, XONNX_F_ROWS)
