@@ -31,6 +31,11 @@
 #   --ort-dir DIR     where onnxruntime-node is installed (default: $XONNX_ORT_DIR or ~/.cache/xonnx-ort)
 #   --out FILE        keep the raw JSON lines (default: a temporary file; --zoo's profile runs go
 #                     to FILE.profile)
+#   --cpu N           run both engines' 1-thread runs on CPU N (taskset; default: the last CPU
+#                     this script may use; "any" = no pinning). The cores of a VM need not be
+#                     alike: on one 2-vCPU host both engines ran mnasnet1_0 25 % slower on CPU 0
+#                     than on CPU 1, so an unpinned 1-thread ratio was decided by where the
+#                     scheduler put each run
 # Runs one benchmark at a time. Prints a markdown table; ratios are xonnx / ORT.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -46,6 +51,7 @@ ZOO_DIR="${XONNX_ZOO_DIR:-$HOME/.cache/xonnx-zoo}"
 ZOO_ONLY=""
 DOC=""
 BUDGET_MS=2000
+CPU=""
 MODELS=()
 SHAPES=()  # per model: space-separated "--shape NAME=dims" arguments
 
@@ -58,6 +64,7 @@ while [ $# -gt 0 ]; do
     --zoo-dir) ZOO_DIR="${2:?--zoo-dir needs a value}"; shift 2 ;;
     --zoo-only) ZOO_ONLY="${2:?--zoo-only needs a value}"; shift 2 ;;
     --doc) DOC="${2:?--doc needs a value}"; shift 2 ;;
+    --cpu) CPU="${2:?--cpu needs a value}"; shift 2 ;;
     --budget-ms) BUDGET_MS="${2:?--budget-ms needs a value}"; shift 2 ;;
     --threads) THREADS="${2:?--threads needs a value}"; shift 2 ;;
     --iters) ITERS="${2:?--iters needs a value}"; shift 2 ;;
@@ -139,6 +146,22 @@ elif [ ${#MODELS[@]} -eq 0 ]; then
 fi
 
 [ -x "$XONNX" ] || die "xonnx binary not found at $XONNX (build first, or pass --xonnx)"
+
+# The CPU of the 1-thread runs: --cpu, else the last one of this script's affinity list
+# ("0-3,8,10-11" -> 11). Without taskset (util-linux) the runs are not pinned.
+if [ "$CPU" = any ] || ! command -v taskset > /dev/null; then
+  CPU=""
+elif [ -z "$CPU" ]; then
+  cpus="$(taskset -pc $$)"
+  cpus="${cpus##*: }"
+  cpus="${cpus##*,}"
+  CPU="${cpus##*-}"
+fi
+case "$CPU" in *[!0-9]*) die "--cpu must be a CPU number or any, got '$CPU'" ;; esac
+[ -z "$CPU" ] || taskset -c "$CPU" true 2> /dev/null || die "--cpu $CPU: this script may not run on that CPU"
+# The command prefix that pins a run of $1 threads (1-thread runs only: more threads use the
+# cores the scheduler gives both engines alike).
+pin_for() { if [ -n "$CPU" ] && [ "$1" = 1 ]; then echo "taskset -c $CPU"; fi; }
 bash "$ROOT/bench/ort/install.sh" "$ORT_DIR" || die "onnxruntime-node is not usable"
 export XONNX_ORT_DIR="$(cd "$ORT_DIR" && pwd)"
 
@@ -189,14 +212,14 @@ for i in "${!MODELS[@]}"; do
       # Both engines start from a warm page cache: this machine pages out cold file pages within
       # seconds, so whichever engine ran first would otherwise also time reading the disk.
       cat -- "$model" > /dev/null
-      run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" --warmup "$warmup" \
+      run_one xonnx "$i" "$model" "$t" $(pin_for "$t") "$XONNX" bench "$model" --threads "$t" --warmup "$warmup" \
         --iters "$iters" --json "${shape_args[@]}"
       cat -- "$model" > /dev/null
-      run_one onnxruntime "$i" "$model" "$t" node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
+      run_one onnxruntime "$i" "$model" "$t" $(pin_for "$t") node "$ROOT/bench/ort/bench.js" "$model" --threads "$t" \
         --warmup "$warmup" --iters "$iters" "${shape_args[@]}"
     done
     if [ "$FULL" = 3 ]; then  # where xonnx's time goes (a separate run: profiling adds overhead)
-      OUT="$OUT.profile" run_one xonnx "$i" "$model" "$t" "$XONNX" bench "$model" --threads "$t" \
+      OUT="$OUT.profile" run_one xonnx "$i" "$model" "$t" $(pin_for "$t") "$XONNX" bench "$model" --threads "$t" \
         --warmup "$warmup" --iters "$iters" --json --profile "${shape_args[@]}"
     fi
   done
@@ -206,6 +229,6 @@ node "$ROOT/bench/ort/table.js" "$OUT"
 if [ "$FULL" = 3 ] && [ "$DOC" != - ]; then
   node "$ROOT/bench/ort/table.js" "$OUT" --json > "$OUT.rows"
   /usr/bin/python3 "$ROOT/bench/zoo_report.py" --rows "$OUT.rows" --profiles "$OUT.profile" \
-    --manifest "$ZOO_DIR/manifest.json" --rounds "$ROUNDS" --doc "$DOC" --png "$(dirname "$DOC")/img/zoo_ratio.png"
+    --manifest "$ZOO_DIR/manifest.json" --rounds "$ROUNDS" --cpu "$CPU" --doc "$DOC" --png "$(dirname "$DOC")/img/zoo_ratio.png"
   rm -f "$OUT.rows"
 fi

@@ -184,6 +184,7 @@ def main():
     ap.add_argument("--profiles", required=True)
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--cpu", default="", help="the CPU the 1-thread runs were pinned to (empty: not pinned)")
     ap.add_argument("--doc", required=True)
     ap.add_argument("--png", required=True)
     args = ap.parse_args()
@@ -199,10 +200,12 @@ def main():
     png_rel = os.path.relpath(args.png, os.path.dirname(os.path.abspath(args.doc)))
     section = [BEGIN,
                "Measured %s on %s (%d cores, %s path), `bench/compare_ort.sh --zoo --rounds %d`: "
-               "each figure is the median over %d alternating rounds (xonnx, then ORT, per round). "
+               "each figure is the median over %d alternating rounds (xonnx, then ORT, per round)%s. "
                "On a host shared with other jobs single cells move by 10-30 %%; the ratios of one run "
                "are steadier than the absolute times." % (datetime.date.today().isoformat(), cpu_name(),
-                                                         os.cpu_count() or 0, cpu_isa(), args.rounds, args.rounds),
+                                                         os.cpu_count() or 0, cpu_isa(), args.rounds, args.rounds,
+                                                         "; both engines' 1-thread runs on CPU %s" % args.cpu
+                                                         if args.cpu else ""),
                "", ] + summary(models, threads) + ["", "![xonnx / ORT latency per zoo model](%s)" % png_rel, ""]
     section += table(models, threads)
     section += ["", "Ratios are xonnx / ORT (below 1 = xonnx faster or smaller). \"reference %\": the share of "
