@@ -149,10 +149,12 @@ fi
 
 # The CPU of the 1-thread runs: --cpu, else the last one of this script's affinity list
 # ("0-3,8,10-11" -> 11). Without taskset (util-linux) the runs are not pinned.
-if [ "$CPU" = any ] || ! command -v taskset > /dev/null; then
+if [ "$CPU" = any ]; then
   CPU=""
+elif ! command -v taskset > /dev/null; then
+  [ -z "$CPU" ] || die "--cpu $CPU needs taskset (util-linux)"
 elif [ -z "$CPU" ]; then
-  cpus="$(taskset -pc $$)"
+  cpus="$(taskset -pc $$ 2> /dev/null)" || cpus=""
   cpus="${cpus##*: }"
   cpus="${cpus##*,}"
   CPU="${cpus##*-}"
