@@ -32,10 +32,8 @@
 #   --out FILE        keep the raw JSON lines (default: a temporary file; --zoo's profile runs go
 #                     to FILE.profile)
 #   --cpu N           run both engines' 1-thread runs on CPU N (taskset; default: the last CPU
-#                     this script may use; "any" = no pinning). The cores of a VM need not be
-#                     alike: on one 2-vCPU host both engines ran mnasnet1_0 25 % slower on CPU 0
-#                     than on CPU 1, so an unpinned 1-thread ratio was decided by where the
-#                     scheduler put each run
+#                     this script may use; "any" = no pinning): a VM's cores need not be alike
+#                     (bench/README.md)
 # Runs one benchmark at a time. Prints a markdown table; ratios are xonnx / ORT.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

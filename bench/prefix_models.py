@@ -29,18 +29,21 @@ def opset_of(model):
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
-def relative_sizes(model):
-    """Element counts of the tensors of known rank, a symbolic dimension (batch, sequence)
-    counted as 1: enough to tell a mask [batch, 1, 1, seq] from hidden states [batch, seq, 768]."""
-    sizes = {}
-    for v in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
-        t = v.type.tensor_type
-        if t.HasField("shape") and all(d.HasField("dim_value") or d.HasField("dim_param") for d in t.shape.dim):
-            n = 1
-            for d in t.shape.dim:
-                n *= d.dim_value if d.HasField("dim_value") else 1
-            sizes[v.name] = n
-    return sizes
+def value_types(model):
+    """Tensor type of every value the graph (or shape inference) declares, by name."""
+    graph = model.graph
+    return {v.name: v.type.tensor_type for v in list(graph.value_info) + list(graph.input) + list(graph.output)}
+
+
+def relative_size(t):
+    """Element count of a tensor of known rank, a symbolic dimension (batch, sequence) counted
+    as 1: enough to tell a mask [batch, 1, 1, seq] from hidden states [batch, seq, 768]."""
+    if not t.HasField("shape") or not all(d.HasField("dim_value") or d.HasField("dim_param") for d in t.shape.dim):
+        return None
+    n = 1
+    for d in t.shape.dim:
+        n *= d.dim_value if d.HasField("dim_value") else 1
+    return n
 
 
 def chain_points(model):
@@ -57,9 +60,9 @@ def chain_points(model):
             last_use[name] = i
             readers[name] = readers.get(name, 0) + 1
     outputs = {o.name for o in graph.output}
-    sizes = relative_sizes(model)
-    float_like = {v.name for v in list(graph.value_info) + list(graph.input) + list(graph.output)
-                  if v.type.tensor_type.elem_type in (TensorProto.FLOAT, TensorProto.FLOAT16)}
+    types = value_types(model)
+    sizes = {name: relative_size(t) for name, t in types.items()}
+    float_like = {name for name, t in types.items() if t.elem_type in (TensorProto.FLOAT, TensorProto.FLOAT16)}
     live = {i.name for i in graph.input if i.name not in constants}
     points, joins = [], []
     for i, node in enumerate(graph.node):
@@ -81,10 +84,8 @@ def chain_points(model):
 
 
 def rank_of(model, name):
-    for v in list(model.graph.value_info) + list(model.graph.output):
-        if v.name == name and v.type.tensor_type.HasField("shape"):
-            return len(v.type.tensor_type.shape.dim)
-    return None
+    t = value_types(model).get(name)
+    return len(t.shape.dim) if t is not None and t.HasField("shape") else None
 
 
 def prefix(model, cut, index):
@@ -128,11 +129,11 @@ def main():
     ap.add_argument("--at", action="append", default=[], help="a tensor to cut at (repeatable)")
     ap.add_argument("--count", type=int, default=8, help="chain points to cut at without --at")
     args = ap.parse_args()
-    model = onnx.load(args.model)
+    original = onnx.load(args.model)
     try:
-        model = onnx.shape_inference.infer_shapes(model)
+        model = onnx.shape_inference.infer_shapes(original)
     except Exception:  # ranks then stay unknown: ReduceMean over the last axis everywhere
-        pass
+        model = original
     cuts = args.at
     if not cuts:
         points = chain_points(model)
@@ -147,7 +148,7 @@ def main():
         onnx.save(prefix(model, cut, k), path)
         print("%s\t%s" % (path, cut))
     whole = os.path.join(args.out_dir, "prefix_%02d.onnx" % len(cuts))
-    onnx.save(onnx.load(args.model), whole)
+    onnx.save(original, whole)
     print("%s\t(the whole model)" % whole)
 
 
