@@ -85,6 +85,11 @@ TEST(OptimizedLayout, GatherWhereReduce) {
             {attr_int("axis", 1)}, true, "axis 1 int32", 0, 0);
   diff_test({"Gather"}, {var(rand_tensor({4, 3}, 2)), var(Tensor::from_vector<int64_t>({4}, {1}))}, {}, false,
             "out of range");
+  // One long gathered row (a q / k / v pick from [3, ...] projections): copied in pieces.
+  diff_test({"Gather"}, {var(rand_tensor({3, 40001}, 3)), var(Tensor::from_vector<int64_t>({-2}, {}))}, {}, true,
+            "one long row", 0, 0);
+  diff_test({"Gather"}, {var(rand_tensor({2, 3, 70000}, 4)), var(Tensor::from_vector<int64_t>({2}, {1}))},
+            {attr_int("axis", 1)}, true, "two long rows", 0, 0);
 
   auto cond = Tensor::from_vector<bool>({true, false, false, true, true, false, true}, {1, 1, 7});
   diff_test({"Where"}, {var(cond), cst(Tensor::from_vector<float>({-kInf}, {})), var(rand_tensor({2, 6, 1, 7}, 3))}, {},
@@ -118,6 +123,12 @@ TEST(OptimizedLayout, GatherWhereReduce) {
     diff_test({"ReduceMax", "", 13}, {var(with_specials(rand_tensor({n, 5}, 9)))}, {attr_ints("axes", {0})}, true,
               "max cols NaN" + s, 0, 0);
   }
+  // One outer row over a long axis: sums of row blocks, the same bits at 1 and 2 threads.
+  diff_test({"ReduceMean", "", 13}, {var(rand_tensor({1, 1999, 17}, 10))}, {attr_ints("axes", {1})}, true,
+            "middle, blocks of rows", 1e-5, 1e-6);
+  diff_test({"ReduceSum", "", 13},
+            {var(with_specials(rand_tensor({1, 600, 48}, 11))), cst(Tensor::from_vector<int64_t>({1}, {1}))}, {}, true,
+            "sum, blocks of rows, NaN", 1e-5, 1e-5);
   diff_test({"ReduceSum", "", 13}, {var(rand_tensor({3, 4, 5}, 8)), cst(Tensor::from_vector<int64_t>({0, 2}, {2}))}, {},
             false, "scattered axes", 1e-5, 1e-5);
   diff_test({"ReduceSum", "", 13}, {var(rand_tensor({3, 4}, 8))}, {}, false, "no axes: reference", 1e-5, 1e-5);

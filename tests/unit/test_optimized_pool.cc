@@ -233,7 +233,8 @@ TEST(OptimizedAveragePool, PadsCountsCeilModeAutoPadAndDilations) {
 }
 
 // The own NHWC GlobalAveragePool (optimized/reduce.cc) sums in float, then divides: within float rounding of the reference's double sums, NaN and inf where it has
-// them, and the same bits at 1 and 2 threads (the channels are split, not the pixels).
+// them, and the same bits at 1 and 2 threads (the channels are split, or, on large maps of one
+// image, the pixels in blocks that do not depend on the thread count).
 void check_global_average(const std::string& what, const Tensor& x) {
   SCOPED_TRACE(what);
   const Model model = pool_model({}, false, "GlobalAveragePool");
@@ -262,6 +263,15 @@ TEST(OptimizedGlobalAveragePool, MatchesTheReference) {
     check_global_average("C = " + std::to_string(c), random_input({2, c, 7, 5}, 3));
     check_global_average("batch 1, C = " + std::to_string(c), random_input({1, c, 9, 9}, 4));
   }
+  // Large maps of one image: sums of pixel blocks, added in block order.
+  check_global_average("14 x 14 x 960 (EfficientNetV2-S)", random_input({1, 960, 14, 14}, 6));
+  check_global_average("7 x 5 x 470, 35 pixels in 8 uneven blocks", random_input({1, 470, 7, 5}, 7));
+  check_global_average("2 x 2 x 4096, fewer pixels than blocks", random_input({1, 4096, 2, 2}, 8));
+  Tensor big = random_input({1, 130, 16, 9}, 9);
+  big.data<float>()[144 * 5 + 100] = kNaN;
+  big.data<float>()[144 * 9 + 3] = kInf;
+  big.data<float>()[144 * 9 + 140] = -kInf;
+  check_global_average("large map, NaN and inf", big);
   Tensor x = random_input({1, 40, 6, 6}, 5);
   x.data<float>()[7] = kNaN;
   x.data<float>()[6 * 6 * 3] = kInf;

@@ -15,8 +15,8 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr int64_t kItem = 8192;       // elements per parallel work item
-constexpr size_t kMinItems = 4;       // ~32K elements per thread: less is cheaper on one
+constexpr int64_t kItem = 4096;  // elements per parallel work item
+constexpr size_t kMinItems = kMinStreamingWork / kItem;
 constexpr int64_t kMinRowLength = 8;  // shorter broadcast rows cost more in calls than they save
 
 // The output seen as [outer][middle][inner] where the full operand is dense and the other

@@ -47,6 +47,13 @@ inline Status require_f32_if_constant(const KernelInit& init, size_t i, const ch
   return Status::ok();
 }
 
+// Memory-bound ops over a tensor the op before wrote (BatchNorm, a gate Mul, a channel mean)
+// split from this much work on: a worker is awake within a run (ThreadPool::kSpinMicros), and
+// each thread then reads the part its own core wrote, where one thread alone would pull the
+// other cores' parts from their caches (EfficientNetV2-S's gate Muls took up to 3x their
+// 1-thread time at 2 threads on a Zen 5, the more so the busier the host).
+constexpr int64_t kMinStreamingWork = 16384;
+
 // Items per parallel chunk so that a chunk is worth at least ~`min_work` element operations.
 // The default is ~20-30 us of vector work: waking a pool worker costs ~10 us on an idle
 // machine and a scheduler slice (ms) on a loaded one, so smaller ops stay on the caller.
@@ -100,9 +107,10 @@ inline bool byte_copyable(const Tensor& t) {
   return t.defined() && t.dtype() != DataType::kString && dtype_bits(t.dtype()) % 8 == 0;
 }
 
-// Copies of fewer bytes per chunk stay on one thread: less is copied faster than a worker wakes
-// (the own Concat, Slice, Expand and Pad).
-constexpr int64_t kMinCopyChunkBytes = 256 * 1024;
+// Copies of fewer bytes per chunk stay on one thread (the own Concat, Slice, Gather, Expand and
+// Pad): kMinStreamingWork floats. At 256 KB, the q, k and v Slices and Gathers of ViT-S and
+// Swin-T (0.3-1.2 MB) ran on one thread, 2-3x slower at 2 threads than at 1.
+constexpr int64_t kMinCopyChunkBytes = kMinStreamingWork * 4;
 
 template <size_t kBytes>
 void fill_elements(char* dst, const char* value, int64_t count) {
