@@ -1,6 +1,7 @@
 // The layout pass's com.xonnx.nhwc ConvTranspose: XNNPACK's deconvolution on the NHWC tensors
-// (ops/xnnpack/deconv.cc) against its reference twin (ops/ref/nhwc.cc: ONNX ConvTranspose on
-// the transposed input), over strides, pads, output_padding, dilations, groups, odd channel
+// (ops/xnnpack/deconv.cc) and the own kernel for kernel == stride (ops/optimized/
+// conv_transpose.cc) against their reference twin (ops/ref/nhwc.cc: ONNX ConvTranspose on the
+// transposed input), over strides, pads, output_padding, dilations, groups, odd channel
 // counts, and NaN / inf in the input (the twin's results).
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "runtime/ops/internal_ops.h"
+#include "runtime/ops/optimized/fconv.h"
 #include "tests/unit/backend_test_util.h"
 
 namespace xonnx {
@@ -64,14 +66,52 @@ TEST(NhwcConvTranspose, XnnpackAgreesWithTheTwin) {
   };
   uint32_t seed = 1;
   for (const Case& p : cases) {
-    diff_all(kNhwcConvTranspose, inputs(p, seed), p.attrs, Check(Runs::kNot, Runs::kMust, kTol), p.what);
-    diff_all(kNhwcConvTranspose, inputs(p, seed + 5, false), p.attrs, Check(Runs::kNot, Runs::kMust, kTol),
+    // The first two (kernel == stride) take the own kernel where the CPU has AVX-512.
+    const Runs own = p.k == 2 && p.group == 1 && p.attrs.size() == 1 ? Runs::kMay : Runs::kNot;
+    diff_all(kNhwcConvTranspose, inputs(p, seed), p.attrs, Check(own, Runs::kMust, kTol), p.what);
+    diff_all(kNhwcConvTranspose, inputs(p, seed + 5, false), p.attrs, Check(own, Runs::kMust, kTol),
              p.what + ", no bias");
     std::vector<In> specials = inputs(p, seed + 10);
     specials[0].t = backendtest::with_specials(specials[0].t);
-    diff_all(kNhwcConvTranspose, specials, p.attrs, Check(Runs::kNot, Runs::kMay, kTol), p.what + ", NaN / inf in X");
+    diff_all(kNhwcConvTranspose, specials, p.attrs, Check(own, Runs::kMay, kTol), p.what + ", NaN / inf in X");
     seed += 20;
   }
+}
+
+// The own kernel (kernel == stride, no pads, dilation or output_padding, one group): blocks of
+// 96 input pixels that cross rows and images, panels past M's multiple of 32, kernels of 1 to 3
+// and unequal ones, NaN / inf in X; the tiles' AVX-512 only.
+TEST(NhwcConvTranspose, OwnKernelWhereTheKernelTilesTheOutput) {
+  const Runs own = opt::fconv_tile_fast() ? Runs::kMust : Runs::kNot;
+  const std::vector<Case> cases = {
+      {{1, 14, 14, 64}, 32, 2, 1, {attr_ints("strides", {2, 2})}, "U-Net's 2x2, 14 x 14"},
+      {{2, 5, 13, 40}, 20, 2, 1, {attr_ints("strides", {2, 2})}, "2 images, M = 20 (one part panel)"},
+      {{1, 9, 11, 33}, 70, 2, 1, {attr_ints("strides", {2, 2})}, "odd C, M = 70 (three panels)"},
+      {{1, 6, 7, 16}, 16, 3, 1, {attr_ints("strides", {3, 3})}, "3x3 stride 3"},
+      {{1, 8, 8, 24}, 8, 1, 1, {}, "1x1 stride 1"},
+  };
+  uint32_t seed = 100;
+  for (const Case& p : cases) {
+    diff_all(kNhwcConvTranspose, inputs(p, seed), p.attrs, Check(own, Runs::kMay, kTol), p.what);
+    diff_all(kNhwcConvTranspose, inputs(p, seed + 5, false), p.attrs, Check(own, Runs::kMay, kTol),
+             p.what + ", no bias");
+    std::vector<In> specials = inputs(p, seed + 10);
+    specials[0].t = backendtest::with_specials(specials[0].t);
+    diff_all(kNhwcConvTranspose, specials, p.attrs, Check(own, Runs::kMay, kTol), p.what + ", NaN / inf in X");
+    seed += 20;
+  }
+  // 2 x 1 kernel, stride 2 x 1: rows of the output block are one pixel wide.
+  std::vector<In> tall = {var(rand_tensor({1, 6, 5, 12}, 7)), cst(rand_tensor({12, 40, 2, 1}, 8, -0.5f, 0.5f)),
+                          cst(rand_tensor({40}, 9))};
+  diff_all(kNhwcConvTranspose, tall, {attr_ints("strides", {2, 1})}, Check(own, Runs::kMay, kTol), "2 x 1 kernel");
+  // Geometries it leaves to XNNPACK: pads, output_padding, a stride other than the kernel.
+  const Case padded{{1, 6, 6, 16}, 16, 2, 1, {}, ""};
+  diff_all(kNhwcConvTranspose, inputs(padded, 30), {attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 0, 0})},
+           Check(Runs::kNot, Runs::kMust, kTol), "pads");
+  diff_all(kNhwcConvTranspose, inputs(padded, 31), {attr_ints("strides", {2, 2}), attr_ints("output_padding", {1, 1})},
+           Check(Runs::kNot, Runs::kMust, kTol), "output_padding");
+  diff_all(kNhwcConvTranspose, inputs(padded, 32), {attr_ints("strides", {1, 1})}, Check(Runs::kNot, Runs::kMust, kTol),
+           "2x2 stride 1");
 }
 
 TEST(NhwcConvTranspose, WhatXnnpackDeclinesRunsTheTwin) {
