@@ -159,7 +159,7 @@ class ConvTransposeF32NhwcKernel final : public FastKernel {
 void register_opt_conv_transpose(OpRegistry& registry) {
   // Before XNNPACK's deconvolution, which takes every other geometry.
   XONNX_REGISTER(registry, kNhwcDomain, "ConvTranspose", 1, kLatestVersion, ConvTransposeF32NhwcKernel::create,
-                 Backend::kOptimized, kPriorityBeforeXnnpack);
+                 Backend::kOptimized, kPriorityBeforeXnnpack, [] { return enabled() && fconv_tile_fast() != nullptr; });
 }
 
 }  // namespace opt
