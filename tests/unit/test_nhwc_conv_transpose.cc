@@ -44,6 +44,15 @@ std::vector<In> inputs(const Case& p, uint32_t seed, bool bias = true) {
   return in;
 }
 
+// The case with a bias, without one, and with NaN / inf in X (where either kernel may decline).
+void check_case(const Case& p, uint32_t seed, Runs own, Runs xnnpack) {
+  diff_all(kNhwcConvTranspose, inputs(p, seed), p.attrs, Check(own, xnnpack, kTol), p.what);
+  diff_all(kNhwcConvTranspose, inputs(p, seed + 5, false), p.attrs, Check(own, xnnpack, kTol), p.what + ", no bias");
+  std::vector<In> specials = inputs(p, seed + 10);
+  specials[0].t = backendtest::with_specials(specials[0].t);
+  diff_all(kNhwcConvTranspose, specials, p.attrs, Check(own, Runs::kMay, kTol), p.what + ", NaN / inf in X");
+}
+
 TEST(NhwcConvTranspose, XnnpackAgreesWithTheTwin) {
   const std::vector<Case> cases = {
       {{1, 5, 7, 8}, 4, 2, 1, {attr_ints("strides", {2, 2})}, "2x2 stride 2 (U-Net's upsampling)"},
@@ -67,13 +76,7 @@ TEST(NhwcConvTranspose, XnnpackAgreesWithTheTwin) {
   uint32_t seed = 1;
   for (const Case& p : cases) {
     // The first two (kernel == stride) take the own kernel where the CPU has AVX-512.
-    const Runs own = p.k == 2 && p.group == 1 && p.attrs.size() == 1 ? Runs::kMay : Runs::kNot;
-    diff_all(kNhwcConvTranspose, inputs(p, seed), p.attrs, Check(own, Runs::kMust, kTol), p.what);
-    diff_all(kNhwcConvTranspose, inputs(p, seed + 5, false), p.attrs, Check(own, Runs::kMust, kTol),
-             p.what + ", no bias");
-    std::vector<In> specials = inputs(p, seed + 10);
-    specials[0].t = backendtest::with_specials(specials[0].t);
-    diff_all(kNhwcConvTranspose, specials, p.attrs, Check(own, Runs::kMay, kTol), p.what + ", NaN / inf in X");
+    check_case(p, seed, p.k == 2 && p.group == 1 && p.attrs.size() == 1 ? Runs::kMay : Runs::kNot, Runs::kMust);
     seed += 20;
   }
 }
@@ -92,12 +95,7 @@ TEST(NhwcConvTranspose, OwnKernelWhereTheKernelTilesTheOutput) {
   };
   uint32_t seed = 100;
   for (const Case& p : cases) {
-    diff_all(kNhwcConvTranspose, inputs(p, seed), p.attrs, Check(own, Runs::kMay, kTol), p.what);
-    diff_all(kNhwcConvTranspose, inputs(p, seed + 5, false), p.attrs, Check(own, Runs::kMay, kTol),
-             p.what + ", no bias");
-    std::vector<In> specials = inputs(p, seed + 10);
-    specials[0].t = backendtest::with_specials(specials[0].t);
-    diff_all(kNhwcConvTranspose, specials, p.attrs, Check(own, Runs::kMay, kTol), p.what + ", NaN / inf in X");
+    check_case(p, seed, own, Runs::kMay);
     seed += 20;
   }
   // 2 x 1 kernel, stride 2 x 1: rows of the output block are one pixel wide.
