@@ -51,6 +51,7 @@ class ConvTransposeF32NhwcKernel final : public FastKernel {
     for (const char* fused : {"activation", "activation_min", "activation_max"})
       if (init.node().find_attr(fused)) return unsupported(kWhat, ": fused ", fused);
     const int64_t c = w->dim(0), m = w->dim(1);
+    if (c <= 0 || m <= 0) return unsupported(kWhat, ": empty W");
     const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
     if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
       return unsupported(kWhat, ": bias must be a constant float [M]");
