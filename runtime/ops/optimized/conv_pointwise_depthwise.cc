@@ -28,24 +28,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int64_t kSegmentTiles = 8;         // tiles of an expanded row per indirection table (96 pixels)
 constexpr int64_t kWholeMapBytes = 1 << 20;  // a small map's whole expansion, in an L2
 
-// A tile of the 1x1 Conv (one tap of c channels) with its output range, rows ldo apart.
-FconvTile pointwise_tile(const FconvWeights& weights, float lo, float hi, int64_t ldo) {
-  FconvTile t;
-  t.taps = 1;
-  t.c = weights.c;
-  t.ldo = ldo;
-  t.lo = lo;
-  t.hi = hi;
-  return t;
-}
-
-// Points the tile at 32-channel panel pn of the weights.
-void use_panel(FconvTile& t, const FconvWeights& weights, int64_t pn) {
-  t.panel = weights.packed.data() + pn * weights.c * kFconvCols;
-  t.bias = weights.bias.data() + pn * kFconvCols;
-  t.cols = std::min(kFconvCols, weights.m - pn * kFconvCols);
-}
-
 // The 1x1 Conv's output rows, written by its tiles straight into the depthwise ring's
 // 16-channel blocks (a tile's columns 16-31 go to the next block).
 class ExpandedRows final : public FdwSource {
@@ -58,7 +40,7 @@ class ExpandedRows final : public FdwSource {
     const int64_t c = weights_.c;
     const float* x = in_ + row * w_ * c;
     std::array<const float*, kSegmentTiles * kFconvRows> table;
-    FconvTile t = pointwise_tile(weights_, lo_, hi_, kFdwChannelBlock);
+    FconvTile t = fconv_pointwise_tile(weights_, lo_, hi_, kFdwChannelBlock);
     t.upper = block_floats;
     constexpr int64_t kBlocksPerPanel = kFconvCols / kFdwChannelBlock;
     const int64_t pn0 = b0 / kBlocksPerPanel, pn1 = (b1 + kBlocksPerPanel - 1) / kBlocksPerPanel;
@@ -68,7 +50,7 @@ class ExpandedRows final : public FdwSource {
       const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
       for (int64_t i = p1 - p0; i < tiles * kFconvRows; ++i) table[static_cast<size_t>(i)] = x + (p1 - 1) * c;
       for (int64_t pn = pn0; pn < pn1; ++pn) {
-        use_panel(t, weights_, pn);
+        fconv_use_panel(t, weights_, pn);
         for (int64_t ti = 0; ti < tiles; ++ti) {
           t.a = table.data() + ti * kFconvRows;
           t.rows = std::min(kFconvRows, p1 - p0 - ti * kFconvRows);
@@ -174,13 +156,13 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     for (int64_t i = 0; i < tiles * kFconvRows; ++i) table_[static_cast<size_t>(i)] = x + std::min(i, pixels - 1) * c;
     pool_->parallel_for(static_cast<size_t>(panels * tiles), chunk_for(kFconvRows * c * kFconvCols),
                         [&](size_t begin, size_t end) {
-                          FconvTile t = pointwise_tile(weights_, lo_, hi_, m);
+                          FconvTile t = fconv_pointwise_tile(weights_, lo_, hi_, m);
                           for (size_t task = begin; task < end; ++task) {
                             const int64_t i = static_cast<int64_t>(task);
                             const int64_t pn = panel_major ? i / tiles : i % panels;
                             const int64_t p0 = (panel_major ? i % tiles : i / panels) * kFconvRows;
                             t.a = table_.data() + p0;
-                            use_panel(t, weights_, pn);
+                            fconv_use_panel(t, weights_, pn);
                             t.rows = std::min(kFconvRows, pixels - p0);
                             t.out = out + p0 * m + pn * kFconvCols;
                             tile_(t);

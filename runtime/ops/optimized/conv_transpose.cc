@@ -114,16 +114,9 @@ class ConvTransposeF32NhwcKernel final : public FastKernel {
         const int64_t block = static_cast<int64_t>(task) / kh_, i = static_cast<int64_t>(task) % kh_;
         const int64_t p0 = block * kBlockPixels, count = std::min(kBlockPixels, pixels - p0);
         const FconvWeights& wt = weights_[static_cast<size_t>(i)];
-        FconvTile t;
-        t.taps = 1;
-        t.c = c_;
-        t.ldo = cols;
-        t.lo = -kInf;
-        t.hi = kInf;
+        FconvTile t = fconv_pointwise_tile(wt, -kInf, kInf, cols);
         for (int64_t pn = 0; pn * kFconvCols < cols; ++pn) {  // a panel's weights stay in L1 over the block
-          t.panel = wt.packed.data() + pn * c_ * kFconvCols;
-          t.bias = wt.bias.data() + pn * kFconvCols;
-          t.cols = std::min(kFconvCols, cols - pn * kFconvCols);
+          fconv_use_panel(t, wt, pn);
           for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
             t.a = table_.data() + p0 + r0;
             t.rows = std::min(kFconvRows, count - r0);

@@ -8,6 +8,7 @@
 // fconv_tile_reference is the twin: the same FMA order per element, bit-identical results.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,23 @@ inline void fconv_share_next_panel(FconvTile& t, const float* next, int64_t i, i
   const int64_t spread = tiles < 8 ? tiles : 8;
   t.prefetch_step = (kFconvCols + spread - 1) / spread;
   t.prefetch = next && i < spread ? next + i * t.taps * t.c * t.prefetch_step : nullptr;
+}
+
+// A tile of a 1x1 Conv (one tap of the weights' c channels) with its output range, rows ldo
+// apart; fconv_use_panel then points it at 32-channel panel pn.
+inline FconvTile fconv_pointwise_tile(const FconvWeights& weights, float lo, float hi, int64_t ldo) {
+  FconvTile t;
+  t.taps = 1;
+  t.c = weights.c;
+  t.ldo = ldo;
+  t.lo = lo;
+  t.hi = hi;
+  return t;
+}
+inline void fconv_use_panel(FconvTile& t, const FconvWeights& weights, int64_t pn) {
+  t.panel = weights.packed.data() + pn * weights.c * kFconvCols;
+  t.bias = weights.bias.data() + pn * kFconvCols;
+  t.cols = std::min(kFconvCols, weights.m - pn * kFconvCols);
 }
 
 using FconvTileFn = void (*)(const FconvTile& t);

@@ -249,17 +249,18 @@ class GatherKernel final : public FastKernel {
     float* dst = y->data<float>();
     // Tasks of whole gathered rows, or of pieces of them when the rows are few and long (a
     // q / k / v Gather of Swin-T's [3, ...] projections is one row of 1.2 MB).
-    const int64_t rows = outer * n, per_copy = kMinCopyChunkBytes / static_cast<int64_t>(sizeof(float));
-    const int64_t pieces = rows >= pool_->num_threads() ? 1 : std::max<int64_t>(1, inner / per_copy);
+    const int64_t rows = outer * n;
+    const int64_t pieces = rows >= pool_->num_threads() ? 1 : std::max<int64_t>(1, inner / kMinStreamingWork);
     const int64_t piece = (inner + pieces - 1) / pieces;
-    pool_->parallel_for(static_cast<size_t>(rows * pieces), chunk_for(piece, per_copy), [&](size_t b, size_t e) {
-      for (size_t task = b; task < e; ++task) {
-        const int64_t row = static_cast<int64_t>(task) / pieces, p0 = static_cast<int64_t>(task) % pieces * piece;
-        const int64_t o = row / (n > 0 ? n : 1), j = row % n, len = std::min(piece, inner - p0);
-        std::memcpy(dst + row * inner + p0, src + (o * dim + idx_[static_cast<size_t>(j)]) * inner + p0,
-                    static_cast<size_t>(len) * sizeof(float));
-      }
-    });
+    pool_->parallel_for(
+        static_cast<size_t>(rows * pieces), chunk_for(piece, kMinStreamingWork), [&](size_t b, size_t e) {
+          for (size_t task = b; task < e; ++task) {
+            const int64_t row = static_cast<int64_t>(task) / pieces, p0 = static_cast<int64_t>(task) % pieces * piece;
+            const int64_t o = row / (n > 0 ? n : 1), j = row % n, len = std::min(piece, inner - p0);
+            std::memcpy(dst + row * inner + p0, src + (o * dim + idx_[static_cast<size_t>(j)]) * inner + p0,
+                        static_cast<size_t>(len) * sizeof(float));
+          }
+        });
     handled = true;
     return Status::ok();
   }

@@ -110,7 +110,7 @@ inline bool byte_copyable(const Tensor& t) {
 // Copies of fewer bytes per chunk stay on one thread (the own Concat, Slice, Gather, Expand and
 // Pad): kMinStreamingWork floats. At 256 KB, the q, k and v Slices and Gathers of ViT-S and
 // Swin-T (0.3-1.2 MB) ran on one thread, 2-3x slower at 2 threads than at 1.
-constexpr int64_t kMinCopyChunkBytes = kMinStreamingWork * 4;
+constexpr int64_t kMinCopyChunkBytes = kMinStreamingWork * static_cast<int64_t>(sizeof(float));
 
 template <size_t kBytes>
 void fill_elements(char* dst, const char* value, int64_t count) {
