@@ -96,6 +96,7 @@ struct Storage::Source {
   std::shared_ptr<const void> keepalive;
   std::mutex mutex;  // concurrent first reads (parallel kernels) copy once
   FillFn fill;
+  std::shared_ptr<const Storage> reads;  // a derived storage's source, if one
 };
 
 Storage::Storage() = default;
@@ -126,14 +127,14 @@ std::shared_ptr<Storage> Storage::copy_on_access(const void* src, size_t bytes, 
   std::shared_ptr<Storage> s(new Storage());
   s->bytes_ = bytes;
   s->file_backed_ = file_backed;
-  s->source_.reset(new Source{src, std::move(keepalive), {}});
+  s->source_.reset(new Source{src, std::move(keepalive), {}, {}, {}});
   return s;
 }
 
-std::shared_ptr<Storage> Storage::derived(size_t bytes, FillFn fill) {
+std::shared_ptr<Storage> Storage::derived(size_t bytes, FillFn fill, std::shared_ptr<const Storage> reads) {
   std::shared_ptr<Storage> s(new Storage());
   s->bytes_ = bytes;
-  s->source_.reset(new Source{nullptr, nullptr, {}, std::move(fill)});
+  s->source_.reset(new Source{nullptr, nullptr, {}, std::move(fill), std::move(reads)});
   return s;
 }
 
@@ -172,9 +173,17 @@ void Storage::drop_resident() {
     // read() drops whole pages only: a packing that read the source in small strided pieces
     // (a transposed weight) left them all resident.
     if (file_backed_) drop_file_pages(source_->src, bytes_);
+    // A derived weight's packing read its source's pages, which nothing else may need again.
+    if (source_->reads) source_->reads->drop_file_pages_only();
   } else if (p && file_backed_) {
     drop_file_pages(p, bytes_);
   }
+}
+
+void Storage::drop_file_pages_only() const {
+  if (!file_backed_) return;
+  const void* p = source_ ? source_->src : data_.load(std::memory_order_acquire);
+  if (p) drop_file_pages(p, bytes_);
 }
 
 void Storage::discard(size_t offset, size_t n) {

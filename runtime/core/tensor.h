@@ -42,9 +42,10 @@ class Storage {
   // from any thread. For constants a graph pass computes from others (a permuted weight): as a
   // copy-on-access storage, the copy is made on first data() and dropped like one, and read()
   // calls fill without making it, so kernels that pack the weight never hold it whole. `fill`
-  // keeps what it reads alive.
+  // keeps what it reads alive. `reads`: the storage fill reads, if one; drop_resident() also
+  // returns its file pages (only those: other holders may read it meanwhile).
   using FillFn = std::function<void(size_t offset, size_t n, void* dst)>;
-  static std::shared_ptr<Storage> derived(size_t bytes, FillFn fill);
+  static std::shared_ptr<Storage> derived(size_t bytes, FillFn fill, std::shared_ptr<const Storage> reads = nullptr);
   // Storage for `count` std::string elements.
   static std::shared_ptr<Storage> strings(size_t count);
 
@@ -82,6 +83,8 @@ class Storage {
   struct Source;  // where a copy-on-access storage copies from
   Storage();
   void* materialize() const;
+  // madvise(DONTNEED) of the file mapping's pages this storage reads, without freeing anything.
+  void drop_file_pages_only() const;
   mutable std::atomic<void*> data_{nullptr};
   size_t bytes_ = 0;
   bool owned_ = false;

@@ -275,7 +275,7 @@ class FramesPass {
       }
     };
     return Tensor(DataType::kFloat, {m, taps * c, w.dim(3), w.dim(4)},
-                  Storage::derived(static_cast<size_t>(m) * out_row * sizeof(float), std::move(fill)));
+                  Storage::derived(static_cast<size_t>(m) * out_row * sizeof(float), std::move(fill), w.storage()));
   }
 
   View lower_conv(const Node& conv, const std::string& y, std::vector<Node>& out) {

@@ -92,7 +92,7 @@ bool split_pieces(const Model& model, const Node& s, int64_t rank, int64_t n, st
 
 // Columns [begin, end) of W (rows of W when transposed), made from W when read
 // (Storage::derived): the kernels pack each piece, so no copy of W is allocated (and faulted in)
-// at session creation nor stays resident.
+// at session creation, and W's file pages go back once a piece is packed.
 Tensor weight_columns(const Tensor& w, bool transposed, int64_t begin, int64_t end) {
   const int64_t cols = end - begin;
   if (transposed) {
@@ -100,7 +100,7 @@ Tensor weight_columns(const Tensor& w, bool transposed, int64_t begin, int64_t e
     const size_t first = static_cast<size_t>(begin * k) * sizeof(float);
     auto fill = [w, first](size_t offset, size_t n, void* dst) { w.read_bytes(first + offset, n, dst); };
     return Tensor(DataType::kFloat, {cols, k},
-                  Storage::derived(static_cast<size_t>(cols * k) * sizeof(float), std::move(fill)));
+                  Storage::derived(static_cast<size_t>(cols * k) * sizeof(float), std::move(fill), w.storage()));
   }
   const int64_t k = w.dim(0);
   const size_t in_row = static_cast<size_t>(w.dim(1)) * sizeof(float), out_row = static_cast<size_t>(cols) * sizeof(float),
@@ -113,7 +113,7 @@ Tensor weight_columns(const Tensor& w, bool transposed, int64_t begin, int64_t e
       at += len;
     }
   };
-  return Tensor(DataType::kFloat, {k, cols}, Storage::derived(static_cast<size_t>(k) * out_row, std::move(fill)));
+  return Tensor(DataType::kFloat, {k, cols}, Storage::derived(static_cast<size_t>(k) * out_row, std::move(fill), w.storage()));
 }
 
 Tensor bias_columns(const Tensor& bias, int64_t begin, int64_t end) {

@@ -333,6 +333,27 @@ TEST(WeightMemory, SmallReadsOfAMisalignedWeightGiveThePagesBackOnDrop) {
   EXPECT_EQ(std::memcmp(piece.data(), bytes.data() + 1 + 4096, piece.size()), 0);
 }
 
+TEST(WeightMemory, ADerivedWeightGivesItsFileSourcesPagesBackOnDrop) {
+  // A pass's weight made from a file view (columns of a packed q/k/v projection): packing
+  // reads the view through the fill, and dropping the derived weight returns those pages.
+  std::string bytes(size_t{2} << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 5 + (i >> 10));
+  TempFile file(bytes);
+  std::string error;
+  auto mapped = MappedFile::open(file.path(), &error);
+  ASSERT_TRUE(mapped) << error;
+  std::shared_ptr<const Storage> source = Storage::view(mapped->data(), mapped->size(), mapped, /*file_backed=*/true);
+  auto half = Storage::derived(
+      bytes.size() / 2, [source](size_t offset, size_t n, void* dst) { source->read(offset * 2, n, dst); }, source);
+  std::vector<char> packed(bytes.size() / 2);
+  half->read(0, packed.size(), packed.data());
+  EXPECT_GT(resident_bytes_of(file.path()), int64_t{512} << 10);
+  half->drop_resident();
+  EXPECT_LT(resident_bytes_of(file.path()), 64 * 1024);
+  half->read(1000, 16, packed.data());  // the source stays readable
+  EXPECT_EQ(std::memcmp(packed.data(), bytes.data() + 2000, 16), 0);
+}
+
 // y = x * Transpose(w) + 0, written to a file with w's bytes aligned for a view of the mapping.
 std::unique_ptr<TempFile> transposed_weight_model(const std::vector<float>& w, int64_t rows, int64_t cols) {
   const std::string name = "w";
