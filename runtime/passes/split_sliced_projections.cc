@@ -165,9 +165,11 @@ Result<bool> split_sliced_projections(Model& model, PassContext& ctx) {
     std::vector<int> nodes = {mm};
     std::string product = matmul.outputs[0];
     const Tensor* bias = nullptr;
+    std::string bias_name;
     const int add = view.sole_consumer(product);
     if (view.is(add, "Add")) {
-      bias = constant_tensor(g, view.other_input(add, product));
+      bias_name = view.other_input(add, product);
+      bias = constant_tensor(g, bias_name);
       const bool row = bias && bias->dtype() == DataType::kFloat && bias->rank() >= 1 &&
                        static_cast<int64_t>(bias->rank()) <= rank && bias->numel() == n && bias->shape().back() == n;
       if (!row) continue;
@@ -197,25 +199,23 @@ Result<bool> split_sliced_projections(Model& model, PassContext& ctx) {
     if (!all_pieces || columns > n || (pieces.size() == 1 && columns == n) || !view.claim(nodes)) continue;
     // Copies (sharing the bytes): add_initializer may move the graph's initializers.
     const Tensor weight = *w, bias_row = bias ? *bias : Tensor();
-    const std::string bias_name = bias ? view.other_input(add, matmul.outputs[0]) : std::string();
     std::vector<Node> replacement;
     for (const Piece& piece : pieces) {
+      const std::string suffix = "_cols_" + std::to_string(piece.begin);
       Node part = matmul;
-      part.name = names.fresh(matmul.name + "_cols_" + std::to_string(piece.begin));
-      part.inputs[1] = add_initializer(g, names, matmul.inputs[1] + "_cols_" + std::to_string(piece.begin),
+      part.name = names.fresh(matmul.name + suffix);
+      part.inputs[1] = add_initializer(g, names, matmul.inputs[1] + suffix,
                                        weight_columns(weight, transposed, piece.begin, piece.end));
       part.outputs[0] = bias ? names.fresh(piece.output + "_product") : piece.output;
-      if (bias) {
-        Node sum = view.node(add);
-        sum.name = names.fresh(sum.name + "_cols_" + std::to_string(piece.begin));
-        sum.inputs = {part.outputs[0], add_initializer(g, names, bias_name + "_cols_" + std::to_string(piece.begin),
-                                                       bias_columns(bias_row, piece.begin, piece.end))};
-        sum.outputs = {piece.output};
-        replacement.push_back(std::move(part));
-        replacement.push_back(std::move(sum));
-      } else {
-        replacement.push_back(std::move(part));
-      }
+      const std::string part_product = part.outputs[0];
+      replacement.push_back(std::move(part));
+      if (!bias) continue;
+      Node sum = view.node(add);
+      sum.name = names.fresh(sum.name + suffix);
+      sum.inputs = {part_product,
+                    add_initializer(g, names, bias_name + suffix, bias_columns(bias_row, piece.begin, piece.end))};
+      sum.outputs = {piece.output};
+      replacement.push_back(std::move(sum));
     }
     view.replace(nodes, mm, std::move(replacement));
     ++split;
