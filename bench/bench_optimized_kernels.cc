@@ -309,7 +309,8 @@ BENCHMARK(BM_QdwConv3x3)
 // 5x5 on 7x7 and 14x14 maps), block by block: pack the block of each input row the output row
 // needs, then run it (as the op does, without its ring reuse), or (pack 0) run the rows alone
 // on rows packed once. Args: impl (0 reference twin, 1 AVX-512), input width (square),
-// channels, stride, k, pack, misalign (floats). Single thread.
+// channels, stride, k, pack, misalign (floats), channels per group (1: depthwise; 4, 8: the
+// grouped rows of ResNeXt-50 32x4d's first stages). Single thread.
 void BM_FdwConv(benchmark::State& state) {
   const bool fast = state.range(0) == 1;
   const int64_t w = state.range(1), c = state.range(2), stride = state.range(3), k = state.range(4);
@@ -327,13 +328,13 @@ void BM_FdwConv(benchmark::State& state) {
   for (float& v : in) v = uni(rng);
   // The kernel's buffers are 64-byte aligned (core/aligned_vector.h); misalign 4 shifts the ring
   // and the weights by 16 bytes, as std::vector's were: every vector load then spans two lines.
-  const int64_t misalign = state.range(6);
-  AlignedVector<float> weights_store(static_cast<size_t>(blocks * k * k * 16 + misalign)),
+  const int64_t misalign = state.range(6), group = state.range(7);
+  AlignedVector<float> weights_store(static_cast<size_t>(blocks * k * k * group * 16 + misalign)),
       ring_store(static_cast<size_t>(k * wp * 16 + misalign), 0.0f);
   float* const weights = weights_store.data() + misalign;
   float* const ring = ring_store.data() + misalign;
   const std::vector<float> bias(16, 0.5f);
-  for (int64_t i = 0; i < blocks * k * k * 16; ++i) weights[i] = uni(rng);
+  for (int64_t i = 0; i < blocks * k * k * group * 16; ++i) weights[i] = uni(rng);
   std::vector<const float*> rows(static_cast<size_t>(k));
   for (int64_t ky = 0; ky < k; ++ky) rows[static_cast<size_t>(ky)] = ring + ky * wp * 16;
   const auto pack_row = [&](int64_t ky, int64_t iy, int64_t b) {
@@ -349,6 +350,7 @@ void BM_FdwConv(benchmark::State& state) {
   p.ow = ow;
   p.lo = 0.0f;
   p.hi = 6.0f;
+  p.group = group;
   for (auto _ : state) {
     for (int64_t oy = 0; oy < ow; ++oy) {
       for (int64_t b = 0; b < blocks; ++b) {
@@ -357,7 +359,7 @@ void BM_FdwConv(benchmark::State& state) {
             pack_row(ky, std::min(w - 1, std::max<int64_t>(0, oy * stride - pad + ky)), b);
         }
         p.valid = std::min<int64_t>(16, c - b * 16);
-        p.weights = weights + b * k * k * 16;
+        p.weights = weights + b * k * k * group * 16;
         row(p, out.data() + oy * ow * c + b * 16);
       }
     }
@@ -365,14 +367,17 @@ void BM_FdwConv(benchmark::State& state) {
   }
   state.SetLabel(fast ? "avx512" : "reference");
   state.counters["Gflops"] = benchmark::Counter(
-      2.0 * k * k * ow * ow * c, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+      2.0 * k * k * group * ow * ow * c, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_FdwConv)
-    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}, {3}, {0, 1}, {0}})
-    ->ArgsProduct({{1}, {14}, {384}, {1}, {3}, {1}, {0, 4}})
-    ->ArgsProduct({{1}, {7, 14}, {1152}, {1}, {5}, {0, 1}, {0, 4}})
-    ->ArgsProduct({{1}, {28}, {120}, {2}, {5}, {0}, {0}})  // MNASNet's strided 5x5
-    ->ArgsProduct({{1}, {56}, {96}, {1}, {7}, {0}, {0}})   // ConvNeXt-T's first 7x7
+    ->ArgsProduct({{0, 1}, {112}, {32, 96}, {1, 2}, {3}, {0, 1}, {0}, {1}})
+    ->ArgsProduct({{1}, {14}, {384}, {1}, {3}, {1}, {0, 4}, {1}})
+    ->ArgsProduct({{1}, {7, 14}, {1152}, {1}, {5}, {0, 1}, {0, 4}, {1}})
+    ->ArgsProduct({{1}, {28}, {120}, {2}, {5}, {0}, {0}, {1}})  // MNASNet's strided 5x5
+    ->ArgsProduct({{1}, {56}, {96}, {1}, {7}, {0}, {0}, {1}})   // ConvNeXt-T's first 7x7
+    ->ArgsProduct({{0, 1}, {56}, {128}, {1}, {3}, {0, 1}, {0}, {4}})  // ResNeXt-50's layer1 (groups of 4)
+    ->ArgsProduct({{1}, {28}, {256}, {1}, {3}, {0, 1}, {0}, {8}})     // and layer2 (groups of 8)
+    ->ArgsProduct({{1}, {56}, {256}, {2}, {3}, {0, 1}, {0}, {8}})     // layer2's first, stride 2
     ->Unit(benchmark::kMicrosecond);
 
 // ---- float32 3x3 stride-1 convolution on Winograd F(2x2, 3x3) or F(4x4, 3x3) (conv_winograd.h)

@@ -124,7 +124,8 @@ std::vector<RowCase> odd_cases() {
   return cases;
 }
 
-// Groups of 4 and of 8: whole groups per block (valid a multiple of the group).
+// Groups of 4 and of 8: whole groups per block (valid a multiple of the group). Rows of 13
+// and 19 pixels take the fast rows' blocks of 8, 4, 2 and 1.
 std::vector<RowCase> group_cases() {
   std::vector<RowCase> cases;
   int i = 0;
@@ -132,7 +133,7 @@ std::vector<RowCase> group_cases() {
     for (int64_t valid : valids)
       for (auto [kh, kw] : {std::pair<int64_t, int64_t>{3, 3}, {1, 1}, {5, 3}})
         for (int64_t sw : {1, 2})
-          for (int64_t ow : {1, 6, 13}) {
+          for (int64_t ow : {1, 6, 13, 19}) {
             ++i;
             const bool ranged = i % 3 == 0;
             RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInfinity, ranged ? 0.5f : kInfinity};
