@@ -2,8 +2,8 @@
 // 16 channels per vector, one FMA per tap (G for a group of G). 3x3 depthwise keeps its nine
 // weight vectors in named registers across the row; rows 5 or 7 wide at stride 1 keep a kernel
 // row's and load each input vector once for up to eight pixels; the rest read each tap's
-// weights once from L1 for four pixels (eight when grouped). Compiled with AVX-512 flags on x86-64 only; used only
-// when cpuinfo reports it.
+// weights once from L1 for four pixels (eight when grouped). Compiled with AVX-512 flags on
+// x86-64 only; used only when cpuinfo reports it.
 #include "runtime/ops/optimized/fdwconv.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
@@ -185,7 +185,7 @@ void row_any(const FdwRow& p, float* out) {
   const Clamp c = clamp_for(p);
   const __m512 bias = _mm512_loadu_ps(p.bias);
   int64_t ox = 0;
-  if (G > 1) {
+  if constexpr (G > 1) {
     for (; ox + 8 <= ow; ox += 8) any_pixels<G, 8>(p, ox, c, bias, out + ox * stride);
   }
   for (; ox + 4 <= ow; ox += 4) any_pixels<G, 4>(p, ox, c, bias, out + ox * stride);
