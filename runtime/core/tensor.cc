@@ -164,20 +164,17 @@ void* Storage::materialize() const {
 }
 
 void Storage::drop_resident() {
-  void* p = data_.load(std::memory_order_acquire);
   if (source_) {
-    if (p) {
+    if (void* p = data_.load(std::memory_order_acquire)) {
       data_.store(nullptr, std::memory_order_release);
       free_block(p, bytes_);
     }
-    // read() drops whole pages only: a packing that read the source in small strided pieces
-    // (a transposed weight) left them all resident.
-    if (file_backed_) drop_file_pages(source_->src, bytes_);
     // A derived weight's packing read its source's pages, which nothing else may need again.
     if (source_->reads) source_->reads->drop_file_pages_only();
-  } else if (p && file_backed_) {
-    drop_file_pages(p, bytes_);
   }
+  // read() drops whole pages only: a packing that read the source in small strided pieces
+  // (a transposed weight) left them all resident.
+  drop_file_pages_only();
 }
 
 void Storage::drop_file_pages_only() const {
