@@ -24,6 +24,10 @@ constexpr const char* kConcatBatchNormOp = "ConcatBatchNorm";
 // An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
 // as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
 constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
+// An image's Conv and the depthwise Conv that alone reads its output: inputs X, W, B, W_dw,
+// B_dw; the depthwise Conv's attributes, the image Conv's as stem_*, and nchw_input = 1 when X
+// is still NCHW.
+constexpr const char* kStemDepthwiseOp = "StemDepthwiseConv";
 // The NHWC Conv's optional input Z (the residual Add merged into it): clamp(conv + B + Z) over
 // the output range (ops/common/residual.h).
 constexpr size_t kConvResidualInput = 3;

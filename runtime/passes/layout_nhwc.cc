@@ -646,6 +646,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   o.nchw_input_conv = fast(kConvNchwInputOp);
   o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp) && fast(kConcatBatchNormOp);
   o.fuse_stem_pool = fast(kConvMaxPoolOp);
+  o.fuse_stem_depthwise = fast(kStemDepthwiseOp);
   o.fuse_residual_add = fast("Conv");
   o.nhwc_conv_transpose = fast("ConvTranspose");
   o.lift_1d = fast("Conv");

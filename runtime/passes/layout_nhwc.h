@@ -32,6 +32,8 @@
 //    ConcatBatchNorm over the parts.
 //  - with NhwcLayoutOptions::fuse_stem_pool, an image's Conv (C <= 4) whose output only a
 //    MaxPool reads is merged into it: one ConvMaxPool (the pool's attributes as pool_*).
+//  - with NhwcLayoutOptions::fuse_stem_depthwise, an image's Conv whose output only a
+//    depthwise Conv reads is merged into it: one StemDepthwiseConv (the stem's as stem_*).
 //  - x * Sigmoid(x) becomes Swish (opset 24) and x * HardSigmoid(x) (alpha 1/6, beta 1/2)
 //    HardSwish (opset 14), via Node::opset, when the gate has no other reader.
 // Only values whose rank is certainly 4 enter a region (Conv weights and 2-D pool kernels
@@ -65,6 +67,10 @@ struct NhwcLayoutOptions {
   // An image's Conv (C <= 4) whose output only a MaxPool reads runs with it as one ConvMaxPool:
   // the Conv's output (a CNN stem's largest tensor) is pooled while in cache, never written.
   bool fuse_stem_pool = false;
+  // An image's Conv whose output only a depthwise Conv reads (MobileNetV1 / V2's and MNASNet's
+  // first block) runs with it as one StemDepthwiseConv: the stem's rows go straight into the
+  // depthwise layer's ring, never written whole.
+  bool fuse_stem_depthwise = false;
   // A Conv whose output only an Add reads takes the Add's other input as a residual Z
   // (Conv(X, W, B, Z)), and the Relu / Clip that alone reads the sum as its output range.
   bool fuse_residual_add = false;
@@ -86,6 +92,7 @@ struct NhwcLayoutStats {
   int nchw_input = 0;           // ToNHWC conversions left to a ConvNchwInput
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
   int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
+  int stem_depthwise = 0;       // image Convs merged into the depthwise Conv that reads them
   int residual = 0;             // Adds merged into the Conv whose output they read
   int lifted_1d = 0;            // 1-D Convs / pools rewritten as 2-D ones of height 1
   int channels_last = 0;        // Transposes to / from channels-last run as Identities

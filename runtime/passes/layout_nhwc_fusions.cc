@@ -50,8 +50,9 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
   if (options_.fuse_pointwise_depthwise) stats.pointwise_depthwise = fuse_pointwise_depthwise(order);
   if (options_.nchw_input_conv) stats.nchw_input = read_images_in_nchw();
   if (options_.fuse_concat) stats.concat = fuse_concats(order);
-  if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);       // after nchw_input_ is known
-  if (options_.fuse_residual_add) stats.residual = fuse_residual_adds(order);  // Convs no other merge took
+  if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);                // after nchw_input_ is known
+  if (options_.fuse_stem_depthwise) stats.stem_depthwise = fuse_stem_depthwise(order);  // as well
+  if (options_.fuse_residual_add) stats.residual = fuse_residual_adds(order);           // Convs no other merge took
 }
 
 // Node i, already renamed for the region as `n`, with what was merged into it:
@@ -60,7 +61,9 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
 //  - an image's Conv: reads the NCHW value;
 //  - a Concat: ConcatConv (part 0, W, B or "", parts 1..), ConcatMaxPool (the parts) or
 //    ConcatBatchNorm (part 0, scale, B, mean, var, parts 1..);
-//  - an image's Conv into its MaxPool: ConvMaxPool (X, W, B; the pool's attributes as pool_*).
+//  - an image's Conv into its MaxPool: ConvMaxPool (X, W, B; the pool's attributes as pool_*);
+//  - an image's Conv into its depthwise Conv: StemDepthwiseConv (X, W, B, W_dw, B_dw; the
+//    image Conv's attributes, with its fused range / activation, as stem_*).
 // (A residual Add is rewritten in place by fuse_residual_adds: it needs nothing here.)
 void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const {
   auto pointwise = pointwise_of_.find(i);
@@ -104,6 +107,25 @@ void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::s
     for (const Attribute& a : pool.attributes) {
       Attribute prefixed = a;
       prefixed.name = "pool_" + a.name;
+      n.attributes.push_back(std::move(prefixed));
+    }
+    if (nchw) n.attributes.push_back(int_attribute("nchw_input", 1));
+  }
+  auto stem_dw = stem_dw_of_.find(i);
+  if (stem_dw != stem_dw_of_.end()) {
+    const Node& conv = g_.nodes[stem_dw->second];
+    const Node depthwise = n;
+    n.name = conv.name + "+" + depthwise.name;
+    n.op_type = kStemDepthwiseOp;
+    const bool nchw = nchw_input_.count(stem_dw->second) != 0;  // else X entered the region renamed
+    const bool stem_bias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
+    n.inputs = {nchw ? conv.inputs[0] : nhwc.at(conv.inputs[0]), constant_root(conv.inputs[1]),
+                stem_bias ? constant_root(conv.inputs[2]) : "", depthwise.inputs[1],
+                depthwise.inputs.size() > 2 ? depthwise.inputs[2] : ""};
+    while (n.inputs.back().empty()) n.inputs.pop_back();
+    for (const Attribute& a : conv.attributes) {
+      Attribute prefixed = a;
+      prefixed.name = "stem_" + a.name;
       n.attributes.push_back(std::move(prefixed));
     }
     if (nchw) n.attributes.push_back(int_attribute("nchw_input", 1));
@@ -226,6 +248,20 @@ int NhwcPass::read_images_in_nchw() {
   return converted;
 }
 
+// The image Conv (is_image_conv) whose output (after its fused activation) only node j reads,
+// as its input 0, or -1.
+int NhwcPass::image_conv_read_only_by(size_t j) const {
+  const std::string& mid = g_.nodes[j].inputs[0];
+  auto p = producer_.find(mid);
+  if (p == producer_.end() || sole_reader(mid) != static_cast<int>(j)) return -1;
+  const size_t c = p->second;
+  const Node& conv = g_.nodes[c];
+  if (role_[c] != Role::kNhwcOp || fused_away_[c] || conv.outputs[0] != mid || concat_of_.count(c) ||
+      !is_image_conv(conv, conv_weight(conv)))
+    return -1;
+  return static_cast<int>(c);
+}
+
 // An image's Conv (is_image_conv) whose output (after its fused activation) only a 2-D MaxPool
 // without Indices reads is merged into that pool: ConvMaxPool (conv.cc) pools each band of
 // the Conv's rows as it computes them. Returns how many.
@@ -236,19 +272,31 @@ int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
     if (role_[j] != Role::kNhwcOp || fused_away_[j] || pool.op_type != "MaxPool" || !pool.domain.empty() ||
         concat_of_.count(j) || (pool.outputs.size() > 1 && !pool.outputs[1].empty()))
       continue;
-    const std::string& mid = pool.inputs[0];
-    auto p = producer_.find(mid);
-    if (p == producer_.end() || graph_outputs_.count(mid) || subgraph_reads_.count(mid)) continue;
-    const size_t c = p->second;
-    const Node& conv = g_.nodes[c];
-    if (role_[c] != Role::kNhwcOp || fused_away_[c] || conv.outputs[0] != mid || concat_of_.count(c) ||
-        !is_image_conv(conv, conv_weight(conv)))
+    const int c = image_conv_read_only_by(j);
+    if (c < 0) continue;
+    stem_of_[j] = static_cast<size_t>(c);
+    fused_away_[static_cast<size_t>(c)] = true;
+    merged_.insert(static_cast<size_t>(c));
+    ++merged;
+  }
+  return merged;
+}
+
+// An image's Conv (is_image_conv) whose output (after its fused activation) only a depthwise
+// Conv reads is merged into it: StemDepthwiseConv (conv_stem_depthwise.cc) computes the stem's
+// rows into the depthwise layer's ring as it needs them. Returns how many.
+int NhwcPass::fuse_stem_depthwise(const std::vector<size_t>& order) {
+  int merged = 0;
+  for (size_t d : order) {
+    const Node& dw = g_.nodes[d];
+    if (role_[d] != Role::kNhwcOp || fused_away_[d] || dw.op_type != "Conv" || !dw.domain.empty() ||
+        pointwise_of_.count(d) || concat_of_.count(d) || !is_depthwise_conv(dw, conv_weight(dw)))
       continue;
-    auto readers = consumers_.find(mid);
-    if (readers == consumers_.end() || readers->second.size() != 1) continue;
-    stem_of_[j] = c;
-    fused_away_[c] = true;
-    merged_.insert(c);
+    const int c = image_conv_read_only_by(d);
+    if (c < 0) continue;
+    stem_dw_of_[d] = static_cast<size_t>(c);
+    fused_away_[static_cast<size_t>(c)] = true;
+    merged_.insert(static_cast<size_t>(c));
     ++merged;
   }
   return merged;

@@ -64,7 +64,9 @@ class NhwcPass {
   int fuse_concats(const std::vector<size_t>& order);
   int64_t conv_output_channels(const std::string& value) const;
   int read_images_in_nchw();
+  int image_conv_read_only_by(size_t j) const;
   int fuse_stem_pools(const std::vector<size_t>& order);
+  int fuse_stem_depthwise(const std::vector<size_t>& order);
   int fuse_residual_adds(const std::vector<size_t>& order);
   std::string fresh(const std::string& base);
   // Channel Slices and channel shuffles in the region (layout_relabel.cc): their axes, shape
@@ -120,6 +122,7 @@ class NhwcPass {
   std::unordered_set<size_t> merged_;                // nodes merged into another (not activations)
   std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
   std::unordered_map<size_t, size_t> stem_of_;       // MaxPool -> the image Conv merged into it
+  std::unordered_map<size_t, size_t> stem_dw_of_;    // depthwise Conv -> the image Conv merged into it
   std::unordered_set<std::string> region_;           // values produced in NHWC
   std::unordered_set<std::string> unit_;             // region values known to be [N,1,1,C]
   std::unordered_set<std::string> entering_;

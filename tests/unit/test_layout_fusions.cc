@@ -5,7 +5,9 @@
 //  - an image read in NCHW by its one Conv (ConvNchwInput, conv.cc), no ToNHWC;
 //  - a channel Concat read part by part by the 1x1 Conv or MaxPool after it (ConcatConv,
 //    conv.cc; ConcatMaxPool, pool.cc);
-//  - an image's Conv merged into the MaxPool after it (ConvMaxPool, conv.cc).
+//  - an image's Conv merged into the MaxPool after it (ConvMaxPool, conv.cc);
+//  - an image's Conv merged into the depthwise Conv after it (StemDepthwiseConv,
+//    conv_stem_depthwise.cc).
 // Each against the reference kernels, and bit for bit against the same graph without the
 // rewrite (an extra graph output prevents it).
 #include <gtest/gtest.h>
@@ -675,6 +677,130 @@ TEST(ConvMaxPool, BadInputNamesTheNode) {
     const char* op = fast_layout_fusions(OpRegistry::global()).fuse_stem_pool ? "ConvMaxPool" : unmerged_op;
     EXPECT_NE(error.find(op), std::string::npos) << error;
     EXPECT_NE(error.find("kernel 3"), std::string::npos) << error;
+  }
+}
+
+// x -> k x k image Conv (c -> m) + Relu -> depthwise dk x dk Conv + Relu -> "y": MNASNet's and
+// MobileNetV2's first block.
+struct StemDw {
+  int64_t c = 3, m = 32, k = 3, stride = 2, pad = 1;  // the image Conv
+  int64_t dk = 3, dw_stride = 1, dw_pad = 1;          // the depthwise Conv
+  bool hard_swish = false;                            // the stem's activation: HardSwish (MobileNetV3's), else Relu
+  bool expose_mid = false;                            // the stem's output is a graph output too: no merge
+  bool region_input = false;                          // x reaches the stem through a 1x1 MaxPool (an NHWC value)
+};
+
+Model stem_dw_model(const StemDw& p) {
+  testing::GraphBuilder b(14);  // HardSwish
+  b.input("x", 4);
+  std::string in = "x";
+  if (p.region_input) in = b.node("MaxPool", {in}, {attr_ints("kernel_shape", {1, 1})});
+  const std::string conv = b.node(
+      "Conv", {in, b.constant(rand_tensor({p.m, p.c, p.k, p.k}, 5, -0.5f, 0.5f)), b.constant(rand_tensor({p.m}, 6))},
+      {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {p.pad, p.pad, p.pad, p.pad}),
+       attr_ints("strides", {p.stride, p.stride})});
+  const std::string mid = b.node(p.hard_swish ? "HardSwish" : "Relu", {conv});
+  if (p.expose_mid) b.output(mid);
+  const std::string dw = b.node(
+      "Conv", {mid, b.constant(rand_tensor({p.m, 1, p.dk, p.dk}, 7, -0.5f, 0.5f)), b.constant(rand_tensor({p.m}, 8))},
+      {attr_ints("kernel_shape", {p.dk, p.dk}), attr_ints("pads", {p.dw_pad, p.dw_pad, p.dw_pad, p.dw_pad}),
+       attr_int("group", p.m), attr_ints("strides", {p.dw_stride, p.dw_stride})});
+  b.node("Relu", {dw}, {}, "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(StemDepthwise, LayoutPassMergesAnImagesConvIntoItsDepthwiseConv) {
+  NhwcLayoutOptions on;
+  on.nchw_input_conv = true;
+  on.fuse_stem_depthwise = true;
+  StemDw region;
+  region.region_input = true;
+  for (const StemDw& p : {StemDw{}, region}) {
+    Model m = stem_dw_model(p);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->stem_depthwise, 1);
+    ASSERT_EQ(count_op(m.graph, kStemDepthwiseOp), 1);
+    EXPECT_EQ(count_op(m.graph, "Conv") + count_op(m.graph, kConvNchwInputOp), 0);
+    for (const Node& n : m.graph.nodes) {
+      if (n.op_type != kStemDepthwiseOp) continue;
+      EXPECT_EQ(n.inputs.size(), 5u);  // X, W, B, W_dw, B_dw
+      EXPECT_EQ(n.inputs[0] == "x", !p.region_input);
+      const Attribute* nchw = n.find_attr("nchw_input");
+      EXPECT_EQ(nchw != nullptr && nchw->i == 1, !p.region_input);
+      for (const char* name : {"kernel_shape", "group", "activation_min", "stem_kernel_shape", "stem_strides",
+                               "stem_pads", "stem_activation_min"})
+        EXPECT_NE(n.find_attr(name), nullptr) << name;
+    }
+  }
+  StemDw exposed, wide;
+  exposed.expose_mid = true;
+  wide.c = 5;  // not an image: the Convs run on their own
+  for (const StemDw& p : {exposed, wide}) {
+    Model m = stem_dw_model(p);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->stem_depthwise, 0);
+    EXPECT_EQ(count_op(m.graph, kStemDepthwiseOp), 0);
+  }
+}
+
+// Against the reference, and bit for bit against the two Convs unmerged; NaN in the image.
+void check_stem_dw(const StemDw& p) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("C " + std::to_string(p.c) + " M " + std::to_string(p.m) + " k " + std::to_string(p.k) + "/" +
+                 std::to_string(p.stride) + " dw " + std::to_string(p.dk) + "/" + std::to_string(p.dw_stride) +
+                 (p.hard_swish ? " HardSwish" : "") + (p.region_input ? ", NHWC input" : "") + ", threads " +
+                 std::to_string(threads));
+    StemDw exposed = p;
+    exposed.expose_mid = true;
+    auto ref = session(stem_dw_model(p), threads, true);
+    auto fast = session(stem_dw_model(p), threads);
+    auto unmerged = session(stem_dw_model(exposed), threads);
+    ASSERT_TRUE(ref.is_ok() && fast.is_ok() && unmerged.is_ok());
+    const bool fused = fast_layout_fusions(OpRegistry::global()).fuse_stem_depthwise;
+    EXPECT_EQ(count_op((*fast)->model().graph, kStemDepthwiseOp) == 1, fused);
+    uint32_t seed = 1;
+    for (Shape shape : {Shape{1, p.c, 9, 9}, Shape{2, p.c, 13, 7}, Shape{1, p.c, 30, 31}, Shape{1, p.c, 64, 227}}) {
+      Tensor x = rand_tensor(shape, seed++);
+      for (int64_t i = 0; i < x.numel(); i += 211) x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+      const uint64_t before = opt::run_count();
+      ASSERT_TRUE((*fast)->run({Value(x)}).is_ok());
+      if (fused && !p.region_input) {
+        EXPECT_EQ(opt::run_count(), before + 2);  // the one node ran on the own kernel, then the ToNCHW
+      }
+      expect_agree(**ref, **fast, unmerged->get(), 1, x, kStemDepthwiseOp);
+    }
+  }
+}
+
+TEST(StemDepthwise, AgreesWithReferenceAndTheUnmergedPair) {
+  check_stem_dw(StemDw{});                               // MNASNet's and MobileNetV2's: 3x3 / 2 -> 32, dw 3x3
+  check_stem_dw(StemDw{3, 16, 3, 2, 1, 3, 1, 1, true});  // MobileNetV3's stem (HardSwish)
+  check_stem_dw(StemDw{3, 40, 5, 1, 2, 5, 2, 2});        // a partial panel, 5x5 taps, a stride-2 depthwise
+  check_stem_dw(StemDw{1, 7, 3, 1, 0, 3, 1, 0});         // one channel in, seven out, no padding
+  check_stem_dw(StemDw{4, 72, 7, 2, 3, 3, 1, 1});        // 7x7 over four channels, three panels
+  StemDw region;
+  region.region_input = true;
+  check_stem_dw(region);
+}
+
+TEST(StemDepthwise, BadInputNamesTheNode) {
+  StemDw p;
+  p.dw_pad = 0;
+  auto fast = session(stem_dw_model(p), 1);
+  ASSERT_TRUE(fast.is_ok());
+  // The image Conv's 2 x 2 output is smaller than the depthwise kernel; an image of four
+  // channels where W has three.
+  for (const auto& [shape, what] :
+       {std::pair<Shape, const char*>{{1, 3, 3, 3}, "kernel 3"}, {{1, 4, 9, 9}, "4 channels"}}) {
+    auto y = (*fast)->run({Value(rand_tensor(shape, 1))});
+    ASSERT_FALSE(y.is_ok()) << shape_to_string(shape);
+    const std::string error = y.status().to_string();
+    const char* op = fast_layout_fusions(OpRegistry::global()).fuse_stem_depthwise ? "StemDepthwiseConv" : "Conv";
+    EXPECT_NE(error.find(op), std::string::npos) << error;
+    EXPECT_NE(error.find(what), std::string::npos) << error;
   }
 }
 

@@ -59,13 +59,14 @@ Result<ConvGeometry> geometry_2d(std::string auto_pad, int64_t group, const std:
 
 }  // namespace
 
-Result<ConvGeometry> ConvGeometry::parse(const KernelInit& init, const Shape& ws, int64_t& group, const char* what) {
-  XONNX_ASSIGN_OR_RETURN(std::string auto_pad, init.get_string("auto_pad", "NOTSET"));
-  XONNX_ASSIGN_OR_RETURN(group, init.get_int("group", 1));
-  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints("kernel_shape"));
-  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints("strides", {1, 1}));
-  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> dil, init.get_ints("dilations", {1, 1}));
-  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pads, init.get_ints("pads", {0, 0, 0, 0}));
+Result<ConvGeometry> ConvGeometry::parse(const KernelInit& init, const Shape& ws, int64_t& group, const char* what,
+                                         const std::string& prefix) {
+  XONNX_ASSIGN_OR_RETURN(std::string auto_pad, init.get_string(prefix + "auto_pad", "NOTSET"));
+  XONNX_ASSIGN_OR_RETURN(group, init.get_int(prefix + "group", 1));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> ks, init.get_ints(prefix + "kernel_shape"));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> strides, init.get_ints(prefix + "strides", {1, 1}));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> dil, init.get_ints(prefix + "dilations", {1, 1}));
+  XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> pads, init.get_ints(prefix + "pads", {0, 0, 0, 0}));
   return geometry_2d(std::move(auto_pad), group, ks, strides, dil, pads, ws, what);
 }
 

@@ -34,8 +34,10 @@ struct ConvGeometry {
   // Reads auto_pad, group, kernel_shape, strides, dilations and pads of a 2-D Conv-like node
   // with 4-D weights of shape `w` ([M][C/group][kh][kw]); declines (`what`: the kernel) what
   // the kernels do not cover: other ranks, a kernel_shape that disagrees with W, values
-  // beyond uint32 range, unknown auto_pad.
-  static Result<ConvGeometry> parse(const KernelInit& init, const Shape& w, int64_t& group, const char* what);
+  // beyond uint32 range, unknown auto_pad. `prefix` selects a fused node's part (its attributes
+  // named prefix + name, as StemDepthwiseConv's stem_*).
+  static Result<ConvGeometry> parse(const KernelInit& init, const Shape& w, int64_t& group, const char* what,
+                                    const std::string& prefix = "");
   // The same for a 1-D node with 3-D weights [M][C/group][k]: the geometry of a 1 x k kernel
   // over a 1 x L input ([N, C, L] read as [N, C, 1, L]).
   static Result<ConvGeometry> parse_1d(const KernelInit& init, const Shape& w, int64_t& group, const char* what);

@@ -24,12 +24,12 @@
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/common/conv_geometry.h"
 #include "runtime/ops/common/finite.h"
-#include "runtime/ops/common/layout_convert.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/conv_winograd.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/max_pool.h"
 #include "runtime/ops/optimized/opt_util.h"
+#include "runtime/ops/optimized/padded_image.h"
 #include "runtime/ops/optimized/row_ring.h"
 #include "runtime/ops/registry.h"
 
@@ -227,29 +227,9 @@ class ConvF32NhwcKernel final : public FastKernel {
     const bool pointwise =
         taps == 1 && !merge_rows_ && pads == std::array<int64_t, 4>{} && geo_.sh == 1 && geo_.sw == 1;
     if (merge_rows_) {  // the zero-padded copy, made before the tiles read it
-      const size_t need = static_cast<size_t>(n * ph * pw * c);
-      if (padded_.size() < need) padded_.resize(need);  // grows only
-      // The copy below rewrites only the interior: the zero border is written once per geometry.
-      const std::array<int64_t, 7> geometry{n, h, w, pads[0], pads[1], pads[2], pads[3]};
-      if (geometry != padded_geometry_) {
-        std::fill(padded_.begin(), padded_.begin() + static_cast<int64_t>(need), 0.0f);
-        padded_geometry_ = geometry;
-        layer_table_.clear();  // built again below
-      }
-      float* const padded = padded_.data();
-      pool_->parallel_for(static_cast<size_t>(n * h), chunk_for(w * c, 65536), [&](size_t r0, size_t r1) {
-        for (size_t r = r0; r < r1; ++r) {
-          const int64_t img = static_cast<int64_t>(r) / h, iy = static_cast<int64_t>(r) % h;
-          float* const dst = padded + ((img * ph + iy + pads[0]) * pw + pads[1]) * c;
-          if (nchw_input_) {
-            interleave_pixels(in + (img * c * h + iy) * w, static_cast<size_t>(h * w), static_cast<size_t>(c),
-                              static_cast<size_t>(w), dst);
-          } else {
-            std::copy(in + (img * h + iy) * w * c, in + (img * h + iy + 1) * w * c, dst);
-          }
-        }
-      });
-      in = padded_.data();
+      bool reshaped = false;
+      in = padded_.copy(*pool_, in, nchw_input_, n, c, h, w, pads, &reshaped);
+      if (reshaped) layer_table_.clear();  // built again below
     }
     float* out = y->data<float>();
     const int64_t pixels = n * oh * ow, tiles = (pixels + kFconvRows - 1) / kFconvRows;
@@ -561,8 +541,7 @@ class ConvF32NhwcKernel final : public FastKernel {
   bool winograd_ran_ = false;                  // a run took the Winograd path
   FconvWeights w_;                             // taps and depth as the tiles see them (kh and kw * C when rows merge)
   std::vector<float> zeros_;                   // the input of padding taps
-  std::vector<float> padded_;                  // merged rows: the zero-padded input (grows only)
-  std::array<int64_t, 7> padded_geometry_{};   // n, h, w and pads that padded_'s zero border is for
+  PaddedImage padded_;                         // merged rows: the zero-padded input
   ChunkScratch<const float*> tables_;          // per chunk of tasks: the indirection table
   ChunkScratch<uint64_t> padding_masks_;       // per chunk of tasks: its tiles' padding taps
   ChunkScratch<const float*> group_tables_;    // grouped, per chunk: the table shifted to a panel's channels
@@ -572,7 +551,7 @@ class ConvF32NhwcKernel final : public FastKernel {
   std::vector<int64_t> tap_offsets_;             // per tap: its offset inside an unpadded window
   std::vector<const float*> layer_table_;        // merged rows: the whole layer's table, into padded_
   const float* layer_table_in_ = nullptr;        // the padded_ address layer_table_ points into
-                                                 // (with padded_geometry_: when to build it again)
+                                                 // (cleared when padded_ changes geometry)
   std::optional<MaxPoolWindows> stem_pool_;      // ConvMaxPool: the pool after the Conv
   std::vector<float> pool_pad_;                  // ConvMaxPool: what the pool's padding taps read (-inf)
   ChunkScratch<float> ring_;                     // ConvMaxPool, per chunk: the ring of Conv rows

@@ -40,31 +40,17 @@ class ExpandedRows final : public FdwSource {
     const int64_t c = weights_.c;
     const float* x = in_ + row * w_ * c;
     std::array<const float*, kSegmentTiles * kFconvRows> table;
-    FconvTile t = fconv_pointwise_tile(weights_, lo_, hi_, kFdwChannelBlock);
-    t.upper = block_floats;
-    constexpr int64_t kBlocksPerPanel = kFconvCols / kFdwChannelBlock;
-    const int64_t pn0 = b0 / kBlocksPerPanel, pn1 = (b1 + kBlocksPerPanel - 1) / kBlocksPerPanel;
+    const FconvTile t = fconv_pointwise_tile(weights_, lo_, hi_, kFdwChannelBlock);
     for (int64_t p0 = 0; p0 < w_; p0 += kSegmentTiles * kFconvRows) {
       const int64_t p1 = std::min(w_, p0 + kSegmentTiles * kFconvRows);
-      for (int64_t i = 0; i < p1 - p0; ++i) table[static_cast<size_t>(i)] = x + (p0 + i) * c;
       const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
-      for (int64_t i = p1 - p0; i < tiles * kFconvRows; ++i) table[static_cast<size_t>(i)] = x + (p1 - 1) * c;
-      for (int64_t pn = pn0; pn < pn1; ++pn) {
-        fconv_use_panel(t, weights_, pn);
-        for (int64_t ti = 0; ti < tiles; ++ti) {
-          t.a = table.data() + ti * kFconvRows;
-          t.rows = std::min(kFconvRows, p1 - p0 - ti * kFconvRows);
-          t.out = blocks + pn * kBlocksPerPanel * block_floats + (p0 + ti * kFconvRows) * kFdwChannelBlock;
-          tile_(t);
-        }
-      }
+      for (int64_t i = 0; i < tiles * kFconvRows; ++i)  // past the row: its last pixel
+        table[static_cast<size_t>(i)] = x + std::min(p0 + i, p1 - 1) * c;
+      fdw_tiles_into_blocks(tile_, t, weights_, table.data(), p1 - p0, blocks + p0 * kFdwChannelBlock, block_floats, b0,
+                            b1);
     }
-    if (activation_) {  // the 1x1 Conv's fused (Hard)Swish, on the row's blocks
-      for (int64_t b = b0; b < b1; ++b) {
-        float* const block = blocks + b * block_floats;
-        activation_(block, block, w_ * kFdwChannelBlock);
-      }
-    }
+    // the 1x1 Conv's fused (Hard)Swish, on the row's blocks
+    if (activation_) fdw_activate_blocks(activation_, blocks, block_floats, b0, b1, w_);
   }
 
  private:
@@ -192,10 +178,7 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
 
 void register_opt_conv_pointwise_depthwise(OpRegistry& registry) {
   XONNX_REGISTER(registry, kNhwcDomain, kPointwiseDepthwiseOp, 1, kLatestVersion, ConvPwDwF32NhwcKernel::create,
-                 Backend::kOptimized, kBackendPriority, [] {
-                   return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr &&
-                          fdw_pack_fast() != nullptr;
-                 });
+                 Backend::kOptimized, kBackendPriority, fdw_fused_layers_available);
 }
 
 }  // namespace opt

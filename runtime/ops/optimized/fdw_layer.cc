@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/row_ring.h"
 
 namespace xonnx {
@@ -17,6 +18,10 @@ bool finite(const float* p, int64_t n) {
   return std::all_of(p, p + n, [](float v) { return std::isfinite(v); });
 }
 }  // namespace
+
+bool fdw_fused_layers_available() {
+  return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
+}
 
 Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t b_input, const char* what) {
   FdwLayer k;

@@ -1,7 +1,8 @@
 // One float32 depthwise convolution layer on the AVX-512 rows of fdwconv.h: its packed
 // weights, output range and row loop, shared by the NHWC depthwise Conv (conv_depthwise.cc) and
-// the fused pointwise + depthwise Conv (conv_pointwise_depthwise.cc), which differ only in where the
-// layer's input rows come from (an FdwSource).
+// the fused pointwise + depthwise and image + depthwise Convs (conv_pointwise_depthwise.cc,
+// conv_stem_depthwise.cc), which differ only in where the layer's input rows come from (an
+// FdwSource).
 //
 // Each task takes a run of output rows. The input rows a row needs are held, 16 channels at a
 // time with zero padding columns (no bounds checks in the row kernel), in a ring of kh rows
@@ -10,6 +11,7 @@
 // is still in L1); a source that computes its rows writes them into the ring itself.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/common/conv_geometry.h"
 #include "runtime/ops/kernel.h"
+#include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/fdwconv.h"
 #include "runtime/ops/optimized/kernels.h"
 #include "runtime/ops/optimized/opt_util.h"
@@ -42,6 +45,37 @@ class FdwSource {
   virtual void fill(int64_t /*row*/, float* /*blocks*/, int64_t /*block_floats*/, int64_t /*b0*/, int64_t /*b1*/) {}
 };
 
+// A source's rows computed by a Conv's tiles (fconv.h) straight into ring blocks [b0, b1) (whole
+// 32-channel panels: a tile's columns 16-31 go to the next block): `pixels` pixels of a row from
+// `out` on, tile i reading table[i * t.taps * 12 ...] (rows past `pixels` repeat a valid one).
+// t holds the layer's taps, depth and output range.
+inline void fdw_tiles_into_blocks(FconvTileFn tile, FconvTile t, const FconvWeights& weights, const float* const* table,
+                                  int64_t pixels, float* out, int64_t block_floats, int64_t b0, int64_t b1) {
+  constexpr int64_t kBlocksPerPanel = kFconvCols / kFdwChannelBlock;
+  t.ldo = kFdwChannelBlock;
+  t.upper = block_floats;
+  const int64_t tiles = (pixels + kFconvRows - 1) / kFconvRows;
+  for (int64_t pn = b0 / kBlocksPerPanel; pn < (b1 + kBlocksPerPanel - 1) / kBlocksPerPanel; ++pn) {
+    t.panel = weights.packed.data() + pn * weights.taps * weights.c * kFconvCols;
+    t.bias = weights.bias.data() + pn * kFconvCols;
+    t.cols = std::min(kFconvCols, weights.m - pn * kFconvCols);
+    for (int64_t ti = 0; ti < tiles; ++ti) {
+      t.a = table + ti * t.taps * kFconvRows;
+      t.rows = std::min(kFconvRows, pixels - ti * kFconvRows);
+      t.out = out + pn * kBlocksPerPanel * block_floats + ti * kFconvRows * kFdwChannelBlock;
+      tile(t);
+    }
+  }
+}
+
+// A source's fused activation (the (Hard)Swish of the Conv that computes its rows) on blocks
+// [b0, b1) of a ring row: w pixels of 16 floats each, block_floats apart.
+inline void fdw_activate_blocks(MapFn activation, float* blocks, int64_t block_floats, int64_t b0, int64_t b1,
+                                int64_t w) {
+  for (int64_t b = b0; b < b1; ++b)
+    activation(blocks + b * block_floats, blocks + b * block_floats, w * kFdwChannelBlock);
+}
+
 // Input rows of an [n, h, w, channels] tensor in memory, row_floats = w * channels apart.
 class FdwTensorRows final : public FdwSource {
  public:
@@ -53,6 +87,10 @@ class FdwTensorRows final : public FdwSource {
   const float* in_;
   int64_t row_floats_;
 };
+
+// Whether the fused depthwise layers (a 1x1 or an image Conv's tiles writing the layer's input
+// rows: conv_pointwise_depthwise.cc, conv_stem_depthwise.cc) run on this CPU.
+bool fdw_fused_layers_available();
 
 class FdwLayer {
  public:

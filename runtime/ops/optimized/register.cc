@@ -13,6 +13,7 @@ void register_opt_qgemm(OpRegistry& registry);                     // qgemm_op.c
 void register_opt_conv(OpRegistry& registry);                      // conv.cc
 void register_opt_conv_depthwise(OpRegistry& registry);            // conv_depthwise.cc
 void register_opt_conv_pointwise_depthwise(OpRegistry& registry);  // conv_pointwise_depthwise.cc
+void register_opt_conv_stem_depthwise(OpRegistry& registry);       // conv_stem_depthwise.cc
 void register_opt_conv_transpose(OpRegistry& registry);            // conv_transpose.cc
 void register_opt_binary(OpRegistry& registry);                    // binary.cc
 void register_opt_layout_concat(OpRegistry& registry);             // layout_concat.cc
@@ -47,6 +48,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_conv(registry);
   opt::register_opt_conv_depthwise(registry);
   opt::register_opt_conv_pointwise_depthwise(registry);
+  opt::register_opt_conv_stem_depthwise(registry);
   opt::register_opt_conv_transpose(registry);
   opt::register_opt_binary(registry);
   opt::register_opt_layout_concat(registry);

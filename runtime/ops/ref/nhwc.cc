@@ -10,9 +10,9 @@
 //    semantics; the fast kernels (ops/xnnpack, ops/optimized) are the fast candidates and defer
 //    to the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
-//    still NCHW: no input transpose), PointwiseDepthwiseConv (the two Convs' twins),
-//    ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv, ConcatMaxPool and
-//    ConcatBatchNorm (the parts concatenated, then the Conv's / MaxPool's / BatchNorm's twin).
+//    still NCHW: no input transpose), PointwiseDepthwiseConv and StemDepthwiseConv (the two
+//    Convs' twins), ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv, ConcatMaxPool
+//    and ConcatBatchNorm (the parts concatenated, then the Conv's / MaxPool's / BatchNorm's twin).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -391,6 +391,23 @@ Result<std::unique_ptr<Kernel>> create_conv_max_pool_twin(const KernelInit& init
   return TwoStageTwin::create(init, std::move(conv), {0, 1, 2}, std::move(pool), {0});
 }
 
+// The reference of the layout pass's StemDepthwiseConv (X, W, B, W_dw, B_dw): the image
+// Conv's twin (its stem_* attributes; ConvNchwInput's with nchw_input = 1) into a temporary,
+// then the depthwise Conv's twin on that (the node's other attributes).
+Result<std::unique_ptr<Kernel>> create_stem_depthwise_twin(const KernelInit& init) {
+  const Node& fused = init.node();
+  const std::string prefix = "stem_";
+  XONNX_ASSIGN_OR_RETURN(const int64_t nchw_input, init.get_int("nchw_input", 0));
+  Node stem = fused_part(fused, nchw_input == 1 ? kConvNchwInputOp : "Conv", "stem",
+                         {fused.inputs[0], fused.inputs[1], init.has_input(2) ? fused.inputs[2] : ""},
+                         [&](Attribute& a) { return strip_prefix(a, prefix); });
+  Node dw =
+      fused_part(fused, "Conv", "depthwise",
+                 {fused.name + "/stem_output", fused.inputs[3], init.has_input(4) ? fused.inputs[4] : ""},
+                 [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0 && a.name != "nchw_input"; });
+  return TwoStageTwin::create(init, std::move(stem), {0, 1, 2}, std::move(dw), {0, 3, 4});
+}
+
 // The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool /
 // ConcatBatchNorm concatenated on the NHWC channel axis; an error naming the part when they do
 // not concatenate.
@@ -480,6 +497,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference);
   XONNX_REGISTER(registry, d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin,
                  Backend::kReference);
+  XONNX_REGISTER(registry, d, kStemDepthwiseOp, 1, kLatestVersion, create_stem_depthwise_twin, Backend::kReference);
 }
 
 }  // namespace xonnx
