@@ -44,6 +44,14 @@ bool is_image_conv(const Node& n, const Tensor* w) {
          (!dilations || std::all_of(dilations->ints.begin(), dilations->ints.end(), [](int64_t d) { return d == 1; }));
 }
 
+// Copies of `from` named prefix + name, appended to `to` (a merged node's part).
+void append_prefixed(const std::vector<Attribute>& from, const std::string& prefix, std::vector<Attribute>& to) {
+  for (Attribute a : from) {
+    a.name = prefix + a.name;
+    to.push_back(std::move(a));
+  }
+}
+
 }  // namespace
 
 void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayoutStats& stats) {
@@ -96,40 +104,34 @@ void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::s
   }
   auto stem = stem_of_.find(i);
   if (stem != stem_of_.end()) {
-    const Node& conv = g_.nodes[stem->second];
-    const Node pool = n;
-    n.name = conv.name + "+" + pool.name;
-    n.op_type = kConvMaxPoolOp;
-    const bool nchw = nchw_input_.count(stem->second) != 0;  // else X entered the region renamed
-    n.inputs = {nchw ? conv.inputs[0] : nhwc.at(conv.inputs[0]), constant_root(conv.inputs[1])};
-    if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) n.inputs.push_back(constant_root(conv.inputs[2]));
-    n.attributes = conv.attributes;  // with its fused output range / activation
-    for (const Attribute& a : pool.attributes) {
-      Attribute prefixed = a;
-      prefixed.name = "pool_" + a.name;
-      n.attributes.push_back(std::move(prefixed));
-    }
-    if (nchw) n.attributes.push_back(int_attribute("nchw_input", 1));
+    const std::vector<Attribute> pool = std::move(n.attributes);
+    n.attributes = g_.nodes[stem->second].attributes;  // with its fused output range / activation
+    take_image_conv(stem->second, nhwc, kConvMaxPoolOp, n);
+    append_prefixed(pool, "pool_", n.attributes);
   }
   auto stem_dw = stem_dw_of_.find(i);
   if (stem_dw != stem_dw_of_.end()) {
-    const Node& conv = g_.nodes[stem_dw->second];
-    const Node depthwise = n;
-    n.name = conv.name + "+" + depthwise.name;
-    n.op_type = kStemDepthwiseOp;
-    const bool nchw = nchw_input_.count(stem_dw->second) != 0;  // else X entered the region renamed
-    const bool stem_bias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
-    n.inputs = {nchw ? conv.inputs[0] : nhwc.at(conv.inputs[0]), constant_root(conv.inputs[1]),
-                stem_bias ? constant_root(conv.inputs[2]) : "", depthwise.inputs[1],
-                depthwise.inputs.size() > 2 ? depthwise.inputs[2] : ""};
+    const std::vector<std::string> depthwise = n.inputs;
+    take_image_conv(stem_dw->second, nhwc, kStemDepthwiseOp, n);
+    n.inputs.resize(3);  // X, W, B ("" when absent), then W_dw, B_dw
+    n.inputs.insert(n.inputs.end(), depthwise.begin() + 1, depthwise.end());
     while (n.inputs.back().empty()) n.inputs.pop_back();
-    for (const Attribute& a : conv.attributes) {
-      Attribute prefixed = a;
-      prefixed.name = "stem_" + a.name;
-      n.attributes.push_back(std::move(prefixed));
-    }
-    if (nchw) n.attributes.push_back(int_attribute("nchw_input", 1));
+    append_prefixed(g_.nodes[stem_dw->second].attributes, "stem_", n.attributes);
   }
+}
+
+// Node n (renamed for the region) as `op` with the image Conv c merged into it: named after
+// both, c's inputs X (still NCHW, or the region's value), W and B (when present), and
+// nchw_input = 1 among n's attributes when X is NCHW.
+void NhwcPass::take_image_conv(size_t c, const std::unordered_map<std::string, std::string>& nhwc, const char* op,
+                               Node& n) const {
+  const Node& conv = g_.nodes[c];
+  const bool nchw = nchw_input_.count(c) != 0;  // else X entered the region renamed
+  n.name = conv.name + "+" + n.name;
+  n.op_type = op;
+  n.inputs = {nchw ? conv.inputs[0] : nhwc.at(conv.inputs[0]), constant_root(conv.inputs[1])};
+  if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) n.inputs.push_back(constant_root(conv.inputs[2]));
+  if (nchw) n.attributes.push_back(int_attribute("nchw_input", 1));
 }
 
 // A 1x1 Conv whose output (after its fused activation) only a depthwise Conv reads is merged

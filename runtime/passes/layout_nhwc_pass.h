@@ -65,6 +65,8 @@ class NhwcPass {
   int64_t conv_output_channels(const std::string& value) const;
   int read_images_in_nchw();
   int image_conv_read_only_by(size_t j) const;
+  void take_image_conv(size_t c, const std::unordered_map<std::string, std::string>& nhwc, const char* op,
+                       Node& n) const;
   int fuse_stem_pools(const std::vector<size_t>& order);
   int fuse_stem_depthwise(const std::vector<size_t>& order);
   int fuse_residual_adds(const std::vector<size_t>& order);

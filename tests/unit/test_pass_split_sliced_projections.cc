@@ -54,7 +54,7 @@ void qkv_slices(Model& m, const std::string& x) {
   add_slice(m, x, "v", -4, INT64_MAX);  // negative start, end past the axis: clamped
 }
 
-std::vector<Value> inputs() { return {random_value({2, 3, kK}, 1)}; }
+std::vector<Value> projection_inputs() { return {random_value({2, 3, kK}, 1)}; }
 
 TEST(PassSplitSlicedProjections, SlicesOfABiasedProjectionBecomeOneProjectionEach) {
   for (const bool transposed : {false, true}) {
@@ -65,7 +65,7 @@ TEST(PassSplitSlicedProjections, SlicesOfABiasedProjectionBecomeOneProjectionEac
     const std::string mm = transposed ? "com.microsoft:FusedMatMul" : "MatMul";
     EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{mm, "Add", mm, "Add", mm, "Add"}));
     // One product per piece of W: the same sums, bit for bit.
-    expect_close_outputs(m, out, inputs(), 0.0);
+    expect_close_outputs(m, out, projection_inputs(), 0.0);
   }
 }
 
@@ -80,7 +80,7 @@ TEST(PassSplitSlicedProjections, SplitAndPartialSlicesWithoutBias) {
   Model out = run_pass(split, passes::split_sliced_projections, &changed);
   ASSERT_TRUE(changed);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"MatMul", "MatMul"}));
-  expect_close_outputs(split, out, inputs(), 0.0);
+  expect_close_outputs(split, out, projection_inputs(), 0.0);
   // Two ranges that leave columns out: only those computed.
   Model partial = projection(true, false, [](Model& m, const std::string& x) {
     add_slice(m, x, "first", 0, 2);
@@ -89,7 +89,7 @@ TEST(PassSplitSlicedProjections, SplitAndPartialSlicesWithoutBias) {
   out = run_pass(partial, passes::split_sliced_projections, &changed);
   ASSERT_TRUE(changed);
   EXPECT_EQ(op_list(out.graph), (std::vector<std::string>{"MatMul", "Add", "MatMul", "Add"}));
-  expect_close_outputs(partial, out, inputs(), 0.0);
+  expect_close_outputs(partial, out, projection_inputs(), 0.0);
 }
 
 TEST(PassSplitSlicedProjections, KeepsWhatItCannotSplit) {

@@ -71,12 +71,10 @@ class ConvF32NhwcKernel final : public FastKernel {
       k->group_in_ = w->dim(1);
       k->group_out_ = group_out;
     }
-    XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("activation_min", -kInf));
-    XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("activation_max", kInf));
-    if (!(k->lo_ < k->hi_)) return unsupported("own fp32 Conv: empty output range");
-    XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-    if (!fused_activation(kernels(), activation, &k->activation_))
-      return unsupported("own fp32 Conv: activation ", activation);
+    XONNX_ASSIGN_OR_RETURN(const FusedOutput fused, parse_fused_output(init, "", "own fp32 Conv"));
+    k->lo_ = fused.lo;
+    k->hi_ = fused.hi;
+    k->activation_ = fused.activation;
     // A residual Z (the layout pass's merged Add) is added to the sums before the output range,
     // in the tile (FconvTile::residual) or Winograd's output transform.
     k->residual_ = init.node().op_type == "Conv" && init.has_input(kConvResidualInput);  // ConcatConv: parts

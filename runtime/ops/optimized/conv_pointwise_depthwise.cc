@@ -78,12 +78,10 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
       return unsupported(kWhat, ": pointwise bias must be a constant float [M]");
     if (b && !all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
-    XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("pointwise_activation_min", -kInf));
-    XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("pointwise_activation_max", kInf));
-    if (!(k->lo_ < k->hi_)) return unsupported(kWhat, ": empty pointwise output range");
-    XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("pointwise_activation", ""));
-    if (!fused_activation(kernels(), activation, &k->activation_))
-      return unsupported(kWhat, ": activation ", activation);
+    XONNX_ASSIGN_OR_RETURN(const FusedOutput fused, parse_fused_output(init, "pointwise_", kWhat));
+    k->lo_ = fused.lo;
+    k->hi_ = fused.hi;
+    k->activation_ = fused.activation;
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
     k->expanded_ = session_float_scratch(init);

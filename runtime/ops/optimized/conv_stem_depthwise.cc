@@ -6,7 +6,6 @@
 // order per value as the two own kernels one after the other: the same bits.
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,62 +23,55 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int64_t kSegmentTiles = 8;  // tiles of a stem row per indirection table (96 pixels)
 constexpr int64_t kMaxStemRows = 11;  // kernel rows of the stem (ResNet's 7x7 and more)
 
+// The stem: an image's Conv on the tiles, its kernel rows merged (kh taps of kw * C values).
+struct StemConv {
+  FconvTileFn tile = nullptr;
+  ConvGeometry geo;
+  FconvWeights weights;
+  int64_t channels = 0;  // the image's
+  FusedOutput output;    // its fused output range and activation
+};
+
 // The stem's output rows, computed by its tiles into the depthwise ring's 16-channel blocks
-// (a tile's columns 16-31 go to the next block).
+// (a tile's columns 16-31 go to the next block), from the image's zero-padded copy (ph x pw).
 class StemRows final : public FdwSource {
  public:
-  StemRows(FconvTileFn tile, const FconvWeights& weights, const ConvGeometry& geo, float lo, float hi, MapFn activation,
-           const float* padded, int64_t oh, int64_t ow, int64_t ph, int64_t pw, int64_t c)
-      : tile_(tile),
-        weights_(weights),
-        geo_(geo),
-        lo_(lo),
-        hi_(hi),
-        activation_(activation),
-        padded_(padded),
-        oh_(oh),
-        ow_(ow),
-        ph_(ph),
-        pw_(pw),
-        c_(c) {}
+  StemRows(const StemConv& stem, const float* padded, int64_t oh, int64_t ow, int64_t ph, int64_t pw)
+      : stem_(stem), padded_(padded), oh_(oh), ow_(ow), ph_(ph), pw_(pw) {}
 
   void fill(int64_t row, float* blocks, int64_t block_floats, int64_t b0, int64_t b1) override {
-    const int64_t img = row / oh_, oy = row % oh_, kh = geo_.kh;
+    const ConvGeometry& g = stem_.geo;
+    const int64_t img = row / oh_, oy = row % oh_, kh = g.kh, c = stem_.channels;
     std::array<const float*, kSegmentTiles * kMaxStemRows * kFconvRows> table;
     FconvTile t;
     t.taps = kh;  // a tap per kernel row: its kw * C values are contiguous in the padded copy
-    t.c = weights_.c;
-    t.lo = lo_;
-    t.hi = hi_;
-    const float* const first_row = padded_ + (img * ph_ + oy * geo_.sh) * pw_ * c_;
+    t.c = stem_.weights.c;
+    t.lo = stem_.output.lo;
+    t.hi = stem_.output.hi;
+    const float* const first_row = padded_ + (img * ph_ + oy * g.sh) * pw_ * c;
     for (int64_t p0 = 0; p0 < ow_; p0 += kSegmentTiles * kFconvRows) {
       const int64_t p1 = std::min(ow_, p0 + kSegmentTiles * kFconvRows);
       const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
       for (int64_t i = 0; i < tiles * kFconvRows; ++i) {  // past the row: its last pixel
-        const float* const window = first_row + std::min(p0 + i, p1 - 1) * geo_.sw * c_;
+        const float* const window = first_row + std::min(p0 + i, p1 - 1) * g.sw * c;
         const int64_t ti = i / kFconvRows, r = i % kFconvRows;
         for (int64_t ky = 0; ky < kh; ++ky)
-          table[static_cast<size_t>((ti * kh + ky) * kFconvRows + r)] = window + ky * pw_ * c_;
+          table[static_cast<size_t>((ti * kh + ky) * kFconvRows + r)] = window + ky * pw_ * c;
       }
-      fdw_tiles_into_blocks(tile_, t, weights_, table.data(), p1 - p0, blocks + p0 * kFdwChannelBlock, block_floats, b0,
-                            b1);
+      fdw_tiles_into_blocks(stem_.tile, t, stem_.weights, table.data(), p1 - p0, blocks + p0 * kFdwChannelBlock,
+                            block_floats, b0, b1);
     }
     // the stem's fused (Hard)Swish, on the row's blocks
-    if (activation_) fdw_activate_blocks(activation_, blocks, block_floats, b0, b1, ow_);
+    if (stem_.output.activation) fdw_activate_blocks(stem_.output.activation, blocks, block_floats, b0, b1, ow_);
   }
 
  private:
-  FconvTileFn tile_;
-  const FconvWeights& weights_;
-  const ConvGeometry& geo_;
-  float lo_, hi_;
-  MapFn activation_;
+  const StemConv& stem_;
   const float* padded_;
-  int64_t oh_, ow_, ph_, pw_, c_;
+  int64_t oh_, ow_, ph_, pw_;
 };
 
 class StemDwF32NhwcKernel final : public FastKernel {
@@ -95,30 +87,26 @@ class StemDwF32NhwcKernel final : public FastKernel {
     if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(0) != m || w->dim(1) < 1 || w->dim(1) > 4)
       return unsupported(kWhat, ": needs a constant float [M, C <= 4, kh, kw] stem W");
     int64_t group = 1;
-    XONNX_ASSIGN_OR_RETURN(k->geo_, ConvGeometry::parse(init, w->shape(), group, kWhat, "stem_"));
-    const ConvGeometry& g = k->geo_;
+    StemConv& stem = k->stem_;
+    XONNX_ASSIGN_OR_RETURN(stem.geo, ConvGeometry::parse(init, w->shape(), group, kWhat, "stem_"));
+    const ConvGeometry& g = stem.geo;
     if (group != 1 || g.dh != 1 || g.dw != 1 || g.kh > kMaxStemRows)
       return unsupported(kWhat, ": a stem of ", group, " groups, dilations ", g.dh, "x", g.dw, ", ", g.kh, " rows");
     const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
     if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
       return unsupported(kWhat, ": stem bias must be a constant float [M]");
     if (b && !all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
-    XONNX_ASSIGN_OR_RETURN(k->lo_, init.get_float("stem_activation_min", -kInf));
-    XONNX_ASSIGN_OR_RETURN(k->hi_, init.get_float("stem_activation_max", kInf));
-    if (!(k->lo_ < k->hi_)) return unsupported(kWhat, ": empty stem output range");
-    XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("stem_activation", ""));
-    if (!fused_activation(kernels(), activation, &k->activation_))
-      return unsupported(kWhat, ": activation ", activation);
+    XONNX_ASSIGN_OR_RETURN(stem.output, parse_fused_output(init, "stem_", kWhat));
     XONNX_ASSIGN_OR_RETURN(const int64_t nchw_input, init.get_int("nchw_input", 0));
     k->nchw_input_ = nchw_input == 1;
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
-    k->tile_ = tile;
-    k->in_ch_ = w->dim(1);
+    stem.tile = tile;
+    stem.channels = w->dim(1);
     // Non-finite weights are declined, as the own Conv declines them (the reference runs).
     std::vector<float> rows;
     bool finite = true;
-    k->weights_ = pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, k->in_ch_,
-                                     g.kh * g.kw, g.kh);
+    stem.weights = pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, stem.channels,
+                                      g.kh * g.kw, g.kh);
     if (!finite) return unsupported(kWhat, ": non-finite stem weights");
     init.packed_constant_input(1);
     if (b) init.packed_constant_input(2);
@@ -128,23 +116,22 @@ class StemDwF32NhwcKernel final : public FastKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    const int64_t c = in_ch_;
+    const int64_t c = stem_.channels;
     if (!is_f32(x) || x.rank() != 4 || x.dim(nchw_input_ ? 1 : 3) != c) return Status::ok();
     const int64_t n = x.dim(0), h = x.dim(nchw_input_ ? 2 : 1), w = x.dim(nchw_input_ ? 3 : 2);
     std::array<int64_t, 4> pads, dw_pads;
-    if (n <= 0 || h <= 0 || w <= 0 || !geo_.pads_for(h, w, pads)) return Status::ok();  // the reference reports it
-    const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads);
+    if (n <= 0 || h <= 0 || w <= 0 || !stem_.geo.pads_for(h, w, pads)) return Status::ok();  // the reference reports it
+    const int64_t oh = stem_.geo.out_h(h, pads), ow = stem_.geo.out_w(w, pads);
     const ConvGeometry& dw = layer_.geometry();
     if (oh <= 0 || ow <= 0 || !dw.pads_for(oh, ow, dw_pads)) return Status::ok();
     const int64_t out_h = dw.out_h(oh, dw_pads), out_w = dw.out_w(ow, dw_pads), m = layer_.channels();
     if (out_h <= 0 || out_w <= 0) return Status::ok();
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, {n, out_h, out_w, m}));
     const float* padded = padded_.copy(*pool_, x.data<float>(), nchw_input_, n, c, h, w, pads);
-    StemRows rows(tile_, weights_, geo_, lo_, hi_, activation_, padded, oh, ow, h + pads[0] + pads[2],
-                  w + pads[1] + pads[3], c);
+    StemRows rows(stem_, padded, oh, ow, h + pads[0] + pads[2], w + pads[1] + pads[3]);
     // An output row computes about sh stem rows; the channels split by whole 32-wide panels.
     layer_.run(*pool_, scratch_, rows, n, oh, ow, dw_pads, y->data<float>(),
-               dw.sh * ow * weights_.taps * weights_.c * m, kFconvCols / kFdwChannelBlock);
+               dw.sh * ow * stem_.weights.taps * stem_.weights.c * m, kFconvCols / kFdwChannelBlock);
     handled = true;
     return Status::ok();
   }
@@ -152,15 +139,10 @@ class StemDwF32NhwcKernel final : public FastKernel {
   void release_scratch() override { scratch_.release(); }
 
   FdwLayer layer_;
-  FconvTileFn tile_ = nullptr;
-  ConvGeometry geo_;              // the stem's
-  FconvWeights weights_;          // the stem's: kh taps of kw * C values per panel
-  int64_t in_ch_ = 0;             // the image's channels
-  float lo_ = -kInf, hi_ = kInf;  // the stem's fused output range
-  MapFn activation_ = nullptr;    // and activation
-  bool nchw_input_ = false;       // X is [N, C, H, W]
-  PaddedImage padded_;            // the image, zero-padded, NHWC
-  ChunkScratch<float> scratch_;   // per chunk: the depthwise ring
+  StemConv stem_;
+  bool nchw_input_ = false;      // X is [N, C, H, W]
+  PaddedImage padded_;           // the image, zero-padded, NHWC
+  ChunkScratch<float> scratch_;  // per chunk: the depthwise ring
 };
 
 }  // namespace

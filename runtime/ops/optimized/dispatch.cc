@@ -86,6 +86,16 @@ bool enabled() {
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 uint64_t run_count() { return g_runs.load(std::memory_order_relaxed); }
 
+Result<FusedOutput> parse_fused_output(const KernelInit& init, const std::string& prefix, const char* what) {
+  FusedOutput out;
+  XONNX_ASSIGN_OR_RETURN(out.lo, init.get_float(prefix + "activation_min", out.lo));
+  XONNX_ASSIGN_OR_RETURN(out.hi, init.get_float(prefix + "activation_max", out.hi));
+  if (!(out.lo < out.hi)) return unsupported(what, ": empty output range ", prefix, "activation_min / _max");
+  XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string(prefix + "activation", ""));
+  if (!fused_activation(kernels(), activation, &out.activation)) return unsupported(what, ": activation ", activation);
+  return out;
+}
+
 Status init_own_kernel(FastKernel& kernel, const KernelInit& init) {
   if (!enabled()) return unsupported("optimized kernels are disabled");
   return kernel.init_fallback(init, &g_runs);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <string>
 
@@ -13,7 +12,6 @@ namespace xonnx {
 namespace opt {
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
 bool finite(const float* p, int64_t n) {
   return std::all_of(p, p + n, [](float v) { return std::isfinite(v); });
 }
@@ -40,11 +38,10 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
   const Tensor* bias = init.has_input(b_input) ? init.constant_input(b_input) : nullptr;
   if (init.has_input(b_input) && (!bias || !is_f32(*bias) || bias->rank() != 1 || bias->numel() != m))
     return unsupported(what, ": bias must be a constant float [M]");
-  XONNX_ASSIGN_OR_RETURN(k.lo_, init.get_float("activation_min", -kInf));
-  XONNX_ASSIGN_OR_RETURN(k.hi_, init.get_float("activation_max", kInf));
-  if (!(k.lo_ < k.hi_)) return unsupported(what, ": empty output range");
-  XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
-  if (!fused_activation(kernels(), activation, &k.activation_)) return unsupported(what, ": activation ", activation);
+  XONNX_ASSIGN_OR_RETURN(const FusedOutput fused, parse_fused_output(init, "", what));
+  k.lo_ = fused.lo;
+  k.hi_ = fused.hi;
+  k.activation_ = fused.activation;
   // The padding columns are multiplied by the weights where the reference skips them:
   // the same only while 0 * w == 0.
   const float* wd = w->data<float>();

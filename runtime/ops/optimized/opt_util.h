@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/core/aligned_vector.h"
@@ -34,6 +36,16 @@ bool enabled();
 void set_enabled(bool on);
 // Number of runs that took an optimized path (tests check that the fast path ran).
 uint64_t run_count();
+
+// A Conv's fused output, from the layout pass's attributes prefix + activation_min / _max (the
+// range; +-inf when absent) and prefix + activation (Swish / HardSwish, else none); a merged
+// node's part has its own prefix ("pointwise_", "stem_"). Declines (`what`: the kernel) an
+// empty range or an activation without a row function.
+struct FusedOutput {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  MapFn activation = nullptr;
+};
+Result<FusedOutput> parse_fused_output(const KernelInit& init, const std::string& prefix, const char* what);
 
 // The factory of an own kernel calls this first: declines when the own kernels are switched
 // off, else keeps the node's reference kernel as the fallback and counts the runs the kernel
