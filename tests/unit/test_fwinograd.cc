@@ -209,6 +209,9 @@ TEST(WinogradConvF32, MatchesADirectSumOnOneAndTwoThreads) {
       {1, 30, 29, 16, 64, {1, 1, 1, 1}},              // 225 tiles: several blocks
       {1, 10, 10, 24, 24, {1, 1, 1, 1}, 0.0f, 6.0f},  // the fused Relu6 range
       {1, 14, 14, 144, 144, {1, 1, 1, 1}},            // weights over 1 MB: blocks past L2, 5 panels
+      // Few tiles for much larger weights: two threads split the panels, each over all tiles
+      {1, 4, 4, 256, 64, {1, 1, 1, 1}},
+      {1, 6, 6, 64, 128, {1, 1, 1, 1}, 0.0f, kInf},
       // Dilated: the phases of the grid, of unequal sizes, their last tiles sticking out
       {1, 13, 11, 16, 20, {2, 2, 2, 2}, -kInf, kInf, 2, 2},
       {2, 9, 14, 16, 33, {4, 3, 4, 3}, -kInf, kInf, 4, 3},   // dh != dw

@@ -116,19 +116,34 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
   const int64_t th = phase_tiles(oh, dh, size), tw = phase_tiles(ow, dw, size), per_image = dh * dw * th * tw;
   const int64_t tiles = n * per_image;
   const int64_t panels = (m + kFconvCols - 1) / kFconvCols, threads = pool.num_threads();
-  const int64_t block_tiles = block_tiles_for(positions, c, m, static_cast<int64_t>(u_.packed.size() * sizeof(float)));
-  // Evenly sized blocks, as many per thread (see conv.cc), and a block for each thread that
-  // has a GEMM tile's rows of tiles to take.
+  const int64_t u_bytes = static_cast<int64_t>(u_.packed.size() * sizeof(float));
+  const int64_t block_tiles = block_tiles_for(positions, c, m, u_bytes);
   int64_t blocks = (tiles + block_tiles - 1) / block_tiles;
-  blocks = std::max(blocks, std::min(threads, (tiles + kFconvRows - 1) / kFconvRows));
-  if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
+  // A map of fewer blocks than threads whose transformed weights outweigh its V and M by far
+  // (resnet50's 14 x 14 layers, 256 -> 256: 9.4 MB against 1.2) splits the weight panels over
+  // the threads instead, as the direct tiles do (conv.cc): each thread streams its share of U
+  // once over all tiles, where blocks of half the tiles would each stream all of it. Each thread
+  // transforms the whole input and writes its channels of every pixel (whole cache lines:
+  // channels_fill_cache_lines). Where V and M weigh as much as U (28 x 28, 128 -> 128: 1.8 MB
+  // against 2.4), the doubled input transform and the larger V and M cost more than it saves.
+  const int64_t map_bytes = tiles * positions * (c + m) * static_cast<int64_t>(sizeof(float));
+  const bool split_panels = blocks < threads && u_bytes >= 4 * map_bytes && panels >= threads &&
+                            panels % threads == 0 && channels_fill_cache_lines(m);
+  const int64_t groups = split_panels ? threads : 1, group_panels = panels / groups;
+  if (!split_panels) {
+    // Evenly sized blocks, as many per thread (see conv.cc), and a block for each thread that
+    // has a GEMM tile's rows of tiles to take.
+    blocks = std::max(blocks, std::min(threads, (tiles + kFconvRows - 1) / kFconvRows));
+    if (tiles >= threads * kFconvRows) blocks = (blocks + threads - 1) / threads * threads;
+  }
   const int64_t max_tiles = (tiles + blocks - 1) / blocks;
-  const size_t min_chunk = chunk_for(max_tiles * positions * c * m / 4);
-  scratch.prepare(pool, static_cast<size_t>(blocks), min_chunk, static_cast<size_t>(positions * max_tiles * (c + m)));
+  const size_t tasks = static_cast<size_t>(blocks * groups);  // group-major: a chunk keeps its panels
+  const size_t min_chunk = split_panels ? 1 : chunk_for(max_tiles * positions * c * m / 4);
+  scratch.prepare(pool, tasks, min_chunk, static_cast<size_t>(positions * max_tiles * (c + m)));
   std::atomic<bool> finite{true};
   // Panel pn's weights for position p.
   const auto panel_at = [&](int64_t pn, int64_t p) { return u_.packed.data() + (pn * positions + p) * c * kFconvCols; };
-  pool.parallel_for(static_cast<size_t>(blocks), min_chunk, [&](size_t b0, size_t b1) {
+  pool.parallel_for(tasks, min_chunk, [&](size_t b0, size_t b1) {
     float* const v = scratch.of(b0);
     float* const mm = v + positions * max_tiles * c;
     const float* patch[kWino4Positions];
@@ -161,19 +176,22 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
         patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((p.img * h + iy) * w + ix) * c : zeros_.data();
       }
     };
-    const auto locate_pixels = [&](int64_t tile) {
+    // ... from channel c0 on.
+    const auto locate_pixels = [&](int64_t tile, int64_t c0) {
       const Where p = where(tile);
       for (int64_t k = 0; k < size * size; ++k) {
         const int64_t oy = p.y0 + dh * (k / size), ox = p.x0 + dw * (k % size);
-        const int64_t at = ((p.img * oh + oy) * ow + ox) * m;
+        const int64_t at = ((p.img * oh + oy) * ow + ox) * m + c0;
         pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
         residual[k] = pixels[k] && z ? z + at : nullptr;
       }
     };
-    for (size_t blk = b0; blk < b1; ++blk) {
-      const int64_t t0 = static_cast<int64_t>(blk) * tiles / blocks,
-                    t1 = (static_cast<int64_t>(blk) + 1) * tiles / blocks;
+    for (size_t task = b0; task < b1; ++task) {
+      const int64_t group = static_cast<int64_t>(task) / blocks, blk = static_cast<int64_t>(task) % blocks;
+      const int64_t t0 = blk * tiles / blocks, t1 = (blk + 1) * tiles / blocks;
       const int64_t count = t1 - t0;
+      const int64_t pn0 = group * group_panels, pn1 = pn0 + group_panels;
+      const int64_t c0 = pn0 * kFconvCols, c1 = std::min(m, pn1 * kFconvCols);
       for (int64_t i = 0; i < count; ++i) {
         locate_patch(t0 + i);
         if (!input_(patch, c, v + i * c, count * c)) {
@@ -183,10 +201,10 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
       }
       // Positions outer: position p's rows of V are read by every panel while they are in L2.
       for (int64_t p = 0; p < positions; ++p) {
-        for (int64_t pn = 0; pn < panels; ++pn) {
+        for (int64_t pn = pn0; pn < pn1; ++pn) {
           t.cols = std::min(kFconvCols, m - pn * kFconvCols);
           t.panel = panel_at(pn, p);
-          const float* next = pn + 1 < panels ? panel_at(pn + 1, p) : p + 1 < positions ? panel_at(0, p + 1) : nullptr;
+          const float* next = pn + 1 < pn1 ? panel_at(pn + 1, p) : p + 1 < positions ? panel_at(pn0, p + 1) : nullptr;
           for (int64_t r0 = 0; r0 < count; r0 += kFconvRows) {
             fconv_share_next_panel(t, next, r0 / kFconvRows, (count + kFconvRows - 1) / kFconvRows);
             t.rows = std::min(kFconvRows, count - r0);
@@ -197,8 +215,8 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
         }
       }
       for (int64_t i = 0; i < count; ++i) {
-        locate_pixels(t0 + i);
-        output_(mm + i * m, count * m, m, u_.bias.data(), lo_, hi_, pixels, z ? residual : nullptr);
+        locate_pixels(t0 + i, c0);
+        output_(mm + i * m + c0, count * m, c1 - c0, u_.bias.data() + c0, lo_, hi_, pixels, z ? residual : nullptr);
       }
     }
   });

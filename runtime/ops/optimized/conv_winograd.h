@@ -5,7 +5,8 @@
 // conv's 12 x 32 tiles multiply each position's V by its U panel into M [positions][tiles][m],
 // and the output transform adds the bias, clamps and writes the pixels. V and M of a block stay
 // in L2 together, or, where the transformed weights exceed 1 MB, one position's rows of them
-// (conv_winograd.cc: block_tiles_for).
+// (conv_winograd.cc: block_tiles_for). A small map with large weights splits the weight panels
+// over the threads instead of its tiles.
 // A dilated layer (dilation d) is d x d undilated ones over the phases of its grid (the pixels
 // whose row and column are p_y and p_x modulo d), whose tiles share the blocks: output pixel
 // p + d * i reads input p + d * (i + k) - pad.
