@@ -274,7 +274,7 @@ class ConvF32NhwcKernel final : public FastKernel {
         return;
       }
       if (pointwise) {  // pixel p reads row p of the input: no image / row / column walk
-        for (int64_t i = 0; i < count * kFconvRows; ++i) table[i] = in + std::min(p0 + i, p1 - 1) * c;
+        fconv_consecutive_rows(table, in, p0, p1 - 1, count * kFconvRows, c);
         return;
       }
       // The pixel's (image, row, column), stepped instead of divided out per pixel.

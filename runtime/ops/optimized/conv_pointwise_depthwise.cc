@@ -44,8 +44,7 @@ class ExpandedRows final : public FdwSource {
     for (int64_t p0 = 0; p0 < w_; p0 += kSegmentTiles * kFconvRows) {
       const int64_t p1 = std::min(w_, p0 + kSegmentTiles * kFconvRows);
       const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
-      for (int64_t i = 0; i < tiles * kFconvRows; ++i)  // past the row: its last pixel
-        table[static_cast<size_t>(i)] = x + std::min(p0 + i, p1 - 1) * c;
+      fconv_consecutive_rows(table.data(), x, p0, p1 - 1, tiles * kFconvRows, c);  // past the row: its last pixel
       fdw_tiles_into_blocks(tile_, t, weights_, table.data(), p1 - p0, blocks + p0 * kFdwChannelBlock, block_floats, b0,
                             b1);
     }
@@ -137,7 +136,7 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     const int64_t tiles = (pixels + kFconvRows - 1) / kFconvRows, panels = (m + kFconvCols - 1) / kFconvCols;
     const bool panel_major = channels_fill_cache_lines(m);
     table_.resize(static_cast<size_t>(tiles * kFconvRows));
-    for (int64_t i = 0; i < tiles * kFconvRows; ++i) table_[static_cast<size_t>(i)] = x + std::min(i, pixels - 1) * c;
+    fconv_consecutive_rows(table_.data(), x, 0, pixels - 1, tiles * kFconvRows, c);
     pool_->parallel_for(static_cast<size_t>(panels * tiles), chunk_for(kFconvRows * c * kFconvCols),
                         [&](size_t begin, size_t end) {
                           FconvTile t = fconv_pointwise_tile(weights_, lo_, hi_, m);

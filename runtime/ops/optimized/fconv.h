@@ -100,6 +100,22 @@ inline void fconv_use_panel(FconvTile& t, const FconvWeights& weights, int64_t p
 
 using FconvTileFn = void (*)(const FconvTile& t);
 
+// Tile rows of consecutive pixels: table[i] = base + min(first + i, last) * stride for i <
+// count, the rows past `last` repeating it (a tile's rows past the end of its pixels). Plain
+// integer adds, which the compiler vectorizes (a multiply per entry took ~4 % of a narrow 1x1
+// layer's time at 112 x 112).
+inline void fconv_consecutive_rows(const float** table, const float* base, int64_t first, int64_t last, int64_t count,
+                                   int64_t stride) {
+  const float** __restrict const out = table;
+  const int64_t inside = std::max<int64_t>(0, std::min(count, last - first + 1));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(base + first * stride);
+  const uintptr_t step = static_cast<uintptr_t>(stride) * sizeof(float);
+  for (int64_t i = 0; i < inside; ++i)
+    out[i] = reinterpret_cast<const float*>(start + static_cast<uintptr_t>(i) * step);
+  const float* const tail = base + last * stride;
+  for (int64_t i = inside; i < count; ++i) out[i] = tail;
+}
+
 // The scalar twins' form of the AVX-512 min_ps(hi, max_ps(lo, x)): each returns its second
 // operand unless the first is strictly greater (smaller), so NaN passes through (and -0 stays
 // -0 at lo = 0).
