@@ -156,8 +156,7 @@ int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
     auto readers = consumers_.find(mid);
     if (readers == consumers_.end() || readers->second.size() != 1) continue;
     pointwise_of_[d] = pw_index;
-    fused_away_[pw_index] = true;
-    merged_.insert(pw_index);
+    merge_into_reader(pw_index);
     ++merged;
   }
   return merged;
@@ -215,8 +214,7 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
     };
     if (!reader_takes_parts()) continue;
     concat_of_[j] = c;
-    fused_away_[c] = true;
-    merged_.insert(c);
+    merge_into_reader(c);
     ++merged;
   }
   return merged;
@@ -277,8 +275,7 @@ int NhwcPass::fuse_stem_pools(const std::vector<size_t>& order) {
     const int c = image_conv_read_only_by(j);
     if (c < 0) continue;
     stem_of_[j] = static_cast<size_t>(c);
-    fused_away_[static_cast<size_t>(c)] = true;
-    merged_.insert(static_cast<size_t>(c));
+    merge_into_reader(static_cast<size_t>(c));
     ++merged;
   }
   return merged;
@@ -297,8 +294,7 @@ int NhwcPass::fuse_stem_depthwise(const std::vector<size_t>& order) {
     const int c = image_conv_read_only_by(d);
     if (c < 0) continue;
     stem_dw_of_[d] = static_cast<size_t>(c);
-    fused_away_[static_cast<size_t>(c)] = true;
-    merged_.insert(static_cast<size_t>(c));
+    merge_into_reader(static_cast<size_t>(c));
     ++merged;
   }
   return merged;
@@ -356,8 +352,7 @@ int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
     }
     g_.nodes[a] = std::move(fused);
     role_[a] = Role::kNhwcOp;
-    fused_away_[static_cast<size_t>(conv)] = true;
-    merged_.insert(static_cast<size_t>(conv));
+    merge_into_reader(static_cast<size_t>(conv));
     ++merged;
   }
   return merged;

@@ -60,6 +60,11 @@ class NhwcPass {
   // classification, rewrite_merged() on each region node as it is emitted (renamed to `nhwc`).
   void merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayoutStats& stats);
   void rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const;
+  // Node i becomes part of the node that reads it: dropped, and counted as merged.
+  void merge_into_reader(size_t i) {
+    fused_away_[i] = true;
+    merged_.insert(i);
+  }
   int fuse_pointwise_depthwise(const std::vector<size_t>& order);
   int fuse_concats(const std::vector<size_t>& order);
   int64_t conv_output_channels(const std::string& value) const;

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "runtime/ops/common/conv_geometry.h"
-#include "runtime/ops/common/finite.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/fdw_layer.h"
@@ -73,10 +72,6 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     const Tensor* w = init.constant_input(1);
     if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(0) != m || w->dim(1) < 1 || w->dim(2) != 1 || w->dim(3) != 1)
       return unsupported(kWhat, ": needs a constant float [M, C, 1, 1] pointwise W");
-    const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
-    if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
-      return unsupported(kWhat, ": pointwise bias must be a constant float [M]");
-    if (b && !all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
     XONNX_ASSIGN_OR_RETURN(const FusedOutput fused, parse_fused_output(init, "pointwise_", kWhat));
     k->lo_ = fused.lo;
     k->hi_ = fused.hi;
@@ -84,14 +79,7 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     k->tile_ = tile;
     k->expanded_ = session_float_scratch(init);
-    // Non-finite weights are declined, as the own 1x1 Conv declines them (the reference runs).
-    std::vector<float> rows;
-    bool finite = true;
-    k->weights_ =
-        pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, w->dim(1), 1, 1);
-    if (!finite) return unsupported(kWhat, ": non-finite pointwise weights");
-    init.packed_constant_input(1);
-    if (b) init.packed_constant_input(2);
+    XONNX_ASSIGN_OR_RETURN(k->weights_, pack_fdw_source_conv(init, *w, 1, kWhat, "pointwise"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

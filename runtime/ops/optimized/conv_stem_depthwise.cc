@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "runtime/ops/common/conv_geometry.h"
-#include "runtime/ops/common/finite.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/fconv.h"
 #include "runtime/ops/optimized/fdw_layer.h"
@@ -111,24 +110,13 @@ class StemDwF32NhwcKernel final : public FastKernel {
     const ConvGeometry& g = stem.geo;
     if (group != 1 || g.dh != 1 || g.dw != 1 || g.kh > kMaxStemRows)
       return unsupported(kWhat, ": a stem of ", group, " groups, dilations ", g.dh, "x", g.dw, ", ", g.kh, " rows");
-    const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
-    if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
-      return unsupported(kWhat, ": stem bias must be a constant float [M]");
-    if (b && !all_finite(b->data<float>(), static_cast<size_t>(m))) return unsupported(kWhat, ": non-finite bias");
     XONNX_ASSIGN_OR_RETURN(stem.output, parse_fused_output(init, "stem_", kWhat));
     XONNX_ASSIGN_OR_RETURN(const int64_t nchw_input, init.get_int("nchw_input", 0));
     k->nchw_input_ = nchw_input == 1;
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
     stem.tile = tile;
     stem.channels = w->dim(1);
-    // Non-finite weights are declined, as the own Conv declines them (the reference runs).
-    std::vector<float> rows;
-    bool finite = true;
-    stem.weights = pack_fconv_weights(fconv_rows_of(*w, rows, finite), b ? b->data<float>() : nullptr, m, stem.channels,
-                                      g.kh * g.kw, g.kh);
-    if (!finite) return unsupported(kWhat, ": non-finite stem weights");
-    init.packed_constant_input(1);
-    if (b) init.packed_constant_input(2);
+    XONNX_ASSIGN_OR_RETURN(stem.weights, pack_fdw_source_conv(init, *w, g.kh, kWhat, "stem"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 

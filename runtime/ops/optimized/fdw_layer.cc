@@ -21,6 +21,23 @@ bool fdw_fused_layers_available() {
   return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
 }
 
+Result<FconvWeights> pack_fdw_source_conv(const KernelInit& init, const Tensor& w, int64_t tile_taps, const char* what,
+                                          const char* part) {
+  const int64_t m = w.dim(0);
+  const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
+  if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
+    return unsupported(what, ": ", part, " bias must be a constant float [M]");
+  if (b && !finite(b->data<float>(), m)) return unsupported(what, ": non-finite ", part, " bias");
+  std::vector<float> rows;
+  bool finite_weights = true;
+  FconvWeights packed = pack_fconv_weights(fconv_rows_of(w, rows, finite_weights), b ? b->data<float>() : nullptr, m,
+                                           w.dim(1), w.dim(2) * w.dim(3), tile_taps);
+  if (!finite_weights) return unsupported(what, ": non-finite ", part, " weights");
+  init.packed_constant_input(1);
+  if (b) init.packed_constant_input(2);
+  return packed;
+}
+
 Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t b_input, const char* what) {
   FdwLayer k;
   k.row_ = fdw_row_fast();
