@@ -471,7 +471,8 @@ TEST(FdwConvSession, ChannelMultiplierTwoIsRight) {
   check(k, /*expect_own=*/false);
 }
 
-// Two threads split the output rows, or with few rows the channel blocks: the same bits as one.
+// Two threads split the output rows, or with fewer rows than kernel rows per thread the channel
+// blocks: the same bits as one.
 TEST(FdwConvSession, ThreadsGiveTheSameResult) {
   DwCase rows = dw("48 rows split over the threads", 40, 3, 1, 1, 1);
   rows.h = 48;
@@ -480,7 +481,10 @@ TEST(FdwConvSession, ThreadsGiveTheSameResult) {
   blocks.h = 7;
   blocks.w = 14;
   blocks.relu6 = true;
-  for (const DwCase& k : {rows, blocks}) {
+  DwCase few_rows = dw("14 rows of a 3x3 kernel, 7 per thread", 208, 3, 1, 1, 1);
+  few_rows.h = 14;
+  few_rows.w = 14;
+  for (const DwCase& k : {rows, blocks, few_rows}) {
     SCOPED_TRACE(k.what);
     check(k);
     SessionOptions one, two;
