@@ -212,9 +212,7 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   // the threads then (efficientnet_b0's 7x7 5x5 layers took as long on 2 threads as on 1).
   // More rows split rows, so each thread writes whole pixels and the ops after it (a squeeze-
   // excitation's pool and gate, the projection's tiles, all split by pixels) read them from
-  // their own core: 2 threads, 7 alternating rounds, 1.1-4.6 % off ssdlite, mobilenet_v3,
-  // regnet_y_400mf, mnasnet, efficientnet_v2_s and deeplabv3, against splitting channels below
-  // 4 kh rows per thread.
+  // their own core (performance.md, "Depthwise layers split rows").
   const int64_t threads = pool.num_threads(), units = (blocks + block_multiple - 1) / block_multiple;
   const bool split_channels = threads > 1 && channels_fill_cache_lines(c) &&
                               static_cast<int64_t>(rows_total) < kh * threads && units >= 2 * threads &&
