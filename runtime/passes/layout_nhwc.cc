@@ -501,6 +501,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
   }
   std::vector<size_t> exit_transposes;
   std::unordered_set<size_t> region_shapes;
+  std::unordered_map<size_t, std::vector<int64_t>> region_reductions;  // node -> its NHWC axes
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     if (role_[i] != Role::kNone || fused_away_[i]) continue;
     if (channels_last_exit(i)) {
@@ -509,6 +510,11 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     }
     if (shape_of_region(i)) {
       region_shapes.insert(i);
+      continue;
+    }
+    std::vector<int64_t> nhwc_axes;
+    if (reduce_of_region(i, nhwc_axes)) {
+      region_reductions.emplace(i, std::move(nhwc_axes));
       continue;
     }
     for (const std::string& in : g_.nodes[i].inputs) {
@@ -557,6 +563,11 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (region_shapes.count(i)) {
       emit_shape_of_twin(g_.nodes[i], nhwc.at(g_.nodes[i].inputs[0]), out);
       ++stats.shapes;
+      continue;
+    }
+    if (auto r = region_reductions.find(i); r != region_reductions.end()) {
+      emit_reduce_of_twin(g_.nodes[i], nhwc.at(g_.nodes[i].inputs[0]), r->second, out);
+      ++stats.reductions;
       continue;
     }
     Node n = g_.nodes[i];  // copied: the original names are read below

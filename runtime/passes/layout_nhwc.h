@@ -97,6 +97,7 @@ struct NhwcLayoutStats {
   int lifted_1d = 0;            // 1-D Convs / pools rewritten as 2-D ones of height 1
   int channels_last = 0;        // Transposes to / from channels-last run as Identities
   int shapes = 0;               // Shapes of region values read from the NHWC twin
+  int reductions = 0;           // Reduce* of region values over the NHWC twin's axes
 };
 
 // The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on

@@ -93,6 +93,13 @@ class NhwcPass {
   // U-Net's Resize to its skip's size): no ToNCHW copies the tensor for its dims.
   bool shape_of_region(size_t i) const;
   void emit_shape_of_twin(const Node& shape, const std::string& twin, std::vector<Node>& out);
+  // A Reduce* of a region value whose result has the same shape and memory in both layouts
+  // (keepdims = 0 with the kept dims in the same order, or all but N reduced: torch's
+  // x.mean([2, 3]) before a classifier) reads the NHWC twin over the re-labelled axes, which it
+  // returns in `nhwc_axes`: no ToNCHW copies the map for it.
+  bool reduce_of_region(size_t i, std::vector<int64_t>& nhwc_axes) const;
+  void emit_reduce_of_twin(const Node& reduce, const std::string& twin, const std::vector<int64_t>& nhwc_axes,
+                           std::vector<Node>& out);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a

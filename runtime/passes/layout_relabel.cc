@@ -5,11 +5,14 @@
 // Reshape [N, H, W, C]: the same channel order, so the blocks stay in one region where each
 // shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
 // to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A
-// Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order. A video
+// Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order; a Reduce*
+// over its spatial dims reduces the twin's. A video
 // clip's two views (passes/lower_3d_frames.cc), frames [D, C, H, W] and image [1, C, D, H W],
 // hold the same NHWC data ([D, H, W, C]): the Reshape, Transpose, Reshape between them become
 // Reshapes of the twin around an Identity.
 #include <algorithm>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "runtime/passes/layout_nhwc_pass.h"
@@ -194,6 +197,68 @@ void NhwcPass::emit_shape_of_twin(const Node& shape, const std::string& twin, st
   gather.outputs = {result};
   out.push_back(std::move(of_twin));
   out.push_back(std::move(gather));
+}
+
+bool NhwcPass::reduce_of_region(size_t i, std::vector<int64_t>& nhwc_axes) const {
+  const Node& n = g_.nodes[i];
+  static const std::set<std::string> kReductions = {"ReduceL1",  "ReduceL2",       "ReduceLogSum", "ReduceLogSumExp",
+                                                    "ReduceMax", "ReduceMean",     "ReduceMin",    "ReduceProd",
+                                                    "ReduceSum", "ReduceSumSquare"};
+  if (!n.domain.empty() || !kReductions.count(n.op_type)) return false;
+  if (n.inputs.empty() || !is_region(n.inputs[0]) || n.outputs.size() != 1 || n.outputs[0].empty()) return false;
+  // A region value is 4-D unless a channel shuffle's Reshape / Transpose made it (a 5-D view).
+  auto p = producer_.find(n.inputs[0]);
+  const Node* producer = p == producer_.end() ? nullptr : &g_.nodes[p->second];
+  if (producer && (producer->op_type == "Reshape" || producer->op_type == "Transpose") && !dims4_.count(n.inputs[0]))
+    return false;
+  // ReduceSum takes its axes as input 1 from opset 13, the others from opset 18.
+  const bool axes_input = opset_of(n) >= (n.op_type == "ReduceSum" ? 13 : 18);
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (n.inputs.size() != 2 || !constant_ints(n.inputs[1], axes)) return false;
+  } else {
+    const Attribute* a = n.find_attr("axes");
+    if (n.inputs.size() != 1 || !a || a->type != AttrType::kInts) return false;
+    axes = a->ints;
+  }
+  bool reduced[4] = {false, false, false, false};
+  for (int64_t axis : axes) {
+    if (axis < -4 || axis > 3) return false;
+    reduced[axis < 0 ? axis + 4 : axis] = true;
+  }
+  if (axes.empty()) return false;  // all dims or none (noop_with_empty_axes): left as it is
+  const Attribute* keepdims = n.find_attr("keepdims");
+  if (keepdims && keepdims->type != AttrType::kInt) return false;
+  const bool keep = !keepdims || keepdims->i != 0;
+  // [N, C, H, W] -> [N, H, W, C]: C moves behind H and W. The kept dims keep their order when C
+  // is reduced or H and W are; with keepdims, only N may stay.
+  const bool same = keep ? reduced[1] && reduced[2] && reduced[3] : reduced[1] || (reduced[2] && reduced[3]);
+  if (!same) return false;
+  constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};  // of NCHW dim d in [N, H, W, C]
+  nhwc_axes.clear();
+  for (int64_t d = 0; d < 4; ++d) {
+    if (reduced[d]) nhwc_axes.push_back(kNhwcPosition[d]);
+  }
+  std::sort(nhwc_axes.begin(), nhwc_axes.end());
+  return true;
+}
+
+void NhwcPass::emit_reduce_of_twin(const Node& reduce, const std::string& twin, const std::vector<int64_t>& nhwc_axes,
+                                   std::vector<Node>& out) {
+  Node of_twin = reduce;
+  if (of_twin.origin.empty()) of_twin.origin = reduce.describe();  // errors name the model's node
+  of_twin.inputs[0] = twin;
+  if (of_twin.inputs.size() == 2) {
+    const std::string axes = fresh(reduce.outputs[0] + "_nhwc_axes");
+    new_initializers_.push_back(
+        {axes, Tensor::from_vector<int64_t>(nhwc_axes, {static_cast<int64_t>(nhwc_axes.size())})});
+    of_twin.inputs[1] = axes;
+  } else {
+    for (Attribute& a : of_twin.attributes) {
+      if (a.name == "axes") a.ints = nhwc_axes;
+    }
+  }
+  out.push_back(std::move(of_twin));
 }
 
 // Called for a Reshape, Transpose or Slice whose input is a region value.

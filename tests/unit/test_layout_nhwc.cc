@@ -281,6 +281,55 @@ TEST(LayoutNhwc, ShapeOfARegionValueReadsItsTwin) {
   }
 }
 
+// x -> Conv + Relu -> `op` over NCHW `axes` (an attribute, or input 1 at opset 18) -> "y".
+struct Reduction {
+  const char* op;
+  std::vector<int64_t> axes;
+  int64_t keepdims;
+  int64_t opset;
+  bool reads_twin;  // the result has the same memory in both layouts
+};
+Model reduce_after_conv(const Reduction& r) {
+  Builder b(r.opset);
+  b.input("x");
+  const std::string v = b.node("Relu", {b.conv("x", 3, 13, 3)});
+  const bool axes_input = r.opset >= (std::string(r.op) == "ReduceSum" ? 13 : 18);
+  std::vector<std::string> inputs = {v};
+  std::vector<Attribute> attrs = {attr_int("keepdims", r.keepdims)};
+  if (axes_input) {
+    inputs.push_back(b.constant(Tensor::from_vector<int64_t>(r.axes, {static_cast<int64_t>(r.axes.size())})));
+  } else {
+    attrs.push_back(attr_ints("axes", r.axes));
+  }
+  b.node(r.op, inputs, attrs, "y");
+  b.output("y");
+  return b.model;
+}
+const std::vector<Reduction>& reductions() {
+  static const std::vector<Reduction> all = {
+      {"ReduceMean", {2, 3}, 0, 17, true},       // torch's x.mean([2, 3])
+      {"ReduceMean", {-1, -2}, 0, 18, true},     // axes as an input
+      {"ReduceSum", {2, 3}, 0, 13, true},        // ReduceSum's input from opset 13
+      {"ReduceMax", {1}, 0, 17, true},           // C reduced: [N, H, W] either way
+      {"ReduceL2", {1, 2, 3}, 1, 17, true},      // [N, 1, 1, 1] either way
+      {"ReduceMean", {2, 3}, 1, 17, false},      // [N, C, 1, 1]: the shape would change
+      {"ReduceMean", {3}, 0, 17, false},         // [N, C, H]: C would move
+      {"ReduceSumSquare", {0, 2}, 0, 17, false}  // [C, W]
+  };
+  return all;
+}
+
+TEST(LayoutNhwc, ReductionOfARegionValueReadsItsTwin) {
+  for (const Reduction& r : reductions()) {
+    SCOPED_TRACE(std::string(r.op) + " keepdims " + std::to_string(r.keepdims) + " opset " + std::to_string(r.opset));
+    Model m = reduce_after_conv(r);
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    EXPECT_EQ(s->reductions, r.reads_twin ? 1 : 0);
+    EXPECT_EQ(s->to_nchw, r.reads_twin ? 0 : 1);
+  }
+}
+
 TEST(LayoutNhwc, ChannelConcatMovesToTheLastAxis) {
   Builder b;
   b.input("x");
@@ -540,6 +589,13 @@ TEST(LayoutNhwcDiff, ShapesReadFromTheTwinsKeepTheirValues) {
   // Odd sizes: the pooled map resizes back to the skip's size, not to twice its own.
   expect_same_outputs(resize_to_skip(true), {{1, 3, 16, 16}, {2, 3, 13, 9}, {1, 3, 7, 12}},
                       "resize to the skip's size");
+}
+
+TEST(LayoutNhwcDiff, ReductionsOfTheTwinKeepTheirValues) {
+  for (const Reduction& r : reductions()) {
+    expect_same_outputs(reduce_after_conv(r), {{1, 3, 9, 7}, {2, 3, 5, 6}},
+                        std::string(r.op) + " keepdims " + std::to_string(r.keepdims));
+  }
 }
 
 TEST(LayoutNhwcDiff, NonFiniteInputsKeepReferenceSemantics) {
