@@ -21,6 +21,10 @@ constexpr const char* kConcatMaxPoolOp = "ConcatMaxPool";
 // The NHWC inference BatchNormalization of a channel Concat: inputs part 0, scale, B, mean,
 // var, parts 1..; the BatchNormalization's attributes (and fused output range).
 constexpr const char* kConcatBatchNormOp = "ConcatBatchNorm";
+// An NHWC inference BatchNormalization (of a channel Concat or of one tensor) and the 1x1 Conv
+// that alone reads it, as one op: inputs part 0, scale, B, mean, var, W, B_conv (or ""), parts
+// 1..; the Conv's attributes (and fused output range), the BatchNormalization's as norm_*.
+constexpr const char* kBatchNormConvOp = "BatchNormConv";
 // An image's Conv and the MaxPool after it: inputs X, W, B; the Conv's attributes, the pool's
 // as pool_*, and nchw_input = 1 when X is still NCHW (as for ConvNchwInput).
 constexpr const char* kConvMaxPoolOp = "ConvMaxPool";

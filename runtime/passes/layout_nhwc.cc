@@ -658,6 +658,7 @@ NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   o.fuse_concat = fast(kConcatConvOp) && fast(kConcatMaxPoolOp) && fast(kConcatBatchNormOp);
   o.fuse_stem_pool = fast(kConvMaxPoolOp);
   o.fuse_stem_depthwise = fast(kStemDepthwiseOp);
+  o.fuse_norm_conv = fast(kBatchNormConvOp);
   o.fuse_residual_add = fast("Conv");
   o.nhwc_conv_transpose = fast("ConvTranspose");
   o.lift_1d = fast("Conv");

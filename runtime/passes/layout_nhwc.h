@@ -71,6 +71,10 @@ struct NhwcLayoutOptions {
   // first block) runs with it as one StemDepthwiseConv: the stem's rows go straight into the
   // depthwise layer's ring, never written whole.
   bool fuse_stem_depthwise = false;
+  // An inference BatchNormalization (a ConcatBatchNorm too) whose output, after its fused Relu,
+  // only a 1x1 Conv reads runs with it as one BatchNormConv (DenseNet's pre-activation layers):
+  // the normalized map is made a block of pixels at a time in cache, never written whole.
+  bool fuse_norm_conv = false;
   // A Conv whose output only an Add reads takes the Add's other input as a residual Z
   // (Conv(X, W, B, Z)), and the Relu / Clip that alone reads the sum as its output range.
   bool fuse_residual_add = false;
@@ -93,6 +97,7 @@ struct NhwcLayoutStats {
   int concat = 0;               // Concats merged into the 1x1 Conv or MaxPool that reads them
   int stem_pool = 0;            // image Convs merged into the MaxPool that reads them
   int stem_depthwise = 0;       // image Convs merged into the depthwise Conv that reads them
+  int norm_conv = 0;            // BatchNormalizations merged into the 1x1 Conv that reads them
   int residual = 0;             // Adds merged into the Conv whose output they read
   int lifted_1d = 0;            // 1-D Convs / pools rewritten as 2-D ones of height 1
   int channels_last = 0;        // Transposes to / from channels-last run as Identities

@@ -60,6 +60,7 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
   if (options_.fuse_concat) stats.concat = fuse_concats(order);
   if (options_.fuse_stem_pool) stats.stem_pool = fuse_stem_pools(order);                // after nchw_input_ is known
   if (options_.fuse_stem_depthwise) stats.stem_depthwise = fuse_stem_depthwise(order);  // as well
+  if (options_.fuse_norm_conv) stats.norm_conv = fuse_norm_convs(order);                // after the Concats
   if (options_.fuse_residual_add) stats.residual = fuse_residual_adds(order);           // Convs no other merge took
 }
 
@@ -71,7 +72,10 @@ void NhwcPass::merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayou
 //    ConcatBatchNorm (part 0, scale, B, mean, var, parts 1..);
 //  - an image's Conv into its MaxPool: ConvMaxPool (X, W, B; the pool's attributes as pool_*);
 //  - an image's Conv into its depthwise Conv: StemDepthwiseConv (X, W, B, W_dw, B_dw; the
-//    image Conv's attributes, with its fused range / activation, as stem_*).
+//    image Conv's attributes, with its fused range / activation, as stem_*);
+//  - a BatchNormalization (or ConcatBatchNorm) into its 1x1 Conv: BatchNormConv (part 0, scale,
+//    B, mean, var, W, B_conv or "", parts 1..; the BatchNorm's attributes, with its fused range,
+//    as norm_*).
 // (A residual Add is rewritten in place by fuse_residual_adds: it needs nothing here.)
 void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::string, std::string>& nhwc) const {
   auto pointwise = pointwise_of_.find(i);
@@ -108,6 +112,24 @@ void NhwcPass::rewrite_merged(size_t i, Node& n, const std::unordered_map<std::s
     n.attributes = g_.nodes[stem->second].attributes;  // with its fused output range / activation
     take_image_conv(stem->second, nhwc, kConvMaxPoolOp, n);
     append_prefixed(pool, "pool_", n.attributes);
+  }
+  auto norm = norm_of_.find(i);
+  if (norm != norm_of_.end()) {
+    const Node& bn = g_.nodes[norm->second];
+    auto concat = concat_of_.find(norm->second);
+    std::vector<std::string> parts = {bn.inputs[0]};
+    if (concat != concat_of_.end()) parts = g_.nodes[concat->second].inputs;
+    n.name = bn.name + "+" + n.name;
+    n.op_type = kBatchNormConvOp;
+    n.inputs = {nhwc.at(parts[0]),
+                bn.inputs[1],
+                bn.inputs[2],
+                bn.inputs[3],
+                bn.inputs[4],
+                n.inputs[1],
+                n.inputs.size() > 2 ? n.inputs[2] : std::string()};
+    for (size_t k = 1; k < parts.size(); ++k) n.inputs.push_back(nhwc.at(parts[k]));
+    append_prefixed(bn.attributes, "norm_", n.attributes);
   }
   auto stem_dw = stem_dw_of_.find(i);
   if (stem_dw != stem_dw_of_.end()) {
@@ -157,6 +179,34 @@ int NhwcPass::fuse_pointwise_depthwise(const std::vector<size_t>& order) {
     if (readers == consumers_.end() || readers->second.size() != 1) continue;
     pointwise_of_[d] = pw_index;
     merge_into_reader(pw_index);
+    ++merged;
+  }
+  return merged;
+}
+
+// An inference BatchNormalization (with its fused Relu; a ConcatBatchNorm too) whose output
+// only a float 1x1 Conv reads is merged into that Conv (BatchNormConv,
+// runtime/ops/optimized/conv_batch_norm.cc): DenseNet's pre-activation layers, whose normalized
+// maps (up to 1024 channels) were written whole and read back from L3. Returns how many.
+int NhwcPass::fuse_norm_convs(const std::vector<size_t>& order) {
+  int merged = 0;
+  for (size_t c : order) {
+    const Node& conv = g_.nodes[c];
+    if (role_[c] != Role::kNhwcOp || fused_away_[c] || conv.op_type != "Conv" || !conv.domain.empty() ||
+        pointwise_of_.count(c) || concat_of_.count(c) || nchw_input_.count(c))
+      continue;
+    const Tensor* w = conv_weight(conv);
+    if (!is_pointwise_conv(conv, w) || w->dtype() != DataType::kFloat) continue;
+    const std::string& in = conv.inputs[0];
+    auto p = producer_.find(in);
+    if (p == producer_.end() || sole_reader(in) != static_cast<int>(c)) continue;
+    const size_t b = p->second;
+    const Node& bn = g_.nodes[b];
+    if (role_[b] != Role::kNhwcOp || fused_away_[b] || bn.op_type != "BatchNormalization" || !bn.domain.empty() ||
+        bn.outputs[0] != in || known_non_float(bn.inputs[0]))
+      continue;
+    norm_of_[c] = b;
+    merge_into_reader(b);
     ++merged;
   }
   return merged;
@@ -323,7 +373,7 @@ int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
       const Attribute* group = n.find_attr("group");
       if (role_[c] != Role::kNhwcOp || fused_away_[c] || n.op_type != "Conv" || !n.domain.empty() ||
           n.outputs[0] != in || (group && group->i != 1) || pointwise_of_.count(c) || concat_of_.count(c) ||
-          nchw_input_.count(c) || n.find_attr("activation") || n.find_attr("activation_min") ||
+          norm_of_.count(c) || nchw_input_.count(c) || n.find_attr("activation") || n.find_attr("activation_min") ||
           n.find_attr("activation_max"))
         continue;
       conv = static_cast<int>(c);

@@ -74,6 +74,7 @@ class NhwcPass {
                        Node& n) const;
   int fuse_stem_pools(const std::vector<size_t>& order);
   int fuse_stem_depthwise(const std::vector<size_t>& order);
+  int fuse_norm_convs(const std::vector<size_t>& order);
   int fuse_residual_adds(const std::vector<size_t>& order);
   std::string fresh(const std::string& base);
   // Channel Slices and channel shuffles in the region (layout_relabel.cc): their axes, shape
@@ -137,6 +138,7 @@ class NhwcPass {
   std::unordered_set<size_t> nchw_input_;            // Convs that read their entering input in NCHW
   std::unordered_map<size_t, size_t> stem_of_;       // MaxPool -> the image Conv merged into it
   std::unordered_map<size_t, size_t> stem_dw_of_;    // depthwise Conv -> the image Conv merged into it
+  std::unordered_map<size_t, size_t> norm_of_;       // 1x1 Conv -> the BatchNormalization merged into it
   std::unordered_set<std::string> region_;           // values produced in NHWC
   std::unordered_set<std::string> unit_;             // region values known to be [N,1,1,C]
   std::unordered_set<std::string> entering_;

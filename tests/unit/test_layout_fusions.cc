@@ -4,7 +4,9 @@
 //    (PointwiseDepthwiseConv): the rewrite, the fused kernel (conv_pointwise_depthwise.cc) against the
 //    reference kernels over odd shapes, and against the two own kernels unfused, bit for bit;
 //  - a channel Concat read part by part by the 1x1 Conv, MaxPool or BatchNormalization after
-//    it (ConcatConv, conv.cc; ConcatMaxPool, pool.cc; ConcatBatchNorm, batch_norm.cc).
+//    it (ConcatConv, conv.cc; ConcatMaxPool, pool.cc; ConcatBatchNorm, batch_norm.cc);
+//  - a BatchNormalization (of a Concat or not) merged into the 1x1 Conv that alone reads it
+//    (BatchNormConv, conv_batch_norm.cc).
 // Each against the reference kernels, and bit for bit against the same graph without the
 // rewrite (an extra graph output prevents it).
 #include <gtest/gtest.h>
@@ -278,7 +280,8 @@ TEST(ConcatConv, LayoutPassMergesEqualPartsReadOnlyByA1x1Conv) {
 // threads, on inputs of c channels with NaN every 97 values; the own kernel runs the node.
 void check_merged_concat(const Model& merged, const Model& unmerged, const char* op, int64_t c,
                          const std::string& what) {
-  const bool on = fast_layout_fusions(OpRegistry::global()).fuse_concat;
+  const NhwcLayoutOptions fusions = fast_layout_fusions(OpRegistry::global());
+  const bool on = op == std::string(kBatchNormConvOp) ? fusions.fuse_norm_conv : fusions.fuse_concat;
   for (int threads : {1, 2}) {
     SCOPED_TRACE(std::string(op) + ", " + what + ", threads " + std::to_string(threads));
     auto ref = session(merged, threads, true);
@@ -363,10 +366,14 @@ struct Dense {
   bool odd_mean_size = false;  // mean has one value too many: the fast kernel declines at run time
   int64_t more_parts = 0;      // more 1x1 Convs of the first one's output in the Concat (DenseNet's
                                // late layers read up to 48 parts)
+  int64_t reader_k = 3;        // the kernel of the Conv that reads the BatchNorm (1: BatchNormConv)
+  int64_t reader_m = 7;        // and its output channels
+  bool expose_norm = false;    // the BatchNorm's output is a graph output too: no BatchNormConv
+  bool concat = true;          // false: the BatchNorm reads the first Conv's output alone
 };
 
 // A DenseNet layer: x -> 1x1 MaxPool (x as a region value) and two Convs -> channel Concat of
-// the three -> BatchNormalization (+ Relu) -> 1x1 Conv -> "y".
+// the three -> BatchNormalization (+ Relu) -> k x k Conv -> "y".
 Model dense_model(const Dense& d) {
   testing::GraphBuilder b;
   b.input("x", 4);
@@ -382,9 +389,9 @@ Model dense_model(const Dense& d) {
   const std::string a = b.node("Relu", {conv(pooled, d.cin, 3)});
   std::vector<std::string> parts{pooled, a, conv(a, d.grow, 1)};
   for (int64_t k = 0; k < d.more_parts; ++k) parts.push_back(conv(a, d.grow, 1));
-  const std::string cat = b.node("Concat", parts, {attr_int("axis", 1)});
+  const std::string cat = d.concat ? b.node("Concat", parts, {attr_int("axis", 1)}) : a;
   if (d.expose_concat) b.output(cat);
-  const int64_t channels = d.cin + static_cast<int64_t>(parts.size() - 1) * d.grow;
+  const int64_t channels = d.concat ? d.cin + static_cast<int64_t>(parts.size() - 1) * d.grow : d.grow;
   Tensor var = rand_tensor({channels}, seed++, 0.5f, 2.0f);
   std::string bn =
       b.node("BatchNormalization",
@@ -392,7 +399,10 @@ Model dense_model(const Dense& d) {
               b.constant(rand_tensor({channels + (d.odd_mean_size ? 1 : 0)}, seed++)), b.constant(var)},
              {attr_float("epsilon", 1e-5f)});
   if (d.relu) bn = b.node("Relu", {bn});
-  b.node("Conv", {bn, b.constant(rand_tensor({7, channels, 1, 1}, seed++, -0.5f, 0.5f))}, {}, "y");
+  if (d.expose_norm) b.output(bn);
+  const int64_t pad = d.reader_k / 2;
+  b.node("Conv", {bn, b.constant(rand_tensor({d.reader_m, channels, d.reader_k, d.reader_k}, seed++, -0.5f, 0.5f))},
+         {attr_ints("pads", {pad, pad, pad, pad})}, "y");
   b.output("y");
   return b.model;
 }
@@ -454,6 +464,87 @@ TEST(ConcatBatchNorm, MalformedNodesFailWithAClearError) {
     auto y = (*s)->run({Value(rand_tensor({1, 2, 2, 3}, 2)), Value(rand_tensor({1, 3, 2, 2}, 3))});
     ASSERT_FALSE(y.is_ok()) << "variant " << variant;
     EXPECT_NE(y.status().to_string().find(kConcatBatchNormOp), std::string::npos) << y.status().to_string();
+  }
+}
+
+TEST(BatchNormConv, LayoutPassMergesABatchNormOnlyA1x1ConvReads) {
+  NhwcLayoutOptions on;
+  on.fuse_concat = true;
+  on.fuse_norm_conv = true;
+  Dense d;
+  d.reader_k = 1;
+  Model m = dense_model(d);
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->norm_conv, 1);
+  EXPECT_EQ(count_op(m.graph, kConcatBatchNormOp), 0);
+  ASSERT_EQ(count_op(m.graph, kBatchNormConvOp), 1);
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type != kBatchNormConvOp) continue;
+    ASSERT_EQ(n.inputs.size(), 9u);  // part 0, scale, B, mean, var, W, B_conv (none: ""), parts 1 and 2
+    EXPECT_TRUE(n.inputs[6].empty());
+    EXPECT_NE(n.find_attr("norm_activation_min"), nullptr) << "the Relu's range";
+    EXPECT_NE(n.find_attr("norm_epsilon"), nullptr);
+  }
+  Dense one_part = d;  // the BatchNorm of one tensor
+  one_part.concat = false;
+  Model single = dense_model(one_part);
+  s = apply_nhwc_layout(single.graph, single.opset_imports, on);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->norm_conv, 1);
+  Dense exposed = d, wide_kernel;
+  exposed.expose_norm = true;
+  for (const Dense& other : {exposed, wide_kernel}) {
+    Model kept = dense_model(other);
+    s = apply_nhwc_layout(kept.graph, kept.opset_imports, on);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->norm_conv, 0);
+    EXPECT_EQ(count_op(kept.graph, kBatchNormConvOp), 0);
+  }
+}
+
+// Against the reference, and bit for bit against ConcatBatchNorm and the own 1x1 Conv (the
+// BatchNorm's output a graph output too), at 1 and 2 threads: parts or one tensor, with and
+// without the Relu, 64 output channels (two panels: a 3 x 3 map splits them over the threads).
+TEST(BatchNormConv, AgreesWithReferenceAndTheUnmergedPath) {
+  Dense plain, many, wide_out, one_part;
+  plain.relu = false;
+  many.more_parts = 17;
+  many.cin = 3;
+  wide_out.reader_m = 64;
+  one_part.concat = false;
+  for (Dense d : {Dense{}, plain, many, wide_out, one_part}) {
+    d.reader_k = 1;
+    Dense exposed = d;
+    exposed.expose_norm = true;
+    check_merged_concat(dense_model(d), dense_model(exposed), kBatchNormConvOp, d.cin,
+                        std::to_string(3 + d.more_parts) + " parts, " + std::to_string(d.reader_m) + " outputs" +
+                            (d.relu ? ", Relu" : "") + (d.concat ? "" : ", one part"));
+  }
+}
+
+// A BatchNormConv built by hand whose parts do not concatenate, whose parameters are missing or
+// whose W does not match the channels: an error naming the op, never a crash or a read past a
+// part.
+TEST(BatchNormConv, MalformedNodesFailWithAClearError) {
+  for (int variant : {0, 1, 2}) {
+    testing::GraphBuilder b;
+    b.model.opset_imports[kNhwcDomain] = 1;
+    b.input("x", 4);
+    b.input("x2", 4);
+    const std::string p = b.constant(rand_tensor({5}, 1));
+    const std::string w = b.constant(rand_tensor({4, variant == 2 ? 6 : 5, 1, 1}, 2));
+    b.node(kBatchNormConvOp, {"x", p, p, p, variant == 0 ? p : "", w, "", "x2"}, {}, "y");
+    b.model.graph.nodes.back().domain = kNhwcDomain;
+    b.output("y");
+    auto s = session(b.model, 1);
+    if (!s.is_ok()) {
+      EXPECT_NE(s.status().code(), StatusCode::kInternal) << s.status().to_string();
+      continue;
+    }
+    auto y = (*s)->run({Value(rand_tensor({1, 2, 2, 3}, 2)), Value(rand_tensor({1, 3, 2, 2}, 3))});
+    ASSERT_FALSE(y.is_ok()) << "variant " << variant;
+    EXPECT_NE(y.status().to_string().find(kBatchNormConvOp), std::string::npos) << y.status().to_string();
   }
 }
 

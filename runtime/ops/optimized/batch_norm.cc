@@ -12,6 +12,7 @@
 
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/internal_ops.h"
+#include "runtime/ops/optimized/batch_norm_fold.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
 
@@ -54,15 +55,8 @@ class BatchNormKernel final : public FastKernel {
   }
 
  private:
-  // mul_ and add_ for c channels, as the reference: in double, rounded once.
   void fold(const float* scale, const float* bias, const float* mean, const float* var, int64_t c) {
-    mul_.resize(static_cast<size_t>(c));
-    add_.resize(static_cast<size_t>(c));
-    for (int64_t i = 0; i < c; ++i) {
-      const double m = double(scale[i]) / std::sqrt(double(var[i]) + epsilon_);
-      mul_[i] = static_cast<float>(m);
-      add_[i] = static_cast<float>(double(bias[i]) - double(mean[i]) * m);
-    }
+    fold_batch_norm(scale, bias, mean, var, c, epsilon_, mul_, add_);
   }
 
   Status run_fast(KernelContext& ctx, bool& handled) override {
@@ -104,12 +98,8 @@ class BatchNormKernel final : public FastKernel {
           int64_t j0 = 0;  // the part's first channel
           for (const Tensor* part : parts_) {
             const int64_t pc = part->dim(3);
-            const float* in = part->data<float>() + static_cast<int64_t>(p) * pc;
-            for (int64_t j = 0; j < pc; ++j) {  // branch-free (vectorized); as the twin, NaN stays NaN
-              float v = in[j] * mul[j0 + j] + add[j0 + j];
-              v = v < lo ? lo : v;
-              out[j0 + j] = v > hi ? hi : v;
-            }
+            normalize_channels(part->data<float>() + static_cast<int64_t>(p) * pc, mul + j0, add + j0, lo, hi, pc,
+                               out + j0);
             j0 += pc;
           }
         }

@@ -22,10 +22,10 @@ bool fdw_fused_layers_available() {
 }
 
 Result<FconvWeights> pack_fdw_source_conv(const KernelInit& init, const Tensor& w, int64_t tile_taps, const char* what,
-                                          const char* part) {
+                                          const char* part, size_t w_input, size_t b_input) {
   const int64_t m = w.dim(0);
-  const Tensor* b = init.has_input(2) ? init.constant_input(2) : nullptr;
-  if (init.has_input(2) && (!b || !is_f32(*b) || b->numel() != m))
+  const Tensor* b = init.has_input(b_input) ? init.constant_input(b_input) : nullptr;
+  if (init.has_input(b_input) && (!b || !is_f32(*b) || b->numel() != m))
     return unsupported(what, ": ", part, " bias must be a constant float [M]");
   if (b && !finite(b->data<float>(), m)) return unsupported(what, ": non-finite ", part, " bias");
   std::vector<float> rows;
@@ -33,8 +33,8 @@ Result<FconvWeights> pack_fdw_source_conv(const KernelInit& init, const Tensor& 
   FconvWeights packed = pack_fconv_weights(fconv_rows_of(w, rows, finite_weights), b ? b->data<float>() : nullptr, m,
                                            w.dim(1), w.dim(2) * w.dim(3), tile_taps);
   if (!finite_weights) return unsupported(what, ": non-finite ", part, " weights");
-  init.packed_constant_input(1);
-  if (b) init.packed_constant_input(2);
+  init.packed_constant_input(w_input);
+  if (b) init.packed_constant_input(b_input);
   return packed;
 }
 

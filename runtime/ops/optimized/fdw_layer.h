@@ -92,13 +92,14 @@ class FdwTensorRows final : public FdwSource {
 // rows: conv_pointwise_depthwise.cc, conv_stem_depthwise.cc) run on this CPU.
 bool fdw_fused_layers_available();
 
-// The weights of such a fused layer's first Conv: W [M, C, kh, kw] at input 1 (its shape checked
-// by the caller) and the optional bias at input 2, packed for tiles of `tile_taps` taps
-// (pack_fconv_weights). Declines, as the own Conv does, a bias that is not a finite constant
-// float [M] and non-finite weights (the reference runs those). Marks both inputs packed: call it
-// after init_own_kernel, whose fallback reads them first. `part` names the Conv in messages.
+// The weights of such a fused layer's first Conv (or of another fused node's Conv): W [M, C, kh,
+// kw] at input w_input (its shape checked by the caller) and the optional bias at b_input,
+// packed for tiles of `tile_taps` taps (pack_fconv_weights). Declines, as the own Conv does, a
+// bias that is not a finite constant float [M] and non-finite weights (the reference runs
+// those). Marks both inputs packed: call it after init_own_kernel, whose fallback reads them
+// first. `part` names the Conv in messages.
 Result<FconvWeights> pack_fdw_source_conv(const KernelInit& init, const Tensor& w, int64_t tile_taps, const char* what,
-                                          const char* part);
+                                          const char* part, size_t w_input = 1, size_t b_input = 2);
 
 class FdwLayer {
  public:

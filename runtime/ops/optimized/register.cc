@@ -14,6 +14,7 @@ void register_opt_conv(OpRegistry& registry);                      // conv.cc
 void register_opt_conv_depthwise(OpRegistry& registry);            // conv_depthwise.cc
 void register_opt_conv_pointwise_depthwise(OpRegistry& registry);  // conv_pointwise_depthwise.cc
 void register_opt_conv_stem_depthwise(OpRegistry& registry);       // conv_stem_depthwise.cc
+void register_opt_conv_batch_norm(OpRegistry& registry);           // conv_batch_norm.cc
 void register_opt_conv_transpose(OpRegistry& registry);            // conv_transpose.cc
 void register_opt_binary(OpRegistry& registry);                    // binary.cc
 void register_opt_layout_concat(OpRegistry& registry);             // layout_concat.cc
@@ -49,6 +50,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_conv_depthwise(registry);
   opt::register_opt_conv_pointwise_depthwise(registry);
   opt::register_opt_conv_stem_depthwise(registry);
+  opt::register_opt_conv_batch_norm(registry);
   opt::register_opt_conv_transpose(registry);
   opt::register_opt_binary(registry);
   opt::register_opt_layout_concat(registry);

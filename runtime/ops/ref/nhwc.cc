@@ -12,7 +12,8 @@
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
 //    still NCHW: no input transpose), PointwiseDepthwiseConv and StemDepthwiseConv (the two
 //    Convs' twins), ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv, ConcatMaxPool
-//    and ConcatBatchNorm (the parts concatenated, then the Conv's / MaxPool's / BatchNorm's twin).
+//    and ConcatBatchNorm (the parts concatenated, then the Conv's / MaxPool's / BatchNorm's twin)
+//    and BatchNormConv (the parts concatenated, the BatchNorm's twin, then the Conv's).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -476,6 +477,46 @@ class ConcatTwin final : public Kernel {
   std::unique_ptr<Kernel> inner_;
 };
 
+// The reference of the layout pass's BatchNormConv (part 0, scale, B, mean, var, W, B_conv,
+// parts 1..): the parts concatenated, the BatchNormalization's twin (its norm_* attributes) on
+// them, then the 1x1 Conv's twin (the node's other attributes) on that.
+class NormConvTwin final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    const Node& fused = init.node();
+    const std::string prefix = "norm_";
+    Node norm = fused_part(fused, "BatchNormalization", "norm",
+                           {fused.inputs[0], fused.inputs[1], fused.inputs[2], fused.inputs[3], fused.inputs[4]},
+                           [&](Attribute& a) { return strip_prefix(a, prefix); });
+    Node conv = fused_part(
+        fused, "Conv", "conv",
+        {fused.name + "/norm_output", fused.inputs[kConv], init.has_input(kConv + 1) ? fused.inputs[kConv + 1] : ""},
+        [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0; });
+    auto k = std::unique_ptr<NormConvTwin>(new NormConvTwin());
+    XONNX_ASSIGN_OR_RETURN(k->norm_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(norm), 1, k->norm_map_)));
+    XONNX_ASSIGN_OR_RETURN(k->conv_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(conv), 1, k->conv_map_)));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) override {
+    XONNX_ASSIGN_OR_RETURN(Tensor joined, concat_channels(ctx, kConv + 2));
+    TwinContext norm(ctx, std::move(joined), norm_map_);
+    XONNX_RETURN_IF_ERROR(norm_->run(norm));
+    if (!norm.output(0).is_tensor()) return internal_error("BatchNormConv: its BatchNormalization gave no tensor");
+    TwinContext conv(ctx, norm.output(0).tensor(), conv_map_);
+    XONNX_RETURN_IF_ERROR(conv_->run(conv));
+    if (!conv.output(0).is_tensor()) return internal_error("BatchNormConv: no output tensor");
+    ctx.set_output(0, conv.output(0).tensor());
+    return Status::ok();
+  }
+
+ private:
+  static constexpr size_t kConv = 5;  // W, then B_conv, then parts 1..
+  const std::vector<size_t> norm_map_ = {0, 1, 2, 3, 4};
+  const std::vector<size_t> conv_map_ = {0, kConv, kConv + 1};
+  std::unique_ptr<Kernel> norm_, conv_;
+};
+
 }  // namespace
 
 void register_nhwc_ops(OpRegistry& registry) {
@@ -494,6 +535,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatBatchNormOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kBatchNormConvOp, 1, kLatestVersion, NormConvTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference);
   XONNX_REGISTER(registry, d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin,
                  Backend::kReference);
