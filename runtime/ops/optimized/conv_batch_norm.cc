@@ -48,8 +48,9 @@ class BatchNormConvKernel final : public FastKernel {
     }
     const int64_t c = params[0]->numel();
     const Tensor* w = init.constant_input(kWeightInput);
-    if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(1) != c || w->dim(2) != 1 || w->dim(3) != 1)
-      return unsupported(kWhat, ": needs a constant float [M, C, 1, 1] W");
+    if (!w || !is_f32(*w) || w->rank() != 4 || w->dim(1) != c || w->dim(2) != 1 || w->dim(3) != 1 || c <= 0 ||
+        w->dim(0) <= 0)
+      return unsupported(kWhat, ": needs a constant float [M, C, 1, 1] W, M and C above 0");
     int64_t group = 1;
     XONNX_ASSIGN_OR_RETURN(const ConvGeometry geo, ConvGeometry::parse(init, w->shape(), group, kWhat));
     std::array<int64_t, 4> pads;
