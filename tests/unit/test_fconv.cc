@@ -460,11 +460,13 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
   ConvCase depthwise = conv_case("depthwise 5x5 + Swish, 400 channels, 7 rows", 1, 400, 400, 7, 14, 5, 1, 1, 2);
   depthwise.group = 400;
   depthwise.gate = "Swish";
-  for (const ConvCase& cc : {depthwise, conv_case("7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1),
-                             conv_case("7x7 pixels, panels split evenly, 32 -> 64", 1, 32, 64, 7, 7, 3, 1, 1, 1),
-                             conv_case("14x14: 17 tiles in 4 blocks, 16 -> 64", 1, 16, 64, 14, 14, 3, 1, 1, 1),
-                             conv_case("one pixel, 16 -> 64", 1, 16, 64, 1, 1, 1, 1, 1, 0),
-                             conv_case("many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1)}) {
+  for (const ConvCase& cc :
+       {depthwise, conv_case("7x7 pixels, 64 -> 96", 1, 64, 96, 7, 7, 3, 1, 1, 1),
+        conv_case("7x7 pixels, panels split evenly, 32 -> 64", 1, 32, 64, 7, 7, 3, 1, 1, 1),
+        conv_case("14x14: 17 tiles in 4 blocks, 16 -> 64", 1, 16, 64, 14, 14, 3, 1, 1, 1),
+        conv_case("14x14 1x1, the map outweighs W: pixels split, 576 -> 96", 1, 576, 96, 14, 14, 1, 1, 1, 0),
+        conv_case("one pixel, 16 -> 64", 1, 16, 64, 1, 1, 1, 1, 1, 0),
+        conv_case("many blocks, 8 -> 40", 2, 8, 40, 30, 30, 3, 1, 1, 1)}) {
     SCOPED_TRACE(cc.what);
     check(cc);
     expect_same_bits_on_two_threads(cc);

@@ -238,9 +238,15 @@ class ConvF32NhwcKernel final : public FastKernel {
     // Few blocks (late layers: 7x7 = 49 pixels) split the weight panels over the threads
     // instead, when they divide evenly: each thread streams only its share of the weights,
     // once, over all tiles as one block (squeezenet's 13x13 512 -> 1000 classifier at 2
-    // threads: 0.45 -> 0.43 ms with one block instead of two).
-    const bool split_panels =
-        blocks < 4 * threads && panels >= threads && panels % threads == 0 && channels_fill_cache_lines(m);
+    // threads: 0.45 -> 0.43 ms with one block instead of two). Not where the map outweighs the
+    // weights on enough tiles to share evenly (a 14 x 14 projection after a depthwise layer):
+    // split by pixels, each thread reads all weights from L3 but only its pixels, which its own
+    // core wrote, where a panel split read half the map from the other core (performance.md,
+    // "Pre-activation BatchNorms in the Conv").
+    const bool map_outweighs_weights =
+        threads > 1 && tiles >= 4 * threads && n * h * w * c * parts_ > static_cast<int64_t>(w_.packed.size());
+    const bool split_panels = blocks < 4 * threads && panels >= threads && panels % threads == 0 &&
+                              channels_fill_cache_lines(m) && !map_outweighs_weights;
     if (split_panels) {
       blocks = 1;
     } else if (tiles >= threads) {
