@@ -6,10 +6,9 @@
 // shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
 // to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A
 // Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order; a Reduce*
-// over its spatial dims reduces the twin's. A video
-// clip's two views (passes/lower_3d_frames.cc), frames [D, C, H, W] and image [1, C, D, H W],
-// hold the same NHWC data ([D, H, W, C]): the Reshape, Transpose, Reshape between them become
-// Reshapes of the twin around an Identity.
+// over its spatial dims reduces the twin's. A video clip's two views (passes/lower_3d_frames.cc),
+// frames [D, C, H, W] and image [1, C, D, H W], hold the same NHWC data ([D, H, W, C]): the
+// Reshape, Transpose, Reshape between them become Reshapes of the twin around an Identity.
 #include <algorithm>
 #include <set>
 #include <string>
