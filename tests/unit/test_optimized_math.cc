@@ -299,6 +299,41 @@ TEST(OptimizedMath, RowsAndTranspose) {
 
 // row_range (DynamicQuantizeLinear's range): the exact minimum and maximum folded into the given
 // ones, and false for a NaN or an infinity anywhere (the vector body or the tail).
+// BatchNorm's channels: the product rounded, then the sum (no FMA on any ISA), then the range;
+// NaN stays NaN, -0 stays -0 at lo = 0, bit for bit against the scalar formula.
+TEST(OptimizedMath, ScaleShiftClampRoundsTheProductThenTheSum) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float ranges[][2] = {{-inf, inf}, {0.0f, 6.0f}, {0.0f, inf}};
+  for (const KernelTable* t : tables()) {
+    for (int64_t n : kSizes) {
+      std::vector<float> x = randv(static_cast<size_t>(n), 41, -3.0f, 3.0f), mul = randv(static_cast<size_t>(n), 42),
+                         add = randv(static_cast<size_t>(n), 43), y(static_cast<size_t>(n));
+      x[0] = nan;
+      if (n > 2) {
+        x[1] = -inf;
+        x[2] = -0.0f;
+        add[2] = -0.0f;
+      }
+      for (const auto& r : ranges) {
+        t->scale_shift_clamp(x.data(), mul.data(), add.data(), r[0], r[1], y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          const volatile float product = x[i] * mul[i];  // rounded on its own
+          float want = product + add[i];
+          want = want < r[0] ? r[0] : want;
+          want = want > r[1] ? r[1] : want;
+          const float got = y[static_cast<size_t>(i)];
+          if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(got)) << t->isa << " n " << n << " at " << i;
+          } else {
+            EXPECT_EQ(std::signbit(got), std::signbit(want)) << t->isa << " n " << n << " at " << i;
+            EXPECT_EQ(got, want) << t->isa << " n " << n << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(OptimizedMath, RowRangeFindsTheExtremesAndReportsNonFiniteValues) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (const KernelTable* t : tables()) {

@@ -98,8 +98,8 @@ class BatchNormKernel final : public FastKernel {
           int64_t j0 = 0;  // the part's first channel
           for (const Tensor* part : parts_) {
             const int64_t pc = part->dim(3);
-            normalize_channels(part->data<float>() + static_cast<int64_t>(p) * pc, mul + j0, add + j0, lo, hi, pc,
-                               out + j0);
+            kernels_.scale_shift_clamp(part->data<float>() + static_cast<int64_t>(p) * pc, mul + j0, add + j0, lo, hi,
+                                       out + j0, pc);
             j0 += pc;
           }
         }
@@ -125,6 +125,7 @@ class BatchNormKernel final : public FastKernel {
   std::vector<const Tensor*> parts_;  // per run: input 0, and ConcatBatchNorm's parts 1..
   float lo_ = -INFINITY, hi_ = INFINITY;
   std::vector<float> mul_, add_;
+  const KernelTable& kernels_ = kernels();
   bool constant_params_ = false;  // mul_ and add_ were folded at creation
 };
 

@@ -1,6 +1,6 @@
-// The arithmetic an inference BatchNormalization shares between its own kernels (batch_norm.cc,
-// and conv_batch_norm.cc, which normalizes a 1x1 Conv's input in cache): the same multipliers
-// and expression, so the same bits as the reference (ops/ref/normalization.cc).
+// The multipliers an inference BatchNormalization's own kernels share (batch_norm.cc, and
+// conv_batch_norm.cc, which normalizes a 1x1 Conv's input in cache), applied by the kernel
+// table's scale_shift_clamp: the same bits as the reference (ops/ref/normalization.cc).
 #pragma once
 
 #include <cmath>
@@ -20,17 +20,6 @@ inline void fold_batch_norm(const float* scale, const float* bias, const float* 
     const double m = double(scale[i]) / std::sqrt(double(var[i]) + epsilon);
     mul[static_cast<size_t>(i)] = static_cast<float>(m);
     add[static_cast<size_t>(i)] = static_cast<float>(double(bias[i]) - double(mean[i]) * m);
-  }
-}
-
-// out[j] = clamp(in[j] * mul[j] + add[j], lo, hi) for j < n: branch-free (vectorized); as the
-// twin's clamp, NaN stays NaN.
-inline void normalize_channels(const float* in, const float* mul, const float* add, float lo, float hi, int64_t n,
-                               float* out) {
-  for (int64_t j = 0; j < n; ++j) {
-    float v = in[j] * mul[j] + add[j];
-    v = v < lo ? lo : v;
-    out[j] = v > hi ? hi : v;
   }
 }
 

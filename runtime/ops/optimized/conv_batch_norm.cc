@@ -149,8 +149,8 @@ class BatchNormConvKernel final : public FastKernel {
       int64_t j0 = 0;  // the part's first channel
       for (const Tensor* part : parts_) {
         const int64_t pc = part->dim(3);
-        normalize_channels(part->data<float>() + p * pc, mul_.data() + j0, add_.data() + j0, norm_lo_, norm_hi_, pc,
-                           row + j0);
+        kernels_.scale_shift_clamp(part->data<float>() + p * pc, mul_.data() + j0, add_.data() + j0, norm_lo_, norm_hi_,
+                                   row + j0, pc);
         j0 += pc;
       }
     }
@@ -164,6 +164,7 @@ class BatchNormConvKernel final : public FastKernel {
   FconvTileFn tile_ = nullptr;
   FconvWeights weights_;                    // the 1x1 Conv: [C] -> [M]
   std::vector<float> mul_, add_;            // the BatchNorm, folded (batch_norm_fold.h)
+  const KernelTable& kernels_ = kernels();  // its scale_shift_clamp
   float norm_lo_ = -kInf, norm_hi_ = kInf;  // its fused output range (the Relu)
   float lo_ = -kInf, hi_ = kInf;            // the Conv's
   MapFn activation_ = nullptr;              // and its fused activation

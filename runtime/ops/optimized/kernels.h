@@ -58,6 +58,10 @@ struct KernelTable {
   // Column sums / maxima: acc[j] (+)= x[j] over n values (acc initialised by the caller).
   void (*add_into)(const float* x, float* acc, int64_t n);
   void (*max_into)(const float* x, float* acc, int64_t n);
+  // y[j] = clamp(x[j] * mul[j] + add[j], lo, hi), j < n (an inference BatchNorm's channels): the
+  // product rounded before the add, as the reference's; NaN stays NaN.
+  void (*scale_shift_clamp)(const float* x, const float* mul, const float* add, float lo, float hi, float* y,
+                            int64_t n);
   // out[j] = sum over i < rows of x[i * stride + j], j < n: the even rows' sum plus the odd
   // rows' (two chains hide the add latency), the same order for every j, however [0, n) is cut.
   void (*column_sums)(const float* x, int64_t rows, int64_t stride, int64_t n, float* out);

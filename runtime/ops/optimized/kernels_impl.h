@@ -299,6 +299,27 @@ inline void add_into(const float* x, float* acc, int64_t n) {
   for (; i < n; ++i) acc[i] += x[i];
 }
 
+// GCC contracts a vector product and sum into an FMA by default (-ffp-contract=fast), whose one
+// rounding would leave the reference's bits; clang contracts within one expression only.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+inline void
+scale_shift_clamp(const float* x, const float* mul, const float* add, float lo, float hi, float* y, int64_t n) {
+  const V vlo = V::set1(lo), vhi = V::set1(hi);
+  int64_t i = 0;
+  // max(lo, v) is lo > v ? lo : v and min(hi, v) hi < v ? hi : v: v when it is NaN.
+  for (; i + L <= n; i += L) {
+    const V v = V::load(x + i) * V::load(mul + i) + V::load(add + i);
+    V::min(vhi, V::max(vlo, v)).store(y + i);
+  }
+  for (; i < n; ++i) {
+    float v = x[i] * mul[i] + add[i];
+    v = lo > v ? lo : v;
+    y[i] = hi < v ? hi : v;
+  }
+}
+
 inline void column_sums(const float* x, int64_t rows, int64_t stride, int64_t n, float* out) {
   int64_t j = 0;
   for (; j + 2 * L <= n; j += 2 * L) {  // two column vectors, each with an even and an odd chain
@@ -716,6 +737,7 @@ inline KernelTable make_table(const char* isa) {
   t.binary = binary_n;
   t.add_into = add_into;
   t.max_into = max_into;
+  t.scale_shift_clamp = scale_shift_clamp;
   t.column_sums = column_sums;
   t.row_sum = row_sum;
   t.row_max = row_max;
