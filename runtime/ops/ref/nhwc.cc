@@ -307,17 +307,53 @@ class NhwcTwinKernel final : public Kernel {
   double hi_ = std::numeric_limits<double>::infinity();
 };
 
+// The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool /
+// ConcatBatchNorm concatenated on the NHWC channel axis; an error naming the part when they do
+// not concatenate.
+Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
+  std::vector<const Tensor*> parts{&ctx.input(0)};
+  for (size_t i = rest; i < ctx.num_inputs(); ++i) parts.push_back(&ctx.input(i));
+  const Tensor& first = *parts[0];
+  int64_t channels = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const Tensor& p = *parts[k];
+    if (!p.defined() || p.rank() != 4 || p.dtype() != first.dtype() || p.dim(0) != first.dim(0) ||
+        p.dim(1) != first.dim(1) || p.dim(2) != first.dim(2) || p.dtype() == DataType::kString ||
+        dtype_bits(p.dtype()) % 8 != 0)
+      return invalid_argument("part ", k, " (", p.defined() ? shape_to_string(p.shape()) : std::string("no tensor"),
+                              ") does not concatenate with part 0 (",
+                              first.defined() ? shape_to_string(first.shape()) : std::string("no tensor"),
+                              ") on the NHWC channel axis");
+    channels += p.dim(3);
+  }
+  XONNX_ASSIGN_OR_RETURN(Tensor joined,
+                         Tensor::allocate(first.dtype(), {first.dim(0), first.dim(1), first.dim(2), channels}));
+  const size_t es = static_cast<size_t>(dtype_bits(first.dtype()) / 8);
+  const int64_t pixels = first.dim(0) * first.dim(1) * first.dim(2);
+  char* out = static_cast<char*>(joined.raw_data());
+  for (int64_t px = 0; px < pixels; ++px) {
+    for (const Tensor* p : parts) {
+      const size_t bytes = static_cast<size_t>(p->dim(3)) * es;
+      std::memcpy(out, static_cast<const char*>(p->raw_data()) + static_cast<size_t>(px) * bytes, bytes);
+      out += bytes;
+    }
+  }
+  return joined;
+}
+
 // Two NHWC twins in a row: the first on the node's input 0 (and its inputs `first_map`), the
-// second on the first's output (and the node's inputs `second_map`).
+// second on the first's output (and the node's inputs `second_map`). With `parts_from` > 0, the
+// first reads input 0 and the inputs from `parts_from` on concatenated (concat_channels).
 class TwoStageTwin final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, Node first, std::vector<size_t> first_map,
-                                                Node second, std::vector<size_t> second_map) {
+                                                Node second, std::vector<size_t> second_map, size_t parts_from = 0) {
     auto k = std::unique_ptr<TwoStageTwin>(new TwoStageTwin());
     k->op_ = init.node().op_type;
     k->first_name_ = first.op_type;
     k->first_map_ = std::move(first_map);
     k->second_map_ = std::move(second_map);
+    k->parts_from_ = parts_from;
     XONNX_ASSIGN_OR_RETURN(k->first_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(first), 1, k->first_map_)));
     XONNX_ASSIGN_OR_RETURN(k->second_,
                            NhwcTwinKernel::create(OnnxTwinInit(init, std::move(second), 1, k->second_map_)));
@@ -325,7 +361,11 @@ class TwoStageTwin final : public Kernel {
   }
 
   Status run(KernelContext& ctx) override {
-    TwinContext first(ctx, ctx.input(0), first_map_);
+    Tensor x = ctx.input(0);
+    if (parts_from_ > 0) {
+      XONNX_ASSIGN_OR_RETURN(x, concat_channels(ctx, parts_from_));
+    }
+    TwinContext first(ctx, std::move(x), first_map_);
     XONNX_RETURN_IF_ERROR(first_->run(first));
     if (!first.output(0).is_tensor()) return internal_error(op_, ": its ", first_name_, " gave no tensor");
     TwinContext second(ctx, first.output(0).tensor(), second_map_);
@@ -338,6 +378,7 @@ class TwoStageTwin final : public Kernel {
  private:
   std::string op_, first_name_;
   std::vector<size_t> first_map_, second_map_;
+  size_t parts_from_ = 0;
   std::unique_ptr<Kernel> first_, second_;
 };
 
@@ -409,40 +450,6 @@ Result<std::unique_ptr<Kernel>> create_stem_depthwise_twin(const KernelInit& ini
   return TwoStageTwin::create(init, std::move(stem), {0, 1, 2}, std::move(dw), {0, 3, 4});
 }
 
-// The parts (input 0, then inputs from `rest` on) of a ConcatConv / ConcatMaxPool /
-// ConcatBatchNorm concatenated on the NHWC channel axis; an error naming the part when they do
-// not concatenate.
-Result<Tensor> concat_channels(const KernelContext& ctx, size_t rest) {
-  std::vector<const Tensor*> parts{&ctx.input(0)};
-  for (size_t i = rest; i < ctx.num_inputs(); ++i) parts.push_back(&ctx.input(i));
-  const Tensor& first = *parts[0];
-  int64_t channels = 0;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    const Tensor& p = *parts[k];
-    if (!p.defined() || p.rank() != 4 || p.dtype() != first.dtype() || p.dim(0) != first.dim(0) ||
-        p.dim(1) != first.dim(1) || p.dim(2) != first.dim(2) || p.dtype() == DataType::kString ||
-        dtype_bits(p.dtype()) % 8 != 0)
-      return invalid_argument("part ", k, " (", p.defined() ? shape_to_string(p.shape()) : std::string("no tensor"),
-                              ") does not concatenate with part 0 (",
-                              first.defined() ? shape_to_string(first.shape()) : std::string("no tensor"),
-                              ") on the NHWC channel axis");
-    channels += p.dim(3);
-  }
-  XONNX_ASSIGN_OR_RETURN(Tensor joined,
-                         Tensor::allocate(first.dtype(), {first.dim(0), first.dim(1), first.dim(2), channels}));
-  const size_t es = static_cast<size_t>(dtype_bits(first.dtype()) / 8);
-  const int64_t pixels = first.dim(0) * first.dim(1) * first.dim(2);
-  char* out = static_cast<char*>(joined.raw_data());
-  for (int64_t px = 0; px < pixels; ++px) {
-    for (const Tensor* p : parts) {
-      const size_t bytes = static_cast<size_t>(p->dim(3)) * es;
-      std::memcpy(out, static_cast<const char*>(p->raw_data()) + static_cast<size_t>(px) * bytes, bytes);
-      out += bytes;
-    }
-  }
-  return joined;
-}
-
 // The references of the layout pass's ConcatConv (part 0, W, B, parts 1..), ConcatMaxPool (the
 // parts) and ConcatBatchNorm (part 0, scale, B, mean, var, parts 1..): the parts concatenated,
 // then the NHWC Conv / MaxPool / BatchNormalization twin on that.
@@ -480,42 +487,17 @@ class ConcatTwin final : public Kernel {
 // The reference of the layout pass's BatchNormConv (part 0, scale, B, mean, var, W, B_conv,
 // parts 1..): the parts concatenated, the BatchNormalization's twin (its norm_* attributes) on
 // them, then the 1x1 Conv's twin (the node's other attributes) on that.
-class NormConvTwin final : public Kernel {
- public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
-    const Node& fused = init.node();
-    const std::string prefix = "norm_";
-    Node norm = fused_part(fused, "BatchNormalization", "norm",
-                           {fused.inputs[0], fused.inputs[1], fused.inputs[2], fused.inputs[3], fused.inputs[4]},
-                           [&](Attribute& a) { return strip_prefix(a, prefix); });
-    Node conv = fused_part(
-        fused, "Conv", "conv",
-        {fused.name + "/norm_output", fused.inputs[kConv], init.has_input(kConv + 1) ? fused.inputs[kConv + 1] : ""},
-        [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0; });
-    auto k = std::unique_ptr<NormConvTwin>(new NormConvTwin());
-    XONNX_ASSIGN_OR_RETURN(k->norm_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(norm), 1, k->norm_map_)));
-    XONNX_ASSIGN_OR_RETURN(k->conv_, NhwcTwinKernel::create(OnnxTwinInit(init, std::move(conv), 1, k->conv_map_)));
-    return std::unique_ptr<Kernel>(std::move(k));
-  }
-
-  Status run(KernelContext& ctx) override {
-    XONNX_ASSIGN_OR_RETURN(Tensor joined, concat_channels(ctx, kConv + 2));
-    TwinContext norm(ctx, std::move(joined), norm_map_);
-    XONNX_RETURN_IF_ERROR(norm_->run(norm));
-    if (!norm.output(0).is_tensor()) return internal_error("BatchNormConv: its BatchNormalization gave no tensor");
-    TwinContext conv(ctx, norm.output(0).tensor(), conv_map_);
-    XONNX_RETURN_IF_ERROR(conv_->run(conv));
-    if (!conv.output(0).is_tensor()) return internal_error("BatchNormConv: no output tensor");
-    ctx.set_output(0, conv.output(0).tensor());
-    return Status::ok();
-  }
-
- private:
-  static constexpr size_t kConv = 5;  // W, then B_conv, then parts 1..
-  const std::vector<size_t> norm_map_ = {0, 1, 2, 3, 4};
-  const std::vector<size_t> conv_map_ = {0, kConv, kConv + 1};
-  std::unique_ptr<Kernel> norm_, conv_;
-};
+Result<std::unique_ptr<Kernel>> create_norm_conv_twin(const KernelInit& init) {
+  const Node& fused = init.node();
+  const std::string prefix = "norm_";
+  Node norm = fused_part(fused, "BatchNormalization", "norm",
+                         {fused.inputs[0], fused.inputs[1], fused.inputs[2], fused.inputs[3], fused.inputs[4]},
+                         [&](Attribute& a) { return strip_prefix(a, prefix); });
+  Node conv = fused_part(fused, "Conv", "conv",
+                         {fused.name + "/norm_output", fused.inputs[5], init.has_input(6) ? fused.inputs[6] : ""},
+                         [&](Attribute& a) { return a.name.compare(0, prefix.size(), prefix) != 0; });
+  return TwoStageTwin::create(init, std::move(norm), {0, 1, 2, 3, 4}, std::move(conv), {0, 5, 6}, 7);
+}
 
 }  // namespace
 
@@ -535,7 +517,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatMaxPoolOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatBatchNormOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
-  XONNX_REGISTER(registry, d, kBatchNormConvOp, 1, kLatestVersion, NormConvTwin::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, kBatchNormConvOp, 1, kLatestVersion, create_norm_conv_twin, Backend::kReference);
   XONNX_REGISTER(registry, d, kConvMaxPoolOp, 1, kLatestVersion, create_conv_max_pool_twin, Backend::kReference);
   XONNX_REGISTER(registry, d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin,
                  Backend::kReference);
