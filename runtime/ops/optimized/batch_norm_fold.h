@@ -11,7 +11,8 @@ namespace xonnx {
 namespace opt {
 
 // mul and add for c channels, as the reference: m = scale / sqrt(var + epsilon) and
-// bias - mean * m in double, each rounded once.
+// bias - mean * m in double, each rounded once (the latter one fma: the same bits whether or
+// not the compiler contracts, as GCC does on aarch64).
 inline void fold_batch_norm(const float* scale, const float* bias, const float* mean, const float* var, int64_t c,
                             double epsilon, std::vector<float>& mul, std::vector<float>& add) {
   mul.resize(static_cast<size_t>(c));
@@ -19,7 +20,7 @@ inline void fold_batch_norm(const float* scale, const float* bias, const float* 
   for (int64_t i = 0; i < c; ++i) {
     const double m = double(scale[i]) / std::sqrt(double(var[i]) + epsilon);
     mul[static_cast<size_t>(i)] = static_cast<float>(m);
-    add[static_cast<size_t>(i)] = static_cast<float>(double(bias[i]) - double(mean[i]) * m);
+    add[static_cast<size_t>(i)] = static_cast<float>(std::fma(-double(mean[i]), m, double(bias[i])));
   }
 }
 

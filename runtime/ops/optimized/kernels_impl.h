@@ -308,10 +308,11 @@ inline void
 scale_shift_clamp(const float* x, const float* mul, const float* add, float lo, float hi, float* y, int64_t n) {
   const V vlo = V::set1(lo), vhi = V::set1(hi);
   int64_t i = 0;
-  // max(lo, v) is lo > v ? lo : v and min(hi, v) hi < v ? hi : v: v when it is NaN.
+  // lo > v ? lo : v, then hi < v ? hi : v: v when it is NaN, and -0 kept at lo = 0 (on every ISA,
+  // unlike NEON's vmaxq_f32).
   for (; i + L <= n; i += L) {
     const V v = V::load(x + i) * V::load(mul + i) + V::load(add + i);
-    V::min(vhi, V::max(vlo, v)).store(y + i);
+    V::min_lt(vhi, V::max_gt(vlo, v)).store(y + i);
   }
   for (; i < n; ++i) {
     float v = x[i] * mul[i] + add[i];

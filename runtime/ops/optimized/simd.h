@@ -36,6 +36,7 @@ struct V {
   static V fma(V a, V b, V c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }  // a * b + c
   static V max(V a, V b) { return {_mm512_max_ps(a.v, b.v)}; }
   static V max_gt(V a, V b) { return {_mm512_max_ps(a.v, b.v)}; }  // a > b ? a : b (b if NaN)
+  static V min_lt(V a, V b) { return {_mm512_min_ps(a.v, b.v)}; }  // a < b ? a : b (b if NaN)
   static V min(V a, V b) { return {_mm512_min_ps(a.v, b.v)}; }
   static V abs(V a) { return {_mm512_abs_ps(a.v)}; }
   static V round(V a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
@@ -77,6 +78,7 @@ struct V {
   static V fma(V a, V b, V c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
   static V max(V a, V b) { return {_mm256_max_ps(a.v, b.v)}; }
   static V max_gt(V a, V b) { return {_mm256_max_ps(a.v, b.v)}; }  // a > b ? a : b (b if NaN)
+  static V min_lt(V a, V b) { return {_mm256_min_ps(a.v, b.v)}; }  // a < b ? a : b (b if NaN)
   static V min(V a, V b) { return {_mm256_min_ps(a.v, b.v)}; }
   static V abs(V a) { return {_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a.v)}; }
   static V round(V a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
@@ -146,6 +148,7 @@ struct V {
   static V max(V a, V b) { return {vmaxq_f32(a.v, b.v)}; }
   // a > b ? a : b (b if NaN; vmaxq_f32 would return NaN and order -0 below +0)
   static V max_gt(V a, V b) { return {vbslq_f32(vcgtq_f32(a.v, b.v), a.v, b.v)}; }
+  static V min_lt(V a, V b) { return {vbslq_f32(vcltq_f32(a.v, b.v), a.v, b.v)}; }  // likewise
   static V min(V a, V b) { return {vminq_f32(a.v, b.v)}; }
   static V abs(V a) { return {vabsq_f32(a.v)}; }
   static V pow2i(V n) {
@@ -186,6 +189,7 @@ struct V {
   static V fma(V a, V b, V c) { XONNX_OPT_LANEWISE(a.v[i] * b.v[i] + c.v[i]); }
   static V max(V a, V b) { XONNX_OPT_LANEWISE(a.v[i] > b.v[i] ? a.v[i] : b.v[i]); }
   static V max_gt(V a, V b) { return max(a, b); }
+  static V min_lt(V a, V b) { return min(a, b); }
   static V min(V a, V b) { XONNX_OPT_LANEWISE(a.v[i] < b.v[i] ? a.v[i] : b.v[i]); }
   static V abs(V a) { XONNX_OPT_LANEWISE(std::fabs(a.v[i])); }
   static V round(V a) { XONNX_OPT_LANEWISE(std::nearbyint(a.v[i])); }

@@ -147,7 +147,7 @@ Result<std::unique_ptr<Kernel>> create_batch_norm(const KernelInit& init) {
     std::vector<double> mul(p[0].size()), add(p[0].size());
     for (size_t i = 0; i < mul.size(); ++i) {
       mul[i] = p[0][i] / std::sqrt(var[i] + a.epsilon);
-      add[i] = p[1][i] - mean[i] * mul[i];
+      add[i] = std::fma(-mean[i], mul[i], p[1][i]);  // as opt::fold_batch_norm
     }
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("BatchNormalization on ", dtype_name(x.dtype())), {
       using CT = compute_t<T>;
