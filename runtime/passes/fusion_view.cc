@@ -19,7 +19,7 @@ bool FusionView::is(int i, const char* op) const {
   }
   // Arity guards so matchers may index inputs freely (the loader does not check arity).
   static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "MatMul"};
-  static const std::set<std::string> kUnary = {"Erf", "Sqrt", "Relu", "Neg"};
+  static const std::set<std::string> kUnary = {"Erf", "Sqrt", "Relu", "Neg", "Reciprocal"};
   if (kBinary.count(n.op_type)) return n.inputs.size() == 2 && !n.inputs[1].empty();
   if (kUnary.count(n.op_type)) return n.inputs.size() == 1;
   return true;

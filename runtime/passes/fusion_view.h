@@ -20,7 +20,7 @@ class FusionView {
   const Node& node(int i) const { return graph_.nodes[static_cast<size_t>(i)]; }
   const GraphIndex& index() const { return index_; }
   // Node i exists, is unclaimed and is the default-domain `op` with a first input and output
-  // (binary ops: exactly two inputs; Erf/Sqrt: one).
+  // (binary ops: exactly two inputs; Erf, Sqrt, Reciprocal: one).
   bool is(int i, const char* op) const;
   // The producer of `value` when `value` has exactly one reader and is no graph output; else -1.
   int sole_producer(const std::string& value) const;

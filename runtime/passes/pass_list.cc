@@ -27,6 +27,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-attention", 2, fuse_attention},
       {"fuse-matmul-scale", 2, fuse_matmul_scale},
       {"fuse-layernorm", 2, fuse_layernorm_any_opset},
+      {"fuse-rmsnorm", 2, fuse_rmsnorm},
       {"fuse-gelu", 2, fuse_gelu},
       {"fuse-hardswish", 2, fuse_hardswish},
       {"fuse-pad", 2, fuse_pad},
