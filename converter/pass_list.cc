@@ -25,8 +25,8 @@ const std::vector<PassDef>& pass_list() {
       {"dedup-weights", 1, dedup_weights},
       {"dead-code", 1, passes::dead_code_elimination},
       // --genai: after the clean-up, so they see the folded graph in the first round.
-      {"fuse-rms-norm", 2, fuse_rms_norm, true},
-      {"fuse-skip-rms-norm", 2, fuse_skip_rms_norm, true},
+      {"fuse-rms-norm", 2, passes::fuse_rms_norm, true},
+      {"fuse-skip-rms-norm", 2, passes::fuse_skip_rms_norm, true},
       {"fuse-rotary-embedding", 2, fuse_rotary_embedding, true},
       {"fuse-group-query-attention", 2, fuse_group_query_attention, true},
       // Last: the value_info the writer emits describes the final graph.

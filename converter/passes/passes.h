@@ -43,10 +43,8 @@ struct ConvertOptions : passes::PassOptions {
 Result<bool> inline_functions_pass(Model& model, PassContext& ctx);  // inline functions, drop unused imports
 Result<bool> infer_shapes_pass(Model& model, PassContext& ctx);      // writes inferred value_info
 
-// --genai only (ORT GenAI's decoder form; docs/converter.md):
-Result<bool> fuse_rms_norm(Model& model, PassContext& ctx);  // RMSNorm -> SimplifiedLayerNormalization
-Result<bool> fuse_skip_rms_norm(Model& model,
-                                PassContext& ctx);  // residual Add + it -> SkipSimplifiedLayerNormalization
+// --genai only (ORT GenAI's decoder form; docs/converter.md), with passes::fuse_rms_norm and
+// passes::fuse_skip_rms_norm, which session creation runs too:
 Result<bool> fuse_rotary_embedding(Model& model, PassContext& ctx);  // rotate-half / interleaved -> RotaryEmbedding
 Result<bool> fuse_group_query_attention(Model& model, PassContext& ctx);  // attention + KV cache -> GroupQueryAttention
 

@@ -7,12 +7,6 @@
 // portable way); session creation fuses it into a node of its own opset 17, which the runtime
 // resolves per node and no file has to express. Each node is read at its own opset (nodes
 // inlined from a function may carry one).
-// fuse_rmsnorm (session only) fuses the RMSNorm of Llama and T5 exports,
-//   v = ReduceMean(Pow(x, 2) | Mul(x, x)); s = Sqrt(Add(v, eps));
-//   n = Mul(x, Div(1, s) | Reciprocal(s)) | Div(x, s); y = Mul(n, gamma)   (Mul optional)
-// into SimplifiedLayerNormalization(x, gamma, axis=-K, epsilon=eps): six streaming ops over the
-// activations become one row pass. ORT's contrib op in the default domain, which the ONNX checker
-// does not know: the converter keeps the pattern.
 #include <algorithm>
 
 #include "runtime/ir/graph_edit.h"
@@ -153,17 +147,17 @@ bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, boo
 }
 
 // Ones of the normalized shape when the pattern had no Mul (needs the last K dims known).
-bool ones_scale(Graph& g, const ShapeFacts& facts, const std::string& x, int64_t k, std::string* name) {
-  const std::vector<Dim>* dims = facts.dims(x);
-  if (!dims || dims->size() < static_cast<size_t>(k)) return false;
+bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, std::string* name) {
+  const std::vector<Dim>* dims = facts.dims(m.x);
+  if (!dims || dims->size() < static_cast<size_t>(m.k)) return false;
   Shape shape;
-  for (size_t i = dims->size() - static_cast<size_t>(k); i < dims->size(); ++i) {
+  for (size_t i = dims->size() - static_cast<size_t>(m.k); i < dims->size(); ++i) {
     if (!(*dims)[i].known()) return false;
     shape.push_back((*dims)[i].value);
   }
   const int64_t n = shape_numel(shape);
   if (n <= 0) return false;
-  *name = add_initializer(g, x + "_ln_scale", Tensor::from_vector<float>(std::vector<float>(n, 1.0f), shape));
+  *name = add_initializer(g, m.x + "_ln_scale", Tensor::from_vector<float>(std::vector<float>(n, 1.0f), shape));
   return true;
 }
 
@@ -182,7 +176,7 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_opset) {
     if (!match(view, model, facts, any_opset, static_cast<int>(i), &m)) continue;
     if (!view.claim(m.nodes)) continue;
     std::string gamma = m.gamma;
-    if (gamma.empty() && !ones_scale(g, facts, m.x, m.k, &gamma)) continue;
+    if (gamma.empty() && !ones_scale(g, facts, m, &gamma)) continue;
     Node ln;
     ln.op_type = "LayerNormalization";
     ln.name = view.node(m.last).name;
@@ -209,106 +203,7 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_opset) {
   return true;
 }
 
-struct RmsMatch {
-  std::vector<int> nodes;
-  std::string x, gamma;
-  float eps = 0;
-  int64_t k = 0;
-  int last = -1;
-};
-
-// From the ReduceMean rm: the pattern in fuse_rmsnorm's comment above.
-bool match_rms(const FusionView& v, const Model& model, const ShapeFacts& facts, int rm, RmsMatch* m) {
-  if (!v.is(rm, "ReduceMean")) return false;
-  const Graph& g = model.graph;
-  const Node& mean = v.node(rm);
-  const int64_t k = trailing_axes(model, mean, facts);
-  if (k == 0) return false;
-  const int sq = v.sole_producer(mean.inputs[0]);
-  std::string x;
-  if (v.is(sq, "Pow") && v.is_const(v.node(sq).inputs[1], 2.0, 0)) {
-    x = v.node(sq).inputs[0];
-  } else if (v.is(sq, "Mul") && v.node(sq).inputs[0] == v.node(sq).inputs[1]) {
-    x = v.node(sq).inputs[0];
-  } else {
-    return false;
-  }
-  const int add = v.sole_consumer(mean.outputs[0]);
-  if (!v.is(add, "Add")) return false;
-  const Tensor* eps = constant_tensor(g, v.other_input(add, mean.outputs[0]));
-  if (!eps || eps->dtype() != DataType::kFloat || eps->numel() != 1 || eps->rank() > 1) return false;
-  const int sqrt = v.sole_consumer(v.node(add).outputs[0]);
-  if (!v.is(sqrt, "Sqrt")) return false;
-  const std::string& s = v.node(sqrt).outputs[0];
-  m->nodes = {sq, rm, add, sqrt};
-  int norm = v.sole_consumer(s);
-  if (v.is(norm, "Div") && v.node(norm).inputs[1] == s && v.node(norm).inputs[0] == x) {
-    m->nodes.push_back(norm);  // x / s
-  } else {
-    const int inv = norm;  // 1 / s, then x * (1 / s)
-    const bool reciprocal = v.is(inv, "Reciprocal");
-    const bool one_over = v.is(inv, "Div") && v.node(inv).inputs[1] == s && v.is_const(v.node(inv).inputs[0], 1.0, 0);
-    if (!reciprocal && !one_over) return false;
-    norm = v.sole_consumer(v.node(inv).outputs[0]);
-    if (!v.is(norm, "Mul") || v.other_input(norm, v.node(inv).outputs[0]) != x) return false;
-    m->nodes.push_back(inv);
-    m->nodes.push_back(norm);
-  }
-  m->last = norm;
-  const int mul = v.sole_consumer(v.node(norm).outputs[0]);
-  if (v.is(mul, "Mul")) {
-    const std::string gamma = v.other_input(mul, v.node(norm).outputs[0]);
-    const Tensor* t = constant_tensor(g, gamma);
-    if (t && affine_shape_ok(*t, k, facts.dims(x))) {
-      m->gamma = gamma;
-      m->nodes.push_back(mul);
-      m->last = mul;
-    }
-  }
-  m->x = x;
-  m->eps = eps->data<float>()[0];
-  m->k = k;
-  return true;
-}
-
 }  // namespace
-
-Result<bool> fuse_rmsnorm(Model& model, PassContext& ctx) {
-  Graph& g = model.graph;
-  const bool any = std::any_of(g.nodes.begin(), g.nodes.end(),
-                               [](const Node& n) { return n.op_type == "ReduceMean" && n.domain.empty(); });
-  if (!any) return false;  // spares the shape inference
-  const ShapeFacts& facts = ctx.shape_facts(model);
-  FusionView view(g);
-  int fused = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    RmsMatch m;
-    if (!match_rms(view, model, facts, static_cast<int>(i), &m)) continue;
-    std::string gamma = m.gamma;
-    if (gamma.empty() && !ones_scale(g, facts, m.x, m.k, &gamma)) continue;
-    if (!view.claim(m.nodes)) continue;
-    Node norm;
-    norm.op_type = "SimplifiedLayerNormalization";
-    norm.name = view.node(m.last).name;
-    norm.inputs = {m.x, gamma};
-    norm.outputs = {view.node(m.last).outputs[0]};
-    Attribute axis;
-    axis.name = "axis";
-    axis.type = AttrType::kInt;
-    axis.i = -m.k;
-    Attribute epsilon;
-    epsilon.name = "epsilon";
-    epsilon.type = AttrType::kFloat;
-    epsilon.f = m.eps;
-    norm.attributes = {axis, epsilon};
-    view.replace(m.nodes, m.last, std::move(norm));
-    ++fused;
-  }
-  if (fused == 0) return false;
-  view.commit();
-  ctx.note("fused " + std::to_string(fused) + " decomposed RMSNorms into SimplifiedLayerNormalization");
-  return true;
-}
 
 Result<bool> fuse_layernorm(Model& model, PassContext& ctx) { return fuse(model, ctx, false); }
 

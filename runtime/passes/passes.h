@@ -27,8 +27,11 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx);  // MatMul-Softmax-
 Result<bool> fuse_layernorm(Model& model, PassContext& ctx);  // decomposed LN -> LayerNormalization
 // The same at any opset (session creation): below 17 the fused node carries opset 17 itself.
 Result<bool> fuse_layernorm_any_opset(Model& model, PassContext& ctx);
-// decomposed RMSNorm -> SimplifiedLayerNormalization (session only: ORT's contrib op)
-Result<bool> fuse_rmsnorm(Model& model, PassContext& ctx);
+// torch's decomposed RMSNorm -> SimplifiedLayerNormalization, and a residual Add before one ->
+// com.microsoft SkipSimplifiedLayerNormalization: ORT's contrib ops, which the ONNX checker does
+// not know (session creation; the converter with --genai only)
+Result<bool> fuse_rms_norm(Model& model, PassContext& ctx);
+Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx);
 Result<bool> fuse_gelu(Model& model, PassContext& ctx);       // erf GELU -> Gelu / com.microsoft:Gelu
 Result<bool> fuse_hardswish(Model& model, PassContext& ctx);  // x * Clip(x + 3, 0, 6) / 6 -> x * HardSigmoid(x)
 Result<bool> fuse_pad(Model& model, PassContext& ctx);  // zero Pad -> the pads of the Conv / AveragePool reading it

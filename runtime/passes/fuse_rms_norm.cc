@@ -1,10 +1,12 @@
-// GenAI pass: fuses the RMSNorm that torch exports decomposed (torch.rsqrt(x.pow(2).mean(-1) + eps)
+// Fuses the RMSNorm that torch exports decomposed (torch.rsqrt(x.pow(2).mean(-1) + eps)
 // * x * weight, as Llama, Mistral, Qwen and Phi-3 write it):
 //   ms = ReduceMean(Pow(x, 2) | Mul(x, x), last axis, keepdims); v = Add(ms, eps); r = Sqrt(v);
 //   n = Mul(x, Div(1, r)) | Mul(x, Reciprocal(r)) | Div(x, r);  y = Mul(n, weight)  (operands in
 //   either order; the weight Mul is optional)
 // into SimplifiedLayerNormalization(x, weight, axis=-1, epsilon=eps, stash_type=1), the form ORT
-// GenAI's model builder writes (an ORT contrib op in the default domain; xonnx runs it too).
+// GenAI's model builder writes (an ORT contrib op in the default domain, whose own kernel is one
+// row pass: session creation runs this pass on every model, the converter with --genai only, as
+// the ONNX checker does not know the op).
 // Every intermediate must be read only inside the pattern; eps a float32 scalar constant; the
 // weight a float32 [D] constant with D x's last dim (a broadcast [1] weight is not a norm scale:
 // the plain normalization fuses with a ones scale and the Mul stays). A candidate (a ReduceMean
@@ -13,11 +15,13 @@
 #include <vector>
 
 #include "runtime/ir/graph_edit.h"
-#include "converter/passes/genai_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/pass_util.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 namespace {
 
 struct RmsMatch {
@@ -56,8 +60,8 @@ bool reduces_last_axis(const Graph& g, const Node& n, int64_t opset, const Shape
 }
 
 // From the ReduceMean `rm`; on failure *why says which check failed (empty: not a candidate).
-bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts& facts, int rm, RmsMatch* m,
-           std::string* why) {
+bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, int rm, RmsMatch* m, std::string* why) {
+  const Graph& g = model.graph;
   if (!v.is(rm, "ReduceMean")) return false;
   const int sq = v.sole_producer(v.node(rm).inputs[0]);
   std::string x;
@@ -69,7 +73,7 @@ bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts&
     return false;  // not a mean of squares: not a candidate
   }
   const std::string where = "RMSNorm at " + v.node(rm).describe() + " not fused: ";
-  if (!reduces_last_axis(g, v.node(rm), opset, facts)) {
+  if (!reduces_last_axis(g, v.node(rm), opset_of(model, v.node(rm)), facts)) {
     *why = where + "the ReduceMean does not reduce only the last axis with keepdims=1";
     return false;
   }
@@ -96,7 +100,7 @@ bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts&
   if (v.is(after, "Div") && v.node(after).inputs[0] == x && v.node(after).inputs[1] == r) {
     norm = after;
   } else if ((v.is(after, "Div") && v.node(after).inputs[1] == r && v.is_const(v.node(after).inputs[0], 1.0, 0)) ||
-             (v.is(after, "Reciprocal") && v.node(after).inputs.size() == 1)) {
+             v.is(after, "Reciprocal")) {
     m->nodes.push_back(after);
     const int mul = v.sole_consumer(v.node(after).outputs[0]);
     if (v.is(mul, "Mul") && v.other_input(mul, v.node(after).outputs[0]) == x) norm = mul;
@@ -130,15 +134,15 @@ bool match(const FusionView& v, const Graph& g, int64_t opset, const ShapeFacts&
 }  // namespace
 
 Result<bool> fuse_rms_norm(Model& model, PassContext& ctx) {
-  const int64_t opset = genai::onnx_opset(model);
   Graph& g = model.graph;
-  const ShapeFacts facts = infer_shapes(model);
+  if (!has_default_node(g, "ReduceMean")) return false;  // spares the shape inference
+  const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     RmsMatch m;
     std::string why;
-    if (!match(view, g, opset, facts, static_cast<int>(i), &m, &why)) {
+    if (!match(view, model, facts, static_cast<int>(i), &m, &why)) {
       if (!why.empty()) ctx.diagnose(why);
       continue;
     }
@@ -148,10 +152,12 @@ Result<bool> fuse_rms_norm(Model& model, PassContext& ctx) {
       const int64_t d = last_dim(facts, m.x);
       weight = add_initializer(g, m.x + "_rms_scale", Tensor::from_vector<float>(std::vector<float>(d, 1.0f), {d}));
     }
-    Node ln = genai::make_node("SimplifiedLayerNormalization", "", view.node(m.last).name, {m.x, weight},
-                               {view.node(m.last).outputs[0]},
-                               {genai::int_attribute("axis", -1), genai::float_attribute("epsilon", m.eps),
-                                genai::int_attribute("stash_type", 1)});
+    Node ln;
+    ln.op_type = "SimplifiedLayerNormalization";
+    ln.name = view.node(m.last).name;
+    ln.inputs = {m.x, weight};
+    ln.outputs = {view.node(m.last).outputs[0]};
+    ln.attributes = {int_attribute("axis", -1), float_attribute("epsilon", m.eps), int_attribute("stash_type", 1)};
     ctx.note("RMSNorm of '" + m.x + "' -> SimplifiedLayerNormalization '" + ln.outputs[0] + "'" +
              (m.weight.empty() ? " (no weight: ones)" : ""));
     view.replace(m.nodes, m.last, std::move(ln));
@@ -162,5 +168,5 @@ Result<bool> fuse_rms_norm(Model& model, PassContext& ctx) {
   return true;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx

@@ -1,4 +1,4 @@
-// GenAI pass: the residual Add before an RMSNorm joins it, as in ORT GenAI's graphs:
+// The residual Add before an RMSNorm joins it, as in ORT GenAI's graphs:
 //   s = Add(a, b); y = SimplifiedLayerNormalization(s, w)
 // becomes com.microsoft SkipSimplifiedLayerNormalization(a, b, w) with outputs (y, -, -, s): output
 // 3, the sum, feeds the next residual Add when s has other readers (otherwise only y is written).
@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "runtime/ir/graph_edit.h"
-#include "converter/passes/genai_util.h"
-#include "converter/passes/passes.h"
+#include "runtime/passes/fusion_view.h"
+#include "runtime/passes/pass_util.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/shape_inference.h"
 
 namespace xonnx {
-namespace convert {
+namespace passes {
 namespace {
 
 bool is_simplified_norm(const Node& n) {
@@ -41,7 +43,8 @@ std::string add_blocker(const Graph& g, const Node& add, const ShapeFacts& facts
 
 Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
-  const ShapeFacts facts = infer_shapes(model);
+  if (!has_default_node(g, "SimplifiedLayerNormalization")) return false;  // spares the shape inference
+  const ShapeFacts& facts = ctx.shape_facts(model);
   FusionView view(g);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -58,11 +61,14 @@ Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx) {
     if (!view.claim({add, static_cast<int>(i)})) continue;
     const bool sum_read = view.index().use_count(sum) > 1;
     const float eps = norm.find_attr("epsilon") ? norm.find_attr("epsilon")->f : 1e-5f;
-    Node skip = genai::make_node(
-        "SkipSimplifiedLayerNormalization", "com.microsoft", norm.name,
-        {view.node(add).inputs[0], view.node(add).inputs[1], norm.inputs[1]},
-        sum_read ? std::vector<std::string>{norm.outputs[0], "", "", sum} : std::vector<std::string>{norm.outputs[0]},
-        {genai::float_attribute("epsilon", eps)});
+    Node skip;
+    skip.op_type = "SkipSimplifiedLayerNormalization";
+    skip.domain = "com.microsoft";
+    skip.name = norm.name;
+    skip.inputs = {view.node(add).inputs[0], view.node(add).inputs[1], norm.inputs[1]};
+    skip.outputs =
+        sum_read ? std::vector<std::string>{norm.outputs[0], "", "", sum} : std::vector<std::string>{norm.outputs[0]};
+    skip.attributes = {float_attribute("epsilon", eps)};
     ctx.note("residual Add '" + sum + "' + SimplifiedLayerNormalization '" + norm.outputs[0] +
              "' -> SkipSimplifiedLayerNormalization" + (sum_read ? " (sum kept as output 3)" : ""));
     // At the Add's place: a and b are defined there, and readers of the sum may sit between the
@@ -76,5 +82,5 @@ Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx) {
   return true;
 }
 
-}  // namespace convert
+}  // namespace passes
 }  // namespace xonnx
