@@ -15,9 +15,11 @@
 // Where(condition, fill, 0), added to the scores.
 // Declined: masks of rank 0 or 1 (Attention's are 2 to 4), batch or head dims that differ or
 // are not known to match (MatMul would broadcast them), a value head size unlike the query's, a
-// mask that would broadcast the scores up, whose last dim is not provably the keys' count or
-// whose batch dim would meet Attention's head dim (rank 3), a Where's fill above -1e30, any
-// intermediate another node reads.
+// mask that would broadcast the scores up or whose batch dim would meet Attention's head dim
+// (rank 3), a Where's fill above -1e30, any intermediate another node reads. A mask whose last
+// dim is not provably the keys' count (Hugging Face's, from attention_mask's total length) is
+// expanded to the keys' count first: Expand fails or broadcasts exactly where the Add did, where
+// Attention would pad a shorter mask.
 #include <cmath>
 #include <map>
 #include <string>
@@ -101,19 +103,53 @@ bool match_scores(const FusionView& view, const Graph& g, const std::string& val
 }
 
 // A mask of these dims added to scores of product_dims (rank 3 or 4) as Attention adds its
-// attn_mask: rank 2 to 4, not growing the scores, its last dim provably the keys' count, and at
-// rank 3 no batch dim (it would meet Attention's single head dim).
-bool mask_fits(const std::vector<Dim>& mask, const std::vector<Dim>& product_dims) {
+// attn_mask: rank 2 to 4, not growing the scores, and at rank 3 no batch dim (it would meet
+// Attention's single head dim). *keys_proven: its last dim is provably the keys' count.
+bool mask_fits(const std::vector<Dim>& mask, const std::vector<Dim>& product_dims, bool* keys_proven) {
   const int64_t rank = static_cast<int64_t>(product_dims.size()), lead = rank - static_cast<int64_t>(mask.size());
   if (mask.size() < 2 || lead < 0) return false;
-  for (int64_t d = lead; d < rank; ++d) {
+  for (int64_t d = lead; d < rank - 1; ++d) {
     const Dim& m = mask[static_cast<size_t>(d - lead)];
-    const Dim& scores = product_dims[static_cast<size_t>(d)];
-    const bool fits =
-        d == rank - 1 ? dim_equal(m, scores) : is_one(m) || (dim_equal(m, scores) && !(rank == 3 && d == 0));
-    if (!fits) return false;
+    if (!is_one(m) && !(dim_equal(m, product_dims[static_cast<size_t>(d)]) && !(rank == 3 && d == 0))) return false;
   }
+  *keys_proven = dim_equal(mask.back(), product_dims.back());
   return true;
+}
+
+// The graph's initializers the key-count Expands read, added once per pass run.
+struct KeyCountConstants {
+  std::string starts, ends, axes;       // Slice [-2, -1) of axis 0: a [.., T, d] K's T
+  std::map<int64_t, std::string> ones;  // [1] * n, by n
+};
+
+// Nodes (appended to *nodes) that expand `mask` (of rank mask_rank) to the key count T of `k`
+// [.., T, d] in its last dim; returns the expanded mask.
+std::string expand_to_key_count(Graph& g, NameAllocator& names, KeyCountConstants& c, const std::string& mask,
+                                int64_t mask_rank, const std::string& k, const std::string& name,
+                                std::vector<Node>* nodes) {
+  const auto constant = [&](std::string& slot, const char* base, std::vector<int64_t> v) {
+    if (slot.empty())
+      slot = add_initializer(g, names, base, Tensor::from_vector(v, Shape{static_cast<int64_t>(v.size())}));
+    return slot;
+  };
+  const auto node = [&](const char* op, std::vector<std::string> inputs, std::vector<Attribute> attributes = {}) {
+    Node n;
+    n.op_type = op;
+    n.name = names.fresh(name + "/mask_keys_" + op);
+    n.inputs = std::move(inputs);
+    n.outputs = {names.fresh(n.name + "_output")};
+    n.attributes = std::move(attributes);
+    nodes->push_back(std::move(n));
+    return nodes->back().outputs[0];
+  };
+  const std::string shape = node("Shape", {k});
+  const std::string keys =
+      node("Slice", {shape, constant(c.starts, "attention_keys_start", {-2}),
+                     constant(c.ends, "attention_keys_end", {-1}), constant(c.axes, "attention_keys_axis", {0})});
+  const std::string ones = constant(c.ones[mask_rank - 1], "attention_mask_ones",
+                                    std::vector<int64_t>(static_cast<size_t>(mask_rank - 1), 1));
+  const std::string target = node("Concat", {ones, keys}, {int_attribute("axis", 0)});
+  return node("Expand", {mask, target});
 }
 
 // K [.., T, d] from K^T: the input of the Transpose that made K^T when its perm only swaps the
@@ -255,6 +291,7 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
   FusionView view(g);
   NameAllocator names(g);
   std::string zero;                                    // the 0 of Where-made masks, added once
+  KeyCountConstants key_count;                         // for masks expanded to the keys' count
   std::map<std::vector<int64_t>, std::string> shapes;  // Reshape shapes added, by dims
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -325,11 +362,16 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
     const Dim& head = (*qd)[static_cast<size_t>(rank - 1)];
     ok = ok && dim_equal((*vd)[static_cast<size_t>(rank - 1)], head);  // value head size = query's
     if (!ok) continue;
+    bool keys_proven = true;
+    int64_t mask_rank = 0;
     if (!mask.empty()) {
       const TypeInfo* mt = facts.type(mask);
       const std::vector<Dim>* md = facts.dims(mask);
       const DataType want = fill_mask.empty() ? DataType::kFloat : DataType::kBool;
-      if (!mt || !md || mt->elem_type != want || !mask_fits(*md, *product_dims)) continue;
+      if (!mt || !md || mt->elem_type != want || !mask_fits(*md, *product_dims, &keys_proven)) continue;
+      // The Expand's Slice reads its bounds from inputs (opset 10 on).
+      if (!keys_proven && opset_of(model, view.node(p)) < 10) continue;
+      mask_rank = static_cast<int64_t>(md->size());
     }
     HeadsInRows rows;
     const bool in_rows = match_heads_in_rows(view, g, facts, rank, scores, v, view.node(mm2).outputs[0], &rows);
@@ -392,6 +434,8 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       attention.attributes[0].f = scores.scale * rows.scale;
       heads = rows.heads;
     }
+    if (!mask.empty() && !keys_proven)
+      mask = expand_to_key_count(g, names, key_count, mask, mask_rank, attention.inputs[1], name, &replacement);
     if (!mask.empty()) attention.inputs.push_back(mask);
     if (rank == 3 || in_rows) {
       attention.attributes.push_back(int_attribute("q_num_heads", heads));

@@ -2,8 +2,9 @@
 // MatMul(., V) becomes one ONNX Attention (opset 23 on the node) with an explicit scale, and runs
 // as the unfused graph does: rank 4 with a key-padding mask, rank 3 (nn.MultiheadAttention's
 // [B * heads, S, d]) with K^T from a Transpose of [T, B * heads, d], FusedMatMul with transB;
-// the transposes that cut heads from rows go (Attention reads the rows). Kept: masks that would
-// grow the scores or whose last dim is not provably the keys', a rank-3 mask with a batch dim,
+// the transposes that cut heads from rows go (Attention reads the rows); a mask whose last dim is
+// not provably the keys' count is expanded to it. Kept: masks that would grow the scores, a
+// rank-3 mask with a batch dim,
 // value head sizes unlike the query's, a probability another node reads, a Softmax over another
 // axis, sessions without the optimized kernels.
 #include <algorithm>
@@ -298,13 +299,41 @@ TEST(PassFuseAttention, GroupedQueryAttentionOverAKvCache) {
                        1e-5);
 }
 
+// A mask whose last dim is not provably the keys' count (Hugging Face's, from attention_mask's
+// total length) or is 1 (broadcast over the keys, where Attention would pad with -inf) is
+// expanded to the keys' count first, as the Add broadcast it.
+TEST(PassFuseAttention, MasksOfUnprovenKeyCountAreExpandedToIt) {
+  std::vector<Form> forms(2);
+  forms[0].mask = {dim(B), dim(1), dim(S), sym("total")};
+  forms[1].mask = {dim(B), dim(3), dim(S), dim(1)};
+  for (const Form& f : forms) {
+    bool changed = false;
+    const Model m = attention_model(f);
+    const Model out = fuse(m, &changed);
+    ASSERT_TRUE(changed);
+    const std::vector<std::string> ops = op_list(out.graph);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Expand"), 1);
+    EXPECT_EQ(ops.back(), "Attention");
+    expect_close_outputs(m, out, inputs(f), 1e-5);
+  }
+  // A mask of another key count fails at run time, as the Add did.
+  Form f;
+  f.mask = {dim(B), dim(1), dim(S), sym("total")};
+  const Model out = fuse(attention_model(f), nullptr);
+  std::vector<Value> wrong = inputs(f);
+  wrong[3] = random_value({B, 1, S, S - 1}, 9);
+  SessionOptions options;
+  options.optimization = passes::OptLevel::kNone;
+  auto session = Session::create_from_model(out, options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  EXPECT_FALSE((*session)->run(wrong).is_ok());
+}
+
 TEST(PassFuseAttention, KeepsWhatAttentionWouldComputeDifferently) {
   constexpr int64_t H = 3;
   std::vector<std::pair<std::string, Form>> kept;
   Form f;
-  f.mask = {dim(B), dim(H), dim(S), dim(1)};  // broadcast over the keys: Attention pads with -inf
-  kept.push_back({"mask over one key", f});
-  f.mask = {sym("n"), sym("n")};  // the keys' count not provably the mask's
+  f.mask = {sym("n"), sym("n")};  // the queries' count not provably the mask's
   kept.push_back({"symbolic mask", f});
   f.mask = {dim(S)};  // Attention takes masks of rank 2 to 4
   kept.push_back({"rank-1 mask", f});
