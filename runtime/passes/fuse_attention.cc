@@ -369,8 +369,8 @@ Result<bool> fuse_attention(Model& model, PassContext& ctx) {
       const std::vector<Dim>* md = facts.dims(mask);
       const DataType want = fill_mask.empty() ? DataType::kFloat : DataType::kBool;
       if (!mt || !md || mt->elem_type != want || !mask_fits(*md, *product_dims, &keys_proven)) continue;
-      // The Expand's Slice reads its bounds from inputs (opset 10 on).
-      if (!keys_proven && opset_of(model, view.node(p)) < 10) continue;
+      // The Expand's Slice, at the model's opset, reads its bounds from inputs (opset 10 on).
+      if (!keys_proven && opset < 10) continue;
       mask_rank = static_cast<int64_t>(md->size());
     }
     HeadsInRows rows;
