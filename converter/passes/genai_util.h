@@ -9,6 +9,7 @@
 #include "runtime/ir/graph_edit.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
+#include "runtime/passes/pass_util.h"
 
 namespace xonnx {
 namespace convert {
@@ -38,18 +39,7 @@ inline Attribute ints_attribute(const std::string& name, std::vector<int64_t> va
   return a;
 }
 
-inline Node make_node(const std::string& op, const std::string& domain, const std::string& name,
-                      std::vector<std::string> inputs, std::vector<std::string> outputs,
-                      std::vector<Attribute> attributes = {}) {
-  Node n;
-  n.op_type = op;
-  n.domain = domain;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  n.attributes = std::move(attributes);
-  return n;
-}
+using ::xonnx::make_node;  // runtime/passes/pass_util.h
 
 // The integer elements of a constant (an initializer that is no graph input); false otherwise.
 inline bool constant_ints(const Graph& g, const std::string& name, std::vector<int64_t>* out) {

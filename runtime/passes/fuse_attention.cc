@@ -133,13 +133,9 @@ std::string expand_to_key_count(Graph& g, NameAllocator& names, KeyCountConstant
     return slot;
   };
   const auto node = [&](const char* op, std::vector<std::string> inputs, std::vector<Attribute> attributes = {}) {
-    Node n;
-    n.op_type = op;
-    n.name = names.fresh(name + "/mask_keys_" + op);
-    n.inputs = std::move(inputs);
-    n.outputs = {names.fresh(n.name + "_output")};
-    n.attributes = std::move(attributes);
-    nodes->push_back(std::move(n));
+    const std::string node_name = names.fresh(name + "/mask_keys_" + op);
+    nodes->push_back(
+        make_node(op, "", node_name, std::move(inputs), {names.fresh(node_name + "_output")}, std::move(attributes)));
     return nodes->back().outputs[0];
   };
   const std::string shape = node("Shape", {k});

@@ -152,12 +152,9 @@ Result<bool> fuse_rms_norm(Model& model, PassContext& ctx) {
       const int64_t d = last_dim(facts, m.x);
       weight = add_initializer(g, m.x + "_rms_scale", Tensor::from_vector<float>(std::vector<float>(d, 1.0f), {d}));
     }
-    Node ln;
-    ln.op_type = "SimplifiedLayerNormalization";
-    ln.name = view.node(m.last).name;
-    ln.inputs = {m.x, weight};
-    ln.outputs = {view.node(m.last).outputs[0]};
-    ln.attributes = {int_attribute("axis", -1), float_attribute("epsilon", m.eps), int_attribute("stash_type", 1)};
+    Node ln = make_node("SimplifiedLayerNormalization", "", view.node(m.last).name, {m.x, weight},
+                        {view.node(m.last).outputs[0]},
+                        {int_attribute("axis", -1), float_attribute("epsilon", m.eps), int_attribute("stash_type", 1)});
     ctx.note("RMSNorm of '" + m.x + "' -> SimplifiedLayerNormalization '" + ln.outputs[0] + "'" +
              (m.weight.empty() ? " (no weight: ones)" : ""));
     view.replace(m.nodes, m.last, std::move(ln));

@@ -61,14 +61,11 @@ Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx) {
     if (!view.claim({add, static_cast<int>(i)})) continue;
     const bool sum_read = view.index().use_count(sum) > 1;
     const float eps = norm.find_attr("epsilon") ? norm.find_attr("epsilon")->f : 1e-5f;
-    Node skip;
-    skip.op_type = "SkipSimplifiedLayerNormalization";
-    skip.domain = "com.microsoft";
-    skip.name = norm.name;
-    skip.inputs = {view.node(add).inputs[0], view.node(add).inputs[1], norm.inputs[1]};
-    skip.outputs =
-        sum_read ? std::vector<std::string>{norm.outputs[0], "", "", sum} : std::vector<std::string>{norm.outputs[0]};
-    skip.attributes = {float_attribute("epsilon", eps)};
+    Node skip = make_node(
+        "SkipSimplifiedLayerNormalization", "com.microsoft", norm.name,
+        {view.node(add).inputs[0], view.node(add).inputs[1], norm.inputs[1]},
+        sum_read ? std::vector<std::string>{norm.outputs[0], "", "", sum} : std::vector<std::string>{norm.outputs[0]},
+        {float_attribute("epsilon", eps)});
     ctx.note("residual Add '" + sum + "' + SimplifiedLayerNormalization '" + norm.outputs[0] +
              "' -> SkipSimplifiedLayerNormalization" + (sum_read ? " (sum kept as output 3)" : ""));
     // At the Add's place: a and b are defined there, and readers of the sum may sit between the

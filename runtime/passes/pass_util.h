@@ -35,4 +35,18 @@ Attribute string_attribute(const char* name, std::string value);
 // Sets `attr` on `n`, replacing an attribute of the same name.
 void set_attribute(Node& n, Attribute attr);
 
+// A new node (a fusion's replacement) with these fields.
+inline Node make_node(const std::string& op, const std::string& domain, const std::string& name,
+                      std::vector<std::string> inputs, std::vector<std::string> outputs,
+                      std::vector<Attribute> attributes = {}) {
+  Node n;
+  n.op_type = op;
+  n.domain = domain;
+  n.name = name;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  n.attributes = std::move(attributes);
+  return n;
+}
+
 }  // namespace xonnx
