@@ -20,6 +20,7 @@ const std::vector<PassDef>& pass_list() {
       {"fuse-gelu", 2, passes::fuse_gelu},
       {"fuse-hardswish", 2, passes::fuse_hardswish},
       {"fuse-pad", 2, passes::fuse_pad},
+      {"reorder-avgpool-conv", 2, passes::reorder_avgpool_conv},
       {"crop-conv-taps", 2, passes::crop_conv_taps},
       {"cse", 1, passes::common_subexpression_elimination},
       {"dedup-weights", 1, dedup_weights},

@@ -32,6 +32,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-gelu", 2, fuse_gelu},
       {"fuse-hardswish", 2, fuse_hardswish},
       {"fuse-pad", 2, fuse_pad},
+      {"reorder-avgpool-conv", 2, reorder_avgpool_conv},
       {"crop-conv-taps", 2, crop_conv_taps},
       {"dedup-weights", 1, dedup_weights},
       {"cse", 1, common_subexpression_elimination},

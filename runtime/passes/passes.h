@@ -35,6 +35,8 @@ Result<bool> fuse_skip_rms_norm(Model& model, PassContext& ctx);
 Result<bool> fuse_gelu(Model& model, PassContext& ctx);       // erf GELU -> Gelu / com.microsoft:Gelu
 Result<bool> fuse_hardswish(Model& model, PassContext& ctx);  // x * Clip(x + 3, 0, 6) / 6 -> x * HardSigmoid(x)
 Result<bool> fuse_pad(Model& model, PassContext& ctx);  // zero Pad -> the pads of the Conv / AveragePool reading it
+// AveragePool <-> 1x1 Conv, whichever order computes less (reorder_avgpool_conv.cc)
+Result<bool> reorder_avgpool_conv(Model& model, PassContext& ctx);
 Result<bool> crop_conv_taps(Model& model, PassContext& ctx);                    // drop Conv taps that only read padding
 Result<bool> dedup_weights(Model& model, PassContext& ctx);                     // identical / transposed initializers
 Result<bool> common_subexpression_elimination(Model& model, PassContext& ctx);  // duplicate nodes

@@ -4,6 +4,7 @@
 // ranges and a product that is a graph output keep the graph.
 #include <functional>
 
+#include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 #include "tests/unit/fuse_test_util.h"
 
