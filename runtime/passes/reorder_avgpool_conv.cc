@@ -42,40 +42,41 @@ bool explicit_padding(const Node& n, bool* valid) {
   return !auto_pad || auto_pad->s == "NOTSET" || *valid;
 }
 
-// The spatial rank of a Conv with a constant W of 1x1 kernels (any groups), stride 1 and no
-// padding: a per-pixel linear map of the channels. 0 otherwise.
-int64_t pointwise_conv_rank(const Graph& g, const Node& conv) {
-  if (conv.inputs.size() < 2 || conv.inputs.size() > 3 || conv.outputs.size() != 1) return 0;
+// The constant float W [M, C / group, 1, ...] of a Conv with 1x1 kernels (any groups), stride 1,
+// no padding and a constant bias or none: a per-pixel linear map of the channels. nullptr
+// otherwise.
+const Tensor* pointwise_conv_weight(const Graph& g, const Node& conv) {
+  if (conv.inputs.size() < 2 || conv.inputs.size() > 3 || conv.outputs.size() != 1) return nullptr;
   const Tensor* w = constant_tensor(g, conv.inputs[1]);
-  if (!w || w->rank() < 3 || !dtype_is_float(w->dtype())) return 0;
+  if (!w || w->rank() < 3 || !dtype_is_float(w->dtype())) return nullptr;
   for (size_t d = 2; d < w->rank(); ++d)
-    if (w->dim(d) != 1) return 0;
-  if (conv.inputs.size() == 3 && !conv.inputs[2].empty() && !constant_tensor(g, conv.inputs[2])) return 0;
+    if (w->dim(d) != 1) return nullptr;
+  if (conv.inputs.size() == 3 && !conv.inputs[2].empty() && !constant_tensor(g, conv.inputs[2])) return nullptr;
   bool valid = false;
-  if (!explicit_padding(conv, &valid) || !all_equal(ints_or_empty(conv, "strides"), 1)) return 0;
-  if (!valid && !all_equal(ints_or_empty(conv, "pads"), 0)) return 0;
-  return static_cast<int64_t>(w->rank()) - 2;
+  if (!explicit_padding(conv, &valid) || !all_equal(ints_or_empty(conv, "strides"), 1)) return nullptr;
+  if (!valid && !all_equal(ints_or_empty(conv, "pads"), 0)) return nullptr;
+  return w;
 }
 
-// An AveragePool of `rank` spatial axes with dilations 1 and ceil_mode 0 (every window starts
-// and ends inside the padded map).
-bool plain_pool(const Node& pool, int64_t rank) {
+// An AveragePool over the spatial axes of the Conv of weight w, with dilations 1 and ceil_mode 0
+// (every window starts and ends inside the padded map).
+bool plain_pool(const Node& pool, const Tensor& w) {
   if (pool.outputs.size() != 1 || attr_int_or(pool, "ceil_mode", 0) != 0) return false;
   const std::vector<int64_t> kernel = ints_or_empty(pool, "kernel_shape");
   const std::vector<int64_t> strides = ints_or_empty(pool, "strides");
-  return static_cast<int64_t>(kernel.size()) == rank && (strides.empty() || strides.size() == kernel.size()) &&
+  return kernel.size() + 2 == w.rank() && (strides.empty() || strides.size() == kernel.size()) &&
          all_equal(ints_or_empty(pool, "dilations"), 1);
 }
 
 // Conv -> AveragePool with strides > 1 and no padding: the pool moves before the Conv.
 bool pool_first(const Graph& g, FusionView& v, NameAllocator& names, int conv_index) {
   const Node& conv = v.node(conv_index);
-  const int64_t rank = pointwise_conv_rank(g, conv);
+  const Tensor* w = pointwise_conv_weight(g, conv);
   const int pool_index = v.sole_consumer(conv.outputs[0]);
-  if (rank == 0 || !v.is(pool_index, "AveragePool")) return false;
+  if (!w || !v.is(pool_index, "AveragePool")) return false;
   const Node& pool = v.node(pool_index);
   bool valid = false;
-  if (!plain_pool(pool, rank) || !explicit_padding(pool, &valid)) return false;
+  if (!plain_pool(pool, *w) || !explicit_padding(pool, &valid)) return false;
   if (!valid && !all_equal(ints_or_empty(pool, "pads"), 0)) return false;
   int64_t stride_product = 1;
   for (int64_t s : ints_or_empty(pool, "strides")) stride_product *= s;
@@ -97,9 +98,8 @@ bool conv_first(Graph& g, FusionView& v, NameAllocator& names, int pool_index) {
   const int conv_index = v.sole_consumer(pool.outputs[0]);
   if (!v.is(conv_index, "Conv")) return false;
   const Node& conv = v.node(conv_index);
-  const int64_t rank = pointwise_conv_rank(g, conv);
-  if (rank == 0 || conv.inputs[0] != pool.outputs[0] || !plain_pool(pool, rank)) return false;
-  const Tensor* w = constant_tensor(g, conv.inputs[1]);
+  const Tensor* w = pointwise_conv_weight(g, conv);
+  if (!w || conv.inputs[0] != pool.outputs[0] || !plain_pool(pool, *w)) return false;
   const int64_t group = attr_int_or(conv, "group", 1);
   if (group < 1 || w->dim(0) >= w->dim(1) * group) return false;  // the pool would not get fewer channels
   // Stride 1 and pads adding up to kernel - 1 on every axis: the Conv sees as many pixels after.
@@ -128,7 +128,7 @@ bool conv_first(Graph& g, FusionView& v, NameAllocator& names, int pool_index) {
   } else {
     pooled.outputs[0] = names.fresh(conv.outputs[0] + "_pooled");
     // The bias as [M, 1, ...]: it broadcasts over the pixels of [N, M, ...].
-    std::vector<int64_t> shape(static_cast<size_t>(rank + 1), 1);
+    std::vector<int64_t> shape(w->rank() - 1, 1);
     shape[0] = w->dim(0);
     const std::string b = add_initializer(g, names, conv.inputs[2] + "_channels", bias->reshaped(Shape(shape)));
     Node add = make_node("Add", "", conv.name + "_bias", {pooled.outputs[0], b}, {conv.outputs[0]});
