@@ -512,6 +512,11 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       region_shapes.insert(i);
       continue;
     }
+    SplitExit split;
+    if (channel_split_exit(i, split)) {
+      split_exits_.emplace(i, std::move(split));
+      continue;
+    }
     std::vector<int64_t> nhwc_axes;
     if (reduce_of_region(i, nhwc_axes)) {
       region_reductions.emplace(i, std::move(nhwc_axes));
@@ -537,6 +542,16 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       identities_.insert(i);
     } else {
       exits.insert(v);
+    }
+  }
+  for (auto it = split_exits_.begin(); it != split_exits_.end();) {
+    const std::string& v = g_.nodes[it->first].inputs[0];
+    if (nhwc.count(v)) {
+      exit_perms_.emplace(it->second.transpose, it->second.perm);
+      ++it;
+    } else {  // no twin (a fused-away value): the Reshape reads it in NCHW
+      exits.insert(v);
+      it = split_exits_.erase(it);
     }
   }
 
@@ -617,6 +632,20 @@ Result<NhwcLayoutStats> NhwcPass::run() {
       }
     } else if (identities_.count(i)) {  // a channels-last exit: the region value's NHWC twin
       n.inputs[0] = nhwc.at(n.inputs[0]);
+    } else if (split_exits_.count(i)) {
+      emit_split_exit(i, nhwc.at(n.inputs[0]), n);
+      ++stats.split_exits;
+    } else if (auto p = exit_perms_.find(i); p != exit_perms_.end()) {  // the split exit's Transpose
+      bool identity = true;
+      for (size_t d = 0; d < p->second.size(); ++d) identity = identity && p->second[d] == static_cast<int64_t>(d);
+      if (identity) {
+        n.op_type = "Identity";
+        n.attributes.clear();
+      } else {
+        for (Attribute& a : n.attributes) {
+          if (a.name == "perm") a.ints = p->second;
+        }
+      }
     }
     if (identities_.count(i)) {  // a channels-last entry or exit
       n.op_type = "Identity";

@@ -103,6 +103,7 @@ struct NhwcLayoutStats {
   int channels_last = 0;        // Transposes to / from channels-last run as Identities
   int shapes = 0;               // Shapes of region values read from the NHWC twin
   int reductions = 0;           // Reduce* of region values over the NHWC twin's axes
+  int split_exits = 0;          // channel-splitting Reshape + Transpose pairs reading the NHWC twin
 };
 
 // The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on

@@ -101,6 +101,17 @@ class NhwcPass {
   bool reduce_of_region(size_t i, std::vector<int64_t>& nhwc_axes) const;
   void emit_reduce_of_twin(const Node& reduce, const std::string& twin, const std::vector<int64_t>& nhwc_axes,
                            std::vector<Node>& out);
+  // A detection head's view + permute of a region value: Reshape [N, C, H, W] -> [N, a..., H,
+  // W] (constant, splitting C), read only by a Transpose. The Reshape reads the NHWC twin as
+  // [N, H, W, a...] and the Transpose's perm composes with that move (SSD's and RetinaNet's
+  // [0, 3, 4, 1, 2] becomes an Identity): no ToNCHW copies the map for them.
+  struct SplitExit {
+    std::vector<int64_t> twin_shape;  // the Reshape's shape on the NHWC twin
+    size_t transpose = 0;
+    std::vector<int64_t> perm;  // the Transpose's perm over that Reshape's output
+  };
+  bool channel_split_exit(size_t i, SplitExit& e) const;
+  void emit_split_exit(size_t i, const std::string& twin, Node& n);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a
@@ -145,7 +156,9 @@ class NhwcPass {
   std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
   std::vector<NamedTensor> new_initializers_;
   std::unordered_map<size_t, Relabel> relabel_;
-  std::unordered_set<size_t> identities_;  // channels-last entries and exits, emitted as Identity
+  std::unordered_set<size_t> identities_;                        // channels-last entries and exits, emitted as Identity
+  std::unordered_map<size_t, SplitExit> split_exits_;            // Reshape -> its rewrite (channel_split_exit)
+  std::unordered_map<size_t, std::vector<int64_t>> exit_perms_;  // its Transpose -> the composed perm
 };
 
 }  // namespace layout_internal

@@ -6,7 +6,9 @@
 // shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
 // to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A
 // Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order; a Reduce*
-// over its spatial dims reduces the twin's. A video clip's two views (passes/lower_3d_frames.cc),
+// over its spatial dims reduces the twin's. A detection head's view + permute of a region value
+// ([N, A * K, H, W] -> [N, A, K, H, W] -> [N, H, W, A, K]) reshapes the twin and transposes it
+// with the composed perm, an Identity where that is the twin's own order. A video clip's two views (passes/lower_3d_frames.cc),
 // frames [D, C, H, W] and image [1, C, D, H W], hold the same NHWC data ([D, H, W, C]): the
 // Reshape, Transpose, Reshape between them become Reshapes of the twin around an Identity.
 #include <algorithm>
@@ -258,6 +260,65 @@ void NhwcPass::emit_reduce_of_twin(const Node& reduce, const std::string& twin, 
     }
   }
   out.push_back(std::move(of_twin));
+}
+
+bool NhwcPass::channel_split_exit(size_t i, SplitExit& e) const {
+  const Node& n = g_.nodes[i];
+  std::vector<int64_t> shape;
+  if (!is_default(n, "Reshape") || n.inputs.size() != 2 || !is_region(n.inputs[0]) || n.outputs.size() != 1 ||
+      !constant_ints(n.inputs[1], shape) || shape.size() < 5)
+    return false;
+  const Attribute* allowzero = n.find_attr("allowzero");
+  if (allowzero && (allowzero->type != AttrType::kInt || allowzero->i != 0)) return false;
+  auto dims = dims4_.find(n.inputs[0]);
+  if (dims == dims4_.end()) return false;
+  const Dim &batch = dims->second[0], &c = dims->second[1], &h = dims->second[2], &w = dims->second[3];
+  const size_t k = shape.size() - 3;  // C split into shape[1 .. k]
+  if (!c.known() || !h.known() || !w.known() || shape[k + 1] != h.value || shape[k + 2] != w.value) return false;
+  // The parts of C: positive, or one -1 (C over the others' product; then N must be the one
+  // the shape names, or a batch would flow into it in NCHW order but not in NHWC).
+  int64_t product = 1, inferred = 0;
+  for (size_t d = 1; d <= k; ++d) {
+    if (shape[d] == -1) {
+      ++inferred;
+    } else if (shape[d] > 0) {
+      product *= shape[d];
+    } else {
+      return false;  // 0 copies the dim at that NCHW position
+    }
+  }
+  if (inferred > 1 || (inferred == 0 ? product != c.value : c.value % product != 0)) return false;
+  if (shape[0] < 0 || (shape[0] > 0 && inferred && !(batch.known() && batch.value == shape[0]))) return false;
+  const int t = sole_reader(n.outputs[0]);
+  if (t < 0) return false;
+  const Node& transpose = g_.nodes[static_cast<size_t>(t)];
+  const std::vector<int64_t>* perm = ints_attr(transpose, "perm");
+  if (!is_default(transpose, "Transpose") || transpose.inputs.size() != 1 || transpose.outputs.size() != 1 || !perm ||
+      perm->size() != shape.size())
+    return false;
+  // Dim d of the NCHW view [N, a..., H, W] is dim `twin_dim[d]` of the twin's [N, H, W, a...].
+  std::vector<int64_t> twin_dim(shape.size());
+  for (size_t d = 1; d <= k; ++d) twin_dim[d] = static_cast<int64_t>(d) + 2;
+  twin_dim[k + 1] = 1;
+  twin_dim[k + 2] = 2;
+  std::vector<bool> seen(shape.size(), false);
+  e.perm.clear();
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= static_cast<int64_t>(shape.size()) || seen[static_cast<size_t>(p)]) return false;
+    seen[static_cast<size_t>(p)] = true;
+    e.perm.push_back(twin_dim[static_cast<size_t>(p)]);
+  }
+  e.twin_shape = {shape[0], h.value, w.value};
+  e.twin_shape.insert(e.twin_shape.end(), shape.begin() + 1, shape.begin() + 1 + static_cast<int64_t>(k));
+  e.transpose = static_cast<size_t>(t);
+  return true;
+}
+
+void NhwcPass::emit_split_exit(size_t i, const std::string& twin, Node& n) {
+  const std::string name = fresh(n.outputs[0] + "_nhwc_shape");
+  new_initializers_.push_back({name, ints_tensor(split_exits_.at(i).twin_shape)});
+  if (n.origin.empty()) n.origin = g_.nodes[i].describe();
+  n.inputs = {twin, name};
 }
 
 // Called for a Reshape, Transpose or Slice whose input is a region value.

@@ -3,9 +3,13 @@
 //    shuffle, two channel Slices) stays one region, entered and left once; Slices along other
 //    axes (negative, absent, stepped) are re-labelled too; a shuffle whose shape copies a dim
 //    (0), splits N, or whose dims the graph does not record, or a Transpose of another perm
-//    stays outside;
+//    is no shuffle (those splitting C read the NHWC data as a detection head's view, below);
 //  - a ConvNeXt block's permutes to and from channels-last around its LayerNorm and Linears
 //    become Identities of the region's NHWC data;
+//  - a detection head's view + permute of a Conv output (SSD's [N, A, K, H, W] -> [N, H, W, A,
+//    K]: an Identity; YOLO's [N, A, H, W, K]: one Transpose) reads the NHWC data, no ToNCHW;
+//    views that copy a dim, do not keep H and W last, have another reader, or infer a part
+//    of C over an unknown batch stay outside;
 //  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
 #include <gtest/gtest.h>
 
@@ -73,7 +77,7 @@ Model shuffle_unit(const Unit& u) {
   return b.model;
 }
 
-// The model's two outputs for x [1, 8, 6, 6] at 1 and 2 threads against the reference kernels
+// The model's outputs for x [1, 8, 6, 6] at 1 and 2 threads against the reference kernels
 // (no layout pass).
 void expect_agrees_with_reference(const Model& model) {
   for (int threads : {1, 2}) {
@@ -90,7 +94,8 @@ void expect_agrees_with_reference(const Model& model) {
     auto want = (*want_session)->run({Value(x)});
     ASSERT_TRUE(got.is_ok()) << got.status().to_string();
     ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-    for (size_t k = 0; k < 2; ++k) {
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t k = 0; k < got->size(); ++k) {
       ASSERT_EQ((*got)[k].tensor().shape(), (*want)[k].tensor().shape()) << k;
       backendtest::expect_close((*got)[k].tensor(), (*want)[k].tensor(), {1e-4, 1e-5}, "output " + std::to_string(k));
     }
@@ -125,10 +130,20 @@ TEST(LayoutRelabel, WhatIsNoChannelShuffleStaysOutside) {
   Unit splits_n;  // [1, 16, 6, 6] as [2, 8, 1, 6, 6]: the same ops, N and C mixed
   splits_n.shuffle_shape = {2, 8, 1, 6, 6};
   for (const Unit& u : {copies_a_dim, other_perm, splits_n}) {
+    const bool splits_c = u.shuffle_shape[0] != 2;
+    SCOPED_TRACE(splits_c ? "splits C" : "splits N");
     Model m = with_value_info(shuffle_unit(u));
     auto s = apply_nhwc_layout(m.graph, m.opset_imports);
     ASSERT_TRUE(s.is_ok());
-    EXPECT_GE(s->to_nchw, 2) << "the Concat leaves the region for the Reshape";
+    for (const Node& n : m.graph.nodes) {
+      if (n.op_type == "Transpose") EXPECT_NE(n.find_attr("perm")->ints, (std::vector<int64_t>{0, 1, 2, 4, 3}));
+    }
+    if (splits_c) {  // a view splitting C with H and W last: the Reshape and Transpose read the NHWC twin
+      EXPECT_EQ(s->split_exits, 1);
+      EXPECT_EQ(s->to_nchw, 1);  // y0
+    } else {
+      EXPECT_GE(s->to_nchw, 2) << "the Concat leaves the region for the Reshape";
+    }
   }
   Model unknown = shuffle_unit(Unit{});  // no value_info (optimization none)
   auto s = apply_nhwc_layout(unknown.graph, unknown.opset_imports);
@@ -150,7 +165,9 @@ TEST(LayoutRelabel, SessionsAgreeWithTheReference) {
   copies_a_dim.shuffle_shape = {0, 2, 8, 6, 6};
   Unit splits_n;
   splits_n.shuffle_shape = {2, 8, 1, 6, 6};
-  for (const Unit& u : {Unit{}, height, batch, copies_a_dim, splits_n}) {
+  Unit other_perm;
+  other_perm.perm = {0, 1, 2, 4, 3};
+  for (const Unit& u : {Unit{}, height, batch, copies_a_dim, splits_n, other_perm}) {
     expect_agrees_with_reference(shuffle_unit(u));
   }
 }
@@ -201,6 +218,96 @@ TEST(LayoutRelabel, ConvNextSessionsAgreeWithTheReference) {
   for (const std::vector<int64_t>& perm : {std::vector<int64_t>{0, 3, 1, 2}, std::vector<int64_t>{0, 3, 2, 1}}) {
     SCOPED_TRACE("perm back " + std::to_string(perm[2]) + std::to_string(perm[3]));
     expect_agrees_with_reference(convnext_block(perm));
+  }
+}
+
+struct Head {
+  std::vector<int64_t> view = {1, -1, 4, 6, 6};  // of the Conv's [1, 12, 6, 6]
+  std::vector<int64_t> perm = {0, 3, 4, 1, 2};
+  bool view_is_output = false;  // the view is a graph output too
+  bool batch_unknown = false;   // x's N is symbolic
+};
+
+// x [N, 8, 6, 6] -> Conv 8 -> 12 -> Reshape (view) -> Transpose (perm) -> Reshape [1, -1, 4]
+// -> "y" (and the view as "v").
+Model detection_head(const Head& h) {
+  testing::GraphBuilder b(17);
+  b.input("x", 4);
+  b.model.graph.inputs[0].type.dims = {h.batch_unknown ? Dim{-1, "n"} : Dim{1, ""}, Dim{8, ""}, Dim{6, ""}, Dim{6, ""}};
+  const std::string conv =
+      b.node("Conv", {"x", b.constant(rand_tensor({12, 8, 3, 3}, 5, -0.3f, 0.3f)), b.constant(rand_tensor({12}, 6))},
+             {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})});
+  const std::string view = b.node("Reshape", {conv, i64(b, h.view)}, {}, h.view_is_output ? "v" : "");
+  const std::string moved = b.node("Transpose", {view}, {attr_ints("perm", h.perm)});
+  b.node("Reshape", {moved, i64(b, {1, -1, 4})}, {}, "y");
+  b.output("y");
+  if (h.view_is_output) b.output("v");
+  return b.model;
+}
+
+const Node* find_op(const Model& m, const std::string& op) {
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == op) return &n;
+  }
+  return nullptr;
+}
+
+TEST(LayoutRelabel, DetectionHeadViewsReadTheNhwcData) {
+  Model ssd = with_value_info(detection_head(Head{}));
+  auto s = apply_nhwc_layout(ssd.graph, ssd.opset_imports);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->split_exits, 1);
+  EXPECT_EQ(s->to_nchw, 0);
+  EXPECT_EQ(find_op(ssd, "Transpose"), nullptr);  // [N, H, W, A, K] is the twin's own order
+  ASSERT_NE(find_op(ssd, "Identity"), nullptr);
+
+  Head yolo;  // [N, A, K, H, W] -> [N, A, H, W, K]
+  yolo.view = {1, 3, 4, 6, 6};
+  yolo.perm = {0, 1, 3, 4, 2};
+  Model m = with_value_info(detection_head(yolo));
+  s = apply_nhwc_layout(m.graph, m.opset_imports);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->split_exits, 1);
+  EXPECT_EQ(s->to_nchw, 0);
+  const Node* t = find_op(m, "Transpose");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->find_attr("perm")->ints, (std::vector<int64_t>{0, 3, 1, 2, 4}));
+}
+
+TEST(LayoutRelabel, OtherViewsOfARegionValueStayOutside) {
+  Head copies_a_dim;  // 0 copies the NCHW dim at its position
+  copies_a_dim.view = {1, 3, 4, 0, 6};
+  Head spatial_split;  // H and W not last: [1, 12, 36, 1, 1]
+  spatial_split.view = {1, 12, 36, 1, 1};
+  spatial_split.perm = {0, 2, 1, 3, 4};
+  Head two_readers;
+  two_readers.view_is_output = true;
+  Head unknown_batch;  // -1 over a symbolic N: a batch of 2 would mix into the parts
+  unknown_batch.batch_unknown = true;
+  for (const Head& h : {copies_a_dim, spatial_split, two_readers, unknown_batch}) {
+    Model m = with_value_info(detection_head(h));
+    auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+    ASSERT_TRUE(s.is_ok());
+    EXPECT_EQ(s->split_exits, 0);
+    EXPECT_EQ(s->to_nchw, 1) << "the Conv leaves the region for the Reshape";
+  }
+  Model unknown = detection_head(Head{});  // no value_info (optimization none)
+  auto s = apply_nhwc_layout(unknown.graph, unknown.opset_imports);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->split_exits, 0);
+}
+
+TEST(LayoutRelabel, DetectionHeadSessionsAgreeWithTheReference) {
+  Head yolo;
+  yolo.view = {1, 3, 4, 6, 6};
+  yolo.perm = {0, 1, 3, 4, 2};
+  Head three_parts;  // [N, 3, 2, 2, H, W] -> [N, H, 2, W, 3, 2]
+  three_parts.view = {1, 3, 2, 2, 6, 6};
+  three_parts.perm = {0, 4, 3, 5, 1, 2};
+  Head two_readers;
+  two_readers.view_is_output = true;
+  for (const Head& h : {Head{}, yolo, three_parts, two_readers}) {
+    expect_agrees_with_reference(detection_head(h));
   }
 }
 
