@@ -474,8 +474,8 @@ TEST(ConvF32Nhwc, TwoThreadsGiveTheSameBits) {
 }
 
 // Grouped: a panel of one group (32 or 64 channels per group), each panel's table shifted to
-// its channels, padding rows included; groups of 4 or 8 in and as many out on the depthwise
-// rows (fdw_layer.h). Groups of 16 channels stay with XNNPACK (own_grouped in conv.cc).
+// its channels, padding rows included; groups of 4, 8 or 16 in and as many out on the
+// depthwise rows (fdw_layer.h). Groups of 2 channels stay with XNNPACK or the reference.
 TEST(ConvF32Nhwc, GroupedPanels) {
   std::vector<ConvCase> cases;
   for (auto [what, c, m, group, stride, dilation] :
@@ -489,7 +489,9 @@ TEST(ConvF32Nhwc, GroupedPanels) {
            {"5 groups of 4 (a channel tail of 4)", 20, 20, 5, 1, 1},
            {"6 groups of 8 (RegNet's group width)", 48, 48, 6, 2, 1},
            {"13 groups of 8 (a channel tail of 8)", 104, 104, 13, 1, 1},
-           {"4 groups of 8, dilation 2", 32, 32, 4, 1, 2}}) {
+           {"4 groups of 8, dilation 2", 32, 32, 4, 1, 2},
+           {"4 groups of 16, stride 2 (RegNet's group width)", 64, 64, 4, 2, 1},
+           {"3 groups of 16, dilation 2", 48, 48, 3, 1, 2}}) {
     ConvCase cc = conv_case(what, 1, c, m, 11, 9, 3, stride, dilation, dilation);
     cc.group = group;
     cases.push_back(cc);
@@ -502,7 +504,7 @@ TEST(ConvF32Nhwc, GroupedPanels) {
     expect_same_bits_on_two_threads(cc);
   }
   if (!opt::fconv_tile_fast()) return;
-  for (int64_t per_group : {16}) {
+  for (int64_t per_group : {2}) {
     ConvCase cc = conv_case("groups of " + std::to_string(per_group), 1, 64, 64, 9, 7, 3, 1, 1, 1);
     cc.group = 64 / per_group;
     SessionOptions options;

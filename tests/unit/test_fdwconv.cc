@@ -124,16 +124,17 @@ std::vector<RowCase> odd_cases() {
   return cases;
 }
 
-// Groups of 4 and of 8: whole groups per block (valid a multiple of the group). Rows of 13
-// and 19 pixels take the fast rows' blocks of 8, 4, 2 and 1.
+// Groups of 4, 8 and 16: whole groups per block (valid a multiple of the group). Rows of 13
+// and 19 pixels take the fast rows' blocks of 8, 4, 2 and 1 (groups of 16: of 4, the last 4 again).
 std::vector<RowCase> group_cases() {
   std::vector<RowCase> cases;
   int i = 0;
-  for (const auto& [group, valids] : {std::pair<int64_t, std::vector<int64_t>>{4, {4, 12, 16}}, {8, {8, 16}}})
+  for (const auto& [group, valids] :
+       {std::pair<int64_t, std::vector<int64_t>>{4, {4, 12, 16}}, {8, {8, 16}}, {16, {16}}})
     for (int64_t valid : valids)
       for (auto [kh, kw] : {std::pair<int64_t, int64_t>{3, 3}, {1, 1}, {5, 3}})
         for (int64_t sw : {1, 2})
-          for (int64_t ow : {1, 6, 13, 19}) {
+          for (int64_t ow : {1, 3, 6, 13, 19}) {
             ++i;
             const bool ranged = i % 3 == 0;
             RowCase rc{valid, kh, kw, sw, 1 + (i % 4 == 0), ow, ranged ? 0.0f : -kInfinity, ranged ? 0.5f : kInfinity};

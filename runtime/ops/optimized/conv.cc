@@ -46,8 +46,8 @@ constexpr int64_t kMaxConcatParts = 16;  // ConcatConv's parts (the layout pass 
 // Grouped Convs this kernel takes: a panel of one group (32k channels per group). Measured
 // against XNNPACK's grouped igemm (four 3x3 layers of ResNeXt-50's widths, 1 thread): groups
 // of 32 1.71 -> 0.87 ms; groups of 8 and 16 ran faster on XNNPACK (2.8 vs 3.0 ms, 1.24 vs
-// 2.24 ms) than on panels holding 4 or 2 groups block-diagonally: groups of 8 (and of 4) now
-// take the depthwise rows (fdw_layer.h), groups of 16 stay with XNNPACK.
+// 2.24 ms) than on panels holding 4 or 2 groups block-diagonally: groups of 4, 8 and 16 take
+// the depthwise rows (fdw_layer.h).
 bool own_grouped(int64_t group_out) { return group_out % kFconvCols == 0; }
 constexpr float kInf = std::numeric_limits<float>::infinity();
 

@@ -45,7 +45,7 @@ Result<FdwLayer> FdwLayer::create(const KernelInit& init, size_t w_input, size_t
   if (!k.row_ || !k.pack_ || !is_nhwc_node(init)) return unsupported(what, ": NHWC on AVX-512 only");
   const Tensor* w = init.constant_input(w_input);
   if (!w || !is_f32(*w) || w->rank() != 4 || !fdw_group_supported(w->dim(1)))
-    return unsupported(what, ": needs a constant float [M, G, kh, kw] W, G 1, 4 or 8");
+    return unsupported(what, ": needs a constant float [M, G, kh, kw] W, G 1, 4, 8 or 16");
   const int64_t m = w->dim(0);
   int64_t group = 1;
   XONNX_ASSIGN_OR_RETURN(k.geo_, ConvGeometry::parse(init, w->shape(), group, what));

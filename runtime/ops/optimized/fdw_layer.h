@@ -103,7 +103,7 @@ Result<FconvWeights> pack_fdw_source_conv(const KernelInit& init, const Tensor& 
 
 class FdwLayer {
  public:
-  // The depthwise Conv of `init` (or one of groups of G = 4 or 8 inputs and outputs: W [M, G, kh, kw]):
+  // The depthwise Conv of `init` (or one of groups of G = 4, 8 or 16 inputs and outputs: W [M, G, kh, kw]):
   // geometry and output range from its attributes (activation_min, activation_max,
   // activation), W [M, 1, kh, kw] and B [M] at inputs `w_input` / `b_input`. Declines other
   // CPUs, a channel multiplier above 1, other groups and non-finite weights.

@@ -21,18 +21,24 @@ void fdw_row_reference(const FdwRow& p, float* out) {
       for (int64_t ky = 0; ky < p.kh; ++ky) {
         const float* x = p.rows[ky] + ox * p.sw * B + first;
         const float* w = p.weights + ky * p.kw * g * B + j;
-        float chain = 0;
+        // Groups of 16: two chains, inputs [0, 8) and [8, 16) of each tap.
+        const int64_t half = g == 16 ? 8 : g;
+        float chain[2] = {0, 0};
         for (int64_t kx = 0; kx < p.kw; ++kx) {
           for (int64_t i = 0; i < g; ++i) {
             const float xv = x[kx * p.dw * B + i], wv = w[(kx * g + i) * B];
+            float& c = chain[i / half];
             if (kx == 0 && i == 0) {
-              chain = ky == 0 ? std::fma(xv, wv, p.bias[j]) : xv * wv;
+              c = ky == 0 ? std::fma(xv, wv, p.bias[j]) : xv * wv;
+            } else if (kx == 0 && i == half) {
+              c = xv * wv;
             } else {
-              chain = std::fma(xv, wv, chain);
+              c = std::fma(xv, wv, c);
             }
           }
         }
-        total = ky == 0 ? chain : total + chain;
+        const float row = half < g ? chain[0] + chain[1] : chain[0];
+        total = ky == 0 ? row : total + row;
       }
       // maxps(lo, v) / minps(hi, v): the second operand (v) when either is NaN.
       const float above = p.lo > total ? p.lo : total;

@@ -1,5 +1,5 @@
-// The AVX-512 rows of the float32 depthwise and grouped (4 x 4, 8 x 8) convolutions (fdwconv.h):
-// 16 channels per vector, one FMA per tap (G for a group of G). 3x3 depthwise keeps its nine
+// The AVX-512 rows of the float32 depthwise and grouped (4 x 4, 8 x 8, 16 x 16) convolutions
+// (fdwconv.h): 16 channels per vector, one FMA per tap (G for a group of G). 3x3 depthwise keeps its nine
 // weight vectors in named registers across the row; rows 5 or 7 wide at stride 1 keep a kernel
 // row's and load each input vector once for up to eight pixels; the rest read each tap's
 // weights once from L1 for four pixels (eight when grouped). Compiled with AVX-512 flags on
@@ -175,6 +175,75 @@ inline void any_pixels(const FdwRow& p, int64_t ox, const Clamp& c, __m512 bias,
   for (int px = 0; px < P; ++px) store16(total[px], c, out + px * p.out_stride);
 }
 
+// Groups of 16: a group is the whole block, and input i of a tap is broadcast from memory (a
+// load the FMA takes as its operand, no shuffle). Each of the tap's 16 weight vectors is loaded
+// once for the P pixels. A kernel row is two chains, inputs 0-7 and 8-15 of its taps
+// (fdwconv.h), so that rows of 7 pixels (RegNet's last stage) still have eight in flight.
+// SW > 0: stride SW as a constant, so that every broadcast is one pointer plus a fixed
+// displacement (with a runtime stride GCC kept the eight pixels' pointers on the stack).
+template <int I0, int P, int64_t SW>
+inline void group16_inputs(const float* x, const float* w, int64_t step, __m512* chain) {
+  if constexpr (SW > 0) step = SW * 16;
+#pragma GCC unroll 8
+  for (int i = I0; i < 8; ++i) {
+    const __m512 wv = _mm512_loadu_ps(w + i * 16), wh = _mm512_loadu_ps(w + (i + 8) * 16);
+#pragma GCC unroll 8
+    for (int px = 0; px < P; ++px) {
+      chain[px] = _mm512_fmadd_ps(_mm512_set1_ps(x[px * step + i]), wv, chain[px]);
+      chain[P + px] = _mm512_fmadd_ps(_mm512_set1_ps(x[px * step + i + 8]), wh, chain[P + px]);
+    }
+  }
+}
+
+template <int P, int64_t SW>
+inline void group16_pixels(const FdwRow& p, int64_t ox, const Clamp& c, __m512 bias, float* out) {
+  constexpr int64_t kTapFloats = 16 * 16;
+  const int64_t step = SW > 0 ? SW * 16 : p.sw * 16, dx = p.dw * 16, kw = p.kw;
+  __m512 total[P];
+  for (int64_t ky = 0; ky < p.kh; ++ky) {
+    const float* x = p.rows[ky] + ox * step;
+    const float* w = p.weights + ky * kw * kTapFloats;
+    __m512 chain[2 * P];  // [0, P): inputs 0-7, [P, 2P): inputs 8-15
+    {                     // the row's first tap: inputs 0 and 8 start the chains, 0 onto the bias (row 0)
+      const __m512 w0 = _mm512_loadu_ps(w), w8 = _mm512_loadu_ps(w + 8 * 16);
+#pragma GCC unroll 8
+      for (int px = 0; px < P; ++px) {
+        const __m512 x0 = _mm512_set1_ps(x[px * step]);
+        chain[px] = ky == 0 ? _mm512_fmadd_ps(x0, w0, bias) : mul(x0, w0);
+        chain[P + px] = mul(_mm512_set1_ps(x[px * step + 8]), w8);
+      }
+    }
+    group16_inputs<1, P, SW>(x, w, step, chain);
+    for (int64_t kx = 1; kx < kw; ++kx) group16_inputs<0, P, SW>(x + kx * dx, w + kx * kTapFloats, step, chain);
+#pragma GCC unroll 8
+    for (int px = 0; px < P; ++px) {
+      const __m512 row = add(chain[px], chain[P + px]);
+      total[px] = ky == 0 ? row : add(total[px], row);
+    }
+  }
+#pragma GCC unroll 8
+  for (int px = 0; px < P; ++px) store16(total[px], c, out + px * p.out_stride);
+}
+
+template <int64_t SW>
+void row_group16(const FdwRow& p, float* out) {
+  const int64_t stride = p.out_stride, ow = p.ow;
+  const Clamp c = clamp_for(p);
+  const __m512 bias = _mm512_loadu_ps(p.bias);
+  int64_t ox = 0;
+  for (; ox + 4 <= ow; ox += 4) group16_pixels<4, SW>(p, ox, c, bias, out + ox * stride);
+  if (ox > 0 && ox < ow) {  // the last 4 pixels again, the earlier ones to the same bits: eight
+    ox = ow - 4;            // chains in flight where 2 + 1 pixels had 4 and 2 (rows of 7 and 14)
+    group16_pixels<4, SW>(p, ox, c, bias, out + ox * stride);
+    return;
+  }
+  if (ox + 2 <= ow) {
+    group16_pixels<2, SW>(p, ox, c, bias, out + ox * stride);
+    ox += 2;
+  }
+  if (ox < ow) group16_pixels<1, SW>(p, ox, c, bias, out + ox * stride);
+}
+
 // Depthwise: four pixels in flight. Grouped: a tap's G FMAs are one chain, so eight pixels'
 // chains are in flight, to hide more of the FMA latency. ResNeXt-50's grouped layers of
 // layer1 and layer2 (on these rows), profiled in the model, 1 thread, four alternating
@@ -257,6 +326,8 @@ void row_slide(const FdwRow& p, float* out) {
 void row_avx512(const FdwRow& p, float* out) {
   if (p.group == 4) return row_any<4>(p, out);
   if (p.group == 8) return row_any<8>(p, out);
+  if (p.group == 16)
+    return p.sw == 1 ? row_group16<1>(p, out) : p.sw == 2 ? row_group16<2>(p, out) : row_group16<0>(p, out);
   if (p.kh == 3 && p.kw == 3) {
     if (p.dw == 1 && p.sw == 1) return row_3x3<1>(p, out);
     if (p.dw == 1 && p.sw == 2) return row_3x3<2>(p, out);
