@@ -1,4 +1,4 @@
-// Differential tests of the optimized LayerNorm, InstanceNorm, Erf/Gelu, Tanh and Exp against the reference kernels (Softmax:
+// Differential tests of the optimized LayerNorm, InstanceNorm, Erf/Gelu, Tanh, Exp and Relu against the reference kernels (Softmax:
 // test_softmax.cc, every backend)
 // (tests/unit/test_optimized_common.h): odd sizes, broadcasting, NaN/inf, and cases the
 // optimized kernels hand to the reference kernel.
@@ -53,6 +53,12 @@ TEST(OptimizedOps, ErfAndGelu) {
     // Results under FLT_MIN (x < -87.3) are flushed to 0: denormals slow every FMA that reads them.
     diff_test({"Exp"}, {var(with_specials(rand_tensor({n}, 8, -100, 100)))}, {}, true, "exp", 1e-5, 1.2e-38);
   }
+  for (int64_t n : kSizes) {
+    Tensor x = with_specials(rand_tensor({n}, 9, -3, 3));
+    if (n > 1) x.data<float>()[1] = -0.0f;  // the reference's +0
+    diff_test({"Relu", "", 14}, {var(x)}, {}, true, "relu", 0, 0);
+  }
+  diff_test({"Relu", "", 14}, {var(Tensor::from_vector<int32_t>({-3, 4}, {2}))}, {}, false, "int32: reference");
   diff_test({"Swish", "", 24}, {var(rand_tensor({5}, 6))}, {attr_float("alpha", 0.5f)}, false, "alpha: declined");
   diff_test({"Erf"}, {var(Tensor::from_vector<double>({0.5, -1}, {2}))}, {}, false, "double");
   // A bad attribute: the optimized factory declines and the reference reports the error.
@@ -70,6 +76,7 @@ TEST(OptimizedOps, LargeShapesSplitOverThreads) {
             "layer norm", 1e-4, 1e-5);
   diff_test({"Erf"}, {var(rand_tensor({3, 100001}, 4, -3, 3))}, {}, true, "erf", 1e-5, 1e-6);
   diff_test({"Tanh"}, {var(rand_tensor({3, 100001}, 5, -3, 3))}, {}, true, "tanh", 1e-5, 1e-7);
+  diff_test({"Relu"}, {var(rand_tensor({3, 100001}, 9, -3, 3))}, {}, true, "relu", 0, 0);
   diff_test({"InstanceNormalization"},
             {var(rand_tensor({2, 64, 3000}, 6)), cst(rand_tensor({64}, 7)), cst(rand_tensor({64}, 8))}, {}, true,
             "instance norm", 1e-4, 1e-5);

@@ -1,4 +1,4 @@
-// Optimized element-wise float32 kernels: Erf, Gelu (ONNX-20 and com.microsoft Gelu /
+// Optimized element-wise float32 kernels: Relu, Erf, Gelu (ONNX-20 and com.microsoft Gelu /
 // FastGelu without bias), Swish (alpha 1), Softmax on any axis (opset < 13: 2-D coercion; >= 13: one axis;
 // inner axes are transposed to rows through a scratch block), and Where with equal shapes or
 // suffix broadcasting (scalars, rows, masks broadcast over leading dims).
@@ -21,12 +21,15 @@ constexpr int64_t kMapChunk = 4096;  // elements per parallel chunk of a map
 
 class MapKernel final : public FastKernel {
  public:
-  // `fn` names the table entry of k_ to map with.
+  // `fn` names the table entry of kernels() to map with.
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, MapFn KernelTable::*fn, const char* op) {
+    return create(init, kernels().*fn, op);
+  }
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, MapFn fn, const char* op) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, op));
     auto k = std::unique_ptr<MapKernel>(new MapKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
-    k->fn_ = k->k_->*fn;
+    k->fn_ = fn;
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -51,7 +54,6 @@ class MapKernel final : public FastKernel {
   }
 
   MapFn fn_ = nullptr;
-  const KernelTable* k_ = &kernels();
 };
 
 // Swish with alpha 1 (SiLU; the layout pass makes it from Mul(x, Sigmoid(x)) in EfficientNets).
@@ -235,6 +237,16 @@ class WhereKernel final : public FastKernel {
   }
 };
 
+// Relu as the reference computes it: NaN stays NaN, -0 becomes +0. !(x <= 0) holds for both
+// x > 0 and NaN: one compare per element, which the compiler vectorizes.
+void relu_map(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = !(x[i] <= 0.0f) ? x[i] : 0.0f;
+}
+
+Result<std::unique_ptr<Kernel>> create_relu(const KernelInit& init) {
+  return MapKernel::create(init, relu_map, "Relu");
+}
+
 Result<std::unique_ptr<Kernel>> create_tanh(const KernelInit& init) {
   return MapKernel::create(init, &KernelTable::tanh, "Tanh");
 }
@@ -257,6 +269,9 @@ void register_opt_elementwise(OpRegistry& registry) {
   // Before XNNPACK: one pass; XNNPACK's takes three (sigmoid, multiply, finiteness scan).
   XONNX_REGISTER(registry, "", "Swish", 24, kLatestVersion, create_swish, Backend::kOptimized, kPriorityBeforeXnnpack);
   XONNX_REGISTER(registry, "", "Where", 9, kLatestVersion, WhereKernel::create, Backend::kOptimized);
+  // Before XNNPACK: one pass, in place where x is dead; XNNPACK's clamp scans x for NaN first.
+  // (T5's feed-forward Relus, [64, 2048]: 0.07 ms each there.)
+  XONNX_REGISTER(registry, "", "Relu", 6, kLatestVersion, create_relu, Backend::kOptimized, kPriorityBeforeXnnpack);
 }
 
 }  // namespace opt
