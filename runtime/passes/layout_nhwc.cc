@@ -635,17 +635,8 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     } else if (split_exits_.count(i)) {
       emit_split_exit(i, nhwc.at(n.inputs[0]), n);
       ++stats.split_exits;
-    } else if (auto p = exit_perms_.find(i); p != exit_perms_.end()) {  // the split exit's Transpose
-      bool identity = true;
-      for (size_t d = 0; d < p->second.size(); ++d) identity = identity && p->second[d] == static_cast<int64_t>(d);
-      if (identity) {
-        n.op_type = "Identity";
-        n.attributes.clear();
-      } else {
-        for (Attribute& a : n.attributes) {
-          if (a.name == "perm") a.ints = p->second;
-        }
-      }
+    } else if (auto p = exit_perms_.find(i); p != exit_perms_.end()) {
+      emit_split_exit_transpose(p->second, n);
     }
     if (identities_.count(i)) {  // a channels-last entry or exit
       n.op_type = "Identity";

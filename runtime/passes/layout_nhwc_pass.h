@@ -112,6 +112,8 @@ class NhwcPass {
   };
   bool channel_split_exit(size_t i, SplitExit& e) const;
   void emit_split_exit(size_t i, const std::string& twin, Node& n);
+  // Its Transpose with the composed perm: an Identity where that keeps every axis.
+  static void emit_split_exit_transpose(const std::vector<int64_t>& perm, Node& n);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a

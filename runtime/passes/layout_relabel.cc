@@ -321,6 +321,15 @@ void NhwcPass::emit_split_exit(size_t i, const std::string& twin, Node& n) {
   n.inputs = {twin, name};
 }
 
+void NhwcPass::emit_split_exit_transpose(const std::vector<int64_t>& perm, Node& n) {
+  if (is_identity_perm(perm)) {
+    n.op_type = "Identity";
+    n.attributes.clear();
+  } else {
+    set_attribute(n, ints_attribute("perm", perm));
+  }
+}
+
 // Called for a Reshape, Transpose or Slice whose input is a region value.
 bool NhwcPass::relabeled(size_t i) {
   if (relabel_.count(i)) return true;  // the Transpose and last Reshape of a shuffle

@@ -62,12 +62,6 @@ std::vector<int64_t> permutation(const std::string& from, const std::string& to)
   return perm;
 }
 
-bool is_identity(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 Node transpose(const std::string& in, const std::string& out, std::vector<int64_t> perm) {
   Node n;
   n.op_type = "Transpose";
@@ -131,12 +125,12 @@ Result<bool> lower_einsum(Model& model, PassContext& ctx) {
     std::vector<Node> nodes;
     std::string lhs = einsum.inputs[0], rhs = einsum.inputs[1];
     const std::vector<int64_t> perm_a = permutation(a, batch + m + k), perm_b = permutation(b, batch + k + n);
-    if (!is_identity(perm_a)) {
+    if (!is_identity_perm(perm_a)) {
       const std::string t = names.fresh(y + "_lhs");
       nodes.push_back(transpose(lhs, t, perm_a));
       lhs = t;
     }
-    if (!is_identity(perm_b)) {
+    if (!is_identity_perm(perm_b)) {
       const std::string t = names.fresh(y + "_rhs");
       nodes.push_back(transpose(rhs, t, perm_b));
       rhs = t;
@@ -147,7 +141,7 @@ Result<bool> lower_einsum(Model& model, PassContext& ctx) {
     matmul.name = einsum.name;
     matmul.origin = einsum.origin.empty() ? einsum.describe() : einsum.origin;  // errors name the Einsum
     matmul.inputs = {lhs, rhs};
-    matmul.outputs = {is_identity(perm_y) ? y : names.fresh(y + "_product")};
+    matmul.outputs = {is_identity_perm(perm_y) ? y : names.fresh(y + "_product")};
     const std::string product = matmul.outputs[0];
     nodes.push_back(std::move(matmul));
     if (product != y) nodes.push_back(transpose(product, y, perm_y));

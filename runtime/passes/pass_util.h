@@ -24,6 +24,12 @@ inline bool is_default(const Node& n, const char* op) { return n.domain.empty() 
 inline bool is_arithmetic_binary(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
+// A permutation that leaves every axis in place ([] too).
+inline bool is_identity_perm(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
 // Whether the main graph has a default-domain node of type `op`: a fusion that anchors on one
 // returns early without building its views of the graph.
 bool has_default_node(const Graph& g, const char* op);

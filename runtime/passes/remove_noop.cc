@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "runtime/ir/graph_edit.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/shape_inference.h"
 
@@ -76,10 +77,7 @@ bool is_noop(const Graph& g, const GraphIndex& index, const Node& n, int64_t ops
     if (!perm || perm->ints.empty()) {
       return facts && facts->dims(n.inputs[0]) && facts->dims(n.inputs[0])->size() <= 1;
     }
-    for (size_t i = 0; i < perm->ints.size(); ++i) {
-      if (perm->ints[i] != static_cast<int64_t>(i)) return false;
-    }
-    return true;
+    return is_identity_perm(perm->ints);
   }
   if (op == "Concat") return n.inputs.size() == 1;
   if (op == "Split") {
