@@ -307,11 +307,15 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     }
     return Role::kAgnostic;
   }
+  // The other operand may also be a per-channel constant, or an entering value (4-D: an NHWC op
+  // reads it) whose twin it reads: a residual Add of a block's input from outside the region
+  // (a graph input) would otherwise leave the region at every block after it, each block's
+  // sum going back to NCHW and into the next block's Convs again.
   if (is_arithmetic_binary(op)) {
     if (n.inputs.size() != 2 || n.outputs.size() != 1 || opset_of(n) < 7) return Role::kNone;
     for (const std::string& in : n.inputs) {
       Shape s;
-      if (!is_region(in) && !per_channel_constant(in, s)) return Role::kNone;
+      if (!has_twin(in) && !per_channel_constant(in, s)) return Role::kNone;
     }
     return Role::kAgnostic;
   }
@@ -482,7 +486,8 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (role_[i] == Role::kAgnostic || (is_conv(n) && unit_preserving_conv(n))) {
       unit = true;
       for (size_t k : data_inputs(n)) {
-        if (is_region(n.inputs[k]) && !unit_.count(n.inputs[k])) unit = false;
+        const std::string& in = n.inputs[k];
+        if ((is_region(in) && !unit_.count(in)) || entering_.count(in)) unit = false;
       }
       if (!is_region(n.inputs[0]) && !is_arithmetic_binary(n.op_type)) unit = false;
     }

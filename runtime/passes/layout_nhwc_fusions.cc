@@ -360,8 +360,8 @@ int NhwcPass::fuse_residual_adds(const std::vector<size_t>& order) {
   for (size_t a : order) {
     const Node& add = g_.nodes[a];
     if (role_[a] != Role::kAgnostic || fused_away_[a] || add.op_type != "Add" || !add.domain.empty() ||
-        add.inputs.size() != 2 || add.inputs[0] == add.inputs[1] || !is_region(add.inputs[0]) ||
-        !is_region(add.inputs[1]))
+        add.inputs.size() != 2 || add.inputs[0] == add.inputs[1] || !has_twin(add.inputs[0]) ||
+        !has_twin(add.inputs[1]))
       continue;
     int conv = -1, side = -1;
     for (int k = 0; k < 2 && conv < 0; ++k) {

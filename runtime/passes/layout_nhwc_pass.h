@@ -47,6 +47,9 @@ class NhwcPass {
   bool scalar_constant(const std::string& name) const;
   bool dynamic_quantization_param(const std::string& name) const;
   bool is_region(const std::string& name) const { return region_.count(name) != 0; }
+  // A region value, or an NCHW value an NHWC op already reads through a ToNHWC: either way its
+  // NHWC twin exists, and another region node may read that twin for free.
+  bool has_twin(const std::string& name) const { return is_region(name) || entering_.count(name) != 0; }
   // After classification: a Resize, ConvTranspose or DequantizeLinear whose output no region
   // node reads goes back to NCHW.
   void keep_widening_exits_nchw(const std::vector<size_t>& order);

@@ -268,5 +268,83 @@ TEST(ResidualConv, WritesOverADeadZOnlyAndKeepsEveryOtherValue) {
   }
 }
 
+// `blocks` bottlenecks on the graph input itself: x -> 1x1 Conv + Relu -> 1x1 Conv -> Add(x) ->
+// Relu -> ..., the first shortcut the caller's x, which the first Conv reads as well (a model
+// cut out of a larger one, a 1x1 Conv stack with no stem).
+Model residual_chain_on_input(int blocks, int64_t c, int64_t m) {
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  uint32_t seed = 120;
+  std::string in = "x";
+  for (int k = 0; k < blocks; ++k) {
+    const std::string mid = b.node("Relu", {random_conv(b, seed, in, c, m, 1)});
+    const std::string sum = b.node("Add", {random_conv(b, seed, mid, m, c, 1), in});
+    in = b.node("Relu", {sum}, {}, k + 1 == blocks ? "y" : "");
+  }
+  b.output("y");
+  return b.model;
+}
+
+TEST(ResidualConv, AShortcutFromTheGraphInputKeepsTheChainInTheRegion) {
+  // Before: x's Add stayed NCHW (x was no region value), so every block's sum left the region and
+  // came back: a ToNCHW and a ToNHWC per block. Now the Add reads x's twin, which the first Conv
+  // reads anyway: one conversion in, one out.
+  NhwcLayoutOptions on;
+  on.fuse_residual_add = true;
+  Model m = residual_chain_on_input(3, 16, 32);
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, on);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->to_nhwc, 1);
+  EXPECT_EQ(s->to_nchw, 1);
+  EXPECT_EQ(s->residual, 3);
+  EXPECT_EQ(count(m.graph, "", "Add"), 0);
+  EXPECT_EQ(count(m.graph, "", "Relu"), 0);
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "Conv" && n.inputs.size() > kConvResidualInput) {
+      EXPECT_NE(n.inputs[kConvResidualInput], "x") << n.name << " reads x in NCHW";
+    }
+  }
+  // Without the residual fusion the Adds still join the region, reading x's twin.
+  Model plain = residual_chain_on_input(2, 16, 32);
+  auto p = apply_nhwc_layout(plain.graph, plain.opset_imports, NhwcLayoutOptions{});
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p->to_nhwc, 1);
+  EXPECT_EQ(p->to_nchw, 1);
+  EXPECT_EQ(count(plain.graph, "", "Add"), 2);
+  for (int threads : {1, 2}) {
+    for (int64_t c : {16, 40}) {
+      SCOPED_TRACE(std::to_string(c) + " channels, threads " + std::to_string(threads));
+      auto ref = res_session(residual_chain_on_input(3, c, 24), threads, true);
+      auto fast = res_session(residual_chain_on_input(3, c, 24), threads, false);
+      ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+      uint32_t seed = 130;
+      for (Shape shape : {Shape{1, c, 9, 11}, Shape{2, c, 16, 16}}) {  // x must come back unchanged
+        opttest::expect_runs_agree_and_keep_inputs(**ref, **fast, {Value(rand_tensor(shape, seed++))}, kTol);
+      }
+    }
+  }
+}
+
+TEST(ResidualConv, AGlobalPoolPlusTheInputIsNoUnitMap) {
+  // y = GlobalAveragePool(Conv(x)) + x: the pooled operand is [N, C, 1, 1], but the sum is x's
+  // full map, so its exit must transpose (a unit map's exit is a free reshape).
+  testing::GraphBuilder b;
+  b.input("x", 4);
+  uint32_t seed = 150;
+  b.node("Add", {b.node("GlobalAveragePool", {random_conv(b, seed, "x", 16, 16, 3)}), "x"}, {}, "y");
+  b.output("y");
+  Model m = b.model;
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, NhwcLayoutOptions{});
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->to_nchw, 1);
+  EXPECT_EQ(s->free_boundaries, 0);
+  for (int threads : {1, 2}) {
+    auto ref = res_session(b.model, threads, true);
+    auto fast = res_session(b.model, threads, false);
+    ASSERT_TRUE(ref.is_ok() && fast.is_ok());
+    opttest::expect_runs_agree_and_keep_inputs(**ref, **fast, {Value(rand_tensor({2, 16, 5, 7}, 151))}, kTol);
+  }
+}
+
 }  // namespace
 }  // namespace xonnx
