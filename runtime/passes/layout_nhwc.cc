@@ -281,8 +281,11 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     identities_.insert(i);
     return Role::kAgnostic;
   }
-  if (n.inputs.empty() || !is_region(n.inputs[0])) {
-    if (!is_arithmetic_binary(op) || n.inputs.size() != 2 || !is_region(n.inputs[1])) return Role::kNone;
+  if (n.inputs.empty() || !is_region(n.inputs[0])) {  // joins through another operand, or not at all
+    const bool binary = is_arithmetic_binary(op) && n.inputs.size() == 2 && is_region(n.inputs[1]);
+    const bool concat = op == "Concat" && std::any_of(n.inputs.begin(), n.inputs.end(),
+                                                      [&](const std::string& in) { return is_region(in); });
+    if (!binary && !concat) return Role::kNone;
   }
   if (op == "GlobalAveragePool") return n.inputs.size() == 1 && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   // Resize of a region value (4-D): its roi / scales / sizes keep their NCHW order, which the
@@ -310,7 +313,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   // The other operand may also be a per-channel constant, or an entering value (4-D: an NHWC op
   // reads it) whose twin it reads: a residual Add of a block's input from outside the region
   // (a graph input) would otherwise leave the region at every block after it, each block's
-  // sum going back to NCHW and into the next block's Convs again.
+  // sum going back to NCHW and into the next block's Convs again (channel Concats likewise).
   if (is_arithmetic_binary(op)) {
     if (n.inputs.size() != 2 || n.outputs.size() != 1 || opset_of(n) < 7) return Role::kNone;
     for (const std::string& in : n.inputs) {
@@ -324,8 +327,8 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   if (op == "Concat") {
     const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
     if (!axis || (axis->i != 1 && axis->i != -3) || n.outputs.size() != 1) return Role::kNone;
-    for (const std::string& in : n.inputs) {
-      if (!is_region(in)) return Role::kNone;
+    for (const std::string& in : n.inputs) {  // an entering part (the input image) reads its twin
+      if (!has_twin(in)) return Role::kNone;
     }
     return Role::kAgnostic;
   }

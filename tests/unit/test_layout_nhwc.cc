@@ -550,6 +550,34 @@ TEST(LayoutNhwcDiff, DequantizeLeavingTheRegionRunsAfterTheBoundary) {
   }
 }
 
+// x -> Conv + Relu -> Conv + Relu -> Concat(x, features) -> Conv -> y: a refinement net's
+// concatenation of its input image (first) with its features. The Concat reads x's twin, which
+// the first Conv reads too: one region, entered and left once (it used to leave the region for
+// the Concat: a ToNCHW of the features, an NCHW Concat and a ToNHWC of the result).
+TEST(LayoutNhwcDiff, AConcatOfTheInputImageStaysInTheRegion) {
+  for (bool image_first : {true, false}) {
+    Builder b(21);
+    b.input("x");
+    const std::string f = b.node("Relu", {b.conv(b.node("Relu", {b.conv("x", 3, 16, 3)}), 16, 16, 3)});
+    const std::vector<std::string> parts =
+        image_first ? std::vector<std::string>{"x", f} : std::vector<std::string>{f, "x"};
+    b.node("Conv",
+           {b.node("Concat", parts, {attr_int("axis", 1)}), b.constant(rand_tensor({3, 19, 3, 3}, 5, -0.5f, 0.5f))},
+           {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, "y");
+    b.output("y");
+    const std::string what = image_first ? "image first" : "image last";
+    Model rewritten = b.model;
+    auto stats = apply_nhwc_layout(rewritten.graph, rewritten.opset_imports);
+    ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+    EXPECT_EQ(stats->to_nhwc, 1) << what;
+    EXPECT_EQ(stats->to_nchw, 1) << what;
+    for (const Node& n : rewritten.graph.nodes) {
+      if (n.op_type == "Concat") EXPECT_EQ(n.find_attr("axis")->i, 3) << what;
+    }
+    expect_same_outputs(b.model, {{1, 3, 17, 15}, {2, 3, 8, 9}}, what);
+  }
+}
+
 TEST(LayoutNhwcDiff, MiniNetOddChannelsAndBatches) {
   // 3 and 4 input channels take the interleaving NCHW -> NHWC entry (three pixel chunks per
   // image at 131 x 127).
