@@ -572,9 +572,38 @@ TEST(LayoutNhwcDiff, AConcatOfTheInputImageStaysInTheRegion) {
     EXPECT_EQ(stats->to_nhwc, 1) << what;
     EXPECT_EQ(stats->to_nchw, 1) << what;
     for (const Node& n : rewritten.graph.nodes) {
-      if (n.op_type == "Concat") EXPECT_EQ(n.find_attr("axis")->i, 3) << what;
+      if (n.op_type == "Concat") {
+        EXPECT_EQ(n.find_attr("axis")->i, 3) << what;
+      }
     }
     expect_same_outputs(b.model, {{1, 3, 17, 15}, {2, 3, 8, 9}}, what);
+  }
+}
+
+// A super-resolution net's upsampling (Conv -> PixelShuffle -> Relu -> Conv, torch's DepthToSpace
+// CRD; DCR from other exporters) and an input PixelUnshuffle (SpaceToDepth) stay in the region:
+// entered and left once (they used to leave it, each a ToNCHW and a ToNHWC).
+TEST(LayoutNhwcDiff, PixelShufflesStayInTheRegion) {
+  for (const char* mode : {"CRD", "DCR"}) {
+    Builder b(31);
+    b.input("x");
+    const std::string d = b.node("SpaceToDepth", {b.conv("x", 3, 4, 3)}, {attr_int("blocksize", 2)});  // 16 ch, h / 2
+    const std::string f = b.conv(d, 16, 12, 3);
+    const std::string up =
+        b.node("Relu", {b.node("DepthToSpace", {f}, {attr_int("blocksize", 2), attr_string("mode", mode)})});
+    b.node("Conv",
+           {b.node("DepthToSpace", {b.conv(up, 3, 12, 3)}, {attr_int("blocksize", 2), attr_string("mode", mode)}),
+            b.constant(rand_tensor({2, 3, 3, 3}, 9, -0.5f, 0.5f))},
+           {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})}, "y");
+    b.output("y");
+    Model rewritten = b.model;
+    auto stats = apply_nhwc_layout(rewritten.graph, rewritten.opset_imports);
+    ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+    EXPECT_EQ(stats->to_nhwc, 1) << mode;
+    EXPECT_EQ(stats->to_nchw, 1) << mode;
+    EXPECT_EQ(count_ops(rewritten.graph, "com.xonnx.nhwc", "DepthToSpace"), 2) << mode;
+    EXPECT_EQ(count_ops(rewritten.graph, "com.xonnx.nhwc", "SpaceToDepth"), 1) << mode;
+    expect_same_outputs(b.model, {{1, 3, 8, 10}, {2, 3, 6, 4}}, mode);
   }
 }
 

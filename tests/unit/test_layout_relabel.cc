@@ -136,7 +136,9 @@ TEST(LayoutRelabel, WhatIsNoChannelShuffleStaysOutside) {
     auto s = apply_nhwc_layout(m.graph, m.opset_imports);
     ASSERT_TRUE(s.is_ok());
     for (const Node& n : m.graph.nodes) {
-      if (n.op_type == "Transpose") EXPECT_NE(n.find_attr("perm")->ints, (std::vector<int64_t>{0, 1, 2, 4, 3}));
+      if (n.op_type == "Transpose") {
+        EXPECT_NE(n.find_attr("perm")->ints, (std::vector<int64_t>{0, 1, 2, 4, 3}));
+      }
     }
     if (splits_c) {  // a view splitting C with H and W last: the Reshape and Transpose read the NHWC twin
       EXPECT_EQ(s->split_exits, 1);

@@ -31,6 +31,41 @@ TEST(OptimizedLayout, Transpose) {
             false, "int64");
 }
 
+// PixelShuffle / PixelUnshuffle in NCHW and as the layout pass's NHWC ops (data [N, H, W, C]):
+// both modes, block sizes 1-3, odd sizes, NaN / inf moved like any value. Indivisible shapes,
+// int64 and other ranks go to the reference kernels (which report the shape errors).
+TEST(OptimizedLayout, DepthToSpaceAndSpaceToDepth) {
+  uint32_t seed = 40;
+  for (const char* domain : {"", "com.xonnx.nhwc"}) {
+    const bool nhwc = std::string(domain) == "com.xonnx.nhwc";
+    const auto dims = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+      return nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
+    };
+    const Op to_space("DepthToSpace", domain, 13), to_depth("SpaceToDepth", domain, 13);
+    for (int64_t b : {1, 2, 3}) {
+      for (const Shape& s : {Shape{1, 3, 5, 7}, Shape{2, 16, 4, 9}, Shape{1, 1, 1, 1}}) {  // [n, c, h, w] of the output
+        const std::string at =
+            std::string(nhwc ? "NHWC " : "NCHW ") + "b " + std::to_string(b) + " " + shape_to_string(s);
+        for (const char* mode : {"DCR", "CRD"}) {
+          diff_test(to_space, {var(with_specials(rand_tensor(dims(s[0], s[1] * b * b, s[2], s[3]), seed++)))},
+                    {attr_int("blocksize", b), attr_string("mode", mode)}, true,
+                    "DepthToSpace " + std::string(mode) + " " + at, 0, 0);
+        }
+        diff_test(to_depth, {var(with_specials(rand_tensor(dims(s[0], s[1], s[2] * b, s[3] * b), seed++)))},
+                  {attr_int("blocksize", b)}, true, "SpaceToDepth " + at, 0, 0);
+      }
+    }
+    diff_test(to_space, {var(rand_tensor(dims(1, 6, 3, 3), seed++))}, {attr_int("blocksize", 2)}, false,
+              "6 channels for blocks of 4");
+    diff_test(to_depth, {var(rand_tensor(dims(1, 4, 5, 4), seed++))}, {attr_int("blocksize", 2)}, false,
+              "height 5 for blocks of 2");
+    diff_test(to_space, {var(Tensor::from_vector<int64_t>(std::vector<int64_t>(16, 7), dims(1, 4, 2, 2)))},
+              {attr_int("blocksize", 2)}, false, "int64");
+  }
+  diff_test({"DepthToSpace", "", 1}, {var(rand_tensor({1, 8, 3, 2}, 9))}, {attr_int("blocksize", 2)}, true,
+            "opset 1 (DCR, no mode)", 0, 0);
+}
+
 // The layout pass's region boundaries run as Transposes; other types and ranks stay with the
 // reference kernels, which report a rank other than 4.
 TEST(OptimizedLayout, RegionBoundaries) {

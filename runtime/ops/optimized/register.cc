@@ -28,6 +28,7 @@ void register_opt_expand(OpRegistry& registry);                    // expand.cc
 void register_opt_slice(OpRegistry& registry);                     // slice.cc
 void register_opt_batch_norm(OpRegistry& registry);                // batch_norm.cc
 void register_opt_pad(OpRegistry& registry);                       // pad.cc
+void register_opt_depth_to_space(OpRegistry& registry);            // depth_to_space.cc
 
 }  // namespace opt
 
@@ -64,6 +65,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_slice(registry);
   opt::register_opt_batch_norm(registry);
   opt::register_opt_pad(registry);
+  opt::register_opt_depth_to_space(registry);
 }
 
 }  // namespace xonnx

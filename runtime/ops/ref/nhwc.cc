@@ -3,7 +3,8 @@
 //  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
 //    view without a copy when C == 1 or H * W == 1, the memory being the same then);
 //  - the reference twins of Conv, QLinearConv, ConvTranspose, MaxPool, AveragePool,
-//    GlobalAveragePool, BatchNormalization and Resize in NHWC: transpose input 0 to NCHW, run the node's ONNX
+//    GlobalAveragePool, BatchNormalization, Resize, DepthToSpace and SpaceToDepth in NHWC: transpose input 0
+//    to NCHW, run the node's ONNX
 //    reference kernel (a Conv's residual Z, the Add merged into it, is added after, with
 //    broadcasting), apply the fused output range (if any) with Relu/Clip semantics (NaN stays
 //    NaN), transpose output 0 back. They define the
@@ -512,6 +513,8 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "BatchNormalization", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "Resize", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "DepthToSpace", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "SpaceToDepth", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConvNchwInputOp, 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "ConvTranspose", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, kConcatConvOp, 1, kLatestVersion, ConcatTwin::create, Backend::kReference);
