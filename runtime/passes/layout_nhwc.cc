@@ -244,6 +244,7 @@ bool NhwcPass::per_channel_constant(const std::string& name, Shape& nhwc_shape) 
 NhwcPass::Role NhwcPass::classify(size_t i) {
   const Node& n = g_.nodes[i];
   if (has_graph_attr(n) || n.outputs.empty() || n.outputs[0].empty()) return Role::kNone;
+  if (group_norms_.count(i)) return Role::kNhwcOp;  // rewritten when its first Reshape was seen
   const std::string& op = n.op_type;
   if (n.domain == "com.microsoft" && is_qlinear_binary(n)) {  // (qdq_fusion.h) int8 residual adds
     if (n.outputs.size() != 1 || !is_region(n.inputs[0]) || !is_region(n.inputs[3])) return Role::kNone;
@@ -325,6 +326,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     }
     return Role::kAgnostic;
   }
+  if (op == "Reshape" && fuse_group_norm(i)) return Role::kNone;  // fused away into the last Reshape
   if (op == "Slice" || op == "Reshape" || op == "Transpose") return relabeled(i) ? Role::kAgnostic : Role::kNone;
   if (op == "Pad") return pads_batch_only(n) ? Role::kAgnostic : Role::kNone;
   if (op == "Concat") {
@@ -501,6 +503,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);
   }
   keep_widening_exits_nchw(order);
+  stats.group_norms = static_cast<int>(group_norms_.size());
   if (region_.empty()) return stats;
   merge_for_own_kernels(order, stats);  // layout_nhwc_fusions.cc
 

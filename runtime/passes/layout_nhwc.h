@@ -104,6 +104,7 @@ struct NhwcLayoutStats {
   int shapes = 0;               // Shapes of region values read from the NHWC twin
   int reductions = 0;           // Reduce* of region values over the NHWC twin's axes
   int split_exits = 0;          // channel-splitting Reshape + Transpose pairs reading the NHWC twin
+  int group_norms = 0;          // torch GroupNorms (Reshape, InstanceNormalization, Reshape) as one NHWC op
 };
 
 // The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on

@@ -117,6 +117,11 @@ class NhwcPass {
   void emit_split_exit(size_t i, const std::string& twin, Node& n);
   // Its Transpose with the composed perm: an Identity where that keeps every axis.
   static void emit_split_exit_transpose(const std::vector<int64_t>& perm, Node& n);
+  // torch's GroupNorm: Reshape `first` of a region value to [N, G, -1] (constant), read only by
+  // an InstanceNormalization of unit scale and zero bias, read only by a Reshape back to the
+  // value's shape (Shape of it, or its constant dims). The last Reshape becomes the NHWC
+  // GroupNorm of the value (layout_group_norm.cc); the other two go.
+  bool fuse_group_norm(size_t first);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a
@@ -161,6 +166,7 @@ class NhwcPass {
   std::unordered_map<std::string, std::string> const_nhwc_;  // constant -> its re-labelled twin
   std::vector<NamedTensor> new_initializers_;
   std::unordered_map<size_t, Relabel> relabel_;
+  std::unordered_set<size_t> group_norms_;                       // last Reshapes rewritten as GroupNorm
   std::unordered_set<size_t> identities_;                        // channels-last entries and exits, emitted as Identity
   std::unordered_map<size_t, SplitExit> split_exits_;            // Reshape -> its rewrite (channel_split_exit)
   std::unordered_map<size_t, std::vector<int64_t>> exit_perms_;  // its Transpose -> the composed perm

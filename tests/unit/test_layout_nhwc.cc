@@ -6,10 +6,13 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/passes/layout_nhwc.h"
+#include "runtime/passes/shape_inference.h"
 #include "runtime/exec/session.h"
+#include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/xnnpack/xnnpack_util.h"
 #include "tests/unit/graph_builder.h"
@@ -604,6 +607,65 @@ TEST(LayoutNhwcDiff, PixelShufflesStayInTheRegion) {
     EXPECT_EQ(count_ops(rewritten.graph, "com.xonnx.nhwc", "DepthToSpace"), 2) << mode;
     EXPECT_EQ(count_ops(rewritten.graph, "com.xonnx.nhwc", "SpaceToDepth"), 1) << mode;
     expect_same_outputs(b.model, {{1, 3, 8, 10}, {2, 3, 6, 4}}, mode);
+  }
+}
+
+// torch's GroupNorm (Reshape [0, G, -1] -> InstanceNormalization(1, 0) -> Reshape(Shape(x)) ->
+// Mul(gamma) -> Add(beta)) between Convs: one NHWC GroupNorm, the region entered and left once
+// (each norm used to leave it). Not when the InstanceNormalization has its own scale, or the
+// view is not [N, G, -1].
+Model group_norm_net(int64_t groups, float in_scale, bool constant_back_shape, Shape view = {}) {
+  Builder b(41);
+  b.input("x");
+  const std::string x = b.conv("x", 3, 16, 3);
+  if (view.empty()) view = {0, groups, -1};
+  const std::string r = b.node("Reshape", {x, b.constant(Tensor::from_vector<int64_t>(view, {3}))});
+  const std::string norm =
+      b.node("InstanceNormalization",
+             {r, b.constant(Tensor::from_vector<float>(std::vector<float>(groups, in_scale), {groups})),
+              b.constant(Tensor::from_vector<float>(std::vector<float>(groups, 0.0f), {groups}))},
+             {attr_float("epsilon", 1e-5f)});
+  const std::string back_shape =
+      constant_back_shape ? b.constant(Tensor::from_vector<int64_t>({1, 16, 6, 7}, {4})) : b.node("Shape", {x});
+  const std::string back = b.node("Reshape", {norm, back_shape});
+  const std::string affine = b.node(
+      "Add", {b.node("Mul", {back, b.constant(rand_tensor({16, 1, 1}, 3))}), b.constant(rand_tensor({16, 1, 1}, 4))});
+  b.node("Conv", {b.node("Relu", {affine}), b.constant(rand_tensor({4, 16, 1, 1}, 5, -0.5f, 0.5f))}, {}, "y");
+  b.output("y");
+  if (constant_back_shape) {  // x's dims known, as the constant shape back needs
+    std::vector<Dim>& dims = b.model.graph.inputs[0].type.dims;
+    for (size_t k = 0; k < 4; ++k) dims[k].value = std::vector<int64_t>{1, 3, 6, 7}[k];
+  }
+  return b.model;
+}
+
+TEST(LayoutNhwcDiff, TorchGroupNormBecomesOneNhwcOp) {
+  for (bool constant_back : {false, true}) {
+    for (int64_t groups : {4, 16}) {
+      const std::string what = "groups " + std::to_string(groups) + (constant_back ? ", constant shape back" : "");
+      Model m = group_norm_net(groups, 1.0f, constant_back);
+      Model rewritten = m;  // with the value_info a session writes first: C must be known
+      passes::write_value_info(rewritten.graph, passes::infer_shapes(rewritten));
+      auto stats = apply_nhwc_layout(rewritten.graph, rewritten.opset_imports);
+      ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+      EXPECT_EQ(stats->group_norms, 1) << what;
+      EXPECT_EQ(stats->to_nhwc, 1) << what;
+      EXPECT_EQ(stats->to_nchw, 1) << what;
+      EXPECT_EQ(count_ops(rewritten.graph, "", "InstanceNormalization"), 0) << what;
+      EXPECT_EQ(count_ops(rewritten.graph, kNhwcDomain, kGroupNormOp), 1) << what;
+      // the constant shape back is the test's own 1 x 16 x 6 x 7
+      expect_same_outputs(
+          m, constant_back ? std::vector<Shape>{{1, 3, 6, 7}} : std::vector<Shape>{{1, 3, 6, 7}, {2, 3, 9, 5}}, what);
+    }
+  }
+  for (const auto& [scale, view, what] : {std::make_tuple(2.0f, Shape{}, "InstanceNormalization scale 2"),
+                                          std::make_tuple(1.0f, Shape{0, 4, 4, -1}, "a 4-D view")}) {
+    Model m = group_norm_net(4, scale, false, view);
+    passes::write_value_info(m.graph, passes::infer_shapes(m));
+    auto stats = apply_nhwc_layout(m.graph, m.opset_imports);
+    ASSERT_TRUE(stats.is_ok());
+    EXPECT_EQ(stats->group_norms, 0) << what;
+    EXPECT_EQ(count_ops(m.graph, "", "InstanceNormalization"), 1) << what;
   }
 }
 

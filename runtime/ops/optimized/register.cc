@@ -29,6 +29,7 @@ void register_opt_slice(OpRegistry& registry);                     // slice.cc
 void register_opt_batch_norm(OpRegistry& registry);                // batch_norm.cc
 void register_opt_pad(OpRegistry& registry);                       // pad.cc
 void register_opt_depth_to_space(OpRegistry& registry);            // depth_to_space.cc
+void register_opt_group_norm(OpRegistry& registry);                // group_norm.cc
 
 }  // namespace opt
 
@@ -66,6 +67,7 @@ void register_optimized_ops(OpRegistry& registry) {
   opt::register_opt_batch_norm(registry);
   opt::register_opt_pad(registry);
   opt::register_opt_depth_to_space(registry);
+  opt::register_opt_group_norm(registry);
 }
 
 }  // namespace xonnx

@@ -14,7 +14,8 @@
 //    still NCHW: no input transpose), PointwiseDepthwiseConv and StemDepthwiseConv (the two
 //    Convs' twins), ConvMaxPool (the Conv's twin, then the MaxPool's), ConcatConv, ConcatMaxPool
 //    and ConcatBatchNorm (the parts concatenated, then the Conv's / MaxPool's / BatchNorm's twin)
-//    and BatchNormConv (the parts concatenated, the BatchNorm's twin, then the Conv's).
+//    and BatchNormConv (the parts concatenated, the BatchNorm's twin, then the Conv's);
+//  - the reference of GroupNorm (torch's GroupNorm without its affine part), computed directly.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -485,6 +486,43 @@ class ConcatTwin final : public Kernel {
   std::unique_ptr<Kernel> inner_;
 };
 
+// The reference of the layout pass's GroupNorm (torch's GroupNorm without its affine part) on
+// NHWC data [N, H, W, C]: per image and group of C / G consecutive channels, (x - mean) /
+// sqrt(var + epsilon) over all its pixels' values, as InstanceNormalization of the [N, G, -1]
+// view computes it (population variance), in double.
+Result<std::unique_ptr<Kernel>> create_group_norm_twin(const KernelInit& init) {
+  XONNX_ASSIGN_OR_RETURN(const int64_t groups, init.require_int("groups"));
+  XONNX_ASSIGN_OR_RETURN(const float epsilon, init.get_float("epsilon", 1e-5f));
+  if (groups < 1) return invalid_model("GroupNorm: groups must be positive, got ", groups);
+  return make_kernel([groups, epsilon](KernelContext& ctx) -> Status {
+    XONNX_ASSIGN_OR_RETURN(const Tensor* x, ref::tensor_input(ctx, 0, "X"));
+    if (x->dtype() != DataType::kFloat || x->rank() != 4)
+      return invalid_argument("GroupNorm: X must be a 4-D float tensor, got ", shape_to_string(x->shape()));
+    const int64_t n = x->dim(0), pixels = x->dim(1) * x->dim(2), c = x->dim(3);
+    if (c % groups != 0) return invalid_argument("GroupNorm: ", c, " channels in ", groups, " groups");
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x->shape()));
+    const int64_t cg = c / groups;
+    for (int64_t img = 0; img < n; ++img) {
+      const float* in = x->data<float>() + img * pixels * c;
+      float* out = y->data<float>() + img * pixels * c;
+      for (int64_t g = 0; g < groups; ++g) {
+        double sum = 0;
+        for (int64_t p = 0; p < pixels; ++p)
+          for (int64_t k = 0; k < cg; ++k) sum += in[p * c + g * cg + k];
+        const double count = static_cast<double>(pixels * cg), mean = sum / count;
+        double squares = 0;
+        for (int64_t p = 0; p < pixels; ++p)
+          for (int64_t k = 0; k < cg; ++k) squares += (in[p * c + g * cg + k] - mean) * (in[p * c + g * cg + k] - mean);
+        const double rstd = 1.0 / std::sqrt(squares / count + static_cast<double>(epsilon));
+        for (int64_t p = 0; p < pixels; ++p)
+          for (int64_t k = 0; k < cg; ++k)
+            out[p * c + g * cg + k] = static_cast<float>((in[p * c + g * cg + k] - mean) * rstd);
+      }
+    }
+    return Status::ok();
+  });
+}
+
 // The reference of the layout pass's BatchNormConv (part 0, scale, B, mean, var, W, B_conv,
 // parts 1..): the parts concatenated, the BatchNormalization's twin (its norm_* attributes) on
 // them, then the 1x1 Conv's twin (the node's other attributes) on that.
@@ -525,6 +563,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, kPointwiseDepthwiseOp, 1, kLatestVersion, create_pointwise_depthwise_twin,
                  Backend::kReference);
   XONNX_REGISTER(registry, d, kStemDepthwiseOp, 1, kLatestVersion, create_stem_depthwise_twin, Backend::kReference);
+  XONNX_REGISTER(registry, d, kGroupNormOp, 1, kLatestVersion, create_group_norm_twin, Backend::kReference);
 }
 
 }  // namespace xonnx

@@ -1,0 +1,88 @@
+// The layout pass's GroupNorm (NhwcPass::fuse_group_norm): torch exports nn.GroupNorm as
+// Reshape(x, [0, G, -1]) -> InstanceNormalization(unit scale, zero bias) -> Reshape(., Shape(x))
+// -> Mul(gamma) -> Add(beta). The 3-D views took the map out of the NHWC region at every norm
+// (a ToNCHW before, a ToNHWC after: 15 % of a GroupNorm ResNet's time). The three nodes become
+// one NHWC GroupNorm of x (its twin in ops/ref/nhwc.cc); the per-channel Mul and Add stay in
+// the region as they are.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/internal_ops.h"
+#include "runtime/passes/layout_nhwc_pass.h"
+#include "runtime/passes/pass_util.h"
+
+namespace xonnx {
+namespace layout_internal {
+namespace {
+
+// A constant float vector of `count` values, all equal to `value`.
+bool all_equal(const Tensor* t, int64_t count, float value) {
+  if (!t || t->dtype() != DataType::kFloat || t->rank() != 1 || t->numel() != count) return false;
+  const float* d = t->data<float>();
+  return std::all_of(d, d + count, [value](float v) { return v == value; });
+}
+
+}  // namespace
+
+bool NhwcPass::fuse_group_norm(size_t first) {
+  const Node& view = g_.nodes[first];
+  if (view.inputs.size() != 2 || view.outputs.size() != 1 || !is_region(view.inputs[0])) return false;
+  const std::string& x = view.inputs[0];
+  auto dims = dims4_.find(x);
+  if (dims == dims4_.end() || !dims->second[1].known()) return false;
+  const std::vector<Dim>& d = dims->second;
+  // [N (0: copied, or N itself), G, -1], G dividing C
+  std::vector<int64_t> shape;
+  if (!constant_ints(view.inputs[1], shape) || shape.size() != 3 || shape[2] != -1 || shape[1] < 1 ||
+      d[1].value % shape[1] != 0 || (shape[0] != 0 && !(d[0].known() && shape[0] == d[0].value)))
+    return false;
+  const Attribute* allow_zero = view.find_attr("allowzero");
+  if (allow_zero && allow_zero->i != 0) return false;
+  const int64_t groups = shape[1];
+
+  const int norm_at = sole_reader(view.outputs[0]);
+  if (norm_at < 0) return false;
+  const Node& norm = g_.nodes[static_cast<size_t>(norm_at)];
+  if (!is_default(norm, "InstanceNormalization") || norm.inputs.size() != 3 || norm.outputs.size() != 1 ||
+      norm.inputs[0] != view.outputs[0] || !all_equal(constant(norm.inputs[1]), groups, 1.0f) ||
+      !all_equal(constant(norm.inputs[2]), groups, 0.0f))
+    return false;
+  const Attribute* eps = norm.find_attr("epsilon");
+
+  const int back_at = sole_reader(norm.outputs[0]);
+  if (back_at < 0) return false;
+  Node& back = g_.nodes[static_cast<size_t>(back_at)];
+  if (!is_default(back, "Reshape") || back.inputs.size() != 2 || back.outputs.size() != 1 ||
+      back.inputs[0] != norm.outputs[0])
+    return false;
+  // Back to x's shape: Shape(x) (torch's form), or x's dims as a constant.
+  bool to_x = false;
+  auto shape_of = producer_.find(back.inputs[1]);
+  if (shape_of != producer_.end()) {
+    const Node& s = g_.nodes[shape_of->second];
+    to_x = is_default(s, "Shape") && s.inputs.size() == 1 && s.inputs[0] == x && !s.find_attr("start") &&
+           !s.find_attr("end");
+  }
+  std::vector<int64_t> back_shape;
+  if (!to_x && constant_ints(back.inputs[1], back_shape) && back_shape.size() == 4) {
+    to_x = true;
+    for (size_t k = 0; k < 4; ++k) to_x = to_x && d[k].known() && back_shape[k] == d[k].value;
+  }
+  if (!to_x) return false;
+
+  fused_away_[first] = true;
+  fused_away_[static_cast<size_t>(norm_at)] = true;
+  merged_.insert(first);
+  merged_.insert(static_cast<size_t>(norm_at));
+  if (back.origin.empty()) back.origin = back.describe();  // errors name the model's node
+  back.op_type = kGroupNormOp;
+  back.inputs = {x};
+  back.attributes = {int_attribute("groups", groups), float_attribute("epsilon", eps ? eps->f : 1e-5f)};
+  consumers_[x].push_back(static_cast<size_t>(back_at));
+  group_norms_.insert(static_cast<size_t>(back_at));
+  return true;
+}
+
+}  // namespace layout_internal
+}  // namespace xonnx
