@@ -58,11 +58,13 @@ bool NhwcPass::fuse_group_norm(size_t first) {
     return false;
   // Back to x's shape: Shape(x) (torch's form), or x's dims as a constant.
   bool to_x = false;
+  int shape_node = -1;  // the Shape(x) only the shape back reads: it goes too
   auto shape_of = producer_.find(back.inputs[1]);
   if (shape_of != producer_.end()) {
     const Node& s = g_.nodes[shape_of->second];
     to_x = is_default(s, "Shape") && s.inputs.size() == 1 && s.inputs[0] == x && !s.find_attr("start") &&
            !s.find_attr("end");
+    if (to_x && sole_reader(back.inputs[1]) == back_at) shape_node = static_cast<int>(shape_of->second);
   }
   std::vector<int64_t> back_shape;
   if (!to_x && constant_ints(back.inputs[1], back_shape) && back_shape.size() == 4) {
@@ -75,6 +77,10 @@ bool NhwcPass::fuse_group_norm(size_t first) {
   fused_away_[static_cast<size_t>(norm_at)] = true;
   merged_.insert(first);
   merged_.insert(static_cast<size_t>(norm_at));
+  if (shape_node >= 0) {
+    fused_away_[static_cast<size_t>(shape_node)] = true;
+    merged_.insert(static_cast<size_t>(shape_node));
+  }
   if (back.origin.empty()) back.origin = back.describe();  // errors name the model's node
   back.op_type = kGroupNormOp;
   back.inputs = {x};
