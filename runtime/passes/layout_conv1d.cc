@@ -8,8 +8,9 @@
 // the same values, the same order of summation.
 // The Squeezes then move past the element-wise ops that read them (the layout-agnostic unary
 // ops, BatchNormalization, per-tensor QuantizeLinear / DequantizeLinear, and Add / Sub / Mul /
-// Div / com.microsoft QLinearAdd / QLinearMul of two lifted values or of a lifted value and a
-// constant), and an Unsqueeze of a Squeeze reads the 4-D value itself: a chain of 1-D layers
+// Div / com.microsoft QLinearAdd / QLinearMul of two lifted values, of a lifted value and a
+// constant, or of a lifted value and a 3-D value a lifted Conv reads through an Unsqueeze made
+// here: a residual of the graph input), and an Unsqueeze of a Squeeze reads the 4-D value itself: a chain of 1-D layers
 // stays one region, converted once on the way in and once on the way out.
 #include <algorithm>
 #include <string>
@@ -241,6 +242,7 @@ class Conv1dLift {
     if (!elementwise(n, data) || n.outputs[0].empty()) return false;
     std::vector<int> squeezes;
     std::vector<size_t> constants;
+    std::vector<std::pair<size_t, std::string>> unsqueezed;  // operands a lifted Conv reads as 4-D too
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const bool is_data = std::find(data.begin(), data.end(), k) != data.end();
       const int p = index.producer(n.inputs[k]);
@@ -249,6 +251,10 @@ class Conv1dLift {
       if (lifted && (!is_data || touched.count(p))) return false;
       if (lifted) {
         squeezes.push_back(p);
+      } else if (auto u = unsqueezed_.find(n.inputs[k]); is_data && u != unsqueezed_.end()) {
+        // A residual Add of the block's input from outside (the graph input): its Unsqueeze for
+        // the block's first Conv is its 4-D form, so the chain stays lifted.
+        unsqueezed.emplace_back(k, u->second);
       } else if (is_data) {
         const Tensor* t = constant_tensor(g_, n.inputs[k]);
         if (!t || t->rank() > 3) return false;
@@ -268,6 +274,7 @@ class Conv1dLift {
       }
     }
     for (size_t k : constants) sunk.inputs[k] = lifted_constant(sunk.inputs[k]);
+    for (const auto& [k, four_d] : unsqueezed) sunk.inputs[k] = four_d;
     touched.insert(c);
     const std::string y = sunk.outputs[0];
     sunk.outputs[0] = names_.fresh(y + "_2d");

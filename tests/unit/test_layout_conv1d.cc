@@ -232,6 +232,52 @@ TEST(LayoutConv1d, AResidualReadingTheBlockInputStaysInTheRegion) {
   EXPECT_EQ(s->to_nhwc + s->to_nchw, 2);
 }
 
+// A TCN whose first residual shortcut is the graph input x: x -> [Conv1d(dilated) -> Relu ->
+// 1x1 Conv1d -> + block input -> Relu] x 3 -> y. x's Unsqueeze for the first Conv is its lifted
+// form for the first Add too, so the Squeezes sink through every block (each block's Add used
+// to stay 3-D: a Squeeze, an Unsqueeze and two conversions per block).
+Model input_residual_tcn() {
+  testing::GraphBuilder b(17);
+  b.input("x", 3);
+  uint32_t seed = 70;
+  std::string in = "x";
+  for (int block = 0; block < 3; ++block) {
+    const int64_t d = int64_t{1} << block;
+    const std::string a = b.node("Relu", {b.node("Conv", {in, b.constant(rand_tensor({8, 8, 3}, seed++, -0.4f, 0.4f))},
+                                                 {attr_ints("pads", {d, d}), attr_ints("dilations", {d})})});
+    const std::string c = b.node("Conv", {a, b.constant(rand_tensor({8, 8, 1}, seed++, -0.4f, 0.4f))});
+    in = b.node("Relu", {b.node("Add", {c, in})}, {}, block == 2 ? "y" : "");
+  }
+  b.output("y");
+  return b.model;
+}
+
+TEST(LayoutConv1d, AResidualOnTheGraphInputKeepsTheChainLifted) {
+  Model m = input_residual_tcn();
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->lifted_1d, 6);
+  EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);  // x, once
+  EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);    // y, once
+  EXPECT_EQ(s->to_nhwc + s->to_nchw, 2);
+  for (int threads : {1, 2}) {
+    SessionOptions fast, reference;
+    fast.num_threads = reference.num_threads = threads;
+    reference.disable_xnnpack = true;
+    reference.disable_optimized = true;
+    auto want_session = Session::create_from_model(input_residual_tcn(), reference);
+    auto got_session = Session::create_from_model(input_residual_tcn(), fast);
+    ASSERT_TRUE(want_session.is_ok() && got_session.is_ok());
+    for (Shape shape : {Shape{1, 8, 50}, Shape{2, 8, 9}}) {
+      const Tensor x = rand_tensor(shape, 80);
+      auto want = (*want_session)->run({Value(x)});
+      auto got = (*got_session)->run({Value(x)});
+      ASSERT_TRUE(want.is_ok() && got.is_ok());
+      backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, shape_to_string(shape));
+    }
+  }
+}
+
 // An int8 static Conv1d block as `xonnx convert --quantize int8` writes it: x -> Q -> DQ ->
 // Conv1d(DQ(int8 W [M, C, k])) -> Relu -> Q -> DQ -> Conv1d -> Q -> DQ, + the block input's DQ
 // -> Q -> DQ -> y. The QDQ pass makes QLinearConvs (3-D weights) and a QLinearAdd; the lift and
