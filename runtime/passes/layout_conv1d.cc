@@ -10,8 +10,9 @@
 // ops, BatchNormalization, per-tensor QuantizeLinear / DequantizeLinear, and Add / Sub / Mul /
 // Div / com.microsoft QLinearAdd / QLinearMul of two lifted values, of a lifted value and a
 // constant, or of a lifted value and a 3-D value a lifted Conv reads through an Unsqueeze made
-// here: a residual of the graph input), and an Unsqueeze of a Squeeze reads the 4-D value itself: a chain of 1-D layers
-// stays one region, converted once on the way in and once on the way out.
+// here: a residual of the graph input), and an Unsqueeze of a Squeeze reads the 4-D value
+// itself: a chain of 1-D layers stays one region, converted once on the way in and once on the
+// way out.
 #include <algorithm>
 #include <string>
 #include <unordered_map>

@@ -294,9 +294,10 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   // output leaves the region: keep_widening_exits_nchw).
   if (op == "Resize") return is_region(n.inputs[0]) && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
-  // PixelShuffle / PixelUnshuffle (super-resolution nets): blocks of pixels <-> channels, runs of
-  // channels in NHWC.
-  if (op == "DepthToSpace" || op == "SpaceToDepth") return n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
+  // PixelShuffle / PixelUnshuffle (super-resolution nets) of float maps: blocks of pixels <->
+  // channels, runs of channels in NHWC.
+  if (op == "DepthToSpace" || op == "SpaceToDepth")
+    return n.outputs.size() == 1 && !known_non_float(n.inputs[0]) ? Role::kNhwcOp : Role::kNone;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {  // per tensor only: the axis would move
     const auto scalar = [&](const std::string& v) { return scalar_constant(v) || dynamic_quantization_param(v); };
     if (n.inputs.size() < 2 || n.outputs.size() != 1 || !scalar(n.inputs[1])) return Role::kNone;

@@ -3,8 +3,8 @@
 // pixel's channels are contiguous, so the sums vectorize), the chunks' sums are added per
 // group, and a second pass writes (x - mean[c]) * rstd[c] of the channel's group, the mean as a
 // float and its rounding error (x * a + b, or the mean rounded once, lost the digits that matter
-// where the mean is far from zero: a map around 300 of spread 0.006). Non-float or odd shapes, and groups whose sums are not finite, go to the
-// twin (ops/ref/nhwc.cc).
+// where the mean is far from zero: a map around 300 of spread 0.006). Non-float or odd shapes,
+// and groups whose sums are not finite, go to the twin (ops/ref/nhwc.cc).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -94,7 +94,7 @@ class GroupNormNhwcKernel final : public FastKernel {
   int64_t groups_ = 0;
   float epsilon_ = 1e-5f;
   std::vector<double> sums_;  // per chunk: [C] sums, [C] sums of squares
-  std::vector<float> scale_;  // [C] 1 / sqrt(var + eps), [C] mean, [C] its rounding error: of each channel's group
+  std::vector<float> scale_;  // per channel, of its group: [C] 1 / sqrt(var + eps), [C] mean, [C] its rounding error
 };
 
 }  // namespace
