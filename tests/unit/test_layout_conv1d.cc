@@ -185,23 +185,20 @@ Model upsampler() {
   return b.model;
 }
 
-TEST(LayoutConv1d, ConvTranspose1dIsLiftedAndAgreesWithTheReference) {
-  Model m = upsampler();
-  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
-  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-  EXPECT_EQ(s->lifted_1d, 2);
-  EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);
-  EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);
+// `m` with the lift and the layout pass (1 and 2 threads) against the ONNX kernels on [N, C, W]:
+// output 0 for an input of each shape (random, `seed`).
+void expect_sessions_agree(const Model& m, const std::vector<Shape>& shapes, uint32_t seed) {
   for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
     SessionOptions fast, reference;
     fast.num_threads = reference.num_threads = threads;
     reference.disable_xnnpack = true;
     reference.disable_optimized = true;
-    auto want_session = Session::create_from_model(upsampler(), reference);
-    auto got_session = Session::create_from_model(upsampler(), fast);
+    auto want_session = Session::create_from_model(Model(m), reference);
+    auto got_session = Session::create_from_model(Model(m), fast);
     ASSERT_TRUE(want_session.is_ok() && got_session.is_ok());
-    for (Shape shape : {Shape{1, 8, 50}, Shape{2, 8, 3}}) {
-      const Tensor x = rand_tensor(shape, 4);
+    for (const Shape& shape : shapes) {
+      const Tensor x = rand_tensor(shape, seed);
       auto want = (*want_session)->run({Value(x)});
       auto got = (*got_session)->run({Value(x)});
       ASSERT_TRUE(want.is_ok()) << want.status().to_string();
@@ -210,6 +207,16 @@ TEST(LayoutConv1d, ConvTranspose1dIsLiftedAndAgreesWithTheReference) {
       backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, shape_to_string(shape));
     }
   }
+}
+
+TEST(LayoutConv1d, ConvTranspose1dIsLiftedAndAgreesWithTheReference) {
+  Model m = upsampler();
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports, lift_only());
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->lifted_1d, 2);
+  EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);
+  EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);
+  expect_sessions_agree(upsampler(), {Shape{1, 8, 50}, Shape{2, 8, 3}}, 4);
 }
 
 // x -> Conv1d -> Relu = a; Conv1d(a) + a -> Relu -> y: `a` is read by the second Conv and by
@@ -260,22 +267,7 @@ TEST(LayoutConv1d, AResidualOnTheGraphInputKeepsTheChainLifted) {
   EXPECT_EQ(count(m.graph, "", "Unsqueeze"), 1);  // x, once
   EXPECT_EQ(count(m.graph, "", "Squeeze"), 1);    // y, once
   EXPECT_EQ(s->to_nhwc + s->to_nchw, 2);
-  for (int threads : {1, 2}) {
-    SessionOptions fast, reference;
-    fast.num_threads = reference.num_threads = threads;
-    reference.disable_xnnpack = true;
-    reference.disable_optimized = true;
-    auto want_session = Session::create_from_model(input_residual_tcn(), reference);
-    auto got_session = Session::create_from_model(input_residual_tcn(), fast);
-    ASSERT_TRUE(want_session.is_ok() && got_session.is_ok());
-    for (Shape shape : {Shape{1, 8, 50}, Shape{2, 8, 9}}) {
-      const Tensor x = rand_tensor(shape, 80);
-      auto want = (*want_session)->run({Value(x)});
-      auto got = (*got_session)->run({Value(x)});
-      ASSERT_TRUE(want.is_ok() && got.is_ok());
-      backendtest::expect_close((*got)[0].tensor(), (*want)[0].tensor(), {1e-4, 1e-5}, shape_to_string(shape));
-    }
-  }
+  expect_sessions_agree(input_residual_tcn(), {Shape{1, 8, 50}, Shape{2, 8, 9}}, 80);
 }
 
 // An int8 static Conv1d block as `xonnx convert --quantize int8` writes it: x -> Q -> DQ ->

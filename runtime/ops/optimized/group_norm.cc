@@ -35,7 +35,7 @@ class GroupNormNhwcKernel final : public FastKernel {
     const int64_t n = x.dim(0), pixels = x.dim(1) * x.dim(2), c = x.dim(3), cg = c / groups_;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const int64_t chunks = std::min<int64_t>(pool_->num_threads(), std::max<int64_t>(1, pixels / 64));
-    sums_.assign(static_cast<size_t>(chunks * 2 * c), 0.0);
+    sums_.resize(static_cast<size_t>(chunks * 2 * c));  // zeroed per image below
     scale_.resize(static_cast<size_t>(3 * c));
     for (int64_t img = 0; img < n; ++img) {
       const float* in = x.data<float>() + img * pixels * c;

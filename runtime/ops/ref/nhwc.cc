@@ -3,11 +3,10 @@
 //  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
 //    view without a copy when C == 1 or H * W == 1, the memory being the same then);
 //  - the reference twins of Conv, QLinearConv, ConvTranspose, MaxPool, AveragePool,
-//    GlobalAveragePool, BatchNormalization, Resize, DepthToSpace and SpaceToDepth in NHWC: transpose input 0
-//    to NCHW, run the node's ONNX
-//    reference kernel (a Conv's residual Z, the Add merged into it, is added after, with
-//    broadcasting), apply the fused output range (if any) with Relu/Clip semantics (NaN stays
-//    NaN), transpose output 0 back. They define the
+//    GlobalAveragePool, BatchNormalization, Resize, DepthToSpace and SpaceToDepth in NHWC:
+//    transpose input 0 to NCHW, run the node's ONNX reference kernel (a Conv's residual Z, the
+//    Add merged into it, is added after, with broadcasting), apply the fused output range (if
+//    any) with Relu/Clip semantics (NaN stays NaN), transpose output 0 back. They define the
 //    semantics; the fast kernels (ops/xnnpack, ops/optimized) are the fast candidates and defer
 //    to the twins for what they do not cover (NaN/inf, unexpected shapes or types);
 //  - the reference twins of the own kernels' fused ops: ConvNchwInput (a Conv whose input is
