@@ -113,6 +113,27 @@ TEST(OptimizedRnn, GruResetGateBothWays) {
   }
 }
 
+// Several column blocks of hidden units (64 each on AVX-512, the last one narrower), split
+// over 2 threads: each thread's cells, rows that ended early and the state handed between steps.
+TEST(OptimizedRnn, StepsSplitByHiddenUnits) {
+  for (bool lstm : {false, true}) {
+    for (bool lbr : {false, true}) {
+      if (lstm && lbr) continue;
+      Case c;
+      c.lstm = lstm;
+      c.lbr = lbr;
+      c.hidden = 200;
+      c.in = 24;
+      c.batch = 3;
+      c.seq = 5;
+      c.direction = "bidirectional";
+      c.initial = true;
+      c.lens = true;
+      check(c, true, std::string(lstm ? "lstm" : "gru") + (lbr ? " linear_before_reset" : ""));
+    }
+  }
+}
+
 TEST(OptimizedRnn, OtherVariantsStayWithTheReference) {
   Case relu;
   relu.extra = {attr_strings("activations", {"Relu", "Tanh"})};

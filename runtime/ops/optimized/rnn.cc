@@ -69,15 +69,16 @@ class RecurrentKernel final : public FastKernel {
   }
 
  private:
-  // W^T of each direction as gemm_panel reads it. R^T of each direction gate by gate in column
-  // blocks of at most 2 nr (gemm_direct's widest step), each block [H][width] contiguous: a
-  // step streams R front to back (in place, R^T's rows are G * H apart, a page each at H 256:
-  // lstm_acoustic's steps took a fifth longer).
+  // W^T of each direction as gemm_panel reads it. R^T of each direction in column blocks of at
+  // most 2 nr hidden units (gemm_direct's widest step), per block the G gates' [H][width] one
+  // after another: a step's task (one block) reads one contiguous stretch of R, front to back
+  // (in place, R^T's rows are G * H apart, a page each at H 256: lstm_acoustic's steps took a
+  // fifth longer).
   void pack(const Tensor& w, const Tensor& r) {
     const KernelTable& t = *k_;
     H_ = r.dim(2);
     in_ = w.dim(2);
-    const int64_t gh = G * H_, nr = t.nr, panels = (gh + nr - 1) / nr, bw = 2 * nr;
+    const int64_t gh = G * H_, nr = t.nr, panels = (gh + nr - 1) / nr;
     std::vector<float> wt(static_cast<size_t>(std::max(in_, H_) * gh));
     w_packed_.assign(static_cast<size_t>(dirs_ * panels * in_ * nr), 0.0f);
     r_blocks_.resize(static_cast<size_t>(dirs_ * H_ * gh));
@@ -89,13 +90,20 @@ class RecurrentKernel final : public FastKernel {
       }
       t.transpose_2d(r.data<float>() + d * gh * H_, H_, wt.data(), gh, gh, H_);
       float* dst = r_blocks_.data() + d * H_ * gh;
-      for (int64_t g = 0; g < G; ++g) {
-        for (int64_t col = 0; col < H_; col += bw) {
-          const int64_t width = std::min(bw, H_ - col);
+      for (int64_t col = 0; col < H_; col += block_width()) {
+        const int64_t width = std::min(block_width(), H_ - col);
+        for (int64_t g = 0; g < G; ++g) {
           for (int64_t k = 0; k < H_; ++k) dst = std::copy_n(wt.data() + k * gh + g * H_ + col, width, dst);
         }
       }
     }
+  }
+
+  int64_t block_width() const { return 2 * k_->nr; }
+  int64_t blocks() const { return (H_ + block_width() - 1) / block_width(); }
+  // Gate g's [H][width] of the column block that starts at unit col, in direction d's R.
+  const float* r_block(int64_t d, int64_t col, int64_t g) const {
+    return r_blocks_.data() + d * H_ * G * H_ + H_ * (G * col + g * std::min(block_width(), H_ - col));
   }
 
   Status run_fast(KernelContext& ctx, bool& handled) override {
@@ -148,44 +156,49 @@ class RecurrentKernel final : public FastKernel {
 
     gx_.resize(static_cast<size_t>(seq * batch * gh));
     gh_.resize(static_cast<size_t>(batch * gh));
-    h_.resize(static_cast<size_t>(batch * H_));
+    h_.resize(static_cast<size_t>(2 * batch * H_));  // the state and, for fused steps, the next one
     c_.resize(static_cast<size_t>(batch * H_));
     tmp_.resize(static_cast<size_t>(gh));  // the merged bias row
     // State index of (direction, batch row) in the layout of Y_h / initial_h.
     auto state_at = [&](int64_t d, int64_t b) { return (layout_ == 0 ? d * batch + b : b * dirs_ + d) * H_; };
+    const bool fused = K == Cell::kLstm || linear_before_reset_;
     for (int64_t d = 0; d < dirs_; ++d) {
       project_inputs(x.data<float>(), seq * batch, d, bias ? bias + d * 2 * gh : nullptr);
+      float* h = h_.data();
+      float* h_next = h + batch * H_;
       for (int64_t b = 0; b < batch; ++b) {
-        float* h = h_.data() + b * H_;
-        float* c = c_.data() + b * H_;
         if (init_h)
-          std::copy_n(init_h + state_at(d, b), H_, h);
+          std::copy_n(init_h + state_at(d, b), H_, h + b * H_);
         else
-          std::fill_n(h, H_, 0.0f);
+          std::fill_n(h + b * H_, H_, 0.0f);
         if (init_c)
-          std::copy_n(init_c + state_at(d, b), H_, c);
+          std::copy_n(init_c + state_at(d, b), H_, c_.data() + b * H_);
         else
-          std::fill_n(c, H_, 0.0f);
+          std::fill_n(c_.data() + b * H_, H_, 0.0f);
       }
-      const bool reverse = reverse_only_ || d == 1;
-      const float* r_bias = bias ? bias + d * 2 * gh + gh : nullptr;
-      for (int64_t step = 0; step < seq; ++step) {
-        recurrent(d, 0, G == 3 && !linear_before_reset_ ? 2 : G, batch, h_.data(), gh_.data(), gh);
+      Step s;
+      s.d = d;
+      s.reverse = reverse_only_ || d == 1;
+      s.batch = batch;
+      s.seq = seq;
+      s.r_bias = bias ? bias + d * 2 * gh + gh : nullptr;
+      s.y = y;
+      for (s.step = 0; s.step < seq; ++s.step) {
+        if (fused) {
+          fused_step(s, h, h_next);
+          std::swap(h, h_next);
+          continue;
+        }
+        recurrent(d, 0, 2, batch, h, gh_.data(), gh);  // z and r; h's product needs r first
         for (int64_t b = 0; b < batch; ++b) {
-          if (step >= lens_[b]) continue;
-          const int64_t t = reverse ? lens_[b] - 1 - step : step;
-          const float* gx = gx_.data() + (layout_ == 0 ? t * batch + b : b * seq + t) * gh;
-          float* h = h_.data() + b * H_;
-          if (K == Cell::kGru) {
-            gru_cell(d, gx, gh_.data() + b * gh, r_bias, h);
-          } else {
-            lstm_cell(gx, gh_.data() + b * gh, h, c_.data() + b * H_);
-          }
-          if (y) std::copy_n(h, H_, y + (layout_ == 0 ? (t * dirs_ + d) * batch + b : (b * seq + t) * dirs_ + d) * H_);
+          if (s.step >= lens_[b]) continue;
+          float* hb = h + b * H_;
+          gru_cell_reset_first(d, s.gx(*this, b), gh_.data() + b * gh, hb);
+          s.store_y(*this, b, hb, 0, H_);
         }
       }
       for (int64_t b = 0; b < batch; ++b) {
-        if (y_h) std::copy_n(h_.data() + b * H_, H_, y_h + state_at(d, b));
+        if (y_h) std::copy_n(h + b * H_, H_, y_h + state_at(d, b));
         if (y_c) std::copy_n(c_.data() + b * H_, H_, y_c + state_at(d, b));
       }
     }
@@ -212,67 +225,136 @@ class RecurrentKernel final : public FastKernel {
     t.binary(BinaryOp::kAdd, false, gx, tmp_.data(), false, gx, gh, rows);
   }
 
-  // c[batch, g0 H .. g1 H) = a[batch, H] R^T of gates [g0, g1) of direction d (c rows ldc
-  // apart): the column blocks split over the pool when they are many.
-  void recurrent(int64_t d, int64_t g0, int64_t g1, int64_t batch, const float* a, float* c, int64_t ldc) {
-    const KernelTable& t = *k_;
-    const int64_t bw = 2 * t.nr, per_gate = (H_ + bw - 1) / bw;
-    const float* gates = r_blocks_.data() + (d * G + g0) * H_ * H_;
-    // Every other pass runs its blocks backwards: R (1 MB at H 256, 3 MB for a GRU at 512) is
-    // about an L2's size, and a cache that evicts the least recently used line misses on every
-    // line of a loop slightly larger than itself; backwards, the lines read last come first.
+  // One time step of one direction.
+  struct Step {
+    int64_t d = 0, step = 0, batch = 1, seq = 1;
+    bool reverse = false;
+    const float* r_bias = nullptr;  // R's bias of this direction, or null
+    float* y = nullptr;             // Y, or null when not wanted
+    // The time index of batch row b (which has not ended: step < its length).
+    int64_t time(const RecurrentKernel& k, int64_t b) const { return reverse ? k.lens_[b] - 1 - step : step; }
+    const float* gx(const RecurrentKernel& k, int64_t b) const {
+      const int64_t t = time(k, b);
+      return k.gx_.data() + (k.layout_ == 0 ? t * batch + b : b * seq + t) * G * k.H_;
+    }
+    // Units [j0, j0 + n) of row b's new state h into Y.
+    void store_y(const RecurrentKernel& k, int64_t b, const float* h, int64_t j0, int64_t n) const {
+      if (!y) return;
+      const int64_t t = time(k, b);
+      const int64_t at = k.layout_ == 0 ? (t * k.dirs_ + d) * batch + b : (b * seq + t) * k.dirs_ + d;
+      std::copy_n(h + j0, n, y + at * k.H_ + j0);
+    }
+  };
+
+  // An LSTM's step, or a GRU's with linear_before_reset, split by column blocks of hidden
+  // units: a chunk computes its units' G gate columns of h R^T and then their cells, so the
+  // cells run in parallel too and a step is one fork and join (2 threads: 2-5 % faster than
+  // the products in parallel, then the cells on the caller). Every chunk reads all of h; the
+  // new state goes to h_next (c is updated in place, unit by unit). Every other step runs its
+  // blocks backwards: R (1 MB at H 256, 3 MB for a GRU at 512) is about an L2's size, and a
+  // cache that evicts the least recently used line misses on every line of a loop slightly
+  // larger than itself; backwards, the lines read last come first.
+  void fused_step(const Step& s, const float* h, float* h_next) {
+    const KernelTable& k = *k_;
+    const int64_t bw = block_width(), gh = G * H_, batch = s.batch;
     const bool backwards = (passes_++ & 1) != 0;
-    pool_->parallel_for(
-        static_cast<size_t>((g1 - g0) * per_gate), chunk_for(batch * H_ * bw), [&](size_t begin, size_t end) {
-          for (size_t i = begin; i < end; ++i) {
-            const size_t u = backwards ? begin + end - 1 - i : i;
-            const int64_t g = static_cast<int64_t>(u) / per_gate;
-            const int64_t col = static_cast<int64_t>(u) % per_gate * bw;
-            const int64_t width = std::min(bw, H_ - col);
-            t.gemm_direct(batch, width, H_, a, H_, gates + (g * H_ + col) * H_, width, c + (g0 + g) * H_ + col, ldc);
-          }
-        });
+    pool_->parallel_for(static_cast<size_t>(blocks()), chunk_for(batch * G * H_ * bw), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const int64_t col = static_cast<int64_t>(backwards ? begin + end - 1 - i : i) * bw;
+        const int64_t width = std::min(bw, H_ - col);
+        for (int64_t gi = 0; gi < G; ++gi) {
+          const int64_t g = backwards ? G - 1 - gi : gi;
+          k.gemm_direct(batch, width, H_, h, H_, r_block(s.d, col, g), width, gh_.data() + g * H_ + col, gh);
+        }
+      }
+      // Then the cells of the chunk's units in one pass (a pass per block: 1-2 % slower).
+      const int64_t j0 = static_cast<int64_t>(begin) * bw, n = std::min(H_, static_cast<int64_t>(end) * bw) - j0;
+      for (int64_t b = 0; b < batch; ++b) {
+        const float* hb = h + b * H_;
+        float* nb = h_next + b * H_;
+        if (s.step >= lens_[b]) {  // ended: the state stays
+          std::copy_n(hb + j0, n, nb + j0);
+          continue;
+        }
+        float* gr = gh_.data() + b * gh;
+        if (K == Cell::kLstm) {
+          lstm_units(s.gx(*this, b), gr, c_.data() + b * H_, nb, j0, n);
+        } else {
+          gru_units(s.gx(*this, b), gr, s.r_bias, hb, nb, j0, n);
+        }
+        s.store_y(*this, b, nb, j0, n);
+      }
+    });
+  }
+
+  // c[batch, g0 H .. g1 H) = a[batch, H] R^T of gates [g0, g1) of direction d (c rows ldc
+  // apart): the column blocks split over the pool when they are many (a GRU without
+  // linear_before_reset, whose h gate's product needs the reset gate of every unit first).
+  void recurrent(int64_t d, int64_t g0, int64_t g1, int64_t batch, const float* a, float* c, int64_t ldc) {
+    const KernelTable& k = *k_;
+    const int64_t bw = block_width(), nb = blocks();
+    pool_->parallel_for(static_cast<size_t>((g1 - g0) * nb), chunk_for(batch * H_ * bw), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const int64_t g = g0 + static_cast<int64_t>(i) / nb, col = static_cast<int64_t>(i) % nb * bw;
+        k.gemm_direct(batch, std::min(bw, H_ - col), H_, a, H_, r_block(d, col, g), std::min(bw, H_ - col),
+                      c + g * H_ + col, ldc);
+      }
+    });
   }
 
   void sigmoid(float* v, int64_t n) { k_->sigmoid(v, v, n); }
   void tanh(float* v, int64_t n) { k_->tanh(v, v, n); }
 
-  // gates z, r, h: h' = (1 - z) tanh(gx_h + (r (.) h) R_h^T + Rb_h) + z h, or with
-  // linear_before_reset tanh(gx_h + r (.) (h R_h^T + Rb_h)). gr holds h R^T of z and r
-  // (and of h with linear_before_reset); r_bias: R's bias (merged into gx_ except there).
-  void gru_cell(int64_t d, const float* gx, float* gr, const float* r_bias, float* h) {
+  // Units [j0, j0 + n) of an LSTM cell, gates i, o, f, c (gr: this row's h R^T, gates H apart):
+  // c' = f c + i tanh(g_c), h' = o tanh(c').
+  void lstm_units(const float* gx, float* gr, float* c, float* h, int64_t j0, int64_t n) {
+    const int64_t H = H_;
+    for (int64_t g = 0; g < 4; ++g)
+      for (int64_t j = j0; j < j0 + n; ++j) gr[g * H + j] += gx[g * H + j];
+    for (int64_t g = 0; g < 3; ++g) sigmoid(gr + g * H + j0, n);
+    tanh(gr + 3 * H + j0, n);
+    const float* i = gr;
+    const float* o = gr + H;
+    const float* f = gr + 2 * H;
+    const float* cg = gr + 3 * H;
+    for (int64_t j = j0; j < j0 + n; ++j) c[j] = f[j] * c[j] + i[j] * cg[j];
+    std::copy_n(c + j0, n, h + j0);
+    tanh(h + j0, n);
+    for (int64_t j = j0; j < j0 + n; ++j) h[j] *= o[j];
+  }
+
+  // Units [j0, j0 + n) of a GRU cell with linear_before_reset, gates z, r, h:
+  // h' = (1 - z) tanh(gx_h + r (.) (h R_h^T + Rb_h)) + z h (R's other biases are in gx).
+  void gru_units(const float* gx, float* gr, const float* r_bias, const float* h, float* h_next, int64_t j0,
+                 int64_t n) {
+    const int64_t H = H_;
+    for (int64_t g = 0; g < 2; ++g)
+      for (int64_t j = j0; j < j0 + n; ++j) gr[g * H + j] += gx[g * H + j];
+    sigmoid(gr + j0, n);
+    sigmoid(gr + H + j0, n);
+    const float* z = gr;
+    const float* r = gr + H;
+    float* hg = gr + 2 * H;
+    for (int64_t j = j0; j < j0 + n; ++j) hg[j] = gx[2 * H + j] + r[j] * (hg[j] + (r_bias ? r_bias[2 * H + j] : 0.0f));
+    tanh(hg + j0, n);
+    for (int64_t j = j0; j < j0 + n; ++j) h_next[j] = hg[j] + z[j] * (h[j] - hg[j]);
+  }
+
+  // A GRU cell without linear_before_reset, in place: h' = (1 - z) tanh(gx_h + (r (.) h) R_h^T +
+  // Rb_h) + z h. gr holds h R^T of z and r; R's bias of h is merged into gx there.
+  void gru_cell_reset_first(int64_t d, const float* gx, float* gr, float* h) {
     const int64_t H = H_;
     for (int64_t j = 0; j < 2 * H; ++j) gr[j] += gx[j];
     sigmoid(gr, 2 * H);  // z, r
     const float* z = gr;
     const float* r = gr + H;
     float* n = gr + 2 * H;
-    if (linear_before_reset_) {
-      for (int64_t j = 0; j < H; ++j) n[j] = gx[2 * H + j] + r[j] * (n[j] + (r_bias ? r_bias[2 * H + j] : 0.0f));
-    } else {
-      float* rh = c_.data();  // the GRU has no cell state: c_ is free scratch
-      for (int64_t j = 0; j < H; ++j) rh[j] = r[j] * h[j];
-      recurrent(d, 2, 3, 1, rh, gr, G * H);
-      for (int64_t j = 0; j < H; ++j) n[j] += gx[2 * H + j];
-    }
+    float* rh = c_.data();  // the GRU has no cell state: c_ is free scratch
+    for (int64_t j = 0; j < H; ++j) rh[j] = r[j] * h[j];
+    recurrent(d, 2, 3, 1, rh, gr, G * H);
+    for (int64_t j = 0; j < H; ++j) n[j] += gx[2 * H + j];
     tanh(n, H);
     for (int64_t j = 0; j < H; ++j) h[j] = n[j] + z[j] * (h[j] - n[j]);
-  }
-
-  // gates i, o, f, c: c' = f c + i tanh(g_c), h' = o tanh(c').
-  void lstm_cell(const float* gx, float* gr, float* h, float* c) {
-    const int64_t H = H_;
-    for (int64_t j = 0; j < 4 * H; ++j) gr[j] += gx[j];
-    sigmoid(gr, 3 * H);
-    tanh(gr + 3 * H, H);
-    const float* i = gr;
-    const float* o = gr + H;
-    const float* f = gr + 2 * H;
-    const float* g = gr + 3 * H;
-    for (int64_t j = 0; j < H; ++j) c[j] = f[j] * c[j] + i[j] * g[j];
-    std::copy_n(c, H, h);
-    tanh(h, H);
-    for (int64_t j = 0; j < H; ++j) h[j] *= o[j];
   }
 
   int64_t dirs_ = 1;
@@ -283,7 +365,7 @@ class RecurrentKernel final : public FastKernel {
   int64_t in_ = 0;
   AlignedVector<float> w_packed_;  // [dirs][panels][in][nr]; 64-byte aligned, read as whole vectors
   AlignedVector<float> r_blocks_;  // [dirs][G][column blocks][H][block width]
-  uint64_t passes_ = 0;            // recurrent() calls so far, for the direction of the next
+  uint64_t passes_ = 0;            // fused steps so far, for the direction of the next
   std::vector<int64_t> lens_;
   std::vector<float> gx_, gh_, h_, c_, tmp_;
   const KernelTable* k_ = &kernels();
