@@ -122,6 +122,7 @@ TEST(OptimizedRnn, StepsSplitByHiddenUnits) {
       Case c;
       c.lstm = lstm;
       c.lbr = lbr;
+      c.layout = lbr ? 1 : 0;  // batch-major Y and states once
       c.hidden = 200;
       c.in = 24;
       c.batch = 3;
