@@ -364,7 +364,7 @@ class RecurrentKernel final : public FastKernel {
   int64_t H_ = 0;
   int64_t in_ = 0;
   AlignedVector<float> w_packed_;  // [dirs][panels][in][nr]; 64-byte aligned, read as whole vectors
-  AlignedVector<float> r_blocks_;  // [dirs][G][column blocks][H][block width]
+  AlignedVector<float> r_blocks_;  // [dirs][column blocks][G][H][block width]
   uint64_t passes_ = 0;            // fused steps so far, for the direction of the next
   std::vector<int64_t> lens_;
   std::vector<float> gx_, gh_, h_, c_, tmp_;
