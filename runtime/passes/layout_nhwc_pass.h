@@ -1,7 +1,7 @@
-// The NHWC layout pass's state (layout_nhwc.h), shared by its two source files:
-// layout_nhwc.cc (regions, boundaries, activation fusion) and layout_nhwc_fusions.cc (the
+// The NHWC layout pass's state (layout_nhwc.h), shared by its source files: layout_nhwc.cc
+// (regions, boundaries), layout_activations.cc (activation fusion), layout_nhwc_fusions.cc (the
 // rewrites for the own kernels: PointwiseDepthwiseConv, ConvNchwInput, ConcatConv /
-// ConcatMaxPool, ConvMaxPool). Internal to the runtime.
+// ConcatMaxPool, ConvMaxPool), layout_conv1d.cc, layout_group_norm.cc. Internal to the runtime.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,13 @@ namespace layout_internal {
 // An element-wise op with one data input whose result does not depend on the layout (the op
 // list's kLayoutAgnostic trait, runtime/ops/ops.def).
 bool layout_agnostic_unary(const Node& n);
+
+// n's attribute `name` when it has that type, else null.
+const Attribute* attr_of(const Node& n, const char* name, AttrType type);
+
+// x * Sigmoid(x) -> Swish(x), x * HardSigmoid(x) (alpha 1/6, beta 1/2) -> HardSwish(x) where
+// the gate has no other reader (layout_activations.cc). Returns how many.
+int fuse_gated_activations(Graph& g, int64_t onnx_opset);
 
 // Rewrites 1-D Convs / MaxPools / AveragePools as 2-D ones of height 1 between an Unsqueeze and
 // a Squeeze, moved apart across element-wise ops (layout_conv1d.cc). Returns how many.
