@@ -193,8 +193,8 @@ class RecurrentKernel final : public FastKernel {
         for (int64_t b = 0; b < batch; ++b) {
           if (s.step >= lens_[b]) continue;
           float* hb = h + b * H_;
-          gru_cell_reset_first(d, s.gx(*this, b), gh_.data() + b * gh, hb);
-          s.store_y(*this, b, hb, 0, H_);
+          gru_cell_reset_first(d, gx_of(s, b), gh_.data() + b * gh, hb);
+          store_y(s, b, hb, 0, H_);
         }
       }
       for (int64_t b = 0; b < batch; ++b) {
@@ -231,20 +231,20 @@ class RecurrentKernel final : public FastKernel {
     bool reverse = false;
     const float* r_bias = nullptr;  // R's bias of this direction, or null
     float* y = nullptr;             // Y, or null when not wanted
-    // The time index of batch row b (which has not ended: step < its length).
-    int64_t time(const RecurrentKernel& k, int64_t b) const { return reverse ? k.lens_[b] - 1 - step : step; }
-    const float* gx(const RecurrentKernel& k, int64_t b) const {
-      const int64_t t = time(k, b);
-      return k.gx_.data() + (k.layout_ == 0 ? t * batch + b : b * seq + t) * G * k.H_;
-    }
-    // Units [j0, j0 + n) of row b's new state h into Y.
-    void store_y(const RecurrentKernel& k, int64_t b, const float* h, int64_t j0, int64_t n) const {
-      if (!y) return;
-      const int64_t t = time(k, b);
-      const int64_t at = k.layout_ == 0 ? (t * k.dirs_ + d) * batch + b : (b * seq + t) * k.dirs_ + d;
-      std::copy_n(h + j0, n, y + at * k.H_ + j0);
-    }
   };
+  // The time index of batch row b at step s (the row has not ended: s.step < its length).
+  int64_t time_of(const Step& s, int64_t b) const { return s.reverse ? lens_[b] - 1 - s.step : s.step; }
+  const float* gx_of(const Step& s, int64_t b) const {
+    const int64_t t = time_of(s, b);
+    return gx_.data() + (layout_ == 0 ? t * s.batch + b : b * s.seq + t) * G * H_;
+  }
+  // Units [j0, j0 + n) of row b's new state h into Y.
+  void store_y(const Step& s, int64_t b, const float* h, int64_t j0, int64_t n) const {
+    if (!s.y) return;
+    const int64_t t = time_of(s, b);
+    const int64_t at = layout_ == 0 ? (t * dirs_ + s.d) * s.batch + b : (b * s.seq + t) * dirs_ + s.d;
+    std::copy_n(h + j0, n, s.y + at * H_ + j0);
+  }
 
   // An LSTM's step, or a GRU's with linear_before_reset, split by column blocks of hidden
   // units: a chunk computes its units' G gate columns of h R^T and then their cells, so the
@@ -278,11 +278,11 @@ class RecurrentKernel final : public FastKernel {
         }
         float* gr = gh_.data() + b * gh;
         if (K == Cell::kLstm) {
-          lstm_units(s.gx(*this, b), gr, c_.data() + b * H_, nb, j0, n);
+          lstm_units(gx_of(s, b), gr, c_.data() + b * H_, nb, j0, n);
         } else {
-          gru_units(s.gx(*this, b), gr, s.r_bias, hb, nb, j0, n);
+          gru_units(gx_of(s, b), gr, s.r_bias, hb, nb, j0, n);
         }
-        s.store_y(*this, b, nb, j0, n);
+        store_y(s, b, nb, j0, n);
       }
     });
   }
@@ -296,8 +296,8 @@ class RecurrentKernel final : public FastKernel {
     pool_->parallel_for(static_cast<size_t>((g1 - g0) * nb), chunk_for(batch * H_ * bw), [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         const int64_t g = g0 + static_cast<int64_t>(i) / nb, col = static_cast<int64_t>(i) % nb * bw;
-        k.gemm_direct(batch, std::min(bw, H_ - col), H_, a, H_, r_block(d, col, g), std::min(bw, H_ - col),
-                      c + g * H_ + col, ldc);
+        const int64_t width = std::min(bw, H_ - col);
+        k.gemm_direct(batch, width, H_, a, H_, r_block(d, col, g), width, c + g * H_ + col, ldc);
       }
     });
   }
