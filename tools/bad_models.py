@@ -127,6 +127,41 @@ def build():
     w = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
     w.data_type = 99
     out["initializer_unknown_type.onnx"] = model(nodes, ins, outs, initializers=[w])
+
+    # ---- sizes in shape inference that overflow int64 (signed overflow is undefined behaviour)
+    big = 2**63 - 1
+    def ints(name, values):
+        return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+    out["shape_inference_pad_overflow.onnx"] = model(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")], [f32("x", [4])], [f32("y", None)],
+        initializers=[ints("pads", [big, big])])
+    out["shape_inference_tile_overflow.onnx"] = model(
+        [helper.make_node("Tile", ["x", "reps"], ["y"], name="tile")], [f32("x", [4])], [f32("y", None)],
+        initializers=[ints("reps", [2**62])])
+    out["shape_inference_conv_dilation_overflow.onnx"] = model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", dilations=[2**62])], [f32("x", [1, 1, 8])],
+        [f32("y", None)], initializers=[helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 3], [1.0] * 3)])
+    out["shape_inference_pool_pads_overflow.onnx"] = model(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2], pads=[big, big])],
+        [f32("x", [1, 1, 8])], [f32("y", None)])
+    out["shape_inference_slice_dim_int64_max.onnx"] = model(
+        [helper.make_node("Slice", ["x", "starts", "ends"], ["y"], name="slice")], [f32("x", [big])],
+        [f32("y", None)], initializers=[ints("starts", [0]), ints("ends", [-1])])
+    out["shape_inference_split_dim_int64_max.onnx"] = model(
+        [helper.make_node("Split", ["x"], ["a", "b"], name="split", num_outputs=2)], [f32("x", [big])],
+        [f32("a", None), f32("b", None)], opsets=[helper.make_opsetid("", 18)])
+    # ---- windows at the attribute limit (2^31 - 1): an output over the memory cap (its NHWC twin's
+    # NCHW result too), and a kernel of 2^31 taps, nearly all of them padding (was a 7 s loop)
+    lim = 2**31 - 1
+    out["pool_pads_at_limit.onnx"] = model(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2], pads=[lim, lim])],
+        [f32("x", [1, 1, 8])], [f32("y", None)])
+    out["avgpool_kernel_at_limit.onnx"] = model(
+        [helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[lim], strides=[lim], pads=[lim, lim],
+                          ceil_mode=1)], [f32("x", [1, 1, 8])], [f32("y", None)])
+    out["shape_inference_flatten_overflow.onnx"] = model(
+        [helper.make_node("Flatten", ["x"], ["y"], name="flatten", axis=0)], [f32("x", [2**32, 2**32])],
+        [f32("y", None)])
     return out
 
 

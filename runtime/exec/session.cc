@@ -12,6 +12,7 @@
 #include "runtime/passes/layout_nhwc.h"
 #include "runtime/passes/qdq_fusion.h"
 #include "runtime/passes/session_passes.h"
+#include "runtime/passes/validate.h"
 #include "runtime/exec/subgraph.h"
 
 namespace xonnx {
@@ -145,7 +146,7 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
     state->options.disable_optimized |= env.disable_optimized;
     state->thread_pool = std::make_unique<ThreadPool>(options.num_threads);
     state->buffers = std::make_unique<BufferPool>(options.load.max_memory_bytes);
-    state->limits = {options.max_loop_iterations, options.load.max_memory_bytes};
+    state->limits = {options.max_loop_iterations, options.load.max_memory_bytes, options.load.tensor_cap()};
     state->opset_imports = session->model_.opset_imports;
     session->state_ = state;
     const Graph& g = session->model_.graph;
@@ -163,6 +164,8 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
     }
     mutable_graph.inputs = std::move(kept);
     passes::PipelineResult& report = session->optimization_;
+    // Before the passes: they compute with these sizes too.
+    XONNX_RETURN_IF_ERROR(check_window_attributes(mutable_graph, "graph '" + mutable_graph.name + "'"));
     XONNX_RETURN_IF_ERROR(optimize_model(session->model_, state->options, report));
     state->opset_imports = session->model_.opset_imports;  // a fusion may import com.microsoft
     if (!state->options.disable_xnnpack) {                 // integer QDQ groups, NHWC regions for XNNPACK

@@ -148,6 +148,9 @@ class KernelInit {
 struct RunLimits {
   int64_t max_loop_iterations = std::numeric_limits<int64_t>::max();
   int64_t max_memory_bytes = std::numeric_limits<int64_t>::max();  // e.g. a sequence's total
+  // One tensor a kernel allocates outside the session's outputs (an NHWC twin's NCHW result):
+  // the cap the session's own outputs have (LoadOptions::tensor_cap).
+  int64_t max_tensor_bytes = std::numeric_limits<int64_t>::max();
 };
 
 class KernelContext {

@@ -38,9 +38,13 @@ struct AxisCrop {
 bool crop_axis(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
                AxisCrop* crop) {
   if (in <= 0 || kernel <= 1 || stride <= 0 || dilation <= 0 || pad_begin < 0 || pad_end < 0) return false;
-  const int64_t span = (kernel - 1) * dilation + 1;
-  if (in + pad_begin + pad_end < span) return false;
-  const int64_t out = (in + pad_begin + pad_end - span) / stride + 1;
+  // Declared dims may be anything up to 2^63 - 1 (the validator bounds the attributes).
+  int64_t span = 0, padded = 0;
+  if (__builtin_mul_overflow(kernel - 1, dilation, &span) || __builtin_add_overflow(in, pad_begin, &padded) ||
+      __builtin_add_overflow(padded, pad_end, &padded) || padded <= span)
+    return false;
+  ++span;
+  const int64_t out = (padded - span) / stride + 1;
   int64_t first = 0, last = kernel - 1;
   while (first < kernel && !tap_reads_input(first, in, out, stride, dilation, pad_begin)) ++first;
   if (first == kernel) return false;  // no tap reads the input: left alone (bias only, rare)

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 
+#include "runtime/core/checked.h"
 #include "runtime/core/thread_pool.h"
 #include "runtime/ir/graph_edit.h"
 #include "runtime/ops/registry.h"
@@ -82,8 +83,8 @@ class FoldContext final : public KernelContext {
     if (i >= outputs_.size()) return internal_error("output index ", i, " out of range");
     const int64_t n = shape_numel(shape);
     if (n < 0) return invalid_argument("output ", i, " shape ", shape_to_string(shape), " is invalid");
-    const int64_t bytes =
-        dtype == DataType::kString ? n * static_cast<int64_t>(sizeof(std::string)) : dtype_storage_bytes(dtype, n);
+    const int64_t bytes = dtype == DataType::kString ? checked_mul(n, static_cast<int64_t>(sizeof(std::string)))
+                                                     : dtype_storage_bytes(dtype, n);
     if (bytes < 0 || bytes > max_bytes_) {
       return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " needs ", bytes,
                                 " bytes, over the folding limit of ", max_bytes_);

@@ -151,6 +151,16 @@ Dim known_dim(int64_t v) {
   return d;
 }
 
+Dim dim_plus(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) || r < 0 ? Dim() : known_dim(r);
+}
+
+Dim dim_times(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) || r < 0 ? Dim() : known_dim(r);
+}
+
 namespace {
 
 // The terms of a symbolic sum ("past + seq": a past and a new length, a KV cache's total).
@@ -196,7 +206,8 @@ Dim sum_dims(const Dim& a, const Dim& b) {
 }
 
 Dim difference_dims(const Dim& a, const Dim& b) {
-  if (a.known() && b.known()) return a.value >= b.value ? known_dim(a.value - b.value) : Dim();
+  int64_t r = 0;
+  if (a.known() && b.known()) return __builtin_sub_overflow(a.value, b.value, &r) || r < 0 ? Dim() : known_dim(r);
   if (b.known() && b.value == 0) return a;
   if (a.param.empty() || b.param.empty()) return Dim();
   std::vector<std::string> terms = sum_terms(a.param), less = sum_terms(b.param);

@@ -240,21 +240,31 @@ void window_rule(InferCtx& c, const std::vector<Dim>& x, Dim channels, const std
   std::vector<Dim> out = {x[0], channels};
   for (size_t i = 0; i < nsp; ++i) {
     const Dim& in = x[i + 2];
-    if (!in.known() || strides[i] <= 0) {
+    if (!in.known() || in.value < 0 || strides[i] <= 0) {
       out.push_back(Dim());
       continue;
     }
-    const int64_t eff = (kernel[i] - 1) * dil[i] + 1;
+    // Kernel, dilation, pads and strides come from the file: a step that would overflow int64,
+    // or a window wider than the padded input, leaves the dim unknown (the kernel reports it).
+    const int64_t s = strides[i];
+    int64_t eff = 0, start = 0, span = 0, last = 0;  // eff: the dilated kernel's extent
+    const bool fits = kernel[i] >= 1 && dil[i] >= 1 && !__builtin_mul_overflow(kernel[i] - 1, dil[i], &eff) &&
+                      !__builtin_add_overflow(eff, 1, &eff);
+    if (!fits) {
+      out.push_back(Dim());
+      continue;
+    }
     int64_t o = -1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      o = (in.value + strides[i] - 1) / strides[i];
+      o = in.value / s + (in.value % s != 0);
     } else if (auto_pad == "VALID") {
-      o = (in.value - eff) / strides[i] + 1;
-    } else {
-      const int64_t span = in.value + pads[i] + pads[i + nsp] - eff;
-      o = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+      if (in.value >= eff) o = (in.value - eff) / s + 1;
+    } else if (!__builtin_add_overflow(in.value, pads[i], &start) &&
+               !__builtin_add_overflow(start, pads[i + nsp], &span) && !__builtin_sub_overflow(span, eff, &span) &&
+               span >= 0) {
+      o = (ceil_mode ? span / s + (span % s != 0) : span / s) + 1;
       // A ceil-mode window that would start inside the end padding is dropped.
-      if (ceil_mode && (o - 1) * strides[i] >= in.value + pads[i]) --o;
+      if (ceil_mode && (__builtin_mul_overflow(o - 1, s, &last) || last >= start)) --o;
     }
     out.push_back(o >= 0 ? known_dim(o) : Dim());
   }

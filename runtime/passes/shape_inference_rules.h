@@ -61,6 +61,11 @@ void add_llm_rules(RuleTable& onnx, RuleTable& contrib);  // shape_inference_llm
 
 // Shared dim helpers.
 Dim known_dim(int64_t v);
+// A dim computed from values in the file (dims, pads, repeats), which may be anything: known
+// when the sum or product fits in int64 and is not negative, unknown otherwise (never a wrapped
+// value: signed overflow is undefined behaviour).
+Dim dim_plus(int64_t a, int64_t b);
+Dim dim_times(int64_t a, int64_t b);
 // a + b: a known sum, or a symbolic one whose param lists the terms sorted ("past + seq", as
 // torch's dynamo exporter writes sums), so that a KV cache's Concat(past, new) and the mask's
 // Range(0, past + seq) get the same dim; unknown otherwise.

@@ -54,8 +54,8 @@ void size_rule(InferCtx& c) {
   const auto* x = c.in_dims(0);
   if (!x || !all_known(*x, &dims)) return;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  c.set_elements(0, {known_dim(n)});
+  for (int64_t d : dims) n = checked_mul(n, d);  // -1 on overflow: no element
+  if (n >= 0) c.set_elements(0, {known_dim(n)});
 }
 
 void reshape_rule(InferCtx& c) {
@@ -74,7 +74,8 @@ void reshape_rule(InferCtx& c) {
   const auto* target = c.in_constant(1) ? &constant_target : c.in_elements(1);
   const auto* shape_dims = c.in_dims(1);
   if (!target) {
-    if (shape_dims && shape_dims->size() == 1 && (*shape_dims)[0].known() && (*shape_dims)[0].value <= 1024) {
+    if (shape_dims && shape_dims->size() == 1 && (*shape_dims)[0].known() && (*shape_dims)[0].value >= 0 &&
+        (*shape_dims)[0].value <= 1024) {
       c.set_type(0, dt, std::vector<Dim>(static_cast<size_t>((*shape_dims)[0].value)));
     } else {
       c.set_rank_unknown(0, dt);
@@ -211,17 +212,16 @@ void split_rule(InferCtx& c) {
       c.opset >= 13 ? (c.has_input(1) ? c.in_ints(1) : std::nullopt) : c.attr_ints("split");
   const Dim total = (*x)[axis];
   if (!split && total.known()) {
-    const int64_t chunk = (total.value + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
-    if (c.opset < 18 && total.value % static_cast<int64_t>(n) != 0) return;
+    const int64_t parts = static_cast<int64_t>(n), rest = total.value % parts;
+    if (total.value < 0 || (c.opset < 18 && rest != 0)) return;
+    const int64_t chunk = total.value / parts + (rest != 0);  // ceil, without total + n - 1 overflowing
     split = std::vector<int64_t>();
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t used = chunk * static_cast<int64_t>(i);
-      split->push_back(std::max<int64_t>(0, std::min(chunk, total.value - used)));
-    }
+    for (int64_t i = 0, left = total.value; i < parts; ++i, left -= std::min(chunk, left))
+      split->push_back(std::min(chunk, left));
   }
   for (size_t i = 0; i < n; ++i) {
     std::vector<Dim> out = *x;
-    out[axis] = split && split->size() == n ? known_dim((*split)[i]) : Dim();
+    out[axis] = split && split->size() == n && (*split)[i] >= 0 ? known_dim((*split)[i]) : Dim();
     c.set_type(i, c.in_dtype(0), std::move(out));
   }
 }
@@ -285,12 +285,12 @@ void slice_rule(InferCtx& c) {
     if (axis < 0 || step == 0 || step == INT64_MIN) return;
     const Dim d = (*x)[axis];
     const int64_t s = (*starts)[i], e = (*ends)[i];
-    if (d.known()) {
+    if (d.known() && d.value >= 0 && d.value < INT64_MAX) {  // slice_count's clamps need d + 1
       int64_t first = 0;
       out[axis] = known_dim(slice_count(d.value, s, e, step, &first));
       elem_first = first;
       elem_step = step;
-    } else if (!(step == 1 && s == 0 && e >= INT32_MAX)) {
+    } else if (d.known() || !(step == 1 && s == 0 && e >= INT32_MAX)) {
       out[axis] = Dim();  // a full slice keeps even a symbolic dim
     }
   }
@@ -432,7 +432,7 @@ void constant_of_shape_rule(InferCtx& c) {
   }
   c.set_type(0, dt, *target);
   if (v && v->t.defined() && (dt == DataType::kInt64 || dt == DataType::kInt32) && target->size() == 1 &&
-      (*target)[0].known() && (*target)[0].value <= kMaxTrackedElements) {
+      (*target)[0].known() && (*target)[0].value >= 0 && (*target)[0].value <= kMaxTrackedElements) {
     c.set_elements(0, std::vector<Dim>(static_cast<size_t>((*target)[0].value), known_dim(v->t.get_as_int64(0))));
   }
 }
@@ -485,9 +485,9 @@ void flatten_rule(InferCtx& c) {
     int64_t p = 1;
     for (int64_t i = from; i < to; ++i) {
       if (!(*x)[i].known()) return Dim();
-      p *= (*x)[i].value;
+      p = checked_mul(p, (*x)[i].value);  // -1 on overflow
     }
-    return known_dim(p);
+    return p >= 0 ? known_dim(p) : Dim();
   };
   c.set_type(0, c.in_dtype(0), {product(0, axis), product(axis, rank)});
 }
@@ -505,7 +505,7 @@ void tile_rule(InferCtx& c) {
       if ((*reps)[i] == 1)
         out[i] = (*x)[i];
       else if ((*x)[i].known())
-        out[i] = known_dim((*x)[i].value * (*reps)[i]);
+        out[i] = dim_times((*x)[i].value, (*reps)[i]);
     }
   }
   c.set_type(0, c.in_dtype(0), std::move(out));
@@ -535,8 +535,11 @@ void pad_rule(InferCtx& c) {
     for (size_t i = 0; i < axes.size(); ++i) {
       const int64_t a = norm_axis(axes[i], static_cast<int64_t>(rank));
       if (a < 0) return;
-      const int64_t add = (*pads)[i] + (*pads)[i + axes.size()];
-      out[a] = add == 0 ? (*x)[a] : (*x)[a].known() ? known_dim((*x)[a].value + add) : Dim();
+      int64_t add = 0;
+      if (__builtin_add_overflow((*pads)[i], (*pads)[i + axes.size()], &add))
+        out[a] = Dim();
+      else
+        out[a] = add == 0 ? (*x)[a] : (*x)[a].known() ? dim_plus((*x)[a].value, add) : Dim();
     }
   }
   c.set_type(0, c.in_dtype(0), std::move(out));

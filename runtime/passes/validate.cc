@@ -26,6 +26,42 @@ const Attribute* graph_attr(const Node& n, const char* name) {
   return a && a->type == AttrType::kGraph && a->g ? a : nullptr;
 }
 
+// A window's sizes (kernel_shape, strides, dilations, pads, output_padding, output_shape) within
+// +-2^31 - 1: shape inference, the passes and the kernels add and multiply them with dims, and
+// values near 2^63 overflowed int64 there (a MaxPool with pads 2^63 - 1 ran and gave a wrong
+// answer). Whether a value is valid for the op (a stride of 0, a negative pad) the kernels check.
+Status window_attributes(const Node& n, const std::string& label) {
+  static const std::set<std::string> kWindowOps = {"Conv",
+                                                   "ConvTranspose",
+                                                   "ConvInteger",
+                                                   "QLinearConv",
+                                                   "DeformConv",
+                                                   "MaxPool",
+                                                   "AveragePool",
+                                                   "LpPool",
+                                                   "MaxUnpool",
+                                                   "Col2Im",
+                                                   "FusedConv",
+                                                   "NhwcConv",
+                                                   "QLinearAveragePool",
+                                                   "NhwcMaxPool"};
+  static const char* const kWindowAttributes[] = {"kernel_shape", "strides",        "dilations",
+                                                  "pads",         "output_padding", "output_shape"};
+  constexpr int64_t kLimit = 2147483647;
+  if ((!n.domain.empty() && n.domain != "com.microsoft") || !kWindowOps.count(n.op_type)) return Status::ok();
+  for (const char* name : kWindowAttributes) {
+    const Attribute* a = n.find_attr(name);
+    if (!a) continue;
+    for (size_t i = 0; i < a->ints.size(); ++i) {
+      if (a->ints[i] < -kLimit || a->ints[i] > kLimit) {
+        return invalid_model(label, "attribute ", name, "[", i, "] = ", a->ints[i],
+                             " is out of range: window sizes, strides, dilations and pads must be within +-", kLimit);
+      }
+    }
+  }
+  return Status::ok();
+}
+
 class Validator {
  public:
   explicit Validator(const Model& model) : model_(model) {
@@ -124,13 +160,14 @@ class Validator {
     auto resolved = OpRegistry::global().resolve(n.domain, n.op_type, opset);
     if (!resolved.is_ok()) return resolved.status().with_context(label);
     if (n.domain.empty() && n.op_type == "Constant") XONNX_RETURN_IF_ERROR(constant_value(n, label));
+    XONNX_RETURN_IF_ERROR(window_attributes(n, label));
     return check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()), static_cast<int>(n.outputs.size()));
   }
 
   // A Constant holds exactly one value attribute (its kernel checks the contents).
   static Status constant_value(const Node& n, const std::string& label) {
-    static const std::set<std::string> kValues = {"value",        "value_float",  "value_floats", "value_int",
-                                                  "value_ints",   "value_string", "value_strings", "sparse_value"};
+    static const std::set<std::string> kValues = {"value",      "value_float",  "value_floats",  "value_int",
+                                                  "value_ints", "value_string", "value_strings", "sparse_value"};
     const auto count = std::count_if(n.attributes.begin(), n.attributes.end(),
                                      [](const Attribute& a) { return kValues.count(a.name) != 0; });
     if (count == 1) return Status::ok();
@@ -250,6 +287,18 @@ Result<std::vector<size_t>> topological_order(const Graph& g, const std::vector<
     return invalid_model("the graph has a cycle involving ", names);
   }
   return order;
+}
+
+Status check_window_attributes(const Graph& g, const std::string& where) {
+  for (const Node& n : g.nodes) {
+    XONNX_RETURN_IF_ERROR(window_attributes(n, where + ": " + n.describe() + ": "));
+    for (const Attribute& a : n.attributes) {
+      if (a.g) XONNX_RETURN_IF_ERROR(check_window_attributes(*a.g, where + " > " + n.describe() + " > " + a.name));
+      for (const auto& body : a.graphs)
+        XONNX_RETURN_IF_ERROR(check_window_attributes(*body, where + " > " + n.describe() + " > " + a.name));
+    }
+  }
+  return Status::ok();
 }
 
 Status validate_model(const Model& model) {

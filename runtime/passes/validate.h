@@ -27,6 +27,11 @@ struct OpSpec;
 // value, as session creation's do.
 Status validate_model(const Model& model);
 
+// The part of validate_model that session creation runs before its passes: every window
+// attribute (kernel_shape, strides, dilations, pads, output_padding, output_shape of Conv, the
+// pools and their kin) within +-2^31 - 1, in `g` and its bodies; `where` names the graph.
+Status check_window_attributes(const Graph& g, const std::string& where);
+
 // Names `g` reads but does not define (inputs, initializers, node outputs), including those
 // its nested bodies read: the values it needs from enclosing graphs. Added to `out`.
 void collect_free_names(const Graph& g, std::set<std::string>& out);

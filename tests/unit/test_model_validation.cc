@@ -162,6 +162,23 @@ TEST(ModelValidation, WrongAttributeType) {
   expect_error(create(m), StatusCode::kInvalidModel, "attribute 'axis' must be INT");
 }
 
+// Window sizes near 2^63 overflowed in shape inference, the passes and the pool kernels (a
+// MaxPool with pads 2^63 - 1 ran): refused before any of them, naming the attribute.
+TEST(ModelValidation, WindowAttributesOutOfRange) {
+  for (const char* name : {"pads", "strides", "kernel_shape"}) {
+    ModelProto m = relu_model();
+    auto* n = m.mutable_graph()->mutable_node(0);
+    n->set_op_type("MaxPool");
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnxpb::AttributeProto::INTS);
+    a->add_ints(1);
+    a->add_ints(int64_t{1} << 31);
+    expect_error(create(m), StatusCode::kInvalidModel,
+                 std::string("attribute ") + name + "[1] = 2147483648 is out of range");
+  }
+}
+
 TEST(ModelValidation, RawDataSizeMismatch) {
   ModelProto m = relu_model();
   add_weight(m, {2})->mutable_raw_data()->assign(7, '\0');

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/core/limits.h"
 #include "runtime/core/thread_pool.h"
 #include "runtime/ops/common/layout_convert.h"
 #include "runtime/ops/internal_ops.h"
@@ -124,6 +125,12 @@ class TwinContext final : public KernelContext {
   bool output_wanted(size_t i) const override { return outer_.output_wanted(i); }
   Result<Tensor*> allocate_output(size_t i, DataType dtype, Shape shape) override {
     if (i >= outs_.size()) return internal_error("output index ", i, " out of range");
+    const int64_t n = shape_numel(shape), cap = outer_.limits().max_tensor_bytes;
+    const int64_t bytes = n < 0 ? -1 : dtype_storage_bytes(dtype, n);
+    if (bytes < 0 || bytes > cap) {  // before Tensor::allocate, which would only reserve it
+      return resource_exhausted("output ", i, " of shape ", shape_to_string(shape), " ", dtype_name(dtype), " needs ",
+                                describe_bytes(bytes), ", over the memory cap of ", describe_bytes(cap));
+    }
     XONNX_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
     outs_[i] = Value(std::move(t));
     return outs_[i].mutable_tensor();

@@ -72,18 +72,26 @@ Result<PoolAttrs> parse_pool_attrs(const KernelInit& init, PoolKind kind) {
 }
 
 // The pooling windows of one N x C plane. Per spatial dim and output coordinate: the valid
-// input coordinates and the pad-inclusive count. build_chunk() turns a run of output
-// positions [o_begin, o_end) into a CSR list (offsets[starts[o] .. starts[o+1]) are the flat
-// input offsets of output o_begin + o), bounded in size so huge windows cannot exhaust memory.
+// input coordinates (an arithmetic progression: first, then every dilation) and the
+// pad-inclusive count, found in O(1) so that a kernel of 2^31 taps costs no loop over its
+// padding. build_chunk() turns a run of output positions [o_begin, o_end) into a CSR list
+// (offsets[starts[o] .. starts[o+1]) are the flat input offsets of output o_begin + o), bounded
+// in size so huge windows cannot exhaust memory.
 struct Windows {
+  struct Taps {
+    int64_t first = 0, count = 0;  // valid input coordinates first, first + dilation, ...
+    int64_t with_pads = 0;         // the taps inside the padded input
+  };
   Shape out;
-  std::vector<std::vector<std::vector<int64_t>>> coords;  // [dim][out coord] -> input coords
-  std::vector<std::vector<int64_t>> pad_cnt;              // [dim][out coord]
+  std::vector<int64_t> pad_begin, pad_end, dilations;
+  std::vector<std::vector<Taps>> taps;  // [dim][out coord]
   std::vector<int64_t> in_strides;
   // current chunk
   int64_t o_begin = 0, o_end = 0;
-  std::vector<int64_t> starts, offsets, pad_count;
+  std::vector<int64_t> starts, offsets;
+  std::vector<double> pad_count;  // a product of per-dim counts: up to (2^31)^dims
 
+  void build_taps(const PoolAttrs& a, const Shape& in);
   void build_chunk(int64_t begin, int64_t max_entries);
 };
 
@@ -101,10 +109,11 @@ void Windows::build_chunk(int64_t begin, int64_t max_entries) {
   }
   int64_t o = begin;
   for (; o < out_size; ++o) {
-    int64_t pc = 1, count = 1;
+    double pc = 1;
+    int64_t count = 1;  // at most the input's spatial size
     for (size_t i = 0; i < nd; ++i) {
-      pc *= pad_cnt[i][oi[i]];
-      count *= static_cast<int64_t>(coords[i][oi[i]].size());
+      pc *= static_cast<double>(taps[i][oi[i]].with_pads);
+      count *= taps[i][oi[i]].count;
     }
     if (o > begin && static_cast<int64_t>(offsets.size()) + count > max_entries) break;
     starts.push_back(static_cast<int64_t>(offsets.size()));
@@ -113,11 +122,11 @@ void Windows::build_chunk(int64_t begin, int64_t max_entries) {
       std::fill(ki.begin(), ki.end(), 0);
       while (true) {
         int64_t off = 0;
-        for (size_t i = 0; i < nd; ++i) off += coords[i][oi[i]][ki[i]] * in_strides[i];
+        for (size_t i = 0; i < nd; ++i) off += (taps[i][oi[i]].first + ki[i] * dilations[i]) * in_strides[i];
         offsets.push_back(off);
         size_t i = nd;
         while (i-- > 0) {
-          if (++ki[i] < static_cast<int64_t>(coords[i][oi[i]].size())) break;
+          if (++ki[i] < taps[i][oi[i]].count) break;
           ki[i] = 0;
         }
         if (i == static_cast<size_t>(-1)) break;
@@ -132,10 +141,15 @@ void Windows::build_chunk(int64_t begin, int64_t max_entries) {
   starts.push_back(static_cast<int64_t>(offsets.size()));
 }
 
+// The output dims and pads of `in`'s windows (their taps come with build_taps, once the output's
+// memory is granted: a window per output coordinate).
 Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
   const size_t nd = in.size();
-  std::vector<int64_t> pb(nd, 0), pe(nd, 0);
   Windows w;
+  std::vector<int64_t>& pb = w.pad_begin;
+  std::vector<int64_t>& pe = w.pad_end;
+  pb.assign(nd, 0);
+  pe.assign(nd, 0);
   w.out.resize(nd);
   for (size_t i = 0; i < nd; ++i) {
     const int64_t ek = (a.kernel_shape[i] - 1) * a.dilations[i] + 1;
@@ -156,25 +170,33 @@ Result<Windows> make_windows(const PoolAttrs& a, const Shape& in) {
                                 "dilated kernel ", ek);
     }
   }
-  // per-dim valid input coordinates of every output coordinate
-  w.coords.resize(nd);
-  w.pad_cnt.resize(nd);
-  for (size_t i = 0; i < nd; ++i) {
-    w.coords[i].resize(static_cast<size_t>(w.out[i]));
-    w.pad_cnt[i].resize(static_cast<size_t>(w.out[i]));
-    for (int64_t o = 0; o < w.out[i]; ++o) {
-      int64_t cnt = 0;
-      for (int64_t k = 0; k < a.kernel_shape[i]; ++k) {
-        const int64_t p = o * a.strides[i] - pb[i] + k * a.dilations[i];
-        if (p >= -pb[i] && p < in[i] + pe[i]) ++cnt;
-        if (p >= 0 && p < in[i]) w.coords[i][o].push_back(p);
-      }
-      w.pad_cnt[i][o] = cnt;
-    }
-  }
   w.in_strides.assign(nd, 1);
   for (size_t i = nd - 1; i-- > 0;) w.in_strides[i] = w.in_strides[i + 1] * in[i + 1];
   return w;
+}
+
+void Windows::build_taps(const PoolAttrs& a, const Shape& in) {
+  const size_t nd = in.size();
+  const std::vector<int64_t>& pb = pad_begin;
+  const std::vector<int64_t>& pe = pad_end;
+  // Per dim and output coordinate o, tap k reads base + k * d (base = o * s - pad_begin): valid
+  // for k in [k0, k1), inside the padded input for k < k_pad.
+  auto ceil_div = [](int64_t a, int64_t d) { return a >= 0 ? (a + d - 1) / d : -(-a / d); };
+  dilations = a.dilations;
+  taps.resize(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t k = a.kernel_shape[i], d = a.dilations[i];
+    taps[i].resize(static_cast<size_t>(out[i]));
+    for (int64_t o = 0; o < out[i]; ++o) {
+      const int64_t base = o * a.strides[i] - pb[i];
+      const int64_t k0 = std::clamp<int64_t>(ceil_div(-base, d), 0, k);
+      const int64_t k1 = std::clamp<int64_t>(ceil_div(in[i] - base, d), k0, k);
+      Taps& t = taps[i][static_cast<size_t>(o)];
+      t.first = base + k0 * d;
+      t.count = k1 - k0;
+      t.with_pads = std::clamp<int64_t>(ceil_div(in[i] + pe[i] - base, d), 0, k);
+    }
+  }
 }
 
 // Row-major flat spatial offset -> column-major flat spatial index (MaxPool storage_order=1).
@@ -202,6 +224,7 @@ Status run_pool(KernelContext& ctx, const PoolAttrs& a, Windows& w, const Shape&
   if (a.kind == PoolKind::kMax && ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
     XONNX_ASSIGN_OR_RETURN(ind, ctx.allocate_output(1, DataType::kInt64, yshape));
   }
+  w.build_taps(a, in);
   const T* xp = x.data<T>();
   T* yp = y->data<T>();
   using CT = compute_t<T>;
@@ -237,7 +260,7 @@ Status run_pool(KernelContext& ctx, const PoolAttrs& a, Windows& w, const Shape&
         } else if (a.kind == PoolKind::kAvg) {
           CT sum = 0;
           for (int64_t j = b; j < e; ++j) sum += to_compute(xs[w.offsets[j]]);
-          const int64_t cnt = a.count_include_pad ? w.pad_count[o - w.o_begin] : e - b;
+          const double cnt = a.count_include_pad ? w.pad_count[o - w.o_begin] : static_cast<double>(e - b);
           ys[o] = from_compute<T>(cnt > 0 ? sum / static_cast<CT>(cnt) : CT(0));
         } else {
           CT sum = 0;
