@@ -159,6 +159,11 @@ def build():
     out["avgpool_kernel_at_limit.onnx"] = model(
         [helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[lim], strides=[lim], pads=[lim, lim],
                           ceil_mode=1)], [f32("x", [1, 1, 8])], [f32("y", None)])
+    # a 65536 x 65536 window (2^32 taps per output, nearly all padding): the own NHWC pool held a
+    # row's window pointers, 550 GB; it now leaves such windows to XNNPACK or the reference
+    out["maxpool_window_of_2e32_taps.onnx"] = model(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[65536, 65536], pads=[32768] * 4)],
+        [f32("x", [1, 8, 16, 16])], [f32("y", None)])
     out["shape_inference_flatten_overflow.onnx"] = model(
         [helper.make_node("Flatten", ["x"], ["y"], name="flatten", axis=0)], [f32("x", [2**32, 2**32])],
         [f32("y", None)])

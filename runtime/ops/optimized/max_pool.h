@@ -27,7 +27,7 @@ class MaxPoolWindows {
   static Result<MaxPoolWindows> parse(const KernelInit& init, const std::string& prefix);
 
   // Dim i (0: rows, 1: columns) over `in` input values; false where the windows do not fit
-  // (the reference reports it).
+  // (the reference reports it) or a row of them would hold over 2^20 taps (other kernels run it).
   bool dim(int i, int64_t in, PoolDim* d) const;
   // Whether the first or last window of dim i holds only padding.
   bool padding_only_window(int i, int64_t in, const PoolDim& d) const;

@@ -117,12 +117,15 @@ bool MaxPoolWindows::dim(int i, int64_t in, PoolDim* d) const {
     d->out = p.out;
     d->pad_begin = p.pad_begin;
     d->pad_end = p.pad_end;
-    return true;
+  } else {
+    d->pad_begin = pads_[i];
+    d->pad_end = pads_[i + 2];
+    d->out = ref::pool_output_size(in, pads_[i], pads_[i + 2], ek, s, ceil_);
   }
-  d->pad_begin = pads_[i];
-  d->pad_end = pads_[i + 2];
-  d->out = ref::pool_output_size(in, pads_[i], pads_[i + 2], ek, s, ceil_);
-  return d->out >= 0;
+  // A row's window pointers (out x taps) are held per chunk: windows of 2^32 taps, nearly all
+  // padding, asked for 550 GB; those go to XNNPACK or the reference.
+  constexpr int64_t kMaxRowTaps = int64_t{1} << 20;
+  return d->out >= 0 && (i == 0 || d->out <= kMaxRowTaps / taps());
 }
 
 bool MaxPoolWindows::padding_only_window(int i, int64_t in, const PoolDim& d) const {
