@@ -181,7 +181,7 @@ void Windows::build_taps(const PoolAttrs& a, const Shape& in) {
   const std::vector<int64_t>& pe = pad_end;
   // Per dim and output coordinate o, tap k reads base + k * d (base = o * s - pad_begin): valid
   // for k in [k0, k1), inside the padded input for k < k_pad.
-  auto ceil_div = [](int64_t a, int64_t d) { return a >= 0 ? (a + d - 1) / d : -(-a / d); };
+  auto ceil_div = [](int64_t n, int64_t d) { return n >= 0 ? (n + d - 1) / d : -(-n / d); };
   dilations = a.dilations;
   taps.resize(nd);
   for (size_t i = 0; i < nd; ++i) {
@@ -224,6 +224,7 @@ Status run_pool(KernelContext& ctx, const PoolAttrs& a, Windows& w, const Shape&
   if (a.kind == PoolKind::kMax && ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
     XONNX_ASSIGN_OR_RETURN(ind, ctx.allocate_output(1, DataType::kInt64, yshape));
   }
+  if (out_size == 0 || N * C == 0) return Status::ok();  // nothing to pool: no windows to build
   w.build_taps(a, in);
   const T* xp = x.data<T>();
   T* yp = y->data<T>();
