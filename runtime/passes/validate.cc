@@ -30,7 +30,7 @@ const Attribute* graph_attr(const Node& n, const char* name) {
 // +-2^31 - 1: shape inference, the passes and the kernels add and multiply them with dims, and
 // values near 2^63 overflowed int64 there (a MaxPool with pads 2^63 - 1 ran and gave a wrong
 // answer). Whether a value is valid for the op (a stride of 0, a negative pad) the kernels check.
-Status window_attributes(const Node& n, const std::string& label) {
+bool has_window(const Node& n) {
   static const std::set<std::string> kWindowOps = {"Conv",
                                                    "ConvTranspose",
                                                    "ConvInteger",
@@ -45,10 +45,14 @@ Status window_attributes(const Node& n, const std::string& label) {
                                                    "NhwcConv",
                                                    "QLinearAveragePool",
                                                    "NhwcMaxPool"};
+  return (n.domain.empty() || n.domain == "com.microsoft") && kWindowOps.count(n.op_type) != 0;
+}
+
+// For a node with has_window; `label` names it in the error.
+Status window_attributes(const Node& n, const std::string& label) {
   static const char* const kWindowAttributes[] = {"kernel_shape", "strides",        "dilations",
                                                   "pads",         "output_padding", "output_shape"};
   constexpr int64_t kLimit = 2147483647;
-  if ((!n.domain.empty() && n.domain != "com.microsoft") || !kWindowOps.count(n.op_type)) return Status::ok();
   for (const char* name : kWindowAttributes) {
     const Attribute* a = n.find_attr(name);
     if (!a) continue;
@@ -160,7 +164,7 @@ class Validator {
     auto resolved = OpRegistry::global().resolve(n.domain, n.op_type, opset);
     if (!resolved.is_ok()) return resolved.status().with_context(label);
     if (n.domain.empty() && n.op_type == "Constant") XONNX_RETURN_IF_ERROR(constant_value(n, label));
-    XONNX_RETURN_IF_ERROR(window_attributes(n, label));
+    if (has_window(n)) XONNX_RETURN_IF_ERROR(window_attributes(n, label));
     return check_arity(*resolved->spec, label, static_cast<int>(n.inputs.size()), static_cast<int>(n.outputs.size()));
   }
 
@@ -291,7 +295,7 @@ Result<std::vector<size_t>> topological_order(const Graph& g, const std::vector<
 
 Status check_window_attributes(const Graph& g, const std::string& where) {
   for (const Node& n : g.nodes) {
-    XONNX_RETURN_IF_ERROR(window_attributes(n, where + ": " + n.describe() + ": "));
+    if (has_window(n)) XONNX_RETURN_IF_ERROR(window_attributes(n, where + ": " + n.describe() + ": "));
     for (const Attribute& a : n.attributes) {
       if (a.g) XONNX_RETURN_IF_ERROR(check_window_attributes(*a.g, where + " > " + n.describe() + " > " + a.name));
       for (const auto& body : a.graphs)
