@@ -167,6 +167,16 @@ def build():
     out["shape_inference_flatten_overflow.onnx"] = model(
         [helper.make_node("Flatten", ["x"], ["y"], name="flatten", axis=0)], [f32("x", [2**32, 2**32])],
         [f32("y", None)])
+    # ---- scratch the size of an empty tensor's dims (2026-12-06 evening): no elements in, none
+    # out, but a reference kernel's work array sized by the dims' product
+    out["det_of_empty_65536_square.onnx"] = model(
+        [helper.make_node("Det", ["x"], ["y"], name="det")], [],
+        [f32("y", None)], initializers=[helper.make_tensor("x", TensorProto.FLOAT, [0, 65536, 65536], [])])
+    empty_qkv = [helper.make_tensor(n, TensorProto.FLOAT, [1, 1, 2**20, 0], []) for n in ("q", "k", "v")]
+    out["flex_attention_scores_of_2e40.onnx"] = model(
+        [helper.make_node("FlexAttention", ["q", "k", "v"], ["y"], name="flex", domain="ai.onnx.preview")], [],
+        [f32("y", None)], initializers=empty_qkv,
+        opsets=OPSET + [helper.make_opsetid("ai.onnx.preview", 1)])
     return out
 
 

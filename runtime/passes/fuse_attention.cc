@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/core/checked.h"
 #include "runtime/ir/graph_edit.h"
 #include "runtime/ops/registry.h"
 #include "runtime/passes/fusion_view.h"
@@ -206,7 +207,8 @@ std::pair<std::string, int64_t> repeated_kv_source(const FusionView& view, const
   const std::vector<Dim>* rd = facts.dims(value);
   if (!xd || !ed || !rd || xd->size() != 4 || ed->size() != 5 || rd->size() != 4) return {"", 0};
   const Dim &kvh = (*xd)[1], &rep = (*ed)[2], &heads = (*rd)[1];
-  if (!kvh.known() || !rep.known() || !heads.known() || heads.value != kvh.value * rep.value) return {"", 0};
+  if (!kvh.known() || !rep.known() || !heads.known() || heads.value != checked_mul(kvh.value, rep.value))
+    return {"", 0};
   for (size_t d : {0, 2, 3}) {  // B, T, d through the Expand (at 0, 3, 4) and the Reshape
     if (!dim_equal((*xd)[d], (*ed)[d == 0 ? 0 : d + 1]) || !dim_equal((*xd)[d], (*rd)[d])) return {"", 0};
   }

@@ -45,7 +45,9 @@ class FoldContext final : public KernelContext {
   FoldContext(const Node& node, const std::vector<const Tensor*>& inputs, int64_t max_bytes)
       : node_(node), max_bytes_(max_bytes), outputs_(node.outputs.size()) {
     for (const Tensor* t : inputs) inputs_.push_back(t ? Value(*t) : Value());
+    limits_.max_tensor_bytes = max_bytes;  // a kernel's scratch beside its outputs too
   }
+  const RunLimits& limits() const override { return limits_; }
   size_t num_inputs() const override { return inputs_.size(); }
   bool has_input(size_t i) const override { return i < inputs_.size() && !inputs_[i].empty(); }
   const Value& input_value(size_t i) const override { return i < inputs_.size() ? inputs_[i] : none_; }
@@ -96,6 +98,7 @@ class FoldContext final : public KernelContext {
 
   const Node& node_;
   int64_t max_bytes_;
+  RunLimits limits_;
   std::vector<Value> inputs_;
   std::vector<Value> outputs_;
   Value none_;

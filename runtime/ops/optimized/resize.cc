@@ -68,6 +68,12 @@ class ResizeKernel final : public FastKernel {
     if (!resize_output_hw(ctx, x, nhwc_, out_h, out_w, scale_h, scale_w)) return Status::ok();
     if (c <= 0) return Status::ok();
     if (in_h <= 0 || in_w <= 0 || out_h <= 0 || out_w <= 0) return Status::ok();
+    // The output first: its allocation checks out_h x out_w against the cap before the plans,
+    // a table per output row and column, take memory of their size.
+    Shape out_shape = x.shape();
+    out_shape[h_axis] = out_h;
+    out_shape[w_axis] = out_w;
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     if (out_h != plan_h_.out || in_h != plan_h_.in || scale_h != scale_h_) {
       plan_h_ = plan_resize_axis(mode_, in_h, out_h, scale_h);
       scale_h_ = scale_h;
@@ -76,10 +82,6 @@ class ResizeKernel final : public FastKernel {
       plan_w_ = plan_resize_axis(mode_, in_w, out_w, scale_w);
       scale_w_ = scale_w;
     }
-    Shape out_shape = x.shape();
-    out_shape[h_axis] = out_h;
-    out_shape[w_axis] = out_w;
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, out_shape));
     const int64_t planes = x.numel() / (in_h * in_w * c);
     const float* src = x.data<float>();
     float* dst = y->data<float>();

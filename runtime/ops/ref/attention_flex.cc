@@ -24,6 +24,7 @@
 namespace xonnx {
 namespace {
 
+using ref::check_scratch;
 using ref::is_float_type;
 using ref::load_float_doubles;
 using ref::store_doubles;
@@ -116,6 +117,8 @@ Result<std::unique_ptr<Kernel>> create_flex_attention(const KernelInit& init) {
     const double scale = cfg.has_scale ? cfg.scale : 1.0 / std::sqrt(static_cast<double>(E));
 
     const Shape score_shape{B, Hq, L, S};
+    XONNX_RETURN_IF_ERROR(check_scratch(ctx, "the attention scores", sizeof(double), {B, Hq, L, S}));
+    XONNX_RETURN_IF_ERROR(check_scratch(ctx, "the attention output", sizeof(double), {B, Hq, L, Ev}));
     std::vector<double> scores(static_cast<size_t>(B * Hq * L * S));
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t h = 0; h < Hq; ++h) {

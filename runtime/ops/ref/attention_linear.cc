@@ -18,6 +18,7 @@
 namespace xonnx {
 namespace {
 
+using ref::check_scratch;
 using ref::is_float_type;
 using ref::load_float_doubles;
 using ref::store_doubles;
@@ -145,6 +146,8 @@ Result<std::unique_ptr<Kernel>> create_linear_attention(const KernelInit& init) 
     if (erase) {
       XONNX_ASSIGN_OR_RETURN(ed, load_float_doubles(*erase, "erase_gate"));
     }
+    XONNX_RETURN_IF_ERROR(check_scratch(ctx, "the state", sizeof(double), {B, Hkv, dk, dv}));
+    XONNX_RETURN_IF_ERROR(check_scratch(ctx, "the output", sizeof(double), {B, T, Hq, dv}));
     std::vector<double> state;
     if (past) {
       XONNX_ASSIGN_OR_RETURN(state, load_float_doubles(*past, "past_state"));

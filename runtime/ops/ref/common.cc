@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/core/checked.h"
+
 namespace xonnx {
 namespace ref {
 
@@ -110,6 +112,18 @@ Result<std::vector<double>> load_float_doubles(const Tensor& t, const char* what
     return unsupported(what, " type ", dtype_name(t.dtype()), " (expected float, double, float16 or bfloat16)");
   }
   return load_doubles(t);
+}
+
+Status check_scratch(const KernelContext& ctx, const char* what, int64_t elem_bytes,
+                     std::initializer_list<int64_t> dims) {
+  int64_t bytes = elem_bytes;
+  for (int64_t d : dims) bytes = bytes < 0 ? -1 : checked_mul(bytes, d);
+  const int64_t cap = ctx.limits().max_tensor_bytes;
+  if (bytes < 0 || bytes > cap) {
+    return resource_exhausted(what, " of ", shape_to_string(Shape(dims)),
+                              " elements needs more than the tensor cap of ", cap, " bytes");
+  }
+  return Status::ok();
 }
 
 void store_doubles(Tensor* t, const std::vector<double>& v) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,12 @@ int64_t pool_output_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t
 std::vector<double> load_doubles(const Tensor& t);
 // The same for an input that must be float, double, float16 or bfloat16; fails naming `what`.
 Result<std::vector<double>> load_float_doubles(const Tensor& t, const char* what);
+
+// Scratch beside a kernel's outputs (a score matrix, a work array) whose size the inputs' dims
+// multiply to: an error naming `what` when any count is negative, their product overflows, or
+// it needs more than the session's tensor cap, before anything is allocated.
+Status check_scratch(const KernelContext& ctx, const char* what, int64_t elem_bytes,
+                     std::initializer_list<int64_t> dims);
 
 // Stores v (one value per element) into a float, double, float16 or bfloat16 tensor, rounding
 // to its type; other types are left untouched.

@@ -188,7 +188,7 @@ Result<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInit& init) {
     }
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t w = wi[static_cast<size_t>(b)];
-      if (w < 0 || (!circular && w + seq > max_seq) || (circular && seq > 0 && max_seq == 0)) {
+      if (w < 0 || (!circular && w > max_seq - seq) || (circular && seq > 0 && max_seq == 0)) {
         return invalid_argument("write_indices[", b, "] = ", w, " with ", seq,
                                 " updates does not fit the cache length ", max_seq);
       }
@@ -202,8 +202,7 @@ Result<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInit& init) {
     for (int64_t p = 0; p < prefix; ++p) {
       const int64_t w = wi[static_cast<size_t>(p / per_batch)];
       for (int64_t s = 0; s < seq; ++s) {
-        int64_t c = w + s;
-        if (circular) c %= max_seq;
+        const int64_t c = circular ? (w % max_seq + s) % max_seq : w + s;  // w fits (checked above)
         cp.run((p * max_seq + c) * inner, (p * seq + s) * inner, inner);
       }
     }

@@ -150,6 +150,8 @@ Result<std::unique_ptr<Kernel>> create_split(const KernelInit& init) {
       int64_t sum = 0;
       for (int64_t s : split) {
         if (s < 0) return invalid_argument("split has a negative size ", s);
+        if (s > dim - sum)
+          return invalid_argument("split sizes ", shape_to_string(split), " exceed axis ", a, "'s size ", dim);
         sum += s;
       }
       if (sum != dim) {

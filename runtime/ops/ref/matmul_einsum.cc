@@ -408,6 +408,7 @@ Result<std::unique_ptr<Kernel>> create_det(const KernelInit&) {
     const Shape out_shape(x.shape().begin(), x.shape().end() - 2);
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out_shape));
     const int64_t batches = y->numel();
+    if (batches == 0) return Status::ok();  // [0, M, M] holds no matrix, however large M
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("Det does not support type ", dtype_name(x.dtype())), {
       const T* in = x.data<T>();
       T* out = y->data<T>();

@@ -380,7 +380,10 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
     for (const TreeNode& t : e->nodes) {
       if (t.feature >= F) return invalid_argument("feature id ", t.feature, " >= number of features ", F);
     }
-    std::vector<double> out(static_cast<size_t>(N * NT));
+    // The output first: its allocation checks N x n_targets against the tensor cap.
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), {N, NT}));
+    XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "the tree sums", sizeof(double), {N, NT}));
+    std::vector<double> out(static_cast<size_t>(y->numel()));
     const double init_v = e->aggregate == 2   ? std::numeric_limits<double>::max()
                           : e->aggregate == 3 ? std::numeric_limits<double>::lowest()
                                               : 0.0;
@@ -436,7 +439,6 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInit& init) {
           for (int64_t t = 0; t < NT; ++t) o[t] /= s;
       }
     }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), {N, NT}));
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("X type ", dtype_name(x.dtype())), {
       T* p = y->data<T>();
       for (size_t i = 0; i < out.size(); ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(out[i]));

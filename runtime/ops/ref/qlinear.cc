@@ -451,8 +451,10 @@ Result<std::unique_ptr<Kernel>> create_conv_integer(const KernelInit& init) {
       XONNX_RETURN_IF_ERROR(check_zero_point(ctx.input(3), w, "w_zero_point", "w"));
       XONNX_ASSIGN_OR_RETURN(wzp, read_param(ctx.input(3), "w_zero_point", g.M, "output channels"));
     }
-    const std::vector<int64_t> acc = int_conv(g, to_int32(x), to_int32(w), xzp, wzp);
+    // The output first: its allocation checks the window's output size against the cap.
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kInt32, g.out_shape));
+    XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "the accumulators", sizeof(int64_t), {y->numel()}));
+    const std::vector<int64_t> acc = int_conv(g, to_int32(x), to_int32(w), xzp, wzp);
     int32_t* out = y->data<int32_t>();
     for (size_t i = 0; i < acc.size(); ++i) out[i] = static_cast<int32_t>(acc[i]);
     return Status::ok();
@@ -516,8 +518,9 @@ Result<std::unique_ptr<Kernel>> create_qlinear_conv(const KernelInit& init) {
       }
       for (int64_t m = 0; m < g.M; ++m) bias[m] = bt.data<int32_t>()[m];
     }
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, yzp_t.dtype(), g.out_shape));  // checks the cap
+    XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "the accumulators", sizeof(int64_t), {y->numel()}));
     const std::vector<int64_t> acc = int_conv(g, to_int32(x), to_int32(w), xzp, wzp);
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, yzp_t.dtype(), g.out_shape));
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t m = 0; m < g.M; ++m) {
         const double mult = round_scale(DataType::kFloat, round_scale(DataType::kFloat, x_s[0] * w_s[m]) / y_s[0]);

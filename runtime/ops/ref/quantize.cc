@@ -132,7 +132,7 @@ Result<QuantLayout> resolve_layout(const Tensor& x, const Tensor& scale, const T
   }
   XONNX_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr, rank, "axis"));
   for (int64_t d = 0; d < rank; ++d) {
-    const int64_t want = d == axis ? (x.dim(d) + block_size - 1) / block_size : x.dim(d);
+    const int64_t want = d != axis ? x.dim(d) : x.dim(d) == 0 ? 0 : (x.dim(d) - 1) / block_size + 1;
     if (scale.dim(d) != want) {
       return invalid_argument("blocked quantization: input ", scale_name, " has shape ", shape_to_string(scale.shape()),
                               " but x ", shape_to_string(x.shape()), " with axis ", axis, " and block_size ",

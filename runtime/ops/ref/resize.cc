@@ -421,7 +421,7 @@ Status run_resize(KernelContext& ctx, const ResizeParams& p) {
     }
   }
   const char* count_what = p.has_axes ? "len(axes)" : "the rank of X";
-  if (!scale_in.empty() && scale_in.size() != na) {
+  if (sizes_in.empty() && scale_in.size() != na) {  // no sizes: the scales, of every axis
     return invalid_argument("'scales' must have ", na, " elements (", count_what, "), got ", scale_in.size());
   }
   if (!sizes_in.empty() && sizes_in.size() != na) {
@@ -480,7 +480,9 @@ Status run_resize(KernelContext& ctx, const ResizeParams& p) {
       for (size_t i = 0; i < na; ++i) {
         const int64_t a = axes[i];
         scales[a] = s;
-        out_shape[a] = static_cast<int64_t>(s * static_cast<double>(in_shape[a]) + 0.5);
+        const double len = s * static_cast<double>(in_shape[a]) + 0.5;
+        if (!(len < 9.0e15)) return invalid_argument("output dimension ", a, " is too large");
+        out_shape[a] = static_cast<int64_t>(len);
       }
     }
     for (size_t d = 0; d < rank; ++d) {

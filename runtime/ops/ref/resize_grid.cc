@@ -250,14 +250,12 @@ Result<std::unique_ptr<Kernel>> create_affine_grid(const KernelInit& init) {
                               shape_to_string(theta.shape()));
     }
     Shape out_shape{N};
-    int64_t spatial = 1;
-    for (size_t i = 0; i < r; ++i) {
-      out_shape.push_back(size[2 + i]);
-      spatial *= size[2 + i];
-    }
+    for (size_t i = 0; i < r; ++i) out_shape.push_back(size[2 + i]);
     out_shape.push_back(static_cast<int64_t>(r));
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, theta.dtype(), out_shape));
     if (y->numel() == 0) return Status::ok();
+    int64_t spatial = 1;  // fits: the output holds N * spatial * r elements
+    for (size_t i = 0; i < r; ++i) spatial *= size[2 + i];
     // Base coordinates per spatial dim (index 0 = outermost = D or H).
     std::vector<std::vector<double>> base(r);
     for (size_t i = 0; i < r; ++i) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/checked.h"
 #include "runtime/ops/ref/common.h"
 #include "runtime/ops/registry.h"
 
@@ -222,6 +223,7 @@ Status run_rnn(const RnnConfig& cfg, KernelContext& ctx) {
   const int64_t G = cfg.num_gates;
   const int64_t H = cfg.hidden_size > 0 ? cfg.hidden_size : r.dim(2);
   if (H <= 0) return invalid_argument("hidden size must be positive, got ", H);
+  if (checked_mul(2 * dirs, G, H) < 0) return invalid_argument("hidden size ", H, " is too large");
   XONNX_RETURN_IF_ERROR(check_shape(w, "W", {dirs, G * H, in_size}, x.dtype()));
   XONNX_RETURN_IF_ERROR(check_shape(r, "R", {dirs, G * H, H}, x.dtype()));
   std::vector<double> X = load_doubles(x), W = load_doubles(w), R = load_doubles(r);

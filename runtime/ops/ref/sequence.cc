@@ -176,6 +176,8 @@ Result<std::unique_ptr<Kernel>> create_split_to_sequence(const KernelInit& init)
         int64_t total = 0;
         for (int64_t s : sizes) {
           if (s < 0) return invalid_argument("negative split size ", s);
+          if (s > len - total)
+            return invalid_argument("split sizes ", shape_to_string(sizes), " exceed the dimension ", len);
           total += s;
         }
         if (total != len) return invalid_argument("split sizes sum to ", total, ", dimension is ", len);

@@ -19,14 +19,20 @@ using ref::load_doubles;
 using cd = std::complex<double>;
 constexpr double kPi = 3.14159265358979323846;
 
-// Stores doubles into any numeric tensor (float types round, integer types truncate).
-Status store_numeric(Tensor* t, const std::vector<double>& v) {
+// Stores value(i), a double, into element i of any numeric tensor (float types round, integer
+// types truncate).
+template <typename ValueAt>
+Status store_numeric_fn(Tensor* t, ValueAt&& value) {
   const int64_t n = t->numel();
   XONNX_DISPATCH_NUMERIC(t->dtype(), return unsupported("output type ", dtype_name(t->dtype())), {
     T* p = t->data<T>();
-    for (int64_t i = 0; i < n; ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(v[i]));
+    for (int64_t i = 0; i < n; ++i) p[i] = from_compute<T>(static_cast<compute_t<T>>(value(i)));
   });
   return Status::ok();
+}
+
+Status store_numeric(Tensor* t, const std::vector<double>& v) {
+  return store_numeric_fn(t, [&](int64_t i) { return v[static_cast<size_t>(i)]; });
 }
 
 Result<int64_t> scalar_int(const Tensor& t, const char* what) {
@@ -274,26 +280,19 @@ Result<std::unique_ptr<Kernel>> create_window(const KernelInit& init) {
   return make_kernel([=](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(int64_t size, scalar_int(ctx.input(0), "size"));
     if (size < 0) return invalid_argument("size must be non-negative, got ", size);
+    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out_dt, {size}));  // checks the memory cap
+    // Computed into the output directly: a window may be most of the memory cap.
     const double N = static_cast<double>(periodic ? size : size - 1);
-    std::vector<double> v(static_cast<size_t>(size));
-    for (int64_t i = 0; i < size; ++i) {
-      if (N == 0) {
-        v[i] = 1.0;
-        continue;
-      }
+    return store_numeric_fn(y, [N](int64_t i) {
+      if (N == 0) return 1.0;
       const double a = 2.0 * kPi * static_cast<double>(i) / N;
       switch (K) {
-        case WindowKind::kHann: v[i] = 0.5 - 0.5 * std::cos(a); break;
-        case WindowKind::kHamming: {
-          const double a0 = 25.0 / 46.0;
-          v[i] = a0 - (1.0 - a0) * std::cos(a);
-          break;
-        }
-        case WindowKind::kBlackman: v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2.0 * a); break;
+        case WindowKind::kHann: return 0.5 - 0.5 * std::cos(a);
+        case WindowKind::kHamming: return 25.0 / 46.0 - (1.0 - 25.0 / 46.0) * std::cos(a);
+        case WindowKind::kBlackman: break;
       }
-    }
-    XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out_dt, {size}));
-    return store_numeric(y, v);
+      return 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2.0 * a);
+    });
   });
 }
 
