@@ -12,6 +12,7 @@ PACKAGES=(
   libre2-dev libutf8proc-dev                 # sdk/genai: tokenizer regexes, Unicode normalization
   libcpp-httplib-dev libssl-dev              # sdk/serve: the HTTP server (Debian builds it with OpenSSL)
   clang-14 libclang-rt-14-dev                # scripts/test-sanitizers.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer
+  python3-onnx                               # tools/bad_models.py, scripts/fuzz-mutations.sh: hostile models
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

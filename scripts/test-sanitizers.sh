@@ -9,18 +9,22 @@
 #       2. each fuzz target for XONNX_SANITIZE_FUZZ_SECONDS (default 20) with a fixed seed; each
 #          first runs all of its seeds (the test models: session creation and a run of each
 #          under ASan + UBSan; the backend node tests when present; tests/bad_models);
-#       3. ThreadSanitizer (preset `tsan`, a second clang tree building only
+#       3. semantic mutations (scripts/fuzz-mutations.sh): every 20th mutant of the ONNX node
+#          tests (extreme attributes, integer inputs near 2^63; ~3,800 files) through session_run;
+#       4. ThreadSanitizer (preset `tsan`, a second clang tree building only
 #          xonnx_concurrency_tests): 8 threads x 200 runs on shared and per-thread sessions.
 #   full (default here; the named slow tier, `bash scripts/test-sanitizers.sh`): also the unit
 #     tests, the concurrency test and the CLI under ASan + UBSan, so step 1 is the unit,
-#     concurrent-runs, models, cli, convert-cli and bad-models ctests; then steps 2 and 3.
+#     concurrent-runs, models, cli, convert-cli and bad-models ctests; then steps 2 to 4, step 3
+#     over every mutant (~75,000).
 # Prints the wall time of each step. XONNX_SANITIZE_FUZZ_SECONDS=0 skips step 2,
-# XONNX_SANITIZE_TSAN=0 step 3.
+# XONNX_SANITIZE_MUTATIONS_EVERY=0 step 3, XONNX_SANITIZE_TSAN=0 step 4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TIER=${XONNX_SANITIZE_TIER:-full}
 FUZZ_SECONDS=${XONNX_SANITIZE_FUZZ_SECONDS:-20}
 TSAN=${XONNX_SANITIZE_TSAN:-1}
+MUTATIONS_EVERY=${XONNX_SANITIZE_MUTATIONS_EVERY:-$([ "$TIER" = quick ] && echo 20 || echo 1)}
 BUILD=build/sanitize
 times=()
 step() {  # step NAME COMMAND...: runs and records the wall time
@@ -48,6 +52,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 step ctest ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" -R "^($tests)\$"
 if [ "$FUZZ_SECONDS" != 0 ]; then
   step fuzz env XONNX_FUZZ_SEED=1 bash scripts/fuzz.sh "$FUZZ_SECONDS"
+fi
+if [ "$MUTATIONS_EVERY" != 0 ]; then
+  step mutations bash scripts/fuzz-mutations.sh "$MUTATIONS_EVERY" 1
 fi
 if [ "$TSAN" != 0 ]; then
   # halt_on_error: a race fails the step. The suppressions file lists only third-party code

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Semantic fuzzing (tools/mutate_node_tests.py): the ONNX backend node tests with extreme
+# attribute values, integer inputs made constant with values near 2^31 / 2^63, declared shapes
+# of other ranks and other element types, each through session creation and a run under ASan +
+# UBSan (the `sanitize` tree's xonnx_fuzz_replay):
+#   bash scripts/fuzz-mutations.sh [EVERY] [SEED]    (every EVERY-th mutant, default all ~75,000:
+#                                                     about 30 minutes on 2 cores)
+# The quick sanitizer tier (scripts/test-sanitizers.sh) runs every 20th with seed 1. Failures
+# are left in build/sanitize/mutations/failures/ with their logs; exit status 1 says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EVERY=${1:-1}
+SEED=${2:-1}
+BUILD=build/sanitize
+if [ ! -f "$BUILD/build.ninja" ]; then cmake --preset sanitize >/dev/null; fi
+cmake --build "$BUILD" -j"$(nproc)" --target xonnx_fuzz_replay
+node=$(sed -n 's/^XONNX_BACKEND_TESTS_DIR:PATH=//p' "$BUILD/CMakeCache.txt")/node
+if [ ! -d "$node" ]; then
+  echo "[mutations] skipped: no ONNX backend node tests at $node"
+  exit 0
+fi
+exec /usr/bin/python3 tools/mutate_node_tests.py "$node" "$BUILD/mutations" --seed "$SEED" --every "$EVERY" \
+  --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)"

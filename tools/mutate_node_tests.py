@@ -1,0 +1,240 @@
+"""Semantic fuzzing: mutates the ONNX backend node tests where byte-level fuzzing rarely reaches
+(values a valid file may hold but no test uses) and replays each mutant through the fuzz
+targets of a sanitizer build.
+
+    /usr/bin/python3 tools/mutate_node_tests.py NODE_DIR OUT_DIR [--seed N] [--every K]
+                                                [--replay BIN] [--target T] [--jobs J]
+
+Per node test (NODE_DIR/<case>/model.onnx and its test_data_set_0 inputs), every top-level
+node's attributes get extreme values (0, -1, 2^31 - 1, 2^32, 2^62, 2^63 - 1, -2^63, NaN, Inf,
+empty, one entry more or fewer, absent); each input becomes a constant holding its test data,
+and integer ones the same with one element replaced by an extreme value or one entry more or
+fewer (a size, an index, a split); each declared input shape gets another rank, zeros or its
+dims reversed, and other element types. `--every K` keeps every K-th mutant (a sample; the seed
+picks the extreme values), written to OUT_DIR as <case>.<mutation>.onnx.
+
+With --replay (scripts/fuzz-mutations.sh passes build/sanitize/bin/xonnx_fuzz_replay), the
+mutants then run through TARGET (default session_run: session creation and a run on
+zero-filled inputs) in batches, J at a time; a crash, sanitizer report or hang (over 60 s plus
+2 s a file) is charged to the file the replay tool named last, which is copied with its log to
+OUT_DIR/failures/. Exit status 1 when any failed: fix the bug, then copy the file to
+tests/bad_models/ (tests/bad_models/README.md).
+"""
+import argparse
+import concurrent.futures
+import copy
+import glob
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+INT_EXTREMES = [0, -1, 1, 2, 3, -2, 7, 65536, 2**31 - 1, -2**31, 2**31, 2**32, 2**62, 2**63 - 1, -2**63]
+FLOAT_EXTREMES = [0.0, -1.0, float("nan"), float("inf"), -float("inf"), 1e30, 1e-30]
+ELEM_TYPES = [TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT64,
+              TensorProto.INT32, TensorProto.INT8, TensorProto.UINT8, TensorProto.BOOL, TensorProto.STRING]
+
+
+def empty_list_attribute(name, kind):
+    a = AttributeProto()
+    a.name = name
+    a.type = kind
+    return a
+
+
+def attribute_variants(a, rng):
+    """(tag, attribute) pairs: `a` with another value."""
+    if a.type == AttributeProto.INT:
+        for v in rng.sample(INT_EXTREMES, 5):
+            yield "i%d" % v, helper.make_attribute(a.name, v)
+    elif a.type == AttributeProto.INTS:
+        vals = list(a.ints)
+        yield "empty", empty_list_attribute(a.name, AttributeProto.INTS)
+        yield "longer", helper.make_attribute(a.name, vals + [1])
+        if vals:
+            yield "shorter", helper.make_attribute(a.name, vals[:-1])
+            for v in rng.sample(INT_EXTREMES, 4):
+                j = rng.randrange(len(vals))
+                yield "e%d_%d" % (j, v), helper.make_attribute(a.name, vals[:j] + [v] + vals[j + 1:])
+    elif a.type == AttributeProto.FLOAT:
+        for v in rng.sample(FLOAT_EXTREMES, 3):
+            yield "f%s" % v, helper.make_attribute(a.name, v)
+    elif a.type == AttributeProto.FLOATS:
+        vals = list(a.floats)
+        yield "empty", empty_list_attribute(a.name, AttributeProto.FLOATS)
+        if vals:
+            yield "nan", helper.make_attribute(a.name, [float("nan")] + vals[1:])
+    elif a.type == AttributeProto.STRING:
+        yield "bogus", helper.make_attribute(a.name, b"bogus")
+        yield "empty", helper.make_attribute(a.name, b"")
+    elif a.type == AttributeProto.TENSOR:
+        arr = numpy_helper.to_array(a.t)
+        if arr.dtype.kind in "iu" and arr.size:
+            for v in rng.sample(INT_EXTREMES, 3):
+                b = arr.astype(np.int64)
+                b.flat[rng.randrange(b.size)] = v
+                yield "t%d" % v, helper.make_attribute(a.name, numpy_helper.from_array(b.astype(arr.dtype)))
+        no_data = copy.deepcopy(a)
+        no_data.t.ClearField("raw_data")
+        yield "nodata", no_data
+
+
+def constant_variants(arr, rng):
+    """(tag, array) pairs for an input made constant: its test data, then mutated."""
+    yield "const", arr
+    if arr.dtype.kind in "iu" and arr.size:
+        for v in rng.sample(INT_EXTREMES, 6):
+            b = arr.astype(np.int64)
+            b.flat[rng.randrange(b.size)] = v
+            yield "v%d" % v, b.astype(arr.dtype)
+        if arr.ndim == 1:
+            yield "short", arr[:-1]
+            yield "long", np.concatenate([arr, arr[:1]])
+    elif arr.dtype.kind == "f" and arr.size:
+        b = arr.copy()
+        b.flat[0] = np.nan
+        yield "nan", b
+
+
+def mutants(m, case, inputs, rng):
+    """(name, model) pairs of one node test."""
+    for ni, node in enumerate(m.graph.node):
+        for ai, a in enumerate(node.attribute):
+            if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+                continue
+            for tag, new in attribute_variants(a, rng):
+                m2 = copy.deepcopy(m)
+                m2.graph.node[ni].attribute[ai].CopyFrom(new)
+                yield "%s.a%d.%s.%s" % (case, ni, a.name, tag), m2
+            m2 = copy.deepcopy(m)
+            del m2.graph.node[ni].attribute[ai]
+            yield "%s.a%d.%s.missing" % (case, ni, a.name), m2
+    for gi, inp in enumerate(m.graph.input):
+        arr = inputs.get(inp.name)
+        if arr is None or arr.size > 4096:
+            continue
+        for tag, value in constant_variants(arr, rng):
+            m2 = copy.deepcopy(m)
+            m2.graph.initializer.append(numpy_helper.from_array(value, inp.name))
+            del m2.graph.input[gi]
+            yield "%s.c%d.%s" % (case, gi, tag), m2
+    for gi, inp in enumerate(m.graph.input):
+        tt = inp.type.tensor_type
+        if not tt.HasField("shape"):
+            continue
+        dims = [d.dim_value for d in tt.shape.dim]
+        for si, shape in enumerate([dims[:-1], dims + [2], [0] * len(dims), [1] * len(dims), dims[::-1]]):
+            m2 = copy.deepcopy(m)
+            t2 = m2.graph.input[gi].type.tensor_type
+            t2.shape.ClearField("dim")
+            for v in shape:
+                t2.shape.dim.add().dim_value = v
+            yield "%s.s%d.%d" % (case, gi, si), m2
+        for et in rng.sample(ELEM_TYPES, 3):
+            if et != tt.elem_type:
+                m2 = copy.deepcopy(m)
+                m2.graph.input[gi].type.tensor_type.elem_type = et
+                yield "%s.t%d.%d" % (case, gi, et), m2
+
+
+def test_inputs(case_dir, m):
+    """The first test data set's inputs by graph input name (as numpy arrays)."""
+    out = {}
+    paths = sorted(glob.glob(os.path.join(case_dir, "test_data_set_0", "input_*.pb")))
+    for inp, path in zip(m.graph.input, paths):
+        t = TensorProto()
+        with open(path, "rb") as f:
+            t.ParseFromString(f.read())
+        out[inp.name] = numpy_helper.to_array(t)
+    return out
+
+
+def generate(node_dir, out_dir, seed, every):
+    rng = random.Random(seed)
+    os.makedirs(out_dir, exist_ok=True)
+    count = kept = 0
+    for case_dir in sorted(glob.glob(os.path.join(node_dir, "*"))):
+        path = os.path.join(case_dir, "model.onnx")
+        if not os.path.exists(path):
+            continue
+        case = os.path.basename(case_dir)
+        try:
+            m = onnx.load(path)
+            inputs = test_inputs(case_dir, m)
+            for name, m2 in mutants(m, case, inputs, rng):
+                count += 1
+                if count % every:
+                    continue
+                with open(os.path.join(out_dir, name + ".onnx"), "wb") as f:
+                    f.write(m2.SerializeToString())
+                kept += 1
+        except Exception as e:  # a case numpy or this onnx cannot read (sequences, float8): skipped
+            print("skipped %s: %s" % (case, e), file=sys.stderr)
+    print("[mutations] %d of %d mutants written to %s" % (kept, count, out_dir))
+
+
+def replay_batch(replay, target, batch):
+    """[(file, log)] of the files in batch that crashed or hung."""
+    env = dict(os.environ)
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    failed = []
+    while batch:
+        try:
+            p = subprocess.run([replay, target] + batch, env=env, capture_output=True, timeout=60 + 2 * len(batch))
+            if p.returncode == 0:
+                break
+            log = p.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired as e:
+            log = (e.stderr or b"").decode(errors="replace") + "\nTIMEOUT\n"
+        named = re.findall(r"^\w+: (\S+)$", log, re.M)
+        bad = named[-1] if named and named[-1] in batch else batch[0]
+        failed.append((bad, log))
+        batch = batch[batch.index(bad) + 1:]
+    return failed
+
+
+def replay_all(replay, target, out_dir, jobs):
+    files = sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir) if f.endswith(".onnx"))
+    batches = [files[i:i + 100] for i in range(0, len(files), 100)]
+    fail_dir = os.path.join(out_dir, "failures")
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for failed in pool.map(lambda b: replay_batch(replay, target, b), batches):
+            for path, log in failed:
+                failures += 1
+                os.makedirs(fail_dir, exist_ok=True)
+                shutil.copy(path, fail_dir)
+                with open(os.path.join(fail_dir, os.path.basename(path) + ".log"), "w") as f:
+                    f.write(log)
+                what = re.findall(r"^SUMMARY: .*$|^TIMEOUT$", log, re.M)
+                print("[mutations] FAILED %s: %s" % (os.path.basename(path), what[-1] if what else "crashed"))
+    print("[mutations] %d files through %s: %d failed" % (len(files), target, failures))
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("node_dir")
+    ap.add_argument("out_dir")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--replay")
+    ap.add_argument("--target", default="session_run")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    if os.path.isdir(args.out_dir):
+        shutil.rmtree(args.out_dir)
+    generate(args.node_dir, args.out_dir, args.seed, args.every)
+    if args.replay and replay_all(args.replay, args.target, args.out_dir, args.jobs):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
