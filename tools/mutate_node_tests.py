@@ -9,9 +9,11 @@ Per node test (NODE_DIR/<case>/model.onnx and its test_data_set_0 inputs), every
 node's attributes get extreme values (0, -1, 2^31 - 1, 2^32, 2^62, 2^63 - 1, -2^63, NaN, Inf,
 empty, one entry more or fewer, absent); each input becomes a constant holding its test data,
 and integer ones the same with one element replaced by an extreme value or one entry more or
-fewer (a size, an index, a split); each declared input shape gets another rank, zeros or its
-dims reversed, and other element types. `--every K` keeps every K-th mutant (a sample; the seed
-picks the extreme values), written to OUT_DIR as <case>.<mutation>.onnx.
+fewer (a size, an index, a split); each declared input shape gets another rank, zeros, its dims
+reversed or dims of 2^31 - 1 and 2^40, and other element types; each input of rank 2 or more
+becomes a constant with no elements whose last dim is 2^40; each node input is left out, one
+is added, and the model imports another opset version. `--every K` keeps every K-th mutant (a
+sample; the seed picks the extreme values), written to OUT_DIR as <case>.<mutation>.onnx.
 
 With --replay (scripts/fuzz-mutations.sh passes build/sanitize/bin/xonnx_fuzz_replay), the
 mutants then run through TARGET (default session_run: session creation and a run on
@@ -36,6 +38,7 @@ import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 INT_EXTREMES = [0, -1, 1, 2, 3, -2, 7, 65536, 2**31 - 1, -2**31, 2**31, 2**32, 2**62, 2**63 - 1, -2**63]
+OPSET_VERSIONS = [1, 6, 7, 9, 10, 11, 13, 16, 18, 21, 24, 30]
 FLOAT_EXTREMES = [0.0, -1.0, float("nan"), float("inf"), -float("inf"), 1e30, 1e-30]
 ELEM_TYPES = [TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT64,
               TensorProto.INT32, TensorProto.INT8, TensorProto.UINT8, TensorProto.BOOL, TensorProto.STRING]
@@ -115,6 +118,20 @@ def mutants(m, case, inputs, rng):
             m2 = copy.deepcopy(m)
             del m2.graph.node[ni].attribute[ai]
             yield "%s.a%d.%s.missing" % (case, ni, a.name), m2
+        for ii in range(len(node.input)):  # an input left out (optional or not)
+            m2 = copy.deepcopy(m)
+            m2.graph.node[ni].input[ii] = ""
+            yield "%s.n%d.in%d" % (case, ni, ii), m2
+        if node.input:  # one input more than the node has
+            m2 = copy.deepcopy(m)
+            m2.graph.node[ni].input.append(node.input[0])
+            yield "%s.n%d.extra" % (case, ni), m2
+    for oi, imp in enumerate(m.opset_import):  # another version of the domain's schemas
+        for v in rng.sample(OPSET_VERSIONS, 2):
+            if v != imp.version:
+                m2 = copy.deepcopy(m)
+                m2.opset_import[oi].version = v
+                yield "%s.o%d.%d" % (case, oi, v), m2
     for gi, inp in enumerate(m.graph.input):
         arr = inputs.get(inp.name)
         if arr is None or arr.size > 4096:
@@ -129,13 +146,19 @@ def mutants(m, case, inputs, rng):
         if not tt.HasField("shape"):
             continue
         dims = [d.dim_value for d in tt.shape.dim]
-        for si, shape in enumerate([dims[:-1], dims + [2], [0] * len(dims), [1] * len(dims), dims[::-1]]):
+        huge = [[2**40] + dims[1:], [2**31 - 1] * len(dims)] if dims else []
+        for si, shape in enumerate([dims[:-1], dims + [2], [0] * len(dims), [1] * len(dims), dims[::-1]] + huge):
             m2 = copy.deepcopy(m)
             t2 = m2.graph.input[gi].type.tensor_type
             t2.shape.ClearField("dim")
             for v in shape:
                 t2.shape.dim.add().dim_value = v
             yield "%s.s%d.%d" % (case, gi, si), m2
+        if len(dims) >= 2:  # a constant with no elements whose other dims are huge: [0, ..., 2^40]
+            m2 = copy.deepcopy(m)
+            m2.graph.initializer.append(helper.make_tensor(inp.name, tt.elem_type, [0] + dims[1:-1] + [2**40], []))
+            del m2.graph.input[gi]
+            yield "%s.e%d" % (case, gi), m2
         for et in rng.sample(ELEM_TYPES, 3):
             if et != tt.elem_type:
                 m2 = copy.deepcopy(m)

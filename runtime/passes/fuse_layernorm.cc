@@ -146,8 +146,9 @@ bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, boo
   return true;
 }
 
-// Ones of the normalized shape when the pattern had no Mul (needs the last K dims known).
-bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, std::string* name) {
+// Ones of the normalized shape when the pattern had no Mul (needs the last K dims known, and
+// as a constant no larger than the folding limit: a declared dim of 2^31 would be 8 GB).
+bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, int64_t max_bytes, std::string* name) {
   const std::vector<Dim>* dims = facts.dims(m.x);
   if (!dims || dims->size() < static_cast<size_t>(m.k)) return false;
   Shape shape;
@@ -156,7 +157,7 @@ bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, std::string
     shape.push_back((*dims)[i].value);
   }
   const int64_t n = shape_numel(shape);
-  if (n <= 0) return false;
+  if (n <= 0 || n > max_bytes / static_cast<int64_t>(sizeof(float))) return false;
   *name = add_initializer(g, m.x + "_ln_scale", Tensor::from_vector<float>(std::vector<float>(n, 1.0f), shape));
   return true;
 }
@@ -176,7 +177,7 @@ Result<bool> fuse(Model& model, PassContext& ctx, bool any_opset) {
     if (!match(view, model, facts, any_opset, static_cast<int>(i), &m)) continue;
     if (!view.claim(m.nodes)) continue;
     std::string gamma = m.gamma;
-    if (gamma.empty() && !ones_scale(g, facts, m, &gamma)) continue;
+    if (gamma.empty() && !ones_scale(g, facts, m, ctx.options.fold_size_limit_bytes, &gamma)) continue;
     Node ln;
     ln.op_type = "LayerNormalization";
     ln.name = view.node(m.last).name;

@@ -72,7 +72,8 @@ Result<std::unique_ptr<Kernel>> create_causal_conv(const KernelInit& init) {
     if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
       XONNX_ASSIGN_OR_RETURN(state, ctx.allocate_output(1, x.dtype(), {B, C, K - 1}));
     }
-    const int64_t P = K - 1 + L;  // padded length
+    if (B == 0 || C == 0) return Status::ok();  // no rows, however long L is
+    const int64_t P = K - 1 + L;                // padded length
     XONNX_DISPATCH_FLOAT(x.dtype(), return unsupported("type ", dtype_name(x.dtype())), {
       const T* xp = x.data<T>();
       const T* wp = w.data<T>();

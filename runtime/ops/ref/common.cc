@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/core/checked.h"
+#include "runtime/core/limits.h"
 
 namespace xonnx {
 namespace ref {
@@ -120,8 +121,8 @@ Status check_scratch(const KernelContext& ctx, const char* what, int64_t elem_by
   for (int64_t d : dims) bytes = bytes < 0 ? -1 : checked_mul(bytes, d);
   const int64_t cap = ctx.limits().max_tensor_bytes;
   if (bytes < 0 || bytes > cap) {
-    return resource_exhausted(what, " of ", shape_to_string(Shape(dims)),
-                              " elements needs more than the tensor cap of ", cap, " bytes");
+    return resource_exhausted(what, ": ", shape_to_string(Shape(dims)), " x ", elem_bytes,
+                              " bytes, over the tensor cap of ", describe_bytes(cap));
   }
   return Status::ok();
 }

@@ -376,8 +376,9 @@ Status run_conv_transpose(KernelContext& ctx, const Geometry& g, int64_t group) 
   const CT* xp = buf.xp;
   const CT* wp = buf.wp;
   CT* yp = buf.yp;
-  if (y_size > 0 && x_size > 0) {
+  if (y_size > 0 && x_size > 0 && N > 0) {
     const int64_t R = Mg * K;  // rows of the col matrix
+    XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "the column matrix", sizeof(CT), {R, x_size}));
     std::vector<CT> col(static_cast<size_t>(R * x_size));
     std::vector<CT> wt(static_cast<size_t>(R * Cg));  // W_g transposed: [R x Cg]
     for (int64_t gi = 0; gi < group; ++gi) {

@@ -3,6 +3,7 @@
 // only reference (sequence_to_modify), as a Loop body that appends does.
 #include "runtime/core/checked.h"
 #include "runtime/core/limits.h"
+#include "runtime/ops/ref/common.h"
 #include "runtime/ops/ref/tensor_util.h"
 #include "runtime/ops/registry.h"
 
@@ -183,6 +184,8 @@ Result<std::unique_ptr<Kernel>> create_split_to_sequence(const KernelInit& init)
         if (total != len) return invalid_argument("split sizes sum to ", total, ", dimension is ", len);
       }
     } else {
+      // One tensor per index: an axis of 2^40 over an empty tensor is 2^40 tensors.
+      XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "the sequence's tensors", sizeof(Tensor), {len}));
       sizes.assign(static_cast<size_t>(len), 1);
       squeeze = keepdims == 0;
     }

@@ -191,6 +191,8 @@ Result<std::unique_ptr<Kernel>> create_unique(const KernelInit& init) {
       shape = Shape{x.numel()};
     }
     const AxisSplit sp = split_at(shape, axis);
+    // Indices per slice (order, groups, inverse): an axis of 2^40 empty slices holds no data.
+    XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "Unique's indices per slice", 4 * sizeof(int64_t), {sp.n}));
     std::vector<int64_t> first, inverse, counts;
     const DataType dt = x.dtype();
     auto emit = [&](auto tag) -> Status {
