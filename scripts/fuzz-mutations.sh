@@ -3,9 +3,9 @@
 # attribute values, integer inputs made constant with values near 2^31 / 2^63, declared shapes
 # of other ranks and other element types, each through session creation and a run under ASan +
 # UBSan (the `sanitize` tree's xonnx_fuzz_replay):
-#   bash scripts/fuzz-mutations.sh [EVERY] [SEED]    (every EVERY-th mutant, default all ~75,000:
-#                                                     about 30 minutes on 2 cores)
-# The quick sanitizer tier (scripts/test-sanitizers.sh) runs every 20th with seed 1. Failures
+#   bash scripts/fuzz-mutations.sh [EVERY] [SEED]    (every EVERY-th mutant, default all 111,953:
+#                                                     4.5 minutes on 2 cores)
+# The quick sanitizer tier (scripts/test-sanitizers.sh) runs every 4th with seed 1. Failures
 # are left in build/sanitize/mutations/failures/ with their logs; exit status 1 says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -106,41 +106,44 @@ def constant_variants(arr, rng):
 
 
 def mutants(m, case, inputs, rng):
-    """(name, model) pairs of one node test."""
+    """(name, edit) pairs of one node test: edit(copy) turns a copy of m into the mutant (copies
+    are made only for the mutants kept)."""
     for ni, node in enumerate(m.graph.node):
         for ai, a in enumerate(node.attribute):
             if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
                 continue
             for tag, new in attribute_variants(a, rng):
-                m2 = copy.deepcopy(m)
-                m2.graph.node[ni].attribute[ai].CopyFrom(new)
-                yield "%s.a%d.%s.%s" % (case, ni, a.name, tag), m2
-            m2 = copy.deepcopy(m)
-            del m2.graph.node[ni].attribute[ai]
-            yield "%s.a%d.%s.missing" % (case, ni, a.name), m2
+                yield "%s.a%d.%s.%s" % (case, ni, a.name, tag), \
+                    lambda c, ni=ni, ai=ai, new=new: c.graph.node[ni].attribute[ai].CopyFrom(new)
+            yield "%s.a%d.%s.missing" % (case, ni, a.name), \
+                lambda c, ni=ni, ai=ai: c.graph.node[ni].attribute.__delitem__(ai)
         for ii in range(len(node.input)):  # an input left out (optional or not)
-            m2 = copy.deepcopy(m)
-            m2.graph.node[ni].input[ii] = ""
-            yield "%s.n%d.in%d" % (case, ni, ii), m2
+            yield "%s.n%d.in%d" % (case, ni, ii), lambda c, ni=ni, ii=ii: c.graph.node[ni].input.__setitem__(ii, "")
         if node.input:  # one input more than the node has
-            m2 = copy.deepcopy(m)
-            m2.graph.node[ni].input.append(node.input[0])
-            yield "%s.n%d.extra" % (case, ni), m2
+            yield "%s.n%d.extra" % (case, ni), lambda c, ni=ni: c.graph.node[ni].input.append(c.graph.node[ni].input[0])
     for oi, imp in enumerate(m.opset_import):  # another version of the domain's schemas
         for v in rng.sample(OPSET_VERSIONS, 2):
             if v != imp.version:
-                m2 = copy.deepcopy(m)
-                m2.opset_import[oi].version = v
-                yield "%s.o%d.%d" % (case, oi, v), m2
+                yield "%s.o%d.%d" % (case, oi, v), lambda c, oi=oi, v=v: setattr(c.opset_import[oi], "version", v)
+
+    def make_constant(c, gi, tensor):
+        c.graph.initializer.append(tensor)
+        del c.graph.input[gi]
+
     for gi, inp in enumerate(m.graph.input):
         arr = inputs.get(inp.name)
         if arr is None or arr.size > 4096:
             continue
         for tag, value in constant_variants(arr, rng):
-            m2 = copy.deepcopy(m)
-            m2.graph.initializer.append(numpy_helper.from_array(value, inp.name))
-            del m2.graph.input[gi]
-            yield "%s.c%d.%s" % (case, gi, tag), m2
+            yield "%s.c%d.%s" % (case, gi, tag), \
+                lambda c, gi=gi, t=numpy_helper.from_array(value, inp.name): make_constant(c, gi, t)
+
+    def set_dims(c, gi, shape):
+        t = c.graph.input[gi].type.tensor_type
+        t.shape.ClearField("dim")
+        for v in shape:
+            t.shape.dim.add().dim_value = v
+
     for gi, inp in enumerate(m.graph.input):
         tt = inp.type.tensor_type
         if not tt.HasField("shape"):
@@ -148,22 +151,14 @@ def mutants(m, case, inputs, rng):
         dims = [d.dim_value for d in tt.shape.dim]
         huge = [[2**40] + dims[1:], [2**31 - 1] * len(dims)] if dims else []
         for si, shape in enumerate([dims[:-1], dims + [2], [0] * len(dims), [1] * len(dims), dims[::-1]] + huge):
-            m2 = copy.deepcopy(m)
-            t2 = m2.graph.input[gi].type.tensor_type
-            t2.shape.ClearField("dim")
-            for v in shape:
-                t2.shape.dim.add().dim_value = v
-            yield "%s.s%d.%d" % (case, gi, si), m2
-        if len(dims) >= 2:  # a constant with no elements whose other dims are huge: [0, ..., 2^40]
-            m2 = copy.deepcopy(m)
-            m2.graph.initializer.append(helper.make_tensor(inp.name, tt.elem_type, [0] + dims[1:-1] + [2**40], []))
-            del m2.graph.input[gi]
-            yield "%s.e%d" % (case, gi), m2
+            yield "%s.s%d.%d" % (case, gi, si), lambda c, gi=gi, shape=shape: set_dims(c, gi, shape)
+        if len(dims) >= 2:  # a constant with no elements whose last dim is huge: [0, ..., 2^40]
+            empty = helper.make_tensor(inp.name, tt.elem_type, [0] + dims[1:-1] + [2**40], [])
+            yield "%s.e%d" % (case, gi), lambda c, gi=gi, t=empty: make_constant(c, gi, t)
         for et in rng.sample(ELEM_TYPES, 3):
             if et != tt.elem_type:
-                m2 = copy.deepcopy(m)
-                m2.graph.input[gi].type.tensor_type.elem_type = et
-                yield "%s.t%d.%d" % (case, gi, et), m2
+                yield "%s.t%d.%d" % (case, gi, et), \
+                    lambda c, gi=gi, et=et: setattr(c.graph.input[gi].type.tensor_type, "elem_type", et)
 
 
 def test_inputs(case_dir, m):
@@ -190,10 +185,12 @@ def generate(node_dir, out_dir, seed, every):
         try:
             m = onnx.load(path)
             inputs = test_inputs(case_dir, m)
-            for name, m2 in mutants(m, case, inputs, rng):
+            for name, edit in mutants(m, case, inputs, rng):
                 count += 1
                 if count % every:
                     continue
+                m2 = copy.deepcopy(m)
+                edit(m2)
                 with open(os.path.join(out_dir, name + ".onnx"), "wb") as f:
                     f.write(m2.SerializeToString())
                 kept += 1
