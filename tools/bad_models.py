@@ -177,6 +177,25 @@ def build():
         [helper.make_node("FlexAttention", ["q", "k", "v"], ["y"], name="flex", domain="ai.onnx.preview")], [],
         [f32("y", None)], initializers=empty_qkv,
         opsets=OPSET + [helper.make_opsetid("ai.onnx.preview", 1)])
+    # a MatMul's output split in sizes that sum past 2^63: the sliced-projection pass summed them
+    # unchecked (found mutating tests/models/gpt_decoder)
+    out["split_projection_sizes_past_int64.onnx"] = model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="proj"),
+         helper.make_node("Split", ["y", "sizes"], ["a", "b"], name="split", axis=1)],
+        [f32("x", [1, 4])], [f32("a", None), f32("b", None)],
+        initializers=[helper.make_tensor("w", TensorProto.FLOAT, [4, 6], [0.5] * 24),
+                      helper.make_tensor("sizes", TensorProto.INT64, [2], [2**63 - 1, 7])])
+    # 3x3 convolutions over a declared [2^31 - 1, 1, 2^31 - 1, 2^31 - 1] input: the Winograd
+    # choice made at session creation from the declared shape multiplied its tiles past int64
+    # (found mutating tests/models/digits_cnn)
+    big = 2**31 - 1
+    out["winograd_choice_declared_2e31_map.onnx"] = model(
+        [helper.make_node("Conv", ["x", "w1"], ["h"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["h"], ["r"], name="relu"),
+         helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        [f32("x", [big, 1, big, big])], [f32("y", None)],
+        initializers=[helper.make_tensor("w1", TensorProto.FLOAT, [16, 1, 3, 3], [0.1] * 144),
+                      helper.make_tensor("w2", TensorProto.FLOAT, [16, 16, 3, 3], [0.01] * 2304)])
     return out
 
 

@@ -83,9 +83,10 @@ bool split_pieces(const Model& model, const Node& s, int64_t rank, int64_t n, st
   if (static_cast<int64_t>(sizes.size()) != outputs) return false;
   int64_t at = 0;
   for (int64_t i = 0; i < outputs; ++i) {
-    if (sizes[static_cast<size_t>(i)] <= 0 || s.outputs[static_cast<size_t>(i)].empty()) return false;
-    pieces.push_back({s.outputs[static_cast<size_t>(i)], at, at + sizes[static_cast<size_t>(i)]});
-    at += sizes[static_cast<size_t>(i)];
+    const int64_t size = sizes[static_cast<size_t>(i)];
+    if (size <= 0 || size > n - at || s.outputs[static_cast<size_t>(i)].empty()) return false;
+    pieces.push_back({s.outputs[static_cast<size_t>(i)], at, at + size});
+    at += size;
   }
   return at == n;
 }
@@ -103,8 +104,8 @@ Tensor weight_columns(const Tensor& w, bool transposed, int64_t begin, int64_t e
                   Storage::derived(static_cast<size_t>(cols * k) * sizeof(float), std::move(fill), w.storage()));
   }
   const int64_t k = w.dim(0);
-  const size_t in_row = static_cast<size_t>(w.dim(1)) * sizeof(float), out_row = static_cast<size_t>(cols) * sizeof(float),
-               first = static_cast<size_t>(begin) * sizeof(float);
+  const size_t in_row = static_cast<size_t>(w.dim(1)) * sizeof(float),
+               out_row = static_cast<size_t>(cols) * sizeof(float), first = static_cast<size_t>(begin) * sizeof(float);
   auto fill = [w, in_row, out_row, first](size_t offset, size_t n, void* dst) {
     char* to = static_cast<char*>(dst);
     for (size_t at = offset; at < offset + n;) {
@@ -113,7 +114,8 @@ Tensor weight_columns(const Tensor& w, bool transposed, int64_t begin, int64_t e
       at += len;
     }
   };
-  return Tensor(DataType::kFloat, {k, cols}, Storage::derived(static_cast<size_t>(k) * out_row, std::move(fill), w.storage()));
+  return Tensor(DataType::kFloat, {k, cols},
+                Storage::derived(static_cast<size_t>(k) * out_row, std::move(fill), w.storage()));
 }
 
 Tensor bias_columns(const Tensor& bias, int64_t begin, int64_t end) {

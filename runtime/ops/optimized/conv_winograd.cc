@@ -36,8 +36,11 @@ int64_t phase_tiles(int64_t out, int64_t d, int64_t t) { return ((out + d - 1) /
 // kernel dilated by d, stride 1).
 int64_t out_extent(int64_t in, int64_t before, int64_t after, int64_t d) { return in + before + after - 2 * d; }
 
-int64_t tiles_of(int64_t t, int64_t n, int64_t oh, int64_t ow, int64_t dh, int64_t dw) {
-  return n * dh * dw * phase_tiles(oh, dh, t) * phase_tiles(ow, dw, t);
+// In double: the session-creation choice reads the declared shape, whose dims and pads a file
+// may set near 2^31 each (the product of five int64s overflowed).
+double tiles_of(int64_t t, int64_t n, int64_t oh, int64_t ow, int64_t dh, int64_t dw) {
+  return static_cast<double>(n) * static_cast<double>(dh * dw) * static_cast<double>(phase_tiles(oh, dh, t)) *
+         static_cast<double>(phase_tiles(ow, dw, t));
 }
 
 }  // namespace
@@ -45,16 +48,19 @@ int64_t tiles_of(int64_t t, int64_t n, int64_t oh, int64_t ow, int64_t dh, int64
 bool WinogradConvF32::pays(int64_t t, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t dh,
                            int64_t dw) {
   const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
-  const int64_t tiles = tiles_of(t, n, oh, ow, dh, dw);
+  const double tiles = tiles_of(t, n, oh, ow, dh, dw);
   // Per dimension, the taps of each output that read the input (the direct tiles skip the
-  // others where a whole tile reads padding); the product counts the taps over the map.
+  // others where a whole tile reads padding); the product counts the taps over the map. Tap k
+  // of output o reads o - pad + k d: inside [0, in) for o in [pad - k d, in + pad - k d).
   const auto inside = [](int64_t out, int64_t in, int64_t pad, int64_t d) {
-    int64_t taps = 0;
-    for (int64_t o = 0; o < out; ++o)
-      for (int64_t k = 0; k < 3; ++k) taps += o - pad + k * d >= 0 && o - pad + k * d < in;
+    double taps = 0;
+    for (int64_t k = 0; k < 3; ++k)
+      taps += static_cast<double>(
+          std::max<int64_t>(0, std::min(out, in + pad - k * d) - std::max<int64_t>(0, pad - k * d)));
     return taps;
   };
-  return tiles >= 4 && tiles * (t + 2) * (t + 2) <= n * inside(oh, h, pads[0], dh) * inside(ow, w, pads[1], dw);
+  return tiles >= 4 && tiles * static_cast<double>((t + 2) * (t + 2)) <=
+                           static_cast<double>(n) * inside(oh, h, pads[0], dh) * inside(ow, w, pads[1], dw);
 }
 
 bool WinogradConvF32::pays_as(int64_t tile, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {
@@ -73,7 +79,7 @@ bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std
   constexpr int64_t kMaxChannelPairs = 256 * 256;
   const int64_t dh = dh_, dw = dw_;
   const int64_t oh = out_extent(h, pads[0], pads[2], dh), ow = out_extent(w, pads[1], pads[3], dw);
-  const int64_t tiles4 = tiles_of(4, n, oh, ow, dh, dw), tiles2 = tiles_of(2, n, oh, ow, dh, dw);
+  const double tiles4 = tiles_of(4, n, oh, ow, dh, dw), tiles2 = tiles_of(2, n, oh, ow, dh, dw);
   return size_ == 2 && c_ * m_ <= kMaxChannelPairs && wino4_input_fast() && wino4_output_fast() &&
          tiles4 >= kFconvRows && tiles4 * kWino4Positions < tiles2 * kWinoPositions && pays_as(4, n, h, w, pads);
 }
@@ -81,7 +87,8 @@ bool WinogradConvF32::large_tiles_pay(int64_t n, int64_t h, int64_t w, const std
 bool WinogradConvF32::applies(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t c,
                               int64_t m) {
   if (!fconv_tile_fast() || !wino_input_fast() || !wino_output_fast()) return false;
-  if (kh != 3 || kw != 3 || sh != 1 || sw != 1 || dh < 1 || dw < 1) return false;
+  // Dilations as far as real models go (DeepLab's 36) and well beyond; not a file's 2^31.
+  if (kh != 3 || kw != 3 || sh != 1 || sw != 1 || dh < 1 || dw < 1 || dh > 1024 || dw > 1024) return false;
   // From 16 channels (SqueezeNet's expands) up, at any width: 512 -> 512 took 0.58x the direct
   // tiles' time on 7x7 and 0.50x on 28x28 (resnet50's layer4, vgg11), fcn_resnet50's 2048 ->
   // 512 head 0.54x. (Before the tiles' buffers were aligned, layers wider than 256 x 256 ran

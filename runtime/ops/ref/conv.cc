@@ -305,13 +305,16 @@ Status run_conv(KernelContext& ctx, const Geometry& g, int64_t group) {
   const CT* xp = buf.xp;
   const CT* wp = buf.wp;
   CT* yp = buf.yp;
-  if (out_size > 0) {
+  if (out_size > 0 && N > 0) {
     const bool depthwise = Cg == 1 && g.nd <= 2;
     const bool pointwise =
         K == 1 && std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
         std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; }) && g.in == g.out;
     std::vector<CT> col;
-    if (!depthwise && !pointwise) col.resize(static_cast<size_t>(Cg * K * out_size));
+    if (!depthwise && !pointwise) {
+      XONNX_RETURN_IF_ERROR(ref::check_scratch(ctx, "the column matrix", sizeof(CT), {Cg, K, out_size}));
+      col.resize(static_cast<size_t>(Cg * K * out_size));
+    }
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t gi = 0; gi < group; ++gi) {
         const CT* xg = xp + (n * C + gi * Cg) * in_size;
