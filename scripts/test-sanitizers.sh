@@ -10,7 +10,8 @@
 #          first runs all of its seeds (the test models: session creation and a run of each
 #          under ASan + UBSan; the backend node tests when present; tests/bad_models);
 #       3. semantic mutations (scripts/fuzz-mutations.sh): every 4th mutant of the ONNX node
-#          tests (extreme attributes, integer inputs near 2^63; ~28,000 files) through session_run;
+#          tests and of the test models under 1 MB (extreme attributes, integer inputs near 2^63;
+#          ~29,000 files, ~100 s) through session_run;
 #       4. ThreadSanitizer (preset `tsan`, a second clang tree building only
 #          xonnx_concurrency_tests): 8 threads x 200 runs on shared and per-thread sessions.
 #   full (default here; the named slow tier, `bash scripts/test-sanitizers.sh`): also the unit

@@ -14,6 +14,8 @@ reversed or dims of 2^31 - 1 and 2^40, and other element types; each input of ra
 becomes a constant with no elements whose last dim is 2^40; each node input is left out, one
 is added, and the model imports another opset version. `--every K` keeps every K-th mutant (a
 sample; the seed picks the extreme values), written to OUT_DIR as <case>.<mutation>.onnx.
+NODE_DIR may be any folder of <name>/model.onnx (+ test_data_set_0): tests/models with
+--max-model-bytes 1000000 mutates the multi-node models, whose passes node tests do not reach.
 
 With --replay (scripts/fuzz-mutations.sh passes build/sanitize/bin/xonnx_fuzz_replay), the
 mutants then run through TARGET (default session_run: session creation and a run on
@@ -173,13 +175,13 @@ def test_inputs(case_dir, m):
     return out
 
 
-def generate(node_dir, out_dir, seed, every):
+def generate(node_dir, out_dir, seed, every, max_model_bytes):
     rng = random.Random(seed)
     os.makedirs(out_dir, exist_ok=True)
     count = kept = 0
     for case_dir in sorted(glob.glob(os.path.join(node_dir, "*"))):
         path = os.path.join(case_dir, "model.onnx")
-        if not os.path.exists(path):
+        if not os.path.exists(path) or os.path.getsize(path) > max_model_bytes:
             continue
         case = os.path.basename(case_dir)
         try:
@@ -248,10 +250,11 @@ def main():
     ap.add_argument("--replay")
     ap.add_argument("--target", default="session_run")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--max-model-bytes", type=int, default=sys.maxsize, help="skip larger models (each mutant copies one)")
     args = ap.parse_args()
     if os.path.isdir(args.out_dir):
         shutil.rmtree(args.out_dir)
-    generate(args.node_dir, args.out_dir, args.seed, args.every)
+    generate(args.node_dir, args.out_dir, args.seed, args.every, args.max_model_bytes)
     if args.replay and replay_all(args.replay, args.target, args.out_dir, args.jobs):
         sys.exit(1)
 
