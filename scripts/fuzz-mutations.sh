@@ -3,7 +3,7 @@
 # attribute values, integer inputs made constant with values near 2^31 / 2^63, declared shapes
 # of other ranks and other element types, each through session creation and a run under ASan +
 # UBSan (the `sanitize` tree's xonnx_fuzz_replay), then the same for the test models under 1 MB:
-#   bash scripts/fuzz-mutations.sh [EVERY] [SEED]    (every EVERY-th mutant, default all 111,953:
+#   bash scripts/fuzz-mutations.sh [EVERY] [SEED]    (every EVERY-th mutant, default all 116,638:
 #                                                     4.5 minutes on 2 cores; tests/models'
 #                                                     4,851: 1.7 minutes)
 # The quick sanitizer tier (scripts/test-sanitizers.sh) runs every 4th with seed 1. Failures
