@@ -261,7 +261,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--max-model-bytes", type=int, default=sys.maxsize, help="skip larger models (each mutant copies one)")
     args = ap.parse_args()
-    if os.path.isdir(args.out_dir):
+    if os.path.isdir(args.out_dir):  # a previous run's mutants (and nothing else) are replaced
+        strangers = [f for f in os.listdir(args.out_dir) if not f.endswith(".onnx") and f != "failures"]
+        if strangers:
+            sys.exit("%s holds files other than mutants (%s): not replacing it" % (args.out_dir, strangers[0]))
         shutil.rmtree(args.out_dir)
     generate(args.node_dir, args.out_dir, args.seed, args.every, args.max_model_bytes)
     if args.replay and replay_all(args.replay, args.target, args.out_dir, args.jobs):
