@@ -11,6 +11,7 @@
 
 #include "runtime/ir/graph_edit.h"
 #include "runtime/passes/fusion_view.h"
+#include "runtime/passes/pass_util.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/shape_inference.h"
 
@@ -146,8 +147,7 @@ bool match(const FusionView& v, const Model& model, const ShapeFacts& facts, boo
   return true;
 }
 
-// Ones of the normalized shape when the pattern had no Mul (needs the last K dims known, and
-// as a constant no larger than the folding limit: a declared dim of 2^31 would be 8 GB).
+// Ones of the normalized shape when the pattern had no Mul (needs the last K dims known).
 bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, int64_t max_bytes, std::string* name) {
   const std::vector<Dim>* dims = facts.dims(m.x);
   if (!dims || dims->size() < static_cast<size_t>(m.k)) return false;
@@ -156,10 +156,8 @@ bool ones_scale(Graph& g, const ShapeFacts& facts, const LnMatch& m, int64_t max
     if (!(*dims)[i].known()) return false;
     shape.push_back((*dims)[i].value);
   }
-  const int64_t n = shape_numel(shape);
-  if (n <= 0 || n > max_bytes / static_cast<int64_t>(sizeof(float))) return false;
-  *name = add_initializer(g, m.x + "_ln_scale", Tensor::from_vector<float>(std::vector<float>(n, 1.0f), shape));
-  return true;
+  *name = add_ones_initializer(g, m.x + "_ln_scale", shape, max_bytes);
+  return !name->empty();
 }
 
 // `any_opset`: below opset 17 the LayerNormalization node carries opset 17 itself.

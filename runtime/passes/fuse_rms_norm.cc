@@ -146,18 +146,16 @@ Result<bool> fuse_rms_norm(Model& model, PassContext& ctx) {
       if (!why.empty()) ctx.diagnose(why);
       continue;
     }
-    // Without a weight the fused node reads ones of the last dim's size: a constant like any
-    // folded one, so no larger than the folding limit (a declared dim of 2^31 would be 8 GB).
-    const int64_t d = last_dim(facts, m.x);
-    if (m.weight.empty() && d > ctx.options.fold_size_limit_bytes / static_cast<int64_t>(sizeof(float))) {
-      ctx.diagnose("RMSNorm of '" + m.x + "' not fused: its weight of ones (" + std::to_string(d) +
-                   " floats) would exceed the folding limit");
-      continue;
-    }
     if (!view.claim(m.nodes)) continue;
     std::string weight = m.weight;
-    if (weight.empty()) {
-      weight = add_initializer(g, m.x + "_rms_scale", Tensor::from_vector<float>(std::vector<float>(d, 1.0f), {d}));
+    if (weight.empty()) {  // ones of the last dim
+      const int64_t d = last_dim(facts, m.x);
+      weight = add_ones_initializer(g, m.x + "_rms_scale", {d}, ctx.options.fold_size_limit_bytes);
+      if (weight.empty()) {
+        ctx.diagnose("RMSNorm of '" + m.x + "' not fused: its weight of ones (" + std::to_string(d) +
+                     " floats) would exceed the folding limit");
+        continue;
+      }
     }
     Node ln = make_node("SimplifiedLayerNormalization", "", view.node(m.last).name, {m.x, weight},
                         {view.node(m.last).outputs[0]},

@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <limits>
 
+#include "runtime/ir/graph_edit.h"
+
 namespace xonnx {
+
+std::string add_ones_initializer(Graph& g, const std::string& base, const Shape& shape, int64_t max_bytes) {
+  const int64_t n = shape_numel(shape);
+  if (n <= 0 || n > max_bytes / static_cast<int64_t>(sizeof(float))) return "";
+  return add_initializer(g, base, Tensor::from_vector<float>(std::vector<float>(static_cast<size_t>(n), 1.0f), shape));
+}
 
 bool has_default_node(const Graph& g, const char* op) {
   return std::any_of(g.nodes.begin(), g.nodes.end(), [op](const Node& n) { return is_default(n, op); });

@@ -41,6 +41,11 @@ Attribute string_attribute(const char* name, std::string value);
 // Sets `attr` on `n`, replacing an attribute of the same name.
 void set_attribute(Node& n, Attribute attr);
 
+// Ones of `shape` as a new float initializer named after `base` (a fused norm's weight where
+// the pattern had none), or "" when the constant would take more than `max_bytes`: a pass holds
+// what it adds to the folding limit (a declared dim of 2^31 - 1 would be 8 GB).
+std::string add_ones_initializer(Graph& g, const std::string& base, const Shape& shape, int64_t max_bytes);
+
 // A new node (a fusion's replacement) with these fields.
 inline Node make_node(const std::string& op, const std::string& domain, const std::string& name,
                       std::vector<std::string> inputs, std::vector<std::string> outputs,
