@@ -1,5 +1,6 @@
 #include "sdk/genai/tokenizer_bpe.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -31,10 +32,15 @@ struct Candidate {
 Result<std::unique_ptr<BpeModel>> BpeModel::load(const Json& model, const JsonPath& at) {
   std::unique_ptr<BpeModel> m(new BpeModel());
   XONNX_ASSIGN_OR_RETURN(const Json* vocab, get_object(model, "vocab", at));
+  // Tables are indexed by id, so ids may leave gaps but not run far past the entries: a
+  // one-token vocabulary with id 2^30 would otherwise cost 32 GB.
+  const int64_t id_bound = std::min<int64_t>(int64_t{4} * static_cast<int64_t>(vocab->size()) + 65536, 1 << 30);
   int32_t max_id = -1;
   for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (1 << 30)) {
-      return (at / "vocab").error("token \"", it.key(), "\": expected an id in [0, 2^30]");
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() >= id_bound) {
+      return (at / "vocab")
+          .error("token \"", it.key(), "\": expected an id in [0, ", id_bound, ") (4 x the ", vocab->size(),
+                 " entries + 65536)");
     }
     max_id = std::max(max_id, static_cast<int32_t>(it->get<int64_t>()));
   }

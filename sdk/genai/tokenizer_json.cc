@@ -4,8 +4,12 @@ namespace xonnx::genai {
 
 Result<Json> parse_json(std::string_view text, const std::string& file) {
   try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+    Json j = Json::parse(text.begin(), text.end());
+    if (json_nesting(j) > kMaxJsonNesting) {
+      return invalid_model(file, ": arrays and objects nested deeper than ", kMaxJsonNesting);
+    }
+    return j;
+  } catch (const Json::exception& e) {  // parse errors, and numbers past 64 bits (out_of_range)
     return invalid_model(file, ": not valid JSON: ", e.what());
   }
 }

@@ -4,8 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/core/status.h"
 
@@ -31,7 +35,29 @@ struct JsonPath {
   }
 };
 
-// Parses text as JSON; a syntax error names the file and the byte offset.
+// The deepest arrays and objects may nest in JSON from a file or a client: the walkers of the
+// tokenizer, the chat templates and the server, and nlohmann's copies and dumps, recurse once
+// per level, so a document nested a million deep would overflow the stack.
+constexpr size_t kMaxJsonNesting = 128;
+
+// How deep arrays and objects nest in root (0 for a scalar), found without recursion; stops
+// counting once past kMaxJsonNesting.
+template <class AnyJson>
+size_t json_nesting(const AnyJson& root) {
+  size_t deepest = 0;
+  std::vector<std::pair<const AnyJson*, size_t>> stack{{&root, 0}};
+  while (!stack.empty() && deepest <= kMaxJsonNesting) {
+    auto [j, depth] = stack.back();
+    stack.pop_back();
+    if (!j->is_structured()) continue;
+    deepest = std::max(deepest, depth + 1);
+    for (const AnyJson& child : *j) stack.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+// Parses text as JSON; a syntax error names the file and the byte offset, and a document
+// nested deeper than kMaxJsonNesting is refused.
 Result<Json> parse_json(std::string_view text, const std::string& file);
 
 // Typed accessors: a missing field gives the fallback; a field of the wrong type is an error.

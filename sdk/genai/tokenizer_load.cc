@@ -121,7 +121,12 @@ class TokenizerLoader {
         AddedToken a;
         int64_t id = -1;
         XONNX_RETURN_IF_ERROR(get_int(e, "id", at, id));
-        if (id < 0 || id > (1 << 30)) return (at / "id").error("expected an id in [0, 2^30]");
+        // As the model's ids (tokenizer_bpe.cc): tables are indexed by id.
+        const int64_t id_bound = t.vocab_size_ + int64_t{4} * static_cast<int64_t>(list->size()) + 65536;
+        if (id < 0 || id >= id_bound) {
+          return (at / "id").error("expected an id in [0, ", id_bound, ") (the model's ", t.vocab_size_,
+                                   " ids + 4 x the added tokens + 65536)");
+        }
         a.id = static_cast<int32_t>(id);
         XONNX_RETURN_IF_ERROR(get_string(e, "content", at, a.content));
         if (a.content.empty()) return (at / "content").error("missing or empty");

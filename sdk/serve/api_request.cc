@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "sdk/genai/tokenizer_json.h"
+
 namespace xonnx::serve {
 
 using json = nlohmann::json;
@@ -256,6 +258,11 @@ bool parse_object(const std::string& body, ordered_json& out, ApiError& error) {
   }
   if (!out.is_object()) {
     error = bad_request("the request body must be a JSON object");
+    return false;
+  }
+  if (genai::json_nesting(out) > genai::kMaxJsonNesting) {  // the schema compiler and dumps recurse
+    error =
+        bad_request("the request body nests arrays and objects deeper than " + std::to_string(genai::kMaxJsonNesting));
     return false;
   }
   return true;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "sdk/genai/tokenizer_json.h"
 #include "sdk/serve/embedding_model.h"
 #include "sdk/serve/server_state.h"
 
@@ -34,6 +35,11 @@ EmbeddingParse parse_embedding_request(const std::string& body) {
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     p.error = bad_request("the request body is not a JSON object");
+    return p;
+  }
+  if (genai::json_nesting(j) > genai::kMaxJsonNesting) {
+    p.error =
+        bad_request("the request body nests arrays and objects deeper than " + std::to_string(genai::kMaxJsonNesting));
     return p;
   }
   EmbeddingRequest r;

@@ -201,6 +201,17 @@ TEST(Tokenizer, MalformedFilesAreErrorsNamingTheField) {
   expect_error(
       R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<nope>"}}, {"Sequence": {"id": "A"}}]}})",
       "post_processor.single[0]");
+  // Tables are indexed by id: one token at id 2^30 would cost 32 GB.
+  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 1073741823}, "merges": []}})", "model.vocab");
+  expect_error(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "added_tokens": [{"id": 1073741823, "content": "x"}]})",
+      "added_tokens[0].id");
+  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "x": 66605e1111111111111111})",
+               "not valid JSON");  // a number past 64 bits threw out_of_range
+  std::string deep = R"({"type": "NFC"})";
+  for (int i = 0; i < 200; ++i) deep = R"({"type": "Sequence", "normalizers": [)" + deep + "]}";
+  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "normalizer": )" + deep + "}",
+               "nested deeper than 128");
   // Every prefix of a valid file fails cleanly.
   const std::string good = byte_level_json().dump();
   for (size_t n = 0; n < good.size(); n += 97) {

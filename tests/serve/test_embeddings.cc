@@ -254,6 +254,9 @@ TEST_F(EmbeddingServerTest, Errors) {
   expect(R"({"model":"nope","input":"x"})", 404, "model");
   expect(R"({"model":"llm","input":"x"})", 400, "model");
   expect(R"({"model":"encoder","messages":[{"role":"user","content":"Hi"}]})", 400, "model", "/v1/chat/completions");
+  const json deep = post(R"({"model":"encoder","input":)" + std::string(300, '[') + std::string(300, ']') + "}", 400,
+                         "/v1/embeddings");
+  EXPECT_NE(deep.dump().find("deeper than 128"), std::string::npos) << deep;
 }
 
 }  // namespace

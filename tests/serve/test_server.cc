@@ -241,6 +241,16 @@ TEST_F(ServerTest, ErrorsHaveOpenAIShapeAndStatus) {
   expect_error(post("/v1/chat/completions", std::string(R"({"model":"tiny","messages":[{"role":"user","content":")") +
                                                 std::string(5000, 'a') + "\"}]}"),
                413, "");
+  // Nested past kMaxJsonNesting (the schema compiler recursed once per level: 100,000 levels
+  // overflowed the stack).
+  std::string schema = "{}";
+  for (int i = 0; i < 200; ++i) schema = R"({"items":)" + schema + "}";
+  auto deep =
+      post("/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"response_format":)"
+                                   R"({"type":"json_schema","json_schema":{"name":"s","schema":)" +
+                                       schema + "}}}");
+  expect_error(deep, 400, "");
+  EXPECT_NE(deep->body.find("nests arrays and objects deeper than 128"), std::string::npos) << deep->body;
 }
 
 TEST_F(ServerTest, ApiKey) {
