@@ -16,11 +16,16 @@ namespace xonnx::genai {
 namespace jinja {
 namespace {
 
-constexpr size_t kMaxOutput = 64u << 20;
 constexpr int kMaxCallDepth = 64;
+// Steps of one render, about 1 s of work: a statement or expression is one step, a loop
+// iteration 16, an item of a list built 4, 16 bytes of a string built or indexed 1. Real chat
+// templates take thousands per message; a loop nest that would run for hours stops.
+constexpr int64_t kMaxSteps = int64_t{1} << 25;
+constexpr uint64_t kStepsPerIteration = 16, kStepsPerItem = 4, kBytesPerStep = 16;
 
 class Renderer {
  public:
+  // The caller checks the context's nesting first (json_nesting: from_json recurses).
   explicit Renderer(const OrderedJson& context) {
     scopes_.emplace_back();
     if (context.is_object()) {
@@ -29,6 +34,10 @@ class Renderer {
   }
 
   Result<std::string> run(const Template& t) {
+    struct RestoreWalkBudget {
+      ~RestoreWalkBudget() { set_walk_budget(INT64_MAX); }
+    } restore;
+    set_walk_budget(kMaxSteps);
     std::string out;
     XONNX_ASSIGN_OR_RETURN(Flow flow, exec(t.body, out));
     (void)flow;
@@ -54,8 +63,34 @@ class Renderer {
     return global_function(name);
   }
 
+  Status charge(uint64_t steps, const Position& pos) {
+    steps_left_ -= static_cast<int64_t>(std::min<uint64_t>(steps, kMaxSteps));
+    if (steps_left_ < 0 || walk_budget_exhausted()) {
+      return fail(pos, "rendering takes more than " + std::to_string(kMaxSteps) +
+                           " steps (a loop or recursion without a useful end?)");
+    }
+    return Status::ok();
+  }
+
+  // What any expression yields stays inside the bounds of chat_template_value.h.
+  Status check_value(const Value& v, const Position& pos) {
+    if (Status s = check_string_size(v.string.size()); !s.is_ok()) return fail(pos, s);
+    if (Status s = check_items(v.is_list() ? v.list->size() : 0); !s.is_ok()) return fail(pos, s);
+    if (v.nesting() > kMaxNesting) {
+      return fail(pos, "lists and dicts nested deeper than " + std::to_string(kMaxNesting));
+    }
+    return Status::ok();
+  }
+
+  // Namespaces are the only mutable values; kept out of lists and dicts, no value can contain
+  // itself and every value's nesting() stays exact.
+  static Status refuse_namespace(const Value& v, const Position& pos) {
+    if (v.is_namespace()) return fail(pos, "a namespace() cannot be put inside a list, dict or namespace");
+    return Status::ok();
+  }
+
   Status append(std::string& out, const std::string& s, const Position& pos) {
-    if (out.size() + s.size() > kMaxOutput) return fail(pos, "output longer than 64 MiB");
+    if (out.size() + s.size() > kMaxStringBytes) return fail(pos, "output longer than 64 MiB");
     out += s;
     return Status::ok();
   }
@@ -69,6 +104,7 @@ class Renderer {
   }
 
   Result<Flow> exec_node(const Node& n, std::string& out) {
+    XONNX_RETURN_IF_ERROR(charge(1, n.pos));
     switch (n.kind) {
       case Node::Kind::kText: XONNX_RETURN_IF_ERROR(append(out, n.text, n.pos)); return Flow::kNormal;
       case Node::Kind::kOutput: {
@@ -91,10 +127,12 @@ class Renderer {
         XONNX_ASSIGN_OR_RETURN(Value v, eval(*n.exprs[0]));
         if (!n.attribute.empty()) {
           Value target = lookup(n.text);
-          if (!target.is_dict() || !target.dict->is_namespace) {
+          if (!target.is_namespace()) {
             return fail(n.pos, "'" + n.text + "' is not a namespace: only namespace() attributes can be assigned");
           }
+          XONNX_RETURN_IF_ERROR(refuse_namespace(v, n.pos));
           target.dict->set(n.attribute, std::move(v));
+          XONNX_RETURN_IF_ERROR(check_value(target, n.pos));
           return Flow::kNormal;
         }
         XONNX_RETURN_IF_ERROR(assign(n.targets, std::move(v), n.pos));
@@ -138,6 +176,9 @@ class Renderer {
         for (const auto& kv : iterable.dict->items) items.push_back(Value::of(kv.first));
         break;
       case Value::Kind::kString:
+        if (code_point_count(iterable.string) > kMaxItems) {
+          return fail(n.pos, "a loop over more than " + std::to_string(kMaxItems) + " characters");
+        }
         for (size_t i = 0; i < iterable.string.size();) {
           const size_t b = i;
           utf8_next(iterable.string, i);
@@ -146,6 +187,7 @@ class Renderer {
         break;
       default: return fail(n.exprs[0]->pos, std::string("cannot loop over a ") + iterable.type_name());
     }
+    XONNX_RETURN_IF_ERROR(charge(items.size() * kStepsPerItem, n.pos));
     scopes_.emplace_back();
     struct PopScope {
       std::vector<Scope>& s;
@@ -162,6 +204,7 @@ class Renderer {
     }
     const auto length = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < length; ++i) {
+      XONNX_RETURN_IF_ERROR(charge(kStepsPerIteration, n.pos));
       XONNX_RETURN_IF_ERROR(assign(n.targets, items[static_cast<size_t>(i)], n.pos));
       Dict loop;
       loop.items = {{"index", Value::of(i + 1)},
@@ -234,6 +277,20 @@ class Renderer {
   }
 
   Result<Value> eval(const Expr& e) {
+    XONNX_RETURN_IF_ERROR(charge(1, e.pos));
+    XONNX_ASSIGN_OR_RETURN(Value v, eval_expr(e));
+    // What an expression built costs what it holds (a range, a joined string).
+    const bool built = e.kind == Expr::Kind::kCall || e.kind == Expr::Kind::kFilter || e.kind == Expr::Kind::kBinary ||
+                       e.kind == Expr::Kind::kSlice;
+    if (built) {
+      XONNX_RETURN_IF_ERROR(
+          charge((v.is_list() ? v.list->size() * kStepsPerItem : 0) + v.string.size() / kBytesPerStep, e.pos));
+    }
+    XONNX_RETURN_IF_ERROR(check_value(v, e.pos));
+    return v;
+  }
+
+  Result<Value> eval_expr(const Expr& e) {
     switch (e.kind) {
       case Expr::Kind::kLiteral: return e.literal;
       case Expr::Kind::kName: return lookup(e.name);
@@ -244,6 +301,7 @@ class Renderer {
       case Expr::Kind::kIndex: {
         XONNX_ASSIGN_OR_RETURN(Value obj, eval(*e.children[0]));
         XONNX_ASSIGN_OR_RETURN(Value key, eval(*e.children[1]));
+        XONNX_RETURN_IF_ERROR(charge(obj.string.size() / kBytesPerStep, e.pos));  // its code points are counted
         return get_item(obj, key);
       }
       case Expr::Kind::kSlice: return eval_slice(e);
@@ -292,7 +350,9 @@ class Renderer {
         if (!v.is_number()) return fail(e.pos, std::string("unary ") + e.name + " on a " + v.type_name());
         if (e.name == "+") return v;
         if (v.kind == Value::Kind::kFloat) return Value::of(-v.real);
-        return Value::of(-(v.kind == Value::Kind::kBool ? int64_t{v.boolean} : v.integer));
+        const int64_t x = v.kind == Value::Kind::kBool ? int64_t{v.boolean} : v.integer;
+        if (x == INT64_MIN) return fail(e.pos, "integer overflow in unary -");
+        return Value::of(-x);
       }
       case Expr::Kind::kBinary: {
         XONNX_ASSIGN_OR_RETURN(Value a, eval(*e.children[0]));
@@ -306,6 +366,7 @@ class Renderer {
         List items;
         for (const auto& c : e.children) {
           XONNX_ASSIGN_OR_RETURN(Value v, eval(*c));
+          XONNX_RETURN_IF_ERROR(refuse_namespace(v, c->pos));
           items.push_back(std::move(v));
         }
         return Value::of(std::move(items));
@@ -316,6 +377,7 @@ class Renderer {
           XONNX_ASSIGN_OR_RETURN(Value k, eval(*e.children[i]));
           XONNX_ASSIGN_OR_RETURN(Value v, eval(*e.children[i + 1]));
           if (!k.is_string()) return fail(e.children[i]->pos, "dict keys must be strings");
+          XONNX_RETURN_IF_ERROR(refuse_namespace(v, e.children[i + 1]->pos));
           d.set(k.string, std::move(v));
         }
         return Value::of(std::move(d));
@@ -360,11 +422,13 @@ class Renderer {
     const int64_t stop = clamp(part[1], given[1], step > 0 ? n : -1);
     List items;
     std::string s;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    XONNX_RETURN_IF_ERROR(charge(obj.string.size() / kBytesPerStep, e.pos));
+    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
       if (obj.is_list())
         items.push_back((*obj.list)[static_cast<size_t>(i)]);
       else
         utf8_append(s, cps[static_cast<size_t>(i)]);
+      if (__builtin_add_overflow(i, step, &i)) break;  // past either end
     }
     return obj.is_list() ? Value::of(std::move(items)) : Value::of(std::move(s));
   }
@@ -386,27 +450,31 @@ class Renderer {
       if (!r.is_ok()) return r.status();
       return Value::of(r.value() == (op == "in"));
     }
-    if (op == "~") return Value::of(a.str() + b.str());
+    if (op == "~") return concatenate(a.str(), b.str());
     if (op == "+") {
-      if (a.is_string() && b.is_string()) return Value::of(a.string + b.string);
+      if (a.is_string() && b.is_string()) return concatenate(a.string, b.string);
       if (a.is_list() && b.is_list()) {
+        XONNX_RETURN_IF_ERROR(check_items(a.list->size() + b.list->size()));
         List l = *a.list;
         l.insert(l.end(), b.list->begin(), b.list->end());
         return Value::of(std::move(l));
       }
     }
     if (op == "*" && ((a.is_string() || a.is_list()) && b.kind == Value::Kind::kInt)) {
-      if (b.integer > 0 &&
-          (a.is_string() ? a.string.size() : a.list->size()) * static_cast<size_t>(b.integer) > kMaxOutput) {
-        return invalid_argument("repetition longer than 64 MiB");
+      const size_t count = b.integer > 0 ? static_cast<size_t>(b.integer) : 0;
+      const size_t unit = a.is_string() ? a.string.size() : a.list->size();
+      size_t total = 0;
+      if (__builtin_mul_overflow(unit, count, &total) || total > (a.is_string() ? kMaxStringBytes : kMaxItems)) {
+        return invalid_argument("repetition longer than ", a.is_string() ? "64 MiB" : "the list limit");
       }
+      if (unit == 0) return a.is_string() ? Value::of(std::string()) : Value::of(List{});
       if (a.is_string()) {
         std::string s;
-        for (int64_t i = 0; i < b.integer; ++i) s += a.string;
+        for (size_t i = 0; i < count; ++i) s += a.string;
         return Value::of(std::move(s));
       }
       List l;
-      for (int64_t i = 0; i < b.integer; ++i) l.insert(l.end(), a.list->begin(), a.list->end());
+      for (size_t i = 0; i < count; ++i) l.insert(l.end(), a.list->begin(), a.list->end());
       return Value::of(std::move(l));
     }
     if (!a.is_number() || !b.is_number()) {
@@ -416,9 +484,19 @@ class Renderer {
     const int64_t x = a.kind == Value::Kind::kBool ? a.boolean : a.integer,
                   y = b.kind == Value::Kind::kBool ? b.boolean : b.integer;
     const double fx = a.as_double(), fy = b.as_double();
-    if (op == "+") return ints ? Value::of(x + y) : Value::of(fx + fy);
-    if (op == "-") return ints ? Value::of(x - y) : Value::of(fx - fy);
-    if (op == "*") return ints ? Value::of(x * y) : Value::of(fx * fy);
+    // Python's integers do not overflow; ours are 64-bit, so an overflow is an error, not a wrap.
+    auto int_result = [&op](bool overflow, int64_t r) -> Result<Value> {
+      if (overflow) return invalid_argument("integer overflow in ", op);
+      return Value::of(r);
+    };
+    if (op == "+" || op == "-" || op == "*") {
+      if (!ints) return Value::of(op == "+" ? fx + fy : op == "-" ? fx - fy : fx * fy);
+      int64_t r = 0;
+      const bool overflow = op == "+"   ? __builtin_add_overflow(x, y, &r)
+                            : op == "-" ? __builtin_sub_overflow(x, y, &r)
+                                        : __builtin_mul_overflow(x, y, &r);
+      return int_result(overflow, r);
+    }
     if (op == "/") {
       if (fy == 0) return invalid_argument("division by zero");
       return Value::of(fx / fy);
@@ -426,42 +504,66 @@ class Renderer {
     if (op == "//" || op == "%") {
       if (ints) {
         if (y == 0) return invalid_argument("division by zero");
-        int64_t q = x / y, r = x % y;
-        if (r != 0 && ((r < 0) != (y < 0))) --q, r += y;  // Python floors
-        return Value::of(op == "//" ? q : r);
+        if (y == -1) {  // INT64_MIN / -1 traps
+          if (op == "%") return Value::of(int64_t{0});
+          return x == INT64_MIN ? int_result(true, 0) : Value::of(-x);
+        }
+        int64_t q = x / y, m = x % y;
+        if (m != 0 && ((m < 0) != (y < 0))) --q, m += y;  // Python floors
+        return Value::of(op == "//" ? q : m);
       }
       if (fy == 0) return invalid_argument("division by zero");
       const double q = std::floor(fx / fy);
       return Value::of(op == "//" ? q : fx - q * fy);
     }
     if (op == "**") {
-      if (ints && y >= 0) {
-        int64_t r = 1;
-        for (int64_t i = 0; i < y && i < 64; ++i) r *= x;
-        return Value::of(r);
+      if (ints && y >= 0) {  // by squaring: O(log y) steps
+        int64_t p = 1, base = x;
+        for (int64_t e = y; e > 0; e >>= 1) {
+          if ((e & 1) && __builtin_mul_overflow(p, base, &p)) return invalid_argument("integer overflow in **");
+          if (e > 1 && __builtin_mul_overflow(base, base, &base)) return invalid_argument("integer overflow in **");
+        }
+        return Value::of(p);
       }
       return Value::of(std::pow(fx, fy));
     }
     return invalid_argument("unknown operator ", op);
   }
 
+  static Result<Value> concatenate(const std::string& a, const std::string& b) {
+    XONNX_RETURN_IF_ERROR(check_string_size(a.size() + b.size()));
+    return Value::of(a + b);
+  }
+
   std::vector<Scope> scopes_;
   int call_depth_ = 0;
+  int64_t steps_left_ = kMaxSteps;
 };
 
 }  // namespace
 }  // namespace jinja
 
 Result<ChatTemplate> ChatTemplate::parse(std::string_view source) {
-  XONNX_ASSIGN_OR_RETURN(std::shared_ptr<jinja::Template> t, jinja::parse_template(source));
-  ChatTemplate ct;
-  ct.template_ = std::move(t);
-  return ct;
+  try {
+    XONNX_ASSIGN_OR_RETURN(std::shared_ptr<jinja::Template> t, jinja::parse_template(source));
+    ChatTemplate ct;
+    ct.template_ = std::move(t);
+    return ct;
+  } catch (const std::exception& e) {  // bad_alloc: the bounds above are per value, not in total
+    return resource_exhausted("chat template: ", e.what());
+  }
 }
 
 Result<std::string> ChatTemplate::render(const OrderedJson& context) const {
-  jinja::Renderer renderer(context);
-  return renderer.run(*template_);
+  if (json_nesting(context) > jinja::kMaxNesting) {
+    return invalid_argument("chat template variables (messages, tools) nested deeper than ", jinja::kMaxNesting);
+  }
+  try {
+    jinja::Renderer renderer(context);
+    return renderer.run(*template_);
+  } catch (const std::exception& e) {
+    return resource_exhausted("chat template: ", e.what());
+  }
 }
 
 Result<std::string> apply_chat_template(const TokenizerConfig& config, const OrderedJson& messages,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <ctime>
 
 #include "sdk/genai/unicode.h"
@@ -9,7 +10,12 @@
 namespace xonnx::genai::jinja {
 namespace {
 
-constexpr size_t kMaxRange = 1 << 20;
+// Appends to a string that must stay within kMaxStringBytes.
+Status append_bounded(std::string& out, const std::string& s) {
+  XONNX_RETURN_IF_ERROR(check_string_size(out.size() + s.size()));
+  out += s;
+  return Status::ok();
+}
 
 bool py_space(uint32_t cp) { return is_whitespace(cp) || (cp >= 0x1C && cp <= 0x1F); }
 
@@ -53,6 +59,7 @@ Result<int64_t> int_arg(const CallArgs& a, size_t i, const char* name, int64_t f
   return invalid_argument("argument '", name, "' must be an integer, got ", v->type_name());
 }
 
+// Python's str.split; at most kMaxItems + 1 parts (the caller refuses more).
 std::vector<std::string> split(const std::string& s, const Value* sep, int64_t maxsplit) {
   std::vector<std::string> out;
   if (!sep || sep->is_none() || sep->is_undefined()) {  // runs of whitespace, ends stripped
@@ -76,6 +83,7 @@ std::vector<std::string> split(const std::string& s, const Value* sep, int64_t m
         k = next;
       }
       out.push_back(s.substr(j, k - j));
+      if (out.size() > kMaxItems) return out;
       i = k;
     }
     return out;
@@ -89,26 +97,29 @@ std::vector<std::string> split(const std::string& s, const Value* sep, int64_t m
       return out;
     }
     out.push_back(s.substr(pos, hit - pos));
+    if (out.size() > kMaxItems) return out;
     pos = hit + d.size();
   }
 }
 
-std::string replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
+Result<std::string> replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
   if (from.empty()) return s;
   std::string out;
   size_t pos = 0;
   for (int64_t n = 0; count < 0 || n < count; ++n) {
     const size_t hit = s.find(from, pos);
     if (hit == std::string::npos) break;
+    XONNX_RETURN_IF_ERROR(check_string_size(out.size() + (hit - pos) + to.size()));
     out.append(s, pos, hit - pos);
     out += to;
     pos = hit + from.size();
   }
-  out.append(s, pos, std::string::npos);
+  XONNX_RETURN_IF_ERROR(append_bounded(out, s.substr(pos)));
   return out;
 }
 
-Value list_of_strings(const std::vector<std::string>& parts) {
+Result<Value> list_of_strings(const std::vector<std::string>& parts) {
+  XONNX_RETURN_IF_ERROR(check_items(parts.size()));
   List l;
   for (const auto& p : parts) l.push_back(Value::of(p));
   return Value::of(std::move(l));
@@ -138,6 +149,7 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] == '\n' || s[i] == '\r') {
         lines.push_back(s.substr(start, i - start));
+        XONNX_RETURN_IF_ERROR(check_items(lines.size()));
         if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
         start = i + 1;
       }
@@ -172,7 +184,8 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
     const Value* to = a.get(1, "new");
     if (!from || !to || !from->is_string() || !to->is_string()) return invalid_argument("replace needs two strings");
     XONNX_ASSIGN_OR_RETURN(int64_t count, int_arg(a, 2, "count", -1));
-    return Value::of(replace(s, from->string, to->string, count));
+    XONNX_ASSIGN_OR_RETURN(std::string replaced, replace(s, from->string, to->string, count));
+    return Value::of(std::move(replaced));
   }
   if (name == "find" || name == "count") {
     const Value* sub = a.get(0, "sub");
@@ -194,9 +207,10 @@ Result<Value> string_method(const Value& self, const std::string& name, const Ca
     std::string out;
     for (size_t i = 0; i < items->list->size(); ++i) {
       XONNX_RETURN_IF_ERROR(need_string((*items->list)[i], "join"));
-      out += (i ? s : "") + (*items->list)[i].string;
+      if (i) XONNX_RETURN_IF_ERROR(append_bounded(out, s));
+      XONNX_RETURN_IF_ERROR(append_bounded(out, (*items->list)[i].string));
     }
-    return Value::of(out);
+    return Value::of(std::move(out));
   }
   if (name == "isdigit" || name == "isspace" || name == "isalpha") {
     if (s.empty()) return Value::of(false);
@@ -252,6 +266,7 @@ Result<List> iterate(const Value& v) {
       return keys;
     }
     case Value::Kind::kString: {
+      XONNX_RETURN_IF_ERROR(check_items(code_point_count(v.string)));
       List chars;
       for (size_t i = 0; i < v.string.size();) {
         const size_t b = i;
@@ -271,8 +286,9 @@ Value attribute_path(const Value& item, const std::string& path) {
   while (true) {
     const size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
-    v = digits ? get_item(v, Value::of(static_cast<int64_t>(std::stoll(part)))) : get_attribute(v, part);
+    const bool digits = !part.empty() && part.size() <= 18 && std::all_of(part.begin(), part.end(), ::isdigit);
+    v = digits ? get_item(v, Value::of(static_cast<int64_t>(std::strtoll(part.c_str(), nullptr, 10))))
+               : get_attribute(v, part);
     if (dot == std::string::npos) return v;
     start = dot + 1;
   }
@@ -400,10 +416,15 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
   if (name == "string") return Value::of(v.str());
   if (name == "safe" || name == "e" || name == "escape" || name == "forceescape") {
     if (name == "safe") return v;
-    return Value::of(
-        replace(replace(replace(replace(replace(v.str(), "&", "&amp;", -1), "<", "&lt;", -1), ">", "&gt;", -1), "\"",
-                        "&#34;", -1),
-                "'", "&#39;", -1));
+    std::string escaped = v.str();
+    for (const auto& [from, to] : {std::pair<const char*, const char*>{"&", "&amp;"},
+                                   {"<", "&lt;"},
+                                   {">", "&gt;"},
+                                   {"\"", "&#34;"},
+                                   {"'", "&#39;"}}) {
+      XONNX_ASSIGN_OR_RETURN(escaped, replace(escaped, from, to, -1));
+    }
+    return Value::of(std::move(escaped));
   }
   if (name == "default" || name == "d") {
     const Value* fallback = a.get(0, "default_value");
@@ -419,12 +440,14 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
     XONNX_ASSIGN_OR_RETURN(List items, iterate(v));
     const Value* sep = a.get(0, "d");
     const Value* attr = a.get(1, "attribute");
+    const std::string separator = sep ? sep->str() : "";
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) {
-      if (i) out += sep ? sep->str() : "";
-      out += (attr && attr->is_string() ? attribute_path(items[i], attr->string) : items[i]).str();
+      if (i) XONNX_RETURN_IF_ERROR(append_bounded(out, separator));
+      XONNX_RETURN_IF_ERROR(
+          append_bounded(out, (attr && attr->is_string() ? attribute_path(items[i], attr->string) : items[i]).str()));
     }
-    return Value::of(out);
+    return Value::of(std::move(out));
   }
   if (name == "first" || name == "last") {
     XONNX_ASSIGN_OR_RETURN(List items, iterate(v));
@@ -447,13 +470,20 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
   }
   if (name == "int") {
     if (v.kind == Value::Kind::kInt) return v;
-    if (v.kind == Value::Kind::kFloat) return Value::of(static_cast<int64_t>(v.real));
+    if (v.kind == Value::Kind::kFloat) {  // Python raises on nan and inf; ours also past 64 bits
+      if (!(std::fabs(v.real) < 9223372036854775808.0)) return invalid_argument("int of ", v.str());
+      return Value::of(static_cast<int64_t>(v.real));
+    }
     if (v.kind == Value::Kind::kBool) return Value::of(static_cast<int64_t>(v.boolean));
     if (v.is_string()) {
       char* end = nullptr;
       const std::string s = strip_string(v.string, true, true, nullptr);
+      errno = 0;
       const long long x = std::strtoll(s.c_str(), &end, 10);
-      if (!s.empty() && end == s.c_str() + s.size()) return Value::of(static_cast<int64_t>(x));
+      if (!s.empty() && end == s.c_str() + s.size()) {
+        if (errno == ERANGE) return invalid_argument("int of '", s, "': does not fit in 64 bits");
+        return Value::of(static_cast<int64_t>(x));
+      }
     }
     const Value* fallback = a.get(0, "default");
     return fallback ? *fallback : Value::of(int64_t{0});
@@ -470,7 +500,10 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
     return fallback ? *fallback : Value::of(0.0);
   }
   if (name == "abs") {
-    if (v.kind == Value::Kind::kInt) return Value::of(v.integer < 0 ? -v.integer : v.integer);
+    if (v.kind == Value::Kind::kInt) {
+      if (v.integer == INT64_MIN) return invalid_argument("integer overflow in abs");
+      return Value::of(v.integer < 0 ? -v.integer : v.integer);
+    }
     if (v.is_number()) return Value::of(std::fabs(v.as_double()));
     return invalid_argument("abs of a ", v.type_name());
   }
@@ -486,9 +519,14 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
       Value total = Value::of(int64_t{0});
       for (const Value& e : items) {
         if (!e.is_number()) return invalid_argument("sum of a ", e.type_name());
-        total = total.kind == Value::Kind::kInt && e.kind == Value::Kind::kInt
-                    ? Value::of(total.integer + e.integer)
-                    : Value::of(total.as_double() + e.as_double());
+        if (total.kind == Value::Kind::kInt && e.kind == Value::Kind::kInt) {
+          int64_t sum = 0;
+          if (__builtin_add_overflow(total.integer, e.integer, &sum))
+            return invalid_argument("integer overflow in sum");
+          total = Value::of(sum);
+        } else {
+          total = Value::of(total.as_double() + e.as_double());
+        }
       }
       return total;
     }
@@ -511,6 +549,8 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
     List out;
     for (const Value& e : items) {
       if (std::none_of(out.begin(), out.end(), [&](const Value& o) { return equal(o, e); })) out.push_back(e);
+      // Quadratic: once the walk budget is spent, equal() answers false at once, so stop.
+      if (walk_budget_exhausted()) return invalid_argument("unique takes too many steps");
     }
     return Value::of(std::move(out));
   }
@@ -555,7 +595,8 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
     const Value* to = a.get(1, "new");
     if (!from || !to) return invalid_argument("replace needs two arguments");
     XONNX_ASSIGN_OR_RETURN(int64_t count, int_arg(a, 2, "count", -1));
-    return Value::of(replace(v.str(), from->str(), to->str(), count));
+    XONNX_ASSIGN_OR_RETURN(std::string replaced, replace(v.str(), from->str(), to->str(), count));
+    return Value::of(std::move(replaced));
   }
   if (name == "indent") {
     XONNX_ASSIGN_OR_RETURN(int64_t width, int_arg(a, 0, "width", 4));
@@ -568,10 +609,12 @@ Result<Value> apply_filter(const std::string& name, const Value& v, const CallAr
     for (bool first_line = true;; first_line = false) {
       const size_t nl = s.find('\n', start);
       const std::string line = s.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      if ((!first_line || (first && first->truthy())) && (!line.empty() || (blank && blank->truthy()))) out += pad;
-      out += line;
+      if ((!first_line || (first && first->truthy())) && (!line.empty() || (blank && blank->truthy()))) {
+        XONNX_RETURN_IF_ERROR(append_bounded(out, pad));
+      }
+      XONNX_RETURN_IF_ERROR(append_bounded(out, line));
       if (nl == std::string::npos) break;
-      out += '\n';
+      XONNX_RETURN_IF_ERROR(append_bounded(out, "\n"));
       start = nl + 1;
     }
     return Value::of(out);
@@ -625,7 +668,7 @@ Result<bool> apply_test(const std::string& name, const Value& v, const CallArgs&
     if (v.kind != Value::Kind::kInt || other->kind != Value::Kind::kInt || other->integer == 0) {
       return invalid_argument("divisibleby needs integers");
     }
-    return v.integer % other->integer == 0;
+    return other->integer == -1 || v.integer % other->integer == 0;  // INT64_MIN % -1 traps
   }
   return invalid_argument("unsupported test '", name, "'");
 }
@@ -645,9 +688,10 @@ Value global_function(const std::string& name) {
       if (a.positional.empty() || a.positional.size() > 3 || step == 0)
         return invalid_argument("range(start, stop, step)");
       List out;
-      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-        if (out.size() >= kMaxRange) return invalid_argument("range longer than ", kMaxRange);
+      for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+        if (out.size() >= kMaxItems) return invalid_argument("range longer than ", kMaxItems);
         out.push_back(Value::of(i));
+        if (__builtin_add_overflow(i, step, &i)) break;  // past stop
       }
       return Value::of(std::move(out));
     });
@@ -661,7 +705,11 @@ Value global_function(const std::string& name) {
         if (!p.is_dict()) return invalid_argument("positional arguments must be dicts");
         for (const auto& [k, v] : p.dict->items) d.set(k, v);
       }
-      for (const auto& [k, v] : a.keyword) d.set(k, v);
+      for (const auto& [k, v] : a.keyword) {
+        // Namespaces stay outside lists and dicts (chat_template.cc, refuse_namespace).
+        if (v.is_namespace()) return invalid_argument("a namespace() cannot be put inside a dict or namespace");
+        d.set(k, v);
+      }
       return Value::of(std::move(d));
     });
   }

@@ -1,6 +1,7 @@
 #include "sdk/genai/chat_template_lexer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "sdk/genai/unicode.h"
@@ -145,7 +146,7 @@ class Lexer {
       if (c == '\'' || c == '"') {
         XONNX_RETURN_IF_ERROR(lex_string(c));
       } else if (c >= '0' && c <= '9') {
-        lex_number();
+        XONNX_RETURN_IF_ERROR(lex_number());
       } else if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
         while (pos_ < src_.size() && (src_[pos_] == '_' || std::isalnum(static_cast<unsigned char>(src_[pos_]))))
           ++pos_;
@@ -216,7 +217,7 @@ class Lexer {
     return Status::ok();
   }
 
-  void lex_number() {
+  Status lex_number() {
     const size_t start = pos_;
     bool is_float = false;
     while (pos_ < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[pos_])) || src_[pos_] == '_')) ++pos_;
@@ -246,9 +247,12 @@ class Lexer {
       t.real = std::strtod(digits.c_str(), nullptr);
     } else {
       t.type = Token::Type::kInt;
+      errno = 0;
       t.integer = std::strtoll(digits.c_str(), nullptr, 10);
+      if (errno == ERANGE) return error(start, "integer literal " + digits + " does not fit in 64 bits");
     }
     tokens_.push_back(std::move(t));
+    return Status::ok();
   }
 
   // {% raw %} ... {% endraw %}: the text between is output as it is.

@@ -8,6 +8,29 @@
 
 namespace xonnx::genai::jinja {
 
+namespace {
+thread_local int64_t walk_budget = INT64_MAX;
+// One node of a deep walk; false once the budget is used up.
+bool spend() {
+  if (walk_budget <= 0) return false;
+  --walk_budget;
+  return true;
+}
+}  // namespace
+
+void set_walk_budget(int64_t units) { walk_budget = units; }
+bool walk_budget_exhausted() { return walk_budget <= 0; }
+
+Status check_string_size(size_t bytes) {
+  if (bytes > kMaxStringBytes) return invalid_argument("a string longer than 64 MiB");
+  return Status::ok();
+}
+
+Status check_items(size_t count) {
+  if (count > kMaxItems) return invalid_argument("a list of more than ", kMaxItems, " items");
+  return Status::ok();
+}
+
 const Value* CallArgs::get(size_t index, const char* name) const {
   for (const auto& [k, v] : keyword) {
     if (k == name) return &v;
@@ -25,10 +48,12 @@ const Value* Dict::find(const std::string& key) const {
 void Dict::set(const std::string& key, Value v) {
   for (auto& [k, old] : items) {
     if (k == key) {
+      nesting = std::max(nesting, v.nesting() + 1);
       old = std::move(v);
       return;
     }
   }
+  nesting = std::max(nesting, v.nesting() + 1);
   items.emplace_back(key, std::move(v));
 }
 
@@ -149,6 +174,7 @@ static void json_string(std::string& out, const std::string& s) {
 }
 
 static void json_dump(std::string& out, const Value& v, int indent, int depth) {
+  if (!spend() || out.size() > kMaxStringBytes) return;  // the caller sees the budget or the length
   auto newline = [&](int d) {
     if (indent < 0) return;
     out += '\n';
@@ -235,25 +261,37 @@ static std::string string_repr(const std::string& s) {
   return out + quote;
 }
 
-std::string Value::repr() const {
-  switch (kind) {
-    case Kind::kString: return string_repr(string);
-    case Kind::kList: {
-      std::string out = "[";
-      for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : "") + (*list)[i].repr();
-      return out + "]";
-    }
-    case Kind::kDict: {
-      std::string out = "{";
+static void repr_into(std::string& out, const Value& v) {
+  if (!spend() || out.size() > kMaxStringBytes) return;  // the caller sees the budget or the length
+  switch (v.kind) {
+    case Value::Kind::kString: out += string_repr(v.string); return;
+    case Value::Kind::kList:
+      out += '[';
+      for (size_t i = 0; i < v.list->size(); ++i) {
+        if (i) out += ", ";
+        repr_into(out, (*v.list)[i]);
+      }
+      out += ']';
+      return;
+    case Value::Kind::kDict: {
+      out += '{';
       bool first = true;
-      for (const auto& [k, e] : dict->items) {
-        out += (first ? "" : ", ") + string_repr(k) + ": " + e.repr();
+      for (const auto& [k, e] : v.dict->items) {
+        out += (first ? "" : ", ") + string_repr(k) + ": ";
+        repr_into(out, e);
         first = false;
       }
-      return out + "}";
+      out += '}';
+      return;
     }
-    default: return str();
+    default: out += v.str();
   }
+}
+
+std::string Value::repr() const {
+  std::string out;
+  repr_into(out, *this);
+  return out;
 }
 
 std::string Value::str() const {
@@ -270,6 +308,7 @@ std::string Value::str() const {
 }
 
 bool equal(const Value& a, const Value& b) {
+  if (!spend()) return false;  // the renderer fails the render
   if (a.is_number() && b.is_number()) {
     if (a.kind == Value::Kind::kFloat || b.kind == Value::Kind::kFloat) return a.as_double() == b.as_double();
     const int64_t x = a.kind == Value::Kind::kBool ? a.boolean : a.integer;
@@ -282,6 +321,7 @@ bool equal(const Value& a, const Value& b) {
     case Value::Kind::kNone: return true;
     case Value::Kind::kString: return a.string == b.string;
     case Value::Kind::kList: {
+      if (a.list == b.list) return true;
       if (a.list->size() != b.list->size()) return false;
       for (size_t i = 0; i < a.list->size(); ++i) {
         if (!equal((*a.list)[i], (*b.list)[i])) return false;
@@ -289,6 +329,7 @@ bool equal(const Value& a, const Value& b) {
       return true;
     }
     case Value::Kind::kDict: {
+      if (a.dict == b.dict) return true;
       if (a.dict->items.size() != b.dict->items.size()) return false;
       for (const auto& [k, v] : a.dict->items) {
         const Value* other = b.dict->find(k);
@@ -302,6 +343,7 @@ bool equal(const Value& a, const Value& b) {
 }
 
 Result<bool> less(const Value& a, const Value& b) {
+  if (!spend()) return invalid_argument("comparison takes too many steps");
   if (a.is_number() && b.is_number()) return a.as_double() < b.as_double();
   if (a.is_string() && b.is_string()) return a.string < b.string;  // UTF-8 byte order = code point order
   if (a.is_list() && b.is_list()) {

@@ -4,6 +4,7 @@
 // builtins, bound methods). Lists and dicts are shared by reference, as in Python.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,6 +16,22 @@
 #include "sdk/genai/tokenizer_json.h"
 
 namespace xonnx::genai::jinja {
+
+// Bounds of what one render may build: a template is code from a downloaded model folder, so
+// its strings, lists and nesting are bounded instead of trusted (docs/genai.md).
+constexpr size_t kMaxStringBytes = size_t{64} << 20;  // any string, the output included
+constexpr size_t kMaxItems = size_t{1} << 20;         // any list
+constexpr uint32_t kMaxNesting = 128;                 // lists and dicts inside each other
+
+// Work of the deep walks (equal, less, repr, to_json) on this thread: a list holding one value
+// twice, nested 60 deep, is small but has 2^60 paths. The renderer sets the budget per render;
+// a walk that runs out stops early and the render fails. Unlimited outside a render.
+void set_walk_budget(int64_t units);
+bool walk_budget_exhausted();
+
+// The errors of a string or a list past the bounds above.
+Status check_string_size(size_t bytes);
+Status check_items(size_t count);
 
 struct Value;
 using List = std::vector<Value>;
@@ -38,6 +55,7 @@ struct Value {
   std::shared_ptr<List> list;
   std::shared_ptr<Dict> dict;
   std::shared_ptr<Function> function;
+  uint32_t list_nesting = 0;  // a list's depth: 1 + its deepest item's
 
   static Value none() {
     Value v;
@@ -73,6 +91,8 @@ struct Value {
     Value v;
     v.kind = Kind::kList;
     v.list = std::make_shared<List>(std::move(l));
+    v.list_nesting = 1;
+    for (const Value& item : *v.list) v.list_nesting = std::max(v.list_nesting, item.nesting() + 1);
     return v;
   }
   static Value of(Dict d);
@@ -90,6 +110,10 @@ struct Value {
   bool is_string() const { return kind == Kind::kString; }
   bool is_list() const { return kind == Kind::kList; }
   bool is_dict() const { return kind == Kind::kDict; }
+  bool is_namespace() const;
+  // How deep lists and dicts nest inside this value (0 for scalars). Exact: only namespaces are
+  // mutable, and a namespace cannot be put inside a list or dict.
+  uint32_t nesting() const;
   double as_double() const {
     return kind == Kind::kFloat ? real : kind == Kind::kBool ? boolean : static_cast<double>(integer);
   }
@@ -106,6 +130,7 @@ struct Value {
 struct Dict {
   std::vector<std::pair<std::string, Value>> items;
   bool is_namespace = false;
+  uint32_t nesting = 1;  // 1 + the deepest item's (set() keeps it)
   const Value* find(const std::string& key) const;
   void set(const std::string& key, Value v);
 };
@@ -115,6 +140,10 @@ inline Value Value::of(Dict d) {
   v.kind = Kind::kDict;
   v.dict = std::make_shared<Dict>(std::move(d));
   return v;
+}
+inline bool Value::is_namespace() const { return kind == Kind::kDict && dict->is_namespace; }
+inline uint32_t Value::nesting() const {
+  return kind == Kind::kList ? list_nesting : kind == Kind::kDict ? dict->nesting : 0;
 }
 
 // Python == (deep for lists and dicts; 1 == 1.0 == True).

@@ -80,6 +80,65 @@ TEST(ChatTemplate, HostileTemplatesFailCleanly) {
   }
 }
 
+// Templates come from downloaded model folders: loops, growth, sharing, nesting and 64-bit
+// integers that Python would take in its stride end in errors naming what was too much.
+TEST(ChatTemplate, RenderingIsBounded) {
+  const std::pair<std::string, const char*> cases[] = {
+      {"{% for a in range(1000000) %}{% for b in range(1000000) %}{% endfor %}{% endfor %}",
+       "more than 33554432 steps"},
+      {"{% for i in range(1048575) %}{% for j in range(1048575) %}{% if j > 5 %}{% break %}{% endif %}{% endfor %}"
+       "{% endfor %}",
+       "steps"},
+      {"{% set ns = namespace(x='ab') %}{% for i in range(100) %}{% set ns.x = ns.x + ns.x %}{% endfor %}",
+       "a string longer than 64 MiB"},
+      {"{{ 'aaaa' | replace('a', 'a' * 100000) | replace('a', 'a' * 100000) }}", "a string longer than 64 MiB"},
+      {"{{ range(1048575) | join(range(1048575) | join) }}", "a string longer than 64 MiB"},
+      {"{{ 'ab' * 9223372036854775807 }}", "repetition longer than 64 MiB"},
+      {"{{ ('\n' * 60000000) | indent(200, true, true) }}", "a string longer than 64 MiB"},
+      {"{{ ('a' * 60000000) | list }}", "a list of more than 1048576 items"},
+      {"{{ (',' * 60000000).split(',') }}", "a list of more than 1048576 items"},
+      {"{% for c in 'a' * 60000000 %}{% endfor %}", "a loop over more than 1048576 characters"},
+      {"{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns }}", "a namespace() cannot be put inside"},
+      {"{% set ns = namespace(a=1) %}{{ [ns] }}", "a namespace() cannot be put inside"},
+      {"{% set ns = namespace(a=1) %}{{ namespace(b=ns) }}", "a namespace() cannot be put inside"},
+      {"{% set ns = namespace(x=[1]) %}{% for i in range(60) %}{% set ns.x = [ns.x, ns.x] %}{% endfor %}{{ ns.x }}",
+       "output longer than 64 MiB"},
+      {"{% set ns = namespace(x=[1], y=[1]) %}{% for i in range(60) %}{% set ns.x = [ns.x, ns.x] %}"
+       "{% set ns.y = [ns.y, ns.y] %}{% endfor %}{{ ns.x == ns.y }}",
+       "steps"},
+      {"{% set ns = namespace(x=[1]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}",
+       "nested deeper than 128"},
+      {"{% for i in range(100000) %}{% set x = [x] %}{% endfor %}", "nested deeper than 128"},
+      {"{{ 99999999999999999999 }}", "integer literal 99999999999999999999 does not fit in 64 bits"},
+      {"{{ 9223372036854775807 + 1 }}", "integer overflow in +"},
+      {"{{ -9223372036854775807 - 10 }}", "integer overflow in -"},
+      {"{{ 9223372036854775807 * 2 }}", "integer overflow in *"},
+      {"{{ (-9223372036854775807 - 1) // -1 }}", "integer overflow in //"},
+      {"{{ -(-9223372036854775807 - 1) }}", "integer overflow in unary -"},
+      {"{{ (-9223372036854775807 - 1) | abs }}", "integer overflow in abs"},
+      {"{{ 3 ** 40 }}", "integer overflow in **"},
+      {"{{ [9223372036854775807, 1] | sum }}", "integer overflow in sum"},
+      {"{{ range(1000000) | unique | list | length }}", "unique takes too many steps"},
+      {"{{ 'nan' | float | int }}", "int of nan"},
+      {"{{ '99999999999999999999' | int }}", "does not fit in 64 bits"},
+  };
+  for (const auto& [source, error] : cases) {
+    const std::string got = render(source);
+    EXPECT_NE(got.find("ERROR"), std::string::npos) << source;
+    EXPECT_NE(got.find(error), std::string::npos) << source << "\n  gave: " << got.substr(0, 300);
+  }
+  // Near the bounds, Python's answers.
+  EXPECT_EQ(render("{{ 3 ** 39 }}|{{ (-1) ** 9223372036854775807 }}|{{ 1 ** 9223372036854775807 }}"),
+            "4052555153018976267|-1|1");
+  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) % -1 }}|{{ (-9223372036854775807 - 1) is divisibleby(-1) }}"),
+            "0|True");
+  EXPECT_EQ(render("{{ 'abc'[::9223372036854775807] }}|{{ 'abc'[::-9223372036854775807] }}"), "a|c");
+  EXPECT_EQ(render("{{ range(9223372036854775806, 9223372036854775807, 2) | list }}"), "[9223372036854775806]");
+  EXPECT_EQ(render("{{ [{'a': 1}] | map(attribute='99999999999999999999') | list }}"), "[]");
+  const OrderedJson deep = OrderedJson::parse(std::string(200, '[') + std::string(200, ']'));
+  EXPECT_NE(render("{{ x }}", OrderedJson{{"x", deep}}).find("nested deeper than 128"), std::string::npos);
+}
+
 TEST(ChatTemplate, ApplyChatTemplatePicksTheTemplateAndPassesTokens) {
   TokenizerConfig config;
   config.bos_token = "<s>";
