@@ -2,12 +2,16 @@
 # Semantic fuzzing (tools/mutate_node_tests.py): the ONNX backend node tests with extreme
 # attribute values, integer inputs made constant with values near 2^31 / 2^63, declared shapes
 # of other ranks and other element types, each through session creation and a run under ASan +
-# UBSan (the `sanitize` tree's xonnx_fuzz_replay), then the same for the test models under 1 MB:
+# UBSan (the `sanitize` tree's xonnx_fuzz_replay), then the same for the test models under 1 MB,
+# then the JSON an LLM folder brings (tools/mutate_json.py: tokenizer.json + tokenizer_config.json
+# and genai_config.json with extreme values, through their own targets):
 #   bash scripts/fuzz-mutations.sh [EVERY] [SEED]    (every EVERY-th mutant, default all 116,638:
 #                                                     4.5 minutes on 2 cores; tests/models'
-#                                                     4,851: 1.7 minutes)
+#                                                     4,851: 1.7 minutes; the 3,868 JSON
+#                                                     files: 30 s)
 # The quick sanitizer tier (scripts/test-sanitizers.sh) runs every 4th with seed 1. Failures
-# are left in build/sanitize/mutations{,-models}/failures/ with their logs; exit status 1 says so.
+# are left in build/sanitize/mutations{,-models,-tokenizer,-genai-config}/failures/ with their
+# logs; exit status 1 says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EVERY=${1:-1}
@@ -26,4 +30,11 @@ status=0
 # The multi-node test models under 1 MB (the passes' fusions, kernel choices over many layers).
 /usr/bin/python3 tools/mutate_node_tests.py tests/models "$BUILD/mutations-models" --seed "$SEED" --every "$EVERY" \
   --max-model-bytes 1000000 --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
+# Tokenizers (tokenizer.json + tokenizer_config.json: a folder, or one file with a NUL between)
+# and genai configs.
+python3 tools/mutate_json.py tokenizer "$BUILD/mutations-tokenizer" tests/fuzz/seeds_genai/tokenizer/*.json \
+  tests/models_llm/tiny/genai_fp32 tests/models_embedding/tiny_encoder \
+  --seed "$SEED" --every "$EVERY" --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
+python3 tools/mutate_json.py genai_config "$BUILD/mutations-genai-config" $(find tests -name genai_config.json | sort) \
+  --seed "$SEED" --every "$EVERY" --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
 exit $status

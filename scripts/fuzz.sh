@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target for SECONDS each (default 60), one after the other:
 #   bash scripts/fuzz.sh [SECONDS] [TARGET ...]     (targets: load_model tensor_readers
-#                                                    session_run convert; default: all)
+#                                                    session_run convert chat_template
+#                                                    tokenizer genai_config; default: all)
 # Builds the targets in the `sanitize` tree (clang 14, ASan + UBSan) if needed, seeds each
 # corpus from the test models (tests/models, the ONNX backend node tests when present, their
-# .pb/.npy test data) and tests/bad_models, and keeps the corpus in build/sanitize/fuzz/ between
-# runs. Prints execs, coverage and corpus size per target. A crash leaves its input in
-# build/sanitize/fuzz/artifacts/: fix the bug, then copy the input into tests/bad_models/ (the
-# bad-models ctest replays it in every build) and exit status 1 says so.
+# .pb/.npy test data) and tests/bad_models (the LLM-folder targets: the chat templates,
+# tokenizers and genai_config.json files under tests/, and tests/bad_genai), and keeps the
+# corpus in build/sanitize/fuzz/ between runs. Prints execs, coverage and corpus size per
+# target. A crash leaves its input in build/sanitize/fuzz/artifacts/: fix the bug, then copy
+# the input into tests/bad_models/ or tests/bad_genai/TARGET/ (the bad-models and
+# bad-genai-files ctests replay them in every build) and exit status 1 says so.
 # XONNX_FUZZ_SEED=N makes the runs repeatable (CI: scripts/test-sanitizers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(load_model tensor_readers session_run convert)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(load_model tensor_readers session_run convert chat_template tokenizer genai_config)
 BUILD=build/sanitize
 WORK=$BUILD/fuzz
 JOBS=${XONNX_FUZZ_BUILD_JOBS:-$(nproc)}
@@ -42,6 +45,24 @@ if [ ! -d "$seed_models" ]; then
             } | sort)
   cp -r tests/fuzz/seeds/. "$seed_tensors/" 2>/dev/null || true
 fi
+# The LLM-folder targets: real templates (alone and as tokenizer_config.json), tokenizers
+# (tokenizer.json, NUL, tokenizer_config.json) and genai configs.
+seed_genai=$WORK/seeds/genai
+if [ ! -d "$seed_genai" ]; then
+  mkdir -p "$seed_genai"/{chat_template,tokenizer,genai_config}
+  n=0
+  for f in tests/genai/templates/*.jinja; do cp "$f" "$seed_genai/chat_template/$((n++)).jinja"; done
+  cp tests/fuzz/seeds_genai/tokenizer/*.json "$seed_genai/tokenizer/"
+  n=0
+  while IFS= read -r f; do
+    d=$(dirname "$f")
+    { cat "$f"; [ -f "$d/tokenizer_config.json" ] && printf '\0' && cat "$d/tokenizer_config.json"; } \
+      >"$seed_genai/tokenizer/$((n++)).json"
+  done < <(find tests -name tokenizer.json -size -256k | sort)
+  n=0
+  while IFS= read -r f; do cp "$f" "$seed_genai/genai_config/$((n++)).json"; done \
+    < <(find tests -name genai_config.json | sort)
+fi
 
 status=0
 summary=()
@@ -49,11 +70,13 @@ for t in "${TARGETS[@]}"; do
   corpus=$WORK/corpus/$t
   mkdir -p "$corpus" "$WORK/artifacts"
   seeds=$seed_models
+  bad=tests/bad_models
   [ "$t" = tensor_readers ] && seeds=$seed_tensors
+  case $t in chat_template | tokenizer | genai_config) seeds=$seed_genai/$t bad=tests/bad_genai/$t ;; esac
   log=$WORK/$t.log
   t0=$(date +%s)
   # -rss_limit_mb / -malloc_limit_mb: a 4 GiB cap (the issue's budget per input); -timeout: 20 s.
-  if "$BUILD/bin/xonnx_fuzz_$t" "$corpus" "$seeds" tests/bad_models \
+  if "$BUILD/bin/xonnx_fuzz_$t" "$corpus" "$seeds" "$bad" \
        -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=4096 \
        -max_len=262144 -print_final_stats=1 -artifact_prefix="$WORK/artifacts/$t-" \
        ${XONNX_FUZZ_SEED:+-seed=$XONNX_FUZZ_SEED} >"$log" 2>&1; then

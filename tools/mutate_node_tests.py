@@ -25,19 +25,17 @@ OUT_DIR/failures/. Exit status 1 when any failed: fix the bug, then copy the fil
 tests/bad_models/ (tests/bad_models/README.md).
 """
 import argparse
-import concurrent.futures
 import copy
 import glob
 import os
 import random
-import re
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+from replay_mutants import fresh_out_dir, replay_all
 
 INT_EXTREMES = [0, -1, 1, 2, 3, -2, 7, 65536, 2**31 - 1, -2**31, 2**31, 2**32, 2**62, 2**63 - 1, -2**63]
 OPSET_VERSIONS = [1, 6, 7, 9, 10, 11, 13, 16, 18, 21, 24, 30]
@@ -210,46 +208,6 @@ def generate(node_dir, out_dir, seed, every, max_model_bytes):
           (kept, count, out_dir, "; %d cases the onnx module cannot read skipped" % len(skipped) if skipped else ""))
 
 
-def replay_batch(replay, target, batch):
-    """[(file, log)] of the files in batch that crashed or hung."""
-    env = dict(os.environ)
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0")
-    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
-    failed = []
-    while batch:
-        try:
-            p = subprocess.run([replay, target] + batch, env=env, capture_output=True, timeout=60 + 2 * len(batch))
-            if p.returncode == 0:
-                break
-            log = p.stderr.decode(errors="replace")
-        except subprocess.TimeoutExpired as e:
-            log = (e.stderr or b"").decode(errors="replace") + "\nTIMEOUT\n"
-        named = re.findall(r"^\w+: (\S+)$", log, re.M)
-        bad = named[-1] if named and named[-1] in batch else batch[0]
-        failed.append((bad, log))
-        batch = batch[batch.index(bad) + 1:]
-    return failed
-
-
-def replay_all(replay, target, out_dir, jobs):
-    files = sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir) if f.endswith(".onnx"))
-    batches = [files[i:i + 100] for i in range(0, len(files), 100)]
-    fail_dir = os.path.join(out_dir, "failures")
-    failures = 0
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for failed in pool.map(lambda b: replay_batch(replay, target, b), batches):
-            for path, log in failed:
-                failures += 1
-                os.makedirs(fail_dir, exist_ok=True)
-                shutil.copy(path, fail_dir)
-                with open(os.path.join(fail_dir, os.path.basename(path) + ".log"), "w") as f:
-                    f.write(log)
-                what = re.findall(r"^SUMMARY: .*$|^TIMEOUT$", log, re.M)
-                print("[mutations] FAILED %s: %s" % (os.path.basename(path), what[-1] if what else "crashed"))
-    print("[mutations] %d files through %s: %d failed" % (len(files), target, failures))
-    return failures
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("node_dir")
@@ -261,13 +219,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--max-model-bytes", type=int, default=sys.maxsize, help="skip larger models (each mutant copies one)")
     args = ap.parse_args()
-    if os.path.isdir(args.out_dir):  # a previous run's mutants (and nothing else) are replaced
-        strangers = [f for f in os.listdir(args.out_dir) if not f.endswith(".onnx") and f != "failures"]
-        if strangers:
-            sys.exit("%s holds files other than mutants (%s): not replacing it" % (args.out_dir, strangers[0]))
-        shutil.rmtree(args.out_dir)
+    fresh_out_dir(args.out_dir, ".onnx")
     generate(args.node_dir, args.out_dir, args.seed, args.every, args.max_model_bytes)
-    if args.replay and replay_all(args.replay, args.target, args.out_dir, args.jobs):
+    if args.replay and replay_all(args.replay, args.target, args.out_dir, args.jobs, ".onnx"):
         sys.exit(1)
 
 
