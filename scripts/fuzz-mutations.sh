@@ -10,8 +10,8 @@
 #                                                     4,851: 1.7 minutes; the 3,868 JSON
 #                                                     files: 30 s)
 # The quick sanitizer tier (scripts/test-sanitizers.sh) runs every 4th with seed 1. Failures
-# are left in build/sanitize/mutations{,-models,-tokenizer,-genai-config}/failures/ with their
-# logs; exit status 1 says so.
+# are left in build/sanitize/mutations{,-models,-tokenizer,-genai-config,-serve-request}/failures/
+# with their logs; exit status 1 says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EVERY=${1:-1}
@@ -30,11 +30,13 @@ status=0
 # The multi-node test models under 1 MB (the passes' fusions, kernel choices over many layers).
 /usr/bin/python3 tools/mutate_node_tests.py tests/models "$BUILD/mutations-models" --seed "$SEED" --every "$EVERY" \
   --max-model-bytes 1000000 --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
-# Tokenizers (tokenizer.json + tokenizer_config.json: a folder, or one file with a NUL between)
-# and genai configs.
+# Tokenizers (tokenizer.json + tokenizer_config.json: a folder, or one file with a NUL between),
+# genai configs and request bodies to the server.
 python3 tools/mutate_json.py tokenizer "$BUILD/mutations-tokenizer" tests/fuzz/seeds_genai/tokenizer/*.json \
   tests/models_llm/tiny/genai_fp32 tests/models_embedding/tiny_encoder \
   --seed "$SEED" --every "$EVERY" --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
 python3 tools/mutate_json.py genai_config "$BUILD/mutations-genai-config" $(find tests -name genai_config.json | sort) \
+  --seed "$SEED" --every "$EVERY" --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
+python3 tools/mutate_json.py serve_request "$BUILD/mutations-serve-request" tests/fuzz/seeds_genai/serve_request/*.json \
   --seed "$SEED" --every "$EVERY" --replay "$BUILD/bin/xonnx_fuzz_replay" --jobs "$(nproc)" || status=1
 exit $status

@@ -2,11 +2,13 @@
 # Runs every libFuzzer target for SECONDS each (default 60), one after the other:
 #   bash scripts/fuzz.sh [SECONDS] [TARGET ...]     (targets: load_model tensor_readers
 #                                                    session_run convert chat_template
-#                                                    tokenizer genai_config; default: all)
+#                                                    tokenizer genai_config serve_request;
+#                                                    default: all)
 # Builds the targets in the `sanitize` tree (clang 14, ASan + UBSan) if needed, seeds each
 # corpus from the test models (tests/models, the ONNX backend node tests when present, their
 # .pb/.npy test data) and tests/bad_models (the LLM-folder targets: the chat templates,
-# tokenizers and genai_config.json files under tests/, and tests/bad_genai), and keeps the
+# tokenizers and genai_config.json files under tests/; serve_request: the request bodies of
+# tests/fuzz/seeds_genai; both also tests/bad_genai/TARGET), and keeps the
 # corpus in build/sanitize/fuzz/ between runs. Prints execs, coverage and corpus size per
 # target. A crash leaves its input in build/sanitize/fuzz/artifacts/: fix the bug, then copy
 # the input into tests/bad_models/ or tests/bad_genai/TARGET/ (the bad-models and
@@ -17,7 +19,8 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(load_model tensor_readers session_run convert chat_template tokenizer genai_config)
+[ ${#TARGETS[@]} -gt 0 ] ||
+  TARGETS=(load_model tensor_readers session_run convert chat_template tokenizer genai_config serve_request)
 BUILD=build/sanitize
 WORK=$BUILD/fuzz
 JOBS=${XONNX_FUZZ_BUILD_JOBS:-$(nproc)}
@@ -49,7 +52,8 @@ fi
 # (tokenizer.json, NUL, tokenizer_config.json) and genai configs.
 seed_genai=$WORK/seeds/genai
 if [ ! -d "$seed_genai" ]; then
-  mkdir -p "$seed_genai"/{chat_template,tokenizer,genai_config}
+  mkdir -p "$seed_genai"/{chat_template,tokenizer,genai_config,serve_request}
+  cp tests/fuzz/seeds_genai/serve_request/*.json "$seed_genai/serve_request/"
   n=0
   for f in tests/genai/templates/*.jinja; do cp "$f" "$seed_genai/chat_template/$((n++)).jinja"; done
   cp tests/fuzz/seeds_genai/tokenizer/*.json "$seed_genai/tokenizer/"
@@ -72,7 +76,7 @@ for t in "${TARGETS[@]}"; do
   seeds=$seed_models
   bad=tests/bad_models
   [ "$t" = tensor_readers ] && seeds=$seed_tensors
-  case $t in chat_template | tokenizer | genai_config) seeds=$seed_genai/$t bad=tests/bad_genai/$t ;; esac
+  case $t in chat_template | tokenizer | genai_config | serve_request) seeds=$seed_genai/$t bad=tests/bad_genai/$t ;; esac
   log=$WORK/$t.log
   t0=$(date +%s)
   # -rss_limit_mb / -malloc_limit_mb: a 4 GiB cap (the budget per input); -timeout: 20 s.

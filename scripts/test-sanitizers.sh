@@ -40,7 +40,7 @@ step() {  # step NAME COMMAND...: runs and records the wall time
 }
 targets=(xonnx_fuzz_replay
          xonnx_fuzz_load_model xonnx_fuzz_tensor_readers xonnx_fuzz_session_run xonnx_fuzz_convert
-         xonnx_fuzz_chat_template xonnx_fuzz_tokenizer xonnx_fuzz_genai_config)
+         xonnx_fuzz_chat_template xonnx_fuzz_tokenizer xonnx_fuzz_genai_config xonnx_fuzz_serve_request)
 tests='bad-models|bad-genai-files'
 case $TIER in
   full) targets+=(xonnx xonnx_unit_tests xonnx_concurrency_tests xonnx_genai_tests)

@@ -1,12 +1,13 @@
 """Semantic fuzzing of the JSON files an LLM folder brings besides its model (tokenizer.json,
-tokenizer_config.json with its chat templates, genai_config.json): every value a valid file may
-hold differently, replayed through a fuzz target of a sanitizer build.
+tokenizer_config.json with its chat templates, genai_config.json) and of requests to the
+server: every value a valid file may hold differently, replayed through a fuzz target of a
+sanitizer build.
 
     python3 tools/mutate_json.py TARGET OUT_DIR SEED_FILE... [--seed N] [--every K]
                                  [--replay BIN] [--jobs J]
 
 TARGET is the fuzz target the files are for (tokenizer: tokenizer.json, a NUL byte and
-tokenizer_config.json, or a folder holding them; genai_config). Each JSON document of a seed is walked (in arrays and
+tokenizer_config.json, or a folder holding them; genai_config; serve_request: request bodies). Each JSON document of a seed is walked (in arrays and
 objects of more than 4 members, the first 3 and one picked by the seed) and each value replaced
 by null, booleans, integers 0 / -1 / 2^31 - 1 / 2^31 / 2^32 / 2^53 / 2^63 - 1 / -2^63 / 2^64,
 its neighbours when it is an integer, 1e308, NaN's stand-ins, an empty or 100,000-character

@@ -20,6 +20,7 @@ int fuzz_convert(const uint8_t* data, size_t size);
 int fuzz_chat_template(const uint8_t* data, size_t size);
 int fuzz_tokenizer(const uint8_t* data, size_t size);
 int fuzz_genai_config(const uint8_t* data, size_t size);
+int fuzz_serve_request(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -31,6 +32,7 @@ const Target kTargets[] = {
     {"load_model", fuzz_load_model},     {"tensor_readers", fuzz_tensor_readers}, {"session_run", fuzz_session_run},
     {"convert", fuzz_convert},           {"chat_template", fuzz_chat_template},   {"tokenizer", fuzz_tokenizer},
     {"genai_config", fuzz_genai_config},
+    {"serve_request", fuzz_serve_request},
 };
 
 }  // namespace
