@@ -21,7 +21,8 @@ namespace xonnx::genai::jinja {
 // its strings, lists and nesting are bounded instead of trusted (docs/genai.md).
 constexpr size_t kMaxStringBytes = size_t{64} << 20;  // any string, the output included
 constexpr size_t kMaxItems = size_t{1} << 20;         // any list
-constexpr uint32_t kMaxNesting = 128;                 // lists and dicts inside each other
+constexpr uint32_t kMaxNesting = kMaxJsonNesting;     // lists and dicts inside each other (and
+                                                      // the variables, checked with json_nesting)
 
 // Work of the deep walks (equal, less, repr, to_json) on this thread: a list holding one value
 // twice, nested 60 deep, is small but has 2^60 paths. The renderer sets the budget per render;

@@ -4,8 +4,6 @@
 #include <limits>
 #include <utility>
 
-#include "sdk/genai/tokenizer_json.h"
-
 namespace xonnx::serve {
 
 using json = nlohmann::json;
@@ -260,9 +258,8 @@ bool parse_object(const std::string& body, ordered_json& out, ApiError& error) {
     error = bad_request("the request body must be a JSON object");
     return false;
   }
-  if (genai::json_nesting(out) > genai::kMaxJsonNesting) {  // the schema compiler and dumps recurse
-    error =
-        bad_request("the request body nests arrays and objects deeper than " + std::to_string(genai::kMaxJsonNesting));
+  if (auto nested = nesting_error(out)) {
+    error = *nested;
     return false;
   }
   return true;

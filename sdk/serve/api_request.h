@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sdk/genai/sampling.h"
+#include "sdk/genai/tokenizer_json.h"
 #include "sdk/serve/json_schema.h"
 
 namespace xonnx::serve {
@@ -33,6 +34,14 @@ struct ApiError {
 };
 
 ApiError bad_request(std::string message, std::string param = {});
+
+// The 400 for a body whose arrays and objects nest deeper than genai::kMaxJsonNesting (the
+// schema compiler, nlohmann's copies and dumps recurse once per level), or nothing.
+template <class AnyJson>
+std::optional<ApiError> nesting_error(const AnyJson& body) {
+  if (genai::json_nesting(body) <= genai::kMaxJsonNesting) return std::nullopt;
+  return bad_request("the request body nests arrays and objects deeper than " + std::to_string(genai::kMaxJsonNesting));
+}
 
 enum class Endpoint { kChat, kCompletion };
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "sdk/genai/tokenizer_json.h"
 #include "sdk/serve/embedding_model.h"
 #include "sdk/serve/server_state.h"
 
@@ -37,9 +36,8 @@ EmbeddingParse parse_embedding_request(const std::string& body) {
     p.error = bad_request("the request body is not a JSON object");
     return p;
   }
-  if (genai::json_nesting(j) > genai::kMaxJsonNesting) {
-    p.error =
-        bad_request("the request body nests arrays and objects deeper than " + std::to_string(genai::kMaxJsonNesting));
+  if (auto nested = nesting_error(j)) {
+    p.error = *nested;
     return p;
   }
   EmbeddingRequest r;
