@@ -23,6 +23,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-conv-scale-bias", 2, fuse_conv_scale_bias},
       {"lower-3d", 2, lower_3d},
       {"split-sliced-projections", 2, split_sliced_projections},
+      {"narrow-selected-rows", 2, narrow_selected_rows},
       {"fuse-matmul-add", 2, fuse_matmul_add_any_rank},
       {"fuse-attention", 2, fuse_attention},
       {"fuse-matmul-scale", 2, fuse_matmul_scale},

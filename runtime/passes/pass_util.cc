@@ -46,6 +46,20 @@ bool activation_bounds(const Node& act, int64_t opset, const std::function<const
   return lo < hi;
 }
 
+bool constant_ints(const Graph& g, const Node& n, size_t input, const char* attr, std::vector<int64_t>& out) {
+  out.clear();
+  if (input < n.inputs.size() && !n.inputs[input].empty()) {
+    const Tensor* t = constant_tensor(g, n.inputs[input]);
+    if (!t || (t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32) || t->rank() > 1) return false;
+    for (int64_t i = 0; i < t->numel(); ++i) out.push_back(t->get_as_int64(i));
+    return true;
+  }
+  const Attribute* a = attr ? n.find_attr(attr) : nullptr;
+  if (!a) return false;
+  out = a->ints;
+  return true;
+}
+
 Attribute float_attribute(const char* name, float value) {
   Attribute a;
   a.name = name;

@@ -34,6 +34,11 @@ inline bool is_identity_perm(const std::vector<int64_t>& perm) {
 // returns early without building its views of the graph.
 bool has_default_node(const Graph& g, const char* op);
 
+// Integer values of a constant int32 / int64 input of rank <= 1, or of an ints attribute when
+// that input is absent (the op's older form: Slice's starts below opset 10); false when neither
+// is known.
+bool constant_ints(const Graph& g, const Node& n, size_t input, const char* attr, std::vector<int64_t>& out);
+
 Attribute float_attribute(const char* name, float value);
 Attribute int_attribute(const char* name, int64_t value);
 Attribute ints_attribute(const char* name, std::vector<int64_t> values);

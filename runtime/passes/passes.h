@@ -21,6 +21,8 @@ Result<bool> absorb_weight_transposes(Model& model, PassContext& ctx);  // Trans
 Result<bool> fuse_matmul_scale(Model& model, PassContext& ctx);         // MatMul * scalar -> FusedMatMul (session only)
 // MatMul [+ bias] read only in column ranges by Slice / Split -> one per range (session only)
 Result<bool> split_sliced_projections(Model& model, PassContext& ctx);
+// Gather / Slice of rows -> Slices of the inputs of the row-wise ops before it (session only)
+Result<bool> narrow_selected_rows(Model& model, PassContext& ctx);
 Result<bool> lower_3d(Model& model, PassContext& ctx);      // 3-D Conv / MaxPool -> 2-D ones over frames (session only)
 Result<bool> lower_einsum(Model& model, PassContext& ctx);  // 2-operand batched-matmul Einsum -> MatMul (session only)
 Result<bool> fuse_attention(Model& model, PassContext& ctx);  // MatMul-Softmax-MatMul -> Attention (session only)

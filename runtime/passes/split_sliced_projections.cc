@@ -30,22 +30,6 @@ struct Piece {
   int64_t begin = 0, end = 0;
 };
 
-// Integer values of a constant input (int32 / int64), or of an ints attribute when the input is
-// absent; false when neither is known.
-bool ints_of(const Graph& g, const Node& n, size_t input, const char* attr, std::vector<int64_t>& out) {
-  out.clear();
-  if (input < n.inputs.size() && !n.inputs[input].empty()) {
-    const Tensor* t = constant_tensor(g, n.inputs[input]);
-    if (!t || (t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32) || t->rank() > 1) return false;
-    for (int64_t i = 0; i < t->numel(); ++i) out.push_back(t->get_as_int64(i));
-    return true;
-  }
-  const Attribute* a = attr ? n.find_attr(attr) : nullptr;
-  if (!a) return false;
-  out = a->ints;
-  return true;
-}
-
 bool is_last_axis(int64_t axis, int64_t rank) { return axis == -1 || axis == rank - 1; }
 
 // Slice of the last axis with step 1 and a non-empty range: its columns (ONNX's clamping of
@@ -54,12 +38,12 @@ bool slice_piece(const Model& model, const Node& s, int64_t rank, int64_t n, Pie
   const Graph& g = model.graph;
   const bool inputs_form = opset_of(model, s) >= 10;
   std::vector<int64_t> starts, ends, axes, steps;
-  if (!ints_of(g, s, inputs_form ? 1 : SIZE_MAX, "starts", starts) ||
-      !ints_of(g, s, inputs_form ? 2 : SIZE_MAX, "ends", ends) || starts.size() != 1 || ends.size() != 1)
+  if (!constant_ints(g, s, inputs_form ? 1 : SIZE_MAX, "starts", starts) ||
+      !constant_ints(g, s, inputs_form ? 2 : SIZE_MAX, "ends", ends) || starts.size() != 1 || ends.size() != 1)
     return false;
-  if (!ints_of(g, s, inputs_form ? 3 : SIZE_MAX, "axes", axes)) axes = {0};
+  if (!constant_ints(g, s, inputs_form ? 3 : SIZE_MAX, "axes", axes)) axes = {0};
   if (inputs_form && s.inputs.size() > 4 && !s.inputs[4].empty() &&
-      (!ints_of(g, s, 4, nullptr, steps) || steps.size() != 1 || steps[0] != 1))
+      (!constant_ints(g, s, 4, nullptr, steps) || steps.size() != 1 || steps[0] != 1))
     return false;
   if (axes.size() != 1 || !is_last_axis(axes[0], rank) || s.outputs.size() != 1) return false;
   const auto clamp = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
@@ -73,7 +57,7 @@ bool split_pieces(const Model& model, const Node& s, int64_t rank, int64_t n, st
   const int64_t opset = opset_of(model, s);
   const int64_t outputs = static_cast<int64_t>(s.outputs.size());
   std::vector<int64_t> sizes;
-  if (!ints_of(model.graph, s, opset >= 13 ? 1 : SIZE_MAX, opset >= 13 ? nullptr : "split", sizes)) {
+  if (!constant_ints(model.graph, s, opset >= 13 ? 1 : SIZE_MAX, opset >= 13 ? nullptr : "split", sizes)) {
     if (s.inputs.size() > 1 && !s.inputs[1].empty()) return false;  // sizes computed at run time
     // Equal parts; opset 18's num_outputs lets the last be smaller.
     const int64_t part = (n + outputs - 1) / outputs;
