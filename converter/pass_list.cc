@@ -15,6 +15,7 @@ const std::vector<PassDef>& pass_list() {
       {"transpose-reshape-pairs", 1, passes::collapse_transpose_reshape_pairs},
       {"fuse-batchnorm", 2, passes::fuse_batchnorm},
       {"fuse-conv-scale-bias", 2, passes::fuse_conv_scale_bias},
+      {"narrow-selected-rows", 2, passes::narrow_selected_rows},
       {"fuse-matmul-add", 2, passes::fuse_matmul_add},
       {"fuse-layernorm", 2, passes::fuse_layernorm},
       {"fuse-gelu", 2, passes::fuse_gelu},
