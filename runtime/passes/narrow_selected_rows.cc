@@ -51,57 +51,14 @@ bool all_known(const std::vector<Dim>& dims) {
 }
 
 const std::set<std::string>& elementwise_ops() {
-  static const std::set<std::string> ops = {"Abs",
-                                            "Add",
-                                            "And",
-                                            "Cast",
-                                            "Ceil",
-                                            "Celu",
-                                            "Clip",
-                                            "Cos",
-                                            "Div",
-                                            "Elu",
-                                            "Equal",
-                                            "Erf",
-                                            "Exp",
-                                            "Floor",
-                                            "Gelu",
-                                            "Greater",
-                                            "GreaterOrEqual",
-                                            "HardSigmoid",
-                                            "HardSwish",
-                                            "Identity",
-                                            "IsInf",
-                                            "IsNaN",
-                                            "LeakyRelu",
-                                            "Less",
-                                            "LessOrEqual",
-                                            "Log",
-                                            "Max",
-                                            "Mean",
-                                            "Min",
-                                            "Mish",
-                                            "Mul",
-                                            "Neg",
-                                            "Not",
-                                            "Or",
-                                            "Pow",
-                                            "PRelu",
-                                            "Reciprocal",
-                                            "Relu",
-                                            "Round",
-                                            "Selu",
-                                            "Sigmoid",
-                                            "Sign",
-                                            "Sin",
-                                            "Softplus",
-                                            "Softsign",
-                                            "Sqrt",
-                                            "Sub",
-                                            "Sum",
-                                            "Tanh",
-                                            "ThresholdedRelu",
-                                            "Where"};
+  // clang-format off
+  static const std::set<std::string> ops = {
+      "Abs", "Add", "And", "Cast", "Ceil", "Celu", "Clip", "Cos", "Div", "Elu", "Equal", "Erf", "Exp",
+      "Floor", "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf",
+      "IsNaN", "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mul", "Neg",
+      "Not", "Or", "Pow", "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
+      "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tanh", "ThresholdedRelu", "Where"};
+  // clang-format on
   return ops;
 }
 
@@ -340,7 +297,7 @@ bool selection_of(const Model& model, const Node& n, const ShapeFacts& facts, Se
         index->rank() > 1)
       return false;
     const int64_t axis = axis_of(attr_int_or(n, "axis", 0)), i = index->get_as_int64(0);
-    if (axis < 0 || axis >= rank) return false;
+    if (axis < 0 || axis >= rank || i == INT64_MAX) return false;
     // Index -1 is the last row: Slice's end past the axis, not 0.
     *sel = {n.inputs[0], axis, i, i == -1 ? INT64_MAX : i + 1, true};
     const Dim& d = (*dims)[static_cast<size_t>(axis)];
