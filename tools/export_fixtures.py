@@ -441,6 +441,19 @@ def einsum_attention(out):
     return export_fixture(out, "einsum_attention", m, ds, ["x", "fmap"], ["y", "small"], opset=13)
 
 
+@fixture("vit_tiny")
+def vit_tiny(out):
+    # torchvision's VisionTransformer at toy size: the classifier reads the class token of the
+    # last encoder layer (x[:, 0]), which the runtime computes alone (narrow-selected-rows);
+    # dynamic batch, so the head-splitting Reshapes have symbolic dims.
+    g = seed()
+    m = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                             hidden_dim=32, mlp_dim=64, num_classes=10)
+    ds = [(torch.randn(1, 3, 32, 32, generator=g),), (torch.randn(3, 3, 32, 32, generator=g),)]
+    return export_fixture(out, "vit_tiny", m, ds, ["input"], ["logits"], noise=0.05,
+                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+
+
 # ------------------------------------------------------------------ main
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
