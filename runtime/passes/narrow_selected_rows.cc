@@ -404,7 +404,6 @@ class Climb {
       const Node& p = view_.node(i);
       std::vector<Node> nodes;
       Node cut = p;
-      std::map<std::pair<std::string, int64_t>, std::string> slices;
       for (size_t in = 0; in < plan.cut.size(); ++in) {
         if (plan.cut[in] < 0) continue;
         const auto done = narrowed_.find(p.inputs[in]);
@@ -412,7 +411,8 @@ class Climb {
           cut.inputs[in] = done->second;
           continue;
         }
-        std::string& slice = slices[{p.inputs[in], plan.cut[in]}];
+        // One Slice per value and axis, made where its first reader stands (nodes go by index).
+        std::string& slice = slices_[{p.inputs[in], plan.cut[in]}];
         if (slice.empty()) {
           slice = names.fresh(p.inputs[in] + "/rows");
           Node s = make_node("Slice", "", names.fresh(p.name + "/rows_of_input_" + std::to_string(in)),
@@ -497,8 +497,9 @@ class Climb {
   const Selection sel_;
   const int at_;  // the selection node
   std::unordered_map<std::string, Reach> reached_;
-  std::map<int, Plan> plans_;                              // the nodes to narrow, by index
-  std::unordered_map<std::string, std::string> narrowed_;  // value -> the name of its rows
+  std::map<int, Plan> plans_;                                      // the nodes to narrow, by index
+  std::unordered_map<std::string, std::string> narrowed_;          // value -> the name of its rows
+  std::map<std::pair<std::string, int64_t>, std::string> slices_;  // (value, axis) -> its Slice
   std::string starts_, ends_;
   std::map<int64_t, std::string> axes_;
   int products_ = 0;

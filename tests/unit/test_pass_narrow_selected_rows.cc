@@ -92,6 +92,42 @@ TEST(PassNarrowSelectedRows, ClassTokenOfAnEncoderBlockComputesOneRow) {
   }
 }
 
+TEST(PassNarrowSelectedRows, DecomposedLayerNormBeforeAGemm) {
+  // Opset 14's LayerNorm: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div (x and x - mean
+  // each read twice), then a 2-D Gemm over the rows of a Reshape; row 3 selected.
+  Model m = make_model(14);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, kStatic)};
+  add_init(m.graph, "two", f32({2.0f}, {}));
+  add_init(m.graph, "eps", f32({1e-5f}, {}));
+  add_init(m.graph, "flat", i64({kRows, kWidth}));
+  add_init(m.graph, "bias", f32(noise(kHidden, 8), {kHidden}));
+  auto& n = m.graph.nodes;
+  n.push_back(make_node("ReduceMean", {"x"}, {"mean"}, {ints_attribute("axes", {-1})}));
+  n.push_back(make_node("Sub", {"x", "mean"}, {"d"}));
+  n.push_back(make_node("Pow", {"d", "two"}, {"d2"}));
+  n.push_back(make_node("ReduceMean", {"d2"}, {"var"}, {ints_attribute("axes", {-1})}));
+  n.push_back(make_node("Add", {"var", "eps"}, {"var_eps"}));
+  n.push_back(make_node("Sqrt", {"var_eps"}, {"std"}));
+  n.push_back(make_node("Div", {"d", "std"}, {"ln"}));
+  n.push_back(make_node("Reshape", {"ln", "flat"}, {"rows"}));
+  n.push_back(
+      make_node("Gemm", {"rows", weight(m, "w", kHidden, kWidth, 4), "bias"}, {"g"}, {int_attribute("transB", 1)}));
+  add_init(m.graph, "index", Tensor::scalar<int64_t>(3));
+  n.push_back(make_node("Gather", {"g", "index"}, {"picked"}, {int_attribute("axis", 0)}));
+  m.graph.outputs = {untyped("picked")};
+  bool changed = false;
+  const Model out = run(m, &changed);
+  ASSERT_TRUE(changed);
+  // Every node of the norm computes one row: one Slice of the graph input feeds its two readers.
+  EXPECT_EQ(count_op(out.graph, "Slice"), 1);
+  for (const Node& node : out.graph.nodes) {
+    if (node.op_type == "Slice") {
+      EXPECT_EQ(node.inputs[0], "x");
+    }
+  }
+  expect_close_outputs(m, out, {random_value({1, kRows, kWidth}, 18)}, 1e-5);
+}
+
 TEST(PassNarrowSelectedRows, AValueAnotherNodeReadsWholeIsComputedWhole) {
   Model m = encoder_tail(kStatic, [](Model& g, const std::string& y) { return gather_row(g, y, 1); });
   m.graph.nodes.push_back(make_node("Relu", {"h0"}, {"other"}));
