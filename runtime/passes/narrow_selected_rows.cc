@@ -86,12 +86,20 @@ bool is_product(const Node& n) {
   return n.domain == "com.microsoft" && (n.op_type == "FusedMatMul" || n.op_type == "MatMulNBits");
 }
 
+// ORT's normalizations over the last axis (contrib ops; SimplifiedLayerNormalization also in the
+// default domain, as the runtime's fusions write it): the fused forms of models optimized for ORT.
+bool is_norm(const Node& n) {
+  if (n.op_type == "SimplifiedLayerNormalization") return n.domain.empty() || n.domain == "com.microsoft";
+  return n.domain == "com.microsoft" &&
+         (n.op_type == "SkipSimplifiedLayerNormalization" || n.op_type == "SkipLayerNormalization");
+}
+
 // The ops RowPlanner::plan may take (given shapes).
 bool row_wise_kind(const Node& n) {
   static const std::set<std::string> ops = {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
                                             "Gemm",    "Transpose",  "Slice",   "Concat",
                                             "MatMul",  "Attention"};
-  return is_elementwise(n) || is_reduction(n) || is_reshape(n) || is_product(n) ||
+  return is_elementwise(n) || is_reduction(n) || is_reshape(n) || is_product(n) || is_norm(n) ||
          (n.domain.empty() && ops.count(n.op_type) != 0);
 }
 
@@ -117,6 +125,11 @@ class RowPlanner {
     const int64_t rank = static_cast<int64_t>(out->size());
     const Dim& extent = (*out)[static_cast<size_t>(axis)];
     if (is_elementwise(n)) return broadcast_all(n, 0, *out, axis, plan);
+    if (is_norm(n)) {  // the skip forms normalize the last axis; their sum output must be unread
+      const int64_t first = n.op_type == "SimplifiedLayerNormalization" ? attr_int_or(n, "axis", -1) : -1;
+      if (axis >= normalized(first, rank)) return false;
+      return broadcast_all(n, 0, *out, axis, plan);
+    }
     if (!n.domain.empty() && !(n.domain == "com.microsoft" && is_product(n))) return false;
     const std::string& op = n.op_type;
     if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {

@@ -128,6 +128,31 @@ TEST(PassNarrowSelectedRows, DecomposedLayerNormBeforeAGemm) {
   expect_close_outputs(m, out, {random_value({1, kRows, kWidth}, 18)}, 1e-5);
 }
 
+TEST(PassNarrowSelectedRows, OrtFusedSkipNormBeforeTheSelection) {
+  // x W, then com.microsoft SkipSimplifiedLayerNormalization(x W, x, gamma): the form of models
+  // optimized for ORT. Its residual-sum output is unread (the last layer).
+  Model m = make_model(17);
+  m.opset_imports["com.microsoft"] = 1;
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, kStatic)};
+  add_init(m.graph, "gamma", f32(noise(kWidth, 9, 0.5f, 1.5f), {kWidth}));
+  auto& n = m.graph.nodes;
+  n.push_back(make_node("MatMul", {"x", weight(m, "w", kWidth, kWidth, 5)}, {"mm"}));
+  Node norm = make_node("SkipSimplifiedLayerNormalization", {"mm", "x", "gamma"}, {"y", "", "", "sum"},
+                        {float_attribute("epsilon", 1e-5f)});
+  norm.domain = "com.microsoft";
+  n.push_back(norm);
+  m.graph.outputs = {untyped(gather_row(m, "y", 0))};
+  bool changed = false;
+  const Model out = run(m, &changed);
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(matmul_rows(out), (std::vector<int64_t>{1}));
+  expect_close_outputs(m, out, {random_value({1, kRows, kWidth}, 19)}, 1e-5);
+  // The sum read by a next layer: the norm computes every row.
+  m.graph.outputs.push_back(untyped("sum"));
+  run(m, &changed);
+  EXPECT_FALSE(changed);
+}
+
 TEST(PassNarrowSelectedRows, AValueAnotherNodeReadsWholeIsComputedWhole) {
   Model m = encoder_tail(kStatic, [](Model& g, const std::string& y) { return gather_row(g, y, 1); });
   m.graph.nodes.push_back(make_node("Relu", {"h0"}, {"other"}));
