@@ -299,7 +299,9 @@ class RowPlanner {
 
 // The selection node `n` makes, when it is one a climb starts from: fewer rows than its input has.
 bool selection_of(const Model& model, const Node& n, const ShapeFacts& facts, Selection* sel) {
-  if (!n.domain.empty() || n.inputs.empty() || n.outputs.size() != 1) return false;
+  // Below opset 10 the Slices the climb writes would need another form (the converter's files
+  // cannot give one node a newer opset).
+  if (!n.domain.empty() || n.inputs.empty() || n.outputs.size() != 1 || opset_of(model, n) < 10) return false;
   const std::vector<Dim>* dims = facts.dims(n.inputs[0]);
   if (!dims || dims->empty()) return false;
   const int64_t rank = static_cast<int64_t>(dims->size());
@@ -316,7 +318,7 @@ bool selection_of(const Model& model, const Node& n, const ShapeFacts& facts, Se
     const Dim& d = (*dims)[static_cast<size_t>(axis)];
     return !d.known() || (d.value > 1 && i >= -d.value && i < d.value);
   }
-  if (n.op_type != "Slice" || opset_of(model, n) < 10 || n.inputs.size() < 4) return false;
+  if (n.op_type != "Slice" || n.inputs.size() < 4) return false;
   std::vector<int64_t> starts, ends, axes, steps;
   if (!constant_ints(model.graph, n, 1, nullptr, starts) || !constant_ints(model.graph, n, 2, nullptr, ends) ||
       !constant_ints(model.graph, n, 3, nullptr, axes) || starts.size() != 1 || ends.size() != 1 || axes.size() != 1)
@@ -430,7 +432,6 @@ class Climb {
           slice = names.fresh(p.inputs[in] + "/rows");
           Node s = make_node("Slice", "", names.fresh(p.name + "/rows_of_input_" + std::to_string(in)),
                              {p.inputs[in], starts_, ends_, axis_constant(names, plan.cut[in])}, {slice});
-          if (opset_of(model_, s) < 10) s.opset = 13;
           s.origin = p.origin.empty() ? p.describe() : p.origin;
           nodes.push_back(std::move(s));
         }
