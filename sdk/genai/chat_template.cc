@@ -9,6 +9,7 @@
 #include "sdk/genai/chat_template_ast.h"
 #include "sdk/genai/chat_template_builtins.h"
 #include "sdk/genai/chat_template_lexer.h"
+#include "sdk/genai/chat_template_methods.h"
 #include "sdk/genai/tokenizer.h"
 #include "sdk/genai/unicode.h"
 
