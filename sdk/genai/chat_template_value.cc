@@ -46,14 +46,13 @@ const Value* Dict::find(const std::string& key) const {
 }
 
 void Dict::set(const std::string& key, Value v) {
+  nesting = std::max(nesting, v.nesting() + 1);
   for (auto& [k, old] : items) {
     if (k == key) {
-      nesting = std::max(nesting, v.nesting() + 1);
       old = std::move(v);
       return;
     }
   }
-  nesting = std::max(nesting, v.nesting() + 1);
   items.emplace_back(key, std::move(v));
 }
 
