@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-
 #include <string>
 #include <string_view>
 #include <utility>

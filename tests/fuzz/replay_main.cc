@@ -35,10 +35,6 @@ const Target kTargets[] = {
     {"serve_request", fuzz_serve_request},
 };
 
-}  // namespace
-
-namespace {
-
 std::vector<std::filesystem::path> files_under(const std::filesystem::path& p) {
   std::vector<std::filesystem::path> files;
   if (std::filesystem::is_directory(p)) {
