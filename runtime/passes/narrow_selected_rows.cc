@@ -297,6 +297,16 @@ class RowPlanner {
   const ShapeFacts& facts_;
 };
 
+// The rows a selection keeps of an axis of `extent`; with a symbolic extent, the count its bounds
+// fix (0: unknown).
+int64_t rows_of(const Selection& sel, const Dim& extent) {
+  if (extent.known()) {
+    return std::max<int64_t>(0, slice_bound(sel.end, extent.value) - slice_bound(sel.begin, extent.value));
+  }
+  if (sel.end == INT64_MAX) return sel.begin == -1 ? 1 : 0;
+  return (sel.begin < 0) == (sel.end < 0) ? sel.end - sel.begin : 0;
+}
+
 // The selection node `n` makes, when it is one a climb starts from: fewer rows than its input has.
 bool selection_of(const Model& model, const Node& n, const ShapeFacts& facts, Selection* sel) {
   // Below opset 10 the Slices the climb writes would need another form (the converter's files
@@ -331,20 +341,8 @@ bool selection_of(const Model& model, const Node& n, const ShapeFacts& facts, Se
   *sel = {n.inputs[0], axis, starts[0], ends[0], false};
   const Dim& d = (*dims)[static_cast<size_t>(axis)];
   if (!d.known()) return (starts[0] < 0) == (ends[0] < 0) && ends[0] > starts[0];  // a fixed count of rows
-  const auto clamp = [&d](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + d.value : v, 0, d.value); };
-  return clamp(ends[0]) > clamp(starts[0]) && clamp(ends[0]) - clamp(starts[0]) < d.value;
-}
-
-// Rows a selection keeps when the count is known without the axis' extent (0: unknown).
-int64_t rows_of(const Selection& sel, const Dim& extent) {
-  if (extent.known()) {
-    const auto clamp = [&extent](int64_t v) {
-      return std::clamp<int64_t>(v < 0 ? v + extent.value : v, 0, extent.value);
-    };
-    return std::max<int64_t>(0, clamp(sel.end) - clamp(sel.begin));
-  }
-  if (sel.end == INT64_MAX) return sel.begin == -1 ? 1 : 0;
-  return (sel.begin < 0) == (sel.end < 0) ? sel.end - sel.begin : 0;
+  const int64_t rows = rows_of(*sel, d);
+  return rows > 0 && rows < d.value;
 }
 
 // Whether a Gather or Slice reads the only use of a value an op of a row-wise kind produced: the

@@ -46,8 +46,7 @@ bool slice_piece(const Model& model, const Node& s, int64_t rank, int64_t n, Pie
       (!constant_ints(g, s, 4, nullptr, steps) || steps.size() != 1 || steps[0] != 1))
     return false;
   if (axes.size() != 1 || !is_last_axis(axes[0], rank) || s.outputs.size() != 1) return false;
-  const auto clamp = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
-  piece = {s.outputs[0], clamp(starts[0]), clamp(ends[0])};
+  piece = {s.outputs[0], slice_bound(starts[0], n), slice_bound(ends[0], n)};
   return piece.begin < piece.end;
 }
 
