@@ -139,6 +139,9 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
     std::unique_ptr<Session> session(new Session());
     session->model_ = std::move(model);
     session->options_ = options;
+    if (Status s = apply_output_ranges(session->model_, options.output_ranges); !s.is_ok()) {
+      return s.with_context("SessionOptions.output_ranges: ");
+    }
     auto state = std::make_shared<SessionState>();
     state->options = options;
     const KernelOverrides env = kernel_overrides();  // CI runs every kernel path this way

@@ -22,6 +22,7 @@
 #include "runtime/core/status.h"
 #include "runtime/core/value.h"
 #include "runtime/ir/graph.h"
+#include "runtime/ir/output_range.h"
 #include "runtime/onnx/loader.h"
 #include "runtime/ops/registry.h"
 #include "runtime/passes/pass.h"
@@ -51,6 +52,11 @@ struct SessionOptions {
   // Wall-clock limit of one run() in seconds (0: none). A run past it fails with kCancelled
   // naming the node it stopped at; checked between nodes and Loop/Scan iterations.
   double run_timeout_seconds = 0;
+  // Graph outputs the caller reads only a range of (ir/output_range.h): each is computed as a
+  // Slice of the whole, which the optimization passes move up through the row-wise ops before
+  // it (a language model's head for the last position only: {"logits", 1, -1, INT64_MAX}).
+  // outputs() and run() give the narrowed outputs.
+  std::vector<OutputRange> output_ranges;
 };
 
 class Subgraph;  // a compiled graph (exec/subgraph.h)

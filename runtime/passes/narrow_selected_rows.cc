@@ -303,8 +303,8 @@ int64_t rows_of(const Selection& sel, const Dim& extent) {
   if (extent.known()) {
     return std::max<int64_t>(0, slice_bound(sel.end, extent.value) - slice_bound(sel.begin, extent.value));
   }
-  if (sel.end == INT64_MAX) return sel.begin == -1 ? 1 : 0;
-  return (sel.begin < 0) == (sel.end < 0) ? sel.end - sel.begin : 0;
+  if (sel.end == INT64_MAX) return sel.begin < 0 ? -sel.begin : 0;  // the last rows (torch's x[:, -k:])
+  return (sel.begin < 0) == (sel.end < 0) && sel.end > sel.begin ? sel.end - sel.begin : 0;
 }
 
 // The selection node `n` makes, when it is one a climb starts from: fewer rows than its input has.
@@ -340,7 +340,7 @@ bool selection_of(const Model& model, const Node& n, const ShapeFacts& facts, Se
   if (axis < 0 || axis >= rank) return false;
   *sel = {n.inputs[0], axis, starts[0], ends[0], false};
   const Dim& d = (*dims)[static_cast<size_t>(axis)];
-  if (!d.known()) return (starts[0] < 0) == (ends[0] < 0) && ends[0] > starts[0];  // a fixed count of rows
+  if (!d.known()) return rows_of(*sel, d) > 0;  // a fixed count of rows
   const int64_t rows = rows_of(*sel, d);
   return rows > 0 && rows < d.value;
 }

@@ -257,6 +257,15 @@ xonnx_status* xonnx_session_options_set_run_timeout(xonnx_session_options* optio
     return nullptr;
   });
 }
+xonnx_status* xonnx_session_options_add_output_range(xonnx_session_options* options, const char* output, int64_t axis,
+                                                     int64_t start, int64_t end) {
+  return guarded([&]() -> xonnx_status* {
+    if (!options) return bad_arg("options is NULL");
+    if (!output) return bad_arg("output is NULL");
+    options->options.output_ranges.push_back({output, axis, start, end});
+    return nullptr;
+  });
+}
 void xonnx_session_options_release(xonnx_session_options* options) { delete options; }
 void xonnx_session_cancel(xonnx_session* session) {
   if (session && session->session) session->session->cancel();

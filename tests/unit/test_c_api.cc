@@ -99,6 +99,43 @@ TEST(CApi, RunMatchesTorchWithRuntimeOwnedAndCallerBuffers) {
   xonnx_session_release(session);
 }
 
+// An output range: the session's output is those rows of the whole one (the MLP's batch rows
+// [1, 3) here), set through the C API and the C++ SessionConfig; a range naming no output
+// fails session creation with the name.
+TEST(CApi, OutputRangeGivesThoseRowsOfTheWholeOutput) {
+  std::vector<int64_t> in_shape, out_shape;
+  const std::vector<float> file = load_floats(kMlp + "/test_data_set_0/input_0.pb", &in_shape);
+  std::vector<float> x;  // the file's rows, then the same scaled by 2: at least 4 rows
+  for (const float scale : {1.0f, 2.0f})
+    for (const float v : file) x.push_back(v * scale);
+  const std::vector<int64_t> shape{2 * in_shape[0], in_shape[1]};
+  xonnx::api::Session whole, part;
+  ASSERT_FALSE(whole.open(kMlp + "/model.onnx"));
+  xonnx::api::SessionConfig config;
+  config.output_ranges.push_back({whole.output_name(0), 0, 1, 3});
+  ASSERT_FALSE(part.open(kMlp + "/model.onnx", config));
+  std::vector<xonnx::api::Tensor> all, some;
+  const auto input = xonnx::api::Input::of(whole.input_name(0), XONNX_TYPE_FLOAT32, shape, x);
+  ASSERT_FALSE(whole.run({input}, &all));
+  ASSERT_FALSE(part.run({input}, &some));
+  const int64_t n = all[0].shape()[1];
+  ASSERT_EQ(some[0].shape(), (std::vector<int64_t>{2, n}));
+  for (int64_t i = 0; i < 2 * n; ++i) EXPECT_NEAR(some[0].data<float>()[i], all[0].data<float>()[n + i], 1e-5);
+
+  xonnx_session_options* opts = nullptr;
+  ASSERT_EQ(xonnx_session_options_create(&opts), nullptr);
+  StatusGuard no_name{xonnx_session_options_add_output_range(opts, nullptr, 0, 0, 1)};
+  EXPECT_EQ(xonnx_status_get_code(no_name.s), XONNX_INVALID_ARGUMENT);
+  ASSERT_EQ(xonnx_session_options_add_output_range(opts, "scores", 1, -1, INT64_MAX), nullptr);
+  xonnx_session* session = nullptr;
+  StatusGuard missing{xonnx_session_create((kMlp + "/model.onnx").c_str(), opts, &session)};
+  xonnx_session_options_release(opts);
+  ASSERT_NE(missing.s, nullptr);
+  EXPECT_EQ(xonnx_status_get_code(missing.s), XONNX_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(xonnx_status_get_message(missing.s)).find("no output 'scores'"), std::string::npos);
+  EXPECT_EQ(session, nullptr);
+}
+
 TEST(CApi, RunWithBindingWritesIntoCallerBuffers) {
   std::vector<int64_t> in_shape, out_shape;
   std::vector<float> x = load_floats(kMlp + "/test_data_set_0/input_0.pb", &in_shape);

@@ -265,6 +265,28 @@ TEST(PassNarrowSelectedRows, SymbolicRowsAndAnIndexOutOfRangeStillFails) {
   }
 }
 
+// torch's x[:, -k:] over a symbolic axis (Slice from -k to INT64_MAX) keeps the last k rows at
+// any length; from a negative start to a non-negative end the count depends on the length, and
+// nothing moves.
+TEST(PassNarrowSelectedRows, LastRowsOfASymbolicAxis) {
+  for (const int64_t k : {1, 2}) {
+    Model m = encoder_tail({dim(1), sym("seq"), dim(kWidth)},
+                           [k](Model& g, const std::string& y) { return slice_rows(g, y, -k, INT64_MAX); });
+    bool changed = false;
+    const Model out = run(m, &changed);
+    ASSERT_TRUE(changed) << k;
+    EXPECT_EQ(out.graph.nodes[0].op_type, "Slice") << k;
+    for (const int64_t rows : {k, int64_t{7}})
+      expect_close_outputs(m, out, {random_value({1, rows, kWidth}, 16 + static_cast<uint32_t>(rows))}, 1e-5);
+  }
+  // From a negative start to a non-negative end: a count that depends on the length.
+  bool changed = true;
+  run(encoder_tail({dim(1), sym("seq"), dim(kWidth)},
+                   [](Model& g, const std::string& y) { return slice_rows(g, y, -2, 5); }),
+      &changed);
+  EXPECT_FALSE(changed);
+}
+
 TEST(PassNarrowSelectedRows, KeepsWhatItCannotNarrow) {
   const auto expect_kept = [](const Model& m, const char* why) {
     bool changed = true;

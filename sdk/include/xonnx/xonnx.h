@@ -153,6 +153,14 @@ XONNX_API xonnx_status* xonnx_session_options_set_max_memory_bytes(xonnx_session
 /* Wall-clock limit of one xonnx_session_run in seconds (0, the default: none). A run past it
  * fails with XONNX_CANCELLED; it is checked between nodes and loop iterations. */
 XONNX_API xonnx_status* xonnx_session_options_set_run_timeout(xonnx_session_options* options, double seconds);
+/* The caller reads only rows [start, end) of `axis` of graph output `output` (ONNX Slice bounds:
+ * negative from the end, INT64_MAX past it): the session computes that range and the output
+ * holds just it, its graph passes moving the cut up through the row-wise ops before it. A
+ * language model's logits at the last position: ("logits", 1, -1, INT64_MAX), which runs the
+ * head over one row of a prompt instead of all of them. Repeatable, one range per output; a
+ * range the model cannot take (no such output, an axis past its rank) fails session creation. */
+XONNX_API xonnx_status* xonnx_session_options_add_output_range(xonnx_session_options* options, const char* output,
+                                                               int64_t axis, int64_t start, int64_t end);
 XONNX_API void xonnx_session_options_release(xonnx_session_options* options);
 
 /* ---- sessions ---- */

@@ -81,6 +81,12 @@ struct SessionConfig {
   int64_t max_tensor_bytes = 0;    // 0: no cap
   int64_t max_memory_bytes = 0;    // 0: the default (half the physical memory)
   double run_timeout_seconds = 0;  // 0: no deadline
+  // Outputs read only in part: rows [start, end) of `axis` (xonnx_session_options_add_output_range).
+  struct OutputRange {
+    std::string output;
+    int64_t axis = 0, start = 0, end = INT64_MAX;
+  };
+  std::vector<OutputRange> output_ranges;
 };
 
 // The library's version ("MAJOR.MINOR.PATCH"); XONNX_VERSION_STRING is the headers'.
@@ -102,6 +108,9 @@ class Session {
       e = take(xonnx_session_options_set_max_memory_bytes(opts, config.max_memory_bytes));
     }
     if (!e) e = take(xonnx_session_options_set_run_timeout(opts, config.run_timeout_seconds));
+    for (const SessionConfig::OutputRange& r : config.output_ranges) {
+      if (!e) e = take(xonnx_session_options_add_output_range(opts, r.output.c_str(), r.axis, r.start, r.end));
+    }
     xonnx_session* s = nullptr;
     if (!e) e = take(xonnx_session_create(path.c_str(), opts, &s));
     xonnx_session_options_release(opts);
