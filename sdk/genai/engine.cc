@@ -248,7 +248,7 @@ void Engine::Impl::prefill_step(Slot& slot, size_t row) {
   }
   slot.cached.insert(slot.cached.end(), prompt.begin() + slot.prompt_done, prompt.begin() + slot.prompt_done + n);
   slot.prompt_done += n;
-  if (slot.prompt_done == prompt.size()) take_token(slot, runner->logits_row(0, static_cast<int32_t>(n) - 1));
+  if (slot.prompt_done == prompt.size()) take_token(slot, runner->last_logits(0));
 }
 
 void Engine::Impl::decode_step() {
@@ -290,7 +290,7 @@ void Engine::Impl::decode_step() {
     }
     s.cached.push_back(s.pending);
     s.pending = -1;
-    take_token(s, runner->logits_row(static_cast<int32_t>(i), 0));
+    take_token(s, runner->last_logits(static_cast<int32_t>(i)));
   }
 }
 

@@ -118,7 +118,7 @@ Status Generator::compute_pending() {
 
 Result<const float*> Generator::next_logits() {
   XONNX_RETURN_IF_ERROR(compute_pending());
-  return runner_->logits_row(0, static_cast<int32_t>(runner_->logits().dim(1)) - 1);
+  return runner_->last_logits(0);
 }
 
 Result<int32_t> Generator::next_token() {

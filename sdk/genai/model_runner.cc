@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/exec/session.h"
+#include "runtime/onnx/loader.h"
 
 namespace xonnx::genai {
 namespace {
@@ -44,8 +45,14 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const GenaiConfig& conf
   so.num_threads = std::max(1, options.threads);
   so.disable_xnnpack = options.reference_kernels;
   so.disable_optimized = options.reference_kernels;
-  XONNX_ASSIGN_OR_RETURN(r->session_, Session::create(config.model_path(), so));
   const std::string model = config.model_path();
+  XONNX_ASSIGN_OR_RETURN(Model graph, load_model(model, so.load));
+  const auto& graph_outputs = graph.graph.outputs;
+  r->last_position_only_ =
+      !options.every_position_logits && std::any_of(graph_outputs.begin(), graph_outputs.end(),
+                                                    [&](const ValueInfo& v) { return v.name == d.outputs.logits; });
+  if (r->last_position_only_) so.output_ranges.push_back({d.outputs.logits, 1, -1, INT64_MAX});
+  XONNX_ASSIGN_OR_RETURN(r->session_, Session::create_from_model(std::move(graph), so));
 
   r->shared_ = config.search.past_present_share_buffer;
   r->rows_ = std::max(1, options.rows);
@@ -250,9 +257,10 @@ Status ModelRunner::prefill(int32_t row, const int32_t* tokens, int32_t count, i
     stored_length_ = past + count;
   }
   const Tensor& l = logits();
-  if (l.rank() != 3 || l.dim(0) != 1 || l.dim(1) != count || l.dim(2) != vocab_ || l.dtype() != DataType::kFloat) {
+  const int32_t positions = last_position_only_ ? 1 : count;
+  if (l.rank() != 3 || l.dim(0) != 1 || l.dim(1) != positions || l.dim(2) != vocab_ || l.dtype() != DataType::kFloat) {
     return invalid_model(config_.model_path(), ": logits are ", dtype_name(l.dtype()), " ", shape_to_string(l.shape()),
-                         ", expected float [1, ", count, ", ", vocab_, "]");
+                         ", expected float [1, ", positions, ", ", vocab_, "]");
   }
   return Status::ok();
 }
@@ -282,6 +290,8 @@ float* ModelRunner::logits_row(int32_t b, int32_t s) {
   Tensor* t = outputs_[logits_output_].mutable_tensor();
   return t->data<float>() + (int64_t{b} * t->dim(1) + s) * vocab_;
 }
+
+float* ModelRunner::last_logits(int32_t b) { return logits_row(b, static_cast<int32_t>(logits().dim(1)) - 1); }
 
 void ModelRunner::copy_row(int32_t from, int32_t to, int32_t count) {
   if (!shared_ || from == to || count <= 0) return;

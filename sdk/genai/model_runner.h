@@ -35,6 +35,10 @@ struct RunnerOptions {
   int32_t rows = 1;
   int32_t row_length = 0;  // 0: config.search.max_length; capped by context_length
   bool reference_kernels = false;
+  // false: a run computes the logits of its last position only (the session narrows the graph's
+  // head to that row: a prompt's first token comes sooner), and logits() is [batch, 1, vocab].
+  // true: every position's, for scoring a text (perplexity).
+  bool every_position_logits = false;
 };
 
 class ModelRunner {
@@ -43,7 +47,7 @@ class ModelRunner {
   ~ModelRunner();
 
   // Runs `count` tokens of row `row` whose first `past` positions are cached; afterwards
-  // past + count are. logits() holds [1, count, vocab].
+  // past + count are. logits() holds [1, count, vocab] (every_position_logits) or [1, 1, vocab].
   Status prefill(int32_t row, const int32_t* tokens, int32_t count, int32_t past);
   // One token for each of rows [0, batch): row b holds lengths[b] cached positions and gets
   // tokens[b] at position lengths[b]. logits() holds [batch, 1, vocab]. Shared-buffer mode
@@ -51,10 +55,12 @@ class ModelRunner {
   // written, nothing before it).
   Status decode(const int32_t* tokens, const int32_t* lengths, int32_t batch);
 
-  // Logits of the last run: [batch, sequence, vocab].
+  // Logits of the last run: [batch, positions, vocab].
   const Tensor& logits() const;
-  // The logits of batch row b, sequence position s of the last run.
+  // The logits of batch row b, position s of logits().
   float* logits_row(int32_t b, int32_t s);
+  // The logits of batch row b's last token of the last run.
+  float* last_logits(int32_t b);
   int32_t vocab() const { return vocab_; }
   int32_t rows() const { return rows_; }
   int32_t row_length() const { return row_length_; }
@@ -89,6 +95,7 @@ class ModelRunner {
   std::vector<int> past_inputs_;  // per layer: key, value
   std::vector<std::string> present_names_;
   int logits_output_ = -1;
+  bool last_position_only_ = false;  // logits narrowed to each run's last position
   // Cache storages: per layer and kind (key, value); two sets without a shared buffer.
   std::vector<std::shared_ptr<Storage>> cache_[2];
   int current_ = 0;            // which set holds the past (non-shared mode)

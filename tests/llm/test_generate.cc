@@ -3,6 +3,7 @@
 // 1 % (fp32) / 5 % (int4) of PyTorch's, chunked prefill and rewind agree with one-shot runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +143,7 @@ double perplexity(const std::string& dir) {
   EXPECT_TRUE(config.is_ok());
   RunnerOptions ro;
   ro.row_length = 128;
+  ro.every_position_logits = true;
   auto runner = ModelRunner::create(*config, ro);
   EXPECT_TRUE(runner.is_ok()) << runner.status().message();
   const auto& h = ground_truth()["heldout"];
@@ -165,6 +167,33 @@ double perplexity(const std::string& dir) {
   }
   EXPECT_EQ(predicted, h["predicted_tokens"].get<int64_t>());
   return std::exp(nll / static_cast<double>(predicted));
+}
+
+// By default a prompt's run computes the logits of its last position only (the head over one
+// row); they are that position's row of the every-position run, in every folder form.
+TEST(Generate, LastPositionLogitsAreTheWholeRunsLastRow) {
+  const std::vector<int32_t> ids = ground_truth()["heldout"]["token_ids"].get<std::vector<int32_t>>();
+  const int32_t n = 40;
+  ASSERT_GE(ids.size(), static_cast<size_t>(n));
+  for (const char* form : {"/genai_fp32", "/genai_int4", "/torch"}) {
+    auto config = load_genai_config(kTiny + form);
+    ASSERT_TRUE(config.is_ok()) << config.status().message();
+    RunnerOptions every;
+    every.every_position_logits = true;
+    auto whole = ModelRunner::create(*config, every);
+    auto last = ModelRunner::create(*config, RunnerOptions{});
+    ASSERT_TRUE(whole.is_ok() && last.is_ok()) << form;
+    ASSERT_TRUE((*whole)->prefill(0, ids.data(), n, 0).is_ok()) << form;
+    ASSERT_TRUE((*last)->prefill(0, ids.data(), n, 0).is_ok()) << form;
+    EXPECT_EQ((*whole)->logits().shape(), (Shape{1, n, (*whole)->vocab()})) << form;
+    EXPECT_EQ((*last)->logits().shape(), (Shape{1, 1, (*last)->vocab()})) << form;
+    EXPECT_EQ((*whole)->last_logits(0), (*whole)->logits_row(0, n - 1));
+    const float* want = (*whole)->last_logits(0);
+    const float* got = (*last)->last_logits(0);
+    double worst = 0;
+    for (int32_t v = 0; v < (*last)->vocab(); ++v) worst = std::max(worst, std::fabs(double{got[v]} - want[v]));
+    EXPECT_LT(worst, 1e-4) << form;
+  }
 }
 
 TEST(Generate, PerplexityNearPytorch) {
