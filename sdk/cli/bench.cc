@@ -40,6 +40,7 @@ struct BenchOptions {
   bool profile = false;
   int top = 20;  // --profile: nodes listed in the per-node table (0: all)
   passes::OptLevel optimize = passes::OptLevel::kAll;
+  std::vector<OutputRange> output_ranges;
   LimitFlags limits;
 };
 
@@ -280,6 +281,7 @@ int bench_model(const BenchOptions& opt) {
   SessionOptions so;
   so.num_threads = opt.threads;
   so.optimization = opt.optimize;
+  so.output_ranges = opt.output_ranges;
   if (Status s = apply_limit_flags(opt.limits, so); !s.is_ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 2;
@@ -397,6 +399,7 @@ Runner add_bench_command(CLI::App& app) {
   add_limit_flags(sub, opt->limits);
   sub->add_flag("--json", opt->json, "Print the results as one JSON object on the last line");
   add_optimize_option(sub, &opt->optimize);
+  add_output_range_option(sub, &opt->output_ranges);
   sub->add_flag(
       "--profile", opt->profile,
       "Time every node of the timed runs; print per-node, per-op and per-backend tables and every fallback per node");

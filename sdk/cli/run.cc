@@ -24,6 +24,7 @@ struct RunOptions {
   int threads = 1;
   uint32_t seed = 0;
   passes::OptLevel optimize = passes::OptLevel::kAll;
+  std::vector<OutputRange> output_ranges;
   LimitFlags limits;
 };
 
@@ -41,6 +42,7 @@ int run_model(const RunOptions& opt) {
   SessionOptions so;
   so.num_threads = opt.threads;
   so.optimization = opt.optimize;
+  so.output_ranges = opt.output_ranges;
   if (Status s = apply_limit_flags(opt.limits, so); !s.is_ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 2;
@@ -128,6 +130,7 @@ Runner add_run_command(CLI::App& app) {
   sub->add_option("--threads", opt->threads, "Threads (default 1)")->check(CLI::PositiveNumber);
   sub->add_option("--seed", opt->seed, "Seed for random inputs (default 0)");
   add_optimize_option(sub, &opt->optimize);
+  add_output_range_option(sub, &opt->output_ranges);
   add_limit_flags(sub, opt->limits);
   return [opt] { return run_model(*opt); };
 }
