@@ -34,8 +34,8 @@ OutputRange parse_output_range(const std::string& text) {
   std::vector<std::string> fields;
   size_t end = text.size();
   for (int i = 0; i < 3; ++i) {
-    const size_t colon = text.rfind(':', end == 0 ? std::string::npos : end - 1);
-    if (colon == std::string::npos || end == 0) fail("has fewer than four fields");
+    const size_t colon = end == 0 ? std::string::npos : text.rfind(':', end - 1);
+    if (colon == std::string::npos) fail("has fewer than four fields");
     fields.insert(fields.begin(), text.substr(colon + 1, end - colon - 1));
     end = colon;
   }
