@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "runtime/ir/output_range.h"
+#include "runtime/onnx/loader.h"
 #include "runtime/passes/pass_util.h"
 #include "tests/unit/fuse_test_util.h"
 
@@ -88,6 +89,34 @@ TEST(OutputRange, OtherReadersOfTheOutputSeeItWhole) {
   EXPECT_EQ((*b)[0].tensor().shape(), (Shape{1, 1, kVocab}));
   EXPECT_EQ((*b)[1].tensor().shape(), (Shape{1, 4, kVocab}));
   EXPECT_EQ(max_abs_diff({(*a)[1]}, {(*b)[1]}), 0.0);
+}
+
+// A torch GPT decoder with a KV cache (tests/models/gpt_decoder: causal attention written as
+// MatMul / Where / Softmax, Concat of past and new keys): narrowed by the pass, with the last
+// position's logits as the whole run's and the same presents.
+TEST(OutputRange, GptDecoderLastPositionWithACache) {
+  auto loaded = load_model(std::string(XONNX_TEST_MODELS_DIR) + "/gpt_decoder/model.onnx");
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  const int64_t seq = 6, past = 3;
+  Tensor ids = Tensor::from_vector<int64_t>({5, 17, 200, 3, 99, 42}, {1, seq});
+  std::vector<Value> in = {Value(ids)};
+  for (uint32_t i = 0; i < 4; ++i) in.push_back(random_value({1, 4, past, 16}, 20 + i));
+  auto whole = session_of(*loaded, {});
+  auto last = session_of(*loaded, {kLastPosition});
+  ASSERT_TRUE(whole && last);
+  auto a = whole->run(in);
+  auto b = last->run(in);
+  ASSERT_TRUE(a.is_ok() && b.is_ok()) << b.status().to_string();
+  const Tensor& logits = (*b)[0].tensor();
+  ASSERT_EQ(logits.shape(), (Shape{1, 1, 256}));
+  const std::vector<float> want = row_of((*a)[0].tensor(), seq - 1), got = row_of(logits, 0);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f) << i;
+  for (size_t o = 1; o < a->size(); ++o) EXPECT_EQ(max_abs_diff({(*a)[o]}, {(*b)[o]}), 0.0) << "present " << o;
+  const auto& report = last->optimization_report().passes;
+  auto pass = std::find_if(report.begin(), report.end(),
+                           [](const passes::PassStats& p) { return p.name == "narrow-selected-rows"; });
+  ASSERT_NE(pass, report.end());
+  EXPECT_EQ(pass->changed_runs, 1);
 }
 
 TEST(OutputRange, ErrorsNameTheRangeAndWhatIsWrong) {
