@@ -7,12 +7,12 @@
 // memory of [N, C, W], and the attributes gain a height axis of size 1, stride 1, no padding:
 // the same values, the same order of summation.
 // The Squeezes then move past the element-wise ops that read them (the layout-agnostic unary
-// ops, BatchNormalization, per-tensor QuantizeLinear / DequantizeLinear, and Add / Sub / Mul /
-// Div / com.microsoft QLinearAdd / QLinearMul of two lifted values, of a lifted value and a
-// constant, or of a lifted value and a 3-D value a lifted Conv reads through an Unsqueeze made
-// here: a residual of the graph input), and an Unsqueeze of a Squeeze reads the 4-D value
-// itself: a chain of 1-D layers stays one region, converted once on the way in and once on the
-// way out.
+// ops, BatchNormalization and InstanceNormalization with per-channel constants, per-tensor
+// QuantizeLinear / DequantizeLinear, and Add / Sub / Mul / Div / com.microsoft QLinearAdd /
+// QLinearMul of two lifted values, of a lifted value and a constant, or of a lifted value and a
+// 3-D value a lifted Conv reads through an Unsqueeze made here: a residual of the graph input),
+// and an Unsqueeze of a Squeeze reads the 4-D value itself: a chain of 1-D layers stays one
+// region, converted once on the way in and once on the way out.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -170,8 +170,13 @@ class Conv1dLift {
       inputs = {0};
       return true;
     }
-    if (is_default(n, "BatchNormalization") && n.inputs.size() == 5) {
-      for (size_t k = 1; k < 5; ++k) {
+    // Per-channel constants: BatchNormalization's, and InstanceNormalization's scale and B (its
+    // statistics over the width are those over height 1 x width).
+    const size_t channel_inputs = is_default(n, "BatchNormalization")      ? 5
+                                  : is_default(n, "InstanceNormalization") ? 3
+                                                                           : 0;
+    if (channel_inputs > 0 && n.inputs.size() == channel_inputs) {
+      for (size_t k = 1; k < channel_inputs; ++k) {
         const Tensor* t = constant_tensor(g_, n.inputs[k]);
         if (!t || t->rank() != 1) return false;
       }

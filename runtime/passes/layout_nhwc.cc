@@ -239,6 +239,10 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   // output leaves the region: keep_widening_exits_nchw).
   if (op == "Resize") return is_region(n.inputs[0]) && n.outputs.size() == 1 ? Role::kNhwcOp : Role::kNone;
   if (op == "BatchNormalization") return inference_batch_norm(n) ? Role::kNhwcOp : Role::kNone;
+  // InstanceNorm2d (style-transfer and GAN generators), or nn.GroupNorm with one channel per
+  // group (wav2vec2's feature extractor) once its identity reshapes are gone: per channel, over
+  // the pixels, which NHWC holds as a column.
+  if (op == "InstanceNormalization") return channel_affine(n, 3) ? Role::kNhwcOp : Role::kNone;
   // PixelShuffle / PixelUnshuffle (super-resolution nets) of float maps: blocks of pixels <->
   // channels, runs of channels in NHWC.
   if (op == "DepthToSpace" || op == "SpaceToDepth")
@@ -274,7 +278,7 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   }
   if (op == "Reshape" && fuse_group_norm(i)) return Role::kNone;  // fused away into the last Reshape
   if (op == "Slice" || op == "Reshape" || op == "Transpose") return relabeled(i) ? Role::kAgnostic : Role::kNone;
-  if (op == "Pad") return pads_batch_only(n) ? Role::kAgnostic : Role::kNone;
+  if (op == "Pad") return pads_batch_only(n) || relabel_pad(i) ? Role::kAgnostic : Role::kNone;
   if (op == "Concat") {
     const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
     if (!axis || (axis->i != 1 && axis->i != -3) || n.outputs.size() != 1) return Role::kNone;
@@ -325,13 +329,17 @@ bool NhwcPass::pads_batch_only(const Node& n) const {
 // An inference BatchNormalization (opset 9+) with constant float per-channel parameters and
 // no running-statistics outputs: a per-channel affine map, as cheap in NHWC as in NCHW.
 bool NhwcPass::inference_batch_norm(const Node& n) const {
-  if (opset_of(n) < 9 || n.inputs.size() != 5 || known_non_float(n.inputs[0])) return false;
+  if (opset_of(n) < 9) return false;
+  const Attribute* training = n.find_attr("training_mode");
+  return (!training || training->i == 0) && channel_affine(n, 5);
+}
+
+bool NhwcPass::channel_affine(const Node& n, size_t inputs) const {
+  if (n.inputs.size() != inputs || known_non_float(n.inputs[0])) return false;
   for (size_t k = 1; k < n.outputs.size(); ++k) {
     if (!n.outputs[k].empty()) return false;
   }
-  const Attribute* training = n.find_attr("training_mode");
-  if (training && training->i != 0) return false;
-  for (size_t k = 1; k < 5; ++k) {
+  for (size_t k = 1; k < inputs; ++k) {
     const Tensor* t = n.inputs[k].empty() ? nullptr : constant(n.inputs[k]);
     if (!t || t->dtype() != DataType::kFloat || t->rank() != 1) return false;
   }
@@ -415,6 +423,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
         if ((is_region(in) && !unit_.count(in)) || entering_.count(in)) unit = false;
       }
       if (!is_region(n.inputs[0]) && !is_arithmetic_binary(n.op_type)) unit = false;
+      if (is_default(n, "Pad") && relabel_.count(i)) unit = false;  // spatial pads: no longer 1 x 1
     }
     if (unit) unit_.insert(n.outputs[0]);
     if (role_[i] == Role::kNhwcOp && !is_region(n.inputs[0])) entering_.insert(n.inputs[0]);

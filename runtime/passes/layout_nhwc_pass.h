@@ -64,6 +64,9 @@ class NhwcPass {
   bool per_channel_constant(const std::string& name, Shape& nhwc_shape) const;
   bool fusable_activation(const Node& act, float& lo, float& hi) const;
   bool inference_batch_norm(const Node& n) const;
+  // `inputs` inputs, the first a float map and the rest constant float vectors (a per-channel
+  // scale, shift, mean...), and one output.
+  bool channel_affine(const Node& n, size_t inputs) const;
   bool pads_batch_only(const Node& n) const;
   void try_fuse(size_t conv);
   // The rewrites for the own kernels (layout_nhwc_fusions.cc): merge_for_own_kernels() after
@@ -131,6 +134,7 @@ class NhwcPass {
   bool fuse_group_norm(size_t first);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
+  bool relabel_pad(size_t i);
   // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a
   // Reshape to 4-D, shapes constant: the ops of a channel shuffle and of a clip's view switch.
   struct SwapChain {

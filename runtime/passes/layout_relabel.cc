@@ -81,6 +81,26 @@ bool NhwcPass::relabel_slice(size_t i) {
   return true;
 }
 
+// A Pad of the spatial axes (ReflectionPad2d before every Conv of a style-transfer net, any
+// mode: each axis is padded on its own) pads the NHWC twin's axes: its pads, in NHWC order.
+// Channels stay unpadded; an `axes` input (opset 18) is not taken.
+bool NhwcPass::relabel_pad(size_t i) {
+  const Node& n = g_.nodes[i];
+  std::vector<int64_t> pads;
+  if (opset_of(n) < 11 || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 ||
+      !constant_ints(n.inputs[1], pads) || pads.size() != 8 || pads[1] != 0 || pads[5] != 0)
+    return false;
+  if (n.inputs.size() == 3 && !n.inputs[2].empty() && !scalar_constant(n.inputs[2])) return false;
+  std::vector<int64_t> nhwc(8);
+  for (size_t side = 0; side < 2; ++side)
+    for (size_t a = 0; a < 4; ++a) nhwc[side * 4 + static_cast<size_t>(kNhwcAxisOf[a])] = pads[side * 4 + a];
+  Relabel r;
+  r.input = 1;
+  r.constant = Tensor::from_vector<int64_t>(nhwc, {8});
+  relabel_[i] = std::move(r);
+  return true;
+}
+
 bool NhwcPass::swap_chain(size_t first, SwapChain& c) const {
   const Node& split = g_.nodes[first];
   if (split.inputs.size() != 2 || split.outputs.size() != 1 || !constant_ints(split.inputs[1], c.five) ||

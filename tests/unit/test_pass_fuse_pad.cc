@@ -46,7 +46,7 @@ Model pad_model(const PadCase& c) {
   return m;
 }
 
-Value input() { return Value(f32(noise(60, 3, -2.0f, 2.0f), {1, 2, 5, 6})); }
+Value padded_input() { return Value(f32(noise(60, 3, -2.0f, 2.0f), {1, 2, 5, 6})); }
 
 const Attribute* find(const Node& n, const char* name) { return n.find_attr(name); }
 
@@ -68,7 +68,7 @@ TEST(PassFusePad, ZeroPadJoinsConvAndAveragePool) {
       EXPECT_EQ(n.inputs[0], "x");
       ASSERT_TRUE(find(n, "pads"));
       EXPECT_EQ(find(n, "pads")->ints, (std::vector<int64_t>{2, 2, 2, 2}));
-      expect_close_outputs(m, out, {input()}, 1e-6);
+      expect_close_outputs(m, out, {padded_input()}, 1e-6);
     }
   }
 }
@@ -84,7 +84,7 @@ TEST(PassFusePad, AveragePoolCountsThePaddingItTookOver) {
   ASSERT_TRUE(changed);
   ASSERT_TRUE(find(out.graph.nodes[0], "count_include_pad"));
   EXPECT_EQ(find(out.graph.nodes[0], "count_include_pad")->i, 1);
-  expect_close_outputs(m, out, {input()}, 1e-6);
+  expect_close_outputs(m, out, {padded_input()}, 1e-6);
 }
 
 TEST(PassFusePad, PadsThatChangeTheValueStay) {

@@ -1,10 +1,11 @@
-// Optimized NHWC GroupNorm (the layout pass's form of torch's GroupNorm, layout_group_norm.cc):
-// per image, each chunk of pixels sums every channel and its square (double, per channel: a
-// pixel's channels are contiguous, so the sums vectorize), the chunks' sums are added per
-// group, and a second pass writes (x - mean[c]) * rstd[c] of the channel's group, the mean as a
-// float and its rounding error (x * a + b, or the mean rounded once, lost the digits that matter
-// where the mean is far from zero: a map around 300 of spread 0.006). Non-float or odd shapes,
-// and groups whose sums are not finite, go to the twin (ops/ref/nhwc.cc).
+// Optimized NHWC GroupNorm (the layout pass's form of torch's GroupNorm, layout_group_norm.cc)
+// and InstanceNormalization (one channel per group, then its scale and B): per image, each
+// chunk of pixels sums every channel and its square (double, per channel: a pixel's channels
+// are contiguous, so the sums vectorize), the chunks' sums are added per group, and a second
+// pass writes (x - mean[c]) * rstd[c] of the channel's group (times scale[c], plus B[c]), the
+// mean as a float and its rounding error (x * a + b, or the mean rounded once, lost the digits
+// that matter where the mean is far from zero: a map around 300 of spread 0.006). Non-float or
+// odd shapes, and groups whose sums are not finite, go to the twin (ops/ref/nhwc.cc).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -23,7 +24,10 @@ class GroupNormNhwcKernel final : public FastKernel {
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::unique_ptr<GroupNormNhwcKernel>(new GroupNormNhwcKernel());
     XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
-    XONNX_ASSIGN_OR_RETURN(k->groups_, init.require_int("groups"));
+    k->instance_ = init.node().op_type == "InstanceNormalization";
+    if (!k->instance_) {
+      XONNX_ASSIGN_OR_RETURN(k->groups_, init.require_int("groups"));
+    }
     XONNX_ASSIGN_OR_RETURN(k->epsilon_, init.get_float("epsilon", 1e-5f));
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -31,8 +35,19 @@ class GroupNormNhwcKernel final : public FastKernel {
  private:
   Status run_fast(KernelContext& ctx, bool& handled) override {
     const Tensor& x = ctx.input(0);
-    if (!is_f32(x) || x.rank() != 4 || groups_ < 1 || x.dim(3) % groups_ != 0 || x.numel() == 0) return Status::ok();
-    const int64_t n = x.dim(0), pixels = x.dim(1) * x.dim(2), c = x.dim(3), cg = c / groups_;
+    if (!is_f32(x) || x.rank() != 4 || x.numel() == 0) return Status::ok();
+    const int64_t groups = instance_ ? x.dim(3) : groups_;
+    const float* gamma = nullptr;  // InstanceNormalization's scale and B, per channel
+    const float* beta = nullptr;
+    if (instance_) {
+      const Tensor& s = ctx.input(1);
+      const Tensor& b = ctx.input(2);
+      if (!is_f32(s) || !is_f32(b) || s.shape() != Shape{x.dim(3)} || b.shape() != s.shape()) return Status::ok();
+      gamma = s.data<float>();
+      beta = b.data<float>();
+    }
+    if (groups < 1 || x.dim(3) % groups != 0) return Status::ok();
+    const int64_t n = x.dim(0), pixels = x.dim(1) * x.dim(2), c = x.dim(3), cg = c / groups;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const int64_t chunks = std::min<int64_t>(pool_->num_threads(), std::max<int64_t>(1, pixels / 64));
     sums_.resize(static_cast<size_t>(chunks * 2 * c));  // zeroed per image below
@@ -58,7 +73,7 @@ class GroupNormNhwcKernel final : public FastKernel {
       });
       const double count = static_cast<double>(pixels * cg);
       bool finite = true;
-      for (int64_t g = 0; g < groups_; ++g) {
+      for (int64_t g = 0; g < groups; ++g) {
         double sum = 0, squares = 0;
         for (int64_t k = 0; k < chunks; ++k)
           for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
@@ -83,7 +98,11 @@ class GroupNormNhwcKernel final : public FastKernel {
         for (size_t p = p0; p < p1; ++p) {
           const float* v = in + static_cast<int64_t>(p) * c;
           float* o = out + static_cast<int64_t>(p) * c;
-          for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch];
+          if (gamma) {
+            for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch] * gamma[ch] + beta[ch];
+          } else {
+            for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch];
+          }
         }
       });
     }
@@ -91,6 +110,7 @@ class GroupNormNhwcKernel final : public FastKernel {
     return Status::ok();
   }
 
+  bool instance_ = false;  // InstanceNormalization: one channel per group, then scale and B
   int64_t groups_ = 0;
   float epsilon_ = 1e-5f;
   std::vector<double> sums_;  // per chunk: [C] sums, [C] sums of squares
@@ -101,6 +121,8 @@ class GroupNormNhwcKernel final : public FastKernel {
 
 void register_opt_group_norm(OpRegistry& registry) {
   XONNX_REGISTER(registry, kNhwcDomain, kGroupNormOp, 1, kLatestVersion, GroupNormNhwcKernel::create,
+                 Backend::kOptimized);
+  XONNX_REGISTER(registry, kNhwcDomain, "InstanceNormalization", 1, kLatestVersion, GroupNormNhwcKernel::create,
                  Backend::kOptimized);
 }
 

@@ -3,8 +3,9 @@
 //  - ToNHWC / ToNCHW: the region boundaries ([N,C,H,W] <-> [N,H,W,C], any fixed-size type; a
 //    view without a copy when C == 1 or H * W == 1, the memory being the same then);
 //  - the reference twins of Conv, QLinearConv, ConvTranspose, MaxPool, AveragePool,
-//    GlobalAveragePool, BatchNormalization, Resize, DepthToSpace and SpaceToDepth in NHWC:
-//    transpose input 0 to NCHW, run the node's ONNX reference kernel (a Conv's residual Z, the
+//    GlobalAveragePool, BatchNormalization, InstanceNormalization, Resize, DepthToSpace and
+//    SpaceToDepth in NHWC: transpose input 0 to NCHW, run the node's ONNX reference kernel (a
+//    Conv's residual Z, the
 //    Add merged into it, is added after, with broadcasting), apply the fused output range (if
 //    any) with Relu/Clip semantics (NaN stays NaN), transpose output 0 back. They define the
 //    semantics; the fast kernels (ops/xnnpack, ops/optimized) are the fast candidates and defer
@@ -556,6 +557,7 @@ void register_nhwc_ops(OpRegistry& registry) {
   XONNX_REGISTER(registry, d, "AveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "GlobalAveragePool", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "BatchNormalization", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
+  XONNX_REGISTER(registry, d, "InstanceNormalization", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "Resize", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "DepthToSpace", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
   XONNX_REGISTER(registry, d, "SpaceToDepth", 1, kLatestVersion, NhwcTwinKernel::create, Backend::kReference);
