@@ -32,8 +32,9 @@ constexpr const char* kConvMaxPoolOp = "ConvMaxPool";
 // B_dw; the depthwise Conv's attributes, the image Conv's as stem_*, and nchw_input = 1 when X
 // is still NCHW.
 constexpr const char* kStemDepthwiseOp = "StemDepthwiseConv";
-// torch's GroupNorm without its affine part (Reshape [N, G, -1] -> InstanceNormalization with
-// unit scale and zero bias -> Reshape back) on NHWC data: input X; attributes groups, epsilon.
+// torch's GroupNorm (Reshape [N, G, -1] -> InstanceNormalization with unit scale and zero bias
+// -> Reshape back [-> Mul(gamma) -> Add(beta)]) on NHWC data: inputs X [, gamma [C], beta [C]];
+// attributes groups, epsilon.
 constexpr const char* kGroupNormOp = "GroupNorm";
 // The NHWC Conv's optional input Z (the residual Add merged into it): clamp(conv + B + Z) over
 // the output range (ops/common/residual.h).

@@ -611,10 +611,12 @@ TEST(LayoutNhwcDiff, PixelShufflesStayInTheRegion) {
 }
 
 // torch's GroupNorm (Reshape [0, G, -1] -> InstanceNormalization(1, 0) -> Reshape(Shape(x)) ->
-// Mul(gamma) -> Add(beta)) between Convs: one NHWC GroupNorm, the region entered and left once
-// (each norm used to leave it). Not when the InstanceNormalization has its own scale, or the
-// view is not [N, G, -1].
-Model group_norm_net(int64_t groups, float in_scale, bool constant_back_shape, Shape view = {}) {
+// Mul(gamma) -> Add(beta)) between Convs: one NHWC GroupNorm with gamma and beta as its inputs,
+// the region entered and left once (each norm used to leave it). Not when the
+// InstanceNormalization has its own scale, or the view is not [N, G, -1]; a gamma of one value
+// for all channels stays a Mul (and the Add after it).
+Model group_norm_net(int64_t groups, float in_scale, bool constant_back_shape, Shape view = {},
+                     Shape gamma_shape = {16, 1, 1}) {
   Builder b(41);
   b.input("x");
   const std::string x = b.conv("x", 3, 16, 3);
@@ -629,7 +631,7 @@ Model group_norm_net(int64_t groups, float in_scale, bool constant_back_shape, S
       constant_back_shape ? b.constant(Tensor::from_vector<int64_t>({1, 16, 6, 7}, {4})) : b.node("Shape", {x});
   const std::string back = b.node("Reshape", {norm, back_shape});
   const std::string affine = b.node(
-      "Add", {b.node("Mul", {back, b.constant(rand_tensor({16, 1, 1}, 3))}), b.constant(rand_tensor({16, 1, 1}, 4))});
+      "Add", {b.node("Mul", {back, b.constant(rand_tensor(gamma_shape, 3))}), b.constant(rand_tensor({16, 1, 1}, 4))});
   b.node("Conv", {b.node("Relu", {affine}), b.constant(rand_tensor({4, 16, 1, 1}, 5, -0.5f, 0.5f))}, {}, "y");
   b.output("y");
   if (constant_back_shape) {  // x's dims known, as the constant shape back needs
@@ -654,6 +656,7 @@ TEST(LayoutNhwcDiff, TorchGroupNormBecomesOneNhwcOp) {
       EXPECT_EQ(count_ops(rewritten.graph, "", "InstanceNormalization"), 0) << what;
       EXPECT_EQ(count_ops(rewritten.graph, kNhwcDomain, kGroupNormOp), 1) << what;
       EXPECT_EQ(count_ops(rewritten.graph, "", "Shape"), 0) << what;  // Shape(x) went with the view
+      EXPECT_EQ(count_ops(rewritten.graph, "", "Mul") + count_ops(rewritten.graph, "", "Add"), 0) << what;
       // the constant shape back is the test's own 1 x 16 x 6 x 7
       expect_same_outputs(
           m, constant_back ? std::vector<Shape>{{1, 3, 6, 7}} : std::vector<Shape>{{1, 3, 6, 7}, {2, 3, 9, 5}}, what);
@@ -668,6 +671,15 @@ TEST(LayoutNhwcDiff, TorchGroupNormBecomesOneNhwcOp) {
     EXPECT_EQ(stats->group_norms, 0) << what;
     EXPECT_EQ(count_ops(m.graph, "", "InstanceNormalization"), 1) << what;
   }
+  Model scalar_gamma = group_norm_net(4, 1.0f, false, {}, {1});
+  Model rewritten = scalar_gamma;
+  passes::write_value_info(rewritten.graph, passes::infer_shapes(rewritten));
+  auto stats = apply_nhwc_layout(rewritten.graph, rewritten.opset_imports);
+  ASSERT_TRUE(stats.is_ok());
+  EXPECT_EQ(stats->group_norms, 1);
+  EXPECT_EQ(count_ops(rewritten.graph, "", "Mul"), 1);
+  EXPECT_EQ(count_ops(rewritten.graph, "", "Add"), 1);
+  expect_same_outputs(scalar_gamma, {{1, 3, 6, 7}}, "gamma of one value");
 }
 
 TEST(LayoutNhwcDiff, MiniNetOddChannelsAndBatches) {

@@ -24,6 +24,12 @@ TEST(OptimizedGroupNorm, SameAsTheTwin) {
                 true, at, 1e-4, 1e-5);
     }
   }
+  // With gamma and beta (the Mul and Add after torch's GroupNorm, absorbed by the layout pass).
+  for (int64_t groups : {int64_t{1}, int64_t{8}}) {
+    diff_test(kGroupNorm,
+              {var(rand_tensor({2, 5, 7, 32}, seed++)), cst(rand_tensor({32}, seed++)), cst(rand_tensor({32}, seed++))},
+              {attr_int("groups", groups)}, true, "gamma and beta, groups " + std::to_string(groups), 1e-4, 1e-5);
+  }
   // A map far from zero: the variance from sums of squares keeps its digits (in double).
   Tensor offset = rand_tensor({1, 9, 11, 16}, 50);
   for (int64_t i = 0; i < offset.numel(); ++i) offset.data<float>()[i] = 300.0f + offset.data<float>()[i] * 0.01f;

@@ -1,5 +1,6 @@
-// Optimized NHWC GroupNorm (the layout pass's form of torch's GroupNorm, layout_group_norm.cc)
-// and InstanceNormalization (one channel per group, then its scale and B): per image, each
+// Optimized NHWC GroupNorm (the layout pass's form of torch's GroupNorm, layout_group_norm.cc,
+// with or without its gamma and beta) and InstanceNormalization (one channel per group, then
+// its scale and B): per image, each
 // chunk of pixels sums every channel and its square (double, per channel: a pixel's channels
 // are contiguous, so the sums vectorize), the chunks' sums are added per group, and a second
 // pass writes (x - mean[c]) * rstd[c] of the channel's group (times scale[c], plus B[c]), the
@@ -37,9 +38,9 @@ class GroupNormNhwcKernel final : public FastKernel {
     const Tensor& x = ctx.input(0);
     if (!is_f32(x) || x.rank() != 4 || x.numel() == 0) return Status::ok();
     const int64_t groups = instance_ ? x.dim(3) : groups_;
-    const float* gamma = nullptr;  // InstanceNormalization's scale and B, per channel
+    const float* gamma = nullptr;  // InstanceNormalization's scale and B, GroupNorm's gamma and beta
     const float* beta = nullptr;
-    if (instance_) {
+    if (ctx.num_inputs() > 1) {
       const Tensor& s = ctx.input(1);
       const Tensor& b = ctx.input(2);
       if (!is_f32(s) || !is_f32(b) || s.shape() != Shape{x.dim(3)} || b.shape() != s.shape()) return Status::ok();

@@ -493,10 +493,11 @@ class ConcatTwin final : public Kernel {
   std::unique_ptr<Kernel> inner_;
 };
 
-// The reference of the layout pass's GroupNorm (torch's GroupNorm without its affine part) on
-// NHWC data [N, H, W, C]: per image and group of C / G consecutive channels, (x - mean) /
-// sqrt(var + epsilon) over all its pixels' values, as InstanceNormalization of the [N, G, -1]
-// view computes it (population variance), in double.
+// The reference of the layout pass's GroupNorm (torch's GroupNorm) on NHWC data [N, H, W, C]:
+// per image and group of C / G consecutive channels, (x - mean) / sqrt(var + epsilon) over all
+// its pixels' values, as InstanceNormalization of the [N, G, -1] view computes it (population
+// variance), in double; then, given gamma and beta [C], times gamma and plus beta in float, as
+// the Mul and Add after the view did.
 Result<std::unique_ptr<Kernel>> create_group_norm_twin(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(const int64_t groups, init.require_int("groups"));
   XONNX_ASSIGN_OR_RETURN(const float epsilon, init.get_float("epsilon", 1e-5f));
@@ -509,6 +510,18 @@ Result<std::unique_ptr<Kernel>> create_group_norm_twin(const KernelInit& init) {
     if (c % groups != 0) return invalid_argument("GroupNorm: ", c, " channels in ", groups, " groups");
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat, x->shape()));
     const int64_t cg = c / groups;
+    const float* gamma = nullptr;
+    const float* beta = nullptr;
+    if (ctx.num_inputs() > 1) {
+      XONNX_ASSIGN_OR_RETURN(const Tensor* s, ref::tensor_input(ctx, 1, "gamma"));
+      XONNX_ASSIGN_OR_RETURN(const Tensor* b, ref::tensor_input(ctx, 2, "beta"));
+      if (s->dtype() != DataType::kFloat || s->shape() != Shape{c} || b->dtype() != DataType::kFloat ||
+          b->shape() != Shape{c})
+        return invalid_argument("GroupNorm: gamma and beta must be float [", c, "], got ", shape_to_string(s->shape()),
+                                " and ", shape_to_string(b->shape()));
+      gamma = s->data<float>();
+      beta = b->data<float>();
+    }
     for (int64_t img = 0; img < n; ++img) {
       const float* in = x->data<float>() + img * pixels * c;
       float* out = y->data<float>() + img * pixels * c;
@@ -522,8 +535,12 @@ Result<std::unique_ptr<Kernel>> create_group_norm_twin(const KernelInit& init) {
           for (int64_t k = 0; k < cg; ++k) squares += (in[p * c + g * cg + k] - mean) * (in[p * c + g * cg + k] - mean);
         const double rstd = 1.0 / std::sqrt(squares / count + static_cast<double>(epsilon));
         for (int64_t p = 0; p < pixels; ++p)
-          for (int64_t k = 0; k < cg; ++k)
-            out[p * c + g * cg + k] = static_cast<float>((in[p * c + g * cg + k] - mean) * rstd);
+          for (int64_t k = 0; k < cg; ++k) {
+            const int64_t ch = g * cg + k;
+            float v = static_cast<float>((in[p * c + ch] - mean) * rstd);
+            if (gamma) v = v * gamma[ch] + beta[ch];
+            out[p * c + ch] = v;
+          }
       }
     }
     return Status::ok();
