@@ -93,14 +93,14 @@ bool NhwcPass::fuse_group_norm(size_t first) {
   if (back.origin.empty()) back.origin = back.describe();  // errors name the model's node
   back.op_type = kGroupNormOp;
   back.inputs = {x};
-  absorb_group_norm_affine(static_cast<size_t>(back_at), d[1].value);
+  absorb_channel_affine(static_cast<size_t>(back_at), d[1].value);
   back.attributes = {int_attribute("groups", groups), float_attribute("epsilon", eps ? eps->f : 1e-5f)};
   consumers_[x].push_back(static_cast<size_t>(back_at));
   group_norms_.insert(static_cast<size_t>(back_at));
   return true;
 }
 
-void NhwcPass::absorb_group_norm_affine(size_t norm, int64_t channels) {
+void NhwcPass::absorb_channel_affine(size_t norm, int64_t channels) {
   const int mul_at = sole_reader(g_.nodes[norm].outputs[0]);
   if (mul_at < 0) return;
   const Node& mul = g_.nodes[static_cast<size_t>(mul_at)];
@@ -113,10 +113,28 @@ void NhwcPass::absorb_group_norm_affine(size_t norm, int64_t channels) {
   const std::string& beta = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
   if (!channel_vector(constant(beta), channels)) return;
   Node& n = g_.nodes[norm];
-  for (const std::string& v : {gamma, beta}) {
-    const std::string name = fresh(v);
-    new_initializers_.push_back({name, constant(v)->reshaped({channels})});
-    n.inputs.push_back(name);
+  if (n.inputs.size() == 3) {  // scale s and shift t of its own: s * gamma, t * gamma + beta
+    const Tensor* s = constant(n.inputs[1]);
+    const Tensor* t = constant(n.inputs[2]);
+    if (!s || !t || s->numel() != channels || t->numel() != channels) return;  // [C] (channel_affine)
+    std::vector<float> scale(static_cast<size_t>(channels)), shift(scale.size());
+    for (size_t c = 0; c < scale.size(); ++c) {
+      const float g = constant(gamma)->data<float>()[c];
+      scale[c] = s->data<float>()[c] * g;
+      shift[c] = t->data<float>()[c] * g + constant(beta)->data<float>()[c];
+    }
+    n.inputs.resize(1);
+    for (auto* v : {&scale, &shift}) {
+      const std::string name = fresh(n.name.empty() ? n.op_type : n.name);
+      new_initializers_.push_back({name, Tensor::from_vector<float>(*v, {channels})});
+      n.inputs.push_back(name);
+    }
+  } else {
+    for (const std::string& v : {gamma, beta}) {
+      const std::string name = fresh(v);
+      new_initializers_.push_back({name, constant(v)->reshaped({channels})});
+      n.inputs.push_back(name);
+    }
   }
   n.outputs[0] = add.outputs[0];
   producer_[add.outputs[0]] = norm;

@@ -242,7 +242,11 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
   // InstanceNorm2d (style-transfer and GAN generators), or nn.GroupNorm with one channel per
   // group (wav2vec2's feature extractor) once its identity reshapes are gone: per channel, over
   // the pixels, which NHWC holds as a column.
-  if (op == "InstanceNormalization") return channel_affine(n, 3) ? Role::kNhwcOp : Role::kNone;
+  if (op == "InstanceNormalization") {
+    if (!channel_affine(n, 3)) return Role::kNone;
+    absorb_channel_affine(i, constant(n.inputs[1])->numel());  // torch's GroupNorm(C, C): its gamma, beta
+    return Role::kNhwcOp;
+  }
   // PixelShuffle / PixelUnshuffle (super-resolution nets) of float maps: blocks of pixels <->
   // channels, runs of channels in NHWC.
   if (op == "DepthToSpace" || op == "SpaceToDepth")

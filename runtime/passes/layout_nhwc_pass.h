@@ -132,9 +132,10 @@ class NhwcPass {
   // value's shape (Shape of it, or its constant dims). The last Reshape becomes the NHWC
   // GroupNorm of the value (layout_group_norm.cc); the other two go.
   bool fuse_group_norm(size_t first);
-  // The Mul(gamma) and Add(beta) of C constants after GroupNorm `norm`, each alone reading what
-  // is before it, become its gamma and beta inputs (it then writes the Add's output).
-  void absorb_group_norm_affine(size_t norm, int64_t channels);
+  // The Mul(gamma) and Add(beta) of C constants after GroupNorm or InstanceNormalization `norm`,
+  // each alone reading what is before it, become its gamma and beta inputs, or fold into its
+  // scale and B (it then writes the Add's output).
+  void absorb_channel_affine(size_t norm, int64_t channels);
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   bool relabel_pad(size_t i);

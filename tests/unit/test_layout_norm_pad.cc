@@ -6,7 +6,8 @@
 //    read the NHWC data with their pads in NHWC order (each used to leave the region);
 //  - a Pad of a 1 x 1 map (after a global pool) makes it larger: its exit is no free one;
 //  - wav2vec2's feature extractor (Conv1d -> GroupNorm(C, C), which is InstanceNormalization
-//    once its identity reshapes are gone -> GELU -> Conv1d) stays lifted and in the region;
+//    then Mul / Add once its identity reshapes are gone -> GELU -> Conv1d) stays lifted and in
+//    the region, its Mul and Add folded into the norm's scale and B;
 //  - a Pad of the channels stays outside;
 //  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
 #include <gtest/gtest.h>
@@ -121,12 +122,15 @@ TEST(LayoutNormPad, APadMakesAOneByOneMapLarger) {
   expect_sessions_agree(b.model, {{1, 3, 6, 6}, {2, 3, 5, 7}}, "pad after a global pool");
 }
 
-// wav [N, 1, T] -> Conv1d k 10 -> InstanceNormalization -> Gelu -> Conv1d k 3 -> y.
+// wav [N, 1, T] -> Conv1d k 10 -> InstanceNormalization -> Mul(gamma [16, 1]) -> Add(beta
+// [16, 1]) (GroupNorm(16, 16)'s affine, torch's form) -> Gelu -> Conv1d k 3 -> y.
 Model wav2vec_stem() {
   testing::GraphBuilder b(20);  // Gelu
   b.input("x", 3);
   const std::string norm = instance_norm(b, conv(b, "x", 1, 16, 10, 1, /*one_d=*/true), 16, 3);
-  conv(b, b.node("Gelu", {norm}), 16, 8, 3, 9, /*one_d=*/true);
+  const std::string affine =
+      b.node("Add", {b.node("Mul", {norm, b.constant(rand_tensor({16, 1}, 7))}), b.constant(rand_tensor({16, 1}, 8))});
+  conv(b, b.node("Gelu", {affine}), 16, 8, 3, 9, /*one_d=*/true);
   b.model.graph.nodes.back().outputs[0] = "y";
   b.output("y");
   return b.model;
@@ -141,6 +145,9 @@ TEST(LayoutNormPad, AConv1dStemWithItsNormStaysLifted) {
   EXPECT_EQ(stats->to_nhwc, 1);
   EXPECT_EQ(stats->to_nchw, 1);
   EXPECT_EQ(count_op(m.graph, "InstanceNormalization"), 1);
+  int affine_ops = 0;  // folded into the norm's scale and B
+  for (const Node& n : m.graph.nodes) affine_ops += n.op_type == "Mul" || n.op_type == "Add";
+  EXPECT_EQ(affine_ops, 0);
   expect_sessions_agree(wav2vec_stem(), {{1, 1, 200}, {2, 1, 57}}, "Conv1d stem");
 }
 
