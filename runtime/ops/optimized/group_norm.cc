@@ -1,12 +1,12 @@
 // Optimized NHWC GroupNorm (the layout pass's form of torch's GroupNorm, layout_group_norm.cc,
 // with or without its gamma and beta) and InstanceNormalization (one channel per group, then
-// its scale and B): per image, each
-// chunk of pixels sums every channel and its square (double, per channel: a pixel's channels
-// are contiguous, so the sums vectorize), the chunks' sums are added per group, and a second
-// pass writes (x - mean[c]) * rstd[c] of the channel's group (times scale[c], plus B[c]), the
-// mean as a float and its rounding error (x * a + b, or the mean rounded once, lost the digits
-// that matter where the mean is far from zero: a map around 300 of spread 0.006). Non-float or
-// odd shapes, and groups whose sums are not finite, go to the twin (ops/ref/nhwc.cc).
+// its scale and B): per image, each chunk of pixels sums every channel and its square (double,
+// per channel: a pixel's channels are contiguous, so the sums vectorize), the chunks' sums are
+// added per group, and a second pass writes (x - mean[c]) * rstd[c] of the channel's group
+// (times gamma[c], plus beta[c]), the mean as a float and its rounding error (x * a + b, or the
+// mean rounded once, lost the digits that matter where the mean is far from zero: a map around
+// 300 of spread 0.006). Non-float or odd shapes, and groups whose sums are not finite, go to the
+// twin (ops/ref/nhwc.cc).
 #include <algorithm>
 #include <cmath>
 #include <memory>
