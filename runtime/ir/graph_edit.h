@@ -2,6 +2,7 @@
 // walks, outer-scope reads, constants, renaming, node removal, fresh names, deep copies.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -54,6 +55,9 @@ void for_each_subgraph(Node& node, const std::function<void(Graph&)>& fn);
 bool has_subgraphs(const Graph& graph);
 // Names of the graph's inputs, initializers and node outputs (not its subgraphs').
 std::set<std::string> defined_names(const Graph& graph);
+// A Slice bound (step 1) as ONNX reads it for an axis of n: negative counts from the end, then
+// clamped into [0, n].
+inline int64_t slice_bound(int64_t v, int64_t n) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); }
 // The attribute's value as int / float, or `fallback` when absent.
 int64_t attr_int_or(const Node& node, const std::string& name, int64_t fallback);
 float attr_float_or(const Node& node, const std::string& name, float fallback);

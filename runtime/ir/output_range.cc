@@ -21,8 +21,6 @@ Attribute ints_attribute(const std::string& name, int64_t value) {
   return a;
 }
 
-int64_t bound(int64_t v, int64_t n) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); }
-
 }  // namespace
 
 Status apply_output_ranges(Model& model, const std::vector<OutputRange>& ranges) {
@@ -76,7 +74,8 @@ Status apply_output_ranges(Model& model, const std::vector<OutputRange>& ranges)
     g.nodes.push_back(std::move(slice));
     if (type.has_shape) {
       Dim& d = type.dims[static_cast<size_t>(axis)];
-      d = d.known() ? Dim{std::max<int64_t>(0, bound(r.end, d.value) - bound(r.start, d.value)), ""} : Dim{};
+      d = d.known() ? Dim{std::max<int64_t>(0, slice_bound(r.end, d.value) - slice_bound(r.start, d.value)), ""}
+                    : Dim{};
     }
   }
   return Status::ok();

@@ -113,28 +113,23 @@ void NhwcPass::absorb_channel_affine(size_t norm, int64_t channels) {
   const std::string& beta = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
   if (!channel_vector(constant(beta), channels)) return;
   Node& n = g_.nodes[norm];
+  const float* g = constant(gamma)->data<float>();
+  const float* b = constant(beta)->data<float>();
+  std::vector<float> scale(g, g + channels), shift(b, b + channels);
   if (n.inputs.size() == 3) {  // scale s and shift t of its own: s * gamma, t * gamma + beta
     const Tensor* s = constant(n.inputs[1]);
     const Tensor* t = constant(n.inputs[2]);
     if (!s || !t || s->numel() != channels || t->numel() != channels) return;  // [C] (channel_affine)
-    std::vector<float> scale(static_cast<size_t>(channels)), shift(scale.size());
     for (size_t c = 0; c < scale.size(); ++c) {
-      const float g = constant(gamma)->data<float>()[c];
-      scale[c] = s->data<float>()[c] * g;
-      shift[c] = t->data<float>()[c] * g + constant(beta)->data<float>()[c];
+      scale[c] = s->data<float>()[c] * g[c];
+      shift[c] = t->data<float>()[c] * g[c] + b[c];
     }
-    n.inputs.resize(1);
-    for (auto* v : {&scale, &shift}) {
-      const std::string name = fresh(n.name.empty() ? n.op_type : n.name);
-      new_initializers_.push_back({name, Tensor::from_vector<float>(*v, {channels})});
-      n.inputs.push_back(name);
-    }
-  } else {
-    for (const std::string& v : {gamma, beta}) {
-      const std::string name = fresh(v);
-      new_initializers_.push_back({name, constant(v)->reshaped({channels})});
-      n.inputs.push_back(name);
-    }
+  }
+  n.inputs.resize(1);
+  for (const auto& [v, base] : {std::make_pair(&scale, gamma), std::make_pair(&shift, beta)}) {
+    const std::string name = fresh(base);
+    new_initializers_.push_back({name, Tensor::from_vector<float>(*v, {channels})});
+    n.inputs.push_back(name);
   }
   n.outputs[0] = add.outputs[0];
   producer_[add.outputs[0]] = norm;

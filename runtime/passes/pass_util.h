@@ -31,9 +31,6 @@ inline bool is_identity_perm(const std::vector<int64_t>& perm) {
     if (perm[i] != static_cast<int64_t>(i)) return false;
   return true;
 }
-// A Slice bound (step 1) as ONNX reads it for an axis of n: negative counts from the end, then
-// clamped into [0, n].
-inline int64_t slice_bound(int64_t v, int64_t n) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); }
 // Whether the main graph has a default-domain node of type `op`: a fusion that anchors on one
 // returns early without building its views of the graph.
 bool has_default_node(const Graph& g, const char* op);
