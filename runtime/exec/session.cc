@@ -181,16 +181,19 @@ Result<std::unique_ptr<Session>> Session::create_from_model(Model model, const S
         report.passes.push_back(rewrite_row("qdq-fusion", ms_since(t0), qdq_rewrites(qdq), "QDQ rewrites"));
         t0 = std::chrono::steady_clock::now();
       }
-      NhwcLayoutOptions layout = fast_layout_fusions(OpRegistry::global());
-      if (state->options.disable_optimized) {  // no own-kernel merges; XNNPACK's Conv takes a residual too
-        NhwcLayoutOptions xnnpack_only;
-        xnnpack_only.fuse_residual_add = layout.fuse_residual_add;
-        xnnpack_only.lift_1d = layout.lift_1d;
-        layout = xnnpack_only;
+      const OpRegistry& registry = OpRegistry::global();
+      if (nhwc_layout_pays(registry, !state->options.disable_optimized)) {
+        NhwcLayoutOptions layout = fast_layout_fusions(registry);
+        if (state->options.disable_optimized) {  // no own-kernel merges; XNNPACK's Conv takes a residual too
+          NhwcLayoutOptions xnnpack_only;
+          xnnpack_only.fuse_residual_add = layout.fuse_residual_add;
+          xnnpack_only.lift_1d = layout.lift_1d;
+          layout = xnnpack_only;
+        }
+        XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats nhwc,
+                               apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout));
+        report.passes.push_back(rewrite_row("layout-nhwc", ms_since(t0), nhwc_rewrites(nhwc), "nodes moved to NHWC"));
       }
-      XONNX_ASSIGN_OR_RETURN(NhwcLayoutStats nhwc,
-                             apply_nhwc_layout(mutable_graph, session->model_.opset_imports, layout));
-      report.passes.push_back(rewrite_row("layout-nhwc", ms_since(t0), nhwc_rewrites(nhwc), "nodes moved to NHWC"));
     }
     XONNX_ASSIGN_OR_RETURN(session->plan_, Subgraph::compile(mutable_graph, nullptr, state));
     if (state->packings_reused > 0) {

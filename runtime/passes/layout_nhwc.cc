@@ -614,6 +614,15 @@ Result<NhwcLayoutStats> NhwcPass::run() {
 
 }  // namespace layout_internal
 
+bool nhwc_layout_pays(const OpRegistry& registry, bool own_kernels) {
+  for (const char* op : {"Conv", "QLinearConv"}) {
+    if (registry.has_fast_kernel(kNhwcDomain, op, Backend::kXnnpack) ||
+        (own_kernels && registry.has_fast_kernel(kNhwcDomain, op, Backend::kOptimized)))
+      return true;
+  }
+  return false;
+}
+
 NhwcLayoutOptions fast_layout_fusions(const OpRegistry& registry) {
   auto fast = [&](const char* op) { return registry.has_fast_kernel(kNhwcDomain, op); };
   NhwcLayoutOptions o;

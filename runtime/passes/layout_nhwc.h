@@ -1,6 +1,8 @@
-// The NHWC layout pass: at session creation (XNNPACK enabled) it rewrites the main graph so
-// that maximal regions of 4-D ops XNNPACK runs in NHWC stay in NHWC, with layout
-// conversions only where a region meets the rest of the graph.
+// The NHWC layout pass: at session creation (XNNPACK enabled, and a fast kernel for NHWC
+// convolutions on this CPU: nhwc_layout_pays) it rewrites the main graph so that maximal
+// regions of 4-D ops XNNPACK and the own kernels run in NHWC stay in NHWC, with layout
+// conversions only where a region meets the rest of the graph. An own-kernels build for a CPU
+// without such kernels (ARM without XNNPACK) links passes/no_nhwc_layout.cc instead.
 //
 // What it does to the IR (graph.h), names stay stable at the graph's edges:
 //  - Conv (constant 4-D float W, constant B), MaxPool / AveragePool (2-D, no Indices output)
@@ -106,6 +108,12 @@ struct NhwcLayoutStats {
   int split_exits = 0;          // channel-splitting Reshape + Transpose pairs reading the NHWC twin
   int group_norms = 0;          // torch GroupNorms (Reshape, InstanceNormalization, Reshape) as one NHWC op
 };
+
+// Whether a fast kernel of `registry` runs an NHWC Conv or QLinearConv on this CPU (XNNPACK's,
+// or with `own_kernels` the optimized ones too). Without one the layout would move every
+// convolution onto its reference twin (a copy to NCHW and back around the reference kernel):
+// slower than leaving the graph in NCHW.
+bool nhwc_layout_pays(const OpRegistry& registry, bool own_kernels);
 
 // The fusions whose internal ops (ops/internal_ops.h) a fast kernel of `registry` runs on
 // this CPU (OpRegistry::has_fast_kernel).

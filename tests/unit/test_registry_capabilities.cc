@@ -9,6 +9,7 @@
 
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/fconv.h"
+#include "runtime/ops/optimized/fdw_layer.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/optimized/qgemm.h"
 #include "runtime/ops/registry.h"
@@ -45,6 +46,37 @@ TEST(RegistryCapabilitiesTest, SwitchingTheOwnKernelsOffWithdrawsTheirFusions) {
   EXPECT_EQ(on.nchw_input_conv, tiles);
   EXPECT_EQ(on.fuse_concat, tiles);
   EXPECT_EQ(on.fuse_stem_pool, tiles);
+}
+
+Result<std::unique_ptr<Kernel>> declining_factory(const KernelInit& /*init*/) { return unsupported("a test kernel"); }
+
+OpDef nhwc_kernel(const char* op, Backend backend, bool (*available)()) {
+  OpDef d{kNhwcDomain, op, 1, kLatestVersion, declining_factory};
+  d.backend = backend;
+  d.available = available;
+  return d;
+}
+
+TEST(RegistryCapabilitiesTest, TheLayoutPaysOnlyWithAFastNhwcConvolution) {
+  OpRegistry none;  // reference kernels only: every NHWC Conv would run on its twin
+  EXPECT_FALSE(nhwc_layout_pays(none, true));
+  OpRegistry other_isa;  // an own kernel for an ISA this CPU lacks (AVX-512 on ARM)
+  other_isa.add(nhwc_kernel("Conv", Backend::kOptimized, [] { return false; }));
+  EXPECT_FALSE(nhwc_layout_pays(other_isa, true));
+  OpRegistry own;
+  own.add(nhwc_kernel("Conv", Backend::kOptimized, [] { return true; }));
+  EXPECT_TRUE(nhwc_layout_pays(own, true));
+  EXPECT_FALSE(nhwc_layout_pays(own, false)) << "the session switched its own kernels off";
+  OpRegistry xnnpack;
+  xnnpack.add(nhwc_kernel("QLinearConv", Backend::kXnnpack, nullptr));
+  EXPECT_TRUE(nhwc_layout_pays(xnnpack, false));
+  OpRegistry pools_only;  // a fast NHWC pool alone does not make a region worth its conversions
+  pools_only.add(nhwc_kernel("MaxPool", Backend::kXnnpack, nullptr));
+  EXPECT_FALSE(nhwc_layout_pays(pools_only, true));
+  // This build links XNNPACK, whose NHWC Conv has no gate; the own depthwise ones follow their ISA.
+  EXPECT_TRUE(nhwc_layout_pays(OpRegistry::global(), false));
+  EXPECT_EQ(OpRegistry::global().has_fast_kernel(kNhwcDomain, "Conv", Backend::kOptimized),
+            opt::fconv_tile_fast() != nullptr || opt::fdw_layer_available());
 }
 
 TEST(RegistryCapabilitiesTest, RowFunctionsComputeTheirActivation) {

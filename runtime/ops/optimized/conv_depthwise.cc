@@ -50,7 +50,7 @@ class ConvDwF32NhwcKernel final : public FastKernel {
 
 void register_opt_conv_depthwise(OpRegistry& registry) {
   XONNX_REGISTER(registry, kNhwcDomain, "Conv", 1, kLatestVersion, ConvDwF32NhwcKernel::create, Backend::kOptimized,
-                 kPriorityBeforeXnnpack);
+                 kPriorityBeforeXnnpack, fdw_layer_available);
 }
 
 }  // namespace opt

@@ -17,9 +17,9 @@ bool finite(const float* p, int64_t n) {
 }
 }  // namespace
 
-bool fdw_fused_layers_available() {
-  return enabled() && fconv_tile_fast() != nullptr && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr;
-}
+bool fdw_layer_available() { return enabled() && fdw_row_fast() != nullptr && fdw_pack_fast() != nullptr; }
+
+bool fdw_fused_layers_available() { return fdw_layer_available() && fconv_tile_fast() != nullptr; }
 
 Result<FconvWeights> pack_fdw_source_conv(const KernelInit& init, const Tensor& w, int64_t tile_taps, const char* what,
                                           const char* part, size_t w_input, size_t b_input) {

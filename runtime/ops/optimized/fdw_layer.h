@@ -91,6 +91,8 @@ class FdwTensorRows final : public FdwSource {
 // Whether the fused depthwise layers (a 1x1 or an image Conv's tiles writing the layer's input
 // rows: conv_pointwise_depthwise.cc, conv_stem_depthwise.cc) run on this CPU.
 bool fdw_fused_layers_available();
+// Whether a depthwise layer on its own (FdwLayer: the NHWC depthwise Conv) runs on this CPU.
+bool fdw_layer_available();
 
 // The weights of such a fused layer's first Conv (or of another fused node's Conv): W [M, C, kh,
 // kw] at input w_input (its shape checked by the caller) and the optional bias at b_input,

@@ -173,7 +173,8 @@ class QLinearDwConvNhwcKernel final : public FastKernel {
 
 void register_opt_qlinear_depthwise(OpRegistry& registry) {
   XONNX_REGISTER(registry, kNhwcDomain, "QLinearConv", 1, kLatestVersion, QLinearDwConvNhwcKernel::create,
-                 Backend::kOptimized, kPriorityBeforeXnnpack);
+                 Backend::kOptimized, kPriorityBeforeXnnpack,
+                 [] { return enabled() && qdw_row_fast() != nullptr && qdw_convert_fast() != nullptr; });
 }
 
 }  // namespace opt
