@@ -137,6 +137,10 @@ BENCHMARK(BM_Erf)->Apply(impls);
 void BM_Gelu(benchmark::State& st) { run(st, "Gelu", {random_tensor({1, 128, 1024}, 1, -3, 3)}, {}, 128.0 * 1024, 20); }
 BENCHMARK(BM_Gelu)->Apply(impls);
 
+// x * sigmoid(x) over 32 K values (in L1 / L2): EfficientNet's fused activation.
+void BM_Swish(benchmark::State& st) { run(st, "Swish", {random_tensor({32, 1024}, 1, -6, 6)}, {}, 32.0 * 1024, 24); }
+BENCHMARK(BM_Swish)->Apply(impls);
+
 void BM_Softmax(benchmark::State& st) {
   run(st, "Softmax", {random_tensor({4, 128, 128}, 1, -5, 5)}, {}, 4.0 * 128 * 128);
 }
