@@ -252,8 +252,8 @@ class RowPlanner {
 
   // A reshape where output axis `axis` is an axis of the input with the same elements before it:
   // Reshape(input cut on that axis, the output's dims with `rows` there). With symbolic dims the
-  // dims before the axis must be the input's own (written 0: copied) and at most one after it
-  // unknown (written -1).
+  // dims before the axis must be the input's own (written 0: copied) and at most one of the axis
+  // itself (when symbolic) and the dims after it unknown (written -1).
   bool plan_reshape(const Node& n, const std::vector<Dim>& out, int64_t axis, int64_t rows, Plan* plan) const {
     const std::vector<Dim>* in = n.inputs.empty() ? nullptr : facts_.dims(n.inputs[0]);
     if (!in || rows <= 0 || opset_of(model_, n) < 5) return false;
@@ -279,8 +279,13 @@ class RowPlanner {
     int unknown = 0;
     for (size_t d = 0; d < out.size(); ++d) {
       if (out[d].known() && out[d].value == 0) return false;  // 0 would mean "copy"
-      if (d == a) {
+      if (d == a && out[d].known()) {
         plan->reshape_to.push_back(rows);
+      } else if (d == a) {
+        // Of a symbolic extent `rows` is what the selection's bounds fix, at most: an input of
+        // fewer rows gives fewer (Slice clamps), so the count is inferred.
+        if (++unknown > 1) return false;
+        plan->reshape_to.push_back(-1);
       } else if (out[d].known()) {
         plan->reshape_to.push_back(out[d].value);
       } else if (d < a) {
@@ -535,8 +540,10 @@ Result<bool> narrow_selected_rows(Model& model, PassContext& ctx) {
       Selection sel;
       if (!selection_of(model, n, facts, &sel)) continue;
       const int p = index.producer(sel.data);
+      const int64_t rows = rows_of(sel, (*facts.dims(sel.data))[static_cast<size_t>(sel.axis)]);  // a reshape's count
       Plan plan;
-      if (p >= 0 && index.use_count(sel.data) == 1 && planner.plan(g.nodes[static_cast<size_t>(p)], sel.axis, 0, &plan))
+      if (p >= 0 && index.use_count(sel.data) == 1 &&
+          planner.plan(g.nodes[static_cast<size_t>(p)], sel.axis, rows, &plan))
         starts.push_back(n.outputs[0]);
     }
   }

@@ -287,6 +287,27 @@ TEST(PassNarrowSelectedRows, LastRowsOfASymbolicAxis) {
   EXPECT_FALSE(changed);
 }
 
+// x.view(1, seq, 4, 4)[:, -2:]: a selection right after a reshape starts a climb, and an input of
+// fewer rows than the selection's count gives them all, as the Slice does before the pass (the
+// narrowed Reshape infers the count, -1, instead of writing 2).
+TEST(PassNarrowSelectedRows, LastRowsThroughAReshapeOfFewerRows) {
+  Model m = make_model(17);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), sym("seq"), dim(kWidth)})};
+  add_init(m.graph, "heads", i64({0, 0, 4, 4}));
+  auto& n = m.graph.nodes;
+  n.push_back(make_node("MatMul", {"x", weight(m, "w1", kWidth, kHidden, 1)}, {"h"}));
+  n.push_back(make_node("Reshape", {"h", "heads"}, {"r"}));
+  const std::string picked = slice_rows(m, "r", -2, INT64_MAX);
+  n.push_back(make_node("MatMul", {picked, weight(m, "w2", 4, 3, 2)}, {"logits"}));
+  m.graph.outputs = {untyped("logits")};
+  bool changed = false;
+  const Model out = run(m, &changed);
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(out.graph.nodes[0].op_type, "Slice");
+  for (const int64_t rows : {1, 2, 5})
+    expect_close_outputs(m, out, {random_value({1, rows, kWidth}, 30 + static_cast<uint32_t>(rows))}, 1e-5);
+}
+
 TEST(PassNarrowSelectedRows, KeepsWhatItCannotNarrow) {
   const auto expect_kept = [](const Model& m, const char* why) {
     bool changed = true;
