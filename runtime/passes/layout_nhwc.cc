@@ -281,7 +281,8 @@ NhwcPass::Role NhwcPass::classify(size_t i) {
     return Role::kAgnostic;
   }
   if (op == "Reshape" && fuse_group_norm(i)) return Role::kNone;  // fused away into the last Reshape
-  if (op == "Slice" || op == "Reshape" || op == "Transpose") return relabeled(i) ? Role::kAgnostic : Role::kNone;
+  if (op == "Slice" || op == "Split" || op == "Reshape" || op == "Transpose")
+    return relabeled(i) ? Role::kAgnostic : Role::kNone;
   if (op == "Pad") return pads_batch_only(n) || relabel_pad(i) ? Role::kAgnostic : Role::kNone;
   if (op == "Concat") {
     const Attribute* axis = attr_of(n, "axis", AttrType::kInt);

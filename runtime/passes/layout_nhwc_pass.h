@@ -103,6 +103,7 @@ class NhwcPass {
     int input = -1;             // the constant input replaced (shape, axes), or -1
     Tensor constant;            // its NHWC value
     std::vector<int64_t> perm;  // a Transpose's NHWC perm (empty: unchanged)
+    int64_t axis = -1;          // the NHWC value of its `axis` attribute (Split), or -1
   };
   // torch's permutes between NCHW and channels-last around a LayerNorm or Linear (ConvNeXt,
   // Swin) run as Identities (identities_): Transpose [0, 3, 1, 2] of channels-last data enters
@@ -146,6 +147,7 @@ class NhwcPass {
   bool relabeled(size_t i);
   bool relabel_slice(size_t i);
   bool relabel_pad(size_t i);
+  bool relabel_split(size_t i);
   // Reshape `first` to 5-D -> its one reader, a Transpose [0, 2, 1, 3, 4] -> its one reader, a
   // Reshape to 4-D, shapes constant: the ops of a channel shuffle and of a clip's view switch.
   struct SwapChain {

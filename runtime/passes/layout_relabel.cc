@@ -1,6 +1,6 @@
 // Region ops whose constant operands name axes or shapes, re-labelled for NHWC (the layout
-// pass, layout_nhwc_pass.h): a channel Slice (ShuffleNet's chunk into two branches) slices the
-// last axis, and a channel shuffle Reshape [N, g, C/g, H, W] -> Transpose [0, 2, 1, 3, 4] ->
+// pass, layout_nhwc_pass.h): a channel Slice (ShuffleNet's chunk into two branches) or Split
+// (YOLOv8's) cuts the last axis, and a channel shuffle Reshape [N, g, C/g, H, W] -> Transpose [0, 2, 1, 3, 4] ->
 // Reshape [N, C, H, W] becomes Reshape [N, H, W, g, C/g] -> Transpose [0, 1, 2, 4, 3] ->
 // Reshape [N, H, W, C]: the same channel order, so the blocks stay in one region where each
 // shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
@@ -77,6 +77,20 @@ bool NhwcPass::relabel_slice(size_t i) {
   } else {
     r.constant = Tensor::from_vector<int64_t>(axes, shape);
   }
+  relabel_[i] = std::move(r);
+  return true;
+}
+
+// A Split of a region value (YOLOv8's C2f chunks its first Conv's channels in two) splits the
+// twin's matching axis into the same sizes: only its `axis` changes.
+bool NhwcPass::relabel_split(size_t i) {
+  const Node& n = g_.nodes[i];
+  if (n.inputs.empty() || n.inputs.size() > 2 || n.outputs.empty()) return false;
+  const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
+  const int64_t a = axis ? axis->i : 0;
+  if (a < -4 || a > 3) return false;
+  Relabel r;
+  r.axis = kNhwcAxisOf[a < 0 ? a + 4 : a];
   relabel_[i] = std::move(r);
   return true;
 }
@@ -350,11 +364,12 @@ void NhwcPass::emit_split_exit_transpose(const std::vector<int64_t>& perm, Node&
   }
 }
 
-// Called for a Reshape, Transpose or Slice whose input is a region value.
+// Called for a Reshape, Transpose, Slice or Split whose input is a region value.
 bool NhwcPass::relabeled(size_t i) {
   if (relabel_.count(i)) return true;  // the Transpose and last Reshape of a shuffle
   const Node& n = g_.nodes[i];
   if (is_default(n, "Slice")) return relabel_slice(i);
+  if (is_default(n, "Split")) return relabel_split(i);
   return is_default(n, "Reshape") && (relabel_channel_shuffle(i) || relabel_clip_view(i));
 }
 
@@ -372,6 +387,12 @@ void NhwcPass::apply_relabel(size_t i, Node& n) {
     for (Attribute& a : n.attributes) {
       if (a.name == "perm") a.ints = r.perm;
     }
+  }
+  if (r.axis >= 0) {
+    n.attributes.erase(
+        std::remove_if(n.attributes.begin(), n.attributes.end(), [](const Attribute& a) { return a.name == "axis"; }),
+        n.attributes.end());
+    n.attributes.push_back(int_attribute("axis", r.axis));
   }
 }
 

@@ -10,6 +10,7 @@
 //    K]: an Identity; YOLO's [N, A, H, W, K]: one Transpose) reads the NHWC data, no ToNCHW;
 //    views that copy a dim, do not keep H and W last, have another reader, or infer a part
 //    of C over an unknown batch stay outside;
+//  - a Split of a region value (YOLOv8's C2f) splits the NHWC data's matching axis;
 //  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
 #include <gtest/gtest.h>
 
@@ -120,6 +121,55 @@ TEST(LayoutRelabel, AShuffleUnitIsOneRegion) {
       EXPECT_EQ(n.find_attr("perm")->ints, (std::vector<int64_t>{0, 1, 2, 4, 3}));
     }
   }
+}
+
+// YOLOv8's C2f: Conv -> Split(channels, or `split_axis`) into two -> a Conv on the second part ->
+// Concat of all three -> Conv. A channel Split cuts the NHWC data's last axis in the region; a
+// Split of H its axis 1; the block is entered and left once either way.
+Model c2f_block(int64_t split_axis) {
+  testing::GraphBuilder b(17);
+  b.input("x", 4);
+  uint32_t seed = 20;
+  const auto conv = [&](const std::string& in, int64_t cin, int64_t cout) {
+    return b.node(
+        "Conv",
+        {in, b.constant(rand_tensor({cout, cin, 3, 3}, seed++, -0.3f, 0.3f)), b.constant(rand_tensor({cout}, seed++))},
+        {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1})});
+  };
+  const std::string c = conv("x", 8, 16);
+  Attribute axis;
+  axis.name = "axis";
+  axis.type = AttrType::kInt;
+  axis.i = split_axis;
+  Node split;
+  split.op_type = "Split";
+  split.inputs = {c, i64(b, split_axis == 1 ? std::vector<int64_t>{8, 8} : std::vector<int64_t>{2, 4})};
+  split.outputs = {"p0", "p1"};
+  split.attributes = {axis};
+  b.model.graph.nodes.push_back(split);
+  const std::string m = conv("p1", split_axis == 1 ? 8 : 16, split_axis == 1 ? 8 : 16);
+  const std::string cat = b.node("Concat", {"p0", "p1", m}, {axis});
+  b.node("Conv", {cat, b.constant(rand_tensor({4, split_axis == 1 ? 24 : 16, 1, 1}, seed++, -0.3f, 0.3f))},
+         {attr_ints("kernel_shape", {1, 1})}, "y");
+  b.output("y");
+  return b.model;
+}
+
+TEST(LayoutRelabel, AChannelSplitStaysInTheRegion) {
+  Model m = with_value_info(c2f_block(1));
+  auto s = apply_nhwc_layout(m.graph, m.opset_imports);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->to_nhwc, 1);
+  EXPECT_EQ(s->to_nchw, 1);
+  for (const Node& n : m.graph.nodes)
+    if (n.op_type == "Split") EXPECT_EQ(n.find_attr("axis")->i, 3);
+  expect_agrees_with_reference(c2f_block(1));
+  // A Split of H (2 and 4 of its 6 rows) keeps its sizes, on the NHWC axis 1.
+  Model rows = with_value_info(c2f_block(2));
+  ASSERT_TRUE(apply_nhwc_layout(rows.graph, rows.opset_imports).is_ok());
+  for (const Node& n : rows.graph.nodes)
+    if (n.op_type == "Split") EXPECT_EQ(n.find_attr("axis")->i, 1);
+  expect_agrees_with_reference(c2f_block(2));
 }
 
 TEST(LayoutRelabel, WhatIsNoChannelShuffleStaysOutside) {

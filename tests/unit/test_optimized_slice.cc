@@ -1,5 +1,5 @@
-// Own Slice (slice.cc) vs the reference kernel over odd shapes, axes and steps, and the cases
-// it leaves to the reference; a contiguous slice of at least half its input is a view of it,
+// Own Slice and Split (slice.cc) vs the reference kernel over odd shapes, axes, steps, sizes
+// and opsets, and the cases they leave to the reference; a contiguous slice of at least half its input is a view of it,
 // which an in-place kernel reading the view must not write through.
 #include <string>
 #include <vector>
@@ -69,7 +69,32 @@ TEST(OptimizedSlice, AViewIsNeverWrittenThrough) {
   }
 }
 
+void split_case(int64_t opset, size_t outputs, Tensor x, int64_t axis, std::vector<int64_t> sizes,
+                const std::string& what, bool expect_fast = true) {
+  std::vector<In> in = {var(std::move(x))};
+  std::vector<Attribute> attrs = {attr_int("axis", axis)};
+  if (!sizes.empty() && opset >= 13) in.push_back(cst(ints_of(std::move(sizes))));
+  if (!sizes.empty() && opset < 13) attrs.push_back(testing::attr_ints("split", sizes));
+  diff_test(Op("Split", "", opset, outputs), in, attrs, expect_fast, what);
+}
+
+TEST(OptimizedSlice, SplitRunsOverOddShapesAndOpsets) {
+  for (int64_t n : kSizes) {
+    const std::string at = " n " + std::to_string(n);
+    split_case(13, 2, rand_tensor({1, 5, 3, 2 * n}, 1), 3, {n, n}, "NHWC channel halves" + at);
+    split_case(13, 3, rand_tensor({2, n + 3, 4}, 2), 1, {1, n, 2}, "three sizes" + at);
+    split_case(18, 2, rand_tensor({2 * n, 3}, 3), 0, {}, "equal halves of the outer axis" + at);
+    split_case(11, 2, rand_tensor({3, n + 1, 2}, 4), -2, {n, 1}, "attribute sizes, negative axis" + at);
+  }
+  split_case(13, 2, Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}), 1, {1, 2}, "int64");
+  split_case(13, 2, rand_tensor({4, 3}, 5), 1, {0, 3}, "an empty part");
+}
+
 TEST(OptimizedSlice, LeavesTheRestToTheReference) {
+  split_case(18, 3, rand_tensor({7, 2}, 7), 0, {}, "uneven chunks (num_outputs)", false);
+  split_case(13, 2, rand_tensor({4, 5}, 8), 1, {2, 2}, "sizes short of the axis (reported)", false);
+  split_case(13, 2, rand_tensor({4, 5}, 8), 1, {6, -1}, "a negative size (reported)", false);
+  split_case(13, 2, rand_tensor({4, 5}, 8), 2, {2, 3}, "axis past the rank (reported)", false);
   slice_case(rand_tensor({4, 5}, 6), {3}, {0}, {0}, {-1}, "negative step", false);
   slice_case(rand_tensor({4, 5}, 6), {0, 0}, {2, 2}, {0, 0}, {}, "duplicate axis (reported)", false);
   slice_case(rand_tensor({4, 5}, 6), {0}, {2}, {0}, {0}, "step 0 (reported)", false);

@@ -4,7 +4,7 @@
 // each one copy per outer index; a slice that is one contiguous block of at least half the input
 // is a view of it instead. The reference kernel (ops/ref/layout.cc) walks the output one
 // element at a time; it still takes what this one does not: negative steps, strings, sub-byte
-// types and malformed starts / ends / axes / steps (it reports them).
+// types and malformed starts / ends / axes / steps (it reports them). Split, below, the same way.
 #include <cstring>
 #include <vector>
 
@@ -119,10 +119,82 @@ class SliceKernel final : public FastKernel {
   }
 };
 
+// Split of fixed-size elements into sizes given (the `split` input from opset 13, the attribute
+// before) or equal parts: per outer index, one copy of each output's run. YOLOv8's C2f splits its
+// first Conv's channels, in NHWC the last axis: the reference's element walk took 1.0 ms of a
+// 60 ms run for one 160 x 160 x 32 map. Uneven chunks (opset 18's num_outputs) and malformed
+// sizes stay with the reference, which reports them.
+class SplitKernel final : public FastKernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::unique_ptr<SplitKernel>(new SplitKernel());
+    XONNX_RETURN_IF_ERROR(init_own_kernel(*k, init));
+    XONNX_ASSIGN_OR_RETURN(k->axis_, init.get_int("axis", 0));
+    k->sizes_from_input_ = init.since_version() == 1 || init.since_version() >= 13;
+    if (init.since_version() < 13) {
+      XONNX_ASSIGN_OR_RETURN(std::vector<int64_t> split, init.get_ints("split"));
+      k->split_.assign(split.begin(), split.end());
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+ private:
+  Status run_fast(KernelContext& ctx, bool& handled) override {
+    const Tensor& x = ctx.input(0);
+    if (!byte_copyable(x) || x.rank() == 0) return Status::ok();
+    const int64_t rank = static_cast<int64_t>(x.rank()), a = axis_ < 0 ? axis_ + rank : axis_;
+    if (a < 0 || a >= rank) return Status::ok();
+    const int64_t dim = x.dim(static_cast<size_t>(a)), n_out = static_cast<int64_t>(ctx.num_outputs());
+    Shape sizes = split_;
+    if (sizes_from_input_ && ctx.has_input(1) && !int_list(ctx, 1, sizes)) return Status::ok();
+    if (sizes.empty() && n_out > 0 && dim % n_out == 0) sizes.assign(static_cast<size_t>(n_out), dim / n_out);
+    if (static_cast<int64_t>(sizes.size()) != n_out) return Status::ok();
+    int64_t sum = 0;
+    for (const int64_t len : sizes) {
+      if (len < 0 || len > dim - sum) return Status::ok();
+      sum += len;
+    }
+    if (sum != dim) return Status::ok();
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d) outer *= x.dim(static_cast<size_t>(d));
+    for (int64_t d = a + 1; d < rank; ++d) inner *= x.dim(static_cast<size_t>(d));
+    const int64_t es = dtype_bits(x.dtype()) / 8, row = dim * inner * es;  // bytes per outer index
+    std::vector<char*>& out = outputs_;                                    // kept: a steady-state run allocates nothing
+    out.assign(sizes.size(), nullptr);
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      if (!ctx.output_wanted(k)) continue;
+      Shape s = x.shape();
+      s[static_cast<size_t>(a)] = sizes[k];
+      XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(k, x.dtype(), s));
+      out[k] = static_cast<char*>(y->raw_data());
+    }
+    handled = true;
+    if (row == 0) return Status::ok();
+    const char* src = static_cast<const char*>(x.raw_data());
+    pool_->parallel_for(static_cast<size_t>(outer), chunk_for(row, kMinCopyChunkBytes), [&](size_t o0, size_t o1) {
+      for (size_t o = o0; o < o1; ++o) {
+        int64_t at = static_cast<int64_t>(o) * row;
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          const int64_t bytes = sizes[k] * inner * es;
+          if (out[k]) std::memcpy(out[k] + static_cast<int64_t>(o) * bytes, src + at, static_cast<size_t>(bytes));
+          at += bytes;
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+  int64_t axis_ = 0;
+  bool sizes_from_input_ = true;  // Split-1 and -13+: input 1, when given, sets the sizes
+  Shape split_;                   // the `split` attribute (opset 1-12)
+  std::vector<char*> outputs_;    // per output: its data, or null where not wanted
+};
+
 }  // namespace
 
 void register_opt_slice(OpRegistry& registry) {
   XONNX_REGISTER(registry, "", "Slice", 10, kLatestVersion, SliceKernel::create, Backend::kOptimized);
+  XONNX_REGISTER(registry, "", "Split", 1, kLatestVersion, SplitKernel::create, Backend::kOptimized);
 }
 
 }  // namespace opt
