@@ -212,18 +212,47 @@ int NhwcPass::fuse_norm_convs(const std::vector<size_t>& order) {
   return merged;
 }
 
-// Output channels of a region value a Conv produces (its W's M), or 0 when unknown.
-int64_t NhwcPass::conv_output_channels(const std::string& value) const {
+// Channels of a region value, or 0 when unknown: a Conv's (its W's M), followed back through
+// the ops that keep their input's channels (pools, BatchNorms, element-wise ops) and into the
+// parts of a channel Split of constant sizes (YOLOv8's C2f concatenates its Split's parts and
+// its bottlenecks' sums). The kernels check the shapes they get; this only decides a fusion.
+int64_t NhwcPass::region_channels(const std::string& value, int depth) const {
+  constexpr int kMaxWalk = 16;
   auto p = producer_.find(value);
-  if (p == producer_.end() || role_[p->second] != Role::kNhwcOp) return 0;
-  const Node& conv = g_.nodes[p->second];
-  if (conv.outputs[0] != value) return 0;
-  const Tensor* w = conv_weight(conv);
-  return w && w->rank() == 4 ? w->dim(0) : 0;
+  if (depth > kMaxWalk || p == producer_.end() || role_[p->second] == Role::kNone) return 0;
+  const Node& n = g_.nodes[p->second];
+  if (const Tensor* w = conv_weight(n)) return n.outputs[0] == value && w->rank() == 4 ? w->dim(0) : 0;
+  if (is_default(n, "Split")) {
+    const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
+    std::vector<int64_t> sizes;
+    if (!axis || (axis->i != 1 && axis->i != -3) || n.inputs.size() != 2 || !constant_ints(n.inputs[1], sizes) ||
+        sizes.size() != n.outputs.size())
+      return 0;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      if (n.outputs[k] == value) return std::max<int64_t>(0, sizes[k]);
+    return 0;
+  }
+  if (n.outputs.size() != 1 || n.outputs[0] != value || n.inputs.empty()) return 0;
+  const bool keeps_channels = n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
+                              n.op_type == "BatchNormalization" || layout_agnostic_unary(n);
+  if (keeps_channels) return region_channels(n.inputs[0], depth + 1);
+  if (!n.domain.empty() || !is_arithmetic_binary(n.op_type)) return 0;
+  int64_t c = 0;  // every region operand's, the same; constants of one value or one per channel
+  for (const std::string& in : n.inputs) {
+    if (!is_region(in)) continue;
+    const int64_t k = region_channels(in, depth + 1);
+    if (k <= 0 || (c > 0 && k != c)) return 0;
+    c = k;
+  }
+  for (const std::string& in : n.inputs) {
+    const Tensor* t = is_region(in) ? nullptr : constant(in);
+    if (!is_region(in) && (!t || (t->numel() != 1 && t->numel() != c))) return 0;
+  }
+  return c;
 }
 
-// A channel Concat of Conv outputs read only by a 1x1 Conv (the parts of equal channels) or
-// by a MaxPool, or a channel Concat read only by an inference BatchNormalization, is merged
+// A channel Concat of region values of known channels (region_channels) read only by a 1x1 Conv
+// (the parts of equal channels) or by a MaxPool, or a channel Concat read only by an inference BatchNormalization, is merged
 // into that node (ConcatConv, runtime/ops/optimized/conv.cc; ConcatMaxPool, pool.cc;
 // ConcatBatchNorm, batch_norm.cc), which reads the parts where they are: the concatenation is
 // never written. The Conv reads each part as one tap of its channels; the pool and the
@@ -247,11 +276,11 @@ int NhwcPass::fuse_concats(const std::vector<size_t>& order) {
       if (reader.op_type == "BatchNormalization")  // its kernel takes any number of parts, of any channels
         return reader.outputs.size() == 1 && reader.inputs.size() == 5;
       if (concat.inputs.size() > kMaxParts) return false;
-      // Parts made by float Convs: float tensors of known channels.
-      const int64_t part = conv_output_channels(concat.inputs[0]);
+      // Parts of known channels (a float Conv's input: float tensors).
+      const int64_t part = region_channels(concat.inputs[0]);
       bool equal = part > 0, known = true;
       for (const std::string& in : concat.inputs) {
-        const int64_t channels = conv_output_channels(in);
+        const int64_t channels = region_channels(in);
         known = known && channels > 0;
         equal = equal && channels == part;
       }

@@ -87,7 +87,7 @@ class NhwcPass {
   }
   int fuse_pointwise_depthwise(const std::vector<size_t>& order);
   int fuse_concats(const std::vector<size_t>& order);
-  int64_t conv_output_channels(const std::string& value) const;
+  int64_t region_channels(const std::string& value, int depth = 0) const;
   int read_images_in_nchw();
   int image_conv_read_only_by(size_t j) const;
   void take_image_conv(size_t c, const std::unordered_map<std::string, std::string>& nhwc, const char* op,

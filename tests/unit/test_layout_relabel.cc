@@ -19,6 +19,7 @@
 
 #include "runtime/exec/session.h"
 #include "runtime/ops/internal_ops.h"
+#include "runtime/ops/registry.h"
 #include "runtime/passes/layout_nhwc.h"
 #include "runtime/passes/shape_inference.h"
 #include "tests/unit/backend_test_util.h"
@@ -163,6 +164,14 @@ TEST(LayoutRelabel, AChannelSplitStaysInTheRegion) {
   EXPECT_EQ(s->to_nchw, 1);
   for (const Node& n : m.graph.nodes)
     if (n.op_type == "Split") EXPECT_EQ(n.find_attr("axis")->i, 3);
+  // With the own kernels' fusions, the 1x1 Conv reads the Split's parts and the bottleneck's
+  // output where they are (ConcatConv): their channels are known through the Split's sizes.
+  Model fused = with_value_info(c2f_block(1));
+  const NhwcLayoutOptions own = fast_layout_fusions(OpRegistry::global());
+  ASSERT_TRUE(apply_nhwc_layout(fused.graph, fused.opset_imports, own).is_ok());
+  int concat_convs = 0;
+  for (const Node& n : fused.graph.nodes) concat_convs += n.op_type == kConcatConvOp;
+  EXPECT_EQ(concat_convs, own.fuse_concat ? 1 : 0);
   expect_agrees_with_reference(c2f_block(1));
   // A Split of H (2 and 4 of its 6 rows) keeps its sizes, on the NHWC axis 1.
   Model rows = with_value_info(c2f_block(2));
