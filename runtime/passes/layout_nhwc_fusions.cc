@@ -224,10 +224,14 @@ int64_t NhwcPass::region_channels(const std::string& value, int depth) const {
   if (const Tensor* w = conv_weight(n)) return n.outputs[0] == value && w->rank() == 4 ? w->dim(0) : 0;
   if (is_default(n, "Split")) {
     const Attribute* axis = attr_of(n, "axis", AttrType::kInt);
+    const Attribute* split = attr_of(n, "split", AttrType::kInts);  // before opset 13
     std::vector<int64_t> sizes;
-    if (!axis || (axis->i != 1 && axis->i != -3) || n.inputs.size() != 2 || !constant_ints(n.inputs[1], sizes) ||
-        sizes.size() != n.outputs.size())
-      return 0;
+    if (n.inputs.size() == 2) {
+      if (!constant_ints(n.inputs[1], sizes)) return 0;
+    } else if (split) {
+      sizes = split->ints;
+    }
+    if (!axis || (axis->i != 1 && axis->i != -3) || sizes.size() != n.outputs.size()) return 0;
     for (size_t k = 0; k < sizes.size(); ++k)
       if (n.outputs[k] == value) return std::max<int64_t>(0, sizes[k]);
     return 0;

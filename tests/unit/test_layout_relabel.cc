@@ -127,8 +127,8 @@ TEST(LayoutRelabel, AShuffleUnitIsOneRegion) {
 // YOLOv8's C2f: Conv -> Split(channels, or `split_axis`) into two -> a Conv on the second part ->
 // Concat of all three -> Conv. A channel Split cuts the NHWC data's last axis in the region; a
 // Split of H its axis 1; the block is entered and left once either way.
-Model c2f_block(int64_t split_axis) {
-  testing::GraphBuilder b(17);
+Model c2f_block(int64_t split_axis, int64_t opset = 17) {
+  testing::GraphBuilder b(opset);
   b.input("x", 4);
   uint32_t seed = 20;
   const auto conv = [&](const std::string& in, int64_t cin, int64_t cout) {
@@ -144,9 +144,15 @@ Model c2f_block(int64_t split_axis) {
   axis.i = split_axis;
   Node split;
   split.op_type = "Split";
-  split.inputs = {c, i64(b, split_axis == 1 ? std::vector<int64_t>{8, 8} : std::vector<int64_t>{2, 4})};
+  const std::vector<int64_t> sizes = split_axis == 1 ? std::vector<int64_t>{8, 8} : std::vector<int64_t>{2, 4};
+  split.inputs = {c};
   split.outputs = {"p0", "p1"};
   split.attributes = {axis};
+  if (opset >= 13) {
+    split.inputs.push_back(i64(b, sizes));
+  } else {
+    split.attributes.push_back(attr_ints("split", sizes));  // the sizes' form before opset 13
+  }
   b.model.graph.nodes.push_back(split);
   const std::string m = conv("p1", split_axis == 1 ? 8 : 16, split_axis == 1 ? 8 : 16);
   const std::string cat = b.node("Concat", {"p0", "p1", m}, {axis});
@@ -166,13 +172,15 @@ TEST(LayoutRelabel, AChannelSplitStaysInTheRegion) {
     if (n.op_type == "Split") EXPECT_EQ(n.find_attr("axis")->i, 3);
   // With the own kernels' fusions, the 1x1 Conv reads the Split's parts and the bottleneck's
   // output where they are (ConcatConv): their channels are known through the Split's sizes.
-  Model fused = with_value_info(c2f_block(1));
   const NhwcLayoutOptions own = fast_layout_fusions(OpRegistry::global());
-  ASSERT_TRUE(apply_nhwc_layout(fused.graph, fused.opset_imports, own).is_ok());
-  int concat_convs = 0;
-  for (const Node& n : fused.graph.nodes) concat_convs += n.op_type == kConcatConvOp;
-  EXPECT_EQ(concat_convs, own.fuse_concat ? 1 : 0);
-  expect_agrees_with_reference(c2f_block(1));
+  for (const int64_t opset : {17, 11}) {
+    Model fused = with_value_info(c2f_block(1, opset));
+    ASSERT_TRUE(apply_nhwc_layout(fused.graph, fused.opset_imports, own).is_ok());
+    int concat_convs = 0;
+    for (const Node& n : fused.graph.nodes) concat_convs += n.op_type == kConcatConvOp;
+    EXPECT_EQ(concat_convs, own.fuse_concat ? 1 : 0) << "opset " << opset;
+    expect_agrees_with_reference(c2f_block(1, opset));
+  }
   // A Split of H (2 and 4 of its 6 rows) keeps its sizes, on the NHWC axis 1.
   Model rows = with_value_info(c2f_block(2));
   ASSERT_TRUE(apply_nhwc_layout(rows.graph, rows.opset_imports).is_ok());
