@@ -1,6 +1,6 @@
 // The layout pass's activation fusions: x * Sigmoid(x) and x * HardSigmoid(x) into Swish and
-// HardSwish before the pass, and an activation into the Conv, BatchNormalization, GroupNorm or
-// InstanceNormalization before it (NhwcPass::try_fuse) while the pass runs.
+// HardSwish before the pass, and an activation into the Conv or BatchNormalization before it
+// (NhwcPass::try_fuse) while the pass runs.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -71,16 +71,14 @@ bool is_hard_swish(const Node& act) {
 
 }  // namespace
 
-bool is_nhwc_norm(const Node& n) { return n.op_type == kGroupNormOp || n.op_type == "InstanceNormalization"; }
-
 // Relu, or Clip with constant scalar float bounds (lo < hi), as an output range.
 bool NhwcPass::fusable_activation(const Node& act, float& lo, float& hi) const {
   return activation_bounds(
       act, opset_of(act), [this](const std::string& n) { return constant(n); }, lo, hi);
 }
 
-void NhwcPass::try_fuse(size_t producer) {
-  Node& c = g_.nodes[producer];
+void NhwcPass::try_fuse(size_t conv) {
+  Node& c = g_.nodes[conv];
   const std::string& out = c.outputs[0];
   if (graph_outputs_.count(out) || subgraph_reads_.count(out)) return;
   auto it = consumers_.find(out);
@@ -89,18 +87,16 @@ void NhwcPass::try_fuse(size_t producer) {
   const Node& act = g_.nodes[a];
   if (act.inputs.empty() || act.inputs[0] != out) return;
   float lo = 0, hi = 0;
-  // EfficientNet, MobileNetV3; diffusion UNets and VAEs (GroupNorm -> SiLU).
-  const bool norm = is_nhwc_norm(c);
-  if ((c.op_type == "Conv" || norm) && (is_swish(act) || is_hard_swish(act))) {
+  if (c.op_type == "Conv" && (is_swish(act) || is_hard_swish(act))) {  // EfficientNet, MobileNetV3
     c.attributes.push_back(string_attribute("activation", act.op_type));
-  } else if (!norm && fusable_activation(act, lo, hi)) {
+  } else if (fusable_activation(act, lo, hi)) {
     c.attributes.push_back(float_attribute("activation_min", lo));
     c.attributes.push_back(float_attribute("activation_max", hi));
   } else {
     return;
   }
   c.outputs[0] = act.outputs[0];
-  producer_[c.outputs[0]] = producer;
+  producer_[c.outputs[0]] = conv;
   fused_away_[a] = true;
 }
 

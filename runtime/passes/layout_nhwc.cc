@@ -413,7 +413,7 @@ Result<NhwcLayoutStats> NhwcPass::run() {
     role_[i] = classify(i);
     if (role_[i] == Role::kNone) continue;
     Node& n = g_.nodes[i];
-    if (n.op_type == "Conv" || n.op_type == "BatchNormalization" || is_nhwc_norm(n)) try_fuse(i);
+    if (n.op_type == "Conv" || n.op_type == "BatchNormalization") try_fuse(i);
     // A DynamicQuantizeLinear's scale and zero point are scalars: only y is in the region.
     const size_t region_outputs = is_default(n, "DynamicQuantizeLinear") ? 1 : n.outputs.size();
     for (size_t k = 0; k < region_outputs; ++k) {

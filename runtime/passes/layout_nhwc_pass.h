@@ -34,10 +34,6 @@ int fuse_gated_activations(Graph& g, int64_t onnx_opset);
 // a Squeeze, moved apart across element-wise ops (layout_conv1d.cc). Returns how many.
 int lift_1d_convolutions(Graph& g, int64_t onnx_opset);
 
-// The layout pass's GroupNorm (layout_group_norm.cc) or an InstanceNormalization, which a
-// Swish / HardSwish after it joins as its `activation` (NhwcPass::try_fuse).
-bool is_nhwc_norm(const Node& n);
-
 class NhwcPass {
  public:
   NhwcPass(Graph& g, int64_t onnx_opset, const NhwcLayoutOptions& options)
@@ -72,10 +68,7 @@ class NhwcPass {
   // scale, shift, mean...), and one output.
   bool channel_affine(const Node& n, size_t inputs) const;
   bool pads_batch_only(const Node& n) const;
-  // The Relu / Clip (output range) or Swish / HardSwish (`activation`) that alone reads node
-  // `producer`'s output joins it: a Conv takes either, a BatchNormalization the range, a norm
-  // (is_nhwc_norm) the activation.
-  void try_fuse(size_t producer);
+  void try_fuse(size_t conv);
   // The rewrites for the own kernels (layout_nhwc_fusions.cc): merge_for_own_kernels() after
   // classification, rewrite_merged() on each region node as it is emitted (renamed to `nhwc`).
   void merge_for_own_kernels(const std::vector<size_t>& order, NhwcLayoutStats& stats);

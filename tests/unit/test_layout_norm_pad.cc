@@ -9,7 +9,6 @@
 //    then Mul / Add once its identity reshapes are gone -> GELU -> Conv1d) stays lifted and in
 //    the region, its Mul and Add folded into the norm's scale and B;
 //  - a Pad of the channels stays outside;
-//  - a SiLU after the norm becomes its `activation`;
 //  - the values: sessions agree with the reference kernels (no layout pass), 1 and 2 threads.
 #include <gtest/gtest.h>
 
@@ -125,36 +124,6 @@ TEST(LayoutNormPad, APadMakesAOneByOneMapLarger) {
 
 // wav [N, 1, T] -> Conv1d k 10 -> InstanceNormalization -> Mul(gamma [16, 1]) -> Add(beta
 // [16, 1]) (GroupNorm(16, 16)'s affine, torch's form) -> Gelu -> Conv1d k 3 -> y.
-// InstanceNorm2d(affine) -> SiLU between Convs: the SiLU is the NHWC norm's `activation`; a Relu
-// stays an op (the norms take no output range).
-TEST(LayoutNormPad, ASiluAfterAnInstanceNormIsItsActivation) {
-  for (const bool silu : {true, false}) {
-    testing::GraphBuilder b(17);
-    b.input("x", 4);
-    const std::string norm = instance_norm(b, conv(b, "x", 3, 8, 3, 1), 8, 5);
-    const std::string act = silu ? b.node("Mul", {norm, b.node("Sigmoid", {norm})}) : b.node("Relu", {norm});
-    b.node("Conv", {act, b.constant(rand_tensor({4, 8, 1, 1}, 9, -0.4f, 0.4f))}, {attr_ints("kernel_shape", {1, 1})},
-           "y");
-    b.output("y");
-    Model m = b.model;
-    auto stats = apply_nhwc_layout(m.graph, m.opset_imports);
-    ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
-    const Node* fused = nullptr;
-    for (const Node& n : m.graph.nodes)
-      if (n.op_type == "InstanceNormalization") fused = &n;
-    ASSERT_NE(fused, nullptr);
-    EXPECT_EQ(fused->find_attr("activation") != nullptr, silu);
-    int relus = 0, gates = 0;  // in any domain (a Relu in the region stays an ONNX op)
-    for (const Node& n : m.graph.nodes) {
-      relus += n.op_type == "Relu";
-      gates += n.op_type == "Swish" || n.op_type == "Sigmoid";
-    }
-    EXPECT_EQ(relus, silu ? 0 : 1);
-    EXPECT_EQ(gates, 0);
-    expect_sessions_agree(b.model, {{1, 3, 9, 11}, {2, 3, 5, 4}}, silu ? "SiLU" : "Relu");
-  }
-}
-
 Model wav2vec_stem() {
   testing::GraphBuilder b(20);  // Gelu
   b.input("x", 3);

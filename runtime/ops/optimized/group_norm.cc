@@ -5,12 +5,10 @@
 // added per group, and a second pass writes (x - mean[c]) * rstd[c] of the channel's group
 // (times gamma[c], plus beta[c]), the mean as a float and its rounding error (x * a + b, or the
 // mean rounded once, lost the digits that matter where the mean is far from zero: a map around
-// 300 of spread 0.006), then the Swish / HardSwish the layout pass fused (`activation`: a
-// diffusion UNet's GroupNorm -> SiLU) on blocks of pixels in cache. Non-float or odd shapes, and
-// groups whose sums are not finite, go to the twin (ops/ref/nhwc.cc).
+// 300 of spread 0.006). Non-float or odd shapes, and groups whose sums are not finite, go to the
+// twin (ops/ref/nhwc.cc).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -22,9 +20,6 @@ namespace xonnx {
 namespace opt {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr int64_t kActivationBlockFloats = 4096;  // 16 KB of output per activation call
-
 class GroupNormNhwcKernel final : public FastKernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
@@ -35,9 +30,6 @@ class GroupNormNhwcKernel final : public FastKernel {
       XONNX_ASSIGN_OR_RETURN(k->groups_, init.require_int("groups"));
     }
     XONNX_ASSIGN_OR_RETURN(k->epsilon_, init.get_float("epsilon", 1e-5f));
-    XONNX_ASSIGN_OR_RETURN(const FusedOutput fused, parse_fused_output(init, "", "own GroupNorm"));
-    if (fused.lo != -kInf || fused.hi != kInf) return unsupported("own GroupNorm: an output range");
-    k->activation_ = fused.activation;
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -103,21 +95,15 @@ class GroupNormNhwcKernel final : public FastKernel {
       const float* a = scale_.data();                    // rstd
       const float* b = scale_.data() + c;                // mean, rounded to float
       const float* b_lo = scale_.data() + 2 * c;         // and what the rounding dropped
-      // The fused (Hard)Swish on blocks of pixels, while they are in L1.
-      const int64_t block = std::max<int64_t>(1, kActivationBlockFloats / c);
       pool_->parallel_for(static_cast<size_t>(pixels), chunk_for(c), [&](size_t p0, size_t p1) {
-        for (int64_t q0 = static_cast<int64_t>(p0); q0 < static_cast<int64_t>(p1); q0 += block) {
-          const int64_t q1 = std::min<int64_t>(static_cast<int64_t>(p1), q0 + block);
-          for (int64_t p = q0; p < q1; ++p) {
-            const float* v = in + p * c;
-            float* o = out + p * c;
-            if (gamma) {
-              for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch] * gamma[ch] + beta[ch];
-            } else {
-              for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch];
-            }
+        for (size_t p = p0; p < p1; ++p) {
+          const float* v = in + static_cast<int64_t>(p) * c;
+          float* o = out + static_cast<int64_t>(p) * c;
+          if (gamma) {
+            for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch] * gamma[ch] + beta[ch];
+          } else {
+            for (int64_t ch = 0; ch < c; ++ch) o[ch] = (v[ch] - b[ch] - b_lo[ch]) * a[ch];
           }
-          if (activation_) activation_(out + q0 * c, out + q0 * c, (q1 - q0) * c);
         }
       });
     }
@@ -125,8 +111,7 @@ class GroupNormNhwcKernel final : public FastKernel {
     return Status::ok();
   }
 
-  bool instance_ = false;       // InstanceNormalization: one channel per group, then scale and B
-  MapFn activation_ = nullptr;  // the layout pass's fused Swish / HardSwish
+  bool instance_ = false;  // InstanceNormalization: one channel per group, then scale and B
   int64_t groups_ = 0;
   float epsilon_ = 1e-5f;
   std::vector<double> sums_;  // per chunk: [C] sums, [C] sums of squares

@@ -497,15 +497,12 @@ class ConcatTwin final : public Kernel {
 // per image and group of C / G consecutive channels, (x - mean) / sqrt(var + epsilon) over all
 // its pixels' values, as InstanceNormalization of the [N, G, -1] view computes it (population
 // variance), in double; then, given gamma and beta [C], times gamma and plus beta in float, as
-// the Mul and Add after the view did; then the fused `activation` (Swish or HardSwish).
+// the Mul and Add after the view did.
 Result<std::unique_ptr<Kernel>> create_group_norm_twin(const KernelInit& init) {
   XONNX_ASSIGN_OR_RETURN(const int64_t groups, init.require_int("groups"));
   XONNX_ASSIGN_OR_RETURN(const float epsilon, init.get_float("epsilon", 1e-5f));
-  XONNX_ASSIGN_OR_RETURN(const std::string activation, init.get_string("activation", ""));
   if (groups < 1) return invalid_model("GroupNorm: groups must be positive, got ", groups);
-  if (!activation.empty() && activation != "Swish" && activation != "HardSwish")
-    return unsupported("NHWC GroupNorm: fused activation '", activation, "'");
-  return make_kernel([groups, epsilon, activation](KernelContext& ctx) -> Status {
+  return make_kernel([groups, epsilon](KernelContext& ctx) -> Status {
     XONNX_ASSIGN_OR_RETURN(const Tensor* x, ref::tensor_input(ctx, 0, "X"));
     if (x->dtype() != DataType::kFloat || x->rank() != 4)
       return invalid_argument("GroupNorm: X must be a 4-D float tensor, got ", shape_to_string(x->shape()));
@@ -546,8 +543,6 @@ Result<std::unique_ptr<Kernel>> create_group_norm_twin(const KernelInit& init) {
           }
       }
     }
-    if (activation == "Swish") swish_in_place(y->data<float>(), static_cast<size_t>(y->numel()));
-    if (activation == "HardSwish") hard_swish_in_place(y->data<float>(), static_cast<size_t>(y->numel()));
     return Status::ok();
   });
 }
