@@ -256,8 +256,8 @@ int64_t NhwcPass::region_channels(const std::string& value, int depth) const {
 }
 
 // A channel Concat of region values of known channels (region_channels) read only by a 1x1 Conv
-// (the parts of equal channels) or by a MaxPool, or a channel Concat read only by an inference BatchNormalization, is merged
-// into that node (ConcatConv, runtime/ops/optimized/conv.cc; ConcatMaxPool, pool.cc;
+// (the parts of equal channels) or by a MaxPool, or a channel Concat read only by an inference
+// BatchNormalization, is merged into that node (ConcatConv, runtime/ops/optimized/conv.cc; ConcatMaxPool, pool.cc;
 // ConcatBatchNorm, batch_norm.cc), which reads the parts where they are: the concatenation is
 // never written. The Conv reads each part as one tap of its channels; the pool and the
 // BatchNorm write each part into its channels of the output. SqueezeNet's fire modules end so;

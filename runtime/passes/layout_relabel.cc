@@ -1,16 +1,17 @@
-// Region ops whose constant operands name axes or shapes, re-labelled for NHWC (the layout
-// pass, layout_nhwc_pass.h): a channel Slice (ShuffleNet's chunk into two branches) or Split
-// (YOLOv8's) cuts the last axis, and a channel shuffle Reshape [N, g, C/g, H, W] -> Transpose [0, 2, 1, 3, 4] ->
-// Reshape [N, C, H, W] becomes Reshape [N, H, W, g, C/g] -> Transpose [0, 1, 2, 4, 3] ->
+// Region ops whose constant operands name axes or shapes, re-labelled for NHWC (the layout pass,
+// layout_nhwc_pass.h): a channel Slice (ShuffleNet's chunk into two branches) or Split (YOLOv8's)
+// cuts the last axis, and a channel shuffle Reshape [N, g, C/g, H, W] -> Transpose [0, 2, 1, 3, 4]
+// -> Reshape [N, C, H, W] becomes Reshape [N, H, W, g, C/g] -> Transpose [0, 1, 2, 4, 3] ->
 // Reshape [N, H, W, C]: the same channel order, so the blocks stay in one region where each
-// shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes
-// to and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A
-// Shape of a region value reads its NHWC twin's shape, gathered back into NCHW order; a Reduce*
-// over its spatial dims reduces the twin's. A detection head's view + permute of a region value
-// ([N, A * K, H, W] -> [N, A, K, H, W] -> [N, H, W, A, K]) reshapes the twin and transposes it
-// with the composed perm, an Identity where that is the twin's own order. A video clip's two views (passes/lower_3d_frames.cc),
-// frames [D, C, H, W] and image [1, C, D, H W], hold the same NHWC data ([D, H, W, C]): the
-// Reshape, Transpose, Reshape between them become Reshapes of the twin around an Identity.
+// shuffle left it and came back (ShuffleNetV2: 33 conversions per run). And torch's permutes to
+// and from channels-last run as Identities of the region's NHWC data (ConvNeXt, Swin). A Shape of
+// a region value reads its NHWC twin's shape, gathered back into NCHW order; a Reduce* over its
+// spatial dims reduces the twin's. A detection head's view + permute of a region value ([N, A * K,
+// H, W] -> [N, A, K, H, W] -> [N, H, W, A, K]) reshapes the twin and transposes it with the
+// composed perm, an Identity where that is the twin's own order. A video clip's two views
+// (passes/lower_3d_frames.cc), frames [D, C, H, W] and image [1, C, D, H W], hold the same NHWC
+// data ([D, H, W, C]): the Reshape, Transpose, Reshape between them become Reshapes of the twin
+// around an Identity.
 #include <algorithm>
 #include <set>
 #include <string>
