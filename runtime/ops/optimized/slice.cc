@@ -143,11 +143,12 @@ class SplitKernel final : public FastKernel {
     const Tensor& x = ctx.input(0);
     if (!byte_copyable(x) || x.rank() == 0) return Status::ok();
     const int64_t rank = static_cast<int64_t>(x.rank()), a = axis_ < 0 ? axis_ + rank : axis_;
-    if (a < 0 || a >= rank) return Status::ok();
-    const int64_t dim = x.dim(static_cast<size_t>(a)), n_out = static_cast<int64_t>(ctx.num_outputs());
+    const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
+    if (a < 0 || a >= rank || n_out < 1) return Status::ok();
+    const int64_t dim = x.dim(static_cast<size_t>(a));
     Shape sizes = split_;
     if (sizes_from_input_ && ctx.has_input(1) && !int_list(ctx, 1, sizes)) return Status::ok();
-    if (sizes.empty() && n_out > 0 && dim % n_out == 0) sizes.assign(static_cast<size_t>(n_out), dim / n_out);
+    if (sizes.empty() && dim % n_out == 0) sizes.assign(static_cast<size_t>(n_out), dim / n_out);
     if (static_cast<int64_t>(sizes.size()) != n_out) return Status::ok();
     int64_t sum = 0;
     for (const int64_t len : sizes) {
