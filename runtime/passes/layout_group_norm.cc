@@ -24,14 +24,6 @@ bool all_equal(const Tensor* t, int64_t count, float value) {
   return std::all_of(d, d + count, [value](float v) { return v == value; });
 }
 
-// A float constant of C values laid out per channel of an NCHW map ([C, 1, 1], [1, C, 1, 1]).
-bool channel_vector(const Tensor* t, int64_t c) {
-  if (!t || t->dtype() != DataType::kFloat || t->rank() > 4 || t->numel() != c) return false;
-  Shape s(4 - static_cast<size_t>(t->rank()), 1);
-  s.insert(s.end(), t->shape().begin(), t->shape().end());
-  return s[1] == c;
-}
-
 }  // namespace
 
 bool NhwcPass::fuse_group_norm(size_t first) {
@@ -101,17 +93,22 @@ bool NhwcPass::fuse_group_norm(size_t first) {
 }
 
 void NhwcPass::absorb_channel_affine(size_t norm, int64_t channels) {
+  // A float constant of C values laid out per channel of an NCHW map ([C, 1, 1], [1, C, 1, 1]).
+  const auto channel_vector = [&](const std::string& name) {
+    Shape nhwc;
+    return per_channel_constant(name, nhwc) && nhwc[3] == channels && constant(name)->numel() == channels;
+  };
   const int mul_at = sole_reader(g_.nodes[norm].outputs[0]);
   if (mul_at < 0) return;
   const Node& mul = g_.nodes[static_cast<size_t>(mul_at)];
   if (!is_default(mul, "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1) return;
   const std::string& gamma = mul.inputs[0] == g_.nodes[norm].outputs[0] ? mul.inputs[1] : mul.inputs[0];
   const int add_at = sole_reader(mul.outputs[0]);
-  if (add_at < 0 || !channel_vector(constant(gamma), channels)) return;
+  if (add_at < 0 || !channel_vector(gamma)) return;
   const Node& add = g_.nodes[static_cast<size_t>(add_at)];
   if (!is_default(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) return;
   const std::string& beta = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
-  if (!channel_vector(constant(beta), channels)) return;
+  if (!channel_vector(beta)) return;
   Node& n = g_.nodes[norm];
   const float* g = constant(gamma)->data<float>();
   const float* b = constant(beta)->data<float>();
