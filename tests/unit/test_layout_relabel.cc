@@ -168,8 +168,11 @@ TEST(LayoutRelabel, AChannelSplitStaysInTheRegion) {
   ASSERT_TRUE(s.is_ok()) << s.status().to_string();
   EXPECT_EQ(s->to_nhwc, 1);
   EXPECT_EQ(s->to_nchw, 1);
-  for (const Node& n : m.graph.nodes)
-    if (n.op_type == "Split") EXPECT_EQ(n.find_attr("axis")->i, 3);
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "Split") {
+      EXPECT_EQ(n.find_attr("axis")->i, 3);
+    }
+  }
   // With the own kernels' fusions, the 1x1 Conv reads the Split's parts and the bottleneck's
   // output where they are (ConcatConv): their channels are known through the Split's sizes.
   const NhwcLayoutOptions own = fast_layout_fusions(OpRegistry::global());
@@ -184,8 +187,11 @@ TEST(LayoutRelabel, AChannelSplitStaysInTheRegion) {
   // A Split of H (2 and 4 of its 6 rows) keeps its sizes, on the NHWC axis 1.
   Model rows = with_value_info(c2f_block(2));
   ASSERT_TRUE(apply_nhwc_layout(rows.graph, rows.opset_imports).is_ok());
-  for (const Node& n : rows.graph.nodes)
-    if (n.op_type == "Split") EXPECT_EQ(n.find_attr("axis")->i, 1);
+  for (const Node& n : rows.graph.nodes) {
+    if (n.op_type == "Split") {
+      EXPECT_EQ(n.find_attr("axis")->i, 1);
+    }
+  }
   expect_agrees_with_reference(c2f_block(2));
 }
 
