@@ -249,8 +249,9 @@ int64_t NhwcPass::region_channels(const std::string& value, int depth) const {
     c = k;
   }
   for (const std::string& in : n.inputs) {
-    const Tensor* t = is_region(in) ? nullptr : constant(in);
-    if (!is_region(in) && (!t || (t->numel() != 1 && t->numel() != c))) return 0;
+    if (is_region(in)) continue;
+    const Tensor* t = constant(in);
+    if (!t || (t->numel() != 1 && t->numel() != c)) return 0;
   }
   return c;
 }
