@@ -57,6 +57,43 @@ TEST(PassFuseBatchnorm, ConvTransposeWithGroups) {
   }
 }
 
+// The folded W is made when read: nothing resident after the pass, and any byte range read
+// (unaligned, across rows) holds the bytes of W scaled per output channel.
+TEST(PassFuseBatchnorm, FoldedWeightsAreMadeWhenReadOverAnyRange) {
+  for (const std::string op : {"Conv", "ConvTranspose"}) {
+    Model m = conv_bn(op, 2, false);
+    Model out = run_pass(m, passes::fuse_batchnorm);
+    const Tensor* w = constant_tensor(m.graph, "w");
+    const Tensor* folded = constant_tensor(out.graph, out.graph.nodes[0].inputs[1]);
+    ASSERT_TRUE(w && folded);
+    ASSERT_EQ(folded->shape(), w->shape());
+    EXPECT_FALSE(folded->storage()->resident()) << op;
+    // The expected values: w[a][b][k] * s of output channel a (Conv) or group(a) * 3 + b (ConvTranspose).
+    const Tensor* scale = constant_tensor(m.graph, "scale");
+    const Tensor* var = constant_tensor(m.graph, "var");
+    std::vector<float> expected(static_cast<size_t>(w->numel()));
+    const int64_t d0 = w->dim(0), d1 = w->dim(1), inner = 9;
+    for (int64_t a = 0; a < d0; ++a)
+      for (int64_t b = 0; b < d1; ++b) {
+        const int64_t ch = op == "Conv" ? a : (a / (d0 / 2)) * d1 + b;
+        const double s = scale->data<float>()[ch] / std::sqrt(var->data<float>()[ch] + double{1e-3f});
+        for (int64_t k = 0; k < inner; ++k) {
+          const size_t i = static_cast<size_t>((a * d1 + b) * inner + k);
+          expected[i] = static_cast<float>(w->data<float>()[i] * s);
+        }
+      }
+    const size_t bytes = expected.size() * sizeof(float);
+    for (const auto& [offset, n] :
+         std::vector<std::pair<size_t, size_t>>{{0, bytes}, {3, 77}, {70, 150}, {bytes - 5, 5}}) {
+      std::vector<char> got(n);
+      folded->read_bytes(offset, n, got.data());
+      EXPECT_EQ(std::memcmp(got.data(), reinterpret_cast<const char*>(expected.data()) + offset, n), 0)
+          << op << " bytes " << offset << " + " << n;
+    }
+    EXPECT_FALSE(folded->storage()->resident()) << op << ": read_bytes made no copy";
+  }
+}
+
 // fuse_conv_scale_bias: Conv -> Mul(c) -> Add(d) with c, d scalars (PP-LCNet's learnable affine
 // block) or one value per output channel ([C,1,1] or [1,C,1,1]) fold into the Conv; a constant
 // that broadcasts along another axis ([C] meets the last axis) stays.
