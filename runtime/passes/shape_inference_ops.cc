@@ -1,6 +1,7 @@
 // Shape rules for compute ops: elementwise/broadcast, MatMul/Gemm, Conv and pools,
 // normalizations, reductions, and the com.microsoft ops the fusions emit.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -298,6 +299,132 @@ void pool_rule(InferCtx& c) {
   window_rule(c, *x, (*x)[1], *kernel);  // MaxPool's optional indices stay unknown
 }
 
+// ConvTranspose, as the kernel sizes its output (ref/conv.cc, conv_transpose_geometry): an
+// output_shape attribute, SAME padding (input * stride), or the natural size less the pads.
+void conv_transpose_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  const auto* w = c.in_dims(1);
+  if (!x || !w || w->size() < 3 || x->size() != w->size()) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  const size_t nsp = x->size() - 2;
+  const int64_t group = c.attr_int("group", 1);
+  std::vector<Dim> out = {(*x)[0], (*w)[1].known() && group >= 1 ? dim_times((*w)[1].value, group) : Dim()};
+  std::vector<int64_t> kernel;
+  if (auto ks = c.attr_ints("kernel_shape")) {
+    kernel = *ks;
+  } else if (!all_known(std::vector<Dim>(w->begin() + 2, w->end()), &kernel)) {
+    kernel.clear();
+  }
+  const std::vector<int64_t> strides = c.attr_ints("strides").value_or(std::vector<int64_t>(nsp, 1));
+  const std::vector<int64_t> dil = c.attr_ints("dilations").value_or(std::vector<int64_t>(nsp, 1));
+  const std::vector<int64_t> pads = c.attr_ints("pads").value_or(std::vector<int64_t>(2 * nsp, 0));
+  const std::vector<int64_t> opad = c.attr_ints("output_padding").value_or(std::vector<int64_t>(nsp, 0));
+  std::vector<int64_t> oshape = c.attr_ints("output_shape").value_or(std::vector<int64_t>());
+  if (oshape.size() == nsp + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  const Attribute* ap = c.node.find_attr("auto_pad");
+  const std::string auto_pad = ap ? ap->s : "NOTSET";
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  const bool valid = kernel.size() == nsp && strides.size() == nsp && dil.size() == nsp && pads.size() == 2 * nsp &&
+                     opad.size() == nsp && (oshape.empty() || oshape.size() == nsp);
+  for (size_t i = 0; i < nsp; ++i) {
+    const Dim& in = (*x)[i + 2];
+    int64_t o = -1;
+    if (!valid || strides[i] < 1 || dil[i] < 1 || kernel[i] < 1) {
+      // the kernel reports it
+    } else if (!oshape.empty()) {
+      o = oshape[i];
+    } else if (in.known() && same) {
+      if (__builtin_mul_overflow(in.value, strides[i], &o)) o = -1;
+    } else if (in.known() && in.value >= 1) {
+      // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pads
+      int64_t natural = 0, ek = 0;
+      const bool fits = !__builtin_mul_overflow(strides[i], in.value - 1, &natural) &&
+                        !__builtin_mul_overflow(kernel[i] - 1, dil[i], &ek) && !__builtin_add_overflow(ek, 1, &ek) &&
+                        !__builtin_add_overflow(natural, ek, &natural) &&
+                        !__builtin_add_overflow(natural, opad[i], &natural);
+      const int64_t pb = auto_pad == "NOTSET" ? pads[i] : 0, pe = auto_pad == "NOTSET" ? pads[i + nsp] : 0;
+      int64_t cut = 0, size = 0;
+      if (fits && !__builtin_add_overflow(pb, pe, &cut) && !__builtin_sub_overflow(natural, cut, &size)) o = size;
+    }
+    out.push_back(o >= 0 ? known_dim(o) : Dim());
+  }
+  c.set_type(0, c.in_dtype(0), std::move(out));
+}
+
+// Resize (opsets 10-19) and Upsample (9), as the kernels size the output (ref/resize.cc):
+// floor(input * scale) per axis, or `sizes` when the policy is stretch. Scales or sizes that
+// are not constants, a crop-and-resize roi and the aspect-ratio policies leave those dims unknown.
+void resize_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  if (!x) {
+    c.set_rank_unknown(0, c.in_dtype(0));
+    return;
+  }
+  const int64_t rank = static_cast<int64_t>(x->size());
+  std::vector<Dim> out(x->size());
+  const auto give = [&] { c.set_type(0, c.in_dtype(0), out); };
+  const Attribute* mode = c.node.find_attr("coordinate_transformation_mode");
+  const Attribute* policy = c.node.find_attr("keep_aspect_ratio_policy");
+  if (mode && mode->s == "tf_crop_and_resize") return give();
+  std::vector<int64_t> axes;
+  if (auto a = c.attr_ints("axes")) {
+    for (int64_t v : *a) {
+      const int64_t n = norm_axis(v, rank);
+      if (n < 0 || std::find(axes.begin(), axes.end(), n) != axes.end()) return give();
+      axes.push_back(n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  out = *x;  // axes not resized keep their dims
+  const bool upsample_or_10 = c.node.op_type == "Upsample" || c.opset < 11;
+  const Tensor* scales = c.in_constant(upsample_or_10 ? 1 : 2);
+  if (scales && scales->numel() == 0) scales = nullptr;
+  if (scales) {
+    if (scales->dtype() != DataType::kFloat || scales->numel() != static_cast<int64_t>(axes.size()))
+      return c.set_type(0, c.in_dtype(0), std::vector<Dim>(x->size()));
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const double s = scales->data<float>()[i];
+      Dim& d = out[static_cast<size_t>(axes[i])];
+      const double len = d.known() ? static_cast<double>(d.value) * s : -1.0;
+      d = s > 0.0 && std::isfinite(s) && len >= 0.0 && len < 9.0e15 ? known_dim(static_cast<int64_t>(std::floor(len)))
+                                                                    : Dim();
+    }
+    return give();
+  }
+  const std::optional<std::vector<int64_t>> sizes = upsample_or_10 ? std::nullopt : c.in_ints(3);
+  const bool stretch = !policy || policy->s == "stretch";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const bool known = sizes && sizes->size() == axes.size() && stretch && (*sizes)[i] >= 0;
+    out[static_cast<size_t>(axes[i])] = known ? known_dim((*sizes)[i]) : Dim();
+  }
+  give();
+}
+
+// DepthToSpace [N, C, H, W] -> [N, C / b^2, H * b, W * b]; SpaceToDepth the inverse.
+void depth_space_rule(InferCtx& c) {
+  const auto* x = c.in_dims(0);
+  const int64_t b = c.attr_int("blocksize", 0);
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 20)) {
+    c.set_type(0, c.in_dtype(0), std::vector<Dim>(4));
+    return;
+  }
+  const bool to_space = c.node.op_type == "DepthToSpace";
+  const Dim &n = (*x)[0], &ch = (*x)[1], &h = (*x)[2], &w = (*x)[3];
+  const int64_t bb = b * b;
+  const auto grow = [&](const Dim& d) { return d.known() ? dim_times(d.value, b) : Dim(); };
+  const auto shrink = [&](const Dim& d, int64_t by) {
+    return d.known() && d.value % by == 0 ? known_dim(d.value / by) : Dim();
+  };
+  if (to_space) {
+    c.set_type(0, c.in_dtype(0), {n, shrink(ch, bb), grow(h), grow(w)});
+  } else {
+    c.set_type(0, c.in_dtype(0), {n, ch.known() ? dim_times(ch.value, bb) : Dim(), shrink(h, b), shrink(w, b)});
+  }
+}
+
 void global_pool_rule(InferCtx& c) {
   const auto* x = c.in_dims(0);
   if (!x || x->size() < 2) {
@@ -479,6 +606,9 @@ void add_nn_rules(RuleTable& t) {
   for (const char* op : {"RNN", "GRU", "LSTM"}) t[op] = recurrent_rule;
   t["Conv"] = conv_rule;
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) t[op] = pool_rule;
+  t["ConvTranspose"] = conv_transpose_rule;
+  for (const char* op : {"Resize", "Upsample"}) t[op] = resize_rule;
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) t[op] = depth_space_rule;
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) {
     t[op] = global_pool_rule;
   }

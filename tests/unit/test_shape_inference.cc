@@ -5,6 +5,7 @@
 #include "runtime/passes/shape_inference.h"
 #include "runtime/onnx/loader.h"
 #include "tests/unit/fold_test_util.h"
+#include "tests/unit/fuse_test_util.h"
 
 namespace xonnx {
 namespace testing {
@@ -67,6 +68,70 @@ TEST(ShapeInference, MatMulGemmConvPool) {
   EXPECT_EQ(render(f, "gap"), float_name() + "[1,8,1,1]");
   EXPECT_EQ(render(f, "rm"), float_name() + "[b,s,1]");
   EXPECT_EQ(render(f, "flat"), float_name() + "[1,2048]");
+}
+
+// Resize / Upsample, ConvTranspose and DepthToSpace / SpaceToDepth: each inferred dim is the
+// one the kernels make (run on the reference), and what no constant fixes stays unknown.
+TEST(ShapeInference, UpsamplingOpsAgreeWithTheirKernels) {
+  Model m = make_model(18);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), dim(8), dim(5), dim(7)}),
+                    tensor_info("s", DataType::kFloat, {dim(4)})};
+  add_init(m.graph, "half", tensor_of<float>({1.0f, 1.0f, 2.0f, 0.5f}, {4}));
+  add_init(m.graph, "odd", tensor_of<float>({1.0f, 1.0f, 1.7f, 2.3f}, {4}));
+  add_init(m.graph, "hw", tensor_of<float>({3.0f, 1.5f}, {2}));
+  add_init(m.graph, "sizes", i64({1, 8, 9, 4}));
+  add_init(m.graph, "w", tensor_of<float>(std::vector<float>(8 * 3 * 9), {8, 3, 3, 3}));
+  m.graph.nodes = {
+      make_node("Resize", {"x", "", "half"}, {"r_scales"}),
+      make_node("Resize", {"x", "", "odd"}, {"r_odd"}, {attr_string("mode", "linear")}),
+      make_node("Resize", {"x", "", "hw"}, {"r_axes"}, {attr_ints("axes", {2, -1})}),
+      make_node("Resize", {"x", "", "", "sizes"}, {"r_sizes"}),
+      make_node("Resize", {"x", "", "s"}, {"r_dynamic"}),
+      make_node("Resize", {"x", "", "", "sizes"}, {"r_policy"},
+                {attr_string("keep_aspect_ratio_policy", "not_larger")}),
+      make_node("ConvTranspose", {"x", "w"}, {"ct"},
+                {attr_ints("strides", {2, 2}), attr_ints("pads", {1, 0, 1, 2}), attr_ints("output_padding", {1, 0}),
+                 attr_int("group", 2)}),
+      make_node("ConvTranspose", {"x", "w"}, {"ct_same"},
+                {attr_ints("strides", {3, 2}), attr_string("auto_pad", "SAME_UPPER")}),
+      make_node("ConvTranspose", {"x", "w"}, {"ct_shape"},
+                {attr_ints("strides", {2, 2}), attr_ints("output_shape", {12, 14})}),
+      make_node("ConvTranspose", {"x", "w"}, {"ct_dil"},
+                {attr_ints("dilations", {2, 3}), attr_ints("pads", {0, 1, 2, 0})}),
+      make_node("DepthToSpace", {"x"}, {"d2s"}, {attr_int("blocksize", 2), attr_string("mode", "CRD")}),
+      make_node("SpaceToDepth", {"r_sizes"}, {"s2d"}, {attr_int("blocksize", 2)}),
+  };
+  ShapeFacts f = infer_shapes(m);
+  const std::string fl = float_name();
+  EXPECT_EQ(render(f, "r_scales"), fl + "[1,8,10,3]");
+  EXPECT_EQ(render(f, "r_odd"), fl + "[1,8,8,16]");  // floor(5 * 1.7), floor(7 * 2.3)
+  EXPECT_EQ(render(f, "r_axes"), fl + "[1,8,15,10]");
+  EXPECT_EQ(render(f, "r_sizes"), fl + "[1,8,9,4]");
+  EXPECT_EQ(render(f, "r_dynamic"), fl + "[?,?,?,?]");
+  EXPECT_EQ(render(f, "r_policy"), fl + "[?,?,?,?]");
+  EXPECT_EQ(render(f, "ct"), fl + "[1,6,10,13]");
+  EXPECT_EQ(render(f, "ct_same"), fl + "[1,3,15,14]");
+  EXPECT_EQ(render(f, "ct_shape"), fl + "[1,3,12,14]");
+  EXPECT_EQ(render(f, "ct_dil"), fl + "[1,3,7,12]");
+  EXPECT_EQ(render(f, "d2s"), fl + "[1,2,10,14]");
+  EXPECT_EQ(render(f, "s2d"), fl + "[1,32,?,2]");  // 9 rows do not split in blocks of 2
+
+  // The kernels' shapes, where inferred.
+  std::vector<std::string> names;
+  for (const Node& n : m.graph.nodes) names.push_back(n.outputs[0]);
+  names.erase(std::remove(names.begin(), names.end(), "s2d"), names.end());  // its kernel rejects 9 rows
+  m.graph.nodes.pop_back();
+  m.graph.outputs.clear();
+  for (const std::string& n : names) m.graph.outputs.push_back(untyped(n));
+  const std::vector<Value> out =
+      run_model(m, {random_value({1, 8, 5, 7}, 1), Value(tensor_of<float>({1.0f, 1.0f, 0.6f, 1.4f}, {4}))});
+  ASSERT_EQ(out.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const TypeInfo* t = f.type(names[i]);
+    ASSERT_TRUE(t && t->has_shape && t->dims.size() == out[i].tensor().rank()) << names[i];
+    for (size_t d = 0; d < t->dims.size(); ++d)
+      if (t->dims[d].known()) EXPECT_EQ(t->dims[d].value, out[i].tensor().dim(d)) << names[i] << " dim " << d;
+  }
 }
 
 TEST(ShapeInference, RecurrentOutputs) {
