@@ -45,6 +45,32 @@ TEST(SoftmaxOps, SoftmaxLastAxisAndAxis0) {
   EXPECT_NEAR(out[3], 0.5, 1e-6);
 }
 
+// A softmax over axis 1 of [2, 5, 3, 37] (111 values a row: whole vectors and a tail) and of
+// [1, 4, 600] (columns in several blocks, split over 2 threads) against numpy's in double.
+TEST(SoftmaxOps, SoftmaxOverAnInnerAxis) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 5, 3, 37}, std::vector<int64_t>{1, 4, 600}}) {
+    int64_t total = 1;
+    for (int64_t d : shape) total *= d;
+    const int64_t n = shape[1], inner = total / shape[0] / n;
+    std::vector<float> x(static_cast<size_t>(total));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.71f * static_cast<float>(i)) * 8.0f;
+    for (int threads : {1, 2}) {
+      auto r = run_op("Softmax", {tv<float>(x, shape)}, {attr_int("axis", 1)}, 13, 1, "", threads);
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      const auto out = values<float>((*r)[0]);
+      for (int64_t o = 0; o < shape[0]; ++o)
+        for (int64_t c = 0; c < inner; ++c) {
+          std::vector<double> col;
+          for (int64_t k = 0; k < n; ++k) col.push_back(x[static_cast<size_t>((o * n + k) * inner + c)]);
+          const std::vector<double> want = ref_softmax(col);
+          for (int64_t k = 0; k < n; ++k)
+            ASSERT_NEAR(out[static_cast<size_t>((o * n + k) * inner + c)], want[static_cast<size_t>(k)], 1e-6)
+                << threads << " threads, outer " << o << " column " << c << " row " << k;
+        }
+    }
+  }
+}
+
 TEST(SoftmaxOps, LegacyCoercesTo2D) {
   // opset 11, axis=1 on [1,2,2]: normalise over all 4 values.
   auto r = run_op("Softmax", {tv<float>({0, 0, 0, 0}, {1, 2, 2})}, {}, 11);

@@ -86,6 +86,10 @@ Result<std::unique_ptr<Kernel>> create_ms_fast_gelu(const KernelInit& init) {
 // ---- Softmax -----------------------------------------------------------------------------
 
 class SoftmaxKernel final : public FastKernel {
+  // A softmax over a non-last axis runs down the columns when a row has this many (a vector's
+  // worth on AVX-512), in blocks of kColumnBlock columns (16 rows of them fit in L1).
+  static constexpr int64_t kMinColumns = 16, kColumnBlock = 256;
+
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     const bool legacy = init.since_version() < 13;
@@ -124,8 +128,21 @@ class SoftmaxKernel final : public FastKernel {
       pool_->parallel_for(static_cast<size_t>(outer), chunk_for(8 * n, 65536), [&](size_t b, size_t e) {
         for (size_t o = b; o < e; ++o) t.softmax_row(in + o * n, out + o * n, n);
       });
+    } else if (inner >= kMinColumns) {
+      // Down the columns of each outer block [n, inner], in blocks of columns: the tasks split
+      // the columns too (YOLOv8's DFL softmax: one outer block of 16 x 33600 values).
+      const int64_t blocks_per_outer = (inner + kColumnBlock - 1) / kColumnBlock;
+      const size_t blocks = static_cast<size_t>(outer * blocks_per_outer);
+      pool_->parallel_for(blocks, chunk_for(8 * n * kColumnBlock, 65536), [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) {
+          const int64_t o = static_cast<int64_t>(i) / blocks_per_outer,
+                        c0 = static_cast<int64_t>(i) % blocks_per_outer * kColumnBlock;
+          const int64_t base = o * n * inner + c0;
+          t.softmax_columns(in + base, out + base, n, inner, std::min(kColumnBlock, inner - c0));
+        }
+      });
     } else {
-      // Each outer block [n, inner] is transposed to [inner, n] rows and back.
+      // Few columns: each outer block [n, inner] is transposed to [inner, n] rows and back.
       const size_t min_chunk = chunk_for(n * inner, 65536);
       rows_.prepare(*pool_, static_cast<size_t>(outer), min_chunk, static_cast<size_t>(2 * n * inner));
       pool_->parallel_for(static_cast<size_t>(outer), min_chunk, [&](size_t b, size_t e) {

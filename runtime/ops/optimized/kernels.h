@@ -39,6 +39,8 @@ struct KernelTable {
                          float* mean, float* inv_std);
   // y = softmax(x) over n contiguous values.
   void (*softmax_row)(const float* x, float* y, int64_t n);
+  // Softmax down each of `cols` contiguous columns over n rows `stride` apart.
+  void (*softmax_columns)(const float* x, float* y, int64_t n, int64_t stride, int64_t cols);
   // y = exp(x - max(x)) over n values; returns their sum: softmax_row's numerators, for a
   // caller that divides later (attention divides its output rows, d values instead of n).
   float (*exp_shifted_row)(const float* x, float* y, int64_t n);

@@ -519,6 +519,47 @@ inline void softmax_row(const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] *= 1.0f / s;
 }
 
+// Softmax down each of `cols` contiguous columns over n rows `stride` apart (a softmax over an
+// axis other than the last: NCHW class scores, YOLOv8's DFL bins), a vector of columns at a time.
+// A column holding NaN, or with inf, is NaN, as in softmax_row.
+inline void softmax_columns(const float* x, float* y, int64_t n, int64_t stride, int64_t cols) {
+  int64_t c = 0;
+  for (; c + L <= cols; c += L) {
+    V m = V::load(x + c);
+    for (int64_t r = 1; r < n; ++r) m = V::max(m, V::load(x + r * stride + c));
+    V s = V::zero();
+    for (int64_t r = 0; r < n; ++r) {
+      const V e = exp_nonpositive_v(V::load(x + r * stride + c) - m);
+      e.store(y + r * stride + c);
+      s = s + e;
+    }
+    const V inv = V::set1(1.0f) / s;
+    for (int64_t r = 0; r < n; ++r) (V::load(y + r * stride + c) * inv).store(y + r * stride + c);
+  }
+  if (c == cols) return;
+  // The last columns through a vector padded with -inf (their lanes are dropped).
+  const int64_t w = cols - c;
+  float buf[L];
+  const auto load_tail = [&](const float* p) {
+    for (int64_t j = 0; j < L; ++j) buf[j] = j < w ? p[j] : -std::numeric_limits<float>::infinity();
+    return V::load(buf);
+  };
+  V m = load_tail(x + c);
+  for (int64_t r = 1; r < n; ++r) m = V::max(m, load_tail(x + r * stride + c));
+  V s = V::zero();
+  for (int64_t r = 0; r < n; ++r) {
+    const V e = exp_nonpositive_v(load_tail(x + r * stride + c) - m);
+    s = s + e;
+    e.store(buf);
+    std::copy(buf, buf + w, y + r * stride + c);
+  }
+  s.store(buf);
+  float inv[L];
+  for (int64_t j = 0; j < w; ++j) inv[j] = 1.0f / buf[j];
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < w; ++j) y[r * stride + c + j] *= inv[j];
+}
+
 // ---- GEMM --------------------------------------------------------------------------------
 
 inline void pack_b(const float* b, int64_t ldb, int64_t K, int64_t ncols, float* dst) {
@@ -726,6 +767,7 @@ inline KernelTable make_table(const char* isa) {
   t.gemm_direct = gemm_direct;
   t.layer_norm_row = layer_norm_row;
   t.softmax_row = softmax_row;
+  t.softmax_columns = softmax_columns;
   t.exp_shifted_row = exp_shifted_row;
   t.exp = exp_n;
   t.erf = erf_n;
