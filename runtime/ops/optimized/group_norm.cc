@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/core/aligned_vector.h"
 #include "runtime/ops/internal_ops.h"
 #include "runtime/ops/optimized/opt_util.h"
 #include "runtime/ops/registry.h"
@@ -51,7 +52,11 @@ class GroupNormNhwcKernel final : public FastKernel {
     const int64_t n = x.dim(0), pixels = x.dim(1) * x.dim(2), c = x.dim(3), cg = c / groups;
     XONNX_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DataType::kFloat, x.shape()));
     const int64_t chunks = std::min<int64_t>(pool_->num_threads(), std::max<int64_t>(1, pixels / 64));
-    sums_.resize(static_cast<size_t>(chunks * 2 * c));  // zeroed per image below
+    // Each chunk's sums in cache lines of their own: two threads adding into one line (the end of
+    // one chunk's squares, the start of the next one's sums) bounced it between the cores at
+    // every pixel (a 64 x 64 x 64 GroupNorm: 0.154 ms at 1 thread, 0.231 at 2).
+    const int64_t stride = (2 * c + kLineDoubles - 1) / kLineDoubles * kLineDoubles;
+    sums_.resize(static_cast<size_t>(chunks * stride));  // zeroed per image below
     scale_.resize(static_cast<size_t>(3 * c));
     for (int64_t img = 0; img < n; ++img) {
       const float* in = x.data<float>() + img * pixels * c;
@@ -59,7 +64,7 @@ class GroupNormNhwcKernel final : public FastKernel {
       std::fill(sums_.begin(), sums_.end(), 0.0);
       pool_->parallel_for(static_cast<size_t>(chunks), 1, [&](size_t k0, size_t k1) {
         for (size_t k = k0; k < k1; ++k) {
-          double* sum = sums_.data() + k * 2 * c;
+          double* sum = sums_.data() + k * stride;
           double* squares = sum + c;
           const int64_t p0 = static_cast<int64_t>(k) * pixels / chunks,
                         p1 = static_cast<int64_t>(k + 1) * pixels / chunks;
@@ -78,8 +83,8 @@ class GroupNormNhwcKernel final : public FastKernel {
         double sum = 0, squares = 0;
         for (int64_t k = 0; k < chunks; ++k)
           for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-            sum += sums_[static_cast<size_t>(k * 2 * c + ch)];
-            squares += sums_[static_cast<size_t>(k * 2 * c + c + ch)];
+            sum += sums_[static_cast<size_t>(k * stride + ch)];
+            squares += sums_[static_cast<size_t>(k * stride + c + ch)];
           }
         finite = finite && std::isfinite(sum) && std::isfinite(squares);
         const double mean = sum / count, var = std::max(0.0, squares / count - mean * mean);
@@ -114,8 +119,9 @@ class GroupNormNhwcKernel final : public FastKernel {
   bool instance_ = false;  // InstanceNormalization: one channel per group, then scale and B
   int64_t groups_ = 0;
   float epsilon_ = 1e-5f;
-  std::vector<double> sums_;  // per chunk: [C] sums, [C] sums of squares
-  std::vector<float> scale_;  // per channel, of its group: [C] 1 / sqrt(var + eps), [C] mean, [C] its rounding error
+  static constexpr int64_t kLineDoubles = 64 / sizeof(double);
+  AlignedVector<double> sums_;  // per chunk, `stride` apart: [C] sums, [C] sums of squares
+  std::vector<float> scale_;    // per channel, of its group: [C] 1 / sqrt(var + eps), [C] mean, [C] its rounding error
 };
 
 }  // namespace
