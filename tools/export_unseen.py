@@ -2,7 +2,8 @@
 """Exports models nobody tuned xonnx for (torchvision families outside the zoo, detection with
 its postprocessing, video, optical flow, and layers written in torch the zoo does not have:
 einsum attention, 3-D convolutions, 1-D transposed convolutions, reflect padding, GroupNorm,
-InstanceNorm, odd activations, scatter / sort / cumsum) with torch's outputs, in the ONNX
+InstanceNorm, odd activations, scatter / sort / cumsum; a YOLOv8n-like detector, a DDPM-like
+U-Net with attention, a CRNN text recognizer) with torch's outputs, in the ONNX
 backend-test layout: OUT/<name>/model.onnx, OUT/<name>/test_data_set_0/{input,output}_K.pb.
 
 Random weights, fixed seeds (torch 1.13, torchvision 0.14, Debian's). ~2 GB, ~5 min on 2 cores.
@@ -12,6 +13,7 @@ Then, for instance, ONNX Runtime's outputs as the expected values and the side-b
     bench/compare_ort.sh --threads 1 --rounds 2 OUT/<name>/model.onnx ...
 docs/performance.md ("Models nobody tuned for", 2026-12-02) has what they showed.
 """
+import math
 import os
 import sys
 import zlib
@@ -203,6 +205,88 @@ class OutOnly(nn.Module):  # segmentation models return {"out": ...}
         return s.m(x)["out"]
 
 
+class CBS(nn.Module):
+    def __init__(s, i, o, k=1, st=1): super().__init__(); s.c = nn.Conv2d(i, o, k, st, k // 2, bias=False); s.b = nn.BatchNorm2d(o)
+    def forward(s, x): return F.silu(s.b(s.c(x)))
+class Bottle(nn.Module):
+    def __init__(s, c, sc=True): super().__init__(); s.a = CBS(c, c, 3); s.b = CBS(c, c, 3); s.sc = sc
+    def forward(s, x): y = s.b(s.a(x)); return x + y if s.sc else y
+class C2f(nn.Module):
+    def __init__(s, i, o, n=1, sc=True):
+        super().__init__(); s.h = o // 2; s.cv1 = CBS(i, 2 * s.h); s.cv2 = CBS((2 + n) * s.h, o); s.m = nn.ModuleList(Bottle(s.h, sc) for _ in range(n))
+    def forward(s, x):
+        y = list(s.cv1(x).chunk(2, 1))
+        for m in s.m: y.append(m(y[-1]))
+        return s.cv2(torch.cat(y, 1))
+class SPPF(nn.Module):
+    def __init__(s, i, o): super().__init__(); h = i // 2; s.cv1 = CBS(i, h); s.cv2 = CBS(4 * h, o); s.m = nn.MaxPool2d(5, 1, 2)
+    def forward(s, x):
+        x = s.cv1(x); a = s.m(x); b = s.m(a); return s.cv2(torch.cat([x, a, b, s.m(b)], 1))
+class DFL(nn.Module):
+    def __init__(s, c=16): super().__init__(); s.conv = nn.Conv2d(c, 1, 1, bias=False); s.conv.weight.data[:] = torch.arange(c, dtype=torch.float).view(1, c, 1, 1); s.c = c
+    def forward(s, x):
+        b, _, a = x.shape; return s.conv(x.view(b, 4, s.c, a).transpose(2, 1).softmax(1)).view(b, 4, a)
+class Yolo8(nn.Module):  # YOLOv8n-like: C2f (chunk: Slices), SPPF, FPN / PAN with nearest upsampling, DFL head, anchor decode
+    def __init__(s, nc=80):
+        super().__init__(); w = [16, 32, 64, 128, 256]
+        s.b0 = CBS(3, w[0], 3, 2); s.b1 = CBS(w[0], w[1], 3, 2); s.b2 = C2f(w[1], w[1]); s.b3 = CBS(w[1], w[2], 3, 2); s.b4 = C2f(w[2], w[2], 2)
+        s.b5 = CBS(w[2], w[3], 3, 2); s.b6 = C2f(w[3], w[3], 2); s.b7 = CBS(w[3], w[4], 3, 2); s.b8 = C2f(w[4], w[4]); s.b9 = SPPF(w[4], w[4])
+        s.h12 = C2f(w[4] + w[3], w[3], sc=False); s.h15 = C2f(w[3] + w[2], w[2], sc=False); s.h16 = CBS(w[2], w[2], 3, 2); s.h18 = C2f(w[2] + w[3], w[3], sc=False)
+        s.h19 = CBS(w[3], w[3], 3, 2); s.h21 = C2f(w[3] + w[4], w[4], sc=False)
+        s.nc = nc; s.reg = 16; s.strides = [8, 16, 32]
+        s.cv2 = nn.ModuleList(nn.Sequential(CBS(c, 64, 3), CBS(64, 64, 3), nn.Conv2d(64, 4 * s.reg, 1)) for c in (w[2], w[3], w[4]))
+        s.cv3 = nn.ModuleList(nn.Sequential(CBS(c, 80, 3), CBS(80, 80, 3), nn.Conv2d(80, nc, 1)) for c in (w[2], w[3], w[4]))
+        s.dfl = DFL(s.reg)
+    def forward(s, x):
+        x = s.b2(s.b1(s.b0(x))); p3 = s.b4(s.b3(x)); p4 = s.b6(s.b5(p3)); p5 = s.b9(s.b8(s.b7(p4)))
+        up = lambda t: F.interpolate(t, scale_factor=2.0, mode="nearest")
+        h12 = s.h12(torch.cat([up(p5), p4], 1)); h15 = s.h15(torch.cat([up(h12), p3], 1))
+        h18 = s.h18(torch.cat([s.h16(h15), h12], 1)); h21 = s.h21(torch.cat([s.h19(h18), p5], 1))
+        feats = [h15, h18, h21]; outs = []; anchors = []; strides = []
+        for i, f in enumerate(feats):
+            outs.append(torch.cat([s.cv2[i](f), s.cv3[i](f)], 1).flatten(2))
+            _, _, hh, ww = f.shape
+            sy, sx = torch.meshgrid(torch.arange(hh, dtype=torch.float) + 0.5, torch.arange(ww, dtype=torch.float) + 0.5, indexing="ij")
+            anchors.append(torch.stack((sx, sy), -1).view(-1, 2)); strides.append(torch.full((hh * ww, 1), float(s.strides[i])))
+        y = torch.cat(outs, 2); box, cls = y.split((4 * s.reg, s.nc), 1)
+        a = torch.cat(anchors).transpose(0, 1).unsqueeze(0); st = torch.cat(strides).transpose(0, 1)
+        d = s.dfl(box); lt, rb = d.chunk(2, 1); x1y1 = a - lt; x2y2 = a + rb
+        return torch.cat([torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * st, cls.sigmoid()], 1)
+
+class ResBlockT(nn.Module):
+    def __init__(s, i, o, t):
+        super().__init__(); s.n1 = nn.GroupNorm(8, i); s.c1 = nn.Conv2d(i, o, 3, padding=1); s.t = nn.Linear(t, o); s.n2 = nn.GroupNorm(8, o); s.c2 = nn.Conv2d(o, o, 3, padding=1)
+        s.sk = nn.Conv2d(i, o, 1) if i != o else nn.Identity()
+    def forward(s, x, te):
+        h = s.c1(F.silu(s.n1(x))) + s.t(F.silu(te))[:, :, None, None]; h = s.c2(F.silu(s.n2(h))); return s.sk(x) + h
+class SpatialAttn(nn.Module):
+    def __init__(s, c): super().__init__(); s.n = nn.GroupNorm(8, c); s.qkv = nn.Conv2d(c, 3 * c, 1); s.o = nn.Conv2d(c, c, 1); s.c = c
+    def forward(s, x):
+        b, c, h, w = x.shape; q, k, v = s.qkv(s.n(x)).reshape(b, 3, c, h * w).unbind(1)
+        a = torch.softmax(q.transpose(1, 2) @ k / math.sqrt(c), -1); return x + s.o((v @ a.transpose(1, 2)).reshape(b, c, h, w))
+class DiffUNet(nn.Module):  # DDPM-like: sinusoidal timestep embedding, GroupNorm+SiLU resblocks, attention at 16x16
+    def __init__(s):
+        super().__init__(); s.te = nn.Sequential(nn.Linear(64, 256), nn.SiLU(), nn.Linear(256, 256)); s.inp = nn.Conv2d(3, 64, 3, padding=1)
+        s.d1 = ResBlockT(64, 64, 256); s.dn1 = nn.Conv2d(64, 64, 3, 2, 1); s.d2 = ResBlockT(64, 128, 256); s.a2 = SpatialAttn(128); s.dn2 = nn.Conv2d(128, 128, 3, 2, 1)
+        s.mid = ResBlockT(128, 128, 256); s.am = SpatialAttn(128)
+        s.u2 = ResBlockT(256, 128, 256); s.ua = SpatialAttn(128); s.u1 = ResBlockT(192, 64, 256); s.out = nn.Sequential(nn.GroupNorm(8, 64), nn.SiLU(), nn.Conv2d(64, 3, 3, padding=1))
+    def forward(s, x, t):
+        half = 32; fr = torch.exp(-math.log(10000) * torch.arange(half, dtype=torch.float) / half); e = t[:, None].float() * fr[None]
+        te = s.te(torch.cat([e.sin(), e.cos()], -1))
+        h0 = s.inp(x); h1 = s.d1(h0, te); h2 = s.a2(s.d2(s.dn1(h1), te)); m = s.am(s.mid(s.dn2(h2), te))
+        u = F.interpolate(m, scale_factor=2.0, mode="nearest"); u = s.ua(s.u2(torch.cat([u, h2], 1), te))
+        u = F.interpolate(u, scale_factor=2.0, mode="nearest"); u = s.u1(torch.cat([u, h1], 1), te); return s.out(u)
+
+class CRNN(nn.Module):  # text recognition: VGG-ish convs, BN, BiLSTM x2, log_softmax over classes (CTC)
+    def __init__(s, nc=97):
+        super().__init__()
+        def cb(i, o, bn=False): return [nn.Conv2d(i, o, 3, 1, 1)] + ([nn.BatchNorm2d(o)] if bn else []) + [nn.ReLU()]
+        s.cnn = nn.Sequential(*cb(1, 64), nn.MaxPool2d(2), *cb(64, 128), nn.MaxPool2d(2), *cb(128, 256, True), *cb(256, 256), nn.MaxPool2d((2, 1)), *cb(256, 256, True), *cb(256, 256), nn.MaxPool2d((2, 1)))
+        s.rnn = nn.LSTM(256 * 2, 128, 2, bidirectional=True); s.fc = nn.Linear(256, nc)
+    def forward(s, x):
+        f = s.cnn(x); b, c, h, w = f.shape; f = f.reshape(b, c * h, w).permute(2, 0, 1); y, _ = s.rnn(f); return s.fc(y).log_softmax(-1)
+
+
 # ------------------------------------------------------------------ the list
 def cases():
     yield "r3d_18", lambda: (video.r3d_18(), [(rn(1, 3, 8, 112, 112),)], ["clip"], ["logits"], {})
@@ -241,6 +325,10 @@ def cases():
     yield "mobilenet_v2_dyn", lambda: (tvm.mobilenet_v2(), [(rn(2, 3, 192, 160),)], ["input"], ["logits"], {"dynamic_axes": {"input": {0: "n", 2: "h", 3: "w"}}})
     yield "efficientnet_b2", lambda: (tvm.efficientnet_b2(), [(rn(1, 3, 260, 260),)], ["input"], ["logits"], {})
     yield "squeezenet_fold_off", lambda: (tvm.squeezenet1_1(), [(rn(1, 3, 224, 224),)], ["input"], ["logits"], {"do_constant_folding": False, "opset": 13})
+    yield "yolov8n_like", lambda: (Yolo8(), [(rn(1, 3, 640, 640),)], ["images"], ["output0"], {})
+    yield "yolov8n_like_o13", lambda: (Yolo8(), [(rn(1, 3, 480, 640),)], ["images"], ["output0"], {"opset": 13})
+    yield "diffusion_unet", lambda: (DiffUNet(), [(rn(1, 3, 64, 64), torch.tensor([500]))], ["x", "t"], ["eps"], {})
+    yield "crnn", lambda: (CRNN(), [(rn(1, 1, 32, 160),)], ["img"], ["logp"], {"opset": 14})
 
 
 def main():
