@@ -1,6 +1,8 @@
 // compute_float16_in_float (session creation): a float16 model's values become float32 inside
 // the graph, its float16 inputs and outputs keep their types, and the session computes what the
 // float32 model computes.
+#include <cstring>
+
 #include "runtime/exec/session.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/shape_inference.h"
@@ -106,6 +108,36 @@ TEST(Float16InFloat, ASecondRunFindsNothingToDo) {
   // A float model is not touched.
   apply_pass(conv_block(false), passes::compute_float16_in_float, {}, &warnings, &changed);
   EXPECT_FALSE(changed);
+}
+
+// Constant folding turns a float16 weight's Cast to float into floats made when read: nothing
+// resident after the pass, and any byte range (unaligned, across the pieces it converts) holds
+// the halves widened.
+TEST(Float16InFloat, CastWeightsAreWidenedWhenRead) {
+  Model m = make_model(17);
+  m.graph.inputs = {tensor_info("x", DataType::kFloat, {dim(1), dim(9000)})};
+  m.graph.outputs = {tensor_info("y", DataType::kFloat, {})};
+  const std::vector<float> v = halves(noise(9000, 4, -3.0f, 3.0f));
+  add_init(m.graph, "wh", f16(v, {1, 9000}));
+  m.graph.nodes.push_back(cast("wh", "w", DataType::kFloat));
+  m.graph.nodes.push_back(make_node("Add", {"x", "w"}, {"y"}));
+  Model out = apply_pass(m, passes::constant_folding);
+  ASSERT_EQ(out.graph.nodes.size(), 1u);
+  const std::string& name = out.graph.nodes[0].inputs[1];
+  const Tensor* w = constant_tensor(out.graph, name);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->dtype(), DataType::kFloat);
+  EXPECT_EQ(w->shape(), (Shape{1, 9000}));
+  EXPECT_FALSE(w->storage()->resident());
+  const size_t bytes = v.size() * sizeof(float);
+  for (const auto& [offset, n] :
+       std::vector<std::pair<size_t, size_t>>{{0, bytes}, {3, 17}, {16381, 9}, {bytes - 6, 6}}) {
+    std::vector<char> got(n);
+    w->read_bytes(offset, n, got.data());
+    EXPECT_EQ(std::memcmp(got.data(), reinterpret_cast<const char*>(v.data()) + offset, n), 0) << offset << " + " << n;
+  }
+  EXPECT_FALSE(w->storage()->resident());
+  expect_same_outputs(m, out, {random_value({1, 9000}, 6)});
 }
 
 // x (float16) + c (float16) -> ConstantOfShape(float16 value) * ... -> y (float16): float16

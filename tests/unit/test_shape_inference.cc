@@ -130,7 +130,9 @@ TEST(ShapeInference, UpsamplingOpsAgreeWithTheirKernels) {
     const TypeInfo* t = f.type(names[i]);
     ASSERT_TRUE(t && t->has_shape && t->dims.size() == out[i].tensor().rank()) << names[i];
     for (size_t d = 0; d < t->dims.size(); ++d)
-      if (t->dims[d].known()) EXPECT_EQ(t->dims[d].value, out[i].tensor().dim(d)) << names[i] << " dim " << d;
+      if (t->dims[d].known()) {
+        EXPECT_EQ(t->dims[d].value, out[i].tensor().dim(d)) << names[i] << " dim " << d;
+      }
   }
 }
 
