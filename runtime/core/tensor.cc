@@ -138,6 +138,24 @@ std::shared_ptr<Storage> Storage::derived(size_t bytes, FillFn fill, std::shared
   return s;
 }
 
+std::shared_ptr<Storage> Storage::derived_floats(size_t count, FloatsFillFn fill,
+                                                 std::shared_ptr<const Storage> reads) {
+  auto bytes = [fill = std::move(fill)](size_t offset, size_t n, void* dst) {
+    float piece[kDerivedFloatsPiece];
+    char* to = static_cast<char*>(dst);
+    for (size_t at = offset; at < offset + n;) {
+      // The whole floats [f0, f1) that cover bytes [at, at + len).
+      const size_t f0 = at / sizeof(float),
+                   f1 = std::min(f0 + kDerivedFloatsPiece, (offset + n + sizeof(float) - 1) / sizeof(float));
+      fill(f0, f1 - f0, piece);
+      const size_t skip = at - f0 * sizeof(float), len = std::min(offset + n, f1 * sizeof(float)) - at;
+      std::memcpy(to + (at - offset), reinterpret_cast<const char*>(piece) + skip, len);
+      at += len;
+    }
+  };
+  return derived(count * sizeof(float), std::move(bytes), std::move(reads));
+}
+
 void* Storage::materialize() const {
   std::lock_guard<std::mutex> lock(source_->mutex);
   void* p = data_.load(std::memory_order_acquire);

@@ -46,6 +46,13 @@ class Storage {
   // returns its file pages (only those: other holders may read it meanwhile).
   using FillFn = std::function<void(size_t offset, size_t n, void* dst)>;
   static std::shared_ptr<Storage> derived(size_t bytes, FillFn fill, std::shared_ptr<const Storage> reads = nullptr);
+  // A derived storage of `count` floats a function makes: fill(first, n, out) writes floats
+  // [first, first + n) to out, n at most kDerivedFloatsPiece; the byte ranges readers ask for
+  // (any offset, any length) are mapped onto whole floats here.
+  static constexpr size_t kDerivedFloatsPiece = 4096;
+  using FloatsFillFn = std::function<void(size_t first, size_t n, float* out)>;
+  static std::shared_ptr<Storage> derived_floats(size_t count, FloatsFillFn fill,
+                                                 std::shared_ptr<const Storage> reads = nullptr);
   // Storage for `count` std::string elements.
   static std::shared_ptr<Storage> strings(size_t count);
 

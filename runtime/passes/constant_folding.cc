@@ -4,7 +4,6 @@
 // partly symbolic Shape, fold from shape inference; the rest of a Shape chain then folds as
 // ordinary constants on the next nodes. Subgraph bodies fold over their own initializers.
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <optional>
 #include <set>
@@ -37,31 +36,20 @@ bool never_folded(const Node& n) {
 }
 
 // A float16 weight cast to float once (float16-in-float's Cast of each weight of a float16
-// model): the floats are made when read (Storage::derived), a piece at a time, so the kernels
+// model): the floats are made when read (Storage::derived_floats), a piece at a time, so the kernels
 // pack them from the model's halves and no float copy is allocated and faulted in. Empty when
 // the Cast is not that.
 std::optional<Tensor> half_weight_as_float(const Node& cast, const Tensor& w) {
   if (w.dtype() != DataType::kFloat16 || !w.storage() || w.numel() <= 0 ||
       attr_int_or(cast, "to", 0) != static_cast<int64_t>(DataType::kFloat))
     return std::nullopt;
-  auto fill = [w](size_t offset, size_t n, void* dst) {
-    constexpr size_t kPiece = 4096;  // floats converted per read of the halves
-    uint16_t halves[kPiece];
-    float floats[kPiece];
-    char* to = static_cast<char*>(dst);
-    for (size_t at = offset; at < offset + n;) {
-      // The whole floats [f0, f1) that cover bytes [at, at + len).
-      const size_t f0 = at / sizeof(float),
-                   f1 = std::min(f0 + kPiece, (offset + n + sizeof(float) - 1) / sizeof(float));
-      w.read_bytes(f0 * sizeof(uint16_t), (f1 - f0) * sizeof(uint16_t), halves);
-      for (size_t i = 0; i < f1 - f0; ++i) floats[i] = half_to_float(halves[i]);
-      const size_t skip = at - f0 * sizeof(float), len = std::min(offset + n, f1 * sizeof(float)) - at;
-      std::memcpy(to + (at - offset), reinterpret_cast<const char*>(floats) + skip, len);
-      at += len;
-    }
+  auto fill = [w](size_t first, size_t n, float* out) {
+    uint16_t halves[Storage::kDerivedFloatsPiece];
+    w.read_bytes(first * sizeof(uint16_t), n * sizeof(uint16_t), halves);
+    for (size_t i = 0; i < n; ++i) out[i] = half_to_float(halves[i]);
   };
   return Tensor(DataType::kFloat, w.shape(),
-                Storage::derived(static_cast<size_t>(w.numel()) * sizeof(float), std::move(fill), w.storage()));
+                Storage::derived_floats(static_cast<size_t>(w.numel()), std::move(fill), w.storage()));
 }
 
 std::string mb(int64_t bytes) {

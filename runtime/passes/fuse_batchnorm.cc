@@ -6,7 +6,6 @@
 // channel: PP-LCNet's learnable affine blocks, exported BatchNorms split in two) the same way.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -75,38 +74,29 @@ bool is_inference_bn(const Node& bn) {
 
 // Scales W along its output-channel axis. Conv: W[M, C/g, k...], channel = index along dim 0.
 // ConvTranspose: W[C_in, M/g, k...], channel = group * M/g + j. The scaled weights are made when
-// read (Storage::derived), a row of W at a time: the kernels pack them straight from the model's
+// read (Storage::derived_floats): the kernels pack them straight from the model's
 // bytes, so no scaled copy is allocated and faulted in (mnasnet1_0's 52 folds took 39 of its 88 ms
 // session creation, most of it in page faults).
 Tensor scaled_weights(const Tensor& w, const std::vector<double>& s, bool transpose, int64_t group) {
   const int64_t d0 = w.dim(0), d1 = w.dim(1);
   const int64_t inner = d0 * d1 == 0 ? 0 : w.numel() / (d0 * d1);
-  const size_t row_floats = static_cast<size_t>(d1 * inner), row_bytes = row_floats * sizeof(float);
-  const int64_t per_group = d0 / group;
-  auto fill = [w, s, transpose, inner, per_group, d1, row_floats, row_bytes](size_t offset, size_t n, void* dst) {
-    std::vector<float> row(row_floats);
-    char* to = static_cast<char*>(dst);
-    for (size_t at = offset; at < offset + n;) {
-      // The whole floats [f0, f1) of row a that cover bytes [skip, skip + len) of it.
-      const size_t a = at / row_bytes, skip = at - a * row_bytes, len = std::min(row_bytes - skip, offset + n - at);
-      const size_t f0 = skip / sizeof(float), f1 = (skip + len + sizeof(float) - 1) / sizeof(float);
-      w.read_bytes(a * row_bytes + f0 * sizeof(float), (f1 - f0) * sizeof(float), row.data());
-      // Runs of one factor: the whole row for a Conv, `inner` values for a ConvTranspose.
-      const size_t run = transpose ? static_cast<size_t>(inner) : row_floats;
-      for (size_t k = f0; k < f1;) {
-        const size_t end = std::min(f1, (k / run + 1) * run);
-        const size_t channel =
-            transpose ? static_cast<size_t>((static_cast<int64_t>(a) / per_group) * d1) + k / run : a;
-        const double sc = s[channel];
-        for (size_t i = k; i < end; ++i) row[i - f0] = static_cast<float>(row[i - f0] * sc);
-        k = end;
-      }
-      std::memcpy(to + (at - offset), reinterpret_cast<const char*>(row.data()) + (skip - f0 * sizeof(float)), len);
-      at += len;
+  const size_t row_floats = static_cast<size_t>(d1 * inner);
+  // Runs of one factor: a row of W for a Conv, `inner` values for a ConvTranspose.
+  const size_t run = transpose ? static_cast<size_t>(inner) : row_floats;
+  const size_t per_group = static_cast<size_t>(d0 / group);
+  auto fill = [w, s, transpose, inner, d1, row_floats, run, per_group](size_t first, size_t n, float* out) {
+    w.read_bytes(first * sizeof(float), n * sizeof(float), out);
+    for (size_t p = first; p < first + n;) {
+      const size_t end = std::min(first + n, (p / run + 1) * run), row = p / row_floats;
+      const size_t channel =
+          transpose ? row / per_group * static_cast<size_t>(d1) + p % row_floats / static_cast<size_t>(inner) : row;
+      const double sc = s[channel];
+      for (size_t i = p; i < end; ++i) out[i - first] = static_cast<float>(out[i - first] * sc);
+      p = end;
     }
   };
   return Tensor(DataType::kFloat, w.shape(),
-                Storage::derived(static_cast<size_t>(w.numel()) * sizeof(float), std::move(fill), w.storage()));
+                Storage::derived_floats(static_cast<size_t>(w.numel()), std::move(fill), w.storage()));
 }
 
 // bias' = bias * s + shift (bias absent: 0), as a [channels] tensor.
