@@ -100,44 +100,45 @@ inline void prefetch_panel(const float* w) {
 // ones in U (Lanes). The short ones serve a layer's last rows (7 x 7 = 49 pixels: four full
 // tiles and one row): 8 accumulator chains still keep both FMA pipes busy, where a 12-row tile
 // would compute 11 rows for nothing.
-#define XONNX_F_DEFINE_TILE(name, ROWS)                                 \
-  template <int kUpperBits>                                             \
-  void name(const FconvTile& t) {                                       \
-    using L = Lanes<kUpperBits>;                                        \
-    using U = typename L::V;                                            \
-    const __m512 bias0 = _mm512_loadu_ps(t.bias);                       \
-    const U bias1 = L::load(t.bias + 16);                               \
-    const typename L::Mask m1 = lane_mask<kUpperBits>(t.cols - 16);     \
-    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;         \
-    float* out = t.out;                                                 \
-    ROWS(XONNX_F_INIT)                                                  \
-    if (t.residual) {                                                   \
-      ROWS(XONNX_F_PREFETCH_Z)                                          \
-    }                                                                   \
-    const float* w = t.panel;                                           \
-    const float* pf = t.prefetch;                                       \
-    const int64_t ps = t.prefetch_step;                                 \
-    const int64_t c = t.c;                                              \
-    for (int64_t tap = 0; tap < t.taps; ++tap) {                        \
-      if (tap < 64 && (t.padding_taps >> tap & 1)) {                    \
-        w += c * kFconvCols;                                            \
-        continue;                                                       \
-      }                                                                 \
-      const float* const* rows = t.a + tap * kFconvRows;                \
-      ROWS(XONNX_F_PTR)                                                 \
-      for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {             \
-        prefetch_panel(w);                                              \
-        if (pf) {                                                       \
-          _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1); \
-          pf += ps;                                                     \
-        }                                                               \
-        const __m512 b0 = _mm512_loadu_ps(w);                           \
-        const U b1 = L::load(w + 16);                                   \
-        ROWS(XONNX_F_STEP)                                              \
-      }                                                                 \
-    }                                                                   \
-    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);  \
-    ROWS(XONNX_F_STORE)                                                 \
+#define XONNX_F_DEFINE_TILE(name, ROWS)                                                   \
+  template <int kUpperBits>                                                               \
+  void name(const FconvTile& t) {                                                         \
+    using L = Lanes<kUpperBits>;                                                          \
+    using U = typename L::V;                                                              \
+    const __m512 bias0 = _mm512_loadu_ps(t.bias);                                         \
+    const U bias1 = L::load(t.bias + 16);                                                 \
+    const typename L::Mask m1 = lane_mask<kUpperBits>(t.cols - 16);                       \
+    const int64_t nrows = t.rows, ldo = t.ldo, upper = t.upper;                           \
+    float* out = t.out;                                                                   \
+    ROWS(XONNX_F_INIT)                                                                    \
+    if (t.residual) {                                                                     \
+      ROWS(XONNX_F_PREFETCH_Z)                                                            \
+    }                                                                                     \
+    const float* w = t.panel;                                                             \
+    const float* pf = t.prefetch;                                                         \
+    const int64_t ps = t.prefetch_step;                                                   \
+    const int64_t c = t.c;                                                                \
+    for (int64_t tap = 0; tap < t.taps; ++tap) {                                          \
+      if (tap < 64 && (t.padding_taps >> tap & 1)) {                                      \
+        w += c * kFconvCols;                                                              \
+        continue;                                                                         \
+      }                                                                                   \
+      const float* const* rows = t.a + tap * kFconvRows;                                  \
+      ROWS(XONNX_F_PTR)                                                                   \
+      for (int64_t ci = 0; ci < c; ++ci, w += kFconvCols) {                               \
+        prefetch_panel(w);                                                                \
+        if (pf) {                                                                         \
+          _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);                   \
+          if (ps > 16) _mm_prefetch(reinterpret_cast<const char*>(pf + 16), _MM_HINT_T1); \
+          pf += ps;                                                                       \
+        }                                                                                 \
+        const __m512 b0 = _mm512_loadu_ps(w);                                             \
+        const U b1 = L::load(w + 16);                                                     \
+        ROWS(XONNX_F_STEP)                                                                \
+      }                                                                                   \
+    }                                                                                     \
+    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);                    \
+    ROWS(XONNX_F_STORE)                                                                   \
   }
 #define XONNX_F_INIT(r)                                  \
   __m512 s##r##_0 = bias0;                               \
