@@ -76,7 +76,7 @@ TEST(OptimizedMatMul, RuntimeBManyRows) {
 }
 
 // com.microsoft FusedMatMul's alpha on every path: packed constant B (tiles and gemm_panel),
-// a runtime B on the tiles, per panel and read in place; transposes stay with the reference.
+// a runtime B on the tiles, per panel and read in place.
 TEST(OptimizedMatMul, FusedMatMulAlphaOnEveryPath) {
   const Op op("FusedMatMul", "com.microsoft");
   const std::vector<Attribute> alpha = {testing::attr_float("alpha", 0.125f)};
@@ -92,9 +92,32 @@ TEST(OptimizedMatMul, FusedMatMulAlphaOnEveryPath) {
             "runtime B, 2 rows read in place", 1e-4, 1e-5);
   diff_test(op, {var(rand_tensor({5, 9}, 41)), cst(rand_tensor({2, 9, 33}, 42))}, alpha, true, "constant 3-D B", 1e-4,
             1e-5);
-  diff_test(op, {var(rand_tensor({13, 8}, 43)), var(rand_tensor({20, 8}, 44))},
-            {testing::attr_float("alpha", 0.5f), testing::attr_int("transB", 1)}, false, "transB: the reference", 1e-4,
-            1e-5);
+}
+
+// FusedMatMul's transB (absorb-runtime-transposes' form): B^T's rows packed as the panels'
+// columns on every path a runtime B takes (the tiles, gemm_panel, and few rows, which pack
+// instead of reading B in place), with column tails, broadcast batches and alpha; a constant
+// 2-D B^T is packed at creation; a 1-D B is not transposed.
+TEST(OptimizedMatMul, FusedMatMulTransposedRuntimeB) {
+  const Op op("FusedMatMul", "com.microsoft");
+  const std::vector<Attribute> trans_b = {testing::attr_int("transB", 1)};
+  const std::vector<Attribute> scaled = {testing::attr_float("alpha", 0.5f), testing::attr_int("transB", 1)};
+  for (int64_t m : {1, 2, 5, 12, 13, 40}) {
+    for (int64_t n : {8, 37, 70}) {
+      diff_test(op, {var(with_specials(rand_tensor({2, m, 33}, 43))), var(rand_tensor({2, n, 33}, 44))}, trans_b, true,
+                "M" + std::to_string(m) + " N" + std::to_string(n) + ", NaN/inf", 1e-4, 1e-5);
+    }
+  }
+  diff_test(op, {var(rand_tensor({2, 3, 29, 16}, 45)), var(rand_tensor({1, 3, 31, 16}, 46))}, scaled, true,
+            "B^T broadcast over the outer batch, alpha", 1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({3, 20, 300}, 47)), var(rand_tensor({3, 900, 300}, 48))}, scaled, true,
+            "over 1 MB of panels per batch", 1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({4, 7, 16}, 49)), cst(rand_tensor({4, 24, 16}, 50))}, trans_b, true,
+            "constant 3-D B^T, read at run time", 1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({13, 8}, 51)), cst(rand_tensor({20, 8}, 52))}, scaled, true,
+            "constant 2-D B^T, packed at creation", 1e-4, 1e-5);
+  diff_test(op, {var(rand_tensor({2, 5, 9}, 53)), var(rand_tensor({9}, 54))}, trans_b, true, "1-D B: not transposed",
+            1e-4, 1e-5);
 }
 
 TEST(OptimizedMatMul, MatMulDefersToReference) {

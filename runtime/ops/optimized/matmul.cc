@@ -4,7 +4,8 @@
 // kNR-column panels (a constant 2-D B once, at creation); rows of A are read in place. Where the
 // CPU has the convolution's 12 x 32 tiles, 12 and more rows run on them (blocks of rows x
 // panels); otherwise, and for fewer rows, gemm_panel's tiles run per batch x column panel. A
-// runtime B with few rows of A skips packing (gemm_direct).
+// runtime B with few rows of A skips packing (gemm_direct). FusedMatMul's transB packs B^T's
+// rows as panels (transpose_2d) wherever B is packed: the Transpose that made B^T is not run.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -93,8 +94,9 @@ bool make_plan(const Shape& as, const Shape& bs, Plan& p) {
 class MatMulKernel final : public FastKernel {
  public:
   // MatMul, and com.microsoft FusedMatMul: alpha scales B's packed panels (or, for few rows of
-  // A against a runtime B, the product); transB only with a constant 2-D B, packed transposed
-  // (absorb-weight-transposes makes those of a graph's transposed weights).
+  // A against a runtime B, the product); transB swaps B's last two dims (a B of rank 2 or more),
+  // read transposed where it is packed (absorb-weight-transposes and absorb-runtime-transposes
+  // make those of a graph's Transposes).
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 0, "MatMul"));
     XONNX_RETURN_IF_ERROR(require_f32_if_constant(init, 1, "MatMul"));
@@ -105,8 +107,6 @@ class MatMulKernel final : public FastKernel {
         if (v != 0) return unsupported("own FusedMatMul: ", flag);
       }
       XONNX_ASSIGN_OR_RETURN(const int64_t trans_b, init.get_int("transB", 0));
-      const Tensor* b = init.constant_input(1);
-      if (trans_b != 0 && (!b || b->rank() != 2)) return unsupported("own FusedMatMul: transB of a B not constant 2-D");
       k->trans_b_ = trans_b != 0;
       XONNX_ASSIGN_OR_RETURN(k->alpha_, init.get_float("alpha", 1.0f));
     }
@@ -139,7 +139,8 @@ class MatMulKernel final : public FastKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (!is_f32(a) || !is_f32(b) || (gemm() && a.rank() != 2)) return Status::ok();
-    const Shape b_shape = gemm() ? gemm_b_shape_ : trans_b_ ? Shape{b.dim(1), b.dim(0)} : b.shape();
+    Shape b_shape = gemm() ? gemm_b_shape_ : b.shape();
+    if (trans_b_ && !gemm() && b.rank() >= 2) std::swap(b_shape[b_shape.size() - 2], b_shape.back());
     if (!make_plan(a.shape(), b_shape, plan_)) return Status::ok();
     const Plan& p = plan_;
     if (p.M <= 0 || p.N <= 0 || p.K <= 0 || p.batches <= 0) return Status::ok();  // empty: reference
@@ -172,7 +173,8 @@ class MatMulKernel final : public FastKernel {
       batches = 1;
     }
     const int64_t N = p.N, K = p.K;
-    if (M <= kDirectMaxRows && !constant_b) {
+    const bool trans_b = trans_b_ && !constant_b && b.rank() >= 2;  // B^T at run time (a 1-D B is not transposed)
+    if (M <= kDirectMaxRows && !constant_b && !trans_b) {           // gemm_direct reads B's rows in place
       // Tasks: batch x blocks of 64 columns.
       const int64_t cb = 64, nblocks = (N + cb - 1) / cb;
       pool_->parallel_for(static_cast<size_t>(batches * nblocks), chunk_for(M * K * cb, kMinChunkMacs),
@@ -195,7 +197,7 @@ class MatMulKernel final : public FastKernel {
         run_tiles(batches, M, N, K, one);
         return true;
       }
-      multiply_runtime_b_on_tiles(M, N, K, batches, pa, pb, pc);
+      multiply_runtime_b_on_tiles(M, N, K, batches, pa, pb, trans_b, pc);
       return false;
     }
     const int64_t nr = t.nr, panels = (N + nr - 1) / nr;
@@ -217,7 +219,7 @@ class MatMulKernel final : public FastKernel {
         const float* an = batches == 1 ? pa : pa + p.a_off[static_cast<size_t>(n)];
         const float* panel = prepacked ? prepacked + (j0 / nr) * K * nr : packed;
         if (!prepacked) {
-          t.pack_b(pb + p.b_off[static_cast<size_t>(n)] + j0, N, K, nc, packed);
+          pack_runtime_b(pb + p.b_off[static_cast<size_t>(n)], trans_b, N, K, j0, nc, nr, packed);
           scale(packed, K * nr);
         }
         t.gemm_panel(M, K, an, K, panel, nc, pc + n * M * N + j0, N);
@@ -240,7 +242,7 @@ class MatMulKernel final : public FastKernel {
   // (attention's QK^T and AV: 24 accumulators where gemm_panel's 8-row tiles keep 16), a group of
   // batches at a time so that the packed panels stay within kRuntimePanelBytes.
   void multiply_runtime_b_on_tiles(int64_t M, int64_t N, int64_t K, int64_t batches, const float* a, const float* b,
-                                   float* c) {
+                                   bool trans_b, float* c) {
     const Plan& p = plan_;
     const int64_t panels = (N + kFconvCols - 1) / kFconvCols, batch_floats = panels * K * kFconvCols;
     const int64_t group = std::clamp<int64_t>(kRuntimePanelBytes / (batch_floats * 4), 1, batches);
@@ -254,8 +256,8 @@ class MatMulKernel final : public FastKernel {
                               const int64_t n = static_cast<int64_t>(task) / panels;
                               const int64_t j0 = (static_cast<int64_t>(task) % panels) * kFconvCols;
                               float* panel = runtime_panels_.data() + n * batch_floats + j0 * K;
-                              k_->pack_b(b + p.b_off[static_cast<size_t>(n0 + n)] + j0, N, K,
-                                         std::min(kFconvCols, N - j0), panel);
+                              pack_runtime_b(b + p.b_off[static_cast<size_t>(n0 + n)], trans_b, N, K, j0,
+                                             std::min(kFconvCols, N - j0), kFconvCols, panel);
                               scale(panel, K * kFconvCols);
                             }
                           });
@@ -421,6 +423,16 @@ class MatMulKernel final : public FastKernel {
     }
   }
 
+  // Columns [j0, j0 + nc) of one batch's op(B) [K, N] as a panel [K][nr], zero past nc: from B
+  // at b, or from B^T [N, K] (trans_b), whose rows are the panel's columns.
+  void pack_runtime_b(const float* b, bool trans_b, int64_t N, int64_t K, int64_t j0, int64_t nc, int64_t nr,
+                      float* dst) const {
+    if (!trans_b) return k_->pack_b(b + j0, N, K, nc, dst);
+    k_->transpose_2d(b + j0 * K, K, dst, nr, nc, K);
+    if (nc < nr)
+      for (int64_t k = 0; k < K; ++k) std::fill(dst + k * nr + nc, dst + (k + 1) * nr, 0.0f);
+  }
+
   const KernelTable* k_ = &kernels();  // first: tile_ depends on it
   // FusedMatMul's alpha on n values of a packed panel or of the product (none for 1).
   void scale(float* v, int64_t n) const {
@@ -428,7 +440,7 @@ class MatMulKernel final : public FastKernel {
   }
 
   float alpha_ = 1.0f;    // FusedMatMul's
-  bool trans_b_ = false;  // FusedMatMul's, with a constant B: the panels hold B^T
+  bool trans_b_ = false;  // FusedMatMul's: a constant 2-D B's panels hold B^T; a runtime one is read so
   Plan plan_;             // reused across runs (kernels of one session run one at a time)
   bool gemm() const { return !gemm_b_shape_.empty(); }
   Shape gemm_b_shape_;              // a Gemm's: B is the packed [K, N], plus bias_ (empty for MatMul)
