@@ -27,6 +27,7 @@ const std::vector<PassDef>& session_pass_list() {
       {"fuse-matmul-add", 2, fuse_matmul_add_any_rank},
       {"fuse-attention", 2, fuse_attention},
       {"fuse-matmul-scale", 2, fuse_matmul_scale},
+      {"absorb-runtime-transposes", 2, absorb_runtime_transposes},
       {"fuse-layernorm", 2, fuse_layernorm_any_opset},
       {"fuse-rms-norm", 2, fuse_rms_norm},
       {"fuse-skip-rms-norm", 2, fuse_skip_rms_norm},

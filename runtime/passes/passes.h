@@ -19,6 +19,7 @@ Result<bool> fuse_matmul_add_any_rank(Model& model, PassContext& ctx);          
 Result<bool> compute_float16_in_float(Model& model, PassContext& ctx);  // float16 values as float32 (session only)
 Result<bool> absorb_weight_transposes(Model& model, PassContext& ctx);  // Transpose(W) into transB (session only)
 Result<bool> fuse_matmul_scale(Model& model, PassContext& ctx);         // MatMul * scalar -> FusedMatMul (session only)
+Result<bool> absorb_runtime_transposes(Model& model, PassContext& ctx);  // MatMul(A, Transpose(X)) -> transB (session only)
 // MatMul [+ bias] read only in column ranges by Slice / Split -> one per range (session only)
 Result<bool> split_sliced_projections(Model& model, PassContext& ctx);
 // Gather / Slice of rows -> Slices of the inputs of the row-wise ops before it (session only)
