@@ -3,7 +3,7 @@
 its postprocessing, video, optical flow, and layers written in torch the zoo does not have:
 einsum attention, 3-D convolutions, 1-D transposed convolutions, reflect padding, GroupNorm,
 InstanceNorm, odd activations, scatter / sort / cumsum; a YOLOv8n-like detector, a DDPM-like
-U-Net with attention, a CRNN text recognizer) with torch's outputs, in the ONNX
+U-Net with attention, a CRNN text recognizer, a ViT written as timm writes its attention) with torch's outputs, in the ONNX
 backend-test layout: OUT/<name>/model.onnx, OUT/<name>/test_data_set_0/{input,output}_K.pb.
 
 Random weights, fixed seeds (torch 1.13, torchvision 0.14, Debian's). ~2 GB, ~5 min on 2 cores.
@@ -286,6 +286,22 @@ class CRNN(nn.Module):  # text recognition: VGG-ish convs, BN, BiLSTM x2, log_so
     def forward(s, x):
         f = s.cnn(x); b, c, h, w = f.shape; f = f.reshape(b, c * h, w).permute(2, 0, 1); y, _ = s.rnn(f); return s.fc(y).log_softmax(-1)
 
+class TimmAttn(nn.Module):  # timm's Attention: one qkv projection cut by reshape + permute + unbind
+    def __init__(s, d, h): super().__init__(); s.h = h; s.qkv = nn.Linear(d, 3 * d); s.proj = nn.Linear(d, d); s.scale = (d // h) ** -0.5
+    def forward(s, x):
+        b, n, c = x.shape; q, k, v = s.qkv(x).reshape(b, n, 3, s.h, c // s.h).permute(2, 0, 3, 1, 4).unbind(0)
+        a = ((q * s.scale) @ k.transpose(-2, -1)).softmax(-1); return s.proj((a @ v).transpose(1, 2).reshape(b, n, c))
+class TimmBlock(nn.Module):
+    def __init__(s, d, h): super().__init__(); s.n1 = nn.LayerNorm(d); s.attn = TimmAttn(d, h); s.n2 = nn.LayerNorm(d); s.fc1 = nn.Linear(d, 4 * d); s.fc2 = nn.Linear(4 * d, d)
+    def forward(s, x): x = x + s.attn(s.n1(x)); return x + s.fc2(F.gelu(s.fc1(s.n2(x))))
+class TimmViT(nn.Module):  # DeiT-S-like as timm writes it: patch Conv, cls token, 12 blocks, d 384, 6 heads
+    def __init__(s, d=384, h=6, depth=12):
+        super().__init__(); s.pe = nn.Conv2d(3, d, 16, 16); s.cls = nn.Parameter(rn(1, 1, d) * 0.02); s.pos = nn.Parameter(rn(1, 197, d) * 0.02)
+        s.blocks = nn.Sequential(*[TimmBlock(d, h) for _ in range(depth)]); s.n = nn.LayerNorm(d); s.head = nn.Linear(d, 1000)
+    def forward(s, x):
+        x = s.pe(x).flatten(2).transpose(1, 2); x = torch.cat([s.cls.expand(x.shape[0], -1, -1), x], 1) + s.pos
+        return s.head(s.n(s.blocks(x))[:, 0])
+
 
 # ------------------------------------------------------------------ the list
 def cases():
@@ -329,6 +345,7 @@ def cases():
     yield "yolov8n_like_o13", lambda: (Yolo8(), [(rn(1, 3, 480, 640),)], ["images"], ["output0"], {"opset": 13})
     yield "diffusion_unet", lambda: (DiffUNet(), [(rn(1, 3, 64, 64), torch.tensor([500]))], ["x", "t"], ["eps"], {})
     yield "crnn", lambda: (CRNN(), [(rn(1, 1, 32, 160),)], ["img"], ["logp"], {"opset": 14})
+    yield "timm_vit_s", lambda: (TimmViT(), [(rn(1, 3, 224, 224),)], ["input"], ["logits"], {})
 
 
 def main():

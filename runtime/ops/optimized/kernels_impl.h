@@ -112,11 +112,12 @@ inline V swish_v(V x) {
 #if defined(XONNX_OPT_ISA_AVX512)
   // e^-x without exp_v's range handling (a fused Swish runs over every activation of
   // EfficientNet): t clamped to +-100 keeps the reduction finite, and scalef saturates the
-  // scale by 2^n to 0 or inf itself. Results agree with exp_v's to a few ulp.
+  // scale by 2^n to 0 or inf itself. Results agree with exp_v's to a few ulp. Then a division,
+  // not recip_ge1's estimate, refinement and zero fix-up: 17 -> 14 cycles per vector on Zen 5.
   const V t = V::min(V::max(V::zero() - x, V::set1(-100.0f)), V::set1(100.0f));
   const V n = V::round(t * V::set1(1.44269504088896341f));
   const V e = {_mm512_scalef_ps(exp_reduced(t, n).v, n.v)};
-  return x * recip_ge1(V::set1(1.0f) + e);
+  return x / (V::set1(1.0f) + e);
 #else
   return x / (V::set1(1.0f) + exp_v(V::zero() - x));
 #endif
@@ -214,9 +215,19 @@ inline void binary_n(BinaryOp op, bool swapped, const float* x, const float* s, 
   }
 }
 
+// Four vectors per step: their long dependency chains (an exp, a division) interleave where
+// the out-of-order window alone kept too few in flight (Swish 5 % faster).
 template <V (*F)(V)>
 void map_n(const float* x, float* y, int64_t n) {
   int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    const V a = F(V::load(x + i)), b = F(V::load(x + i + L)), c = F(V::load(x + i + 2 * L)),
+            d = F(V::load(x + i + 3 * L));
+    a.store(y + i);
+    b.store(y + i + L);
+    c.store(y + i + 2 * L);
+    d.store(y + i + 3 * L);
+  }
   for (; i + L <= n; i += L) F(V::load(x + i)).store(y + i);
   if (i < n) {
     float buf[L] = {};
