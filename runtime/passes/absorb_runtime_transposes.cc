@@ -76,11 +76,7 @@ Result<bool> absorb_runtime_transposes(Model& model, PassContext& ctx) {
     ++absorbed;
   }
   if (absorbed == 0) return false;
-  std::vector<bool> dead(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    dead[i] = readers_absorbed[i] > 0 && index.use_count(g.nodes[i].outputs[0]) == readers_absorbed[i];
-  }
-  erase_nodes(g, dead);
+  erase_absorbed_nodes(g, index, readers_absorbed);
   if (!model.opset_imports.count("com.microsoft")) model.opset_imports["com.microsoft"] = 1;
   ctx.note("read " + std::to_string(absorbed) + " transposed values untransposed (FusedMatMul transB)");
   return true;

@@ -62,11 +62,7 @@ Result<bool> absorb_weight_transposes(Model& model, PassContext& ctx) {
   }
   if (absorbed == 0) return false;
   // A Transpose no one reads now goes at once: constant folding would transpose it first.
-  std::vector<bool> dead(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    dead[i] = readers_absorbed[i] > 0 && index.use_count(g.nodes[i].outputs[0]) == readers_absorbed[i];
-  }
-  erase_nodes(g, dead);
+  erase_absorbed_nodes(g, index, readers_absorbed);
   if (fused > 0 && !model.opset_imports.count("com.microsoft")) model.opset_imports["com.microsoft"] = 1;
   ctx.note("read " + std::to_string(absorbed) + " transposed constant weights untransposed (transB)");
   return true;

@@ -92,6 +92,13 @@ Attribute string_attribute(const char* name, std::string value) {
   return a;
 }
 
+void erase_absorbed_nodes(Graph& g, const GraphIndex& index, const std::vector<int>& readers_absorbed) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    dead[i] = readers_absorbed[i] > 0 && index.use_count(g.nodes[i].outputs[0]) == readers_absorbed[i];
+  erase_nodes(g, dead);
+}
+
 void set_attribute(Node& n, Attribute attr) {
   for (Attribute& a : n.attributes) {
     if (a.name == attr.name) {

@@ -47,6 +47,11 @@ Attribute string_attribute(const char* name, std::string value);
 // Sets `attr` on `n`, replacing an attribute of the same name.
 void set_attribute(Node& n, Attribute attr);
 
+// Erases each node i whose output's readers_absorbed[i] > 0 readers were rewritten to read
+// around it, when nothing else reads that output (a graph output counts): a Transpose that the
+// products reading it absorbed. `index` is the graph's before the rewrites.
+void erase_absorbed_nodes(Graph& g, const GraphIndex& index, const std::vector<int>& readers_absorbed);
+
 // Ones of `shape` as a new float initializer named after `base` (a fused norm's weight where
 // the pattern had none), or "" when the constant would take more than `max_bytes`: a pass holds
 // what it adds to the folding limit (a declared dim of 2^31 - 1 would be 8 GB).

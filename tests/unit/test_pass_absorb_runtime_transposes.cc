@@ -11,14 +11,9 @@ namespace testing {
 namespace absorb_runtime_transposes_test {  // named: the unity build shares anonymous namespaces
 
 Model absorbed(const Model& model, bool* changed, bool own_kernels = true) {
-  Model copy = clone_model(model);
   passes::PassOptions options;
   options.own_kernels = own_kernels;
-  passes::PassContext ctx(options);
-  auto r = passes::absorb_runtime_transposes(copy, ctx);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  *changed = r.is_ok() && r.value();
-  return copy;
+  return apply_pass(model, passes::absorb_runtime_transposes, options, nullptr, changed);
 }
 
 // y = product(a, Transpose(x, perm)): a [2, 3, 4, 5], x [2, 3, 6, 5] (both graph inputs; x of

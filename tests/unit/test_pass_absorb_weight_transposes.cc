@@ -11,14 +11,9 @@ namespace testing {
 namespace {
 
 Model absorbed(const Model& model, bool* changed, bool own_kernels = true) {
-  Model copy = clone_model(model);
   passes::PassOptions options;
   options.own_kernels = own_kernels;
-  passes::PassContext ctx(options);
-  auto r = passes::absorb_weight_transposes(copy, ctx);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  *changed = r.is_ok() && r.value();
-  return copy;
+  return apply_pass(model, passes::absorb_weight_transposes, options, nullptr, changed);
 }
 
 // y = op(a, Transpose(w)) [+ c]: a [2, 4, 5] for MatMul, [4, 5] for Gemm; w [6, 5].
