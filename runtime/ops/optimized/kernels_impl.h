@@ -106,30 +106,42 @@ inline V gelu_tanh_v(V x) {
   return V::keep_nan(x, V::set1(0.5f) * x * (V::set1(1.0f) + th));
 }
 
-// x / (1 + exp(-x)): one pass instead of sigmoid, multiply and a finiteness scan. NaN stays
-// NaN, +inf gives inf, -inf gives NaN (-inf / inf) like the reference's -inf * sigmoid(-inf).
-inline V swish_v(V x) {
-#if defined(XONNX_OPT_ISA_AVX512)
-  // e^-x = 2^n e^r with n = round(-x log2e) and r = -(x + n ln2) = -u, e^r = 1 - u p(u) with
-  // XNNPACK's degree-5 exp polynomial (its odd terms' signs flipped for -u): a fused Swish runs
-  // over every activation of an EfficientNet, and this takes 13 operations where exp_v's
-  // two-constant reduction, degree-7 polynomial and range fix-ups took 18 (16K values in L1:
-  // 6.6 -> 9.6 G/s; worst error against double 1.2e-7 relative, as before). x clamped to +-100
-  // keeps the reduction finite; scalef saturates 2^n to 0 or inf itself, so -inf gives -inf /
-  // inf = NaN as the reference's -inf * sigmoid(-inf), +inf gives inf, NaN stays NaN (the
-  // numerator). Then a division, not recip_ge1's estimate, refinement and zero fix-up.
-  const V xc = V::min(V::max(x, V::set1(-100.0f)), V::set1(100.0f));
-  const V n = V::round(xc * V::set1(-1.44269504088896341f));
-  const V u = V::fma(n, V::set1(0.693147182464599609375f), xc);
+// e^r for r = -u in [-ln2 / 2, ln2 / 2] as 1 - u p(u): XNNPACK's degree-5 exp polynomial, the
+// signs of its odd terms flipped for -u (Swish's e^-x = 2^n e^r with r = -(x + n ln2) = -u).
+inline V exp_of_negated_reduced(V u) {
   V p = V::set1(0x1.0F9F9Cp-7f);
   p = V::fma(p, u, V::set1(-0x1.573A1Ap-5f));
   p = V::fma(p, u, V::set1(0x1.555A80p-3f));
   p = V::fma(p, u, V::set1(-0x1.FFFDC6p-2f));
   p = V::fma(p, u, V::set1(0x1.FFFFF6p-1f));
-  const V e_r = {_mm512_fnmadd_ps(u.v, p.v, _mm512_set1_ps(1.0f))};  // 1 - u p
+#if defined(XONNX_OPT_ISA_AVX512)
+  return {_mm512_fnmadd_ps(u.v, p.v, _mm512_set1_ps(1.0f))};
+#else
+  return V::set1(1.0f) - u * p;
+#endif
+}
+
+// x / (1 + e^-x) in one pass (a fused Swish runs over every activation of an EfficientNet or a
+// YOLO), e^-x = 2^n e^r with n = round(-x log2e) from one FMA's reduction and
+// exp_of_negated_reduced: 13 operations per AVX-512 vector where exp_v's two-constant
+// reduction, degree-7 polynomial and range fix-ups took 18 (16K values in L1: 6.6 -> 9.6 G/s;
+// worst error against double 1.2e-7 relative, as exp_v's), then a division, not recip_ge1's
+// estimate, refinement and zero fix-up. NaN stays NaN (the numerator), +inf gives inf, -inf
+// gives -inf / inf = NaN like the reference's -inf * sigmoid(-inf).
+inline V swish_v(V x) {
+#if defined(XONNX_OPT_ISA_AVX512)
+  // x clamped to +-100 keeps the reduction finite; scalef saturates 2^n to 0 or inf itself.
+  const V xc = V::min(V::max(x, V::set1(-100.0f)), V::set1(100.0f));
+  const V n = V::round(xc * V::set1(-1.44269504088896341f));
+  const V e_r = exp_of_negated_reduced(V::fma(n, V::set1(0.693147182464599609375f), xc));
   return x / (V::set1(1.0f) + V{_mm512_scalef_ps(e_r.v, n.v)});
 #else
-  return x / (V::set1(1.0f) + exp_v(V::zero() - x));
+  // 2^n as a float needs |n| <= 126: x clamped to +-87, and e^-x below x = -87 made inf.
+  const V xc = V::min(V::max(x, V::set1(-87.0f)), V::set1(87.0f));
+  const V n = V::round(xc * V::set1(-1.44269504088896341f));
+  const V e_r = exp_of_negated_reduced(V::fma(n, V::set1(0.693147182464599609375f), xc));
+  const V e = V::select_lt(x, V::set1(-87.0f), V::set1(std::numeric_limits<float>::infinity()), e_r * V::pow2i(n));
+  return x / (V::set1(1.0f) + e);
 #endif
 }
 
