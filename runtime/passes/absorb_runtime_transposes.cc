@@ -7,6 +7,7 @@
 // (optimized/matmul.cc). A Transpose with other readers stays for them. Session creation only,
 // after fuse-attention (which takes MatMul(Q, Transpose(K)) whole) and fuse-matmul-scale.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/ir/graph_edit.h"
@@ -27,11 +28,9 @@ bool swaps_last_two(const Node& t, const ShapeFacts& facts) {
   if (!t.domain.empty() || t.op_type != "Transpose" || t.inputs.size() != 1 || t.outputs.size() != 1) return false;
   const Attribute* perm = t.find_attr("perm");
   if (!perm || perm->type != AttrType::kInts || perm->ints.size() < 2) return false;
-  const std::vector<int64_t>& p = perm->ints;
-  const int64_t rank = static_cast<int64_t>(p.size());
-  for (int64_t i = 0; i < rank - 2; ++i)
-    if (p[static_cast<size_t>(i)] != i) return false;
-  if (p[static_cast<size_t>(rank - 2)] != rank - 1 || p[static_cast<size_t>(rank - 1)] != rank - 2) return false;
+  std::vector<int64_t> undone = perm->ints;  // the perm with its last two entries swapped back
+  std::swap(undone[undone.size() - 2], undone.back());
+  if (!is_identity_perm(undone)) return false;
   const TypeInfo* x = facts.type(t.inputs[0]);
   return x && x->elem_type == DataType::kFloat;
 }
