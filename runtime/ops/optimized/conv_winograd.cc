@@ -176,21 +176,27 @@ bool WinogradConvF32::run(const ThreadPool& pool, ChunkScratch<float>& scratch, 
       const int64_t phase = in_image / (th * tw), ty = in_image / tw % th, tx = in_image % tw;
       return Where{img, phase / dw + size * dh * ty, phase % dw + size * dw * tx};
     };
+    // Row by row, without a division per point: with few channels those took longer than the
+    // input transform (a 24 -> 24 layer on 112 x 112 ran 10 % faster without them).
     const auto locate_patch = [&](int64_t tile) {
       const Where p = where(tile);
-      for (int64_t q = 0; q < positions; ++q) {
-        const int64_t iy = p.y0 + dh * (q / points) - pads[0], ix = p.x0 + dw * (q % points) - pads[1];
-        patch[q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x + ((p.img * h + iy) * w + ix) * c : zeros_.data();
+      for (int64_t qy = 0; qy < points; ++qy) {
+        const int64_t iy = p.y0 + dh * qy - pads[0];
+        const float* const row = iy >= 0 && iy < h ? x + (p.img * h + iy) * w * c : nullptr;
+        for (int64_t qx = 0, ix = p.x0 - pads[1]; qx < points; ++qx, ix += dw)
+          patch[qy * points + qx] = row && ix >= 0 && ix < w ? row + ix * c : zeros_.data();
       }
     };
     // ... from channel c0 on.
     const auto locate_pixels = [&](int64_t tile, int64_t c0) {
       const Where p = where(tile);
-      for (int64_t k = 0; k < size * size; ++k) {
-        const int64_t oy = p.y0 + dh * (k / size), ox = p.x0 + dw * (k % size);
-        const int64_t at = ((p.img * oh + oy) * ow + ox) * m + c0;
-        pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
-        residual[k] = pixels[k] && z ? z + at : nullptr;
+      for (int64_t ky = 0; ky < size; ++ky) {
+        const int64_t oy = p.y0 + dh * ky;
+        for (int64_t kx = 0, ox = p.x0; kx < size; ++kx, ox += dw) {
+          const int64_t k = ky * size + kx, at = ((p.img * oh + oy) * ow + ox) * m + c0;
+          pixels[k] = oy < oh && ox < ow ? y + at : nullptr;
+          residual[k] = pixels[k] && z ? z + at : nullptr;
+        }
       }
     };
     for (size_t task = b0; task < b1; ++task) {
