@@ -271,12 +271,13 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   const auto wide_rows = [&](int64_t o0, int64_t) { return wide_w.data() + o0 * 256 * 9; };
   const opt::WinogradConvF32 wide(wide_rows, wide_b.data(), 512, 256, -kInf, kInf);
   EXPECT_FALSE(wide.large_tiles_pay(1, 28, 28, pad1));
-  // Weights over 1 MB (512 x 256: 8 MB transformed) need 24 tiles: the direct tiles on 7x7
-  // (16 tiles), Winograd from 10x10 (25) and on 7x7 over 2 images (32); the 16 x 16 layer
-  // (16 KB) keeps 7x7 above.
-  EXPECT_FALSE(wide.pays(1, 7, 7, pad1));
-  EXPECT_TRUE(wide.pays(1, 10, 10, pad1));
-  EXPECT_TRUE(wide.pays(2, 7, 7, pad1));
+  // Weights over 1 MB (512 x 256: 8 MB transformed) need 16 tiles: the direct tiles on 6x6
+  // (9 tiles), Winograd from 7x7 (16) and on 6x6 over 2 images (18); the 16 x 16 layer (16 KB)
+  // takes Winograd on 6x6.
+  EXPECT_FALSE(wide.pays(1, 6, 6, pad1));
+  EXPECT_TRUE(wide.pays(1, 7, 7, pad1));
+  EXPECT_TRUE(wide.pays(2, 6, 6, pad1));
+  EXPECT_TRUE(plain.pays(1, 6, 6, pad1));
   const opt::WinogradConvF32 large(rows_of, b.data(), 16, 16, -kInf, kInf, 1, 1, 4);
   EXPECT_FALSE(large.large_tiles_pay(1, 28, 28, pad1)) << "already F(4x4)";
   EXPECT_EQ(large.tile(), 4);
@@ -289,13 +290,14 @@ TEST(WinogradConvF32, PaysOnMapsWithTilesEnough) {
   EXPECT_EQ(unpacked.tile_for(1, 3, 3, pad1), 0);
   EXPECT_EQ(plain.tile_for(1, 28, 28, pad1), 4);
   EXPECT_EQ(wide.tile_for(1, 28, 28, pad1), 2);
-  EXPECT_EQ(wide.tile_for(1, 7, 7, pad1), 0);
-  // resnet50's 256 x 256 layers: on 14x14, F(4x4)'s 9.4 MB of weights for 16 tiles do not pay
-  // (too few rows for weights streamed from L3) where F(2x2)'s 4.2 MB for 49 tiles do; on 28x28
-  // F(4x4) has 49 tiles.
+  EXPECT_EQ(wide.tile_for(1, 7, 7, pad1), 2);
+  EXPECT_EQ(wide.tile_for(1, 6, 6, pad1), 0);
+  // resnet50's 256 x 256 layers: on 14x14, F(4x4)'s 9.4 MB of weights for 16 tiles pay; on
+  // 12x12, 9 tiles of it do not (F(2x2): 36 tiles for 4.2 MB).
   const opt::WinogradConvF32 r50(256, 256, -kInf, kInf);
-  EXPECT_FALSE(r50.large_tiles_pay(1, 14, 14, pad1));
-  EXPECT_EQ(r50.tile_for(1, 14, 14, pad1), 2);
+  EXPECT_TRUE(r50.large_tiles_pay(1, 14, 14, pad1));
+  EXPECT_EQ(r50.tile_for(1, 14, 14, pad1), 4);
+  EXPECT_EQ(r50.tile_for(1, 12, 12, pad1), 2);
   EXPECT_EQ(r50.tile_for(1, 28, 28, pad1), 4);
   const opt::WinogradConvF32 unpacked_d12(16, 16, -kInf, kInf, 12, 12);
   EXPECT_EQ(unpacked_d12.tile_for(1, 20, 20, pad12), 0);

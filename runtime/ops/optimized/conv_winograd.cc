@@ -14,8 +14,11 @@ namespace {
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kMaxBlockTiles = 96;
 // Transformed weights up to this size are read from L2 by a layer with few tiles (DenseNet's
-// 7x7 layers, 128 -> 32: 256 KB, as fast as the direct tiles); larger ones from L3.
+// 7x7 layers, 128 -> 32: 256 KB, as fast as the direct tiles); larger ones from L3 or memory,
+// for at least this many tiles (conv_winograd.h: pays): a 7x7 map's 16 of F(2x2), a 14x14
+// map's 16 of F(4x4).
 constexpr int64_t kMaxSparseWeightBytes = 1 << 20;
+constexpr int64_t kMinStreamedWeightTiles = 16;
 
 // Tiles per block. Each block reads all of U once (positions outer, panels inner), so larger
 // weights take larger blocks: only one position's rows of V and M (tiles x (c + m) floats)
@@ -68,7 +71,7 @@ bool WinogradConvF32::pays_as(int64_t tile, int64_t n, int64_t h, int64_t w, con
   const int64_t oh = out_extent(h, pads[0], pads[2], dh_), ow = out_extent(w, pads[1], pads[3], dw_);
   const int64_t panels = (m_ + kFconvCols - 1) / kFconvCols;
   const int64_t weight_bytes = (tile + 2) * (tile + 2) * c_ * panels * kFconvCols * 4;
-  return weight_bytes <= kMaxSparseWeightBytes || tiles_of(tile, n, oh, ow, dh_, dw_) >= 2 * kFconvRows;
+  return weight_bytes <= kMaxSparseWeightBytes || tiles_of(tile, n, oh, ow, dh_, dw_) >= kMinStreamedWeightTiles;
 }
 
 bool WinogradConvF32::pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const {

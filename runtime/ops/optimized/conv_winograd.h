@@ -51,18 +51,17 @@ class WinogradConvF32 {
   // DeepLabV3's ASPP, dilation 12 over 20 x 20: 2304 for 1296, 1.3x the direct time).
   static bool pays(int64_t tile, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads, int64_t dh,
                    int64_t dw);
-  // The same for this layer, which also needs its tiles to fill two GEMM tiles (24 rows) where
-  // its transformed weights exceed 1 MB: with fewer rows than that, each panel
-  // of them streamed from L3 feeds too few multiplies (resnet50's 7x7 layers, 512 -> 512, 16
-  // tiles and 16 MB of weights: 1.3-1.4x the direct tiles' time on a Xeon, which read 9 MB
-  // across 49 rows).
+  // The same for this layer, which also needs 16 tiles where its transformed weights exceed
+  // 1 MB: with fewer rows than that, each panel of them streamed from L3 or memory feeds too
+  // few multiplies. resnet50's 7x7 layers (512 -> 512, 16 tiles, 16.8 MB of weights where the
+  // direct tiles read 9.4 MB across 49 rows) take 0.77x the direct time on an AMD EPYC of
+  // family 26 (1.3-1.4x on a Xeon before the tiles prefetched the next panel: 24 tiles then).
   bool pays(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
   // Whether F(4x4) should replace this F(2x2) layer on such a map: fewer positions, a whole
   // 12-row GEMM tile of its tiles (from 14x14 maps on; on 7x7 its 4 tiles ran the GEMMs at a
   // third of their pace), F(4x4) itself paying as pays() asks (its weights are 36 / 16 of
   // F(2x2)'s: resnet50's 256 x 256 layers on 14x14 have 16 tiles of 4x4 for 9.4 MB of them,
-  // too few, and 49 of 2x2 for 4.2 MB, enough; they ran direct when only the weights of the
-  // tile in use were counted), and at most 256 x 256 channels: its weights take 4x the direct
+  // 0.95x the time of F(2x2)'s 49 tiles for 4.2 MB), and at most 256 x 256 channels: its weights take 4x the direct
   // ones' memory (F(2x2): 16 / 9). With 512 x 512 too, vgg11 ran 79 -> 63 ms, unet 114 -> 103
   // and fcn_resnet50 348 -> 326, but unet's peak RSS grew from 204 to 252 MB (ORT: 214).
   bool large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
