@@ -217,7 +217,8 @@ class ConvF32NhwcKernel final : public FastKernel {
       });
       zeros_.assign(static_cast<size_t>(c), 0.0f);
       // Winograd's weights, not used so far, make way for these: a model of fixed shapes never
-      // needs them (512 -> 512 on 6x6 maps: 16.8 MB). A map that pays for Winograd packs them again.
+      // needs them (512 -> 512 on 6x6 maps: 16.8 MB). A map that pays for Winograd packs them
+      // again.
       if (!winograd_ran_) winograd_->release_weights();
     }
     const int64_t taps = w_.taps;

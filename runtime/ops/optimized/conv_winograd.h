@@ -61,9 +61,10 @@ class WinogradConvF32 {
   // 12-row GEMM tile of its tiles (from 14x14 maps on; on 7x7 its 4 tiles ran the GEMMs at a
   // third of their pace), F(4x4) itself paying as pays() asks (its weights are 36 / 16 of
   // F(2x2)'s: resnet50's 256 x 256 layers on 14x14 have 16 tiles of 4x4 for 9.4 MB of them,
-  // 0.95x the time of F(2x2)'s 49 tiles for 4.2 MB), and at most 256 x 256 channels: its weights take 4x the direct
-  // ones' memory (F(2x2): 16 / 9). With 512 x 512 too, vgg11 ran 79 -> 63 ms, unet 114 -> 103
-  // and fcn_resnet50 348 -> 326, but unet's peak RSS grew from 204 to 252 MB (ORT: 214).
+  // 0.95x the time of F(2x2)'s 49 tiles for 4.2 MB), and at most 256 x 256 channels: its
+  // weights take 4x the direct ones' memory (F(2x2): 16 / 9). With 512 x 512 too, vgg11 ran
+  // 79 -> 63 ms, unet 114 -> 103 and fcn_resnet50 348 -> 326, but unet's peak RSS grew from 204
+  // to 252 MB (ORT: 214).
   bool large_tiles_pay(int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
   // What an F(2x2) layer runs such a map on: 4 (F(4x4): large_tiles_pay), 2 (pays) or 0 (the
   // direct tiles).
