@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/passes/layout_nhwc.h"
@@ -35,9 +36,10 @@ struct Block {
   int64_t dilation = 1;     // the 1x1 Conv's activation: SiLU (else ReLU6)
   bool expose_mid = false;  // the 1x1 Conv's output is a graph output too: no merge
   bool inf_weight = false;  // one 1x1 weight is inf: the fused kernel declines (the reference runs)
+  int64_t group_width = 1;  // input (and output) channels per group of the k x k Conv: 1 depthwise
 };
 
-// x -> 1x1 Conv (cin -> m) + ReLU6 / SiLU -> depthwise k x k Conv + ReLU6 -> "y".
+// x -> 1x1 Conv (cin -> m) + ReLU6 / SiLU -> depthwise (or grouped) k x k Conv + ReLU6 -> "y".
 Model block_model(const Block& p) {
   testing::GraphBuilder b;
   b.input("x", 4);
@@ -49,13 +51,13 @@ Model block_model(const Block& p) {
   std::string mid = b.node("Conv", {"x", w1, b1}, {attr_ints("kernel_shape", {1, 1})});
   mid = p.swish ? b.node("Mul", {mid, b.node("Sigmoid", {mid})}) : b.node("Clip", {mid, lo, hi});
   if (p.expose_mid) b.output(mid);
-  const std::string w2 = b.constant(rand_tensor({p.m, 1, p.k, p.k}, 7, -0.5f, 0.5f));
+  const std::string w2 = b.constant(rand_tensor({p.m, p.group_width, p.k, p.k}, 7, -0.5f, 0.5f));
   const std::string b2 = b.constant(rand_tensor({p.m}, 8));
   const int64_t pad = p.k / 2 * p.dilation;
-  const std::string dw =
-      b.node("Conv", {mid, w2, b2},
-             {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}), attr_int("group", p.m),
-              attr_ints("strides", {p.stride, p.stride}), attr_ints("dilations", {p.dilation, p.dilation})});
+  const std::string dw = b.node("Conv", {mid, w2, b2},
+                                {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}),
+                                 attr_int("group", p.m / p.group_width), attr_ints("strides", {p.stride, p.stride}),
+                                 attr_ints("dilations", {p.dilation, p.dilation})});
   b.node("Clip", {dw, lo, hi}, {}, "y");
   b.output("y");
   return b.model;
@@ -100,12 +102,37 @@ TEST(PointwiseDepthwise, LayoutPassLeavesOtherShapesAlone) {
   EXPECT_EQ(merged_node(other_reader.graph), nullptr);
 }
 
+// Grouped Convs of 4, 8 or 16 channels per group run on the depthwise layer: merged as well;
+// other group widths, and a 1x1 Conv over a multiple of 1024 channels (rows 4 KB apart, which
+// only the plain Conv copies), are not.
+TEST(PointwiseDepthwise, LayoutPassMergesGroupsTheDepthwiseLayerRuns) {
+  NhwcLayoutOptions on;
+  on.fuse_pointwise_depthwise = true;
+  for (auto [cin, m, group_width, merged] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{{8, 24, 4, true},
+                                                                {8, 40, 8, true},
+                                                                {8, 48, 16, true},
+                                                                {8, 24, 2, false},
+                                                                {8, 64, 32, false},
+                                                                {1024, 48, 16, false},
+                                                                {1024, 48, 1, false}}) {
+    Block p{cin, m, 3, 1};
+    p.group_width = group_width;
+    Model model = block_model(p);
+    auto s = apply_nhwc_layout(model.graph, model.opset_imports, on);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    EXPECT_EQ(s->pointwise_depthwise, merged ? 1 : 0) << "cin " << cin << ", groups of " << group_width;
+    EXPECT_EQ(merged_node(model.graph) != nullptr, merged);
+  }
+}
+
 // The fused kernel against the reference kernels, and against the unfused own kernels (the
 // same model with the 1x1 output also a graph output) bit for bit.
 void check_block(const Block& p, const std::vector<Shape>& shapes, int threads, float non_finite = 0) {
   const std::string what = "cin " + std::to_string(p.cin) + " m " + std::to_string(p.m) + " k " + std::to_string(p.k) +
                            " stride " + std::to_string(p.stride) + " dilation " + std::to_string(p.dilation) +
-                           (p.swish ? " SiLU" : "") + ", threads " + std::to_string(threads);
+                           " groups of " + std::to_string(p.group_width) + (p.swish ? " SiLU" : "") + ", threads " +
+                           std::to_string(threads);
   SCOPED_TRACE(what);
   Block unfused_p = p;
   unfused_p.expose_mid = true;
@@ -167,6 +194,19 @@ TEST(PointwiseDepthwise, SmallMapsExpandWholeUnlessTooLarge) {
     check_block(Block{16, 40, 3, 1, true}, {{1, 16, 14, 14}, {2, 16, 7, 7}}, threads);
     check_block(Block{16, 1400, 3, 1}, {{1, 16, 14, 14}}, threads);
     check_block(Block{24, 72, 5, 2, true}, {{1, 24, 7, 7}, {2, 24, 14, 14}}, threads);
+  }
+}
+
+TEST(PointwiseDepthwise, GroupedBlocksAgreeWithReferenceAndUnfusedKernels) {
+  // ResNeXt's and RegNet's 1x1 -> grouped 3x3: rows through the ring (a 58-pixel row, stride
+  // 2 as the first block of a stage), small maps expanded whole, channel tails of a block.
+  for (int threads : {1, 2}) {
+    for (auto [cin, m, group_width, stride] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+             {8, 24, 4, 1}, {12, 20, 4, 2}, {8, 40, 8, 1}, {16, 48, 16, 2}, {24, 64, 16, 1}}) {
+      Block p{cin, m, 3, stride};
+      p.group_width = group_width;
+      check_block(p, {{1, cin, 30, 58}, {2, cin, 14, 14}, {1, cin, 7, 9}}, threads);
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // Own float32 PointwiseDepthwiseConv (the layout pass's fusion of an NHWC 1x1 Conv into the
-// depthwise Conv that alone reads it: MobileNet's and EfficientNet's expand -> depthwise).
+// depthwise Conv that alone reads it: MobileNet's and EfficientNet's expand -> depthwise; or
+// into a grouped Conv of 4, 8 or 16 channels per group: ResNeXt's and RegNet's 1x1 -> 3x3).
 // The depthwise layer (fdw_layer.h) takes its input rows from the 1x1 Conv's tiles (fconv.h),
 // which write them straight into its ring: the expanded tensor, 6x the block's input (4.8 MB
 // in MobileNetV2's first expand), never goes through memory and is never copied. Small maps,
