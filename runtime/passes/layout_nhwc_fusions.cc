@@ -40,8 +40,8 @@ bool is_depthwise_conv(const Node& n, const Tensor* w) {
 bool is_depthwise_layer_conv(const Node& n, const Tensor* w) {
   const Attribute* group = n.find_attr("group");
   if (!w || w->rank() != 4 || !group || group->i < 2) return false;
-  const int64_t g = w->dim(1);
-  return (g == 1 || g == 4 || g == 8 || g == 16) && group->i * g == w->dim(0);
+  const int64_t g = w->dim(1);  // no product: a file's group may be near 2^63
+  return (g == 1 || g == 4 || g == 8 || g == 16) && w->dim(0) % g == 0 && group->i == w->dim(0) / g;
 }
 
 // A Conv over an image (W [M, C <= 4, kh, kw > 1], group 1, dilations 1): the own kernel's

@@ -37,6 +37,7 @@ struct Block {
   bool expose_mid = false;  // the 1x1 Conv's output is a graph output too: no merge
   bool inf_weight = false;  // one 1x1 weight is inf: the fused kernel declines (the reference runs)
   int64_t group_width = 1;  // input (and output) channels per group of the k x k Conv: 1 depthwise
+  int64_t group = 0;        // the k x k Conv's group attribute as written (0: m / group_width)
 };
 
 // x -> 1x1 Conv (cin -> m) + ReLU6 / SiLU -> depthwise (or grouped) k x k Conv + ReLU6 -> "y".
@@ -54,10 +55,11 @@ Model block_model(const Block& p) {
   const std::string w2 = b.constant(rand_tensor({p.m, p.group_width, p.k, p.k}, 7, -0.5f, 0.5f));
   const std::string b2 = b.constant(rand_tensor({p.m}, 8));
   const int64_t pad = p.k / 2 * p.dilation;
-  const std::string dw = b.node("Conv", {mid, w2, b2},
-                                {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}),
-                                 attr_int("group", p.m / p.group_width), attr_ints("strides", {p.stride, p.stride}),
-                                 attr_ints("dilations", {p.dilation, p.dilation})});
+  const std::string dw =
+      b.node("Conv", {mid, w2, b2},
+             {attr_ints("kernel_shape", {p.k, p.k}), attr_ints("pads", {pad, pad, pad, pad}),
+              attr_int("group", p.group != 0 ? p.group : p.m / p.group_width),
+              attr_ints("strides", {p.stride, p.stride}), attr_ints("dilations", {p.dilation, p.dilation})});
   b.node("Clip", {dw, lo, hi}, {}, "y");
   b.output("y");
   return b.model;
@@ -124,6 +126,17 @@ TEST(PointwiseDepthwise, LayoutPassMergesGroupsTheDepthwiseLayerRuns) {
     EXPECT_EQ(s->pointwise_depthwise, merged ? 1 : 0) << "cin " << cin << ", groups of " << group_width;
     EXPECT_EQ(merged_node(model.graph) != nullptr, merged);
   }
+  // A malformed group (the mutation fuzzer's 2^62 against W [48, 16, 3, 3]) merges nothing,
+  // with no overflow on the way (the full sanitizer tier runs the unit tests under UBSan).
+  Block huge{8, 48, 3, 1};
+  huge.group_width = 16;
+  huge.group = int64_t{1} << 62;
+  Model model = block_model(huge);
+  auto s = apply_nhwc_layout(model.graph, model.opset_imports, on);
+  if (s.is_ok()) {
+    EXPECT_EQ(s->pointwise_depthwise, 0);
+  }
+  EXPECT_EQ(merged_node(model.graph), nullptr);
 }
 
 // The fused kernel against the reference kernels, and against the unfused own kernels (the
