@@ -28,21 +28,19 @@ bool is_pointwise_conv(const Node& n, const Tensor* w) {
          all_equal(strides, 1) && all_equal(pads, 0);
 }
 
-// A depthwise Conv: W [M, 1, kh, kw] with group M.
-bool is_depthwise_conv(const Node& n, const Tensor* w) {
-  const Attribute* group = n.find_attr("group");
-  return w && w->rank() == 4 && w->dim(1) == 1 && group && group->i == w->dim(0) && group->i > 1;
-}
-
-// A Conv the depthwise layer runs (fdw_layer.h): depthwise (W [M, 1, kh, kw], group M), or
-// groups of G = 4, 8 or 16 input and as many output channels (ResNeXt's and RegNet's grouped
-// 3x3 layers: W [M, G, kh, kw], group M / G).
+// A Conv the depthwise layer runs (fdw_layer.h; its groups: fdw_group_supported, which this
+// layer may not include): depthwise (W [M, 1, kh, kw], group M), or groups of G = 4, 8 or 16
+// input and as many output channels (ResNeXt's and RegNet's grouped 3x3 layers: W [M, G, kh,
+// kw], group M / G).
 bool is_depthwise_layer_conv(const Node& n, const Tensor* w) {
   const Attribute* group = n.find_attr("group");
   if (!w || w->rank() != 4 || !group || group->i < 2) return false;
   const int64_t g = w->dim(1);  // no product: a file's group may be near 2^63
   return (g == 1 || g == 4 || g == 8 || g == 16) && w->dim(0) % g == 0 && group->i == w->dim(0) / g;
 }
+
+// A depthwise Conv: W [M, 1, kh, kw] with group M.
+bool is_depthwise_conv(const Node& n, const Tensor* w) { return is_depthwise_layer_conv(n, w) && w->dim(1) == 1; }
 
 // A Conv over an image (W [M, C <= 4, kh, kw > 1], group 1, dilations 1): the own kernel's
 // zero-padded copy with merged kernel rows.
