@@ -210,6 +210,17 @@ TEST(PointwiseDepthwise, SmallMapsExpandWholeUnlessTooLarge) {
   }
 }
 
+TEST(PointwiseDepthwise, SmallMapsExpandByTheLayersRowChunks) {
+  // Small maps whose depthwise layer splits its rows over the threads (m = 480: a chunk per
+  // thread) are expanded in the same chunks of rows: 14 rows in 7 + 7, images of 8 rows in
+  // 12 + 12 (across an image) or 8 + 8 + 8, a stride-2 layer's 16 input rows in 8 + 8. Uneven
+  // chunks (14 rows in 5 + 5 + 4) and the channel split (8 rows on 3 threads) keep the panels.
+  for (int threads : {2, 3}) {
+    check_block(Block{80, 480, 5, 1}, {{1, 80, 14, 14}, {2, 80, 8, 8}, {3, 80, 8, 8}}, threads);
+    check_block(Block{40, 480, 3, 2, true}, {{1, 40, 16, 16}}, threads);
+  }
+}
+
 TEST(PointwiseDepthwise, GroupedBlocksAgreeWithReferenceAndUnfusedKernels) {
   // ResNeXt's and RegNet's 1x1 -> grouped 3x3: rows through the ring (a 58-pixel row, stride
   // 2 as the first block of a stage), small maps expanded whole, channel tails of a block.

@@ -103,7 +103,9 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
       // full tiles, into the session's scratch, where the depthwise layer reads it from L2.
       expanded_->prepare(*pool_, 1, 1, static_cast<size_t>(pixels * m));
       float* expanded = expanded_->of(0);
-      expand(x.data<float>(), pixels, expanded);
+      const size_t row_chunk = layer_.row_chunk(*pool_, n, h, w, pads);
+      if (row_chunk == 0 || !expand_rows(x.data<float>(), n, h, w, oh, geo.sh, row_chunk, expanded))
+        expand(x.data<float>(), pixels, expanded);
       FdwTensorRows rows(expanded, w * m);
       layer_.run(*pool_, scratch_, rows, n, h, w, pads, y->data<float>());
     } else {
@@ -133,15 +135,65 @@ class ConvPwDwF32NhwcKernel final : public FastKernel {
                             const int64_t i = static_cast<int64_t>(task);
                             const int64_t pn = panel_major ? i / tiles : i % panels;
                             const int64_t p0 = (panel_major ? i % tiles : i / panels) * kFconvRows;
-                            t.a = table_.data() + p0;
                             fconv_use_panel(t, weights_, pn);
-                            t.rows = std::min(kFconvRows, pixels - p0);
-                            t.out = out + p0 * m + pn * kFconvCols;
-                            tile_(t);
-                            if (!activation_) continue;
-                            for (int64_t r = 0; r < t.rows; ++r) activation_(t.out + r * m, t.out + r * m, t.cols);
+                            expand_tile(t, table_.data() + p0, p0, pixels, pn, out);
                           }
                         });
+  }
+
+  // Pixels [first, min(first + 12, end)) (their input rows at `rows`) x the panel set in t (pn)
+  // into out [pixels, m], with the 1x1 Conv's activation.
+  void expand_tile(FconvTile& t, const float** rows, int64_t first, int64_t end, int64_t pn, float* out) const {
+    const int64_t m = weights_.m;
+    t.a = rows;
+    t.rows = std::min(kFconvRows, end - first);
+    t.out = out + first * m + pn * kFconvCols;
+    tile_(t);
+    if (activation_)
+      for (int64_t r = 0; r < t.rows; ++r) activation_(t.out + r * m, t.out + r * m, t.cols);
+  }
+
+  // The same product where the depthwise layer splits its output rows over the threads, in
+  // chunks of row_chunk rows: each thread expands the input rows from the first its chunk reads
+  // to the next chunk's first, all panels, so that the layer reads its rows (but for the kh - 1
+  // at the seam) from its own core's cache. Split by panels, each thread read half of every row
+  // from the other core (2 threads, medians of 5 alternating rounds: MobileNetV2 3.36 -> 3.03 ms,
+  // regnet_y_400mf 4.24 -> 4.12, efficientnet_b0 5.10 -> 4.97; mnasnet1_0's 14 x 14 blocks 5 %).
+  // False, and nothing done, where the chunks' input rows differ by over 1/8 (7 rows in 4 + 3):
+  // the panels split evenly.
+  bool expand_rows(const float* x, int64_t n, int64_t h, int64_t w, int64_t oh, int64_t sh, size_t row_chunk,
+                   float* out) {
+    const int64_t c = weights_.c, m = weights_.m, panels = (m + kFconvCols - 1) / kFconvCols;
+    const int64_t rows_total = n * oh, step = static_cast<int64_t>(row_chunk);
+    const int64_t chunks = (rows_total + step - 1) / step;
+    // The input row output row r's chunk starts expanding at; chunk k ends where k + 1 starts.
+    const auto first_input_row = [&](int64_t r) {
+      return r >= rows_total ? n * h : r / oh * h + std::min(r % oh * sh, h);
+    };
+    int64_t fewest = n * h, most = 0;
+    for (int64_t k = 0; k < chunks; ++k) {
+      const int64_t rows = first_input_row((k + 1) * step) - first_input_row(k * step);
+      fewest = std::min(fewest, rows);
+      most = std::max(most, rows);
+    }
+    if ((most - fewest) * 8 > most) return false;
+    table_.resize(static_cast<size_t>(n * h * w + chunks * kFconvRows));
+    pool_->parallel_for(static_cast<size_t>(chunks), 1, [&](size_t k0, size_t k1) {
+      FconvTile t = fconv_pointwise_tile(weights_, lo_, hi_, m);
+      for (int64_t k = static_cast<int64_t>(k0); k < static_cast<int64_t>(k1); ++k) {
+        const int64_t p0 = first_input_row(k * step) * w, p1 = first_input_row((k + 1) * step) * w;
+        if (p1 <= p0) continue;
+        const int64_t tiles = (p1 - p0 + kFconvRows - 1) / kFconvRows;
+        const float** table = table_.data() + p0 + k * kFconvRows;  // chunks' tables apart
+        fconv_consecutive_rows(table, x, p0, p1 - 1, tiles * kFconvRows, c);
+        for (int64_t pn = 0; pn < panels; ++pn) {
+          fconv_use_panel(t, weights_, pn);
+          for (int64_t ti = 0; ti < tiles; ++ti)
+            expand_tile(t, table + ti * kFconvRows, p0 + ti * kFconvRows, p1, pn, out);
+        }
+      }
+    });
+    return true;
   }
 
   void release_scratch() override {

@@ -114,6 +114,35 @@ class DilatedRowOrder {
 
 }  // namespace
 
+FdwLayer::Split FdwLayer::split_for(const ThreadPool& pool, int64_t n, int64_t h, int64_t w,
+                                    const std::array<int64_t, 4>& pads, int64_t row_work,
+                                    int64_t block_multiple) const {
+  const int64_t oh = geo_.out_h(h, pads), ow = geo_.out_w(w, pads), taps = geo_.kh * geo_.kw;
+  const int64_t threads = pool.num_threads(), blocks = cp_ / kFdwChannelBlock;
+  const int64_t units = (blocks + block_multiple - 1) / block_multiple;
+  Split split;
+  split.rows_total = static_cast<size_t>(n * oh);
+  split.min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps * group_ + row_work));
+  // Fewer output rows per thread than kernel rows (7 x 7 maps of 5x5 kernels), each thread's
+  // chunk would copy nearly the same input rows into its ring: split the channel blocks over
+  // the threads then (efficientnet_b0's 7x7 5x5 layers took as long on 2 threads as on 1).
+  // More rows split rows, so each thread writes whole pixels and the ops after it (a squeeze-
+  // excitation's pool and gate, the projection's tiles, all split by pixels) read them from
+  // their own core (performance.md, "Depthwise layers split rows").
+  split.channels = threads > 1 && channels_fill_cache_lines(channels_) &&
+                   static_cast<int64_t>(split.rows_total) < geo_.kh * threads && units >= 2 * threads &&
+                   split.rows_total >= 2 * split.min_chunk;
+  return split;
+}
+
+size_t FdwLayer::row_chunk(const ThreadPool& pool, int64_t n, int64_t h, int64_t w,
+                           const std::array<int64_t, 4>& pads) const {
+  const Split split = split_for(pool, n, h, w, pads, 0, 1);
+  if (split.channels || DilatedRowOrder(geo_.out_h(h, pads), geo_.sh, geo_.dh).period() > 1) return 0;
+  const size_t chunk = pool.chunk_size(split.rows_total, split.min_chunk);
+  return chunk < split.rows_total ? chunk : 0;
+}
+
 void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSource& source, int64_t n, int64_t h,
                    int64_t w, const std::array<int64_t, 4>& pads, float* out, int64_t row_work,
                    int64_t block_multiple) const {
@@ -123,9 +152,9 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
   const int64_t left = pads[1] * kFdwChannelBlock, right = (pads[1] + w) * kFdwChannelBlock;
   const size_t ring_floats = RowRing::floats_needed(kh, row_floats);
 
-  const size_t rows_total = static_cast<size_t>(n * oh);
+  const Split split = split_for(pool, n, h, w, pads, row_work, block_multiple);
+  const size_t rows_total = split.rows_total, min_chunk = split.min_chunk;
   const DilatedRowOrder order(oh, geo_.sh, geo_.dh);
-  const size_t min_chunk = static_cast<size_t>(chunk_for(ow * cp_ * taps * group_ + row_work));
   // Output rows r0 .. r1 - 1, channel blocks b0 .. b1 - 1, with the chunk's scratch at `storage`.
   auto run_rows = [&](size_t r0, size_t r1, int64_t b0, int64_t b1, float* storage) {
     // Padding rows (above and below the image) are read at the padding row's first block for
@@ -207,17 +236,8 @@ void FdwLayer::run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSour
       }
     }
   };
-  // Fewer output rows per thread than kernel rows (7 x 7 maps of 5x5 kernels), each thread's
-  // chunk would copy nearly the same input rows into its ring: split the channel blocks over
-  // the threads then (efficientnet_b0's 7x7 5x5 layers took as long on 2 threads as on 1).
-  // More rows split rows, so each thread writes whole pixels and the ops after it (a squeeze-
-  // excitation's pool and gate, the projection's tiles, all split by pixels) read them from
-  // their own core (performance.md, "Depthwise layers split rows").
   const int64_t threads = pool.num_threads(), units = (blocks + block_multiple - 1) / block_multiple;
-  const bool split_channels = threads > 1 && channels_fill_cache_lines(c) &&
-                              static_cast<int64_t>(rows_total) < kh * threads && units >= 2 * threads &&
-                              rows_total >= 2 * min_chunk;
-  if (split_channels) {
+  if (split.channels) {
     scratch.prepare(pool, static_cast<size_t>(threads), 1, ring_floats);
     pool.parallel_for(static_cast<size_t>(threads), 1, [&](size_t g0, size_t g1) {
       for (size_t g = g0; g < g1; ++g) {

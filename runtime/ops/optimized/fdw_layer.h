@@ -120,7 +120,21 @@ class FdwLayer {
   void run(const ThreadPool& pool, ChunkScratch<float>& scratch, FdwSource& source, int64_t n, int64_t h, int64_t w,
            const std::array<int64_t, 4>& pads, float* out, int64_t row_work = 0, int64_t block_multiple = 1) const;
 
+  // The output rows of each of run()'s chunks (the last may have fewer) when run(pool, ..., n,
+  // h, w, pads) with the default row_work and block_multiple splits the rows over the threads
+  // in their order (chunk i: rows i * row_chunk on); 0 when it splits the channel blocks, runs
+  // on one thread or takes a dilated layer's rows in phase order. On 2 threads chunk i runs,
+  // unless the worker is late, on the thread of chunk i of any parallel_for of two chunks.
+  size_t row_chunk(const ThreadPool& pool, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads) const;
+
  private:
+  struct Split {
+    size_t rows_total = 0, min_chunk = 1;  // output rows, and the fewest worth a chunk
+    bool channels = false;                 // the threads take channel blocks, not rows
+  };
+  Split split_for(const ThreadPool& pool, int64_t n, int64_t h, int64_t w, const std::array<int64_t, 4>& pads,
+                  int64_t row_work, int64_t block_multiple) const;
+
   FdwRowFn row_ = nullptr;
   FdwPackFn pack_ = nullptr;
   ConvGeometry geo_;
